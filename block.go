@@ -1,0 +1,234 @@
+package coachd
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Block types coachd knows. Any other type is kept as it came.
+const (
+	BlockText             = "text"
+	BlockThinking         = "thinking"
+	BlockRedactedThinking = "redacted_thinking"
+	BlockToolUse          = "tool_use"
+	BlockToolResult       = "tool_result"
+	BlockImage            = "image"
+	BlockDocument         = "document"
+)
+
+// Block is one content block of a message, as the Messages API defines it.
+// The fields coachd reads are typed; every other field (citations,
+// cache_control, fields the API adds tomorrow) is kept in Extra, and a block
+// of a type coachd does not know keeps all its fields in Extra, so a block
+// survives a store-and-load round trip unchanged in meaning.
+type Block struct {
+	Type string
+
+	Text      string // text
+	Thinking  string // thinking
+	Signature string // thinking
+	Data      string // redacted_thinking
+
+	ID    string          // tool_use
+	Name  string          // tool_use
+	Input json.RawMessage // tool_use: a JSON object
+
+	ToolUseID string          // tool_result
+	Content   json.RawMessage // tool_result: a JSON string or an array of blocks
+	IsError   bool            // tool_result
+
+	Source json.RawMessage // image, document
+
+	Extra map[string]json.RawMessage
+}
+
+// known lists the typed fields of each known block type, in wire order.
+var known = map[string][]string{
+	BlockText:             {"text"},
+	BlockThinking:         {"thinking", "signature"},
+	BlockRedactedThinking: {"data"},
+	BlockToolUse:          {"id", "name", "input"},
+	BlockToolResult:       {"tool_use_id", "content", "is_error"},
+	BlockImage:            {"source"},
+	BlockDocument:         {"source"},
+}
+
+// TextBlock returns a text block.
+func TextBlock(text string) Block { return Block{Type: BlockText, Text: text} }
+
+// ToolResultBlock returns a tool_result block with string content.
+func ToolResultBlock(toolUseID, content string, isError bool) Block {
+	c, _ := json.Marshal(content)
+	return Block{Type: BlockToolResult, ToolUseID: toolUseID, Content: c, IsError: isError}
+}
+
+// ResultText returns the text of a tool_result's content: the string itself,
+// or the text blocks joined when the content is a list of blocks.
+func (b Block) ResultText() string {
+	if len(b.Content) == 0 {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(b.Content, &s) == nil {
+		return s
+	}
+	var blocks []Block
+	if json.Unmarshal(b.Content, &blocks) != nil {
+		return ""
+	}
+	var sb strings.Builder
+	for _, c := range blocks {
+		if c.Type == BlockText {
+			sb.WriteString(c.Text)
+		}
+	}
+	return sb.String()
+}
+
+// MarshalJSON writes the block's typed fields for its type, then Extra in
+// key order.
+func (b Block) MarshalJSON() ([]byte, error) {
+	if b.Type == "" {
+		return nil, fmt.Errorf("coachd: block without type")
+	}
+	var buf bytes.Buffer
+	buf.WriteString(`{"type":`)
+	t, _ := json.Marshal(b.Type)
+	buf.Write(t)
+	field := func(name string, v any) error {
+		raw, err := json.Marshal(v)
+		if err != nil {
+			return fmt.Errorf("coachd: block %s.%s: %w", b.Type, name, err)
+		}
+		buf.WriteString(`,"` + name + `":`)
+		buf.Write(raw)
+		return nil
+	}
+	rawField := func(name string, raw json.RawMessage, def string) {
+		if len(raw) == 0 {
+			if def == "" {
+				return
+			}
+			raw = json.RawMessage(def)
+		}
+		buf.WriteString(`,"` + name + `":`)
+		buf.Write(raw)
+	}
+	var err error
+	switch b.Type {
+	case BlockText:
+		err = field("text", b.Text)
+	case BlockThinking:
+		if err = field("thinking", b.Thinking); err == nil {
+			err = field("signature", b.Signature)
+		}
+	case BlockRedactedThinking:
+		err = field("data", b.Data)
+	case BlockToolUse:
+		if err = field("id", b.ID); err == nil {
+			err = field("name", b.Name)
+		}
+		rawField("input", b.Input, "{}")
+	case BlockToolResult:
+		err = field("tool_use_id", b.ToolUseID)
+		rawField("content", b.Content, "")
+		if b.IsError {
+			buf.WriteString(`,"is_error":true`)
+		}
+	case BlockImage, BlockDocument:
+		rawField("source", b.Source, "")
+	}
+	if err != nil {
+		return nil, err
+	}
+	keys := make([]string, 0, len(b.Extra))
+	for k := range b.Extra {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if k == "type" {
+			continue
+		}
+		kb, _ := json.Marshal(k)
+		buf.WriteByte(',')
+		buf.Write(kb)
+		buf.WriteByte(':')
+		buf.Write(b.Extra[k])
+	}
+	buf.WriteByte('}')
+	return buf.Bytes(), nil
+}
+
+// UnmarshalJSON reads a block, keeping unknown fields in Extra.
+func (b *Block) UnmarshalJSON(data []byte) error {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(data, &m); err != nil {
+		return err
+	}
+	*b = Block{}
+	raw, ok := m["type"]
+	if !ok {
+		return fmt.Errorf("coachd: content block without type")
+	}
+	if err := json.Unmarshal(raw, &b.Type); err != nil || b.Type == "" {
+		return fmt.Errorf("coachd: content block type must be a non-empty string")
+	}
+	delete(m, "type")
+	for _, name := range known[b.Type] {
+		v, ok := m[name]
+		if !ok {
+			continue
+		}
+		var err error
+		switch name {
+		case "text":
+			err = json.Unmarshal(v, &b.Text)
+		case "thinking":
+			err = json.Unmarshal(v, &b.Thinking)
+		case "signature":
+			err = json.Unmarshal(v, &b.Signature)
+		case "data":
+			err = json.Unmarshal(v, &b.Data)
+		case "id":
+			err = json.Unmarshal(v, &b.ID)
+		case "name":
+			err = json.Unmarshal(v, &b.Name)
+		case "tool_use_id":
+			err = json.Unmarshal(v, &b.ToolUseID)
+		case "is_error":
+			err = json.Unmarshal(v, &b.IsError)
+		case "input":
+			b.Input = append(json.RawMessage(nil), v...)
+		case "content":
+			b.Content = append(json.RawMessage(nil), v...)
+		case "source":
+			b.Source = append(json.RawMessage(nil), v...)
+		}
+		if err != nil {
+			return fmt.Errorf("coachd: %s block: field %s: %w", b.Type, name, err)
+		}
+		delete(m, name)
+	}
+	if len(m) > 0 {
+		b.Extra = make(map[string]json.RawMessage, len(m))
+		for k, v := range m {
+			b.Extra[k] = append(json.RawMessage(nil), v...)
+		}
+	}
+	return nil
+}
+
+// BlocksText joins the text of the text blocks: what a human reads.
+func BlocksText(blocks []Block) string {
+	var sb strings.Builder
+	for _, b := range blocks {
+		if b.Type == BlockText {
+			sb.WriteString(b.Text)
+		}
+	}
+	return sb.String()
+}

@@ -1,0 +1,84 @@
+package coachd
+
+import "encoding/json"
+
+// EventType names a dialect-neutral stream event.
+type EventType string
+
+const (
+	EventTurnStarted          EventType = "turn_started"
+	EventTextDelta            EventType = "text_delta"
+	EventThinkingDelta        EventType = "thinking_delta"
+	EventToolCallStarted      EventType = "tool_call_started"
+	EventToolCallReady        EventType = "tool_call_ready"
+	EventToolResult           EventType = "tool_result"
+	EventRoundBoundary        EventType = "round_boundary"
+	EventInteractionRequested EventType = "interaction_requested"
+	EventSessionChanged       EventType = "session_changed"
+	EventUsage                EventType = "usage"
+	EventTurnEnded            EventType = "turn_ended"
+	EventError                EventType = "error"
+)
+
+// Turn stop reasons: why a turn ended.
+const (
+	TurnEndTurn           = "end_turn"
+	TurnMaxTokens         = "max_tokens"
+	TurnMaxRounds         = "max_rounds"
+	TurnDeadline          = "deadline"
+	TurnToolLimit         = "tool_limit"
+	TurnCircuitOpen       = "circuit_open"
+	TurnAwaitingInput     = "awaiting_input"
+	TurnAborted           = "aborted"
+	TurnRefusal           = "refusal"
+	TurnError             = "error"
+	TurnContractViolation = "contract_violation"
+)
+
+// Session change kinds.
+const (
+	ChangeCompleted    = "completed"
+	ChangeModeEntered  = "mode_entered"
+	ChangeArcCompleted = "arc_completed"
+)
+
+// Event is one thing that happened in a turn, in the order it happened. The
+// fields used depend on Type; sse/ encodes events into wire dialects.
+type Event struct {
+	Seq  int64     `json:"seq"`
+	Type EventType `json:"type"`
+
+	SessionID string `json:"session_id,omitempty"` // turn_started, turn_ended
+	MessageID string `json:"message_id,omitempty"` // turn_started
+
+	Text string `json:"text,omitempty"` // text_delta, thinking_delta
+
+	ToolUseID string          `json:"tool_use_id,omitempty"` // tool_*, interaction_requested
+	ToolName  string          `json:"tool_name,omitempty"`
+	Input     json.RawMessage `json:"input,omitempty"`  // tool_call_ready, interaction_requested
+	Result    string          `json:"result,omitempty"` // tool_result
+	IsError   bool            `json:"is_error,omitempty"`
+
+	Change string `json:"change,omitempty"` // session_changed: completed, mode_entered, arc_completed
+	Mode   string `json:"mode,omitempty"`   // session_changed
+
+	Usage *TurnUsage `json:"usage,omitempty"` // usage, turn_ended
+
+	StopReason string `json:"stop_reason,omitempty"` // turn_ended
+	LatencyMS  int64  `json:"latency_ms,omitempty"`  // turn_ended
+
+	Err *Error `json:"-"` // error
+}
+
+// TurnUsage is the token count of a turn so far.
+type TurnUsage struct {
+	Usage
+	TokensUsed      int64  `json:"tokens_used"`
+	BudgetRemaining *int64 `json:"budget_remaining,omitempty"`
+}
+
+// EventSink receives a turn's events. Send returns an error when the
+// receiver is gone (client disconnected).
+type EventSink interface {
+	Send(Event) error
+}

@@ -1,0 +1,79 @@
+package coachd
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+)
+
+// Role is who wrote a message.
+type Role string
+
+const (
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+)
+
+// Usage counts tokens as the Messages API reports them.
+type Usage struct {
+	InputTokens              int64 `json:"input_tokens"`
+	OutputTokens             int64 `json:"output_tokens"`
+	CacheReadInputTokens     int64 `json:"cache_read_input_tokens,omitempty"`
+	CacheCreationInputTokens int64 `json:"cache_creation_input_tokens,omitempty"`
+}
+
+// Total is the number of tokens charged against a budget.
+func (u Usage) Total() int64 {
+	return u.InputTokens + u.OutputTokens + u.CacheReadInputTokens + u.CacheCreationInputTokens
+}
+
+// Add returns the sum of two usages.
+func (u Usage) Add(o Usage) Usage {
+	return Usage{
+		InputTokens:              u.InputTokens + o.InputTokens,
+		OutputTokens:             u.OutputTokens + o.OutputTokens,
+		CacheReadInputTokens:     u.CacheReadInputTokens + o.CacheReadInputTokens,
+		CacheCreationInputTokens: u.CacheCreationInputTokens + o.CacheCreationInputTokens,
+	}
+}
+
+// Message is one stored message of a session with its full content blocks.
+type Message struct {
+	ID        string `json:"id"`
+	SessionID string `json:"session_id"`
+	Seq       int64  `json:"seq"`
+	Role      Role   `json:"role"`
+	// Content is the readable text (text blocks only).
+	Content string `json:"content"`
+	// Blocks is the exact list of content blocks sent to or received from
+	// the model. Rows stored without blocks read back as one text block.
+	Blocks []Block `json:"content_blocks"`
+	// Metadata is a JSON object (tool_calls, stop_reason, ...).
+	Metadata  json.RawMessage `json:"metadata,omitempty"`
+	Usage     *Usage          `json:"usage,omitempty"`
+	Partial   bool            `json:"partial"`
+	CreatedAt time.Time       `json:"created_at"`
+}
+
+// Page asks for one page of a listing: at most Limit items after Cursor.
+// Cursors are opaque strings returned by the previous page.
+type Page struct {
+	Cursor string
+	Limit  int
+}
+
+// Page limits.
+const (
+	DefaultPageLimit = 50
+	MaxPageLimit     = 200
+)
+
+// MessageService stores the messages of sessions. Every method is scoped to
+// the user: a session of another user is ENOTFOUND.
+type MessageService interface {
+	// AppendMessages appends msgs to the session atomically, assigning ID,
+	// SessionID, Seq (contiguous, unique per session) and CreatedAt.
+	AppendMessages(ctx context.Context, userID, sessionID string, msgs []*Message) error
+	// ListMessages returns messages in seq order after the cursor.
+	ListMessages(ctx context.Context, userID, sessionID string, page Page) ([]*Message, string, error)
+}

@@ -1,0 +1,119 @@
+package coachd
+
+import (
+	"context"
+	"regexp"
+	"time"
+	"unicode/utf8"
+)
+
+// Note types and categories.
+var (
+	NoteTypes      = []string{"preference", "insight", "tip", "feedback", "pattern", "market_update"}
+	NoteCategories = []string{"timing", "location", "strategy", "vehicle", "earnings", "safety"}
+)
+
+// Note limits.
+const (
+	NoteTitleMax      = 200
+	NoteContentMax    = 5000
+	DefaultImportance = 50
+)
+
+var marketSlugRe = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
+
+// Note is one thing the coach remembers about a user.
+type Note struct {
+	ID         string     `json:"id"`
+	UserID     string     `json:"user_id"`
+	Type       string     `json:"note_type"`
+	Category   string     `json:"category,omitempty"`
+	Title      string     `json:"title"`
+	Content    string     `json:"content"`
+	Importance int        `json:"importance"`
+	MarketSlug string     `json:"market_slug,omitempty"`
+	Pinned     bool       `json:"is_pinned"`
+	SessionID  string     `json:"session_id,omitempty"` // the session that wrote it, if any
+	DeletedAt  *time.Time `json:"deleted_at,omitempty"`
+	CreatedAt  time.Time  `json:"created_at"`
+	UpdatedAt  time.Time  `json:"updated_at"`
+}
+
+// Validate checks a note's fields (after defaults) and lists every problem.
+func (n *Note) Validate() []FieldError {
+	var errs []FieldError
+	if !oneOf(n.Type, NoteTypes) {
+		errs = append(errs, FieldError{"note_type", "must be one of preference, insight, tip, feedback, pattern, market_update", "enum"})
+	}
+	if n.Category != "" && !oneOf(n.Category, NoteCategories) {
+		errs = append(errs, FieldError{"category", "must be one of timing, location, strategy, vehicle, earnings, safety", "enum"})
+	}
+	if l := utf8.RuneCountInString(n.Title); l < 1 || l > NoteTitleMax {
+		errs = append(errs, FieldError{"title", "must be 1 to 200 characters", "length"})
+	}
+	if l := utf8.RuneCountInString(n.Content); l < 1 || l > NoteContentMax {
+		errs = append(errs, FieldError{"content", "must be 1 to 5000 characters", "length"})
+	}
+	if n.Importance < 1 || n.Importance > 100 {
+		errs = append(errs, FieldError{"importance", "must be between 1 and 100", "range"})
+	}
+	if n.MarketSlug != "" && !ValidMarketSlug(n.MarketSlug) {
+		errs = append(errs, FieldError{"market_slug", "must be lowercase letters and digits joined by single hyphens, like dallas-tx", "format"})
+	}
+	return errs
+}
+
+// ValidMarketSlug reports whether s is like "dallas-tx".
+func ValidMarketSlug(s string) bool { return len(s) <= 100 && marketSlugRe.MatchString(s) }
+
+func oneOf(s string, set []string) bool {
+	for _, v := range set {
+		if s == v {
+			return true
+		}
+	}
+	return false
+}
+
+// NoteFilter narrows a note listing.
+type NoteFilter struct {
+	Type           string
+	Category       string
+	Pinned         *bool
+	IncludeDeleted bool
+}
+
+// NoteUpdate lists the fields that may change; nil leaves a field alone.
+type NoteUpdate struct {
+	Type       *string
+	Category   *string
+	Title      *string
+	Content    *string
+	Importance *int
+	MarketSlug *string
+	Pinned     *bool
+}
+
+// NoteStats counts a user's notes.
+type NoteStats struct {
+	Total      int64            `json:"total"`
+	Pinned     int64            `json:"pinned"`
+	Deleted    int64            `json:"deleted"`
+	ByType     map[string]int64 `json:"by_type"`
+	ByCategory map[string]int64 `json:"by_category"`
+}
+
+// NoteService stores notes, scoped to their user. Listings order pinned
+// first, then importance (high first), then newest.
+type NoteService interface {
+	CreateNote(ctx context.Context, n *Note) error
+	FindNote(ctx context.Context, userID, id string) (*Note, error)
+	ListNotes(ctx context.Context, userID string, f NoteFilter, page Page) ([]*Note, string, error)
+	// UpdateNote applies upd, validates the result and saves it; a deleted
+	// note is ENOTFOUND.
+	UpdateNote(ctx context.Context, userID, id string, upd NoteUpdate) (*Note, error)
+	TogglePin(ctx context.Context, userID, id string) (*Note, error)
+	DeleteNote(ctx context.Context, userID, id string) error // soft delete
+	RestoreNote(ctx context.Context, userID, id string) (*Note, error)
+	NoteStats(ctx context.Context, userID string) (*NoteStats, error)
+}

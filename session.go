@@ -1,0 +1,68 @@
+package coachd
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+)
+
+// SessionStatus is the lifecycle state of a session.
+type SessionStatus string
+
+const (
+	SessionActive    SessionStatus = "active"
+	SessionCompleted SessionStatus = "completed"
+	SessionExpired   SessionStatus = "expired"
+)
+
+// Valid reports whether s is one of the known statuses.
+func (s SessionStatus) Valid() bool {
+	return s == SessionActive || s == SessionCompleted || s == SessionExpired
+}
+
+// Session is one conversation between a user and an agent.
+type Session struct {
+	ID     string        `json:"id"`
+	UserID string        `json:"user_id"`
+	Agent  string        `json:"agent"`
+	Title  string        `json:"title"`
+	Mode   string        `json:"mode"` // the structured arc entered, "" for none
+	Status SessionStatus `json:"status"`
+	// Pending is the interactive tool call the session waits on, if any.
+	Pending      *PendingInteraction `json:"pending_interaction,omitempty"`
+	MessageCount int64               `json:"message_count"`
+	CreatedAt    time.Time           `json:"created_at"`
+	UpdatedAt    time.Time           `json:"updated_at"`
+}
+
+// PendingInteraction is an interactive tool call waiting for the user's
+// answer. Held are the results of the round's other tools, stored with the
+// answer when it comes so the round's tool_result message stays whole.
+type PendingInteraction struct {
+	ToolUseID string          `json:"tool_use_id"`
+	Name      string          `json:"name"`
+	Input     json.RawMessage `json:"input"`
+	Held      []Block         `json:"held,omitempty"`
+	ExpiresAt time.Time       `json:"expires_at"`
+}
+
+// SessionUpdate lists the fields that may change; nil leaves a field alone.
+type SessionUpdate struct {
+	Title  *string
+	Mode   *string
+	Status *SessionStatus
+	// Pending replaces the pending interaction when SetPending is true
+	// (nil clears it).
+	SetPending bool
+	Pending    *PendingInteraction
+}
+
+// SessionService stores sessions, scoped to their user.
+type SessionService interface {
+	CreateSession(ctx context.Context, s *Session) error
+	FindSession(ctx context.Context, userID, id string) (*Session, error)
+	// ListSessions returns the user's sessions, newest first.
+	ListSessions(ctx context.Context, userID string, page Page) ([]*Session, string, error)
+	UpdateSession(ctx context.Context, userID, id string, upd SessionUpdate) (*Session, error)
+	DeleteSession(ctx context.Context, userID, id string) error
+}

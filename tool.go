@@ -1,0 +1,59 @@
+package coachd
+
+import (
+	"context"
+	"encoding/json"
+)
+
+// ToolCategory says how a tool affects the turn.
+type ToolCategory string
+
+const (
+	ToolInstant     ToolCategory = "instant"     // runs and returns a result
+	ToolLifecycle   ToolCategory = "lifecycle"   // changes the session (complete, enter arc)
+	ToolInteractive ToolCategory = "interactive" // ends the turn and waits for the user
+)
+
+// ToolDef describes a tool.
+type ToolDef struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	InputSchema json.RawMessage `json:"input_schema"`
+	Category    ToolCategory    `json:"category"`
+	// ResultSchema, for interactive tools, validates the user's answer.
+	ResultSchema json.RawMessage `json:"result_schema,omitempty"`
+	// Truncate names top-level input fields whose string values are replaced
+	// by "[saved: N chars]" when history is re-sent to the model; the stored
+	// message keeps the original.
+	Truncate []string `json:"-"`
+}
+
+// ToolCall is one tool_use the model asked for.
+type ToolCall struct {
+	ID    string          `json:"id"`
+	Name  string          `json:"name"`
+	Input json.RawMessage `json:"input"`
+}
+
+// ToolEnv is what a tool may touch: the authenticated user, the session and
+// the store. Everything a tool reads or writes is scoped to User.
+type ToolEnv struct {
+	User    *User
+	Session *Session
+	Store   Store
+	// Emit sends an event to the turn's stream (session_changed, ...).
+	Emit func(Event)
+}
+
+// ToolResult is what a tool returns. A failure the model should see is a
+// result with IsError set, not a Go error.
+type ToolResult struct {
+	Content string
+	IsError bool
+}
+
+// Tool is something the model can call.
+type Tool interface {
+	Definition() ToolDef
+	Execute(ctx context.Context, call ToolCall, env ToolEnv) (ToolResult, error)
+}

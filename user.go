@@ -1,0 +1,33 @@
+package coachd
+
+import (
+	"context"
+	"time"
+)
+
+// User is an API caller: an end user of a coach app.
+type User struct {
+	ID          string    `json:"id"`
+	Name        string    `json:"name"`
+	TokenBudget int64     `json:"token_budget"` // 0 means no budget: every turn needs a free preview
+	TokensUsed  int64     `json:"tokens_used"`
+	CreatedAt   time.Time `json:"created_at"`
+	UpdatedAt   time.Time `json:"updated_at"`
+}
+
+// UserUpdate lists the fields an admin may change; nil leaves a field alone.
+type UserUpdate struct {
+	Name        *string
+	TokenBudget *int64
+}
+
+// UserService stores users and authenticates API keys.
+type UserService interface {
+	// CreateUser stores u with the SHA-256 hash of its API key (hex).
+	CreateUser(ctx context.Context, u *User, keyHash string) error
+	FindUserByID(ctx context.Context, id string) (*User, error)
+	// FindUserByKeyHash returns the user whose key hashes to keyHash, or ENOTFOUND.
+	FindUserByKeyHash(ctx context.Context, keyHash string) (*User, error)
+	ListUsers(ctx context.Context, page Page) ([]*User, string, error)
+	UpdateUser(ctx context.Context, id string, upd UserUpdate) (*User, error)
+}
