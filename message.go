@@ -71,9 +71,12 @@ const (
 // MessageService stores the messages of sessions. Every method is scoped to
 // the user: a session of another user is ENOTFOUND.
 type MessageService interface {
-	// AppendMessages appends msgs to the session atomically, assigning ID,
-	// SessionID, Seq (contiguous, unique per session) and CreatedAt.
+	// AppendMessages appends msgs to the session atomically, assigning
+	// SessionID, Seq (contiguous, unique per session), CreatedAt, and ID
+	// when empty (a caller may choose a message's ID up front).
 	AppendMessages(ctx context.Context, userID, sessionID string, msgs []*Message) error
 	// ListMessages returns messages in seq order after the cursor.
 	ListMessages(ctx context.Context, userID, sessionID string, page Page) ([]*Message, string, error)
+	// History returns all of the session's messages in seq order.
+	History(ctx context.Context, userID, sessionID string) ([]*Message, error)
 }

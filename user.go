@@ -30,4 +30,6 @@ type UserService interface {
 	FindUserByKeyHash(ctx context.Context, keyHash string) (*User, error)
 	ListUsers(ctx context.Context, page Page) ([]*User, string, error)
 	UpdateUser(ctx context.Context, id string, upd UserUpdate) (*User, error)
+	// SetUserKey replaces the hash of the user's API key.
+	SetUserKey(ctx context.Context, id, keyHash string) error
 }

@@ -1,0 +1,73 @@
+// Package agent runs coaches: agent definitions, the tool set with its input
+// validation, history repair, and the Runner that turns one user turn into a
+// bounded, persisted, streamed sequence of model rounds and tool executions.
+package agent
+
+import "time"
+
+// Limits bound one turn. Zero fields take the defaults.
+type Limits struct {
+	MaxRounds     int           `yaml:"max_rounds" json:"max_rounds"`
+	MaxDuration   time.Duration `yaml:"max_duration" json:"max_duration"`
+	ToolTimeout   time.Duration `yaml:"tool_timeout" json:"tool_timeout"`
+	MaxToolCalls  int           `yaml:"max_tool_calls" json:"max_tool_calls"`
+	BreakerRounds int           `yaml:"breaker_rounds" json:"breaker_rounds"`
+}
+
+// Default limits (ARCHITECTURE §2).
+var DefaultLimits = Limits{
+	MaxRounds:     10,
+	MaxDuration:   55 * time.Second,
+	ToolTimeout:   30 * time.Second,
+	MaxToolCalls:  15,
+	BreakerRounds: 2,
+}
+
+// withDefaults fills zero fields from DefaultLimits.
+func (l Limits) withDefaults() Limits {
+	if l.MaxRounds <= 0 {
+		l.MaxRounds = DefaultLimits.MaxRounds
+	}
+	if l.MaxDuration <= 0 {
+		l.MaxDuration = DefaultLimits.MaxDuration
+	}
+	if l.ToolTimeout <= 0 {
+		l.ToolTimeout = DefaultLimits.ToolTimeout
+	}
+	if l.MaxToolCalls <= 0 {
+		l.MaxToolCalls = DefaultLimits.MaxToolCalls
+	}
+	if l.BreakerRounds <= 0 {
+		l.BreakerRounds = DefaultLimits.BreakerRounds
+	}
+	return l
+}
+
+// Agent is a coach: its prompt, model settings, tools and limits.
+type Agent struct {
+	Name        string
+	Description string
+	Model       string // "" uses the model's default
+	MaxTokens   int64
+	Thinking    int64 // thinking budget; 0 is off
+	Temperature *float64
+	Tools       []string // tool names this agent may call
+	Limits      Limits
+	Prompt      string // the system prompt
+}
+
+// DefaultMaxTokens is the output cap when an agent sets none.
+const DefaultMaxTokens = 4096
+
+// DefaultAgent is the built-in coach used when no pack defines one.
+func DefaultAgent() *Agent {
+	return &Agent{
+		Name:        "default",
+		Description: "A friendly general-purpose coach with notes memory.",
+		MaxTokens:   DefaultMaxTokens,
+		Tools:       []string{"save_note", "list_notes", "show_options", "complete_session"},
+		Prompt: "You are a warm, practical coach. Keep replies short and concrete. " +
+			"Use save_note to remember what matters about the user, list_notes to recall it, " +
+			"and show_options when the user should pick between a few choices.",
+	}
+}

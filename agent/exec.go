@@ -1,0 +1,108 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/coachd/coachd"
+)
+
+// outcome is what one tool call of a round produced.
+type outcome struct {
+	block  coachd.Block // the tool_result
+	failed bool
+}
+
+// runTools validates and runs a round's calls in parallel, each with its
+// timeout and panic recovery, and returns the results in call order. The
+// first interactive call is not run: its index is returned and its result
+// block is a placeholder answered later by the user.
+func (t *Turn) runTools(ctx context.Context, lim Limits, calls []coachd.ToolCall) ([]outcome, int) {
+	outs := make([]outcome, len(calls))
+	interactive := -1
+	var wg sync.WaitGroup
+	for i, c := range calls {
+		tool, ok := t.tool(c.Name)
+		if !ok {
+			outs[i] = errOutcome(c.ID, fmt.Sprintf("unknown tool %q: this agent can call %v", c.Name, t.agent.Tools))
+			continue
+		}
+		if err := t.r.cfg.Tools.ValidateInput(c.Name, c.Input); err != nil {
+			outs[i] = errOutcome(c.ID, InvalidInputText(c.Name, err))
+			continue
+		}
+		if tool.Definition().Category == coachd.ToolInteractive {
+			if interactive >= 0 {
+				outs[i] = errOutcome(c.ID, "not shown: only one interactive tool can wait for the user per round")
+				continue
+			}
+			interactive = i
+			outs[i] = outcome{block: coachd.ToolResultBlock(c.ID, "", false)}
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			outs[i] = t.runTool(ctx, lim.ToolTimeout, tool, c)
+		}()
+	}
+	wg.Wait()
+	for i, c := range calls {
+		if i == interactive {
+			continue
+		}
+		b := outs[i].block
+		t.emit(coachd.Event{Type: coachd.EventToolResult, ToolUseID: c.ID, ToolName: c.Name, Result: b.ResultText(), IsError: b.IsError})
+	}
+	return outs, interactive
+}
+
+func (t *Turn) tool(name string) (coachd.Tool, bool) {
+	if !slices.Contains(t.agent.Tools, name) {
+		return nil, false
+	}
+	return t.r.cfg.Tools.Get(name)
+}
+
+func errOutcome(id, text string) outcome {
+	return outcome{block: coachd.ToolResultBlock(id, text, true), failed: true}
+}
+
+// runTool runs one tool with a timeout. A panic or an error becomes an
+// is_error result and a log line; a tool that ignores its context is left
+// behind when the timeout passes.
+func (t *Turn) runTool(ctx context.Context, timeout time.Duration, tool coachd.Tool, c coachd.ToolCall) outcome {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	log := t.r.cfg.Logger.With("session", t.sess.ID, "tool", c.Name, "tool_use_id", c.ID)
+	done := make(chan outcome, 1)
+	env := coachd.ToolEnv{User: t.req.User, Session: t.sess, Store: t.r.cfg.Store, Emit: t.emit}
+	go func() {
+		defer func() {
+			if p := recover(); p != nil {
+				log.Error("tool panicked", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+				done <- errOutcome(c.ID, fmt.Sprintf("%s failed with an internal error", c.Name))
+			}
+		}()
+		res, err := tool.Execute(ctx, c, env)
+		if err != nil {
+			if coachd.ErrorCode(err) == coachd.EINTERNAL {
+				log.Error("tool failed", "err", err)
+			}
+			done <- errOutcome(c.ID, fmt.Sprintf("%s failed: %s", c.Name, coachd.ErrorMessage(err)))
+			return
+		}
+		done <- outcome{block: coachd.ToolResultBlock(c.ID, res.Content, res.IsError), failed: res.IsError}
+	}()
+	select {
+	case o := <-done:
+		return o
+	case <-ctx.Done():
+		log.Warn("tool timed out", "timeout", timeout)
+		return errOutcome(c.ID, fmt.Sprintf("%s did not finish within %s", c.Name, timeout))
+	}
+}

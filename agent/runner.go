@@ -1,0 +1,193 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/coachd/coachd"
+)
+
+// MaxMessageChars bounds one user message.
+const MaxMessageChars = 32000
+
+// DefaultInteractionTTL is how long an interactive tool call waits for its
+// answer.
+const DefaultInteractionTTL = 24 * time.Hour
+
+// Config wires a Runner.
+type Config struct {
+	Store  coachd.Store
+	Model  coachd.Model
+	Tools  *Toolset
+	Logger *slog.Logger
+	Clock  coachd.Clock
+	// Agents resolves an agent by name; "" asks for the default. Nil serves
+	// DefaultAgent only.
+	Agents func(name string) (*Agent, bool)
+	// InteractionTTL defaults to DefaultInteractionTTL.
+	InteractionTTL time.Duration
+}
+
+// Runner runs turns.
+type Runner struct {
+	cfg   Config
+	guard *guard
+}
+
+// NewRunner returns a Runner.
+func NewRunner(cfg Config) *Runner {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = coachd.SystemClock{}
+	}
+	if cfg.Agents == nil {
+		def := DefaultAgent()
+		cfg.Agents = func(name string) (*Agent, bool) {
+			if name == "" || name == def.Name {
+				return def, true
+			}
+			return nil, false
+		}
+	}
+	if cfg.InteractionTTL <= 0 {
+		cfg.InteractionTTL = DefaultInteractionTTL
+	}
+	return &Runner{cfg: cfg, guard: newGuard()}
+}
+
+// Agent resolves an agent by name ("" is the default).
+func (r *Runner) Agent(name string) (*Agent, bool) { return r.cfg.Agents(name) }
+
+// Toolset returns the runner's tools.
+func (r *Runner) Toolset() *Toolset { return r.cfg.Tools }
+
+// Answer is the user's answer to a pending interactive tool call.
+type Answer struct {
+	ToolUseID string          `json:"tool_use_id"`
+	Content   json.RawMessage `json:"content"`
+}
+
+// TurnRequest is one user turn.
+type TurnRequest struct {
+	User      *coachd.User
+	SessionID string // "" creates a session
+	Agent     string // used when creating a session
+	Message   string
+	Answer    *Answer
+	// Wait queues behind a running turn instead of failing (on_busy=wait).
+	Wait bool
+}
+
+// Valid checks the request's shape.
+func (req *TurnRequest) Valid() []coachd.FieldError {
+	var errs []coachd.FieldError
+	if strings.TrimSpace(req.Message) == "" && req.Answer == nil {
+		errs = append(errs, coachd.FieldError{Field: "message", Message: "message or tool_result is required", Code: "required"})
+	}
+	if utf8.RuneCountInString(req.Message) > MaxMessageChars {
+		errs = append(errs, coachd.FieldError{Field: "message", Message: "must be at most 32000 characters", Code: "length"})
+	}
+	if req.SessionID != "" && !coachd.ValidID(coachd.PrefixSession, req.SessionID) {
+		errs = append(errs, coachd.FieldError{Field: "session_id", Message: "is not a session id", Code: "format"})
+	}
+	if a := req.Answer; a != nil {
+		if a.ToolUseID == "" || len(a.ToolUseID) > 200 {
+			errs = append(errs, coachd.FieldError{Field: "tool_result.tool_use_id", Message: "is required", Code: "required"})
+		}
+		if len(a.Content) == 0 {
+			errs = append(errs, coachd.FieldError{Field: "tool_result.content", Message: "is required", Code: "required"})
+		}
+		if req.SessionID == "" {
+			errs = append(errs, coachd.FieldError{Field: "session_id", Message: "is required with tool_result", Code: "required"})
+		}
+	}
+	return errs
+}
+
+// Prepare checks a turn and takes the session's turn slot: every error it
+// returns happens before anything is streamed or stored (except a session
+// created for the turn). The caller must Run or Close the returned Turn.
+func (r *Runner) Prepare(ctx context.Context, req TurnRequest) (*Turn, error) {
+	if errs := req.Valid(); len(errs) > 0 {
+		return nil, coachd.Invalid(errs...)
+	}
+	st := r.cfg.Store
+	var sess *coachd.Session
+	var err error
+	if req.SessionID == "" {
+		ag, ok := r.cfg.Agents(req.Agent)
+		if !ok {
+			return nil, coachd.Invalid(coachd.FieldError{Field: "agent", Message: "no such agent", Code: "not_found"})
+		}
+		sess = &coachd.Session{UserID: req.User.ID, Agent: ag.Name, Title: title(req.Message)}
+		if err := st.CreateSession(ctx, sess); err != nil {
+			return nil, err
+		}
+	} else if sess, err = st.FindSession(ctx, req.User.ID, req.SessionID); err != nil {
+		return nil, err
+	}
+	ag, ok := r.cfg.Agents(sess.Agent)
+	if !ok {
+		return nil, coachd.Errorf(coachd.ECONFLICT, "the session's agent %q is no longer available", sess.Agent)
+	}
+	release, err := r.guard.acquire(ctx, sess.ID, req.Wait)
+	if err != nil {
+		return nil, err
+	}
+	t := &Turn{r: r, req: req, agent: ag, release: release}
+	// Re-read under the slot: the previous turn may have changed it.
+	if t.sess, err = st.FindSession(ctx, req.User.ID, sess.ID); err != nil {
+		release()
+		return nil, err
+	}
+	if err := t.checkSession(); err != nil {
+		release()
+		return nil, err
+	}
+	return t, nil
+}
+
+// checkSession validates the turn against the session's state.
+func (t *Turn) checkSession() error {
+	s := t.sess
+	if s.Status != coachd.SessionActive {
+		return coachd.Errorf(coachd.ECONFLICT, "session is %s; start a new session", s.Status)
+	}
+	a := t.req.Answer
+	if a == nil {
+		return nil
+	}
+	p := s.Pending
+	if p == nil {
+		return coachd.Errorf(coachd.ECONFLICT, "the session has no pending interaction to answer")
+	}
+	if p.ToolUseID != a.ToolUseID {
+		return coachd.Errorf(coachd.ECONFLICT, "tool_use_id %q does not match the pending interaction", a.ToolUseID)
+	}
+	if !p.ExpiresAt.IsZero() && t.r.cfg.Clock.Now().After(p.ExpiresAt) {
+		return coachd.Errorf(coachd.ECONFLICT, "the pending interaction expired; send a message instead")
+	}
+	if err := t.r.cfg.Tools.ValidateResult(p.Name, a.Content); err != nil {
+		e := coachd.AsError(err)
+		for i := range e.Details {
+			e.Details[i].Field = "tool_result.content." + e.Details[i].Field
+		}
+		return e
+	}
+	return nil
+}
+
+func title(msg string) string {
+	msg = strings.Join(strings.Fields(msg), " ")
+	if utf8.RuneCountInString(msg) <= 60 {
+		return msg
+	}
+	r := []rune(msg)
+	return string(r[:57]) + "..."
+}

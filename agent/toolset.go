@@ -1,0 +1,244 @@
+package agent
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/coachd/coachd"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+)
+
+// Toolset holds tools with their compiled input schemas.
+type Toolset struct {
+	tools   map[string]coachd.Tool
+	schemas map[string]*jsonschema.Schema
+	results map[string]*jsonschema.Schema // interactive tools' answer schemas
+	specs   map[string]coachd.ToolSpec    // sanitized, as served to the model
+}
+
+// NewToolset compiles every tool's schemas; a tool with a bad schema or a
+// duplicate name is an error.
+func NewToolset(tools ...coachd.Tool) (*Toolset, error) {
+	ts := &Toolset{
+		tools:   map[string]coachd.Tool{},
+		schemas: map[string]*jsonschema.Schema{},
+		results: map[string]*jsonschema.Schema{},
+		specs:   map[string]coachd.ToolSpec{},
+	}
+	for _, t := range tools {
+		if err := ts.Add(t); err != nil {
+			return nil, err
+		}
+	}
+	return ts, nil
+}
+
+// Add compiles and registers one tool.
+func (ts *Toolset) Add(t coachd.Tool) error {
+	def := t.Definition()
+	if def.Name == "" {
+		return fmt.Errorf("agent: tool without a name")
+	}
+	if _, dup := ts.tools[def.Name]; dup {
+		return fmt.Errorf("agent: tool %q registered twice", def.Name)
+	}
+	sch, err := compileSchema(def.Name, def.InputSchema)
+	if err != nil {
+		return err
+	}
+	if len(def.ResultSchema) > 0 {
+		rs, err := compileSchema(def.Name+".result", def.ResultSchema)
+		if err != nil {
+			return err
+		}
+		ts.results[def.Name] = rs
+	}
+	clean, err := SanitizeSchema(def.InputSchema)
+	if err != nil {
+		return fmt.Errorf("agent: tool %s: %w", def.Name, err)
+	}
+	ts.tools[def.Name] = t
+	ts.schemas[def.Name] = sch
+	ts.specs[def.Name] = coachd.ToolSpec{Name: def.Name, Description: def.Description, InputSchema: clean}
+	return nil
+}
+
+func compileSchema(name string, raw json.RawMessage) (*jsonschema.Schema, error) {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return nil, fmt.Errorf("agent: tool %s: schema: %w", name, err)
+	}
+	c := jsonschema.NewCompiler()
+	url := "mem:///" + name + ".json"
+	if err := c.AddResource(url, doc); err != nil {
+		return nil, fmt.Errorf("agent: tool %s: schema: %w", name, err)
+	}
+	sch, err := c.Compile(url)
+	if err != nil {
+		return nil, fmt.Errorf("agent: tool %s: schema: %w", name, err)
+	}
+	return sch, nil
+}
+
+// Get returns the named tool.
+func (ts *Toolset) Get(name string) (coachd.Tool, bool) {
+	t, ok := ts.tools[name]
+	return t, ok
+}
+
+// Names returns the registered tool names, sorted.
+func (ts *Toolset) Names() []string {
+	names := make([]string, 0, len(ts.tools))
+	for n := range ts.tools {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Specs returns the sanitized specs of the named tools, in the given order;
+// unknown names are skipped.
+func (ts *Toolset) Specs(names []string) []coachd.ToolSpec {
+	out := make([]coachd.ToolSpec, 0, len(names))
+	for _, n := range names {
+		if s, ok := ts.specs[n]; ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// ValidateInput checks input against the tool's schema. The error lists each
+// problem with the field it concerns, worded for the model to correct.
+func (ts *Toolset) ValidateInput(name string, input json.RawMessage) error {
+	sch, ok := ts.schemas[name]
+	if !ok {
+		return coachd.Errorf(coachd.ENOTFOUND, "unknown tool %q", name)
+	}
+	return validate(sch, input)
+}
+
+// ValidateResult checks an interactive tool's answer against the schema the
+// tool declares; tools without one accept any answer.
+func (ts *Toolset) ValidateResult(name string, answer json.RawMessage) error {
+	sch, ok := ts.results[name]
+	if !ok {
+		return nil
+	}
+	return validate(sch, answer)
+}
+
+var printer = message.NewPrinter(language.English)
+
+func validate(sch *jsonschema.Schema, input json.RawMessage) error {
+	if len(bytes.TrimSpace(input)) == 0 {
+		input = json.RawMessage("{}")
+	}
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(input))
+	if err != nil {
+		return coachd.Invalid(coachd.FieldError{Field: "(input)", Message: "is not valid JSON", Code: "json"})
+	}
+	err = sch.Validate(v)
+	if err == nil {
+		return nil
+	}
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return coachd.Invalid(coachd.FieldError{Field: "(input)", Message: err.Error(), Code: "schema"})
+	}
+	var details []coachd.FieldError
+	leaves(ve, func(e *jsonschema.ValidationError) {
+		field := strings.Join(e.InstanceLocation, ".")
+		if field == "" {
+			field = "(input)"
+		}
+		kw := e.ErrorKind.KeywordPath()
+		code := "schema"
+		if len(kw) > 0 {
+			code = kw[len(kw)-1]
+		}
+		details = append(details, coachd.FieldError{Field: field, Message: e.ErrorKind.LocalizedString(printer), Code: code})
+	})
+	return coachd.Invalid(details...)
+}
+
+func leaves(e *jsonschema.ValidationError, f func(*jsonschema.ValidationError)) {
+	if len(e.Causes) == 0 {
+		f(e)
+		return
+	}
+	for _, c := range e.Causes {
+		leaves(c, f)
+	}
+}
+
+// InvalidInputText renders a validation error as the tool_result text the
+// model sees.
+func InvalidInputText(tool string, err error) string {
+	e := coachd.AsError(err)
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "Invalid input for %s; nothing was done. Fix these and call it again:", tool)
+	if len(e.Details) == 0 {
+		sb.WriteString("\n- " + e.Message)
+	}
+	for _, d := range e.Details {
+		fmt.Fprintf(&sb, "\n- %s: %s", d.Field, d.Message)
+	}
+	return sb.String()
+}
+
+// dropKeys are schema keys that confuse strict consumers and say nothing a
+// model needs.
+var dropKeys = map[string]bool{"title": true, "$schema": true, "$id": true, "$comment": true}
+
+// SanitizeSchema returns the schema without title, $schema, $id and
+// $comment keys (at every depth), with single-element allOf wrappers merged
+// into their parent.
+func SanitizeSchema(raw json.RawMessage) (json.RawMessage, error) {
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return nil, fmt.Errorf("schema is not valid JSON: %w", err)
+	}
+	out, err := json.Marshal(sanitize(v, false))
+	return out, err
+}
+
+// sanitize walks a schema; inProps says v is a "properties" map, whose keys
+// are property names (a property may be called "title").
+func sanitize(v any, inProps bool) any {
+	switch x := v.(type) {
+	case map[string]any:
+		if !inProps {
+			if all, ok := x["allOf"].([]any); ok && len(all) == 1 {
+				if inner, ok := all[0].(map[string]any); ok {
+					delete(x, "allOf")
+					for k, iv := range inner {
+						if _, exists := x[k]; !exists {
+							x[k] = iv
+						}
+					}
+				}
+			}
+		}
+		out := make(map[string]any, len(x))
+		for k, iv := range x {
+			if !inProps && dropKeys[k] {
+				continue
+			}
+			out[k] = sanitize(iv, !inProps && (k == "properties" || k == "$defs" || k == "definitions" || k == "patternProperties"))
+		}
+		return out
+	case []any:
+		for i := range x {
+			x[i] = sanitize(x[i], false)
+		}
+		return x
+	}
+	return v
+}

@@ -1,0 +1,181 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/coachd/coachd"
+)
+
+// Turn is one prepared user turn holding its session's turn slot.
+type Turn struct {
+	r       *Runner
+	req     TurnRequest
+	agent   *Agent
+	sess    *coachd.Session
+	release func()
+
+	mu         sync.Mutex
+	sink       coachd.EventSink
+	seq        int64
+	cancel     context.CancelCauseFunc
+	history    []*coachd.Message
+	usage      coachd.Usage
+	res        Result
+	savedReply bool
+}
+
+// Result sums up a finished turn.
+type Result struct {
+	SessionID  string            `json:"session_id"`
+	MessageID  string            `json:"message_id"`
+	StopReason string            `json:"stop_reason"`
+	Text       string            `json:"text"`
+	ToolCalls  []coachd.ToolCall `json:"tool_calls"`
+	Usage      coachd.Usage      `json:"usage"`
+	LatencyMS  int64             `json:"latency_ms"`
+	Err        *coachd.Error     `json:"-"`
+}
+
+// errSinkGone cancels a turn whose client went away.
+var errSinkGone = errors.New("agent: event receiver gone")
+
+// Session returns the turn's session.
+func (t *Turn) Session() *coachd.Session { return t.sess }
+
+// Close gives up a prepared turn without running it.
+func (t *Turn) Close() { t.release() }
+
+// emit numbers and sends an event; a failed send cancels the turn.
+func (t *Turn) emit(ev coachd.Event) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.seq++
+	ev.Seq = t.seq
+	if err := t.sink.Send(ev); err != nil && t.cancel != nil {
+		t.cancel(errSinkGone)
+	}
+}
+
+// Run runs the turn to its end, sending events to sink, and releases the
+// session's slot. It never returns before the turn's history is stored in a
+// valid state.
+func (t *Turn) Run(ctx context.Context, sink coachd.EventSink) *Result {
+	defer t.release()
+	r, lim := t.r, t.agent.Limits.withDefaults()
+	start := r.cfg.Clock.Now()
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	ctx, cancelDeadline := context.WithDeadline(ctx, time.Now().Add(lim.MaxDuration))
+	defer cancelDeadline()
+	t.sink, t.cancel = sink, cancel
+	t.res.SessionID = t.sess.ID
+	t.res.MessageID = coachd.NewID(coachd.PrefixMessage, start)
+
+	stop := t.begin(ctx)
+	if stop == "" {
+		stop = t.loop(ctx, lim)
+	}
+	t.res.StopReason = stop
+	t.res.Usage = t.usage
+	t.res.LatencyMS = r.cfg.Clock.Now().Sub(start).Milliseconds()
+	if t.res.Err != nil {
+		t.emit(coachd.Event{Type: coachd.EventError, Err: t.res.Err})
+	}
+	t.emit(coachd.Event{
+		Type: coachd.EventTurnEnded, SessionID: t.sess.ID, StopReason: stop,
+		Usage: t.turnUsage(), LatencyMS: t.res.LatencyMS,
+	})
+	r.cfg.Logger.Info("turn ended", "session", t.sess.ID, "user", t.req.User.ID, "stop", stop,
+		"tokens", t.usage.Total(), "latency_ms", t.res.LatencyMS)
+	return &t.res
+}
+
+// begin stores the user's message (with the answer to a pending
+// interaction, or its dismissal) and loads the history.
+func (t *Turn) begin(ctx context.Context) string {
+	st := t.r.cfg.Store
+	t.emit(coachd.Event{Type: coachd.EventTurnStarted, SessionID: t.sess.ID, MessageID: t.res.MessageID})
+	wctx, done := persistCtx(ctx)
+	defer done()
+	msg := &coachd.Message{Role: coachd.RoleUser, Blocks: t.userBlocks()}
+	if err := st.AppendMessages(wctx, t.req.User.ID, t.sess.ID, []*coachd.Message{msg}); err != nil {
+		return t.fail(err)
+	}
+	if t.sess.Pending != nil {
+		upd := coachd.SessionUpdate{SetPending: true}
+		if _, err := st.UpdateSession(wctx, t.req.User.ID, t.sess.ID, upd); err != nil {
+			return t.fail(err)
+		}
+		t.sess.Pending = nil
+	}
+	h, err := st.History(wctx, t.req.User.ID, t.sess.ID)
+	if err != nil {
+		return t.fail(err)
+	}
+	t.history = h
+	return ""
+}
+
+// userBlocks builds the turn's user message. A pending interaction is
+// answered (or dismissed by a plain message) together with the results held
+// from its round, so the round's tool_result message is whole.
+func (t *Turn) userBlocks() []coachd.Block {
+	var blocks []coachd.Block
+	if p := t.sess.Pending; p != nil {
+		var answer coachd.Block
+		if a := t.req.Answer; a != nil {
+			answer = coachd.ToolResultBlock(p.ToolUseID, answerText(a.Content), false)
+		} else {
+			answer = coachd.ToolResultBlock(p.ToolUseID, "dismissed: the user sent a message instead of answering", false)
+		}
+		for _, b := range p.Held {
+			if b.ToolUseID == p.ToolUseID {
+				b = answer
+			}
+			blocks = append(blocks, b)
+		}
+	}
+	if t.req.Message != "" {
+		blocks = append(blocks, coachd.TextBlock(t.req.Message))
+	}
+	return blocks
+}
+
+// answerText is the tool_result text of an answer: a JSON string as is,
+// anything else as compact JSON.
+func answerText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var v any
+	if json.Unmarshal(raw, &v) == nil {
+		b, _ := json.Marshal(v)
+		return string(b)
+	}
+	return string(raw)
+}
+
+// fail records an error that ends the turn.
+func (t *Turn) fail(err error) string {
+	e := coachd.AsError(err)
+	if e.Code == coachd.EINTERNAL {
+		t.r.cfg.Logger.Error("turn failed", "session", t.sess.ID, "err", err)
+	}
+	t.res.Err = e
+	return coachd.TurnError
+}
+
+func (t *Turn) turnUsage() *coachd.TurnUsage {
+	return &coachd.TurnUsage{Usage: t.usage, TokensUsed: t.usage.Total()}
+}
+
+// persistCtx outlives the turn's cancellation: what happened must be stored
+// even when the client left.
+func persistCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+}

@@ -1,0 +1,308 @@
+package anthropictest
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/coachd/coachd"
+)
+
+// Request is one request the fake received.
+type Request struct {
+	Method, Path string
+	Header       http.Header
+	Raw          []byte         // the body as sent
+	Body         map[string]any // the body parsed; nil when it is not JSON
+	At           time.Time
+	// Stream reports whether the request asked for a stream.
+	Stream bool
+	// Model is the request's model.
+	Model string
+
+	wire *wireRequest
+}
+
+// Messages returns the request's messages in coachd's types; string
+// content becomes one text block.
+func (r *Request) Messages() []coachd.ModelMessage {
+	if r.wire == nil {
+		return nil
+	}
+	out := make([]coachd.ModelMessage, 0, len(r.wire.Messages))
+	for _, m := range r.wire.Messages {
+		blocks, _ := contentBlocks(m.Content)
+		mm := coachd.ModelMessage{Role: coachd.Role(m.Role)}
+		for _, raw := range blocks {
+			var b coachd.Block
+			if json.Unmarshal(raw, &b) == nil {
+				mm.Blocks = append(mm.Blocks, b)
+			}
+		}
+		out = append(out, mm)
+	}
+	return out
+}
+
+// ToolResults returns the tool_result blocks of the last message, so a
+// script can branch: a tool call first, text once the results are in.
+func (r *Request) ToolResults() []coachd.Block {
+	msgs := r.Messages()
+	if len(msgs) == 0 {
+		return nil
+	}
+	var out []coachd.Block
+	for _, b := range msgs[len(msgs)-1].Blocks {
+		if b.Type == coachd.BlockToolResult {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// LastUserText is the text of the last user message.
+func (r *Request) LastUserText() string {
+	msgs := r.Messages()
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == coachd.RoleUser {
+			return coachd.BlocksText(msgs[i].Blocks)
+		}
+	}
+	return ""
+}
+
+type wireRequest struct {
+	Model     string            `json:"model"`
+	MaxTokens *int64            `json:"max_tokens"`
+	Messages  []wireMessage     `json:"messages"`
+	System    json.RawMessage   `json:"system"`
+	Tools     []json.RawMessage `json:"tools"`
+	Stream    bool              `json:"stream"`
+	Thinking  *struct {
+		Type         string `json:"type"`
+		BudgetTokens int64  `json:"budget_tokens"`
+	} `json:"thinking"`
+}
+
+type wireMessage struct {
+	Role    string          `json:"role"`
+	Content json.RawMessage `json:"content"`
+}
+
+// contentBlocks reads message or system content: a string is one text
+// block.
+func contentBlocks(raw json.RawMessage) ([]json.RawMessage, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	if raw[0] == '"' {
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return nil, err
+		}
+		b, _ := json.Marshal(map[string]string{"type": "text", "text": s})
+		return []json.RawMessage{b}, nil
+	}
+	var out []json.RawMessage
+	err := json.Unmarshal(raw, &out)
+	return out, err
+}
+
+// apiError is an error the fake answers with, in the API's shape.
+type apiError struct {
+	status int
+	typ    string
+	msg    string
+}
+
+func (e *apiError) Error() string { return e.typ + ": " + e.msg }
+
+func invalid(format string, args ...any) *apiError {
+	return &apiError{http.StatusBadRequest, "invalid_request_error", fmt.Sprintf(format, args...)}
+}
+
+// errorType is the API's error.type for an HTTP status.
+func errorType(status int) string {
+	switch status {
+	case 400:
+		return "invalid_request_error"
+	case 401:
+		return "authentication_error"
+	case 402:
+		return "billing_error"
+	case 403:
+		return "permission_error"
+	case 404:
+		return "not_found_error"
+	case 413:
+		return "request_too_large"
+	case 429:
+		return "rate_limit_error"
+	case 504:
+		return "timeout_error"
+	case 529:
+		return "overloaded_error"
+	}
+	if status >= 500 {
+		return "api_error"
+	}
+	return "invalid_request_error"
+}
+
+// parseRequest checks a Messages API body the way the API does.
+// countOnly relaxes what count_tokens does not need.
+func parseRequest(raw []byte, countOnly bool) (*wireRequest, error) {
+	var req wireRequest
+	if err := json.Unmarshal(raw, &req); err != nil {
+		return nil, invalid("request body is not valid JSON: %v", err)
+	}
+	if req.Model == "" {
+		return nil, invalid("model: Field required")
+	}
+	if !countOnly {
+		if req.MaxTokens == nil {
+			return nil, invalid("max_tokens: Field required")
+		}
+		if *req.MaxTokens < 1 {
+			return nil, invalid("max_tokens: Input should be greater than or equal to 1")
+		}
+	}
+	if t := req.Thinking; t != nil && t.Type == "enabled" {
+		if t.BudgetTokens < 1024 {
+			return nil, invalid("thinking.enabled.budget_tokens: Input should be greater than or equal to 1024")
+		}
+		if !countOnly && *req.MaxTokens <= t.BudgetTokens {
+			return nil, invalid("`max_tokens` must be greater than `thinking.budget_tokens`")
+		}
+	}
+	if len(req.Messages) == 0 {
+		return nil, invalid("messages: at least one message is required")
+	}
+	if req.Messages[0].Role != "user" {
+		return nil, invalid("messages: first message must use the \"user\" role")
+	}
+	breakpoints := 0
+	count := func(blocks []json.RawMessage) {
+		for _, b := range blocks {
+			if bytes.Contains(b, []byte(`"cache_control"`)) {
+				breakpoints++
+			}
+		}
+	}
+	count(req.Tools)
+	sys, err := contentBlocks(req.System)
+	if err != nil {
+		return nil, invalid("system: Input should be a valid list")
+	}
+	count(sys)
+	var pending []string // tool_use ids of the previous assistant message
+	for i, m := range req.Messages {
+		if m.Role != "user" && m.Role != "assistant" {
+			return nil, invalid("messages.%d.role: Input should be 'user' or 'assistant'", i)
+		}
+		blocks, err := contentBlocks(m.Content)
+		if err != nil || (len(blocks) == 0 && !(i == len(req.Messages)-1 && m.Role == "assistant")) {
+			return nil, invalid("messages.%d: all messages must have non-empty content except for the optional final assistant message", i)
+		}
+		count(blocks)
+		var uses, results []string
+		for j, raw := range blocks {
+			var b coachd.Block
+			if err := json.Unmarshal(raw, &b); err != nil {
+				return nil, invalid("messages.%d.content.%d: %v", i, j, err)
+			}
+			switch b.Type {
+			case coachd.BlockToolUse:
+				if m.Role != "assistant" {
+					return nil, invalid("messages.%d.content.%d: tool_use blocks can only be in assistant messages", i, j)
+				}
+				uses = append(uses, b.ID)
+			case coachd.BlockToolResult:
+				if m.Role != "user" {
+					return nil, invalid("messages.%d.content.%d: tool_result blocks can only be in user messages", i, j)
+				}
+				if !contains(pending, b.ToolUseID) {
+					return nil, invalid("messages.%d.content.%d: unexpected `tool_use_id` found in `tool_result` blocks: %s. Each `tool_result` block must have a corresponding `tool_use` block in the previous message.", i, j, b.ToolUseID)
+				}
+				results = append(results, b.ToolUseID)
+			}
+		}
+		for _, id := range pending {
+			if !contains(results, id) {
+				return nil, invalid("messages.%d: `tool_use` ids were found without `tool_result` blocks immediately after: %s. Each `tool_use` block must have a corresponding `tool_result` block in the next message.", i-1, id)
+			}
+		}
+		pending = uses
+	}
+	if len(pending) > 0 && !countOnly {
+		// A trailing assistant message with tool_use is a prefill the API
+		// cannot continue without results.
+		return nil, invalid("messages.%d: `tool_use` ids were found without `tool_result` blocks immediately after: %s. Each `tool_use` block must have a corresponding `tool_result` block in the next message.", len(req.Messages)-1, pending[0])
+	}
+	if breakpoints > 4 {
+		return nil, invalid("A maximum of 4 blocks with cache_control may be provided. Found %d.", breakpoints)
+	}
+	return &req, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// tokens is the fake's tokenizer: four bytes a token, at least one.
+func tokens(n int) int64 { return max(1, int64((n+3)/4)) }
+
+// segment is one cacheable unit of a request, in the API's cache order
+// (tools, system, messages), with the hash of the prefix it ends.
+type segment struct {
+	prefix     [32]byte
+	size       int // bytes up to and including this segment
+	breakpoint bool
+}
+
+// segments cuts a request into cache segments. cache_control itself is
+// left out of the hash so a moved breakpoint still matches the prefix.
+func (req *wireRequest) segments() []segment {
+	var out []segment
+	h := sha256.New()
+	size := 0
+	add := func(role string, raw json.RawMessage) {
+		var m map[string]json.RawMessage
+		bp := false
+		if json.Unmarshal(raw, &m) == nil {
+			_, bp = m["cache_control"]
+			delete(m, "cache_control")
+			raw, _ = json.Marshal(m)
+		}
+		h.Write([]byte(role))
+		h.Write(raw)
+		size += len(raw)
+		var s segment
+		copy(s.prefix[:], h.Sum(nil))
+		s.size, s.breakpoint = size, bp
+		out = append(out, s)
+	}
+	for _, t := range req.Tools {
+		add("tool", t)
+	}
+	sys, _ := contentBlocks(req.System)
+	for _, b := range sys {
+		add("system", b)
+	}
+	for _, m := range req.Messages {
+		blocks, _ := contentBlocks(m.Content)
+		for _, b := range blocks {
+			add(m.Role, b)
+		}
+	}
+	return out
+}

@@ -1,0 +1,107 @@
+package anthropic
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/coachd/coachd"
+
+	sdk "github.com/anthropics/anthropic-sdk-go"
+)
+
+// mapError turns what the SDK returned into a *coachd.Error. The cause stays
+// in Err, so errors.Is(err, context.Canceled) and errors.As(err,
+// **sdk.Error) still work.
+func mapError(ctx context.Context, err error) error {
+	if err == nil {
+		return nil
+	}
+	var ce *coachd.Error
+	if errors.As(err, &ce) {
+		return err
+	}
+	var apiErr *sdk.Error
+	switch {
+	case errors.As(err, &apiErr):
+		return apiError(apiErr)
+	case errors.Is(err, context.DeadlineExceeded):
+		return &coachd.Error{Code: coachd.ETIMEOUT, Message: "model request timed out", Err: err}
+	case errors.Is(err, context.Canceled) || ctx.Err() != nil:
+		// The caller gave up (client disconnect, shutdown). Not an upstream
+		// failure; the cause says so for errors.Is.
+		cause := ctx.Err()
+		if cause == nil {
+			cause = err
+		}
+		return &coachd.Error{Code: coachd.EAPI, Message: "model request canceled", Err: errors.Join(cause, err)}
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return &coachd.Error{Code: coachd.ETIMEOUT, Message: "model request timed out", Err: err}
+	}
+	return &coachd.Error{Code: coachd.EAPI, Message: "model request failed", Err: err}
+}
+
+// apiError maps an HTTP error status, or an in-stream error event (status
+// 200 with the error type in the body), to a coded error.
+func apiError(e *sdk.Error) *coachd.Error {
+	out := &coachd.Error{Err: e}
+	typ := string(e.Type())
+	status := e.StatusCode
+	if status == http.StatusOK {
+		// An `event: error` mid-stream: only its type says what happened.
+		switch typ {
+		case "overloaded_error", "rate_limit_error":
+			status = 529
+		default:
+			status = 500
+		}
+	}
+	switch {
+	case status == http.StatusTooManyRequests || status == 529:
+		out.Code, out.Message, out.Retryable = coachd.EUPSTREAMBUSY, "model is busy, retry in a few seconds", true
+		if e.Response != nil {
+			out.RetryAfter = retryAfter(e.Response.Header)
+		}
+	case status == http.StatusBadRequest || status == http.StatusRequestEntityTooLarge:
+		out.Code, out.Message = coachd.EINVALID, "model rejected the request"
+	case status == http.StatusUnauthorized || status == http.StatusForbidden:
+		out.Code, out.Message = coachd.EUPSTREAMAUTH, "model rejected the credentials"
+	case status == http.StatusNotFound:
+		out.Code, out.Message = coachd.ENOTFOUND, "model or endpoint not found"
+	case status == http.StatusRequestTimeout || status == http.StatusGatewayTimeout && typ == "timeout_error":
+		out.Code, out.Message = coachd.ETIMEOUT, "model request timed out"
+	default:
+		out.Code, out.Message = coachd.EAPI, "model request failed"
+	}
+	if typ != "" {
+		out.Message += " (" + typ + ")"
+	}
+	return out
+}
+
+// retryAfter reads retry-after-ms or retry-after (seconds or an HTTP date).
+func retryAfter(h http.Header) time.Duration {
+	if v := h.Get("retry-after-ms"); v != "" {
+		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms > 0 {
+			return time.Duration(ms * float64(time.Millisecond))
+		}
+	}
+	v := h.Get("retry-after")
+	if v == "" {
+		return 0
+	}
+	if s, err := strconv.ParseFloat(v, 64); err == nil && s > 0 {
+		return time.Duration(s * float64(time.Second))
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		if d := time.Until(t); d > 0 {
+			return d
+		}
+	}
+	return 0
+}

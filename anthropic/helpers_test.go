@@ -1,0 +1,72 @@
+package anthropic_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/coachd/coachd"
+	"github.com/coachd/coachd/anthropic"
+	"github.com/coachd/coachd/anthropic/anthropictest"
+)
+
+// fixturesDir is the shared fixture folder beside the repository.
+func fixturesDir(tb testing.TB) string {
+	tb.Helper()
+	dir := filepath.Join("..", "..", "shared", "fixtures", "anthropic")
+	if _, err := os.Stat(dir); err != nil {
+		tb.Skipf("fixtures not found at %s (clone shared/ beside the repo): %v", dir, err)
+	}
+	return dir
+}
+
+// MustServer starts a fake that is closed with the test.
+func MustServer(tb testing.TB) *anthropictest.Server {
+	tb.Helper()
+	srv := anthropictest.NewServer()
+	tb.Cleanup(srv.Close)
+	return srv
+}
+
+// newModel returns the adapter pointed at srv; retries off unless cfg says.
+func newModel(srv *anthropictest.Server, cfg anthropic.Config) *anthropic.Model {
+	cfg.BaseURL = srv.URL()
+	if cfg.APIKey == "" {
+		cfg.APIKey = "test-key"
+	}
+	if cfg.MaxRetries == 0 {
+		cfg.MaxRetries = -1
+	}
+	return anthropic.New(cfg)
+}
+
+func hello() *coachd.ModelRequest {
+	return &coachd.ModelRequest{MaxTokens: 1024, Messages: []coachd.ModelMessage{
+		{Role: coachd.RoleUser, Blocks: []coachd.Block{coachd.TextBlock("Hello")}}}}
+}
+
+// drain reads a stream to its end.
+func drain(s coachd.ModelStream) ([]coachd.ModelEvent, *coachd.ModelResponse, error) {
+	defer s.Close()
+	var evs []coachd.ModelEvent
+	for s.Next() {
+		evs = append(evs, s.Event())
+	}
+	return evs, s.Response(), s.Err()
+}
+
+// jsonEqual compares two JSON documents ignoring key order.
+func jsonEqual(tb testing.TB, a, b []byte) bool {
+	tb.Helper()
+	var x, y any
+	if err := json.Unmarshal(a, &x); err != nil {
+		tb.Fatalf("bad JSON %s: %v", a, err)
+	}
+	if err := json.Unmarshal(b, &y); err != nil {
+		tb.Fatalf("bad JSON %s: %v", b, err)
+	}
+	xa, _ := json.Marshal(x)
+	ya, _ := json.Marshal(y)
+	return string(xa) == string(ya)
+}

@@ -1,0 +1,226 @@
+// Package anthropic implements coachd.Model over the official Anthropic Go
+// SDK: streaming, tools, extended thinking, prompt caching, usage, retries
+// and error mapping. Nothing else in coachd imports the SDK.
+package anthropic
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"github.com/coachd/coachd"
+
+	sdk "github.com/anthropics/anthropic-sdk-go"
+	"github.com/anthropics/anthropic-sdk-go/option"
+	"github.com/anthropics/anthropic-sdk-go/packages/param"
+)
+
+// DefaultModel is used when neither the config nor the request names one.
+const DefaultModel = "claude-sonnet-4-5"
+
+// DefaultMaxTokens is used when a request leaves MaxTokens at zero.
+const DefaultMaxTokens = 4096
+
+// maxBreakpoints is the API's limit of cache_control blocks per request.
+const maxBreakpoints = 4
+
+// Config configures the adapter. The zero value talks to api.anthropic.com
+// with the SDK's defaults (ANTHROPIC_API_KEY and ANTHROPIC_BASE_URL are read
+// by cmd/, not here).
+type Config struct {
+	APIKey  string
+	BaseURL string
+	Model   string // default model; DefaultModel when empty
+	// Timeout bounds each attempt, including reading the whole stream.
+	Timeout time.Duration
+	// MaxRetries is how often the SDK retries the initial request (429,
+	// 5xx, connection errors). 0 means the SDK default (2); use a negative
+	// value for no retries.
+	MaxRetries int
+	// NoCache turns prompt-caching breakpoints off for every request.
+	NoCache    bool
+	HTTPClient *http.Client
+}
+
+// Model is a coachd.Model backed by the Anthropic Messages API.
+type Model struct {
+	client sdk.Client
+	cfg    Config
+}
+
+var _ coachd.Model = (*Model)(nil)
+
+// New returns a Model for cfg.
+func New(cfg Config) *Model {
+	if cfg.Model == "" {
+		cfg.Model = DefaultModel
+	}
+	var opts []option.RequestOption
+	if cfg.APIKey != "" {
+		opts = append(opts, option.WithAPIKey(cfg.APIKey))
+	}
+	if cfg.BaseURL != "" {
+		opts = append(opts, option.WithBaseURL(cfg.BaseURL))
+	}
+	if cfg.Timeout > 0 {
+		opts = append(opts, option.WithRequestTimeout(cfg.Timeout))
+	}
+	switch {
+	case cfg.MaxRetries > 0:
+		opts = append(opts, option.WithMaxRetries(cfg.MaxRetries))
+	case cfg.MaxRetries < 0:
+		opts = append(opts, option.WithMaxRetries(0))
+	}
+	if cfg.HTTPClient != nil {
+		opts = append(opts, option.WithHTTPClient(cfg.HTTPClient))
+	}
+	return &Model{client: sdk.NewClient(opts...), cfg: cfg}
+}
+
+// Stream starts one streaming Messages API call. Errors, including a bad
+// request, surface through the returned stream's Err.
+func (m *Model) Stream(ctx context.Context, req *coachd.ModelRequest) coachd.ModelStream {
+	params, err := m.params(req)
+	if err != nil {
+		return &stream{ctx: ctx, err: err, done: true}
+	}
+	s := m.client.Messages.NewStreaming(ctx, params)
+	return &stream{ctx: ctx, sdk: s}
+}
+
+// params converts a coachd request to SDK params. Blocks, system blocks and
+// tools travel as their exact JSON (param.Override), so fields the SDK's
+// param types do not know (and would drop) reach the API unchanged.
+func (m *Model) params(req *coachd.ModelRequest) (sdk.MessageNewParams, error) {
+	var p sdk.MessageNewParams
+	p.Model = sdk.Model(m.cfg.Model)
+	if req.Model != "" {
+		p.Model = sdk.Model(req.Model)
+	}
+	p.MaxTokens = req.MaxTokens
+	if p.MaxTokens <= 0 {
+		p.MaxTokens = DefaultMaxTokens
+	}
+	cache := !m.cfg.NoCache && !req.NoCache
+	budget := maxBreakpoints - countBreakpoints(req)
+	mark := func(b []byte) []byte {
+		if !cache || budget <= 0 {
+			return b
+		}
+		budget--
+		return withCacheControl(b)
+	}
+
+	for i, t := range req.Tools {
+		raw, err := toolJSON(t)
+		if err != nil {
+			return p, err
+		}
+		if i == len(req.Tools)-1 {
+			raw = mark(raw)
+		}
+		p.Tools = append(p.Tools, param.Override[sdk.ToolUnionParam](json.RawMessage(raw)))
+	}
+	for i, b := range req.System {
+		raw, err := json.Marshal(b)
+		if err != nil {
+			return p, coachd.Errorf(coachd.EINVALID, "system block %d: %v", i, err)
+		}
+		if i == len(req.System)-1 && b.Extra["cache_control"] == nil && b.Text != "" {
+			raw = mark(raw)
+		}
+		p.System = append(p.System, param.Override[sdk.TextBlockParam](json.RawMessage(raw)))
+	}
+	for i, msg := range req.Messages {
+		mp := sdk.MessageParam{Role: sdk.MessageParamRole(msg.Role)}
+		for j, b := range msg.Blocks {
+			raw, err := json.Marshal(b)
+			if err != nil {
+				return p, coachd.Errorf(coachd.EINVALID, "message %d block %d: %v", i, j, err)
+			}
+			if i == len(req.Messages)-1 && j == len(msg.Blocks)-1 && cacheable(b) {
+				raw = mark(raw)
+			}
+			mp.Content = append(mp.Content, param.Override[sdk.ContentBlockParamUnion](json.RawMessage(raw)))
+		}
+		p.Messages = append(p.Messages, mp)
+	}
+	if tc := req.ToolChoice; tc != nil {
+		raw, err := json.Marshal(tc)
+		if err != nil {
+			return p, coachd.Errorf(coachd.EINVALID, "tool_choice: %v", err)
+		}
+		p.ToolChoice = param.Override[sdk.ToolChoiceUnionParam](json.RawMessage(raw))
+	}
+	if req.ThinkingBudget > 0 {
+		p.Thinking = sdk.ThinkingConfigParamOfEnabled(req.ThinkingBudget)
+	}
+	if req.Temperature != nil {
+		p.Temperature = param.NewOpt(*req.Temperature)
+	}
+	if len(req.StopSequences) > 0 {
+		p.StopSequences = req.StopSequences
+	}
+	if req.UserID != "" {
+		p.Metadata = sdk.MetadataParam{UserID: param.NewOpt(req.UserID)}
+	}
+	return p, nil
+}
+
+func toolJSON(t coachd.ToolSpec) ([]byte, error) {
+	schema := t.InputSchema
+	if len(schema) == 0 {
+		schema = json.RawMessage(`{"type":"object"}`)
+	}
+	raw, err := json.Marshal(struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description,omitempty"`
+		InputSchema json.RawMessage `json:"input_schema"`
+	}{t.Name, t.Description, schema})
+	if err != nil {
+		return nil, coachd.Errorf(coachd.EINVALID, "tool %q: %v", t.Name, err)
+	}
+	return raw, nil
+}
+
+// cacheable reports whether the API accepts cache_control on b: not on
+// thinking blocks, not on empty text, not twice.
+func cacheable(b coachd.Block) bool {
+	switch {
+	case b.Extra["cache_control"] != nil:
+		return false
+	case b.Type == coachd.BlockThinking || b.Type == coachd.BlockRedactedThinking:
+		return false
+	case b.Type == coachd.BlockText && b.Text == "":
+		return false
+	}
+	return true
+}
+
+// countBreakpoints counts the cache_control markers the caller already set,
+// so that ours never push a request over the API's limit.
+func countBreakpoints(req *coachd.ModelRequest) int {
+	n := 0
+	for _, b := range req.System {
+		if b.Extra["cache_control"] != nil {
+			n++
+		}
+	}
+	for _, m := range req.Messages {
+		for _, b := range m.Blocks {
+			if b.Extra["cache_control"] != nil {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// withCacheControl adds an ephemeral cache_control to a JSON object.
+func withCacheControl(obj []byte) []byte {
+	const cc = `,"cache_control":{"type":"ephemeral"}}`
+	out := make([]byte, 0, len(obj)+len(cc))
+	out = append(out, obj[:len(obj)-1]...)
+	return append(out, cc...)
+}

@@ -1,0 +1,203 @@
+package anthropic
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/coachd/coachd"
+
+	sdk "github.com/anthropics/anthropic-sdk-go"
+	"github.com/anthropics/anthropic-sdk-go/packages/ssestream"
+)
+
+// stream adapts the SDK's event stream to coachd.ModelStream. The message
+// is assembled by the SDK's own Message.Accumulate; stream only guards
+// against protocol violations Accumulate does not check (a second
+// message_start) and translates events.
+type stream struct {
+	ctx context.Context
+	sdk *ssestream.Stream[sdk.MessageStreamEventUnion]
+
+	msg     sdk.Message
+	started bool // message_start seen
+	stopped bool // message_stop seen
+	ev      coachd.ModelEvent
+	err     error
+	done    bool
+	closed  bool
+}
+
+func (s *stream) Next() bool {
+	if s.done {
+		return false
+	}
+	for s.sdk.Next() {
+		ev := s.sdk.Current()
+		ok, err := s.accept(&ev)
+		if err != nil {
+			s.fail(err)
+			return false
+		}
+		if ok {
+			return true
+		}
+	}
+	if err := s.sdk.Err(); err != nil {
+		s.fail(mapError(s.ctx, err))
+		return false
+	}
+	if !s.stopped && s.ctx.Err() != nil {
+		s.fail(mapError(s.ctx, s.ctx.Err()))
+		return false
+	}
+	if !s.stopped {
+		// The body ended cleanly but the message did not: a dropped
+		// connection or a proxy cutting the stream short.
+		s.fail(&coachd.Error{Code: coachd.EAPI, Message: "model stream ended before message_stop"})
+		return false
+	}
+	s.done = true
+	s.Close()
+	return false
+}
+
+// accept folds one SDK event into the message and sets s.ev; it reports
+// whether the event is one coachd surfaces.
+func (s *stream) accept(ev *sdk.MessageStreamEventUnion) (bool, error) {
+	if ev.Type == "message_start" {
+		if s.started {
+			if ev.Message.ID == s.msg.ID {
+				return false, nil // a duplicate: harmless, ignored
+			}
+			return false, &coachd.Error{Code: coachd.EAPI,
+				Message: "model stream started a second message",
+				Err:     fmt.Errorf("message_start %q while %q is open", ev.Message.ID, s.msg.ID)}
+		}
+		s.started = true
+	}
+	if err := s.msg.Accumulate(*ev); err != nil {
+		return false, &coachd.Error{Code: coachd.EAPI, Message: "malformed model stream", Err: err}
+	}
+	s.ev = coachd.ModelEvent{Index: int(ev.Index)}
+	switch ev.Type {
+	case "content_block_start":
+		if ev.ContentBlock.Type != coachd.BlockToolUse {
+			return false, nil
+		}
+		s.ev.Type, s.ev.ID, s.ev.Name = coachd.ModelToolUseStart, ev.ContentBlock.ID, ev.ContentBlock.Name
+	case "content_block_delta":
+		switch ev.Delta.Type {
+		case "text_delta":
+			s.ev.Type, s.ev.Text = coachd.ModelTextDelta, ev.Delta.Text
+		case "thinking_delta":
+			s.ev.Type, s.ev.Text = coachd.ModelThinkingDelta, ev.Delta.Thinking
+		case "signature_delta":
+			s.ev.Type, s.ev.Text = coachd.ModelSignatureDelta, ev.Delta.Signature
+		case "input_json_delta":
+			s.ev.Type, s.ev.Text = coachd.ModelInputJSONDelta, ev.Delta.PartialJSON
+		default:
+			return false, nil // citations_delta and future kinds: in the message only
+		}
+	case "content_block_stop":
+		s.ev.Type = coachd.ModelBlockStop
+	case "message_delta":
+		s.ev = coachd.ModelEvent{Type: coachd.ModelMessageDelta,
+			StopReason: string(s.msg.StopReason), Usage: usage(s.msg.Usage)}
+	case "message_stop":
+		s.stopped = true
+		return false, nil
+	default:
+		return false, nil
+	}
+	return true, nil
+}
+
+func (s *stream) fail(err error) {
+	s.err, s.done = err, true
+	s.Close()
+}
+
+func (s *stream) Event() coachd.ModelEvent { return s.ev }
+
+func (s *stream) Err() error { return s.err }
+
+func (s *stream) Close() error {
+	if s.closed || s.sdk == nil {
+		return nil
+	}
+	s.closed = true
+	return s.sdk.Close()
+}
+
+// Response returns the message assembled so far.
+func (s *stream) Response() *coachd.ModelResponse {
+	resp := &coachd.ModelResponse{
+		ID:         s.msg.ID,
+		Model:      string(s.msg.Model),
+		StopReason: string(s.msg.StopReason),
+		Usage:      usage(s.msg.Usage),
+		Blocks:     make([]coachd.Block, 0, len(s.msg.Content)),
+	}
+	for i := range s.msg.Content {
+		if b, ok := block(&s.msg.Content[i]); ok {
+			resp.Blocks = append(resp.Blocks, b)
+		}
+	}
+	return resp
+}
+
+// block converts an accumulated SDK block through its wire JSON, so fields
+// coachd does not type (citations, caller, ...) survive in Extra. The typed
+// fields the deltas grew are laid over it: Accumulate refreshes the wire
+// JSON only at content_block_stop, and a stream cut short never gets there.
+func block(cb *sdk.ContentBlockUnion) (coachd.Block, bool) {
+	var b coachd.Block
+	if err := json.Unmarshal([]byte(cb.RawJSON()), &b); err != nil {
+		if cb.Type == "" {
+			return b, false
+		}
+		b = coachd.Block{Type: cb.Type}
+	}
+	switch b.Type {
+	case coachd.BlockText:
+		b.Text = cb.Text
+		if len(cb.Citations) > 0 {
+			raws := make([]json.RawMessage, len(cb.Citations))
+			for i, c := range cb.Citations {
+				raws[i] = json.RawMessage(c.RawJSON())
+			}
+			if raw, err := json.Marshal(raws); err == nil {
+				b.Extra = cloneExtra(b.Extra)
+				b.Extra["citations"] = raw
+			}
+		}
+	case coachd.BlockThinking:
+		b.Thinking, b.Signature = cb.Thinking, cb.Signature
+	case coachd.BlockToolUse:
+		// Input cut off mid-JSON (max_tokens, fixture 03) is not valid
+		// JSON; like Accumulate, keep the empty object the block began with.
+		b.Input = json.RawMessage(`{}`)
+		if len(cb.Input) > 0 && json.Valid(cb.Input) {
+			b.Input = append(json.RawMessage(nil), cb.Input...)
+		}
+	}
+	return b, true
+}
+
+func cloneExtra(m map[string]json.RawMessage) map[string]json.RawMessage {
+	out := make(map[string]json.RawMessage, len(m)+1)
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+func usage(u sdk.Usage) coachd.Usage {
+	return coachd.Usage{
+		InputTokens:              u.InputTokens,
+		OutputTokens:             u.OutputTokens,
+		CacheReadInputTokens:     u.CacheReadInputTokens,
+		CacheCreationInputTokens: u.CacheCreationInputTokens,
+	}
+}

@@ -1,0 +1,198 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/coachd/coachd/client"
+)
+
+// runChat is a terminal client: one turn when a message is given, a REPL
+// otherwise. Ctrl-C cancels the running turn (the server stores what was
+// said so far) and exits.
+func runChat(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := newFlagSet("chat", "Usage: coachd chat [flags] [message]\n\n"+
+		"Talks to a coach. With a message, runs one turn and exits; without, reads messages line by line.")
+	base := fs.String("url", envOr(getenv, "COACHD_URL", "http://127.0.0.1:8080"), "server URL (env COACHD_URL)")
+	key := fs.String("key", getenv("COACHD_KEY"), "your API key, ck_… (env COACHD_KEY)")
+	sid := fs.String("session", "", "continue this session")
+	agentName := fs.String("agent", "", "agent for a new session")
+	fs.SetOutput(io.Discard)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fs.SetOutput(stdout)
+			fs.Usage()
+			return nil
+		}
+		fmt.Fprintf(stderr, "coachd chat: %v\n", err)
+		fs.SetOutput(stderr)
+		fs.Usage()
+		return errUsage
+	}
+	if *key == "" {
+		fmt.Fprintln(stderr, "coachd chat: --key (or COACHD_KEY) is required")
+		return errUsage
+	}
+	c := &chatter{cl: client.New(*base, *key, nil), session: *sid, agent: *agentName, in: bufio.NewReader(stdin), out: stdout}
+	if msg := strings.Join(fs.Args(), " "); msg != "" {
+		return c.turn(ctx, client.ChatRequest{Message: msg})
+	}
+	for {
+		fmt.Fprint(stdout, "\nyou> ")
+		line, err := c.in.ReadString('\n')
+		if line = strings.TrimSpace(line); line != "" {
+			if err := c.turn(ctx, client.ChatRequest{Message: line}); err != nil {
+				return err
+			}
+		}
+		if err != nil || ctx.Err() != nil {
+			fmt.Fprintln(stdout)
+			return nil
+		}
+	}
+}
+
+type chatter struct {
+	cl      *client.Client
+	session string
+	agent   string
+	in      *bufio.Reader
+	out     io.Writer
+}
+
+// turn streams one turn, then answers any interaction it ends on.
+func (c *chatter) turn(ctx context.Context, req client.ChatRequest) error {
+	for {
+		req.SessionID, req.Agent = c.session, c.agent
+		var pending *interaction
+		sid, err := c.cl.ChatStream(ctx, req, client.StreamOptions{}, func(ev client.Event) error {
+			p, err := c.show(ev)
+			if p != nil {
+				pending = p
+			}
+			return err
+		})
+		if sid != "" {
+			c.session = sid
+		}
+		if ctx.Err() != nil {
+			fmt.Fprintln(c.out, "\n(stopped)")
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if pending == nil {
+			return nil
+		}
+		answer, ok := c.ask(pending)
+		if !ok {
+			return nil
+		}
+		req = client.ChatRequest{ToolResult: &client.ToolResult{ToolUseID: pending.ToolUseID, Content: answer}}
+	}
+}
+
+type interaction struct {
+	ToolUseID string `json:"tool_use_id"`
+	Name      string `json:"name"`
+	Input     struct {
+		Prompt  string   `json:"prompt"`
+		Options []string `json:"options"`
+		Context string   `json:"context"`
+	} `json:"input"`
+}
+
+// show prints one event of the coachd dialect.
+func (c *chatter) show(ev client.Event) (*interaction, error) {
+	var d struct {
+		Text       string `json:"text"`
+		Name       string `json:"name"`
+		Result     string `json:"result"`
+		IsError    bool   `json:"is_error"`
+		Type       string `json:"type"`
+		Message    string `json:"message"`
+		StopReason string `json:"stop_reason"`
+	}
+	if err := json.Unmarshal(ev.Data, &d); err != nil {
+		return nil, fmt.Errorf("chat: bad %s event: %w", ev.Name, err)
+	}
+	switch ev.Name {
+	case "content_delta":
+		fmt.Fprint(c.out, d.Text)
+	case "function_call":
+		fmt.Fprintf(c.out, "\n  → %s\n", d.Name)
+	case "function_result":
+		mark := "←"
+		if d.IsError {
+			mark = "✗"
+		}
+		fmt.Fprintf(c.out, "  %s %s: %s\n", mark, d.Name, clip(d.Result, 160))
+	case "round_boundary":
+		fmt.Fprintln(c.out)
+	case "interaction":
+		var in interaction
+		if err := json.Unmarshal(ev.Data, &in); err != nil {
+			return nil, fmt.Errorf("chat: bad interaction: %w", err)
+		}
+		return &in, nil
+	case "error":
+		fmt.Fprintf(c.out, "\n[error %s] %s\n", d.Type, d.Message)
+	case "message_end":
+		if d.StopReason != "end_turn" && d.StopReason != "awaiting_input" {
+			fmt.Fprintf(c.out, "\n(turn ended: %s)", d.StopReason)
+		}
+		fmt.Fprintln(c.out)
+	}
+	return nil, nil
+}
+
+// ask prompts for the answer to an interaction; false means the user gave
+// none (end of input).
+func (c *chatter) ask(p *interaction) (json.RawMessage, bool) {
+	if p.Input.Prompt != "" {
+		fmt.Fprintln(c.out, p.Input.Prompt)
+	}
+	if p.Input.Context != "" {
+		fmt.Fprintln(c.out, p.Input.Context)
+	}
+	for i, o := range p.Input.Options {
+		fmt.Fprintf(c.out, "  %d) %s\n", i+1, o)
+	}
+	for {
+		if len(p.Input.Options) > 0 {
+			fmt.Fprintf(c.out, "choose 1-%d> ", len(p.Input.Options))
+		} else {
+			fmt.Fprint(c.out, "answer> ")
+		}
+		line, err := c.in.ReadString('\n')
+		line = strings.TrimSpace(line)
+		if n, convErr := strconv.Atoi(line); convErr == nil && n >= 1 && n <= len(p.Input.Options) {
+			line = p.Input.Options[n-1]
+		} else if len(p.Input.Options) > 0 && line != "" && err == nil {
+			continue
+		}
+		if line == "" {
+			if err != nil {
+				return nil, false
+			}
+			continue
+		}
+		b, _ := json.Marshal(line)
+		return b, true
+	}
+}
+
+func clip(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return s
+}

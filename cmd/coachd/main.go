@@ -1,0 +1,148 @@
+// Command coachd serves tool-using AI coaches over HTTP.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args, os.Getenv, os.Stdout, os.Stderr)
+	stop()
+	switch {
+	case err == nil:
+	case errors.Is(err, errUsage):
+		os.Exit(2) // the usage was already printed
+	default:
+		fmt.Fprintln(os.Stderr, "coachd:", err)
+		os.Exit(1)
+	}
+}
+
+// errUsage marks a command line that could not be understood; the usage
+// has been printed to stderr.
+var errUsage = errors.New("usage error")
+
+const usage = `coachd serves tool-using AI coaches over HTTP.
+
+Usage:
+  coachd <command> [flags]
+
+Commands:
+  serve      start the HTTP server
+  users      create and list users (API keys)
+  migrate    apply database migrations
+  chat       talk to a coach from the terminal
+  fake-anthropic  serve a fake Anthropic API (for demos and load tests)
+  version    print the version
+
+Run "coachd <command> -h" for a command's flags.
+`
+
+// run is the whole program: main only wires the process to it, tests call
+// it directly.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) < 2 {
+		fmt.Fprint(stderr, usage)
+		return errUsage
+	}
+	cmd, rest := args[1], args[2:]
+	switch cmd {
+	case "serve":
+		return runServe(ctx, rest, getenv, stdout, stderr)
+	case "users":
+		return runUsers(ctx, rest, getenv, stdout, stderr)
+	case "migrate":
+		return runMigrate(ctx, rest, getenv, stdout, stderr)
+	case "chat":
+		// The terminal client reads answers to interactive tools from the
+		// process's stdin; tests call runChat with their own reader.
+		return runChat(ctx, rest, getenv, os.Stdin, stdout, stderr)
+	case "fake-anthropic":
+		return runFake(ctx, rest, getenv, stdout, stderr)
+	case "version":
+		return runVersion(rest, stdout, stderr)
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	}
+	fmt.Fprintf(stderr, "coachd: unknown command %q\n\n%s", cmd, usage)
+	return errUsage
+}
+
+// parseFlags parses args with fs. Help (-h) goes to stdout and returns
+// done=true; a bad flag prints the error and the usage to stderr and
+// returns errUsage.
+func parseFlags(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (done bool, err error) {
+	fs.SetOutput(io.Discard)
+	err = fs.Parse(args)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		fs.SetOutput(stdout)
+		fs.Usage()
+		return true, nil
+	case err != nil:
+		fs.SetOutput(stderr)
+		fmt.Fprintf(stderr, "coachd %s: %v\n", fs.Name(), err)
+		fs.Usage()
+		return true, errUsage
+	case fs.NArg() > 0:
+		fs.SetOutput(stderr)
+		fmt.Fprintf(stderr, "coachd %s: unexpected arguments: %s\n", fs.Name(), strings.Join(fs.Args(), " "))
+		fs.Usage()
+		return true, errUsage
+	}
+	return false, nil
+}
+
+// newFlagSet returns a FlagSet whose usage prints the summary line, then
+// the flags.
+func newFlagSet(name, synopsis string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "%s\n\nFlags:\n", synopsis)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// envOr returns the environment variable key, or def when it is unset.
+func envOr(getenv func(string) string, key, def string) string {
+	if v := getenv(key); v != "" {
+		return v
+	}
+	return def
+}
+
+// dbFlag adds the --db flag every database command shares.
+func dbFlag(fs *flag.FlagSet, getenv func(string) string) *string {
+	return fs.String("db", envOr(getenv, "COACHD_DB", "./coachd.db"),
+		"SQLite file, or a postgres:// URL to use PostgreSQL (env COACHD_DB)")
+}
+
+// maskDSN hides the password of a postgres:// URL; a file path is shown as
+// is.
+func maskDSN(dsn string) string {
+	u, err := url.Parse(dsn)
+	if err != nil || u.Scheme == "" {
+		return dsn
+	}
+	if _, ok := u.User.Password(); ok {
+		u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	}
+	q := u.Query()
+	if q.Has("password") {
+		q.Set("password", "xxxxx")
+		u.RawQuery = q.Encode()
+	}
+	return u.String()
+}

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/coachd/coachd"
+	"github.com/coachd/coachd/agent"
+	"github.com/coachd/coachd/anthropic"
+	"github.com/coachd/coachd/demo"
+	"github.com/coachd/coachd/tools"
+)
+
+// modelConfig chooses and configures the model: Claude when an API key is
+// set, the offline demo model otherwise.
+type modelConfig struct {
+	Provider  string // anthropic or demo
+	APIKey    string
+	BaseURL   string
+	Model     string
+	Timeout   time.Duration
+	NoCache   bool
+	DemoDelay time.Duration
+	Heartbeat time.Duration
+}
+
+func (c *modelConfig) register(fs *flag.FlagSet, getenv func(string) string) {
+	c.APIKey = getenv("ANTHROPIC_API_KEY")
+	def := "demo"
+	if c.APIKey != "" {
+		def = "anthropic"
+	}
+	fs.StringVar(&c.Provider, "provider", envOr(getenv, "COACHD_PROVIDER", def), "model provider: anthropic or demo (default anthropic when ANTHROPIC_API_KEY is set) (env COACHD_PROVIDER)")
+	fs.StringVar(&c.BaseURL, "anthropic-base-url", getenv("ANTHROPIC_BASE_URL"), "Anthropic API base URL (env ANTHROPIC_BASE_URL)")
+	fs.StringVar(&c.Model, "model", envOr(getenv, "COACHD_MODEL", anthropic.DefaultModel), "Claude model for agents that name none (env COACHD_MODEL)")
+	fs.DurationVar(&c.Timeout, "model-timeout", envDuration(getenv, "COACHD_MODEL_TIMEOUT", 2*time.Minute), "timeout of one model request (env COACHD_MODEL_TIMEOUT)")
+	fs.BoolVar(&c.NoCache, "no-prompt-cache", getenv("COACHD_NO_PROMPT_CACHE") == "1", "turn prompt-caching breakpoints off (env COACHD_NO_PROMPT_CACHE=1)")
+	fs.DurationVar(&c.DemoDelay, "demo-delay", envDuration(getenv, "COACHD_DEMO_DELAY", demo.DefaultDelay), "pause between the demo model's chunks (env COACHD_DEMO_DELAY)")
+	fs.DurationVar(&c.Heartbeat, "heartbeat", envDuration(getenv, "COACHD_HEARTBEAT", 30*time.Second), "SSE heartbeat interval (env COACHD_HEARTBEAT)")
+}
+
+func (c modelConfig) LogValue() slog.Value {
+	key := "(unset)"
+	if c.APIKey != "" {
+		key = "(set)"
+	}
+	return slog.GroupValue(
+		slog.String("provider", c.Provider), slog.String("anthropic_api_key", key),
+		slog.String("base_url", c.BaseURL), slog.String("model", c.Model),
+		slog.Duration("timeout", c.Timeout), slog.Bool("prompt_cache", !c.NoCache),
+	)
+}
+
+func (c modelConfig) build() (coachd.Model, error) {
+	switch c.Provider {
+	case "anthropic":
+		if c.APIKey == "" {
+			return nil, fmt.Errorf("--provider anthropic needs ANTHROPIC_API_KEY")
+		}
+		return anthropic.New(anthropic.Config{
+			APIKey: c.APIKey, BaseURL: c.BaseURL, Model: c.Model, Timeout: c.Timeout, NoCache: c.NoCache,
+		}), nil
+	case "demo":
+		return demo.New(demo.Config{Delay: c.DemoDelay}), nil
+	}
+	return nil, fmt.Errorf("--provider must be anthropic or demo, not %q", c.Provider)
+}
+
+// newRunner wires the agent runner with the built-in tools.
+func newRunner(store coachd.Store, model coachd.Model, logger *slog.Logger) (*agent.Runner, error) {
+	ts, err := agent.NewToolset(tools.Builtins()...)
+	if err != nil {
+		return nil, err
+	}
+	return agent.NewRunner(agent.Config{
+		Store: store, Model: model, Tools: ts, Logger: logger.With("component", "runner"),
+	}), nil
+}
+
+func envDuration(getenv func(string) string, key string, def time.Duration) time.Duration {
+	if v := getenv(key); v != "" {
+		if d, err := time.ParseDuration(v); err == nil {
+			return d
+		}
+	}
+	return def
+}

@@ -1,0 +1,190 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/coachd/coachd"
+	"github.com/coachd/coachd/server"
+	"github.com/coachd/coachd/sqlstore"
+)
+
+// shutdownTimeout bounds how long in-flight requests may take to finish
+// after SIGINT/SIGTERM.
+const shutdownTimeout = 10 * time.Second
+
+// serveConfig is the effective configuration of coachd serve.
+type serveConfig struct {
+	Addr      string
+	DB        string
+	AdminKey  string
+	Demo      bool
+	LogFormat string
+	Model     modelConfig
+}
+
+// LogValue masks secrets: the admin key and a database password never
+// reach the log.
+func (c serveConfig) LogValue() slog.Value {
+	admin := "(unset: admin routes disabled)"
+	if c.AdminKey != "" {
+		admin = "(set)"
+	}
+	return slog.GroupValue(
+		slog.String("addr", c.Addr),
+		slog.String("db", maskDSN(c.DB)),
+		slog.String("admin_key", admin),
+		slog.Bool("demo", c.Demo),
+		slog.String("log_format", c.LogFormat),
+		slog.Any("model", c.Model),
+	)
+}
+
+func runServe(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("serve", "Usage: coachd serve [flags]\n\nStarts the HTTP API. Flags fall back to COACHD_* environment variables.")
+	var cfg serveConfig
+	fs.StringVar(&cfg.Addr, "addr", envOr(getenv, "COACHD_ADDR", "127.0.0.1:8080"), "listen address; port 0 picks a free port (env COACHD_ADDR)")
+	db := dbFlag(fs, getenv)
+	fs.StringVar(&cfg.AdminKey, "admin-key", getenv("COACHD_ADMIN_KEY"), "key for the admin routes /v1/users…; empty disables them (env COACHD_ADMIN_KEY)")
+	fs.BoolVar(&cfg.Demo, "demo", false, "create a demo user if missing and print its API key")
+	fs.StringVar(&cfg.LogFormat, "log-format", envOr(getenv, "COACHD_LOG_FORMAT", "text"), "log format: text or json (env COACHD_LOG_FORMAT)")
+	cfg.Model.register(fs, getenv)
+	if done, err := parseFlags(fs, args, stdout, stderr); done || err != nil {
+		return err
+	}
+	cfg.DB = *db
+	var handler slog.Handler
+	switch cfg.LogFormat {
+	case "text":
+		handler = slog.NewTextHandler(stderr, nil)
+	case "json":
+		handler = slog.NewJSONHandler(stderr, nil)
+	default:
+		fmt.Fprintf(stderr, "coachd serve: --log-format must be text or json, not %q\n", cfg.LogFormat)
+		return errUsage
+	}
+	logger := slog.New(handler)
+	logger.Info("starting coachd", "version", versionString(), "config", cfg)
+	model, err := cfg.Model.build()
+	if err != nil {
+		fmt.Fprintf(stderr, "coachd serve: %v\n", err)
+		return errUsage
+	}
+
+	store, err := openDB(ctx, cfg.DB)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	logger.Info("database ready", "dialect", store.Dialect())
+	runner, err := newRunner(store, model, logger)
+	if err != nil {
+		return err
+	}
+
+	srv := &http.Server{
+		Handler: server.New(server.Deps{
+			Store:     store,
+			Logger:    logger,
+			Clock:     coachd.SystemClock{},
+			AdminKey:  cfg.AdminKey,
+			Ping:      store.SQL().PingContext,
+			Runner:    runner,
+			Heartbeat: cfg.Model.Heartbeat,
+		}),
+		// No ReadTimeout or WriteTimeout: chat responses are SSE streams
+		// that stay open for minutes, and either deadline would cut them.
+		// Slow-header clients are bounded here, idle keep-alives below.
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(handler, slog.LevelWarn),
+	}
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
+	}
+	addr := ln.Addr().String()
+	if cfg.Demo {
+		if err := announceDemo(ctx, store, "http://"+addr, stdout); err != nil {
+			ln.Close()
+			return fmt.Errorf("demo user: %w", err)
+		}
+	}
+	// The listening line comes last: whoever waits for it (a person, a
+	// test) has everything else printed by then.
+	logger.Info("listening", "addr", addr)
+	fmt.Fprintf(stdout, "coachd listening on http://%s\n", addr)
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Serve(ln) }()
+
+	select {
+	case err := <-serveErr:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	logger.Info("shutting down", "timeout", shutdownTimeout.String())
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	if err := <-serveErr; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("serve: %w", err)
+	}
+	logger.Info("stopped")
+	return nil
+}
+
+// demoUserName names the user --demo creates.
+const demoUserName = "demo"
+
+// announceDemo makes sure the demo user exists and prints how to call the
+// API as that user.
+func announceDemo(ctx context.Context, store *sqlstore.DB, baseURL string, stdout io.Writer) error {
+	u, err := findUserByName(ctx, store, demoUserName)
+	if err != nil {
+		return err
+	}
+	// Keys are stored only hashed: an existing demo user gets a new key on
+	// every start, so the printed one always works.
+	var key string
+	if u == nil {
+		u = &coachd.User{Name: demoUserName}
+		if key, err = server.CreateUser(ctx, store, u); err != nil {
+			return fmt.Errorf("create demo user: %w", err)
+		}
+	} else {
+		key = server.NewAPIKey()
+		if err := store.SetUserKey(ctx, u.ID, server.HashAPIKey(key)); err != nil {
+			return fmt.Errorf("rotate demo key: %w", err)
+		}
+	}
+	fmt.Fprintf(stdout, "demo user %s\nAPI key: %s\ntry: curl -H 'Authorization: Bearer %s' %s/v1/me\n", u.ID, key, key, baseURL)
+	return nil
+}
+
+func findUserByName(ctx context.Context, store coachd.UserService, name string) (*coachd.User, error) {
+	page := coachd.Page{Limit: coachd.MaxPageLimit}
+	for {
+		users, next, err := store.ListUsers(ctx, page)
+		if err != nil {
+			return nil, fmt.Errorf("list users: %w", err)
+		}
+		for _, u := range users {
+			if u.Name == name {
+				return u, nil
+			}
+		}
+		if next == "" {
+			return nil, nil
+		}
+		page.Cursor = next
+	}
+}

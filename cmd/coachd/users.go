@@ -1,0 +1,100 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"unicode/utf8"
+
+	"github.com/coachd/coachd"
+	"github.com/coachd/coachd/server"
+)
+
+const usersUsage = `Usage:
+  coachd users create --name NAME [--budget TOKENS] [--db DSN]
+  coachd users list [--db DSN]
+
+create prints the new user's API key, alone, on stdout: it is stored only
+hashed and cannot be shown again.
+`
+
+func runUsers(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usersUsage)
+		return errUsage
+	}
+	switch args[0] {
+	case "create":
+		return runUsersCreate(ctx, args[1:], getenv, stdout, stderr)
+	case "list":
+		return runUsersList(ctx, args[1:], getenv, stdout, stderr)
+	case "-h", "-help", "--help", "help":
+		fmt.Fprint(stdout, usersUsage)
+		return nil
+	}
+	fmt.Fprintf(stderr, "coachd users: unknown command %q\n\n%s", args[0], usersUsage)
+	return errUsage
+}
+
+func runUsersCreate(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("users create", "Usage: coachd users create --name NAME [--budget TOKENS] [--db DSN]\n\nCreates a user and prints its API key alone on stdout.")
+	name := fs.String("name", "", "the user's name (required)")
+	budget := fs.Int64("budget", 0, "token budget; 0 means no budget")
+	dsn := dbFlag(fs, getenv)
+	if done, err := parseFlags(fs, args, stdout, stderr); done || err != nil {
+		return err
+	}
+	if n := utf8.RuneCountInString(*name); strings.TrimSpace(*name) == "" || n > server.UserNameMax {
+		fmt.Fprintln(stderr, "coachd users create: --name is required (1 to 100 characters)")
+		fs.SetOutput(stderr)
+		fs.Usage()
+		return errUsage
+	}
+	if *budget < 0 {
+		fmt.Fprintln(stderr, "coachd users create: --budget must be 0 or more")
+		return errUsage
+	}
+	db, err := openDB(ctx, *dsn)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	key, err := server.CreateUser(ctx, db, &coachd.User{Name: *name, TokenBudget: *budget})
+	if err != nil {
+		return fmt.Errorf("create user: %w", err)
+	}
+	fmt.Fprintln(stdout, key)
+	return nil
+}
+
+func runUsersList(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("users list", "Usage: coachd users list [--db DSN]\n\nLists every user with its budget and usage.")
+	dsn := dbFlag(fs, getenv)
+	if done, err := parseFlags(fs, args, stdout, stderr); done || err != nil {
+		return err
+	}
+	db, err := openDB(ctx, *dsn)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tNAME\tTOKEN_BUDGET\tTOKENS_USED\tCREATED")
+	page := coachd.Page{Limit: coachd.MaxPageLimit}
+	for {
+		users, next, err := db.ListUsers(ctx, page)
+		if err != nil {
+			return fmt.Errorf("list users: %w", err)
+		}
+		for _, u := range users {
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\n", u.ID, u.Name, u.TokenBudget, u.TokensUsed, u.CreatedAt.UTC().Format("2006-01-02 15:04:05Z"))
+		}
+		if next == "" {
+			break
+		}
+		page.Cursor = next
+	}
+	return tw.Flush()
+}

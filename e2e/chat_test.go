@@ -1,0 +1,268 @@
+package e2e
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	at "github.com/coachd/coachd/anthropic/anthropictest"
+)
+
+const longReply = "Here is a plan for your week. **Monday**: an easy run, thirty minutes. " +
+	"*Wednesday*: intervals, six by two minutes. Friday: rest, and stretch well. " +
+	"Keep a note of how each session felt, so we can adjust next week."
+
+func TestSignIn(t *testing.T) {
+	e := newEnv(t, 1280, 800)
+	t.Run("ErrBadKey", func(t *testing.T) {
+		e := e.sub(t)
+		e.run(chromedp.Navigate(e.url + "/"))
+		e.waitVisible("#signin-key")
+		e.run(
+			chromedp.SendKeys(chromedp.CSS("#signin-key"), "ck_wrong"),
+			chromedp.Click(chromedp.CSS("#signin-submit")),
+		)
+		e.waitVisible("#signin-error")
+	})
+	t.Run("OK", func(t *testing.T) {
+		e := e.sub(t)
+		e.run(chromedp.Evaluate[chromedp.Void](`document.getElementById("signin-key").value = ""`))
+		e.run(
+			chromedp.SendKeys(chromedp.CSS("#signin-key"), e.key),
+			chromedp.Click(chromedp.CSS("#signin-submit")),
+		)
+		e.waitVisible("#composer")
+		e.waitVisible("#welcome")
+		if got := eval[string](e, `document.getElementById("me-name").textContent`); got != "demo" {
+			t.Errorf("signed in as %q, want demo", got)
+		}
+	})
+	t.Run("FragmentKey", func(t *testing.T) {
+		e := e.sub(t)
+		e.run(chromedp.Evaluate[chromedp.Void](`localStorage.clear()`))
+		e.signIn() // checks the fragment is cleared and the key stored
+	})
+}
+
+func TestStreamingReply(t *testing.T) {
+	e := newEnv(t, 1280, 800)
+	// Eight runes per delta, 25 ms apart: the reply arrives over many
+	// frames.
+	e.fake.Enqueue(at.Text(longReply, 8).Paced(50*time.Millisecond, 25*time.Millisecond))
+	e.signIn()
+	e.recordPhases()
+	// Record the text length at every change to see it grow.
+	eval[chromedp.Void](e, `(() => {
+		window.__lens = [];
+		new MutationObserver(() => {
+			const md = document.querySelector(".msg.assistant .md");
+			if (md) window.__lens.push(md.textContent.length);
+		}).observe(document.getElementById("transcript"), { childList: true, subtree: true, characterData: true });
+	})()`)
+	e.send("Plan my week")
+	e.waitJS("the stop button while streaming", `!document.getElementById("stop").hidden`)
+	e.waitJS("the reply to finish", `document.querySelector(".msg.assistant .md")?.textContent.includes("adjust next week")`)
+	e.waitIdle()
+
+	lens := eval[[]int](e, `[...new Set(window.__lens)]`)
+	if len(lens) < 4 {
+		t.Errorf("the reply appeared in %d steps (%v), want it to grow over several frames", len(lens), lens)
+	}
+	phases := eval[[]string](e, `window.__rec.phases`)
+	if strings.Join(phases, ",") != "idle,streaming,completing,idle" {
+		t.Errorf("phases = %v, want idle,streaming,completing,idle", phases)
+	}
+	// Markdown became elements, and the send button is back.
+	if n := eval[int](e, `document.querySelectorAll(".msg.assistant .md strong, .msg.assistant .md em").length`); n != 2 {
+		t.Errorf("found %d strong/em elements, want 2", n)
+	}
+	if !eval[bool](e, `document.getElementById("stop").hidden && !document.getElementById("send").hidden`) {
+		t.Error("the stop button is still shown after the turn")
+	}
+	// The session is in the URL and in the list.
+	e.waitJS("the session in the list", `document.querySelector(".session.active .session-title")?.textContent.length > 0`)
+	if !eval[bool](e, `location.hash.startsWith("#/sess_")`) {
+		t.Error("the session id is not in the URL")
+	}
+	// Reloading shows the stored history.
+	e.run(chromedp.Reload())
+	e.waitJS("the history", `document.querySelector(".msg.assistant .md")?.textContent.includes("adjust next week")`)
+	if got := eval[string](e, `document.querySelector(".msg.user .bubble").textContent`); got != "Plan my week" {
+		t.Errorf("user message = %q", got)
+	}
+}
+
+func TestToolShimmerThenCard(t *testing.T) {
+	e := newEnv(t, 1280, 800)
+	input := `{"note_type":"preference","title":"Morning runs","content":"Prefers to run before work."}`
+	e.fake.Enqueue(
+		at.Blocks(at.TextBlock("Let me remember that.", 5), at.ToolUse("toolu_save1", "save_note", input)).
+			Paced(20*time.Millisecond, 20*time.Millisecond),
+		at.Text("Saved. I will plan around your mornings.", 6).Paced(300*time.Millisecond, 20*time.Millisecond),
+	)
+	e.signIn()
+	e.recordPhases()
+	e.send("I like to run in the morning")
+	e.waitJS("the tool card with its result", `document.querySelector(".tool-card[data-tool=save_note]")?.dataset.state === "done"`)
+	e.waitJS("the second round", `document.querySelector(".msg.assistant")?.textContent.includes("plan around your mornings")`)
+	e.waitIdle()
+
+	type shimmer struct {
+		Text string  `json:"text"`
+		MS   float64 `json:"ms"`
+	}
+	rec := eval[struct {
+		Phases  []string  `json:"phases"`
+		Shimmer []shimmer `json:"shimmer"`
+	}](e, `window.__rec`)
+	if got := strings.Join(rec.Phases, ","); got != "idle,streaming,toolExecuting,streaming,completing,idle" {
+		t.Errorf("phases = %s", got)
+	}
+	if len(rec.Shimmer) != 1 {
+		t.Fatalf("shimmer shown %d times, want once: %+v", len(rec.Shimmer), rec.Shimmer)
+	}
+	if s := rec.Shimmer[0]; !strings.Contains(s.Text, "Save note") || s.MS < 190 {
+		t.Errorf("shimmer = %+v, want the tool name shown for at least 200 ms", s)
+	}
+	if got := eval[string](e, `document.querySelector(".tool-card .tool-pre").textContent`); !strings.Contains(got, "Morning runs") {
+		t.Errorf("tool card result = %q, want the saved note", got)
+	}
+	// The text before the tool and after it are separate paragraphs.
+	if n := eval[int](e, `document.querySelectorAll(".msg.assistant .md").length`); n != 2 {
+		t.Errorf("%d text segments, want 2 (before and after the tool)", n)
+	}
+	// The saved note shows in the notes panel.
+	e.run(chromedp.Click(chromedp.CSS("#notes-open")))
+	e.waitJS("the note in the panel", `[...document.querySelectorAll(".note-list .note-title")].some(n => n.textContent === "Morning runs")`)
+	// History draws the card from the stored blocks.
+	e.run(chromedp.Reload())
+	e.waitJS("the stored tool card", `document.querySelector(".tool-card[data-tool=save_note]")?.dataset.state === "done"`)
+}
+
+func TestShowOptions(t *testing.T) {
+	e := newEnv(t, 1280, 800)
+	e.fake.Enqueue(
+		at.Blocks(at.TextBlock("When do you train best?", 0),
+			at.ToolUse("toolu_opt1", "show_options", `{"prompt":"Pick a time","options":["Morning","Lunch","Evening"]}`)),
+		at.Text("Morning it is. Early sessions are easier to keep.", 6).Paced(0, 15*time.Millisecond),
+	)
+	e.signIn()
+	e.send("Help me pick a training time")
+	e.waitVisible(".interaction .pill")
+	e.waitIdle()
+	if got := eval[string](e, `document.querySelector(".interaction-prompt").textContent`); got != "Pick a time" {
+		t.Errorf("prompt = %q", got)
+	}
+	// Two clicks in the same task: the second must do nothing.
+	eval[chromedp.Void](e, `(() => {
+		const pills = document.querySelectorAll(".interaction .pill");
+		pills[0].click(); pills[2].click(); pills[0].click();
+	})()`)
+	e.waitJS("the resumed reply", `document.querySelector("#transcript")?.textContent.includes("Early sessions are easier")`)
+	e.waitIdle()
+	if n := e.faults.count("POST", "/v1/chat/stream"); n != 2 {
+		t.Errorf("%d chat requests, want 2 (the message and one answer)", n)
+	}
+	if got := eval[string](e, `document.querySelector(".pill.chosen").textContent`); got != "Morning" {
+		t.Errorf("chosen pill = %q", got)
+	}
+	if !eval[bool](e, `[...document.querySelectorAll(".interaction .pill")].every(p => p.disabled)`) {
+		t.Error("pills are still enabled after answering")
+	}
+	if got := eval[string](e, `document.querySelector(".msg.user.answer .bubble").textContent`); got != "Morning" {
+		t.Errorf("answer bubble = %q", got)
+	}
+	// The model received the pick as the tool's result.
+	reqs := e.fake.Requests()
+	last := reqs[len(reqs)-1]
+	if trs := last.ToolResults(); len(trs) != 1 || !strings.Contains(trs[0].ResultText(), "Morning") {
+		t.Errorf("tool results sent to the model = %+v", trs)
+	}
+	// After a reload the answered options stay answered.
+	e.run(chromedp.Reload())
+	e.waitJS("the history", `document.querySelector(".pill.chosen")?.textContent === "Morning"`)
+	if !eval[bool](e, `[...document.querySelectorAll(".interaction .pill")].every(p => p.disabled)`) {
+		t.Error("stored options are clickable again")
+	}
+}
+
+func TestStopMidStream(t *testing.T) {
+	e := newEnv(t, 1280, 800)
+	// Nine events: message_start, content_block_start and seven deltas,
+	// then nothing until the client goes away.
+	e.fake.Enqueue(at.Text("I was just getting started on a long answer about pacing", 4).
+		Paced(0, 20*time.Millisecond).StallAfter(9))
+	e.signIn()
+	e.send("Tell me about pacing")
+	e.waitJS("partial text", `document.querySelector(".msg.assistant .md")?.textContent.includes("started")`)
+	if got := eval[string](e, `document.body.dataset.phase`); got != "streaming" {
+		t.Fatalf("phase while stalled = %q, want streaming", got)
+	}
+	e.run(chromedp.KeyEvent("\u001b")) // Escape stops
+	e.waitIdle()
+	e.waitVisible(".msg.assistant .msg-note.stopped")
+	partial := eval[string](e, `document.querySelector(".msg.assistant .md").textContent`)
+	if !strings.HasPrefix(partial, "I was just getting started") {
+		t.Errorf("kept text = %q", partial)
+	}
+	if !eval[bool](e, `!document.getElementById("send").hidden && document.getElementById("stop").hidden`) {
+		t.Error("the send button is not back after stopping")
+	}
+	// The server kept the partial reply.
+	e.run(chromedp.Reload())
+	e.waitJS("the stored partial reply", `document.querySelector(".msg.assistant .md")?.textContent.includes("started")`)
+	e.waitVisible(".msg.assistant .msg-note.stopped")
+	// And the session takes a new turn at once: the stop button works
+	// through the button too.
+	e.fake.Enqueue(at.Text("More about pacing, slowly", 2).Paced(0, 40*time.Millisecond).StallAfter(6))
+	e.send("Go on")
+	e.waitJS("the second partial", `document.querySelectorAll(".msg.assistant").length === 2 && document.querySelectorAll(".msg.assistant")[1].textContent.includes("Mo")`)
+	e.run(chromedp.Click(chromedp.CSS("#stop")))
+	e.waitIdle()
+}
+
+func TestErrorBanners(t *testing.T) {
+	e := newEnv(t, 1280, 800)
+	e.signIn()
+	t.Run("TurnInProgress", func(t *testing.T) {
+		e := e.sub(t)
+		e.faults.failNextWith("POST", "/v1/chat/stream", 409, `{"error":{"code":"turn_in_progress","message":"a turn is already running"}}`, "")
+		e.send("Hello")
+		e.waitVisible(`.banner[data-type=turn_in_progress]`)
+		e.waitIdle()
+		e.waitVisible(".msg.user.failed")
+		if got := eval[string](e, `document.getElementById("input").value`); got != "Hello" {
+			t.Errorf("composer = %q, want the unsent text back", got)
+		}
+	})
+	t.Run("RateLimited", func(t *testing.T) {
+		e := e.sub(t)
+		e.faults.failNextWith("POST", "/v1/chat/stream", 429, `{"error":{"code":"rate_limit_exceeded","message":"too many messages"}}`, "42")
+		e.run(chromedp.Evaluate[chromedp.Void](`document.getElementById("input").value = ""`))
+		e.send("Hello again")
+		e.waitVisible(`.banner[data-type=rate_limit_exceeded]`)
+		if got := eval[string](e, `document.querySelector(".banner").textContent`); !strings.Contains(got, "Try again in 4") {
+			t.Errorf("banner = %q, want the retry time", got)
+		}
+	})
+	t.Run("UpstreamBusyRetry", func(t *testing.T) {
+		e := e.sub(t)
+		e.faults.failNextWith("POST", "/v1/chat/stream", 503, `{"error":{"code":"rate_limit","message":"busy"}}`, "")
+		e.fake.Enqueue(at.Text("Back now.", 0))
+		e.run(chromedp.Evaluate[chromedp.Void](`document.getElementById("input").value = ""`))
+		e.send("Are you there?")
+		e.waitVisible(`.banner[data-type=rate_limit] .banner-retry`)
+		e.run(chromedp.Click(chromedp.CSS(".banner-retry")))
+		e.waitJS("the retried reply", `document.getElementById("transcript").textContent.includes("Back now.")`)
+		e.waitIdle()
+	})
+	t.Run("BudgetExhausted", func(t *testing.T) {
+		e := e.sub(t)
+		e.faults.failNextWith("POST", "/v1/chat/stream", 402, `{"error":{"code":"budget_exhausted","message":"no budget left"}}`, "")
+		e.run(chromedp.Evaluate[chromedp.Void](`document.getElementById("input").value = ""`))
+		e.send("One more")
+		e.waitVisible(`.banner[data-type=budget_exhausted]`)
+	})
+}

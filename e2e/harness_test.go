@@ -1,0 +1,336 @@
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/coachd/coachd/anthropic/anthropictest"
+	"github.com/coachd/coachd/web"
+)
+
+// env is one running coachd with its fake model, the proxy in front of it
+// and a browser tab.
+type env struct {
+	t      *testing.T
+	fake   *anthropictest.Server
+	faults *faults
+	url    string // the proxy, which the browser uses
+	key    string // the demo user's API key
+	ctx    context.Context
+}
+
+// newEnv starts everything at the given viewport size.
+func newEnv(t *testing.T, width, height int) *env {
+	t.Helper()
+	requireChromium(t)
+	bin := coachdBinary(t)
+	fake := anthropictest.NewServer()
+	t.Cleanup(fake.Close)
+
+	base, key := startCoachd(t, bin, fake.URL())
+	f := &faults{}
+	upstream, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(upstream)
+	proxy.FlushInterval = -1 // SSE: pass every write through at once
+	proxy.ErrorLog = nil
+	var h http.Handler = proxy
+	if !servesUI(t, base) {
+		// The binary does not mount the UI yet: serve it here so the
+		// browser tests still run against the binary's API.
+		t.Log("coachd serve does not mount web.Handler() at GET /; the test proxy serves the UI itself")
+		mux := http.NewServeMux()
+		mux.Handle("GET /{$}", web.Handler())
+		mux.Handle("GET /assets/", web.Handler())
+		mux.Handle("/", proxy)
+		h = mux
+	}
+	front := httptest.NewServer(f.wrap(h))
+	t.Cleanup(front.Close)
+
+	ctx := newBrowser(t, width, height)
+	tctx, cancel := context.WithTimeout(ctx, testTimeout)
+	t.Cleanup(cancel)
+	return &env{t: t, fake: fake, faults: f, url: front.URL, key: key, ctx: tctx}
+}
+
+// startCoachd runs `coachd serve --demo` on a free port with a fresh
+// SQLite file and returns its base URL and the demo key it printed.
+func startCoachd(t *testing.T, bin, anthropicURL string) (string, string) {
+	t.Helper()
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(ctx, bin, "serve", "--addr", "127.0.0.1:0", "--db", filepath.Join(dir, "coachd.db"), "--demo")
+	cmd.Env = append(cmd.Environ(),
+		"ANTHROPIC_BASE_URL="+anthropicURL,
+		"ANTHROPIC_API_KEY=test",
+		"COACHD_PROVIDER=anthropic",
+	)
+	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	cmd.WaitDelay = 5 * time.Second
+	stderr := &lockedBuffer{}
+	cmd.Stderr = stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start coachd: %v", err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		cmd.Wait()
+		if t.Failed() {
+			t.Logf("coachd stderr:\n%s", stderr.String())
+		}
+	})
+
+	type ready struct{ base, key string }
+	got := make(chan ready, 1)
+	go func() {
+		var r ready
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			line := sc.Text()
+			if k, ok := strings.CutPrefix(line, "API key: "); ok {
+				r.key = strings.TrimSpace(k)
+			}
+			if u, ok := strings.CutPrefix(line, "coachd listening on "); ok {
+				r.base = strings.TrimSpace(u)
+				got <- r
+				break
+			}
+		}
+		io.Copy(io.Discard, stdout)
+	}()
+	select {
+	case r := <-got:
+		if r.key == "" {
+			t.Fatal("coachd serve --demo printed no API key")
+		}
+		waitHealthy(t, r.base)
+		return r.base, r.key
+	case <-time.After(20 * time.Second):
+		t.Fatalf("coachd did not start; stderr:\n%s", stderr.String())
+	}
+	return "", ""
+}
+
+func waitHealthy(t *testing.T, base string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		res, err := http.Get(base + "/healthz")
+		if err == nil {
+			res.Body.Close()
+			if res.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("%s/healthz never answered 200", base)
+}
+
+func servesUI(t *testing.T, base string) bool {
+	t.Helper()
+	res, err := http.Get(base + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	return res.StatusCode == http.StatusOK && strings.HasPrefix(res.Header.Get("Content-Type"), "text/html")
+}
+
+// faults fails chosen requests on their way to coachd, and counts them.
+type faults struct {
+	mu      sync.Mutex
+	next    []fault
+	counted map[string]int // "METHOD path-prefix" → requests seen
+}
+
+type fault struct {
+	method, prefix   string
+	status           int
+	body, retryAfter string
+}
+
+// failNext makes the next request with this method and path prefix fail
+// with status and the API's JSON error body.
+func (f *faults) failNext(method, prefix string, status int) {
+	f.failNextWith(method, prefix, status, fmt.Sprintf(`{"error":{"code":"internal","message":"injected failure (%d)"}}`, status), "")
+}
+
+// failNextWith is failNext with a chosen error body and Retry-After.
+func (f *faults) failNextWith(method, prefix string, status int, body, retryAfter string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.next = append(f.next, fault{method, prefix, status, body, retryAfter})
+}
+
+// count returns how many requests with this method and path prefix the
+// proxy saw.
+func (f *faults) count(method, prefix string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.counted[method+" "+prefix]
+}
+
+func (f *faults) wrap(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f.mu.Lock()
+		if f.counted == nil {
+			f.counted = map[string]int{}
+		}
+		for _, p := range []string{"/v1/chat/stream", "/v1/notes", "/v1/sessions", "/v1/me"} {
+			if strings.HasPrefix(r.URL.Path, p) {
+				f.counted[r.Method+" "+p]++
+			}
+		}
+		var hit *fault
+		for i, ft := range f.next {
+			if ft.method == r.Method && strings.HasPrefix(r.URL.Path, ft.prefix) {
+				hit = &ft
+				f.next = append(f.next[:i], f.next[i+1:]...)
+				break
+			}
+		}
+		f.mu.Unlock()
+		if hit != nil {
+			w.Header().Set("Content-Type", "application/json")
+			if hit.retryAfter != "" {
+				w.Header().Set("Retry-After", hit.retryAfter)
+			}
+			w.WriteHeader(hit.status)
+			io.WriteString(w, hit.body)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// ---- browser helpers ----------------------------------------------------------
+
+// sub returns the env for a subtest: failures are reported there.
+func (e *env) sub(t *testing.T) *env {
+	c := *e
+	c.t = t
+	return &c
+}
+
+// run runs actions, failing the test on error.
+func (e *env) run(actions ...chromedp.Action[chromedp.Void]) {
+	e.t.Helper()
+	if err := chromedp.Do(e.ctx, actions...); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// eval evaluates a JavaScript expression and decodes its value.
+func eval[T any](e *env, expr string) T {
+	e.t.Helper()
+	v, err := chromedp.Run(e.ctx, chromedp.Evaluate[T](expr, chromedp.EvalAwaitPromise))
+	if err != nil {
+		e.t.Fatalf("evaluate %s: %v", expr, err)
+	}
+	return v
+}
+
+// waitJS waits until a JavaScript condition holds, checked on every DOM
+// change and every 50 ms.
+func (e *env) waitJS(what, cond string) {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(e.ctx, waitTimeout)
+	defer cancel()
+	if _, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](cond, chromedp.WithPollingInterval(50*time.Millisecond))); err != nil {
+		e.t.Fatalf("waiting for %s (%s): %v", what, cond, err)
+	}
+}
+
+// waitVisible waits until an element matching sel is visible.
+func (e *env) waitVisible(sel string) {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(e.ctx, waitTimeout)
+	defer cancel()
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(sel))); err != nil {
+		e.t.Fatalf("waiting for %s to be visible: %v", sel, err)
+	}
+}
+
+// signIn opens the app the way `serve --demo` tells people to: with the
+// key in the URL fragment.
+func (e *env) signIn() {
+	e.t.Helper()
+	e.run(chromedp.Navigate(e.url + "/#key=" + e.key))
+	e.waitVisible("#composer")
+	e.waitJS("the key to leave the address bar", `location.hash === "" && localStorage.getItem("coachd.key") !== null`)
+}
+
+// send types a message and presses Enter.
+func (e *env) send(text string) {
+	e.t.Helper()
+	e.run(
+		chromedp.WaitVisible(chromedp.CSS("#input")),
+		chromedp.SendKeys(chromedp.CSS("#input"), text),
+		chromedp.KeyEvent("\r"),
+	)
+}
+
+// waitIdle waits for the turn to be over.
+func (e *env) waitIdle() {
+	e.t.Helper()
+	e.waitJS("the stream phase to be idle", `document.body.dataset.phase === "idle"`)
+}
+
+// recordPhases records every stream phase and every appearance of the
+// tool-activity shimmer, with timestamps, into window.__rec.
+func (e *env) recordPhases() {
+	e.t.Helper()
+	eval[chromedp.Void](e, `(() => {
+		const rec = window.__rec = { phases: [document.body.dataset.phase], shimmer: [] };
+		new MutationObserver(() => {
+			const p = document.body.dataset.phase;
+			if (rec.phases[rec.phases.length - 1] !== p) rec.phases.push(p);
+		}).observe(document.body, { attributes: true, attributeFilter: ["data-phase"] });
+		let shownAt = 0;
+		new MutationObserver(() => {
+			const on = document.querySelector(".activity") !== null;
+			if (on && !shownAt) { shownAt = performance.now(); rec.shimmer.push({ text: document.querySelector(".activity").textContent, ms: -1 }); }
+			if (!on && shownAt) { rec.shimmer[rec.shimmer.length - 1].ms = performance.now() - shownAt; shownAt = 0; }
+		}).observe(document.getElementById("transcript"), { childList: true, subtree: true });
+	})()`)
+}

@@ -1,0 +1,136 @@
+// Package e2e drives coachd's browser UI in a real Chromium against a real
+// `coachd serve`: the binary is built from ./cmd/coachd, talks to an
+// in-test fake of the Anthropic API (anthropictest), and sits behind a
+// small proxy that can fail chosen requests. Only the model is fake.
+package e2e
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+var updateScreenshots = flag.Bool("update-screenshots", false, "write docs/screenshot-*.png from the screenshot test")
+
+// chromiumPath is Debian's Chromium.
+const chromiumPath = "/usr/bin/chromium"
+
+// Timeouts: every wait in a test is a DOM condition, bounded by these.
+const (
+	testTimeout = 45 * time.Second
+	waitTimeout = 15 * time.Second
+)
+
+var (
+	buildOnce sync.Once
+	binPath   string
+	buildErr  error
+	binDir    string
+)
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
+
+// repoRoot is the module root, one level up from this package.
+func repoRoot(tb testing.TB) string {
+	tb.Helper()
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		tb.Fatal("cannot find the e2e package directory")
+	}
+	return filepath.Dir(filepath.Dir(file))
+}
+
+// coachdBinary builds ./cmd/coachd once per test run.
+func coachdBinary(tb testing.TB) string {
+	tb.Helper()
+	buildOnce.Do(func() {
+		binDir, buildErr = os.MkdirTemp("", "coachd-e2e-")
+		if buildErr != nil {
+			return
+		}
+		binPath = filepath.Join(binDir, "coachd")
+		cmd := exec.Command("go", "build", "-o", binPath, "./cmd/coachd")
+		cmd.Dir = repoRoot(tb)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("go build ./cmd/coachd: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		tb.Fatal(buildErr)
+	}
+	return binPath
+}
+
+// requireChromium skips without Chromium, except in CI, where a missing
+// browser is a broken setup and fails.
+func requireChromium(tb testing.TB) {
+	tb.Helper()
+	if _, err := os.Stat(chromiumPath); err == nil {
+		return
+	}
+	msg := "Chromium not found at " + chromiumPath + "; install it to run the browser tests: sudo apt-get install chromium"
+	if os.Getenv("CI") != "" {
+		tb.Fatal(msg + " (CI is set, so this fails instead of skipping)")
+	}
+	tb.Skip(msg)
+}
+
+// newBrowser starts a headless Chromium with a fresh profile and returns a
+// tab context; everything is closed when the test ends.
+func newBrowser(t *testing.T, width, height int) context.Context {
+	t.Helper()
+	requireChromium(t)
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(chromiumPath),
+		chromedp.Headless,
+		chromedp.NoSandbox, // tests run as root in containers
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(width, height),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-extensions", true),
+		chromedp.Flag("disable-default-apps", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.Flag("disable-features", "Translate,MediaRouter,OptimizationHints"),
+		chromedp.Flag("no-pings", true),
+		chromedp.Flag("hide-scrollbars", true),
+		chromedp.Flag("font-render-hinting", "none"),
+	}
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(allocCtx)
+	// The first Run starts the browser; it must not carry a timeout.
+	if err := chromedp.Do(ctx); err != nil {
+		cancel()
+		cancelAlloc()
+		t.Fatalf("start chromium: %v", err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		cancelAlloc()
+	})
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(int64(width), int64(height))); err != nil {
+		t.Fatalf("viewport: %v", err)
+	}
+	return ctx
+}

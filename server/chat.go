@@ -1,0 +1,138 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"sync"
+
+	"github.com/coachd/coachd"
+	"github.com/coachd/coachd/agent"
+	"github.com/coachd/coachd/sse"
+)
+
+// chatRequest is the body of POST /v1/chat/stream and POST /v1/chat.
+type chatRequest struct {
+	Message    string        `json:"message"`
+	SessionID  string        `json:"session_id"`
+	Agent      string        `json:"agent"`
+	ToolResult *agent.Answer `json:"tool_result"`
+}
+
+func (req chatRequest) Valid(context.Context) []coachd.FieldError {
+	if len(req.Agent) > 100 {
+		return []coachd.FieldError{{Field: "agent", Message: "must be at most 100 characters", Code: "length"}}
+	}
+	t := req.turn(nil, false)
+	return t.Valid()
+}
+
+func (req chatRequest) turn(u *coachd.User, wait bool) agent.TurnRequest {
+	return agent.TurnRequest{
+		User: u, SessionID: req.SessionID, Agent: req.Agent,
+		Message: req.Message, Answer: req.ToolResult, Wait: wait,
+	}
+}
+
+// prepareTurn decodes a chat request and prepares its turn; every error
+// here is an HTTP error, before any byte of the stream.
+func (s *Server) prepareTurn(r *http.Request) (*agent.Turn, error) {
+	if s.runner == nil {
+		return nil, coachd.Errorf(coachd.EAPI, "this server has no model configured")
+	}
+	q := newQuery(r)
+	wait := false
+	switch v := q.v.Get("on_busy"); v {
+	case "", "reject":
+	case "wait":
+		wait = true
+	default:
+		q.fail("on_busy", "must be reject or wait", "enum")
+	}
+	if err := q.err(); err != nil {
+		return nil, err
+	}
+	req, err := decode[chatRequest](r)
+	if err != nil {
+		return nil, err
+	}
+	t, err := s.runner.Prepare(r.Context(), req.turn(UserFrom(r.Context()), wait))
+	if err != nil {
+		return nil, orNotFound(err, "session")
+	}
+	return t, nil
+}
+
+// handleChatStream runs a turn and streams it as SSE in the dialect chosen
+// by ?protocol= (coachd, asp or sage).
+func (s *Server) handleChatStream() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		dialect := r.URL.Query().Get("protocol")
+		if dialect == "" {
+			dialect = sse.Coachd
+		}
+		if !sse.ValidDialect(dialect) {
+			s.Error(w, r, coachd.Invalid(coachd.FieldError{Field: "protocol", Message: "must be coachd, asp or sage", Code: "enum"}))
+			return
+		}
+		t, err := s.prepareTurn(r)
+		if err != nil {
+			s.Error(w, r, err)
+			return
+		}
+		w.Header().Set("X-Coachd-Session-Id", t.Session().ID)
+		sw := sse.NewWriter(w, r, dialect, s.heartbeat)
+		t.Run(r.Context(), sw)
+		sw.Close()
+	})
+}
+
+// handleChat runs a turn and answers with one JSON document.
+func (s *Server) handleChat() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		t, err := s.prepareTurn(r)
+		if err != nil {
+			s.Error(w, r, err)
+			return
+		}
+		c := &collector{}
+		res := t.Run(r.Context(), c)
+		if res.Err != nil && res.Text == "" && len(res.ToolCalls) == 0 {
+			s.Error(w, r, res.Err)
+			return
+		}
+		out := chatResponse{Result: res, Interaction: c.interaction}
+		if res.Err != nil {
+			out.Error = &errorObject{Code: res.Err.Code, Message: res.Err.Message}
+		}
+		w.Header().Set("X-Coachd-Session-Id", res.SessionID)
+		s.encode(w, r, http.StatusOK, out)
+	})
+}
+
+type chatResponse struct {
+	*agent.Result
+	Interaction *interaction `json:"interaction,omitempty"`
+	Error       *errorObject `json:"error,omitempty"`
+}
+
+type interaction struct {
+	ToolUseID string          `json:"tool_use_id"`
+	Name      string          `json:"name"`
+	Input     json.RawMessage `json:"input"`
+}
+
+// collector is the event sink of a non-streaming turn.
+type collector struct {
+	mu          sync.Mutex
+	interaction *interaction
+}
+
+func (c *collector) Send(ev coachd.Event) error {
+	if ev.Type == coachd.EventInteractionRequested {
+		c.mu.Lock()
+		c.interaction = &interaction{ToolUseID: ev.ToolUseID, Name: ev.ToolName, Input: ev.Input}
+		c.mu.Unlock()
+	}
+	return nil
+}

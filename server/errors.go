@@ -1,0 +1,113 @@
+package server
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+
+	"github.com/coachd/coachd"
+)
+
+// statuses maps coachd error codes to HTTP statuses. A code not listed is
+// answered as 500.
+var statuses = map[string]int{
+	coachd.EINVALID:        http.StatusBadRequest,
+	coachd.EUNAUTHORIZED:   http.StatusUnauthorized,
+	coachd.EFORBIDDEN:      http.StatusForbidden,
+	coachd.ENOTFOUND:       http.StatusNotFound,
+	coachd.ECONFLICT:       http.StatusConflict,
+	coachd.ETURNINPROGRESS: http.StatusConflict,
+	coachd.ETOOLARGE:       http.StatusRequestEntityTooLarge,
+	coachd.EUNSUPPORTED:    http.StatusUnsupportedMediaType,
+	coachd.EBUDGET:         http.StatusPaymentRequired,
+	coachd.ERATELIMITED:    http.StatusTooManyRequests,
+	coachd.EUPSTREAMBUSY:   http.StatusServiceUnavailable,
+	coachd.EUPSTREAMAUTH:   http.StatusBadGateway,
+	coachd.EAPI:            http.StatusBadGateway,
+	coachd.ETIMEOUT:        http.StatusGatewayTimeout,
+	coachd.EINTERNAL:       http.StatusInternalServerError,
+}
+
+// ErrorStatus returns the HTTP status for err's code.
+func ErrorStatus(err error) int {
+	if st, ok := statuses[coachd.ErrorCode(err)]; ok {
+		return st
+	}
+	return http.StatusInternalServerError
+}
+
+// errorBody is the one error shape of the API.
+type errorBody struct {
+	Error errorObject `json:"error"`
+}
+
+type errorObject struct {
+	Code    string              `json:"code"`
+	Message string              `json:"message"`
+	Details []coachd.FieldError `json:"details,omitempty"`
+}
+
+// Error answers err with its status and the JSON error body. Internal
+// errors (and any code without a known status) are logged here, once, with
+// the request id, and answered with a generic message: their text may hold
+// SQL or file paths and is never shown to the caller.
+func (s *Server) Error(w http.ResponseWriter, r *http.Request, err error) {
+	e := coachd.AsError(err)
+	status := ErrorStatus(e)
+	log := s.log(r)
+	switch {
+	case e.Code == coachd.EINTERNAL || statuses[e.Code] == 0:
+		log.Error("internal error", "method", r.Method, "path", r.URL.Path, "err", err)
+		e = &coachd.Error{Code: coachd.EINTERNAL, Message: "internal error; quote request id " + RequestIDFrom(r.Context()) + " when reporting it"}
+		status = http.StatusInternalServerError
+	case status >= 500:
+		log.Warn("upstream error", "code", e.Code, "err", err)
+	}
+	if e.RetryAfter > 0 {
+		secs := int64((e.RetryAfter + 999_999_999) / 1_000_000_000) // round up
+		w.Header().Set("Retry-After", strconv.FormatInt(secs, 10))
+	} else if e.Code == coachd.ERATELIMITED || e.Code == coachd.EUPSTREAMBUSY {
+		w.Header().Set("Retry-After", "1")
+	}
+	if status == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="coachd"`)
+	}
+	writeError(w, status, e)
+}
+
+// writeError writes the error body. Extra fields of e sit next to code and
+// message (for example usage and limit on rate_limit_exceeded).
+func writeError(w http.ResponseWriter, status int, e *coachd.Error) {
+	var body any = errorBody{Error: errorObject{Code: e.Code, Message: e.Message, Details: e.Details}}
+	if len(e.Extra) > 0 {
+		obj := make(map[string]any, len(e.Extra)+3)
+		for k, v := range e.Extra {
+			obj[k] = v
+		}
+		obj["code"], obj["message"] = e.Code, e.Message
+		if len(e.Details) > 0 {
+			obj["details"] = e.Details
+		}
+		body = map[string]any{"error": obj}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(body)
+}
+
+// notFound is the one answer for a resource that is missing, belongs to
+// someone else, or has an ID that could not exist: all three must look the
+// same to the caller.
+func notFound(kind string) error {
+	return coachd.Errorf(coachd.ENOTFOUND, "%s not found", kind)
+}
+
+// orNotFound replaces a store's ENOTFOUND with the uniform notFound answer
+// so that its wording cannot tell "missing" from "someone else's".
+func orNotFound(err error, kind string) error {
+	if coachd.ErrorCode(err) == coachd.ENOTFOUND {
+		return notFound(kind)
+	}
+	return err
+}

@@ -1,0 +1,33 @@
+package server
+
+// routes registers every route of the API. Admin routes need the admin key,
+// /v1 routes a user API key; /healthz is open.
+func (s *Server) routes() {
+	mux, user, admin := s.mux, s.requireUser, s.requireAdmin
+
+	mux.Handle("GET /healthz", s.handleHealthz())
+
+	mux.Handle("POST /v1/users", admin(s.handleUserCreate()))
+	mux.Handle("GET /v1/users/{id}", admin(s.handleUserGet()))
+	mux.Handle("PATCH /v1/users/{id}", admin(s.handleUserUpdate()))
+
+	mux.Handle("GET /v1/me", user(s.handleMe()))
+
+	mux.Handle("POST /v1/sessions", user(s.handleSessionCreate()))
+	mux.Handle("GET /v1/sessions", user(s.handleSessionList()))
+	mux.Handle("GET /v1/sessions/{id}", user(s.handleSessionGet()))
+	mux.Handle("DELETE /v1/sessions/{id}", user(s.handleSessionDelete()))
+	mux.Handle("GET /v1/sessions/{id}/messages", user(s.handleMessageList()))
+
+	mux.Handle("GET /v1/notes", user(s.handleNoteList()))
+	mux.Handle("POST /v1/notes", user(s.handleNoteCreate()))
+	mux.Handle("GET /v1/notes/stats", user(s.handleNoteStats()))
+	mux.Handle("GET /v1/notes/{id}", user(s.handleNoteGet()))
+	mux.Handle("PUT /v1/notes/{id}", user(s.handleNoteUpdate()))
+	mux.Handle("DELETE /v1/notes/{id}", user(s.handleNoteDelete()))
+	mux.Handle("POST /v1/notes/{id}/pin", user(s.handleNotePin()))
+	mux.Handle("POST /v1/notes/{id}/restore", user(s.handleNoteRestore()))
+
+	mux.Handle("POST /v1/chat/stream", user(s.handleChatStream()))
+	mux.Handle("POST /v1/chat", user(s.handleChat()))
+}

@@ -1,0 +1,131 @@
+// Package server is coachd's HTTP API: routes, authentication, strict JSON
+// decoding, and one mapping from coachd error codes to HTTP responses.
+package server
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/coachd/coachd"
+	"github.com/coachd/coachd/agent"
+)
+
+// DefaultMaxBodyBytes limits request bodies when Deps.MaxBodyBytes is zero.
+const DefaultMaxBodyBytes = 1 << 20
+
+// Deps is everything the server needs. Zero values get sensible defaults,
+// except Store, which is required.
+type Deps struct {
+	Store  coachd.Store
+	Logger *slog.Logger
+	Clock  coachd.Clock
+	// AdminKey authorizes the admin routes (/v1/users…). Empty disables
+	// them: they answer 403.
+	AdminKey string
+	// MaxBodyBytes limits every request body (default 1 MiB).
+	MaxBodyBytes int64
+	// Ping checks the database for /healthz; nil reports healthy.
+	Ping func(context.Context) error
+	// Runner runs chat turns; nil leaves the chat routes answering 503.
+	Runner *agent.Runner
+	// Heartbeat is the SSE keep-alive interval (default 30 s).
+	Heartbeat time.Duration
+}
+
+// Server is the coachd HTTP API. It is an http.Handler.
+type Server struct {
+	store     coachd.Store
+	logger    *slog.Logger
+	clock     coachd.Clock
+	adminKey  string
+	maxBody   int64
+	ping      func(context.Context) error
+	runner    *agent.Runner
+	heartbeat time.Duration
+
+	mux     *http.ServeMux
+	handler http.Handler
+}
+
+// New returns a Server with every route registered.
+func New(deps Deps) *Server {
+	s := &Server{
+		store:     deps.Store,
+		logger:    deps.Logger,
+		clock:     deps.Clock,
+		adminKey:  deps.AdminKey,
+		maxBody:   deps.MaxBodyBytes,
+		ping:      deps.Ping,
+		runner:    deps.Runner,
+		heartbeat: deps.Heartbeat,
+		mux:       http.NewServeMux(),
+	}
+	if s.logger == nil {
+		s.logger = slog.New(slog.DiscardHandler)
+	}
+	if s.clock == nil {
+		s.clock = coachd.SystemClock{}
+	}
+	if s.maxBody <= 0 {
+		s.maxBody = DefaultMaxBodyBytes
+	}
+	s.routes()
+	// Outermost first: every response, even a panic or an unknown route,
+	// carries a request id and is logged.
+	s.handler = s.withRequestID(s.withLogging(s.withRecovery(s.withBodyLimit(http.HandlerFunc(s.dispatch)))))
+	return s
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.handler.ServeHTTP(w, r)
+}
+
+// dispatch routes through the mux, answering unknown routes and wrong
+// methods with the JSON error body instead of the mux's plain text.
+func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
+	h, pattern := s.mux.Handler(r)
+	if pattern != "" {
+		s.mux.ServeHTTP(w, r)
+		return
+	}
+	// No pattern: the mux would answer 404, 405 or a redirect (to a cleaned
+	// path). Keep its status and headers, replace plain-text bodies.
+	h.ServeHTTP(&jsonErrorWriter{ResponseWriter: w, s: s, r: r}, r)
+}
+
+// jsonErrorWriter turns the mux's 404 and 405 into JSON error bodies.
+type jsonErrorWriter struct {
+	http.ResponseWriter
+	s        *Server
+	r        *http.Request
+	replaced bool
+}
+
+func (w *jsonErrorWriter) WriteHeader(status int) {
+	switch status {
+	case http.StatusNotFound:
+		w.replaced = true
+		w.Header().Del("Content-Type")
+		w.Header().Del("X-Content-Type-Options")
+		w.s.Error(w.ResponseWriter, w.r, coachd.Errorf(coachd.ENOTFOUND, "no such route: %s %s", w.r.Method, w.r.URL.Path))
+	case http.StatusMethodNotAllowed:
+		w.replaced = true
+		w.Header().Del("Content-Type")
+		writeError(w.ResponseWriter, http.StatusMethodNotAllowed, &coachd.Error{
+			Code:    coachd.EINVALID,
+			Message: "method " + w.r.Method + " not allowed on " + w.r.URL.Path + "; allowed: " + w.Header().Get("Allow"),
+		})
+	default:
+		w.ResponseWriter.WriteHeader(status)
+	}
+}
+
+func (w *jsonErrorWriter) Write(b []byte) (int, error) {
+	if w.replaced {
+		return len(b), nil
+	}
+	return w.ResponseWriter.Write(b)
+}

@@ -1,0 +1,134 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/coachd/coachd"
+)
+
+// UserNameMax bounds user names.
+const UserNameMax = 100
+
+type userCreateRequest struct {
+	Name        string `json:"name"`
+	TokenBudget *int64 `json:"token_budget"`
+}
+
+func (req userCreateRequest) Valid(context.Context) []coachd.FieldError {
+	var errs []coachd.FieldError
+	errs = appendNameErrs(errs, req.Name)
+	return appendBudgetErrs(errs, req.TokenBudget)
+}
+
+type userUpdateRequest struct {
+	Name        *string `json:"name"`
+	TokenBudget *int64  `json:"token_budget"`
+}
+
+func (req userUpdateRequest) Valid(context.Context) []coachd.FieldError {
+	if req.Name == nil && req.TokenBudget == nil {
+		return []coachd.FieldError{{Field: "", Message: "nothing to update: send name or token_budget", Code: "required"}}
+	}
+	var errs []coachd.FieldError
+	if req.Name != nil {
+		errs = appendNameErrs(errs, *req.Name)
+	}
+	return appendBudgetErrs(errs, req.TokenBudget)
+}
+
+func appendNameErrs(errs []coachd.FieldError, name string) []coachd.FieldError {
+	if n := utf8.RuneCountInString(name); n < 1 || n > UserNameMax || strings.TrimSpace(name) == "" {
+		errs = append(errs, coachd.FieldError{Field: "name", Message: "must be 1 to 100 characters, not only spaces", Code: "length"})
+	}
+	return errs
+}
+
+func appendBudgetErrs(errs []coachd.FieldError, budget *int64) []coachd.FieldError {
+	if budget != nil && *budget < 0 {
+		errs = append(errs, coachd.FieldError{Field: "token_budget", Message: "must be 0 or more", Code: "range"})
+	}
+	return errs
+}
+
+// userCreated is a new user with its API key: the only time the key is
+// shown.
+type userCreated struct {
+	*coachd.User
+	APIKey string `json:"api_key"`
+}
+
+func (s *Server) handleUserCreate() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		req, err := decode[userCreateRequest](r)
+		if err != nil {
+			s.Error(w, r, err)
+			return
+		}
+		u := &coachd.User{Name: req.Name}
+		if req.TokenBudget != nil {
+			u.TokenBudget = *req.TokenBudget
+		}
+		key, err := CreateUser(r.Context(), s.store, u)
+		if err != nil {
+			s.Error(w, r, err)
+			return
+		}
+		s.encode(w, r, http.StatusCreated, userCreated{User: u, APIKey: key})
+	})
+}
+
+// CreateUser stores u in store with a fresh API key and returns the key;
+// the CLI uses it too, so keys are made in one place.
+func CreateUser(ctx context.Context, store coachd.UserService, u *coachd.User) (string, error) {
+	key := NewAPIKey()
+	if err := store.CreateUser(ctx, u, HashAPIKey(key)); err != nil {
+		return "", err
+	}
+	return key, nil
+}
+
+func (s *Server) handleUserGet() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id, err := pathID(r, coachd.PrefixUser, "user")
+		if err != nil {
+			s.Error(w, r, err)
+			return
+		}
+		u, err := s.store.FindUserByID(r.Context(), id)
+		if err != nil {
+			s.Error(w, r, orNotFound(err, "user"))
+			return
+		}
+		s.encode(w, r, http.StatusOK, u)
+	})
+}
+
+func (s *Server) handleUserUpdate() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id, err := pathID(r, coachd.PrefixUser, "user")
+		if err != nil {
+			s.Error(w, r, err)
+			return
+		}
+		req, err := decode[userUpdateRequest](r)
+		if err != nil {
+			s.Error(w, r, err)
+			return
+		}
+		u, err := s.store.UpdateUser(r.Context(), id, coachd.UserUpdate{Name: req.Name, TokenBudget: req.TokenBudget})
+		if err != nil {
+			s.Error(w, r, orNotFound(err, "user"))
+			return
+		}
+		s.encode(w, r, http.StatusOK, u)
+	})
+}
+
+func (s *Server) handleMe() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.encode(w, r, http.StatusOK, UserFrom(r.Context()))
+	})
+}

@@ -1,0 +1,95 @@
+package sqlstore_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/coachd/coachd"
+	"github.com/coachd/coachd/sqlstore"
+)
+
+// round returns the two messages one agent round stores: the assistant's
+// text and tool_use, then the user message carrying the tool_result.
+func round(i int) []*coachd.Message {
+	id := fmt.Sprintf("toolu_%06d", i)
+	return []*coachd.Message{
+		{Role: coachd.RoleAssistant, Blocks: []coachd.Block{
+			coachd.TextBlock("Let me look at your recent notes before I answer that."),
+			{Type: coachd.BlockToolUse, ID: id, Name: "search_notes", Input: json.RawMessage(`{"query":"airport timing","limit":5}`)},
+		}, Metadata: json.RawMessage(`{"stop_reason":"tool_use","tool_calls":[{"name":"search_notes"}]}`),
+			Usage: &coachd.Usage{InputTokens: 1200, OutputTokens: 80}},
+		{Role: coachd.RoleUser, Blocks: []coachd.Block{
+			coachd.ToolResultBlock(id, strings.Repeat("Airport queues are shortest before 6am. ", 8), false),
+		}},
+	}
+}
+
+func benchDB(b *testing.B, bk backend) (*sqlstore.DB, string, string) {
+	db := MustOpen(b, bk.newDSN(b), coachd.SystemClock{})
+	u := MustCreateUser(b, db, "bench")
+	s := MustCreateSession(b, db, u.ID)
+	return db, u.ID, s.ID
+}
+
+func BenchmarkAppendRound(b *testing.B) {
+	ctx := context.Background()
+	for _, bk := range backends {
+		b.Run(bk.name, func(b *testing.B) {
+			db, userID, sessionID := benchDB(b, bk)
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				if err := db.AppendMessages(ctx, userID, sessionID, round(i)); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+		})
+	}
+}
+
+func BenchmarkLoadHistory(b *testing.B) {
+	ctx := context.Background()
+	for _, bk := range backends {
+		for _, n := range []int{10, 1000} {
+			db, userID, sessionID := benchDB(b, bk)
+			for i := 0; i < n; i += 2 {
+				if err := db.AppendMessages(ctx, userID, sessionID, round(i)); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.Run(fmt.Sprintf("%s/History/%d", bk.name, n), func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					msgs, err := db.History(ctx, userID, sessionID)
+					if err != nil || len(msgs) != n {
+						b.Fatalf("History = %d, %v", len(msgs), err)
+					}
+				}
+			})
+			b.Run(fmt.Sprintf("%s/ListMessages/%d", bk.name, n), func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					got, cursor := 0, ""
+					for {
+						msgs, next, err := db.ListMessages(ctx, userID, sessionID, coachd.Page{Cursor: cursor, Limit: coachd.MaxPageLimit})
+						if err != nil {
+							b.Fatal(err)
+						}
+						got += len(msgs)
+						if next == "" {
+							break
+						}
+						cursor = next
+					}
+					if got != n {
+						b.Fatalf("listed %d, want %d", got, n)
+					}
+				}
+			})
+		}
+	}
+}

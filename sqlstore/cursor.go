@@ -1,0 +1,126 @@
+package sqlstore
+
+import (
+	"encoding/base64"
+	"strconv"
+	"strings"
+
+	"github.com/coachd/coachd"
+)
+
+// Cursors are opaque to callers: base64url (no padding) of ":"-separated
+// fields. Message cursors are the plain base-10 seq of the last message.
+
+func encodeCursor(fields ...string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(strings.Join(fields, ":")))
+}
+
+// decodeCursor returns the n fields of cursor; the last field may contain
+// ":" (it is an ID, which never does, but nothing breaks if it did).
+func decodeCursor(cursor string, n int) ([]string, error) {
+	b, err := base64.RawURLEncoding.Strict().DecodeString(cursor)
+	if err != nil {
+		return nil, badCursor()
+	}
+	fields := strings.SplitN(string(b), ":", n)
+	if len(fields) != n {
+		return nil, badCursor()
+	}
+	return fields, nil
+}
+
+func badCursor() error { return coachd.Errorf(coachd.EINVALID, "cursor: malformed") }
+
+// seqCursor is the position after a message.
+func decodeSeqCursor(cursor string) (int64, error) {
+	if cursor == "" {
+		return 0, nil
+	}
+	seq, ok := parseInt(cursor)
+	if !ok || seq < 1 {
+		return 0, badCursor()
+	}
+	return seq, nil
+}
+
+// timeIDCursor is the position after a session in newest-first order.
+type timeIDCursor struct {
+	micros int64
+	id     string
+}
+
+func (c timeIDCursor) String() string {
+	return encodeCursor(strconv.FormatInt(c.micros, 10), c.id)
+}
+
+func decodeTimeIDCursor(cursor, prefix string) (timeIDCursor, error) {
+	f, err := decodeCursor(cursor, 2)
+	if err != nil {
+		return timeIDCursor{}, err
+	}
+	micros, ok := parseInt(f[0])
+	if !ok || !coachd.ValidID(prefix, f[1]) {
+		return timeIDCursor{}, badCursor()
+	}
+	return timeIDCursor{micros, f[1]}, nil
+}
+
+// idCursor is the position after a row in ID order.
+func decodeIDCursor(cursor, prefix string) (string, error) {
+	f, err := decodeCursor(cursor, 1)
+	if err != nil {
+		return "", err
+	}
+	if !coachd.ValidID(prefix, f[0]) {
+		return "", badCursor()
+	}
+	return f[0], nil
+}
+
+// noteCursor is the position after a note in listing order (pinned,
+// importance, created_at, id; all descending).
+type noteCursor struct {
+	pinned     bool
+	importance int
+	micros     int64
+	id         string
+}
+
+func (c noteCursor) String() string {
+	p := "0"
+	if c.pinned {
+		p = "1"
+	}
+	return encodeCursor(p, strconv.Itoa(c.importance), strconv.FormatInt(c.micros, 10), c.id)
+}
+
+func decodeNoteCursor(cursor string) (noteCursor, error) {
+	f, err := decodeCursor(cursor, 4)
+	if err != nil {
+		return noteCursor{}, err
+	}
+	imp, ok1 := parseInt(f[1])
+	micros, ok2 := parseInt(f[2])
+	if (f[0] != "0" && f[0] != "1") || !ok1 || !ok2 || imp != int64(int32(imp)) || !coachd.ValidID(coachd.PrefixNote, f[3]) {
+		return noteCursor{}, badCursor()
+	}
+	return noteCursor{f[0] == "1", int(imp), micros, f[3]}, nil
+}
+
+// parseInt parses a base-10 integer in its one canonical spelling (no
+// sign on positives, no leading zeros), so each cursor names one position.
+func parseInt(s string) (int64, bool) {
+	n, err := strconv.ParseInt(s, 10, 64)
+	return n, err == nil && strconv.FormatInt(n, 10) == s
+}
+
+// pageLimit applies the default and the maximum.
+func pageLimit(p coachd.Page) int {
+	switch {
+	case p.Limit <= 0:
+		return coachd.DefaultPageLimit
+	case p.Limit > coachd.MaxPageLimit:
+		return coachd.MaxPageLimit
+	}
+	return p.Limit
+}

@@ -1,0 +1,197 @@
+// Package sqlstore implements coachd.Store over database/sql, for SQLite
+// (modernc.org/sqlite, a file path) and PostgreSQL (pgx, a postgres:// URL).
+//
+// Every method runs in one transaction: begin, defer Rollback, private
+// helpers that take the transaction, commit. Every query on sessions,
+// messages and notes is scoped to the caller's user: another user's row is
+// ENOTFOUND, exactly like a missing one.
+//
+// On SQLite, writes go through a single connection (so concurrent writers
+// queue in Go instead of failing with SQLITE_BUSY) and begin IMMEDIATE;
+// reads use a separate pool of read-only connections, which WAL lets run
+// beside the writer.
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"runtime"
+	"time"
+
+	"github.com/coachd/coachd"
+	_ "github.com/jackc/pgx/v5/stdlib" // registers "pgx"
+	_ "modernc.org/sqlite"             // registers "sqlite"
+)
+
+// DB is the store. It is safe for concurrent use.
+type DB struct {
+	write   *sql.DB // SQLite: one connection; Postgres: the pool
+	read    *sql.DB // SQLite: read-only pool; Postgres: same as write
+	dialect dialect
+	clock   coachd.Clock
+}
+
+var _ coachd.Store = (*DB)(nil)
+
+// Open connects to dsn: a SQLite file path (created if missing) or a
+// postgres:// or postgresql:// URL. It does not migrate; call Migrate.
+func Open(ctx context.Context, dsn string, clock coachd.Clock) (*DB, error) {
+	if dsn == "" || dsn == ":memory:" {
+		// Two pools on :memory: would be two databases.
+		return nil, coachd.Errorf(coachd.EINVALID, "database: need a file path or a postgres:// URL")
+	}
+	if clock == nil {
+		clock = coachd.SystemClock{}
+	}
+	db := &DB{clock: clock}
+	if isPostgresDSN(dsn) {
+		db.dialect = dialectPostgres
+		pool, err := sql.Open("pgx", dsn)
+		if err != nil {
+			return nil, internal(err, "open postgres")
+		}
+		pool.SetMaxOpenConns(32)
+		pool.SetMaxIdleConns(8)
+		pool.SetConnMaxIdleTime(5 * time.Minute)
+		db.write, db.read = pool, pool
+	} else {
+		db.dialect = dialectSQLite
+		w, err := sql.Open("sqlite", sqliteDSN(dsn, true))
+		if err != nil {
+			return nil, internal(err, "open sqlite")
+		}
+		w.SetMaxOpenConns(1)
+		w.SetMaxIdleConns(1)
+		w.SetConnMaxLifetime(0)
+		w.SetConnMaxIdleTime(0)
+		db.write = w
+		// Ping the writer first: it switches the file to WAL before any
+		// reader opens it.
+		if err := w.PingContext(ctx); err != nil {
+			w.Close()
+			return nil, internal(err, "open sqlite %s", dsn)
+		}
+		r, err := sql.Open("sqlite", sqliteDSN(dsn, false))
+		if err != nil {
+			w.Close()
+			return nil, internal(err, "open sqlite")
+		}
+		n := max(4, runtime.GOMAXPROCS(0))
+		r.SetMaxOpenConns(n)
+		r.SetMaxIdleConns(n)
+		db.read = r
+	}
+	if err := db.read.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, internal(err, "connect to %s database", db.dialect)
+	}
+	return db, nil
+}
+
+// Close closes every connection.
+func (db *DB) Close() error {
+	err := db.write.Close()
+	if db.read != db.write {
+		err = errors.Join(err, db.read.Close())
+	}
+	return err
+}
+
+// Dialect returns "sqlite" or "postgres".
+func (db *DB) Dialect() string { return db.dialect.String() }
+
+// SQL returns the handle writes go through, for tests and later packages
+// that need raw access. On SQLite it is the single writer connection: a
+// caller must not hold a transaction or open rows on it while calling store
+// methods, and queries must use that dialect's placeholders.
+func (db *DB) SQL() *sql.DB { return db.write }
+
+// tx is a transaction that rebinds placeholders for its dialect and knows
+// the time its method started (one clock reading per method).
+type tx struct {
+	*sql.Tx
+	d   dialect
+	now time.Time
+}
+
+// beginWrite starts a read-write transaction (BEGIN IMMEDIATE on SQLite).
+func (db *DB) beginWrite(ctx context.Context) (*tx, error) {
+	return db.begin(ctx, db.write)
+}
+
+// beginRead starts a transaction for a method that only reads.
+func (db *DB) beginRead(ctx context.Context) (*tx, error) {
+	return db.begin(ctx, db.read)
+}
+
+func (db *DB) begin(ctx context.Context, pool *sql.DB) (*tx, error) {
+	t, err := pool.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, internal(err, "begin transaction")
+	}
+	return &tx{Tx: t, d: db.dialect, now: storeTime(db.clock.Now())}, nil
+}
+
+func (tx *tx) exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	return tx.ExecContext(ctx, tx.d.rebind(q), args...)
+}
+
+func (tx *tx) query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	return tx.QueryContext(ctx, tx.d.rebind(q), args...)
+}
+
+func (tx *tx) queryRow(ctx context.Context, q string, args ...any) *sql.Row {
+	return tx.QueryRowContext(ctx, tx.d.rebind(q), args...)
+}
+
+func (tx *tx) commit() error {
+	if err := tx.Commit(); err != nil {
+		return dbError(err, "commit")
+	}
+	return nil
+}
+
+// time returns a column value for t in the transaction's dialect.
+func (tx *tx) time(t time.Time) any { return tx.d.timeArg(t) }
+
+// internal wraps a driver error as EINTERNAL with context.
+func internal(err error, format string, args ...any) error {
+	e := coachd.Errorf(coachd.EINTERNAL, format, args...)
+	e.Err = err
+	return e
+}
+
+// dbError maps a database error to a domain error: domain errors pass
+// through, no rows is ENOTFOUND, unique violations ECONFLICT, CHECK, NOT
+// NULL and foreign-key violations EINVALID, anything else EINTERNAL. what
+// says what was being done, for the message.
+func dbError(err error, what string, args ...any) error {
+	if err == nil {
+		return nil
+	}
+	var ce *coachd.Error
+	if errors.As(err, &ce) {
+		return err
+	}
+	msg := fmt.Sprintf(what, args...)
+	var e *coachd.Error
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		e = coachd.Errorf(coachd.ENOTFOUND, "%s: not found", msg)
+	default:
+		switch violation(err) {
+		case violationUnique:
+			e = coachd.Errorf(coachd.ECONFLICT, "%s: already exists", msg)
+		case violationCheck, violationNotNull:
+			e = coachd.Errorf(coachd.EINVALID, "%s: value not allowed", msg)
+		case violationForeignKey:
+			e = coachd.Errorf(coachd.EINVALID, "%s: refers to a missing row", msg)
+		default:
+			return internal(err, "%s", msg)
+		}
+	}
+	e.Err = err
+	return e
+}

@@ -1,0 +1,196 @@
+package sqlstore
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// dialect holds every difference between SQLite and PostgreSQL that the
+// store's Go code has to know about. Queries are written once, with "?"
+// placeholders, and rebound here; the schema differences live in the
+// per-dialect migrations.
+type dialect int
+
+const (
+	dialectSQLite dialect = iota
+	dialectPostgres
+)
+
+func (d dialect) String() string {
+	if d == dialectPostgres {
+		return "postgres"
+	}
+	return "sqlite"
+}
+
+// isPostgresDSN reports whether dsn is a PostgreSQL URL rather than a
+// SQLite file path.
+func isPostgresDSN(dsn string) bool {
+	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
+}
+
+// sqliteDSN returns the modernc DSN for the SQLite file at path. Every
+// connection gets WAL, foreign keys and a busy timeout; writer connections
+// take the write lock at BEGIN (BEGIN IMMEDIATE) so a transaction never
+// fails with SQLITE_BUSY half-way through when it upgrades from read to
+// write; reader connections refuse writes.
+func sqliteDSN(path string, writer bool) string {
+	q := []string{
+		"_pragma=busy_timeout(10000)",
+		"_pragma=foreign_keys(1)",
+		"_pragma=synchronous(NORMAL)",
+	}
+	if writer {
+		q = append(q, "_pragma=journal_mode(WAL)", "_txlock=immediate")
+	} else {
+		q = append(q, "_pragma=query_only(1)")
+	}
+	return "file:" + uriPath.Replace(path) + "?" + strings.Join(q, "&")
+}
+
+// uriPath escapes what a SQLite URI filename would read as syntax: a path
+// holding "#" or "?" must not open a truncated name.
+var uriPath = strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23")
+
+// rebind turns "?" placeholders into "$1", "$2", ... for PostgreSQL. The
+// store's queries never contain a literal "?".
+func (d dialect) rebind(q string) string {
+	if d != dialectPostgres || strings.IndexByte(q, '?') < 0 {
+		return q
+	}
+	var b strings.Builder
+	b.Grow(len(q) + 16)
+	n := 0
+	for i := 0; i < len(q); i++ {
+		if q[i] == '?' {
+			n++
+			b.WriteByte('$')
+			b.WriteString(strconv.Itoa(n))
+			continue
+		}
+		b.WriteByte(q[i])
+	}
+	return b.String()
+}
+
+// timeArg is the column value of t: unix microseconds (INTEGER) on SQLite,
+// a UTC TIMESTAMPTZ on PostgreSQL.
+func (d dialect) timeArg(t time.Time) any {
+	if d == dialectPostgres {
+		return t.UTC()
+	}
+	return t.UnixMicro()
+}
+
+// nullTimeArg is timeArg for a nullable column.
+func (d dialect) nullTimeArg(t *time.Time) any {
+	if t == nil {
+		return nil
+	}
+	return d.timeArg(*t)
+}
+
+// lockMigrations is run first in the migration transaction so that two
+// processes never migrate at once. SQLite needs nothing: the transaction
+// began IMMEDIATE and so holds the database's write lock.
+func (d dialect) lockMigrations() string {
+	if d == dialectPostgres {
+		// An arbitrary constant key, released at commit or rollback.
+		return "SELECT pg_advisory_xact_lock(7468236157296154)"
+	}
+	return ""
+}
+
+// storeTime normalises a timestamp to what the database keeps: UTC,
+// microsecond precision. Every timestamp the store hands out goes through it
+// so that a value read back equals the value written.
+func storeTime(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }
+
+// timeCol scans a timestamp column in either dialect's representation.
+type timeCol struct{ t *time.Time }
+
+func (c timeCol) Scan(src any) error {
+	t, err := scanTime(src)
+	if err != nil {
+		return err
+	}
+	if t != nil {
+		*c.t = *t
+	}
+	return nil
+}
+
+// nullTimeCol scans a nullable timestamp column.
+type nullTimeCol struct{ t **time.Time }
+
+func (c nullTimeCol) Scan(src any) error {
+	t, err := scanTime(src)
+	if err != nil {
+		return err
+	}
+	*c.t = t
+	return nil
+}
+
+func scanTime(src any) (*time.Time, error) {
+	var t time.Time
+	switch v := src.(type) {
+	case nil:
+		return nil, nil
+	case int64:
+		t = time.UnixMicro(v).UTC()
+	case time.Time:
+		t = v.UTC()
+	default:
+		return nil, fmt.Errorf("sqlstore: cannot scan %T into a timestamp", src)
+	}
+	return &t, nil
+}
+
+// Constraint kinds that map to domain error codes.
+const (
+	violationNone = iota
+	violationUnique
+	violationCheck
+	violationForeignKey
+	violationNotNull
+)
+
+// violation classifies a driver error as a constraint violation.
+func violation(err error) int {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		switch se.Code() {
+		case sqlite3.SQLITE_CONSTRAINT_UNIQUE, sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
+			return violationUnique
+		case sqlite3.SQLITE_CONSTRAINT_CHECK:
+			return violationCheck
+		case sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY:
+			return violationForeignKey
+		case sqlite3.SQLITE_CONSTRAINT_NOTNULL:
+			return violationNotNull
+		}
+		return violationNone
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		switch pe.Code {
+		case "23505":
+			return violationUnique
+		case "23514":
+			return violationCheck
+		case "23503":
+			return violationForeignKey
+		case "23502":
+			return violationNotNull
+		}
+	}
+	return violationNone
+}

@@ -1,0 +1,213 @@
+package sqlstore
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	"github.com/coachd/coachd"
+)
+
+const messageColumns = `m.id, m.session_id, m.seq, m.role, m.content, m.content_json, m.metadata, m.usage_json, m.partial, m.created_at`
+
+func scanMessage(row interface{ Scan(...any) error }) (*coachd.Message, error) {
+	m := &coachd.Message{}
+	var blocks, metadata, usage []byte
+	if err := row.Scan(&m.ID, &m.SessionID, &m.Seq, &m.Role, &m.Content, &blocks, &metadata, &usage,
+		&m.Partial, timeCol{&m.CreatedAt}); err != nil {
+		return nil, err
+	}
+	if blocks == nil {
+		// Rows stored without blocks read back as one text block.
+		m.Blocks = []coachd.Block{coachd.TextBlock(m.Content)}
+	} else if err := json.Unmarshal(blocks, &m.Blocks); err != nil {
+		return nil, internal(err, "message %s: decode content_json", m.ID)
+	}
+	if metadata != nil {
+		m.Metadata = json.RawMessage(metadata)
+	}
+	if usage != nil {
+		m.Usage = &coachd.Usage{}
+		if err := json.Unmarshal(usage, m.Usage); err != nil {
+			return nil, internal(err, "message %s: decode usage_json", m.ID)
+		}
+	}
+	return m, nil
+}
+
+// messageRow is a message's column values, encoded before the transaction
+// starts so that a bad message fails the batch without touching the
+// database.
+type messageRow struct {
+	blocks, metadata, usage any // string or nil
+}
+
+func encodeMessage(i int, m *coachd.Message) (messageRow, error) {
+	field := func(name string) string { return fmt.Sprintf("messages[%d].%s", i, name) }
+	var r messageRow
+	if m.Role != coachd.RoleUser && m.Role != coachd.RoleAssistant {
+		return r, coachd.Invalid(coachd.FieldError{Field: field("role"), Message: "must be user or assistant", Code: "enum"})
+	}
+	if m.ID != "" && !coachd.ValidID(coachd.PrefixMessage, m.ID) {
+		return r, coachd.Invalid(coachd.FieldError{Field: field("id"), Message: "must be a message ID", Code: "format"})
+	}
+	if len(m.Blocks) > 0 {
+		b, err := json.Marshal(m.Blocks)
+		if err != nil {
+			return r, coachd.Invalid(coachd.FieldError{Field: field("content_blocks"), Message: err.Error(), Code: "format"})
+		}
+		r.blocks = string(b)
+		if m.Content == "" {
+			m.Content = coachd.BlocksText(m.Blocks)
+		}
+	}
+	if m.Metadata != nil {
+		if !json.Valid(m.Metadata) {
+			return r, coachd.Invalid(coachd.FieldError{Field: field("metadata"), Message: "must be valid JSON", Code: "format"})
+		}
+		r.metadata = string(m.Metadata)
+	}
+	if m.Usage != nil {
+		b, _ := json.Marshal(m.Usage) // a struct of integers always encodes
+		r.usage = string(b)
+	}
+	return r, nil
+}
+
+// AppendMessages appends msgs to the user's session in one transaction,
+// assigning SessionID, Seq, CreatedAt and, when empty, ID, and bumps the
+// session's message count. Seqs are contiguous and start at 1. When Content
+// is empty it is set to the text of the blocks. A caller-chosen ID that is
+// already taken is ECONFLICT.
+func (db *DB) AppendMessages(ctx context.Context, userID, sessionID string, msgs []*coachd.Message) error {
+	rows := make([]messageRow, len(msgs))
+	for i, m := range msgs {
+		var err error
+		if rows[i], err = encodeMessage(i, m); err != nil {
+			return err
+		}
+	}
+	if len(msgs) == 0 {
+		_, err := db.FindSession(ctx, userID, sessionID)
+		return err
+	}
+	tx, err := db.beginWrite(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+
+	// Reserving the seqs takes the session row's lock on Postgres (and the
+	// database write lock on SQLite): concurrent appends queue here.
+	n := int64(len(msgs))
+	var next int64
+	if err := tx.queryRow(ctx, `UPDATE sessions SET next_seq = next_seq + ?, message_count = message_count + ?, updated_at = ?
+		WHERE id = ? AND user_id = ? RETURNING next_seq`,
+		n, n, tx.time(tx.now), sessionID, userID).Scan(&next); err != nil {
+		return dbError(err, "session %q", sessionID)
+	}
+	seq := next - n
+	ids := make([]string, len(msgs))
+	for i, m := range msgs {
+		id := m.ID
+		if id == "" {
+			id = coachd.NewID(coachd.PrefixMessage, tx.now)
+		}
+		ids[i] = id
+		if _, err := tx.exec(ctx, `INSERT INTO messages (id, session_id, seq, role, content, content_json, metadata, usage_json, partial, created_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			id, sessionID, seq, string(m.Role), m.Content, rows[i].blocks, rows[i].metadata, rows[i].usage,
+			m.Partial, tx.time(tx.now)); err != nil {
+			return dbError(err, "append messages[%d]", i)
+		}
+		seq++
+	}
+	if err := tx.commit(); err != nil {
+		return err
+	}
+	// Assign only once committed, so a failed batch leaves msgs as they came
+	// (except Content, which is filled in before).
+	seq = next - n
+	for i, m := range msgs {
+		m.ID, m.SessionID, m.Seq, m.CreatedAt = ids[i], sessionID, seq, tx.now
+		seq++
+	}
+	return nil
+}
+
+// ListMessages returns the session's messages in seq order after the
+// cursor (the seq of the last message of the previous page).
+func (db *DB) ListMessages(ctx context.Context, userID, sessionID string, page coachd.Page) ([]*coachd.Message, string, error) {
+	after, err := decodeSeqCursor(page.Cursor)
+	if err != nil {
+		return nil, "", err
+	}
+	limit := pageLimit(page)
+	tx, err := db.beginRead(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	defer tx.Rollback()
+	if _, err := findSession(ctx, tx, userID, sessionID); err != nil {
+		return nil, "", err
+	}
+	msgs, err := listMessages(ctx, tx, userID, sessionID, after, limit+1)
+	if err != nil {
+		return nil, "", err
+	}
+	next := ""
+	if len(msgs) > limit {
+		msgs = msgs[:limit]
+		next = strconv.FormatInt(msgs[limit-1].Seq, 10)
+	}
+	return msgs, next, tx.commit()
+}
+
+// History returns all of the session's messages in seq order: what the
+// runner sends to the model.
+func (db *DB) History(ctx context.Context, userID, sessionID string) ([]*coachd.Message, error) {
+	tx, err := db.beginRead(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	if _, err := findSession(ctx, tx, userID, sessionID); err != nil {
+		return nil, err
+	}
+	msgs, err := listMessages(ctx, tx, userID, sessionID, 0, 0)
+	if err != nil {
+		return nil, err
+	}
+	return msgs, tx.commit()
+}
+
+// listMessages reads up to limit messages (all when limit is 0) after seq;
+// the join keeps the query scoped to the user even though the callers'
+// findSession already checked.
+func listMessages(ctx context.Context, tx *tx, userID, sessionID string, after int64, limit int) ([]*coachd.Message, error) {
+	q := `SELECT ` + messageColumns + ` FROM messages m JOIN sessions s ON s.id = m.session_id
+		WHERE m.session_id = ? AND s.user_id = ? AND m.seq > ? ORDER BY m.seq`
+	args := []any{sessionID, userID, after}
+	if limit > 0 {
+		q += ` LIMIT ?`
+		args = append(args, limit)
+	}
+	rows, err := tx.query(ctx, q, args...)
+	if err != nil {
+		return nil, dbError(err, "list messages")
+	}
+	defer rows.Close()
+	msgs := []*coachd.Message{}
+	for rows.Next() {
+		m, err := scanMessage(rows)
+		if err != nil {
+			return nil, dbError(err, "list messages")
+		}
+		msgs = append(msgs, m)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, dbError(err, "list messages")
+	}
+	return msgs, nil
+}

@@ -1,0 +1,113 @@
+package sqlstore
+
+import (
+	"context"
+	"embed"
+	"io/fs"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+//go:embed migrations/sqlite/*.sql migrations/postgres/*.sql
+var migrationFS embed.FS
+
+// migration is one embedded schema change. Version is the number the file
+// name starts with ("0001_init.sql" is 1).
+type migration struct {
+	version int64
+	name    string
+	sql     string
+}
+
+// migrations returns the dialect's migrations in version order.
+func (d dialect) migrations() ([]migration, error) {
+	dir := "migrations/" + d.String()
+	entries, err := fs.ReadDir(migrationFS, dir)
+	if err != nil {
+		return nil, internal(err, "read migrations")
+	}
+	var ms []migration
+	for _, e := range entries {
+		num, _, ok := strings.Cut(e.Name(), "_")
+		v, err := strconv.ParseInt(num, 10, 64)
+		if !ok || err != nil || !strings.HasSuffix(e.Name(), ".sql") {
+			return nil, internal(nil, "migration %s: name must be NNNN_name.sql", e.Name())
+		}
+		b, err := fs.ReadFile(migrationFS, path.Join(dir, e.Name()))
+		if err != nil {
+			return nil, internal(err, "read migration %s", e.Name())
+		}
+		ms = append(ms, migration{version: v, name: e.Name(), sql: string(b)})
+	}
+	sort.Slice(ms, func(i, j int) bool { return ms[i].version < ms[j].version })
+	return ms, nil
+}
+
+// Migrate applies the embedded migrations that have not been applied yet,
+// in order, recording each in schema_migrations. It runs in one transaction
+// (both dialects have transactional DDL), serialised across processes by
+// the SQLite write lock or a PostgreSQL advisory lock, so running it twice,
+// or from two processes at once, is safe.
+func (db *DB) Migrate(ctx context.Context) error {
+	ms, err := db.dialect.migrations()
+	if err != nil {
+		return err
+	}
+	tx, err := db.beginWrite(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+
+	if lock := tx.d.lockMigrations(); lock != "" {
+		if _, err := tx.exec(ctx, lock); err != nil {
+			return internal(err, "migrate: lock")
+		}
+	}
+	if _, err := tx.exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version    BIGINT PRIMARY KEY,
+		name       TEXT NOT NULL,
+		applied_at TEXT NOT NULL
+	)`); err != nil {
+		return internal(err, "migrate: create schema_migrations")
+	}
+	applied, err := appliedVersions(ctx, tx)
+	if err != nil {
+		return err
+	}
+	for _, m := range ms {
+		if applied[m.version] {
+			continue
+		}
+		if _, err := tx.exec(ctx, m.sql); err != nil {
+			return internal(err, "migrate: apply %s", m.name)
+		}
+		if _, err := tx.exec(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)`,
+			m.version, m.name, tx.now.Format("2006-01-02T15:04:05.000000Z")); err != nil {
+			return internal(err, "migrate: record %s", m.name)
+		}
+	}
+	return tx.commit()
+}
+
+func appliedVersions(ctx context.Context, tx *tx) (map[int64]bool, error) {
+	rows, err := tx.query(ctx, `SELECT version FROM schema_migrations`)
+	if err != nil {
+		return nil, internal(err, "migrate: read schema_migrations")
+	}
+	defer rows.Close()
+	applied := map[int64]bool{}
+	for rows.Next() {
+		var v int64
+		if err := rows.Scan(&v); err != nil {
+			return nil, internal(err, "migrate: read schema_migrations")
+		}
+		applied[v] = true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, internal(err, "migrate: read schema_migrations")
+	}
+	return applied, nil
+}

@@ -1,0 +1,207 @@
+package sqlstore
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/coachd/coachd"
+)
+
+const sessionColumns = `id, user_id, agent, title, mode, status, pending_json, message_count, created_at, updated_at`
+
+func scanSession(row interface{ Scan(...any) error }) (*coachd.Session, error) {
+	s := &coachd.Session{}
+	var pending []byte
+	if err := row.Scan(&s.ID, &s.UserID, &s.Agent, &s.Title, &s.Mode, &s.Status, &pending,
+		&s.MessageCount, timeCol{&s.CreatedAt}, timeCol{&s.UpdatedAt}); err != nil {
+		return nil, err
+	}
+	if len(pending) > 0 {
+		s.Pending = &coachd.PendingInteraction{}
+		if err := json.Unmarshal(pending, s.Pending); err != nil {
+			return nil, internal(err, "session %s: decode pending interaction", s.ID)
+		}
+	}
+	return s, nil
+}
+
+// CreateSession stores s for s.UserID, assigning ID and timestamps and
+// defaulting Status to active. An unknown user is ENOTFOUND.
+func (db *DB) CreateSession(ctx context.Context, s *coachd.Session) error {
+	if s.Status == "" {
+		s.Status = coachd.SessionActive
+	}
+	var errs []coachd.FieldError
+	if s.UserID == "" {
+		errs = append(errs, coachd.FieldError{Field: "user_id", Message: "must not be empty", Code: "required"})
+	}
+	if !s.Status.Valid() {
+		errs = append(errs, coachd.FieldError{Field: "status", Message: "must be one of active, completed, expired", Code: "enum"})
+	}
+	if len(errs) > 0 {
+		return coachd.Invalid(errs...)
+	}
+	pending, err := pendingJSON(s.Pending)
+	if err != nil {
+		return err
+	}
+	tx, err := db.beginWrite(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if _, err := findUser(ctx, tx, s.UserID); err != nil {
+		return err
+	}
+	s.ID = coachd.NewID(coachd.PrefixSession, tx.now)
+	s.MessageCount = 0
+	s.CreatedAt, s.UpdatedAt = tx.now, tx.now
+	if _, err := tx.exec(ctx, `INSERT INTO sessions (id, user_id, agent, title, mode, status, pending_json, message_count, next_seq, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, 0, 1, ?, ?)`,
+		s.ID, s.UserID, s.Agent, s.Title, s.Mode, string(s.Status), pending, tx.time(s.CreatedAt), tx.time(s.UpdatedAt)); err != nil {
+		return dbError(err, "create session")
+	}
+	return tx.commit()
+}
+
+// FindSession returns the user's session, or ENOTFOUND.
+func (db *DB) FindSession(ctx context.Context, userID, id string) (*coachd.Session, error) {
+	tx, err := db.beginRead(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	s, err := findSession(ctx, tx, userID, id)
+	if err != nil {
+		return nil, err
+	}
+	return s, tx.commit()
+}
+
+// ListSessions returns the user's sessions, newest first.
+func (db *DB) ListSessions(ctx context.Context, userID string, page coachd.Page) ([]*coachd.Session, string, error) {
+	limit := pageLimit(page)
+	q := `SELECT ` + sessionColumns + ` FROM sessions WHERE user_id = ?`
+	args := []any{userID}
+	if page.Cursor != "" {
+		c, err := decodeTimeIDCursor(page.Cursor, coachd.PrefixSession)
+		if err != nil {
+			return nil, "", err
+		}
+		at := db.dialect.timeArg(time.UnixMicro(c.micros))
+		q += ` AND (created_at < ? OR (created_at = ? AND id < ?))`
+		args = append(args, at, at, c.id)
+	}
+	q += ` ORDER BY created_at DESC, id DESC LIMIT ?`
+	args = append(args, limit+1)
+
+	tx, err := db.beginRead(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	defer tx.Rollback()
+	rows, err := tx.query(ctx, q, args...)
+	if err != nil {
+		return nil, "", dbError(err, "list sessions")
+	}
+	defer rows.Close()
+	list := []*coachd.Session{}
+	for rows.Next() {
+		s, err := scanSession(rows)
+		if err != nil {
+			return nil, "", dbError(err, "list sessions")
+		}
+		list = append(list, s)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, "", dbError(err, "list sessions")
+	}
+	next := ""
+	if len(list) > limit {
+		list = list[:limit]
+		last := list[limit-1]
+		next = timeIDCursor{last.CreatedAt.UnixMicro(), last.ID}.String()
+	}
+	return list, next, tx.commit()
+}
+
+// UpdateSession applies upd to the user's session and returns the result.
+func (db *DB) UpdateSession(ctx context.Context, userID, id string, upd coachd.SessionUpdate) (*coachd.Session, error) {
+	if upd.Status != nil && !upd.Status.Valid() {
+		return nil, coachd.Invalid(coachd.FieldError{Field: "status", Message: "must be one of active, completed, expired", Code: "enum"})
+	}
+	tx, err := db.beginWrite(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	s, err := findSession(ctx, tx, userID, id)
+	if err != nil {
+		return nil, err
+	}
+	if upd.Title != nil {
+		s.Title = *upd.Title
+	}
+	if upd.Mode != nil {
+		s.Mode = *upd.Mode
+	}
+	if upd.Status != nil {
+		s.Status = *upd.Status
+	}
+	if upd.SetPending {
+		s.Pending = upd.Pending
+	}
+	pending, err := pendingJSON(s.Pending)
+	if err != nil {
+		return nil, err
+	}
+	s.UpdatedAt = tx.now
+	if _, err := tx.exec(ctx, `UPDATE sessions SET title = ?, mode = ?, status = ?, pending_json = ?, updated_at = ?
+		WHERE id = ? AND user_id = ?`,
+		s.Title, s.Mode, string(s.Status), pending, tx.time(s.UpdatedAt), s.ID, userID); err != nil {
+		return nil, dbError(err, "update session")
+	}
+	return s, tx.commit()
+}
+
+// DeleteSession deletes the user's session and its messages. Notes the
+// session wrote stay, detached from it.
+func (db *DB) DeleteSession(ctx context.Context, userID, id string) error {
+	tx, err := db.beginWrite(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	res, err := tx.exec(ctx, `DELETE FROM sessions WHERE id = ? AND user_id = ?`, id, userID)
+	if err != nil {
+		return dbError(err, "delete session")
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return dbError(err, "delete session")
+	} else if n == 0 {
+		return coachd.Errorf(coachd.ENOTFOUND, "session %q not found", id)
+	}
+	return tx.commit()
+}
+
+// findSession returns the user's session; another user's is ENOTFOUND.
+func findSession(ctx context.Context, tx *tx, userID, id string) (*coachd.Session, error) {
+	s, err := scanSession(tx.queryRow(ctx, `SELECT `+sessionColumns+` FROM sessions WHERE id = ? AND user_id = ?`, id, userID))
+	if err != nil {
+		return nil, dbError(err, "session %q", id)
+	}
+	return s, nil
+}
+
+// pendingJSON encodes a pending interaction for pending_json; nil is NULL.
+func pendingJSON(p *coachd.PendingInteraction) (any, error) {
+	if p == nil {
+		return nil, nil
+	}
+	b, err := json.Marshal(p)
+	if err != nil {
+		return nil, coachd.Invalid(coachd.FieldError{Field: "pending_interaction", Message: err.Error(), Code: "format"})
+	}
+	return string(b), nil
+}

@@ -1,0 +1,179 @@
+package sqlstore
+
+import (
+	"context"
+
+	"github.com/coachd/coachd"
+)
+
+const userColumns = `id, name, token_budget, tokens_used, created_at, updated_at`
+
+func scanUser(row interface{ Scan(...any) error }) (*coachd.User, error) {
+	u := &coachd.User{}
+	err := row.Scan(&u.ID, &u.Name, &u.TokenBudget, &u.TokensUsed, timeCol{&u.CreatedAt}, timeCol{&u.UpdatedAt})
+	return u, err
+}
+
+// CreateUser stores u with its API key hash. It assigns ID and timestamps
+// when they are empty. A key hash already in use is ECONFLICT.
+func (db *DB) CreateUser(ctx context.Context, u *coachd.User, keyHash string) error {
+	var errs []coachd.FieldError
+	if keyHash == "" {
+		errs = append(errs, coachd.FieldError{Field: "api_key_hash", Message: "must not be empty", Code: "required"})
+	}
+	if u.TokenBudget < 0 {
+		errs = append(errs, coachd.FieldError{Field: "token_budget", Message: "must not be negative", Code: "range"})
+	}
+	if u.ID != "" && !coachd.ValidID(coachd.PrefixUser, u.ID) {
+		errs = append(errs, coachd.FieldError{Field: "id", Message: "must be a user ID", Code: "format"})
+	}
+	if len(errs) > 0 {
+		return coachd.Invalid(errs...)
+	}
+	tx, err := db.beginWrite(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+
+	if u.ID == "" {
+		u.ID = coachd.NewID(coachd.PrefixUser, tx.now)
+	}
+	if u.CreatedAt.IsZero() {
+		u.CreatedAt = tx.now
+	}
+	if u.UpdatedAt.IsZero() {
+		u.UpdatedAt = tx.now
+	}
+	u.CreatedAt, u.UpdatedAt = storeTime(u.CreatedAt), storeTime(u.UpdatedAt)
+	if _, err := tx.exec(ctx, `INSERT INTO users (id, name, api_key_hash, token_budget, tokens_used, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		u.ID, u.Name, keyHash, u.TokenBudget, u.TokensUsed, tx.time(u.CreatedAt), tx.time(u.UpdatedAt)); err != nil {
+		return dbError(err, "create user")
+	}
+	return tx.commit()
+}
+
+// FindUserByID returns the user with the given ID, or ENOTFOUND.
+func (db *DB) FindUserByID(ctx context.Context, id string) (*coachd.User, error) {
+	tx, err := db.beginRead(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	u, err := findUser(ctx, tx, id)
+	if err != nil {
+		return nil, err
+	}
+	return u, tx.commit()
+}
+
+// FindUserByKeyHash returns the user whose API key hashes to keyHash, or
+// ENOTFOUND.
+func (db *DB) FindUserByKeyHash(ctx context.Context, keyHash string) (*coachd.User, error) {
+	tx, err := db.beginRead(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	u, err := scanUser(tx.queryRow(ctx, `SELECT `+userColumns+` FROM users WHERE api_key_hash = ?`, keyHash))
+	if err != nil {
+		return nil, dbError(err, "user")
+	}
+	return u, tx.commit()
+}
+
+// ListUsers returns users in ID (creation) order.
+func (db *DB) ListUsers(ctx context.Context, page coachd.Page) ([]*coachd.User, string, error) {
+	limit := pageLimit(page)
+	after := ""
+	if page.Cursor != "" {
+		var err error
+		if after, err = decodeIDCursor(page.Cursor, coachd.PrefixUser); err != nil {
+			return nil, "", err
+		}
+	}
+	tx, err := db.beginRead(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	defer tx.Rollback()
+	rows, err := tx.query(ctx, `SELECT `+userColumns+` FROM users WHERE id > ? ORDER BY id LIMIT ?`, after, limit+1)
+	if err != nil {
+		return nil, "", dbError(err, "list users")
+	}
+	defer rows.Close()
+	users := []*coachd.User{}
+	for rows.Next() {
+		u, err := scanUser(rows)
+		if err != nil {
+			return nil, "", dbError(err, "list users")
+		}
+		users = append(users, u)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, "", dbError(err, "list users")
+	}
+	next := ""
+	if len(users) > limit {
+		users = users[:limit]
+		next = encodeCursor(users[limit-1].ID)
+	}
+	return users, next, tx.commit()
+}
+
+// UpdateUser applies upd and returns the updated user.
+func (db *DB) UpdateUser(ctx context.Context, id string, upd coachd.UserUpdate) (*coachd.User, error) {
+	if upd.TokenBudget != nil && *upd.TokenBudget < 0 {
+		return nil, coachd.Invalid(coachd.FieldError{Field: "token_budget", Message: "must not be negative", Code: "range"})
+	}
+	tx, err := db.beginWrite(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	u, err := findUser(ctx, tx, id)
+	if err != nil {
+		return nil, err
+	}
+	if upd.Name != nil {
+		u.Name = *upd.Name
+	}
+	if upd.TokenBudget != nil {
+		u.TokenBudget = *upd.TokenBudget
+	}
+	u.UpdatedAt = tx.now
+	if _, err := tx.exec(ctx, `UPDATE users SET name = ?, token_budget = ?, updated_at = ? WHERE id = ?`,
+		u.Name, u.TokenBudget, tx.time(u.UpdatedAt), u.ID); err != nil {
+		return nil, dbError(err, "update user")
+	}
+	return u, tx.commit()
+}
+
+func findUser(ctx context.Context, tx *tx, id string) (*coachd.User, error) {
+	u, err := scanUser(tx.queryRow(ctx, `SELECT `+userColumns+` FROM users WHERE id = ?`, id))
+	if err != nil {
+		return nil, dbError(err, "user %q", id)
+	}
+	return u, nil
+}
+
+// SetUserKey replaces the user's API key hash (the old key stops working).
+func (db *DB) SetUserKey(ctx context.Context, id, keyHash string) error {
+	if keyHash == "" {
+		return coachd.Invalid(coachd.FieldError{Field: "api_key", Message: "is required", Code: "required"})
+	}
+	tx, err := db.beginWrite(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if _, err := findUser(ctx, tx, id); err != nil {
+		return err
+	}
+	if _, err := tx.exec(ctx, `UPDATE users SET api_key_hash = ?, updated_at = ? WHERE id = ?`,
+		keyHash, tx.time(tx.now), id); err != nil {
+		return dbError(err, "set user key")
+	}
+	return tx.commit()
+}

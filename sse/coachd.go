@@ -1,0 +1,147 @@
+package sse
+
+import (
+	"encoding/json"
+
+	"github.com/coachd/coachd"
+)
+
+// The coachd dialect: named events, one JSON object each.
+//
+//	turn_started          → message_start   {session_id, message_id}
+//	text_delta            → content_delta   {text}
+//	thinking_delta        → thinking_delta  {text}
+//	tool_call_started     → function_call   {id, name}
+//	tool_call_ready       → (dropped)
+//	tool_result           → function_result {tool_use_id, name, result[, is_error]}
+//	round_boundary        → round_boundary  {}
+//	interaction_requested → interaction     {tool_use_id, name, input}
+//	session_changed       → session_changed {change[, mode]}
+//	usage                 → usage           {input_tokens, output_tokens, ..., tokens_used[, budget_remaining]}
+//	turn_ended            → message_end     {session_id, tokens_used, latency_ms, stop_reason}
+//	error                 → error           {type, message, retryable[, retry_after][, details], extras...}
+//
+// function_call is {id, name} as the original spec has it, sent once per
+// call as soon as the model starts it, so clients can show progress early;
+// tool_call_ready adds only the arguments, which that spec never put on the
+// wire (an interactive tool's input arrives in interaction), so it is
+// dropped.
+
+type coachdStart struct {
+	SessionID string `json:"session_id"`
+	MessageID string `json:"message_id"`
+}
+
+type coachdText struct {
+	Text string `json:"text"`
+}
+
+type coachdCall struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+}
+
+type coachdResult struct {
+	ToolUseID string `json:"tool_use_id"`
+	Name      string `json:"name"`
+	Result    string `json:"result"`
+	IsError   bool   `json:"is_error,omitempty"`
+}
+
+type coachdInteraction struct {
+	ToolUseID string          `json:"tool_use_id"`
+	Name      string          `json:"name"`
+	Input     json.RawMessage `json:"input"`
+}
+
+type coachdSessionChanged struct {
+	Change string `json:"change"`
+	Mode   string `json:"mode,omitempty"`
+}
+
+type coachdUsage struct {
+	InputTokens              int64  `json:"input_tokens"`
+	OutputTokens             int64  `json:"output_tokens"`
+	CacheReadInputTokens     int64  `json:"cache_read_input_tokens"`
+	CacheCreationInputTokens int64  `json:"cache_creation_input_tokens"`
+	TokensUsed               int64  `json:"tokens_used"`
+	BudgetRemaining          *int64 `json:"budget_remaining,omitempty"`
+}
+
+type coachdEnd struct {
+	SessionID  string `json:"session_id"`
+	TokensUsed int64  `json:"tokens_used"`
+	LatencyMS  int64  `json:"latency_ms"`
+	StopReason string `json:"stop_reason"`
+}
+
+type coachdError struct {
+	Type       string              `json:"type"`
+	Message    string              `json:"message"`
+	Retryable  bool                `json:"retryable"`
+	RetryAfter int64               `json:"retry_after,omitempty"` // seconds
+	Details    []coachd.FieldError `json:"details,omitempty"`
+}
+
+func encodeCoachd(dst []byte, ev coachd.Event) []byte {
+	switch ev.Type {
+	case coachd.EventTurnStarted:
+		return frame(dst, "message_start", coachdStart{ev.SessionID, ev.MessageID})
+	case coachd.EventTextDelta:
+		return frame(dst, "content_delta", coachdText{ev.Text})
+	case coachd.EventThinkingDelta:
+		return frame(dst, "thinking_delta", coachdText{ev.Text})
+	case coachd.EventToolCallStarted:
+		return frame(dst, "function_call", coachdCall{ev.ToolUseID, ev.ToolName})
+	case coachd.EventToolResult:
+		return frame(dst, "function_result", coachdResult{ev.ToolUseID, ev.ToolName, ev.Result, ev.IsError})
+	case coachd.EventRoundBoundary:
+		return frame(dst, "round_boundary", struct{}{})
+	case coachd.EventInteractionRequested:
+		return frame(dst, "interaction", coachdInteraction{ev.ToolUseID, ev.ToolName, rawOr(ev.Input, "{}")})
+	case coachd.EventSessionChanged:
+		return frame(dst, "session_changed", coachdSessionChanged{ev.Change, ev.Mode})
+	case coachd.EventUsage:
+		return frame(dst, "usage", usageOf(ev.Usage))
+	case coachd.EventTurnEnded:
+		return frame(dst, "message_end", coachdEnd{ev.SessionID, tokensUsed(ev.Usage), ev.LatencyMS, ev.StopReason})
+	case coachd.EventError:
+		e := errorOf(ev)
+		body := coachdError{
+			Type:       e.Code,
+			Message:    e.Message,
+			Retryable:  e.Retryable,
+			RetryAfter: retryAfterSeconds(e.RetryAfter),
+			Details:    e.Details,
+		}
+		extra := extraFields(e, "type", "message", "retryable", "retry_after", "details")
+		return frame(dst, "error", withFields{body, extra})
+	}
+	return dst
+}
+
+func usageOf(u *coachd.TurnUsage) coachdUsage {
+	if u == nil {
+		return coachdUsage{}
+	}
+	return coachdUsage{
+		InputTokens:              u.InputTokens,
+		OutputTokens:             u.OutputTokens,
+		CacheReadInputTokens:     u.CacheReadInputTokens,
+		CacheCreationInputTokens: u.CacheCreationInputTokens,
+		TokensUsed:               tokensUsed(u),
+		BudgetRemaining:          u.BudgetRemaining,
+	}
+}
+
+// tokensUsed is the turn's charged total: TokensUsed when the runner set
+// it, the sum of the usage otherwise.
+func tokensUsed(u *coachd.TurnUsage) int64 {
+	if u == nil {
+		return 0
+	}
+	if u.TokensUsed != 0 {
+		return u.TokensUsed
+	}
+	return u.Total()
+}

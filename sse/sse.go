@@ -1,0 +1,184 @@
+// Package sse writes a turn's coachd.Events to HTTP clients as Server-Sent
+// Events, in one of three wire dialects:
+//
+//   - coachd (default): named events (message_start, content_delta, ...).
+//   - asp: unnamed data lines {"type":"ack"|"text"|"tool"|...}, the ASP v2
+//     stream.
+//   - sage: unnamed data lines {text}, {toolCall}, {showOptions}, ... ending
+//     with data: [DONE].
+//
+// The encoders are pure functions from an event to bytes; Writer adds the
+// HTTP side (headers, flushing, heartbeats, disconnects). Every payload is
+// compact JSON built from structs, so the output for an event is
+// byte-for-byte deterministic, and JSON escapes CR and LF, so a data line
+// never breaks.
+package sse
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/coachd/coachd"
+)
+
+// Dialects, as chosen with ?protocol=.
+const (
+	Coachd = "coachd"
+	ASP    = "asp"
+	Sage   = "sage"
+)
+
+// ValidDialect reports whether s names a dialect.
+func ValidDialect(s string) bool {
+	switch s {
+	case Coachd, ASP, Sage:
+		return true
+	}
+	return false
+}
+
+// Encode appends the wire bytes of ev in dialect to dst and returns the
+// extended slice. Events a dialect has no form for append nothing; so does
+// an unknown dialect. The empty dialect is coachd.
+func Encode(dst []byte, dialect string, ev coachd.Event) []byte {
+	switch dialect {
+	case Coachd, "":
+		return encodeCoachd(dst, ev)
+	case ASP:
+		return encodeASP(dst, ev)
+	case Sage:
+		return encodeSage(dst, ev)
+	}
+	return dst
+}
+
+// Done returns the bytes that close a stream in dialect: the [DONE]
+// sentinel for sage, nothing for the others.
+func Done(dialect string) []byte {
+	if dialect == Sage {
+		return []byte("data: [DONE]\n\n")
+	}
+	return nil
+}
+
+// ping is the heartbeat: an SSE comment line, ignored by clients.
+var ping = []byte(": ping\n\n")
+
+// frame appends one SSE frame: an optional event name and one data line.
+func frame(dst []byte, name string, v any) []byte {
+	if name != "" {
+		dst = append(dst, "event: "...)
+		dst = append(dst, name...)
+		dst = append(dst, '\n')
+	}
+	dst = append(dst, "data: "...)
+	dst = appendJSON(dst, v)
+	return append(dst, "\n\n"...)
+}
+
+// appendJSON appends v as compact JSON without HTML escaping. The payload
+// types cannot fail to encode (raw fields pass through rawOr, error extras
+// are checked one by one), so a failure is a bug; it degrades to {} rather
+// than a broken frame.
+func appendJSON(dst []byte, v any) []byte {
+	if out, ok := appendJSONStrict(dst, v); ok {
+		return out
+	}
+	return append(dst, "{}"...)
+}
+
+// appendJSONStrict is appendJSON that reports whether v encoded.
+func appendJSONStrict(dst []byte, v any) ([]byte, bool) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return dst, false
+	}
+	return append(dst, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...), true
+}
+
+// rawOr returns raw when it is valid JSON, def otherwise, so that a bad
+// tool input never breaks a frame. encoding/json compacts raw values, so
+// newlines inside them never reach the wire.
+func rawOr(raw json.RawMessage, def string) json.RawMessage {
+	if len(raw) == 0 || !json.Valid(raw) {
+		return json.RawMessage(def)
+	}
+	return raw
+}
+
+// errorOf returns the event's error, or a generic internal error when an
+// error event carries none.
+func errorOf(ev coachd.Event) *coachd.Error {
+	if ev.Err == nil {
+		return &coachd.Error{Code: coachd.EINTERNAL, Message: "internal error"}
+	}
+	return ev.Err
+}
+
+// retryAfterSeconds rounds a retry delay up to whole seconds, as the HTTP
+// Retry-After header does; 0 means none.
+func retryAfterSeconds(d time.Duration) int64 {
+	if d <= 0 {
+		return 0
+	}
+	return int64(math.Ceil(d.Seconds()))
+}
+
+// extraFields returns the error's code-specific fields in key order,
+// leaving out names the fixed fields already use and values that do not
+// encode as JSON.
+func extraFields(e *coachd.Error, reserved ...string) []field {
+	if len(e.Extra) == 0 {
+		return nil
+	}
+	var out []field
+	for _, k := range slices.Sorted(maps.Keys(e.Extra)) {
+		if slices.Contains(reserved, k) {
+			continue
+		}
+		if v, ok := appendJSONStrict(nil, e.Extra[k]); ok {
+			out = append(out, field{k, v})
+		}
+	}
+	return out
+}
+
+// field is one extra key and its encoded value.
+type field struct {
+	key   string
+	value []byte
+}
+
+// withFields encodes v (a struct) and splices extra fields in before the
+// closing brace, keeping the struct's fixed order first.
+type withFields struct {
+	v     any
+	extra []field
+}
+
+func (w withFields) MarshalJSON() ([]byte, error) {
+	base, ok := appendJSONStrict(nil, w.v)
+	if !ok {
+		return nil, fmt.Errorf("sse: encode %T", w.v)
+	}
+	if len(w.extra) == 0 {
+		return base, nil
+	}
+	out := base[:len(base)-1] // drop '}'
+	for _, f := range w.extra {
+		if len(out) > 1 {
+			out = append(out, ',')
+		}
+		out = appendJSON(out, f.key)
+		out = append(out, ':')
+		out = append(out, f.value...)
+	}
+	return append(out, '}'), nil
+}

@@ -1,0 +1,187 @@
+package sse
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/coachd/coachd"
+)
+
+// DefaultHeartbeat is the heartbeat interval when NewWriter is given 0.
+const DefaultHeartbeat = 30 * time.Second
+
+// ErrClosed is returned by Send after Close.
+var ErrClosed = errors.New("sse: writer closed")
+
+// Writer streams events to one HTTP response. It is a coachd.EventSink:
+// Send is safe for concurrent use, each event is flushed as it is written,
+// and a heartbeat comment keeps idle connections (and the proxies on the
+// way) open. Once the client is gone, Send returns an error and the turn
+// can stop.
+//
+// Close must be called before the handler returns: it writes the dialect's
+// closing bytes and stops the heartbeat goroutine, which must not touch the
+// ResponseWriter after the handler is done.
+type Writer struct {
+	ctx       context.Context
+	dialect   string
+	heartbeat time.Duration
+
+	mu      sync.Mutex
+	w       http.ResponseWriter
+	rc      *http.ResponseController
+	buf     []byte
+	started bool      // headers written
+	last    time.Time // last write, for the heartbeat
+	err     error     // sticky: first write failure or disconnect
+	closed  bool
+
+	stop chan struct{} // closed by Close
+	done chan struct{} // closed when the heartbeat goroutine exits
+}
+
+var _ coachd.EventSink = (*Writer)(nil)
+
+// NewWriter returns a Writer for the response to r in dialect; an empty or
+// unknown dialect means coachd (callers validate ?protocol= with
+// ValidDialect first). A zero heartbeat means DefaultHeartbeat, a negative
+// one turns heartbeats off. Headers are sent with the first write (an event
+// or a heartbeat), so nothing is committed until then.
+func NewWriter(w http.ResponseWriter, r *http.Request, dialect string, heartbeat time.Duration) *Writer {
+	if !ValidDialect(dialect) {
+		dialect = Coachd
+	}
+	if heartbeat == 0 {
+		heartbeat = DefaultHeartbeat
+	}
+	sw := &Writer{
+		ctx:       r.Context(),
+		dialect:   dialect,
+		heartbeat: heartbeat,
+		w:         w,
+		rc:        http.NewResponseController(w),
+		last:      time.Now(),
+		stop:      make(chan struct{}),
+		done:      make(chan struct{}),
+	}
+	if heartbeat > 0 {
+		go sw.beat()
+	} else {
+		close(sw.done)
+	}
+	return sw
+}
+
+// Dialect returns the dialect the writer encodes.
+func (w *Writer) Dialect() string { return w.dialect }
+
+// Send encodes ev and writes and flushes it. Events the dialect drops write
+// nothing. It returns an error once the client is gone (the request's
+// context is done or a write failed) or after Close.
+func (w *Writer) Send(ev coachd.Event) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return ErrClosed
+	}
+	w.buf = Encode(w.buf[:0], w.dialect, ev)
+	if len(w.buf) == 0 {
+		return w.check()
+	}
+	return w.write(w.buf)
+}
+
+// Close writes the dialect's closing bytes (sage's [DONE]), makes sure the
+// headers went out even if no event did, and stops the heartbeat. It
+// returns the error that ended the stream, if any. Calling it twice is
+// safe.
+func (w *Writer) Close() error {
+	w.mu.Lock()
+	if !w.closed {
+		w.closed = true
+		close(w.stop)
+		if w.check() == nil {
+			_ = w.write(Done(w.dialect)) // sets w.err on failure
+		}
+	}
+	err := w.err
+	w.mu.Unlock()
+	<-w.done
+	return err
+}
+
+// check returns the sticky error, recording a disconnect first. Callers
+// hold mu.
+func (w *Writer) check() error {
+	if w.err == nil && w.ctx.Err() != nil {
+		w.err = fmt.Errorf("sse: client gone: %w", context.Cause(w.ctx))
+	}
+	return w.err
+}
+
+// write sends the headers on first use, then p, then flushes. An empty p
+// only sends the headers. Callers hold mu.
+func (w *Writer) write(p []byte) error {
+	if err := w.check(); err != nil {
+		return err
+	}
+	if !w.started {
+		w.started = true
+		h := w.w.Header()
+		h.Set("Content-Type", "text/event-stream")
+		h.Set("Cache-Control", "no-cache")
+		h.Set("X-Accel-Buffering", "no")
+		h.Set("Connection", "keep-alive")
+		w.w.WriteHeader(http.StatusOK)
+	}
+	if len(p) > 0 {
+		if _, err := w.w.Write(p); err != nil {
+			w.err = fmt.Errorf("sse: write: %w", err)
+			return w.err
+		}
+	}
+	// A ResponseWriter that cannot flush still got the bytes; streaming
+	// through it is the wrapper's problem, not a reason to end the turn.
+	if err := w.rc.Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		w.err = fmt.Errorf("sse: flush: %w", err)
+		return w.err
+	}
+	w.last = time.Now()
+	return nil
+}
+
+// beat writes a heartbeat whenever the stream has been idle for a whole
+// interval, until Close or the client leaves.
+func (w *Writer) beat() {
+	defer close(w.done)
+	t := time.NewTimer(w.heartbeat)
+	defer t.Stop()
+	for {
+		select {
+		case <-w.stop:
+			return
+		case <-w.ctx.Done():
+			return
+		case <-t.C:
+		}
+		w.mu.Lock()
+		if w.closed {
+			w.mu.Unlock()
+			return
+		}
+		wait := w.heartbeat - time.Since(w.last)
+		if wait <= 0 {
+			if w.write(ping) != nil {
+				w.mu.Unlock()
+				return
+			}
+			wait = w.heartbeat
+		}
+		w.mu.Unlock()
+		t.Reset(wait)
+	}
+}

@@ -1,0 +1,266 @@
+package sse_test
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/coachd/coachd"
+	"github.com/coachd/coachd/sse"
+)
+
+// wait bounds a wait on a channel so that a broken writer fails the test
+// instead of hanging it; it is a guard, not a synchronisation.
+const wait = 10 * time.Second
+
+func text(s string) coachd.Event { return coachd.Event{Type: coachd.EventTextDelta, Text: s} }
+
+// MustGet starts a streaming GET and returns the response and a reader of
+// its body. Cancel ctx to disconnect.
+func MustGet(tb testing.TB, ctx context.Context, url string) (*http.Response, *bufio.Reader) {
+	tb.Helper()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { resp.Body.Close() })
+	return resp, bufio.NewReader(resp.Body)
+}
+
+// readFrame reads one SSE frame (through the blank line) from the stream.
+func readFrame(tb testing.TB, r *bufio.Reader) string {
+	tb.Helper()
+	var sb strings.Builder
+	for {
+		line, err := r.ReadString('\n')
+		sb.WriteString(line)
+		if err != nil {
+			tb.Fatalf("reading frame after %q: %v", sb.String(), err)
+		}
+		if line == "\n" {
+			return sb.String()
+		}
+	}
+}
+
+func TestWriter(t *testing.T) {
+	t.Run("OK", func(t *testing.T) {
+		events := make(chan coachd.Event, 1)
+		closed := make(chan error, 1)
+		srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+			w := sse.NewWriter(rw, r, sse.Sage, time.Hour)
+			for ev := range events {
+				if err := w.Send(ev); err != nil {
+					t.Errorf("Send: %v", err)
+				}
+			}
+			closed <- w.Close()
+		}))
+		defer srv.Close()
+
+		// The handler holds the response open between events, so reading
+		// each frame before sending the next proves it was flushed.
+		events <- text("hello")
+		resp, body := MustGet(t, context.Background(), srv.URL)
+		for k, want := range map[string]string{
+			"Content-Type":      "text/event-stream",
+			"Cache-Control":     "no-cache",
+			"X-Accel-Buffering": "no",
+			"Connection":        "keep-alive",
+		} {
+			if got := resp.Header.Get(k); got != want {
+				t.Errorf("header %s = %q, want %q", k, got, want)
+			}
+		}
+		if got, want := readFrame(t, body), "data: {\"text\":\"hello\"}\n\n"; got != want {
+			t.Errorf("first frame = %q, want %q", got, want)
+		}
+		events <- coachd.Event{Type: coachd.EventTurnStarted} // dropped by sage
+		events <- text("world")
+		if got, want := readFrame(t, body), "data: {\"text\":\"world\"}\n\n"; got != want {
+			t.Errorf("second frame = %q, want %q", got, want)
+		}
+		close(events)
+		rest, err := io.ReadAll(body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := string(rest), "data: [DONE]\n\n"; got != want {
+			t.Errorf("after Close = %q, want %q", got, want)
+		}
+		if err := <-closed; err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+
+	t.Run("Heartbeat", func(t *testing.T) {
+		release := make(chan struct{})
+		srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+			w := sse.NewWriter(rw, r, sse.Coachd, 5*time.Millisecond)
+			defer w.Close()
+			<-release
+			if err := w.Send(coachd.Event{Type: coachd.EventRoundBoundary}); err != nil {
+				t.Errorf("Send: %v", err)
+			}
+		}))
+		defer srv.Close()
+		defer close(release)
+
+		// No event has been sent: the heartbeat alone commits the headers
+		// and keeps arriving while the stream is idle.
+		resp, body := MustGet(t, context.Background(), srv.URL)
+		if got := resp.Header.Get("Content-Type"); got != "text/event-stream" {
+			t.Errorf("Content-Type = %q", got)
+		}
+		for i := 0; i < 3; i++ {
+			if got := readFrame(t, body); got != ": ping\n\n" {
+				t.Fatalf("frame %d = %q, want a ping", i, got)
+			}
+		}
+	})
+
+	t.Run("ErrDisconnected", func(t *testing.T) {
+		first := make(chan struct{})
+		sendErr := make(chan error, 1)
+		srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+			w := sse.NewWriter(rw, r, sse.Coachd, -1)
+			defer w.Close()
+			if err := w.Send(text("first")); err != nil {
+				t.Errorf("first Send: %v", err)
+			}
+			close(first)
+			for {
+				if err := w.Send(text("more")); err != nil {
+					if err2 := w.Send(text("again")); err2 == nil {
+						t.Errorf("Send after an error succeeded")
+					}
+					sendErr <- err
+					return
+				}
+				select { // pace the writes; the loop ends on Send's error
+				case <-time.After(time.Millisecond):
+				case <-r.Context().Done():
+				}
+			}
+		}))
+		defer srv.Close()
+
+		ctx, cancel := context.WithCancel(context.Background())
+		_, body := MustGet(t, ctx, srv.URL)
+		<-first
+		if got := readFrame(t, body); !strings.Contains(got, "first") {
+			t.Fatalf("first frame = %q", got)
+		}
+		cancel()
+		select {
+		case err := <-sendErr:
+			t.Logf("Send after disconnect: %v", err)
+		case <-time.After(wait):
+			t.Fatal("Send kept succeeding after the client left")
+		}
+	})
+
+	t.Run("ErrContextDone", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		rec := httptest.NewRecorder()
+		w := sse.NewWriter(rec, httptest.NewRequestWithContext(ctx, "GET", "/", nil), sse.Sage, -1)
+		if err := w.Send(text("x")); !errors.Is(err, context.Canceled) {
+			t.Errorf("Send = %v, want context.Canceled", err)
+		}
+		if err := w.Close(); !errors.Is(err, context.Canceled) {
+			t.Errorf("Close = %v, want context.Canceled", err)
+		}
+		if rec.Body.Len() != 0 {
+			t.Errorf("wrote %q to a gone client", rec.Body.String())
+		}
+	})
+
+	t.Run("ErrClosed", func(t *testing.T) {
+		rec := httptest.NewRecorder()
+		w := sse.NewWriter(rec, httptest.NewRequest("GET", "/", nil), sse.Coachd, -1)
+		if err := w.Close(); err != nil {
+			t.Fatalf("Close: %v", err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatalf("second Close: %v", err)
+		}
+		if err := w.Send(text("late")); !errors.Is(err, sse.ErrClosed) {
+			t.Errorf("Send after Close = %v, want ErrClosed", err)
+		}
+		// An empty stream is still a well-formed event stream.
+		if got := rec.Header().Get("Content-Type"); got != "text/event-stream" {
+			t.Errorf("Content-Type = %q", got)
+		}
+		if rec.Code != http.StatusOK || rec.Body.Len() != 0 {
+			t.Errorf("got %d %q, want 200 and no body", rec.Code, rec.Body.String())
+		}
+	})
+
+	t.Run("UnknownDialect", func(t *testing.T) {
+		rec := httptest.NewRecorder()
+		w := sse.NewWriter(rec, httptest.NewRequest("GET", "/", nil), "bogus", -1)
+		if got := w.Dialect(); got != sse.Coachd {
+			t.Errorf("Dialect = %q, want coachd", got)
+		}
+		w.Close()
+	})
+}
+
+// TestWriterConcurrent sends from many goroutines at once: every frame
+// must arrive whole, and each goroutine's frames in its own order.
+func TestWriterConcurrent(t *testing.T) {
+	const senders, each = 8, 50
+	rec := httptest.NewRecorder()
+	w := sse.NewWriter(rec, httptest.NewRequest("GET", "/", nil), sse.Coachd, time.Millisecond)
+	var wg sync.WaitGroup
+	for g := range senders {
+		wg.Go(func() {
+			for i := range each {
+				if err := w.Send(text(fmt.Sprintf("%d:%d", g, i))); err != nil {
+					t.Errorf("Send: %v", err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if !rec.Flushed {
+		t.Error("never flushed")
+	}
+	next := make([]int, senders)
+	frames := strings.Split(strings.TrimSuffix(rec.Body.String(), "\n\n"), "\n\n")
+	n := 0
+	for _, f := range frames {
+		if f == ": ping" {
+			continue
+		}
+		var g, i int
+		if _, err := fmt.Sscanf(f, "event: content_delta\ndata: {\"text\":\"%d:%d\"}", &g, &i); err != nil {
+			t.Fatalf("bad frame %q: %v", f, err)
+		}
+		if i != next[g] {
+			t.Fatalf("sender %d: got frame %d, want %d", g, i, next[g])
+		}
+		next[g]++
+		n++
+	}
+	if n != senders*each {
+		t.Errorf("got %d frames, want %d", n, senders*each)
+	}
+}

@@ -1,0 +1,68 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/coachd/coachd"
+)
+
+// CompleteSession ends the session (type session) or the structured arc the
+// session is in (type arc).
+type CompleteSession struct{}
+
+func (CompleteSession) Definition() coachd.ToolDef {
+	return coachd.ToolDef{
+		Name:        "complete_session",
+		Description: "Mark the conversation complete when the user is done (type session), or finish the structured arc in progress (type arc).",
+		Category:    coachd.ToolLifecycle,
+		InputSchema: json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "type": {"type": "string", "enum": ["session", "arc"]},
+    "summary": {"type": "string", "maxLength": 2000}
+  },
+  "required": ["type"],
+  "additionalProperties": false
+}`),
+	}
+}
+
+func (CompleteSession) Execute(ctx context.Context, call coachd.ToolCall, env coachd.ToolEnv) (coachd.ToolResult, error) {
+	var in struct {
+		Type    string `json:"type"`
+		Summary string `json:"summary"`
+	}
+	if err := json.Unmarshal(call.Input, &in); err != nil {
+		return refuse("invalid input: " + err.Error())
+	}
+	// Read the status fresh: the check must be ours, never the database's
+	// CHECK constraint failing.
+	sess, err := env.Store.FindSession(ctx, env.User.ID, env.Session.ID)
+	if err != nil {
+		return coachd.ToolResult{}, err
+	}
+	switch sess.Status {
+	case coachd.SessionExpired:
+		return refuse("This session has expired and cannot be completed. Tell the user their progress was saved and a new session can be started.")
+	case coachd.SessionCompleted:
+		return jsonResult(map[string]any{"success": true, "already_completed": true})
+	}
+	if in.Type == "arc" {
+		if sess.Mode == "" {
+			return refuse("No structured arc is in progress; nothing to complete. Use type session to end the conversation.")
+		}
+		empty := ""
+		if _, err := env.Store.UpdateSession(ctx, env.User.ID, sess.ID, coachd.SessionUpdate{Mode: &empty}); err != nil {
+			return coachd.ToolResult{}, err
+		}
+		env.Emit(coachd.Event{Type: coachd.EventSessionChanged, Change: coachd.ChangeArcCompleted, Mode: sess.Mode})
+		return jsonResult(map[string]any{"success": true, "arc": sess.Mode})
+	}
+	done := coachd.SessionCompleted
+	if _, err := env.Store.UpdateSession(ctx, env.User.ID, sess.ID, coachd.SessionUpdate{Status: &done}); err != nil {
+		return coachd.ToolResult{}, err
+	}
+	env.Emit(coachd.Event{Type: coachd.EventSessionChanged, Change: coachd.ChangeCompleted})
+	return jsonResult(map[string]any{"success": true, "status": "completed"})
+}

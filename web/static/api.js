@@ -1,0 +1,105 @@
+// The coachd HTTP API as the UI uses it. Every call sends the user's key;
+// every failure is an ApiError carrying the API's error code.
+
+export class ApiError extends Error {
+  constructor(status, code, message, retryAfter = 0, details = []) {
+    super(message || code || `HTTP ${status}`);
+    this.status = status;
+    this.code = code || 'internal';
+    this.retryAfter = retryAfter; // seconds
+    this.details = details;
+  }
+}
+
+// errorFrom reads the API's error body {"error":{code,message,details}}.
+async function errorFrom(res) {
+  let body = null;
+  try {
+    body = await res.json();
+  } catch {
+    // not JSON: a proxy's page, an empty body
+  }
+  const e = body && body.error ? body.error : {};
+  const retry = Number(res.headers.get('Retry-After')) || 0;
+  const code = e.code || codeForStatus(res.status);
+  return new ApiError(res.status, code, e.message || res.statusText, retry, e.details || []);
+}
+
+function codeForStatus(status) {
+  switch (status) {
+    case 401: return 'unauthorized';
+    case 402: return 'budget_exhausted';
+    case 404: return 'not_found';
+    case 409: return 'conflict';
+    case 429: return 'rate_limit_exceeded';
+    case 503: return 'rate_limit';
+    case 504: return 'timeout';
+    default: return status >= 500 ? 'internal' : 'invalid_request';
+  }
+}
+
+export class Api {
+  constructor(key, base = '') {
+    this.key = key;
+    this.base = base;
+  }
+
+  headers(json) {
+    const h = { Authorization: `Bearer ${this.key}` };
+    if (json) h['Content-Type'] = 'application/json';
+    return h;
+  }
+
+  async request(method, path, body) {
+    let res;
+    try {
+      res = await fetch(this.base + path, {
+        method,
+        headers: this.headers(body !== undefined),
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+    } catch (err) {
+      throw new ApiError(0, 'network', 'Could not reach coachd. Check your connection.');
+    }
+    if (!res.ok) throw await errorFrom(res);
+    if (res.status === 204) return null;
+    return res.json();
+  }
+
+  me() { return this.request('GET', '/v1/me'); }
+
+  sessions(limit = 50) { return this.request('GET', `/v1/sessions?limit=${limit}`); }
+  session(id) { return this.request('GET', `/v1/sessions/${encodeURIComponent(id)}`); }
+  async messages(id) {
+    const all = [];
+    let cursor = '';
+    do {
+      const q = `limit=200${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`;
+      const page = await this.request('GET', `/v1/sessions/${encodeURIComponent(id)}/messages?${q}`);
+      all.push(...(page.messages || []));
+      cursor = page.next_cursor || '';
+    } while (cursor);
+    return all;
+  }
+
+  notes() { return this.request('GET', '/v1/notes?include_deleted=true&limit=200'); }
+  createNote(note) { return this.request('POST', '/v1/notes', note); }
+  updateNote(id, fields) { return this.request('PUT', `/v1/notes/${encodeURIComponent(id)}`, fields); }
+  deleteNote(id) { return this.request('DELETE', `/v1/notes/${encodeURIComponent(id)}`); }
+  pinNote(id) { return this.request('POST', `/v1/notes/${encodeURIComponent(id)}/pin`); }
+  restoreNote(id) { return this.request('POST', `/v1/notes/${encodeURIComponent(id)}/restore`); }
+
+  // chatStream starts a turn and returns the streaming Response; errors
+  // before the stream (402, 409, 429, …) throw ApiError. Abort the signal
+  // to stop the turn: the server cancels it and keeps the partial text.
+  async chatStream(body, signal) {
+    const res = await fetch(`${this.base}/v1/chat/stream?protocol=coachd`, {
+      method: 'POST',
+      headers: { ...this.headers(true), Accept: 'text/event-stream' },
+      body: JSON.stringify(body),
+      signal,
+    });
+    if (!res.ok) throw await errorFrom(res);
+    return res;
+  }
+}

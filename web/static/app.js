@@ -1,0 +1,456 @@
+// coachd's browser UI: sign-in, sessions, the streaming chat and the notes
+// panel. No framework and no build step: ES modules served from the binary.
+
+import { Api, ApiError } from './api.js';
+import { readEvents, StreamPhase, TextBatcher, Phase } from './stream.js';
+import { Transcript, setToolResult } from './messages.js';
+import { isInteractive } from './interactions.js';
+import { NotesPanel } from './notes.js';
+import { describeError, Banner } from './banner.js';
+import { h, icon, relTime, humanize, formatTokens, toast } from './ui.js';
+
+const KEY = 'coachd.key';
+const $ = (id) => document.getElementById(id);
+
+const SUGGESTIONS = [
+  'Help me plan a realistic week',
+  'What do you remember about me?',
+  'Give me one thing to try today',
+];
+
+const state = {
+  api: null,
+  user: null,
+  sessions: [],
+  sessionId: '',
+  controller: null, // AbortController of the running turn
+  live: null, // AssistantView of the running turn
+  lastTurn: null, // body of the last turn, for Retry
+  turnBase: 0, // tokens_used when the running turn began
+};
+
+const transcript = new Transcript($('transcript'), $('scroller'));
+const banner = new Banner($('banner-host'), { onRetry: () => retry() });
+const phase = new StreamPhase(onPhase);
+let notes = null;
+
+// ---- sign-in ---------------------------------------------------------------
+
+// takeKeyFromURL stores a key passed as #key=ck_… (the URL `coachd serve
+// --demo` prints) and reports whether there was one.
+function takeKeyFromURL() {
+  const m = location.hash.match(/^#key=(ck_[A-Za-z0-9_-]+)$/);
+  if (!m) return false;
+  localStorage.setItem(KEY, m[1]);
+  // The key must not stay in the address bar, the history or a bookmark.
+  history.replaceState(null, '', location.pathname + location.search);
+  return true;
+}
+
+function show(view) {
+  document.body.dataset.view = view;
+  $('signin').hidden = view !== 'signin';
+  $('app').hidden = view !== 'app';
+}
+
+function showSignIn(message = '') {
+  show('signin');
+  const err = $('signin-error');
+  err.textContent = message;
+  err.hidden = !message;
+  $('signin-key').focus();
+}
+
+async function signIn(key, fromForm) {
+  const api = new Api(key);
+  try {
+    const user = await api.me();
+    localStorage.setItem(KEY, key);
+    state.api = api;
+    state.user = user;
+    enterApp();
+    return true;
+  } catch (err) {
+    if (err.status === 401) {
+      localStorage.removeItem(KEY);
+      showSignIn(fromForm ? 'That key was not accepted. Check it and try again.' : 'Your saved key is no longer accepted. Please sign in again.');
+    } else {
+      showSignIn(err.message);
+    }
+    return false;
+  }
+}
+
+function signOut(message = '') {
+  stop();
+  localStorage.removeItem(KEY);
+  state.api = null;
+  state.user = null;
+  state.sessionId = '';
+  transcript.clear();
+  showSignIn(message);
+}
+
+function onAuthError() {
+  signOut('Your key is no longer accepted. Please sign in again.');
+}
+
+function enterApp() {
+  show('app');
+  $('me-name').textContent = state.user.name || state.user.id;
+  $('me-avatar').textContent = (state.user.name || '?').charAt(0).toUpperCase();
+  renderBudget();
+  // The panel is built once; signing in again only gives it the new key.
+  if (!notes) {
+    notes = new NotesPanel($('notes'), state.api, {
+      onCount: (n) => { $('notes-count').textContent = String(n); $('notes-count').hidden = n === 0; },
+      onAuthError,
+    });
+  }
+  notes.api = state.api;
+  notes.notes = [];
+  notes.load();
+  refreshSessions();
+  route();
+}
+
+// ---- sessions ----------------------------------------------------------------
+
+async function refreshSessions() {
+  if (!state.api) return;
+  try {
+    const res = await state.api.sessions();
+    state.sessions = (res.sessions || []).sort((a, b) => String(b.updated_at).localeCompare(String(a.updated_at)));
+    renderSessions();
+  } catch (err) {
+    if (err.status === 401) onAuthError();
+  }
+}
+
+function renderSessions() {
+  const list = $('session-list');
+  list.replaceChildren(...state.sessions.map((s) => h('li', {},
+    h('a', {
+      class: `session${s.id === state.sessionId ? ' active' : ''}`, href: `#/${s.id}`, dataset: { id: s.id },
+      'aria-current': s.id === state.sessionId ? 'page' : false,
+    },
+    h('span', { class: 'session-title' }, s.title || 'New conversation'),
+    h('span', { class: 'session-meta' },
+      relTime(s.updated_at),
+      s.status && s.status !== 'active' ? h('span', { class: `status status-${s.status}` }, s.status) : null)))));
+  $('session-empty').hidden = state.sessions.length > 0;
+  const cur = state.sessions.find((s) => s.id === state.sessionId);
+  $('chat-title').textContent = cur ? cur.title || 'Conversation' : state.sessionId ? 'Conversation' : 'New conversation';
+}
+
+// route opens the session named in the URL (#/sess_…), or a new chat.
+function route() {
+  const m = location.hash.match(/^#\/(sess_[A-Za-z0-9_-]+)$/);
+  const id = m ? m[1] : '';
+  if (id && id === state.sessionId && transcript.el.childElementCount > 0) return;
+  if (id) openSession(id);
+  else newChat(false);
+}
+
+function newChat(focus = true) {
+  stop();
+  state.sessionId = '';
+  if (location.hash) history.replaceState(null, '', location.pathname + location.search);
+  transcript.clear();
+  banner.clear();
+  showWelcome(true);
+  renderSessions();
+  closeSidebar();
+  if (focus) $('input').focus();
+}
+
+async function openSession(id) {
+  stop();
+  state.sessionId = id;
+  banner.clear();
+  showWelcome(false);
+  transcript.clear();
+  transcript.el.append(h('div', { class: 'loading' }, h('i'), h('i'), h('i')));
+  renderSessions();
+  closeSidebar();
+  try {
+    const [sess, msgs] = await Promise.all([state.api.session(id), state.api.messages(id)]);
+    if (state.sessionId !== id) return; // another session was opened meanwhile
+    transcript.renderHistory(msgs, sess.pending_interaction, { onAnswer: answer });
+    showWelcome(msgs.length === 0);
+  } catch (err) {
+    if (err.status === 401) return onAuthError();
+    transcript.clear();
+    banner.show(describeError(err.status === 404 ? new ApiError(404, 'not_found', 'That conversation does not exist or is not yours.') : err));
+  }
+}
+
+function showWelcome(on) {
+  $('welcome').hidden = !on;
+}
+
+// ---- the turn ------------------------------------------------------------------
+
+function onPhase(s) {
+  document.body.dataset.phase = s.phase;
+  const busy = s.phase !== Phase.idle;
+  $('send').hidden = busy;
+  $('stop').hidden = !busy;
+  updateSend();
+  if (state.live) {
+    state.live.setActivity(s.shimmer, s.tools > 1 ? `Running ${s.tools} tools…` : `${humanize(s.toolName)}…`);
+  }
+}
+
+function updateSend() {
+  $('send').disabled = phase.phase !== Phase.idle || $('input').value.trim() === '';
+}
+
+async function send(text) {
+  text = text.trim();
+  if (!text || phase.phase !== Phase.idle) return;
+  $('input').value = '';
+  autosize();
+  showWelcome(false);
+  const bubble = transcript.addUser(text);
+  const accepted = await runTurn({ message: text });
+  if (!accepted) {
+    bubble.classList.add('failed');
+    bubble.append(h('span', { class: 'msg-note' }, 'Not sent'));
+    if ($('input').value === '') { $('input').value = text; autosize(); }
+  }
+}
+
+// answer sends the user's answer to an interactive tool; it resolves true
+// once the resumed turn has started.
+async function answer(toolUseId, content, label) {
+  if (phase.phase !== Phase.idle || !state.sessionId) return false;
+  const bubble = transcript.addUser(label, 'answer');
+  const ok = await runTurn({ tool_result: { tool_use_id: toolUseId, content } });
+  if (!ok) bubble.remove();
+  return ok;
+}
+
+function retry() {
+  if (state.lastTurn && phase.phase === Phase.idle) runTurn(state.lastTurn);
+}
+
+function stop() {
+  if (state.controller) state.controller.abort();
+}
+
+// runTurn streams one turn. It resolves true when the server accepted the
+// request (the stream started), false when it was refused before that.
+async function runTurn(body) {
+  if (!phase.begin()) return false;
+  banner.clear();
+  state.lastTurn = body;
+  const controller = new AbortController();
+  state.controller = controller;
+  const view = transcript.startAssistant();
+  state.live = view;
+  view.showTyping();
+  const batcher = new TextBatcher((t) => view.text(t));
+  state.turnBase = state.user ? state.user.tokens_used : 0;
+  let accepted = false;
+  let authFailed = false;
+  const toolsUsed = [];
+  try {
+    const req = state.sessionId ? { ...body, session_id: state.sessionId } : body;
+    const res = await state.api.chatStream(req, controller.signal);
+    accepted = true;
+    adoptSession(res.headers.get('X-Coachd-Session-Id'));
+    for await (const { event, data } of readEvents(res.body)) {
+      switch (event) {
+        case 'message_start': adoptSession(data.session_id); break;
+        case 'content_delta': phase.text(); batcher.push(data.text); break;
+        case 'thinking_delta': batcher.flush(); view.thinking(data.text); break;
+        case 'function_call':
+          batcher.flush();
+          // An interactive tool is not work in progress: its controls
+          // arrive with the interaction event.
+          if (isInteractive(data.name)) break;
+          view.toolCall(data.id, data.name);
+          phase.toolStarted(data.id, data.name);
+          toolsUsed.push(data.name);
+          break;
+        case 'function_result': {
+          const c = transcript.cards.get(data.tool_use_id);
+          if (c) setToolResult(c, data.result, data.is_error);
+          phase.toolFinished(data.tool_use_id);
+          break;
+        }
+        case 'round_boundary': batcher.flush(); view.roundBreak(); phase.roundBoundary(); break;
+        case 'interaction': {
+          batcher.flush();
+          view.interaction(data, { onAnswer: answer });
+          break;
+        }
+        case 'session_changed': onSessionChanged(data); break;
+        case 'usage': onUsage(data); break;
+        case 'message_end': batcher.flush(); phase.complete(); break;
+        case 'error': batcher.flush(); banner.show(describeError(data)); break;
+        default: // unknown events are ignored, so the server can add more
+      }
+    }
+  } catch (err) {
+    batcher.flush();
+    if (controller.signal.aborted) {
+      view.note('Stopped', 'stopped');
+    } else if (err instanceof ApiError) {
+      if (err.status === 401) authFailed = true;
+      else banner.show(describeError(err));
+    } else {
+      banner.show(describeError(new ApiError(0, 'network', 'The connection dropped before the reply finished.')));
+    }
+  } finally {
+    batcher.flush();
+    phase.complete();
+    view.finish();
+    state.live = null;
+    if (state.controller === controller) state.controller = null;
+    phase.finish();
+  }
+  if (authFailed) onAuthError();
+  else if (accepted) afterTurn(toolsUsed);
+  return accepted;
+}
+
+function adoptSession(id) {
+  if (!id || id === state.sessionId) return;
+  state.sessionId = id;
+  history.replaceState(null, '', `#/${id}`);
+}
+
+function onSessionChanged(data) {
+  if (data.change === 'completed') toast('Session complete. Nice work!', 'success');
+  refreshSessions();
+}
+
+async function afterTurn(toolsUsed) {
+  refreshSessions();
+  refreshMe();
+  if (notes && toolsUsed.some((n) => /note/.test(n || ''))) notes.load();
+}
+
+// ---- budget ---------------------------------------------------------------------
+
+function onUsage(u) {
+  if (!state.user) return;
+  const budget = state.user.token_budget;
+  if (typeof u.budget_remaining === 'number' && budget > 0) {
+    state.user.tokens_used = Math.max(0, budget - u.budget_remaining);
+  } else if (typeof u.tokens_used === 'number') {
+    state.user.tokens_used = state.turnBase + u.tokens_used;
+  }
+  renderBudget();
+}
+
+async function refreshMe() {
+  try {
+    state.user = await state.api.me();
+    renderBudget();
+  } catch (err) {
+    if (err.status === 401) onAuthError();
+  }
+}
+
+function renderBudget() {
+  const u = state.user;
+  const box = $('budget');
+  if (!u) { box.hidden = true; return; }
+  box.hidden = false;
+  const used = u.tokens_used || 0;
+  const budget = u.token_budget || 0;
+  const pct = budget > 0 ? Math.min(100, (used / budget) * 100) : 0;
+  $('budget-fill').style.width = `${pct}%`;
+  box.dataset.level = pct >= 95 ? 'danger' : pct >= 80 ? 'warn' : 'ok';
+  $('budget-text').textContent = budget > 0 ? `${formatTokens(used)} / ${formatTokens(budget)}` : `${formatTokens(used)} tokens`;
+  box.title = budget > 0
+    ? `${used.toLocaleString()} of ${budget.toLocaleString()} tokens used this period`
+    : `${used.toLocaleString()} tokens used`;
+}
+
+// ---- composer, keyboard, panels --------------------------------------------------------
+
+function autosize() {
+  const t = $('input');
+  t.style.height = 'auto';
+  t.style.height = `${Math.min(t.scrollHeight, 200)}px`;
+  updateSend();
+}
+
+function openNotes(open) {
+  document.body.classList.toggle('notes-open', open);
+  $('notes').setAttribute('aria-hidden', String(!open));
+  $('notes-open').setAttribute('aria-expanded', String(open));
+  $('scrim').hidden = !open && !document.body.classList.contains('sidebar-open');
+  if (open && notes && !notes.loaded) notes.load();
+}
+
+function closeSidebar() {
+  document.body.classList.remove('sidebar-open');
+  $('scrim').hidden = !document.body.classList.contains('notes-open');
+}
+
+function wire() {
+  $('signin-form').addEventListener('submit', async (e) => {
+    e.preventDefault();
+    const key = $('signin-key').value.trim();
+    if (!key) return;
+    $('signin-submit').disabled = true;
+    await signIn(key, true);
+    $('signin-submit').disabled = false;
+  });
+  $('composer').addEventListener('submit', (e) => { e.preventDefault(); send($('input').value); });
+  $('input').addEventListener('input', autosize);
+  $('input').addEventListener('keydown', (e) => {
+    if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
+      e.preventDefault();
+      send($('input').value);
+    }
+  });
+  document.addEventListener('keydown', (e) => {
+    if (e.key !== 'Escape') return;
+    if (phase.phase !== Phase.idle) { e.preventDefault(); stop(); return; }
+    if (document.body.classList.contains('notes-open')) openNotes(false);
+    else closeSidebar();
+  });
+  $('stop').addEventListener('click', stop);
+  $('new-chat').addEventListener('click', () => newChat());
+  $('signout').addEventListener('click', () => signOut());
+  $('notes-open').addEventListener('click', () => openNotes(!document.body.classList.contains('notes-open')));
+  $('notes-close').addEventListener('click', () => openNotes(false));
+  $('sidebar-open').addEventListener('click', () => {
+    document.body.classList.add('sidebar-open');
+    $('scrim').hidden = false;
+  });
+  $('sidebar-close').addEventListener('click', closeSidebar);
+  $('scrim').addEventListener('click', () => { closeSidebar(); openNotes(false); });
+  window.addEventListener('hashchange', () => {
+    if (takeKeyFromURL()) signIn(localStorage.getItem(KEY), false);
+    else if (state.api) route();
+  });
+  $('suggestions').replaceChildren(...SUGGESTIONS.map((s) => h('button', { type: 'button', class: 'suggestion', onclick: () => send(s) }, s)));
+
+  // Icons are drawn here so the markup stays readable.
+  $('send').append(icon('send'));
+  $('stop').append(icon('stop'));
+  $('new-chat').append(icon('plus'), 'New conversation');
+  $('sidebar-open').append(icon('menu'));
+  $('sidebar-close').append(icon('close'));
+  $('notes-close').append(icon('close'));
+  $('signout').append(icon('logout'));
+  $('notes-open').prepend(icon('notes'));
+  document.querySelector('.add-note').prepend(icon('plus'));
+}
+
+function boot() {
+  wire();
+  takeKeyFromURL();
+  const key = localStorage.getItem(KEY);
+  if (key) signIn(key, false);
+  else showSignIn();
+}
+
+boot();

@@ -1,0 +1,84 @@
+// Error banners: one clear message per error type, from an HTTP error
+// (ApiError) or a stream `error` event ({type, message, retry_after}).
+
+import { h, icon } from './ui.js';
+
+// describeError maps an error to what the banner says and offers.
+export function describeError(err) {
+  const type = err.code || err.type || 'internal';
+  const retryAfter = Number(err.retryAfter ?? err.retry_after) || 0;
+  const msg = err.message || '';
+  switch (type) {
+    case 'budget_exhausted':
+      return { type, title: 'Token budget used up', text: 'You have used all the tokens in your budget for this period. Ask your administrator for more, or come back when it resets.' };
+    case 'rate_limit_exceeded':
+      return { type, title: 'Slow down a little', text: 'You have sent a lot of messages in a short time.', countdown: retryAfter || 30 };
+    case 'rate_limit':
+      return { type, title: 'The coach is busy', text: 'The AI service is under heavy load right now. Try again in a few seconds.', retry: true };
+    case 'turn_in_progress':
+      return { type, title: 'A reply is still being written', text: 'This conversation is already answering (maybe in another tab). Wait for it to finish, then send again.' };
+    case 'timeout':
+      return { type, title: 'That took too long', text: msg || 'The reply ran out of time.', retry: true };
+    case 'api_error':
+      return { type, title: 'The AI service had a problem', text: msg || 'Something went wrong upstream.', retry: true };
+    case 'network':
+      return { type, title: 'Connection problem', text: msg, retry: true };
+    case 'invalid_request':
+    case 'conflict':
+      return { type, title: 'That could not be sent', text: msg || 'The request was not valid.' };
+    case 'not_found':
+      return { type, title: 'Not found', text: msg };
+    default:
+      return { type, title: 'Something went wrong', text: msg && type !== 'internal' ? msg : 'An unexpected error happened. Please try again.', retry: true };
+  }
+}
+
+export class Banner {
+  constructor(host, { onRetry = () => {} } = {}) {
+    this.host = host;
+    this.onRetry = onRetry;
+    this.timer = null;
+  }
+
+  clear() {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    this.host.replaceChildren();
+  }
+
+  show(d) {
+    this.clear();
+    const text = h('p', { class: 'banner-text' }, d.text);
+    const actions = h('div', { class: 'banner-actions' });
+    const el = h('div', { class: 'banner', role: 'alert', dataset: { type: d.type } },
+      icon('alert', 'icon banner-icon'),
+      h('div', { class: 'banner-main' }, h('strong', { class: 'banner-title' }, d.title), text),
+      actions);
+    if (d.countdown) {
+      const until = Date.now() + d.countdown * 1000;
+      const when = h('span', { class: 'banner-when' });
+      text.append(' ', when);
+      const tick = () => {
+        const left = Math.ceil((until - Date.now()) / 1000);
+        if (left > 0) {
+          when.textContent = `Try again in ${left}s.`;
+          return;
+        }
+        when.textContent = 'You can send again now.';
+        clearInterval(this.timer);
+        this.timer = null;
+      };
+      tick();
+      this.timer = setInterval(tick, 1000);
+    }
+    if (d.retry) {
+      const btn = h('button', { type: 'button', class: 'btn small banner-retry' }, 'Retry');
+      btn.addEventListener('click', () => { this.clear(); this.onRetry(); });
+      actions.append(btn);
+    }
+    const close = h('button', { type: 'button', class: 'icon-btn banner-close', 'aria-label': 'Dismiss' }, icon('close'));
+    close.addEventListener('click', () => this.clear());
+    actions.append(close);
+    this.host.append(el);
+  }
+}

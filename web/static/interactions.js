@@ -1,0 +1,130 @@
+// Interactive (split-conversation) tools: the model asks, the turn pauses,
+// the user's answer resumes it. The answer schemas live here and nowhere
+// else.
+
+import { h } from './ui.js';
+
+// answers builds the tool_result content of each interactive tool.
+export const answers = {
+  show_options: (choice) => choice,
+  show_pulse_check: (rating, note) => (note ? { rating, note } : { rating }),
+  other: (text) => text,
+};
+
+export function isInteractive(name) {
+  return name === 'show_options' || name === 'show_pulse_check';
+}
+
+// answerLabel is what the user's answer reads like in the transcript.
+export function answerLabel(name, content) {
+  let v = content;
+  if (typeof v === 'string') {
+    try { v = JSON.parse(v); } catch { /* a plain string answer */ }
+  }
+  if (Array.isArray(v)) v = v.map((b) => (b && b.text) || '').join('');
+  if (typeof v === 'string') {
+    try { const inner = JSON.parse(v); if (inner && typeof inner === 'object') v = inner; } catch { /* plain text */ }
+  }
+  if (v && typeof v === 'object' && 'rating' in v) {
+    return `Rated ${v.rating}/5${v.note ? ` — ${v.note}` : ''}`;
+  }
+  return typeof v === 'string' ? v : JSON.stringify(v);
+}
+
+const RATINGS = [
+  [1, 'Rough'], [2, 'Meh'], [3, 'Okay'], [4, 'Good'], [5, 'Great'],
+];
+
+// renderInteraction draws the controls for one interactive call.
+// opts.onAnswer(toolUseId, content, label) resolves true once the answer
+// was accepted (the resumed stream started) and false when it was not, in
+// which case the controls come back. A submitted flag, set synchronously
+// before anything else, makes a second submission impossible however fast
+// the clicks come. opts.inactive draws it as history, without controls.
+export function renderInteraction(data, opts = {}) {
+  const input = data.input || {};
+  const prompt = input.prompt || input.context || input.question || '';
+  const box = h('div', { class: 'interaction', dataset: { tool: data.name, id: data.tool_use_id } });
+  if (prompt) box.append(h('p', { class: 'interaction-prompt' }, prompt));
+  let submitted = Boolean(opts.inactive);
+  const controls = [];
+
+  const submit = async (content, label, chosen) => {
+    if (submitted) return;
+    submitted = true;
+    box.classList.add('submitted');
+    controls.forEach((c) => { c.disabled = true; });
+    if (chosen) chosen.classList.add('chosen');
+    const ok = opts.onAnswer ? await opts.onAnswer(data.tool_use_id, content, label) : false;
+    if (!ok) {
+      submitted = false;
+      box.classList.remove('submitted');
+      controls.forEach((c) => { c.disabled = false; });
+      if (chosen) chosen.classList.remove('chosen');
+    } else {
+      box.classList.add('answered');
+    }
+  };
+
+  if (data.name === 'show_options') {
+    const pills = h('div', { class: 'pills', role: 'group', 'aria-label': prompt || 'Options' });
+    for (const opt of input.options || []) {
+      const b = h('button', { type: 'button', class: 'pill', dataset: { value: opt } }, opt);
+      b.addEventListener('click', () => submit(answers.show_options(opt), opt, b));
+      pills.append(b);
+      controls.push(b);
+    }
+    box.append(pills);
+  } else if (data.name === 'show_pulse_check') {
+    let rating = 0;
+    const scale = h('div', { class: 'rating', role: 'radiogroup', 'aria-label': 'Rating' });
+    const note = h('textarea', { class: 'pulse-note', rows: 2, maxlength: 1000, placeholder: 'Anything to add? (optional)' });
+    const send = h('button', { type: 'submit', class: 'btn primary', disabled: true }, 'Send');
+    for (const [n, word] of RATINGS) {
+      const b = h('button', { type: 'button', class: 'rate', role: 'radio', 'aria-checked': 'false', dataset: { value: n } },
+        h('strong', {}, String(n)), h('span', {}, word));
+      b.addEventListener('click', () => {
+        if (submitted) return;
+        rating = n;
+        scale.querySelectorAll('.rate').forEach((x) => x.setAttribute('aria-checked', String(x === b)));
+        send.disabled = false;
+      });
+      scale.append(b);
+      controls.push(b);
+    }
+    controls.push(note, send);
+    const form = h('form', { class: 'pulse' }, scale, note, h('div', { class: 'pulse-actions' }, send));
+    form.addEventListener('submit', (e) => {
+      e.preventDefault();
+      if (!rating) return;
+      const text = note.value.trim();
+      const content = answers.show_pulse_check(rating, text);
+      submit(content, answerLabel('show_pulse_check', content), null);
+    });
+    box.append(form);
+  } else {
+    const field = h('input', { class: 'input', placeholder: 'Your answer', maxlength: 2000 });
+    const send = h('button', { type: 'submit', class: 'btn primary' }, 'Send');
+    controls.push(field, send);
+    const form = h('form', { class: 'generic-answer' }, field, send);
+    form.addEventListener('submit', (e) => {
+      e.preventDefault();
+      const v = field.value.trim();
+      if (v) submit(answers.other(v), v, null);
+    });
+    box.append(form);
+  }
+  if (submitted) controls.forEach((c) => { c.disabled = true; });
+  if (opts.inactive) box.classList.add('inactive');
+
+  // markAnswered shows a stored answer: the chosen pill stays marked.
+  box.markAnswered = (label) => {
+    submitted = true;
+    box.classList.add('answered', 'inactive');
+    controls.forEach((c) => { c.disabled = true; });
+    box.querySelectorAll('.pill').forEach((p) => {
+      if (p.dataset.value === label) p.classList.add('chosen');
+    });
+  };
+  return box;
+}

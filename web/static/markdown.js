@@ -1,0 +1,181 @@
+// A small, safe Markdown renderer for model text. It never parses HTML:
+// every character of the source ends up in a text node, and the only
+// elements are the ones built here (p, strong, em, code, pre, ul, ol, li,
+// h3, h4, blockquote, a, br). Links keep only http and https URLs.
+//
+// Supported: paragraphs, line breaks, # headings, - * + and 1. lists,
+// > quotes, ``` fences (an unclosed fence runs to the end, which is what a
+// stream in progress looks like), `code`, **bold**, __bold__, *italic*,
+// _italic_, [text](url) and bare http(s) URLs.
+
+export function renderMarkdown(src, doc = document) {
+  const frag = doc.createDocumentFragment();
+  const lines = String(src ?? '').replace(/\r\n?/g, '\n').split('\n');
+  let i = 0;
+  while (i < lines.length) {
+    const line = lines[i];
+    const fence = line.match(/^\s*(```|~~~)\s*([\w+-]*)\s*$/);
+    if (fence) {
+      const body = [];
+      i++;
+      while (i < lines.length && !lines[i].trim().startsWith(fence[1])) body.push(lines[i++]);
+      i++; // the closing fence
+      const pre = doc.createElement('pre');
+      const code = doc.createElement('code');
+      if (fence[2]) code.dataset.lang = fence[2];
+      code.textContent = body.join('\n');
+      pre.append(code);
+      frag.append(pre);
+      continue;
+    }
+    if (line.trim() === '') {
+      i++;
+      continue;
+    }
+    const heading = line.match(/^(#{1,6})\s+(.*)$/);
+    if (heading) {
+      const h = doc.createElement(heading[1].length <= 2 ? 'h3' : 'h4');
+      inline(h, heading[2], doc);
+      frag.append(h);
+      i++;
+      continue;
+    }
+    if (/^\s*>/.test(line)) {
+      const body = [];
+      while (i < lines.length && /^\s*>/.test(lines[i])) body.push(lines[i++].replace(/^\s*>\s?/, ''));
+      const q = doc.createElement('blockquote');
+      q.append(renderMarkdown(body.join('\n'), doc));
+      frag.append(q);
+      continue;
+    }
+    const item = listItem(line);
+    if (item) {
+      const list = doc.createElement(item.ordered ? 'ol' : 'ul');
+      if (item.ordered && item.start !== 1) list.start = item.start;
+      while (i < lines.length) {
+        const it = listItem(lines[i]);
+        if (!it || it.ordered !== item.ordered) break;
+        const li = doc.createElement('li');
+        let text = it.text;
+        i++;
+        // Indented lines continue the item.
+        while (i < lines.length && /^\s{2,}\S/.test(lines[i]) && !listItem(lines[i])) text += '\n' + lines[i++].trim();
+        inline(li, text, doc);
+        list.append(li);
+      }
+      frag.append(list);
+      continue;
+    }
+    const para = [];
+    while (i < lines.length && lines[i].trim() !== '' && !startsBlock(lines[i])) para.push(lines[i++]);
+    const p = doc.createElement('p');
+    inline(p, para.join('\n'), doc);
+    frag.append(p);
+  }
+  return frag;
+}
+
+function listItem(line) {
+  let m = line.match(/^\s{0,3}[-*+]\s+(.*)$/);
+  if (m) return { ordered: false, text: m[1] };
+  m = line.match(/^\s{0,3}(\d{1,9})[.)]\s+(.*)$/);
+  if (m) return { ordered: true, start: Number(m[1]), text: m[2] };
+  return null;
+}
+
+function startsBlock(line) {
+  return /^\s*(```|~~~)/.test(line) || /^#{1,6}\s/.test(line) || /^\s*>/.test(line) || listItem(line) !== null;
+}
+
+// Inline tokens, tried in this order at each position.
+const INLINE = [
+  { re: /^`([^`\n]+)`/, make: (m, doc) => el(doc, 'code', m[1]) },
+  { re: /^\*\*(?=\S)([\s\S]*?\S)\*\*/, make: (m, doc) => nest(doc, 'strong', m[1]) },
+  { re: /^__(?=\S)([\s\S]*?\S)__(?![\w])/, make: (m, doc) => nest(doc, 'strong', m[1]) },
+  { re: /^\*(?=[^\s*])([^*\n]*?[^\s*])\*/, make: (m, doc) => nest(doc, 'em', m[1]) },
+  { re: /^_(?=[^\s_])([^_\n]*?[^\s_])_(?![\w])/, make: (m, doc) => nest(doc, 'em', m[1]) },
+  { re: /^\[([^\]\n]+)\]\(\s*([^)\s]+)\s*\)/, make: (m, doc) => link(doc, m[1], m[2]) },
+  { re: /^https?:\/\/[^\s<>()]+[^\s<>().,;:!?'"]/, make: (m, doc) => link(doc, null, m[0]) },
+];
+
+// inline appends the inline content of text to parent.
+export function inline(parent, text, doc = document) {
+  let plain = '';
+  const flush = () => {
+    if (!plain) return;
+    const parts = plain.split('\n');
+    parts.forEach((part, k) => {
+      if (k > 0) parent.append(doc.createElement('br'));
+      if (part) parent.append(doc.createTextNode(part));
+    });
+    plain = '';
+  };
+  let i = 0;
+  while (i < text.length) {
+    const c = text[i];
+    // Only look for a token where one can start, and never inside a word
+    // for _ (snake_case stays as it is).
+    if ('`*_[h'.includes(c) && !(c === '_' && i > 0 && /\w/.test(text[i - 1])) &&
+        !(c === 'h' && i > 0 && /\w/.test(text[i - 1]))) {
+      const rest = text.slice(i);
+      let done = false;
+      for (const tok of INLINE) {
+        const m = rest.match(tok.re);
+        if (!m) continue;
+        const node = tok.make(m, doc);
+        if (!node) continue;
+        flush();
+        parent.append(node);
+        i += m[0].length;
+        done = true;
+        break;
+      }
+      if (done) continue;
+    }
+    if (c === '\\' && i + 1 < text.length && /[\\`*_[\]()#>-]/.test(text[i + 1])) {
+      plain += text[i + 1];
+      i += 2;
+      continue;
+    }
+    plain += c;
+    i++;
+  }
+  flush();
+}
+
+function el(doc, tag, text) {
+  const e = doc.createElement(tag);
+  e.textContent = text;
+  return e;
+}
+
+function nest(doc, tag, text) {
+  const e = doc.createElement(tag);
+  inline(e, text, doc);
+  return e;
+}
+
+// safeURL returns the URL when it is absolute http(s), else null.
+export function safeURL(raw) {
+  try {
+    const u = new URL(raw);
+    return u.protocol === 'http:' || u.protocol === 'https:' ? u.href : null;
+  } catch {
+    return null;
+  }
+}
+
+function link(doc, label, raw) {
+  const href = safeURL(raw);
+  if (!href) {
+    // Not a link we allow: show the text, never a live href.
+    return label === null ? null : doc.createTextNode(label);
+  }
+  const a = doc.createElement('a');
+  a.href = href;
+  a.target = '_blank';
+  a.rel = 'noopener noreferrer nofollow';
+  if (label === null) a.textContent = raw;
+  else inline(a, label, doc);
+  return a;
+}

@@ -1,0 +1,267 @@
+// The transcript: user bubbles and assistant turns built from content
+// blocks, for stored history and for a reply streaming in.
+
+import { renderMarkdown } from './markdown.js';
+import { h, icon, humanize } from './ui.js';
+import { isInteractive, renderInteraction, answerLabel } from './interactions.js';
+
+// AssistantView is one assistant turn on screen: text segments, collapsed
+// thinking and tool cards in the order they happened.
+export class AssistantView {
+  constructor(transcript) {
+    this.transcript = transcript;
+    this.body = h('div', { class: 'msg-body' });
+    this.el = h('article', { class: 'msg assistant' },
+      h('div', { class: 'avatar', 'aria-hidden': 'true' }, icon('spark')),
+      this.body);
+    this.seg = null; // the text segment being written
+    this.segText = '';
+    this.needBreak = false;
+    this.think = null;
+    this.activity = null;
+    this.typing = null;
+  }
+
+  // text appends text to the current segment and re-renders it as Markdown
+  // (a segment is one round of prose: small enough to redo per frame).
+  text(t) {
+    if (!t) return;
+    this.hideTyping();
+    this.think = null;
+    if (!this.seg) {
+      this.seg = h('div', { class: 'md' });
+      this.insert(this.seg);
+      this.segText = '';
+      this.needBreak = false;
+    }
+    if (this.needBreak && this.segText !== '' && !this.segText.endsWith('\n\n')) {
+      this.segText = this.segText.replace(/\n?$/, '\n\n');
+    }
+    this.needBreak = false;
+    this.segText += t;
+    this.seg.replaceChildren(renderMarkdown(this.segText));
+    this.transcript.stick();
+  }
+
+  thinking(t) {
+    this.hideTyping();
+    if (!this.think) {
+      this.seg = null;
+      this.thinkText = h('div', { class: 'thinking-text' });
+      this.think = h('details', { class: 'thinking' },
+        h('summary', {}, h('span', { class: 'thinking-label' }, 'Thought process')),
+        this.thinkText);
+      this.insert(this.think);
+    }
+    this.thinkText.textContent += t;
+  }
+
+  // roundBreak starts a new paragraph at a round boundary, so the text of
+  // the next round never runs into the last word of this one.
+  roundBreak() {
+    this.needBreak = true;
+    this.think = null;
+  }
+
+  // toolCall adds a compact card for a tool the model called.
+  toolCall(id, name, input) {
+    this.hideTyping();
+    this.seg = null;
+    this.think = null;
+    if (this.transcript.cards.has(id)) return this.transcript.cards.get(id);
+    const status = h('span', { class: 'tool-status' }, 'Running…');
+    const detail = h('div', { class: 'tool-detail' });
+    const card = h('details', { class: 'tool-card', dataset: { state: 'running', tool: name || '', id: id || '' } },
+      h('summary', {}, icon('tool', 'icon tool-icon'), h('span', { class: 'tool-name' }, humanize(name)), status),
+      detail);
+    if (input && Object.keys(input).length > 0) {
+      detail.append(h('div', { class: 'tool-label' }, 'Input'), h('pre', { class: 'tool-pre' }, JSON.stringify(input, null, 2)));
+    }
+    this.insert(card);
+    const c = { card, status, detail };
+    if (id) this.transcript.cards.set(id, c);
+    this.transcript.stick();
+    return c;
+  }
+
+  interaction(data, opts) {
+    this.hideTyping();
+    this.seg = null;
+    const el = renderInteraction(data, opts);
+    this.insert(el);
+    this.transcript.stick();
+    return el;
+  }
+
+  // setActivity shows or hides the tool-activity shimmer.
+  setActivity(on, label) {
+    if (on) {
+      this.hideTyping();
+      if (!this.activity) {
+        this.activity = h('div', { class: 'activity', role: 'status' }, h('span', { class: 'shimmer' }));
+        this.body.append(this.activity);
+      }
+      this.activity.firstChild.textContent = label;
+      this.transcript.stick();
+    } else if (this.activity) {
+      this.activity.remove();
+      this.activity = null;
+    }
+  }
+
+  showTyping() {
+    if (this.typing) return;
+    this.typing = h('div', { class: 'typing', 'aria-label': 'Coach is replying' }, h('i'), h('i'), h('i'));
+    this.body.append(this.typing);
+  }
+
+  hideTyping() {
+    if (this.typing) this.typing.remove();
+    this.typing = null;
+  }
+
+  note(text, cls = '') {
+    this.body.append(h('div', { class: `msg-note ${cls}` }, text));
+  }
+
+  // finish ends a live turn: no indicator stays behind, and a turn that
+  // produced nothing visible leaves no empty bubble.
+  finish() {
+    this.hideTyping();
+    this.setActivity(false);
+    if (this.body.childElementCount === 0) this.el.remove();
+  }
+
+  insert(node) {
+    const before = this.activity || this.typing;
+    if (before) this.body.insertBefore(node, before);
+    else this.body.append(node);
+  }
+}
+
+// setToolResult fills a card with its result.
+export function setToolResult(c, content, isError) {
+  c.card.dataset.state = isError ? 'error' : 'done';
+  c.status.replaceChildren(isError ? icon('alert', 'icon') : icon('check', 'icon'), isError ? 'Failed' : 'Done');
+  const text = resultText(content);
+  if (text) c.detail.append(h('div', { class: 'tool-label' }, 'Result'), h('pre', { class: 'tool-pre' }, text));
+}
+
+// resultText reads a tool_result content: a string, or a list of blocks.
+export function resultText(content) {
+  if (content === null || content === undefined) return '';
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content)) return content.map((b) => (b && b.type === 'text' ? b.text : '')).filter(Boolean).join('\n');
+  return JSON.stringify(content, null, 2);
+}
+
+export class Transcript {
+  constructor(el, scroller) {
+    this.el = el;
+    this.scroller = scroller;
+    this.cards = new Map(); // tool_use_id → card
+    this.pinned = true;
+    scroller.addEventListener('scroll', () => {
+      this.pinned = scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight < 80;
+    }, { passive: true });
+  }
+
+  clear() {
+    this.el.replaceChildren();
+    this.cards.clear();
+    this.pinned = true;
+  }
+
+  // stick keeps the newest line in view unless the reader scrolled up.
+  stick(force = false) {
+    if (force) this.pinned = true;
+    if (this.pinned) this.scroller.scrollTop = this.scroller.scrollHeight;
+  }
+
+  addUser(text, extraClass = '') {
+    const el = h('article', { class: `msg user ${extraClass}`.trim() }, h('div', { class: 'bubble' }, text));
+    this.el.append(el);
+    this.stick(true);
+    return el;
+  }
+
+  startAssistant() {
+    const v = new AssistantView(this);
+    this.el.append(v.el);
+    this.stick(true);
+    return v;
+  }
+
+  // renderHistory draws stored messages. Consecutive assistant messages
+  // (the rounds of one turn) share a view; tool results attach to their
+  // cards; an answer to an interactive tool shows as the user's reply.
+  // pending is the session's pending interaction, if any; opts.onAnswer
+  // answers it.
+  renderHistory(messages, pending, opts) {
+    this.clear();
+    let view = null;
+    const interactive = new Map(); // tool_use_id → {name, input, el}
+    for (const m of messages) {
+      const blocks = blocksOf(m);
+      if (m.role === 'user') {
+        let said = false;
+        for (const b of blocks) {
+          if (b.type === 'tool_result') {
+            const it = interactive.get(b.tool_use_id);
+            if (it) {
+              const label = answerLabel(it.name, b.content);
+              if (it.el) it.el.markAnswered(label, b.content);
+              if (label && !isDismissed(b)) { this.addUser(label, 'answer'); view = null; }
+              continue;
+            }
+            const c = this.cards.get(b.tool_use_id);
+            if (c) setToolResult(c, b.content, b.is_error);
+          } else if (b.type === 'text' && b.text.trim() !== '') {
+            this.addUser(b.text);
+            said = true;
+          }
+        }
+        if (said) view = null;
+        continue;
+      }
+      if (!view) view = this.startAssistant();
+      for (const b of blocks) {
+        switch (b.type) {
+          case 'text': view.text(b.text); break;
+          case 'thinking': if (b.thinking) view.thinking(b.thinking); break;
+          case 'tool_use':
+            if (isInteractive(b.name)) {
+              const live = pending && pending.tool_use_id === b.id;
+              const el = view.interaction({ tool_use_id: b.id, name: b.name, input: b.input || {} }, live ? opts : { ...opts, inactive: true });
+              interactive.set(b.id, { name: b.name, input: b.input, el });
+            } else {
+              view.toolCall(b.id, b.name, b.input);
+            }
+            break;
+          default: // redacted thinking, images: nothing to show
+        }
+      }
+      view.roundBreak();
+      if (m.partial) view.note('Stopped before the reply was finished', 'stopped');
+    }
+    // A pending call whose tool_use is not in the loaded page still gets
+    // its controls.
+    if (pending && !interactive.has(pending.tool_use_id)) {
+      if (!view) view = this.startAssistant();
+      view.interaction({ tool_use_id: pending.tool_use_id, name: pending.name, input: pending.input || {} }, opts);
+    }
+    this.el.querySelectorAll('.msg.assistant').forEach((a) => {
+      if (a.querySelector('.msg-body').childElementCount === 0) a.remove();
+    });
+    this.stick(true);
+  }
+}
+
+function blocksOf(m) {
+  if (Array.isArray(m.content_blocks) && m.content_blocks.length > 0) return m.content_blocks;
+  return m.content ? [{ type: 'text', text: m.content }] : [];
+}
+
+function isDismissed(b) {
+  return b.is_error && /dismiss/i.test(resultText(b.content));
+}

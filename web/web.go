@@ -1,0 +1,95 @@
+// Package web is coachd's browser UI: plain HTML, CSS and JavaScript
+// modules embedded in the binary. There is no build step and nothing is
+// loaded from elsewhere, so the UI works offline.
+package web
+
+import (
+	"embed"
+	"io/fs"
+	"net/http"
+	"path"
+	"strings"
+)
+
+//go:embed static
+var files embed.FS
+
+// static is the embedded directory, rooted at its files.
+var static = func() fs.FS {
+	sub, err := fs.Sub(files, "static")
+	if err != nil {
+		panic(err) // the embed pattern above guarantees the directory
+	}
+	return sub
+}()
+
+// csp allows only the UI's own files and calls to its own origin. Model
+// text is never parsed as HTML, and this is the second line of defence
+// if that ever changes.
+const csp = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
+	"connect-src 'self'; font-src 'self'; manifest-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+
+// Handler serves the UI: the app at "/" and its files at "/assets/…".
+// Anything else is 404, so mount it only on those two patterns:
+//
+//	mux.Handle("GET /{$}", ui)
+//	mux.Handle("GET /assets/", ui)
+func Handler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+			return
+		}
+		name, ok := fileFor(r.URL.Path)
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		h := w.Header()
+		h.Set("Content-Security-Policy", csp)
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "no-referrer")
+		h.Set("X-Frame-Options", "DENY")
+		// Revalidate every time: the files change with the binary, and
+		// ETag-less embedded files are cheap to send again.
+		h.Set("Cache-Control", "no-cache")
+		if ct := contentType(name); ct != "" {
+			h.Set("Content-Type", ct)
+		}
+		http.ServeFileFS(w, r, static, name)
+	})
+}
+
+// fileFor maps a URL path to an embedded file name.
+func fileFor(p string) (string, bool) {
+	if p == "/" {
+		return "index.html", true
+	}
+	rest, ok := strings.CutPrefix(p, "/assets/")
+	if !ok || rest == "" || rest == "index.html" || strings.Contains(rest, "/") || strings.HasPrefix(rest, ".") {
+		return "", false
+	}
+	if _, err := fs.Stat(static, rest); err != nil {
+		return "", false
+	}
+	return rest, true
+}
+
+// contentType is set explicitly: a module script must be served as
+// JavaScript, and the system's MIME table is not always there.
+func contentType(name string) string {
+	switch path.Ext(name) {
+	case ".html":
+		return "text/html; charset=utf-8"
+	case ".js":
+		return "text/javascript; charset=utf-8"
+	case ".css":
+		return "text/css; charset=utf-8"
+	case ".svg":
+		return "image/svg+xml"
+	case ".png":
+		return "image/png"
+	}
+	return ""
+}
