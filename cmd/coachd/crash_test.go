@@ -1,0 +1,89 @@
+package main
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coachd/coachd"
+	"github.com/coachd/coachd/anthropic/anthropictest"
+	"github.com/coachd/coachd/client"
+)
+
+// TestCrashMidTurn kills coachd (SIGKILL, a real process) in the middle of
+// a turn — once while the first model call streams, once after a tool
+// round was stored while the next model call streams — restarts it on the
+// same database and continues the session: the user's message is there,
+// the stored history is valid for the API (the fake rejects an unanswered
+// tool_use), and the next turn succeeds.
+func TestCrashMidTurn(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		replies []anthropictest.Reply
+		killAt  int // kill once the fake has this many requests
+		stored  int // messages stored at the kill
+	}{
+		{"FirstRound", []anthropictest.Reply{anthropictest.Text("Thinking about your week", 4).StallAfter(5)}, 1, 1},
+		{"AfterToolRound", []anthropictest.Reply{
+			anthropictest.Blocks(anthropictest.TextBlock("Saving that. ", 4),
+				anthropictest.ToolUse("toolu_s", "save_note", `{"note_type":"preference","title":"Mornings","content":"Likes to drive mornings"}`)),
+			anthropictest.Text("Noted, and", 3).StallAfter(5),
+		}, 2, 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			fake := anthropictest.NewServer()
+			defer fake.Close()
+			env := []string{"ANTHROPIC_API_KEY=test", "ANTHROPIC_BASE_URL=" + fake.URL(), "COACHD_ADMIN_KEY="}
+			db := filepath.Join(t.TempDir(), "coachd.db")
+			p := MustStart(t, env, "--db", db, "--demo")
+			fake.Enqueue(tc.replies...)
+
+			sidc := make(chan string, 1)
+			go func() {
+				sid, _ := client.New(p.url, p.key, nil).ChatStream(ctx, client.ChatRequest{Message: "remember I like mornings"}, client.StreamOptions{},
+					func(client.Event) error { return nil })
+				sidc <- sid
+			}()
+			deadline := time.Now().Add(10 * time.Second)
+			for len(fake.Requests()) < tc.killAt {
+				if time.Now().After(deadline) {
+					t.Fatalf("the fake got %d requests", len(fake.Requests()))
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+			p.kill()
+			sid := <-sidc
+			if !coachd.ValidID(coachd.PrefixSession, sid) {
+				t.Fatalf("no session id from the stream: %q", sid)
+			}
+
+			p = MustStart(t, env, "--db", db, "--demo")
+			c := client.New(p.url, p.key, nil)
+			msgs, _, err := c.Messages(ctx, sid, coachd.Page{})
+			if err != nil || len(msgs) != tc.stored || msgs[0].Content != "remember I like mornings" {
+				t.Fatalf("after restart: %d messages, %v", len(msgs), err)
+			}
+			fake.Enqueue(anthropictest.Text("Good morning plan ready.", 5))
+			var stop string
+			_, err = c.ChatStream(ctx, client.ChatRequest{SessionID: sid, Message: "so, what now?"}, client.StreamOptions{}, func(ev client.Event) error {
+				if ev.Name == "message_end" {
+					stop = string(ev.Data)
+				}
+				return nil
+			})
+			if err != nil || !strings.Contains(stop, `"stop_reason":"end_turn"`) {
+				t.Fatalf("next turn: %v %s", err, stop)
+			}
+			// The turn the crash cut short stays in the history; the new
+			// message is the last block sent.
+			sent := fake.Requests()[len(fake.Requests())-1].Messages()
+			lastMsg := sent[len(sent)-1].Blocks
+			if got := lastMsg[len(lastMsg)-1].Text; got != "so, what now?" {
+				t.Fatalf("last request ends with %q", got)
+			}
+		})
+	}
+}
