@@ -15,6 +15,7 @@ type Store interface {
 	SessionService
 	MessageService
 	NoteService
+	FileService
 }
 
 // Clock tells the time; tests inject a fake one.

@@ -7,18 +7,25 @@ import (
 
 // User is an API caller: an end user of a coach app.
 type User struct {
-	ID          string    `json:"id"`
-	Name        string    `json:"name"`
-	TokenBudget int64     `json:"token_budget"` // 0 means no budget: every turn needs a free preview
-	TokensUsed  int64     `json:"tokens_used"`
-	CreatedAt   time.Time `json:"created_at"`
-	UpdatedAt   time.Time `json:"updated_at"`
+	ID          string `json:"id"`
+	Name        string `json:"name"`
+	TokenBudget int64  `json:"token_budget"` // 0 means no budget: every turn needs a free preview
+	TokensUsed  int64  `json:"tokens_used"`
+	// RateLimit overrides the server's request rate ("20/60s", "off"); "" is the default.
+	RateLimit string `json:"rate_limit,omitempty"`
+	// MonthlyMessages overrides the server's monthly message limit (0: none); nil is the default.
+	MonthlyMessages *int64    `json:"monthly_messages,omitempty"`
+	CreatedAt       time.Time `json:"created_at"`
+	UpdatedAt       time.Time `json:"updated_at"`
 }
 
 // UserUpdate lists the fields an admin may change; nil leaves a field alone.
 type UserUpdate struct {
 	Name        *string
 	TokenBudget *int64
+	// RateLimit: "" resets to the server default. MonthlyMessages: -1 resets.
+	RateLimit       *string
+	MonthlyMessages *int64
 }
 
 // UserService stores users and authenticates API keys.

@@ -190,13 +190,14 @@ func TestShowOptions(t *testing.T) {
 
 func TestStopMidStream(t *testing.T) {
 	e := newEnv(t, 1280, 800)
-	// Nine events: message_start, content_block_start and seven deltas,
+	// Ten events: message_start, content_block_start, ping and seven
+	// deltas ("I was just getting started o"),
 	// then nothing until the client goes away.
 	e.fake.Enqueue(at.Text("I was just getting started on a long answer about pacing", 4).
-		Paced(0, 20*time.Millisecond).StallAfter(9))
+		Paced(0, 20*time.Millisecond).StallAfter(10))
 	e.signIn()
 	e.send("Tell me about pacing")
-	e.waitJS("partial text", `document.querySelector(".msg.assistant .md")?.textContent.includes("started")`)
+	e.waitJS("partial text", `document.querySelector(".msg.assistant .md")?.textContent.includes("getting started")`)
 	if got := eval[string](e, `document.body.dataset.phase`); got != "streaming" {
 		t.Fatalf("phase while stalled = %q, want streaming", got)
 	}
@@ -212,7 +213,7 @@ func TestStopMidStream(t *testing.T) {
 	}
 	// The server kept the partial reply.
 	e.run(chromedp.Reload())
-	e.waitJS("the stored partial reply", `document.querySelector(".msg.assistant .md")?.textContent.includes("started")`)
+	e.waitJS("the stored partial reply", `document.querySelector(".msg.assistant .md")?.textContent.includes("getting started")`)
 	e.waitVisible(".msg.assistant .msg-note.stopped")
 	// And the session takes a new turn at once: the stop button works
 	// through the button too.

@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
 
 	"github.com/coachd/coachd/anthropic/anthropictest"
@@ -277,7 +279,8 @@ func (e *env) waitJS(what, cond string) {
 	ctx, cancel := context.WithTimeout(e.ctx, waitTimeout)
 	defer cancel()
 	if _, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](cond, chromedp.WithPollingInterval(50*time.Millisecond))); err != nil {
-		e.t.Fatalf("waiting for %s (%s): %v", what, cond, err)
+		state, _ := chromedp.Run(e.ctx, chromedp.Evaluate[string](`"phase=" + document.body.dataset.phase + " banner=" + (document.getElementById("banner-host")?.textContent ?? "") + " transcript=" + (document.getElementById("transcript")?.textContent ?? "")`))
+		e.t.Fatalf("waiting for %s (%s): %v\npage: %s", what, cond, err, state)
 	}
 }
 
@@ -306,8 +309,27 @@ func (e *env) send(text string) {
 	e.run(
 		chromedp.WaitVisible(chromedp.CSS("#input")),
 		chromedp.SendKeys(chromedp.CSS("#input"), text),
-		chromedp.KeyEvent("\r"),
+		pressEnter(),
 	)
+}
+
+// pressEnter presses Enter the way a keyboard does: one keyDown that
+// carries the text, so a handled (preventDefault) keydown types nothing.
+// chromedp.KeyEvent sends a separate char event, which would type a
+// newline whatever the page does.
+func pressEnter() chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		down := input.DispatchKeyEventParams{
+			Type: input.DispatchKeyEventTypeKeyDown, Key: "Enter", Code: "Enter", Text: "\r", UnmodifiedText: "\r",
+			WindowsVirtualKeyCode: 13, NativeVirtualKeyCode: 13,
+		}
+		if _, err := cdp.Call(ctx, t, input.DispatchKeyEvent, down); err != nil {
+			return err
+		}
+		up := input.DispatchKeyEventParams{Type: input.DispatchKeyEventTypeKeyUp, Key: "Enter", Code: "Enter", WindowsVirtualKeyCode: 13, NativeVirtualKeyCode: 13}
+		_, err := cdp.Call(ctx, t, input.DispatchKeyEvent, up)
+		return err
+	})
 }
 
 // waitIdle waits for the turn to be over.

@@ -8,9 +8,36 @@ import (
 	"github.com/coachd/coachd"
 )
 
-// Builtins returns every built-in tool.
+// Policy is what a coach pack decides for the built-in tools, asked on
+// every call with the session's agent and mode (read fresh from the store).
+// agent.Pack implements it.
+type Policy interface {
+	// WritableTypes lists the file types save_file may write for agent in
+	// mode ("" when no structured arc is entered).
+	WritableTypes(agent, mode string) []string
+	// Arcs lists the structured arcs agent may enter; empty allows any.
+	Arcs(agent string) []string
+	// SkillText returns the full text of a skill agent may use, or an
+	// error naming the skills it has.
+	SkillText(agent, name string) (string, error)
+}
+
+// Builtins returns every built-in tool, unconfigured: save_file accepts
+// DefaultFileTypes in every mode, enter_structured_arc any arc, and
+// load_skill knows no skills.
 func Builtins() []coachd.Tool {
-	return []coachd.Tool{SaveNote{}, ListNotes{}, ShowOptions{}, CompleteSession{}}
+	return ForPack(nil, nil)
+}
+
+// ForPack returns every built-in tool configured by a coach pack's policy;
+// fileTypes are the types save_file accepts (nil: DefaultFileTypes).
+func ForPack(p Policy, fileTypes []string) []coachd.Tool {
+	return []coachd.Tool{
+		SaveNote{}, ListNotes{}, UpdateNote{}, PinNote{},
+		SaveFile{Types: fileTypes, Policy: p}, ReadFile{}, ListFiles{},
+		CompleteSession{}, EnterArc{Policy: p},
+		ShowOptions{}, ShowPulseCheck{}, LoadSkill{Policy: p},
+	}
 }
 
 // jsonResult renders v as a tool result.

@@ -184,7 +184,7 @@ export class NotesPanel {
     const title = h('input', { class: 'input', name: 'title', value: n.title, maxlength: 200, required: true, 'aria-label': 'Title' });
     const content = h('textarea', { class: 'input', name: 'content', rows: 4, maxlength: 5000, required: true, 'aria-label': 'Content' });
     content.value = n.content;
-    const form = h('form', { class: 'note note-edit', dataset: { id: n.id } }, title, content,
+    const form = h('form', { class: 'note note-editor', dataset: { id: n.id } }, title, content,
       h('div', { class: 'form-actions' },
         h('button', { type: 'button', class: 'btn ghost', onclick: () => { this.editing = null; this.render(); } }, 'Cancel'),
         h('button', { type: 'submit', class: 'btn primary' }, 'Save')));
