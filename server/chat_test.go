@@ -32,7 +32,7 @@ type chatEnv struct {
 
 // MustChatEnv starts a chat-capable server over a SQLite file; extra tools
 // are added to the default agent.
-func MustChatEnv(t *testing.T, ag *agent.Agent, extra ...coachd.Tool) *chatEnv {
+func MustChatEnv(t testing.TB, ag *agent.Agent, extra ...coachd.Tool) *chatEnv {
 	t.Helper()
 	ctx := context.Background()
 	db, err := sqlstore.Open(ctx, filepath.Join(t.TempDir(), "coachd.db"), nil)
@@ -76,6 +76,9 @@ func MustChatEnv(t *testing.T, ag *agent.Agent, extra ...coachd.Tool) *chatEnv {
 	e.bob = e.MustUser("bob")
 	return &chatEnv{env: e, fake: fake}
 }
+
+// MustChatEnvB is MustChatEnv for benchmarks.
+func MustChatEnvB(b *testing.B) *chatEnv { return MustChatEnv(b, nil) }
 
 // stream is one streamed turn's answer.
 type stream struct {
@@ -259,7 +262,9 @@ func TestChatBusy(t *testing.T) {
 		t.Fatalf("got %d %s", s.status, s.raw)
 	}
 	second := make(chan stream, 1)
-	go func() { second <- e.chat(ctx, e.alice.key, "?on_busy=wait", `{"message":"two","session_id":"`+sess.ID+`"}`) }()
+	go func() {
+		second <- e.chat(ctx, e.alice.key, "?on_busy=wait", `{"message":"two","session_id":"`+sess.ID+`"}`)
+	}()
 	cancel1()
 	<-first
 	s = <-second

@@ -67,7 +67,7 @@ type testUser struct {
 
 // env is a running server over a real database, with two users.
 type env struct {
-	t          *testing.T
+	t          testing.TB
 	db         *sqlstore.DB
 	url        string
 	logs       *syncBuffer

@@ -20,7 +20,7 @@ var (
 )
 
 // MustBinary builds the coachd binary once per test run.
-func MustBinary(t *testing.T) string {
+func MustBinary(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
 		buildDir, buildErr = os.MkdirTemp("", "coachd-bin-")
@@ -53,7 +53,7 @@ var demoKeyRe = regexp.MustCompile(`API key: (ck_[A-Za-z0-9_-]+)`)
 
 // MustStart runs "coachd serve args..." as a process with env added to
 // ours and waits for its listening line.
-func MustStart(t *testing.T, env []string, args ...string) *proc {
+func MustStart(t testing.TB, env []string, args ...string) *proc {
 	t.Helper()
 	cmd := exec.Command(MustBinary(t), append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
 	cmd.Env = append(os.Environ(), env...)
