@@ -1,0 +1,76 @@
+package main
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coachd/coachd/anthropic/anthropictest"
+)
+
+func TestChatCommand(t *testing.T) {
+	fake := anthropictest.NewServer()
+	defer fake.Close()
+	env := map[string]string{"ANTHROPIC_API_KEY": "test", "ANTHROPIC_BASE_URL": fake.URL(), "COACHD_ADDR": "127.0.0.1:0"}
+	p := MustServe(t, env, "--db", filepath.Join(t.TempDir(), "c.db"), "--demo")
+	key := apiKeyRe.FindStringSubmatch(p.stdout.String())[1]
+	chatEnv := getenvFrom(map[string]string{"COACHD_URL": p.url, "COACHD_KEY": key})
+
+	t.Run("OptionsAnswered", func(t *testing.T) {
+		fake.Enqueue(
+			anthropictest.Blocks(anthropictest.TextBlock("Checking notes.", 4), anthropictest.ToolUse("toolu_l", "list_notes", `{}`)),
+			anthropictest.Blocks(anthropictest.TextBlock("Where to?", 4),
+				anthropictest.ToolUse("toolu_o", "show_options", `{"prompt":"Pick a zone","options":["Airport","Downtown"]}`)),
+			anthropictest.Text("Downtown, good choice.", 5),
+		)
+		out := &syncBuffer{}
+		err := runChat(context.Background(), []string{"where should I drive?"}, chatEnv, strings.NewReader("2\n"), out, out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := out.String()
+		for _, want := range []string{"Checking notes.", "→ list_notes", "← list_notes:", "Pick a zone", "  1) Airport", "  2) Downtown", "choose 1-2>", "Downtown, good choice."} {
+			if !strings.Contains(got, want) {
+				t.Errorf("output lacks %q:\n%s", want, got)
+			}
+		}
+		last := fake.Requests()[len(fake.Requests())-1].ToolResults()
+		if len(last) != 1 || last[0].ResultText() != "Downtown" {
+			t.Fatalf("answer sent: %+v", last)
+		}
+	})
+	t.Run("CtrlCCancels", func(t *testing.T) {
+		fake.Enqueue(anthropictest.Text("This goes on and on", 4).StallAfter(5))
+		ctx, cancel := context.WithCancel(context.Background())
+		out := &syncBuffer{}
+		done := make(chan error, 1)
+		go func() { done <- runChat(ctx, []string{"talk"}, chatEnv, strings.NewReader(""), out, out) }()
+		deadline := time.Now().Add(10 * time.Second)
+		for !strings.Contains(out.String(), "This") {
+			if time.Now().After(deadline) {
+				t.Fatalf("no text streamed: %s", out)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		cancel() // what SIGINT does to run's context
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-fake.Disconnects():
+		case <-time.After(5 * time.Second):
+			t.Fatal("the server did not cancel the upstream call")
+		}
+		if !strings.Contains(out.String(), "(stopped)") {
+			t.Fatalf("output: %s", out)
+		}
+	})
+	t.Run("ErrNoKey", func(t *testing.T) {
+		out := &syncBuffer{}
+		if err := runChat(context.Background(), []string{"hi"}, getenvFrom(nil), strings.NewReader(""), out, out); err != errUsage {
+			t.Fatalf("got %v", err)
+		}
+	})
+}
