@@ -16,6 +16,8 @@ type Store interface {
 	MessageService
 	NoteService
 	FileService
+	BudgetService
+	LimitService
 }
 
 // Clock tells the time; tests inject a fake one.

@@ -54,6 +54,31 @@ type Agent struct {
 	Tools       []string // tool names this agent may call
 	Limits      Limits
 	Prompt      string // the system prompt
+
+	// Reserve is the budget reservation policy: "estimate" or "max".
+	Reserve string
+	// FreePreviewTurns lets a user without budget run this many turns.
+	FreePreviewTurns int
+
+	// Skills are the skills this agent can use, resolved by the pack.
+	Skills []*Skill
+	// Permissions maps a session mode to the file types save_file may
+	// write in it; "default" applies when no arc is entered, or when the
+	// arc has no entry of its own.
+	Permissions map[string][]string
+	// Arcs are the structured arcs enter_structured_arc may enter; nil
+	// allows the modes named in Permissions.
+	Arcs []string
+	// Context chooses the context sections of the prompt; nil injects
+	// none (the default agent has no pack).
+	Context *ContextSpec
+	// Contracts must hold for a turn to end successfully.
+	Contracts Contracts
+	// ActionTags makes the runner execute [TOOL_NAME: {...}] tags written
+	// in the reply text, and strip them from it.
+	ActionTags bool
+	// Source is the file the agent was loaded from, for messages.
+	Source string
 }
 
 // DefaultMaxTokens is the output cap when an agent sets none.

@@ -18,7 +18,9 @@ type outcome struct {
 }
 
 // runTools validates and runs a round's calls in parallel, each with its
-// timeout and panic recovery, and returns the results in call order. The
+// timeout and panic recovery, and returns the results in call order.
+// Lifecycle calls are barriers: they run alone, after the calls before
+// them and before the calls after them. The
 // first interactive call is not run: its index is returned and its result
 // block is a placeholder answered later by the user.
 func (t *Turn) runTools(ctx context.Context, lim Limits, calls []coachd.ToolCall) ([]outcome, int) {
@@ -26,6 +28,11 @@ func (t *Turn) runTools(ctx context.Context, lim Limits, calls []coachd.ToolCall
 	interactive := -1
 	var wg sync.WaitGroup
 	for i, c := range calls {
+		if t.forbidden(c.Name) {
+			t.x.forbid++
+			outs[i] = errOutcome(c.ID, fmt.Sprintf("refused: this agent's contract forbids calling %s; continue without it", c.Name))
+			continue
+		}
 		tool, ok := t.tool(c.Name)
 		if !ok {
 			outs[i] = errOutcome(c.ID, fmt.Sprintf("unknown tool %q: this agent can call %v", c.Name, t.agent.Tools))
@@ -42,6 +49,14 @@ func (t *Turn) runTools(ctx context.Context, lim Limits, calls []coachd.ToolCall
 			}
 			interactive = i
 			outs[i] = outcome{block: coachd.ToolResultBlock(c.ID, "", false)}
+			continue
+		}
+		if tool.Definition().Category == coachd.ToolLifecycle {
+			// A lifecycle call changes the session (its mode, its status)
+			// that later calls read: the calls before it finish first, and
+			// it runs alone, so a round keeps the order the model wrote.
+			wg.Wait()
+			outs[i] = t.runTool(ctx, lim.ToolTimeout, tool, c)
 			continue
 		}
 		wg.Add(1)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/coachd/coachd"
 )
@@ -13,6 +14,9 @@ import (
 // reason.
 func (t *Turn) loop(ctx context.Context, lim Limits) string {
 	calls, failedRounds := 0, 0
+	t.x.called = map[string]bool{}
+	t.prepareSystem(ctx)
+	contracts := &t.agent.Contracts
 	for round := 0; ; round++ {
 		if round >= lim.MaxRounds {
 			return coachd.TurnMaxRounds
@@ -20,10 +24,16 @@ func (t *Turn) loop(ctx context.Context, lim Limits) string {
 		if ctx.Err() != nil {
 			return t.stopReason(ctx)
 		}
+		if stop := t.roundBudget(ctx, round); stop != "" {
+			return stop
+		}
 		if round > 0 {
 			t.emit(coachd.Event{Type: coachd.EventRoundBoundary})
 		}
 		resp, err := t.stream(ctx)
+		if t.agent.ActionTags && err != nil {
+			stripTags(resp) // a broken reply's tags are not run, nor stored
+		}
 		t.usage = t.usage.Add(resp.Usage)
 		t.emit(coachd.Event{Type: coachd.EventUsage, Usage: t.turnUsage()})
 		if err != nil {
@@ -33,6 +43,9 @@ func (t *Turn) loop(ctx context.Context, lim Limits) string {
 			}
 			return t.fail(err)
 		}
+		if t.agent.ActionTags {
+			t.runActions(ctx, lim, stripTags(resp))
+		}
 		uses := toolUses(resp.Blocks)
 		switch {
 		case resp.StopReason == coachd.StopRefusal:
@@ -40,7 +53,20 @@ func (t *Turn) loop(ctx context.Context, lim Limits) string {
 		case resp.StopReason == coachd.StopMaxTokens:
 			return t.finish(ctx, resp, coachd.TurnMaxTokens)
 		case len(uses) == 0:
-			return t.finish(ctx, resp, coachd.TurnEndTurn)
+			v := t.endViolations(resp)
+			if len(v) == 0 {
+				return t.finish(ctx, resp, coachd.TurnEndTurn)
+			}
+			if t.x.repairs < contracts.MaxRepairs && round+1 < lim.MaxRounds {
+				if stop := t.repair(ctx, resp, v); stop != "" {
+					return stop
+				}
+				continue
+			}
+			if stop := t.finish(ctx, resp, coachd.TurnContractViolation); stop != coachd.TurnContractViolation {
+				return stop
+			}
+			return t.violation(v)
 		}
 		for _, u := range uses {
 			t.emit(coachd.Event{Type: coachd.EventToolCallReady, ToolUseID: u.ID, ToolName: u.Name, Input: u.Input})
@@ -57,9 +83,22 @@ func (t *Turn) loop(ctx context.Context, lim Limits) string {
 			}
 			return coachd.TurnToolLimit
 		}
+		forbidden := t.x.forbid
 		outs, interactive := t.runTools(ctx, lim, uses)
+		for i, u := range uses {
+			if i != interactive && !outs[i].failed {
+				t.x.called[u.Name] = true
+			}
+		}
 		if stop := t.saveRound(ctx, resp, uses, outs, interactive); stop != "" {
 			return stop
+		}
+		if t.x.forbid > forbidden {
+			// A refused must_not_call call is a violation the model
+			// repairs by reading the refusal; too many end the turn.
+			if t.x.repairs++; t.x.repairs > contracts.MaxRepairs {
+				return t.violation(forbiddenCalls(uses, t.agent.Contracts.MustNotCall))
+			}
 		}
 		if interactive >= 0 {
 			return coachd.TurnAwaitingInput
@@ -91,11 +130,26 @@ func (t *Turn) stopReason(ctx context.Context) string {
 func (t *Turn) stream(ctx context.Context) (*coachd.ModelResponse, error) {
 	s := t.r.cfg.Model.Stream(ctx, t.modelRequest())
 	defer s.Close()
+	var tags *TagFilter // holds back text that may be an action tag
+	if t.agent.ActionTags {
+		tags = &TagFilter{}
+		defer func() {
+			if rest := tags.Flush(); rest != "" {
+				t.emit(coachd.Event{Type: coachd.EventTextDelta, Text: rest})
+			}
+		}()
+	}
 	for s.Next() {
 		ev := s.Event()
 		switch ev.Type {
 		case coachd.ModelTextDelta:
-			t.emit(coachd.Event{Type: coachd.EventTextDelta, Text: ev.Text})
+			text := ev.Text
+			if tags != nil {
+				text = tags.Write(text)
+			}
+			if text != "" {
+				t.emit(coachd.Event{Type: coachd.EventTextDelta, Text: text})
+			}
 		case coachd.ModelThinkingDelta:
 			t.emit(coachd.Event{Type: coachd.EventThinkingDelta, Text: ev.Text})
 		case coachd.ModelToolUseStart:
@@ -129,7 +183,9 @@ func (t *Turn) modelRequest() *coachd.ModelRequest {
 		Tools:          t.r.cfg.Tools.Specs(a.Tools),
 		UserID:         t.req.User.ID,
 	}
-	if a.Prompt != "" {
+	if len(t.x.system) > 0 {
+		req.System = t.x.system
+	} else if a.Prompt != "" {
 		req.System = []coachd.Block{coachd.TextBlock(a.Prompt)}
 	}
 	return req
@@ -175,4 +231,15 @@ func allFailed(outs []outcome) bool {
 		}
 	}
 	return len(outs) > 0
+}
+
+// forbiddenCalls names the round's calls refused by must_not_call.
+func forbiddenCalls(uses []coachd.ToolCall, forbidden []string) []coachd.FieldError {
+	var v []coachd.FieldError
+	for _, u := range uses {
+		if slices.Contains(forbidden, u.Name) {
+			v = append(v, coachd.FieldError{Field: "must_not_call", Message: u.Name + " was called", Code: "must_not_call"})
+		}
+	}
+	return v
 }

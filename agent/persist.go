@@ -9,12 +9,14 @@ import (
 
 // toolCallMeta is metadata.tool_calls of an assistant message.
 type toolCallMeta struct {
-	Name  string          `json:"name"`
-	Input json.RawMessage `json:"input"`
+	Name   string          `json:"name"`
+	Input  json.RawMessage `json:"input"`
+	Source string          `json:"source,omitempty"` // action_tag for calls written as tags
 }
 
 type assistantMeta struct {
 	ToolCalls  []toolCallMeta `json:"tool_calls,omitempty"`
+	Actions    []actionRecord `json:"actions,omitempty"`
 	StopReason string         `json:"stop_reason,omitempty"`
 	Model      string         `json:"model,omitempty"`
 }
@@ -30,6 +32,11 @@ func (t *Turn) assistantMessage(resp *coachd.ModelResponse, partial bool) *coach
 		}
 		blocks = append(blocks, b)
 	}
+	// Action tags run in this reply are recorded on it.
+	for _, a := range t.x.actions {
+		meta.ToolCalls = append(meta.ToolCalls, toolCallMeta{Name: a.Name, Input: a.Input, Source: "action_tag"})
+	}
+	meta.Actions, t.x.actions = t.x.actions, nil
 	raw, _ := json.Marshal(meta)
 	u := resp.Usage
 	m := &coachd.Message{

@@ -150,6 +150,10 @@ func (r *Runner) Prepare(ctx context.Context, req TurnRequest) (*Turn, error) {
 		release()
 		return nil, err
 	}
+	if err := t.reserve(ctx); err != nil {
+		release()
+		return nil, err
+	}
 	return t, nil
 }
 

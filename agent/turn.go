@@ -26,6 +26,9 @@ type Turn struct {
 	usage      coachd.Usage
 	res        Result
 	savedReply bool
+	resv       *coachd.Reservation // nil when not reserved (Close before Prepare's reserve)
+	settled    bool
+	x          turnState // pack features: prompt, contracts, action tags (contract.go)
 }
 
 // Result sums up a finished turn.
@@ -47,7 +50,10 @@ var errSinkGone = errors.New("agent: event receiver gone")
 func (t *Turn) Session() *coachd.Session { return t.sess }
 
 // Close gives up a prepared turn without running it.
-func (t *Turn) Close() { t.release() }
+func (t *Turn) Close() {
+	t.settle(context.Background())
+	t.release()
+}
 
 // emit numbers and sends an event; a failed send cancels the turn.
 func (t *Turn) emit(ev coachd.Event) {
@@ -65,6 +71,8 @@ func (t *Turn) emit(ev coachd.Event) {
 // valid state.
 func (t *Turn) Run(ctx context.Context, sink coachd.EventSink) *Result {
 	defer t.release()
+	// Settles even when the turn panics (StopReason still empty: abort).
+	defer t.settle(ctx)
 	r, lim := t.r, t.agent.Limits.withDefaults()
 	start := r.cfg.Clock.Now()
 	ctx, cancel := context.WithCancelCause(ctx)
@@ -80,6 +88,7 @@ func (t *Turn) Run(ctx context.Context, sink coachd.EventSink) *Result {
 		stop = t.loop(ctx, lim)
 	}
 	t.res.StopReason = stop
+	t.settle(ctx)
 	t.res.Usage = t.usage
 	t.res.LatencyMS = r.cfg.Clock.Now().Sub(start).Milliseconds()
 	if t.res.Err != nil {
@@ -171,7 +180,7 @@ func (t *Turn) fail(err error) string {
 }
 
 func (t *Turn) turnUsage() *coachd.TurnUsage {
-	return &coachd.TurnUsage{Usage: t.usage, TokensUsed: t.usage.Total()}
+	return &coachd.TurnUsage{Usage: t.usage, TokensUsed: t.usage.Total(), BudgetRemaining: t.budgetRemaining()}
 }
 
 // persistCtx outlives the turn's cancellation: what happened must be stored

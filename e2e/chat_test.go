@@ -134,7 +134,7 @@ func TestToolShimmerThenCard(t *testing.T) {
 		t.Errorf("%d text segments, want 2 (before and after the tool)", n)
 	}
 	// The saved note shows in the notes panel.
-	e.run(chromedp.Click(chromedp.CSS("#notes-open")))
+	e.openNotes()
 	e.waitJS("the note in the panel", `[...document.querySelectorAll(".note-list .note-title")].some(n => n.textContent === "Morning runs")`)
 	// History draws the card from the stored blocks.
 	e.run(chromedp.Reload())

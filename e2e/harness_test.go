@@ -22,7 +22,6 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/coachd/coachd/anthropic/anthropictest"
-	"github.com/coachd/coachd/web"
 )
 
 // env is one running coachd with its fake model, the proxy in front of it
@@ -52,17 +51,15 @@ func newEnv(t *testing.T, width, height int) *env {
 	}
 	proxy := httputil.NewSingleHostReverseProxy(upstream)
 	proxy.FlushInterval = -1 // SSE: pass every write through at once
+	// Its own transport: httptest.Server.Close closes the idle connections
+	// of http.DefaultTransport, which must not touch this proxy's.
+	tr := &http.Transport{MaxIdleConnsPerHost: 16}
+	t.Cleanup(tr.CloseIdleConnections)
+	proxy.Transport = tr
 	proxy.ErrorLog = nil
 	var h http.Handler = proxy
 	if !servesUI(t, base) {
-		// The binary does not mount the UI yet: serve it here so the
-		// browser tests still run against the binary's API.
-		t.Log("coachd serve does not mount web.Handler() at GET /; the test proxy serves the UI itself")
-		mux := http.NewServeMux()
-		mux.Handle("GET /{$}", web.Handler())
-		mux.Handle("GET /assets/", web.Handler())
-		mux.Handle("/", proxy)
-		h = mux
+		t.Fatal("coachd serve does not serve the UI (web.Handler) at GET /")
 	}
 	front := httptest.NewServer(f.wrap(h))
 	t.Cleanup(front.Close)
@@ -355,4 +352,13 @@ func (e *env) recordPhases() {
 			if (!on && shownAt) { rec.shimmer[rec.shimmer.length - 1].ms = performance.now() - shownAt; shownAt = 0; }
 		}).observe(document.getElementById("transcript"), { childList: true, subtree: true });
 	})()`)
+}
+
+// openNotes opens the notes panel and waits for it to stop sliding, so
+// clicks land where the buttons are.
+func (e *env) openNotes() {
+	e.t.Helper()
+	e.run(chromedp.Click(chromedp.CSS("#notes-open")))
+	e.waitVisible(".notes-panel .add-note")
+	e.settle()
 }

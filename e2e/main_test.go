@@ -12,10 +12,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/network"
+	cdpruntime "github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 )
 
@@ -132,5 +135,54 @@ func newBrowser(t *testing.T, width, height int) context.Context {
 	if err := chromedp.Do(ctx, chromedp.EmulateViewport(int64(width), int64(height))); err != nil {
 		t.Fatalf("viewport: %v", err)
 	}
+	logConsole(t, ctx)
 	return ctx
+}
+
+// logConsole collects the page's console messages and uncaught
+// exceptions, and logs them when the test fails.
+func logConsole(t *testing.T, ctx context.Context) {
+	var (
+		mu    sync.Mutex
+		lines []string
+	)
+	err := chromedp.Listen(ctx, func(ev any) {
+		var line string
+		switch ev := ev.(type) {
+		case *cdpruntime.EventConsoleAPICalled:
+			line = "console." + string(ev.Type) + ":"
+			for _, a := range ev.Args {
+				if len(a.Value) > 0 {
+					line += " " + string(a.Value)
+				} else {
+					line += " " + a.Description
+				}
+			}
+		case *network.EventLoadingFailed:
+			line = "network: loading failed: " + ev.ErrorText + " " + string(ev.BlockedReason)
+			if ev.Canceled {
+				line += " (canceled)"
+			}
+		case *cdpruntime.EventExceptionThrown:
+			line = "exception: " + ev.ExceptionDetails.Text
+			if ev.ExceptionDetails.Exception != nil {
+				line += " " + ev.ExceptionDetails.Exception.Description
+			}
+		default:
+			return
+		}
+		mu.Lock()
+		lines = append(lines, line)
+		mu.Unlock()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if t.Failed() && len(lines) > 0 {
+			t.Logf("browser console:\n%s", strings.Join(lines, "\n"))
+		}
+	})
 }

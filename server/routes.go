@@ -28,6 +28,18 @@ func (s *Server) routes() {
 	mux.Handle("POST /v1/notes/{id}/pin", user(s.handleNotePin()))
 	mux.Handle("POST /v1/notes/{id}/restore", user(s.handleNoteRestore()))
 
-	mux.Handle("POST /v1/chat/stream", user(s.handleChatStream()))
-	mux.Handle("POST /v1/chat", user(s.handleChat()))
+	mux.Handle("POST /v1/chat/stream", user(s.limited(s.handleChatStream())))
+	mux.Handle("POST /v1/chat", user(s.limited(s.handleChat())))
+
+	mux.Handle("GET /v1/tools", user(s.handleToolList()))
+	mux.Handle("POST /v1/tools/execute", user(s.handleToolExecute()))
+	mux.Handle("POST /v1/chat/preflight", user(s.limited(s.handlePreflight())))
+	mux.Handle("POST /v1/chat/record", user(s.handleRecord(false)))
+	mux.Handle("POST /v1/chat/abort", user(s.handleRecord(true)))
+
+	mux.Handle("GET /v1/agents", user(s.handleAgentList()))
+	mux.Handle("GET /v1/skills", user(s.handleSkillList()))
+	mux.Handle("POST /v1/actions/validate", user(s.handleActionValidate()))
+	mux.Handle("POST /v1/actions/validate/batch", user(s.handleActionValidateBatch()))
+	mux.Handle("GET /v1/actions/schemas", user(s.handleActionSchemas()))
 }

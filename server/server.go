@@ -32,6 +32,11 @@ type Deps struct {
 	Runner *agent.Runner
 	// Heartbeat is the SSE keep-alive interval (default 30 s).
 	Heartbeat time.Duration
+	// Pack is the coach pack served (GET /v1/agents, /v1/skills); nil
+	// lists the runner's default agent only.
+	Pack *agent.Pack
+	// Limits are the per-user limits' defaults (zero: off).
+	Limits Limits
 }
 
 // Server is the coachd HTTP API. It is an http.Handler.
@@ -44,6 +49,8 @@ type Server struct {
 	ping      func(context.Context) error
 	runner    *agent.Runner
 	heartbeat time.Duration
+	pack      *agent.Pack
+	limits    Limits
 
 	mux     *http.ServeMux
 	handler http.Handler
@@ -60,6 +67,8 @@ func New(deps Deps) *Server {
 		ping:      deps.Ping,
 		runner:    deps.Runner,
 		heartbeat: deps.Heartbeat,
+		pack:      deps.Pack,
+		limits:    deps.Limits,
 		mux:       http.NewServeMux(),
 	}
 	if s.logger == nil {

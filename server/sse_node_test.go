@@ -73,7 +73,7 @@ func sameShape(t *testing.T, a, b []byte) bool {
 		return false
 	}
 	for _, k := range []string{"session_id", "message_id", "latency_ms", "result", "input_tokens", "output_tokens",
-		"tokens_used", "cache_read_input_tokens", "cache_creation_input_tokens"} {
+		"tokens_used", "budget_remaining", "cache_read_input_tokens", "cache_creation_input_tokens"} {
 		delete(ma, k)
 		delete(mb, k)
 	}

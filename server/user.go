@@ -26,13 +26,16 @@ func (req userCreateRequest) Valid(context.Context) []coachd.FieldError {
 type userUpdateRequest struct {
 	Name        *string `json:"name"`
 	TokenBudget *int64  `json:"token_budget"`
+
+	RateLimit       *string `json:"rate_limit"`       // "20/60s", "off", "" for the server default
+	MonthlyMessages *int64  `json:"monthly_messages"` // 0 no limit, -1 the server default
 }
 
 func (req userUpdateRequest) Valid(context.Context) []coachd.FieldError {
-	if req.Name == nil && req.TokenBudget == nil {
-		return []coachd.FieldError{{Field: "", Message: "nothing to update: send name or token_budget", Code: "required"}}
+	if req.Name == nil && req.TokenBudget == nil && req.RateLimit == nil && req.MonthlyMessages == nil {
+		return []coachd.FieldError{{Field: "", Message: "nothing to update: send name, token_budget, rate_limit or monthly_messages", Code: "required"}}
 	}
-	var errs []coachd.FieldError
+	errs := limitErrs(nil, req.RateLimit, req.MonthlyMessages)
 	if req.Name != nil {
 		errs = appendNameErrs(errs, *req.Name)
 	}
@@ -67,7 +70,7 @@ func (s *Server) handleUserCreate() http.Handler {
 			s.Error(w, r, err)
 			return
 		}
-		u := &coachd.User{Name: req.Name}
+		u := &coachd.User{Name: req.Name, TokenBudget: s.limits.DefaultBudget}
 		if req.TokenBudget != nil {
 			u.TokenBudget = *req.TokenBudget
 		}
@@ -118,7 +121,8 @@ func (s *Server) handleUserUpdate() http.Handler {
 			s.Error(w, r, err)
 			return
 		}
-		u, err := s.store.UpdateUser(r.Context(), id, coachd.UserUpdate{Name: req.Name, TokenBudget: req.TokenBudget})
+		u, err := s.store.UpdateUser(r.Context(), id, coachd.UserUpdate{Name: req.Name, TokenBudget: req.TokenBudget,
+			RateLimit: req.RateLimit, MonthlyMessages: req.MonthlyMessages})
 		if err != nil {
 			s.Error(w, r, orNotFound(err, "user"))
 			return
@@ -129,6 +133,11 @@ func (s *Server) handleUserUpdate() http.Handler {
 
 func (s *Server) handleMe() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.encode(w, r, http.StatusOK, UserFrom(r.Context()))
+		me, err := s.me(r)
+		if err != nil {
+			s.Error(w, r, err)
+			return
+		}
+		s.encode(w, r, http.StatusOK, me)
 	})
 }

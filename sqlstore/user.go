@@ -6,11 +6,11 @@ import (
 	"github.com/coachd/coachd"
 )
 
-const userColumns = `id, name, token_budget, tokens_used, created_at, updated_at`
+const userColumns = `id, name, token_budget, tokens_used, created_at, updated_at, rate_limit, monthly_messages`
 
 func scanUser(row interface{ Scan(...any) error }) (*coachd.User, error) {
 	u := &coachd.User{}
-	err := row.Scan(&u.ID, &u.Name, &u.TokenBudget, &u.TokensUsed, timeCol{&u.CreatedAt}, timeCol{&u.UpdatedAt})
+	err := row.Scan(&u.ID, &u.Name, &u.TokenBudget, &u.TokensUsed, timeCol{&u.CreatedAt}, timeCol{&u.UpdatedAt}, &u.RateLimit, &u.MonthlyMessages)
 	return u, err
 }
 
@@ -50,6 +50,9 @@ func (db *DB) CreateUser(ctx context.Context, u *coachd.User, keyHash string) er
 		VALUES (?, ?, ?, ?, ?, ?, ?)`,
 		u.ID, u.Name, keyHash, u.TokenBudget, u.TokensUsed, tx.time(u.CreatedAt), tx.time(u.UpdatedAt)); err != nil {
 		return dbError(err, "create user")
+	}
+	if err := openingLedger(ctx, tx, u); err != nil {
+		return err
 	}
 	return tx.commit()
 }
@@ -127,6 +130,9 @@ func (db *DB) UpdateUser(ctx context.Context, id string, upd coachd.UserUpdate) 
 	if upd.TokenBudget != nil && *upd.TokenBudget < 0 {
 		return nil, coachd.Invalid(coachd.FieldError{Field: "token_budget", Message: "must not be negative", Code: "range"})
 	}
+	if err := validLimits(upd); err != nil {
+		return nil, err
+	}
 	tx, err := db.beginWrite(ctx)
 	if err != nil {
 		return nil, err
@@ -142,9 +148,10 @@ func (db *DB) UpdateUser(ctx context.Context, id string, upd coachd.UserUpdate) 
 	if upd.TokenBudget != nil {
 		u.TokenBudget = *upd.TokenBudget
 	}
+	applyLimits(u, upd)
 	u.UpdatedAt = tx.now
-	if _, err := tx.exec(ctx, `UPDATE users SET name = ?, token_budget = ?, updated_at = ? WHERE id = ?`,
-		u.Name, u.TokenBudget, tx.time(u.UpdatedAt), u.ID); err != nil {
+	if _, err := tx.exec(ctx, `UPDATE users SET name = ?, token_budget = ?, rate_limit = ?, monthly_messages = ?, updated_at = ? WHERE id = ?`,
+		u.Name, u.TokenBudget, u.RateLimit, u.MonthlyMessages, tx.time(u.UpdatedAt), u.ID); err != nil {
 		return nil, dbError(err, "update user")
 	}
 	return u, tx.commit()

@@ -41,8 +41,10 @@ Commands:
   serve      start the HTTP server
   users      create and list users (API keys)
   migrate    apply database migrations
+  doctor     check that every user's token totals equal the ledger
   chat       talk to a coach from the terminal
   fake-anthropic  serve a fake Anthropic API (for demos and load tests)
+  pack       validate or list a coach pack (agents, skills, tools)
   version    print the version
 
 Run "coachd <command> -h" for a command's flags.
@@ -63,6 +65,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return runUsers(ctx, rest, getenv, stdout, stderr)
 	case "migrate":
 		return runMigrate(ctx, rest, getenv, stdout, stderr)
+	case "doctor":
+		return runDoctor(ctx, rest, getenv, stdout, stderr)
 	case "chat":
 		// The terminal client reads answers to interactive tools from the
 		// process's stdin; tests call runChat with their own reader.
@@ -71,6 +75,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return runFake(ctx, rest, getenv, stdout, stderr)
 	case "version":
 		return runVersion(rest, stdout, stderr)
+	case "pack":
+		return runPack(ctx, rest, getenv, stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

@@ -10,7 +10,6 @@ import (
 	"github.com/coachd/coachd/agent"
 	"github.com/coachd/coachd/anthropic"
 	"github.com/coachd/coachd/demo"
-	"github.com/coachd/coachd/tools"
 )
 
 // modelConfig chooses and configures the model: Claude when an API key is
@@ -68,15 +67,20 @@ func (c modelConfig) build() (coachd.Model, error) {
 	return nil, fmt.Errorf("--provider must be anthropic or demo, not %q", c.Provider)
 }
 
-// newRunner wires the agent runner with the built-in tools.
-func newRunner(store coachd.Store, model coachd.Model, logger *slog.Logger) (*agent.Runner, error) {
-	ts, err := agent.NewToolset(tools.Builtins()...)
+// newRunner wires the agent runner with the built-in tools, and with the
+// coach pack's agents and tools when pack is not nil.
+func newRunner(store coachd.Store, model coachd.Model, logger *slog.Logger, pack *agent.Pack) (*agent.Runner, error) {
+	ts, err := packTools(pack)
 	if err != nil {
 		return nil, err
 	}
-	return agent.NewRunner(agent.Config{
+	cfg := agent.Config{
 		Store: store, Model: model, Tools: ts, Logger: logger.With("component", "runner"),
-	}), nil
+	}
+	if pack != nil {
+		cfg.Agents = pack.Agent
+	}
+	return agent.NewRunner(cfg), nil
 }
 
 func envDuration(getenv func(string) string, key string, def time.Duration) time.Duration {

@@ -11,8 +11,10 @@ import (
 	"time"
 
 	"github.com/coachd/coachd"
+	"github.com/coachd/coachd/agent"
 	"github.com/coachd/coachd/server"
 	"github.com/coachd/coachd/sqlstore"
+	"github.com/coachd/coachd/web"
 )
 
 // shutdownTimeout bounds how long in-flight requests may take to finish
@@ -27,6 +29,8 @@ type serveConfig struct {
 	Demo      bool
 	LogFormat string
 	Model     modelConfig
+	Budget    budgetConfig
+	Pack      string
 }
 
 // LogValue masks secrets: the admin key and a database password never
@@ -43,6 +47,8 @@ func (c serveConfig) LogValue() slog.Value {
 		slog.Bool("demo", c.Demo),
 		slog.String("log_format", c.LogFormat),
 		slog.Any("model", c.Model),
+		slog.Any("budget", c.Budget),
+		slog.String("pack", c.Pack),
 	)
 }
 
@@ -55,10 +61,16 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	fs.BoolVar(&cfg.Demo, "demo", false, "create a demo user if missing and print its API key")
 	fs.StringVar(&cfg.LogFormat, "log-format", envOr(getenv, "COACHD_LOG_FORMAT", "text"), "log format: text or json (env COACHD_LOG_FORMAT)")
 	cfg.Model.register(fs, getenv)
+	cfg.Budget.register(fs, getenv)
+	fs.StringVar(&cfg.Pack, "pack", getenv("COACHD_PACK"), "coach pack directory (agents/, skills/, tools/); empty serves the built-in default agent (env COACHD_PACK)")
 	if done, err := parseFlags(fs, args, stdout, stderr); done || err != nil {
 		return err
 	}
 	cfg.DB = *db
+	if err := cfg.Budget.check(); err != nil {
+		fmt.Fprintf(stderr, "coachd serve: %v\n", err)
+		return errUsage
+	}
 	var handler slog.Handler
 	switch cfg.LogFormat {
 	case "text":
@@ -83,21 +95,34 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	defer store.Close()
 	logger.Info("database ready", "dialect", store.Dialect())
-	runner, err := newRunner(store, model, logger)
+	store.SetBudgetConfig(cfg.Budget.store())
+	sweepCtx, stopSweep := context.WithCancel(ctx)
+	defer stopSweep()
+	go sweep(sweepCtx, store, cfg.Budget.ReservationTTL, logger.With("component", "sweeper"))
+	var pack *agent.Pack
+	if cfg.Pack != "" {
+		if pack, err = loadPack(cfg.Pack, getenv); err != nil {
+			return err
+		}
+		logger.Info("coach pack loaded", "dir", cfg.Pack, "agents", len(pack.Agents), "skills", len(pack.Skills), "tools", len(pack.Tools))
+	}
+	runner, err := newRunner(store, model, logger, pack)
 	if err != nil {
 		return err
 	}
 
 	srv := &http.Server{
-		Handler: server.New(server.Deps{
+		Handler: withUI(server.New(server.Deps{
 			Store:     store,
 			Logger:    logger,
 			Clock:     coachd.SystemClock{},
 			AdminKey:  cfg.AdminKey,
 			Ping:      store.SQL().PingContext,
 			Runner:    runner,
+			Pack:      pack,
 			Heartbeat: cfg.Model.Heartbeat,
-		}),
+			Limits:    cfg.Budget.limits(),
+		})),
 		// No ReadTimeout or WriteTimeout: chat responses are SSE streams
 		// that stay open for minutes, and either deadline would cut them.
 		// Slow-header clients are bounded here, idle keep-alives below.
@@ -112,7 +137,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	addr := ln.Addr().String()
 	if cfg.Demo {
-		if err := announceDemo(ctx, store, "http://"+addr, stdout); err != nil {
+		if err := announceDemo(ctx, store, "http://"+addr, cfg.Budget.DefaultBudget, stdout); err != nil {
 			ln.Close()
 			return fmt.Errorf("demo user: %w", err)
 		}
@@ -147,7 +172,7 @@ const demoUserName = "demo"
 
 // announceDemo makes sure the demo user exists and prints how to call the
 // API as that user.
-func announceDemo(ctx context.Context, store *sqlstore.DB, baseURL string, stdout io.Writer) error {
+func announceDemo(ctx context.Context, store *sqlstore.DB, baseURL string, budget int64, stdout io.Writer) error {
 	u, err := findUserByName(ctx, store, demoUserName)
 	if err != nil {
 		return err
@@ -156,7 +181,7 @@ func announceDemo(ctx context.Context, store *sqlstore.DB, baseURL string, stdou
 	// every start, so the printed one always works.
 	var key string
 	if u == nil {
-		u = &coachd.User{Name: demoUserName}
+		u = &coachd.User{Name: demoUserName, TokenBudget: budget}
 		if key, err = server.CreateUser(ctx, store, u); err != nil {
 			return fmt.Errorf("create demo user: %w", err)
 		}
@@ -166,7 +191,8 @@ func announceDemo(ctx context.Context, store *sqlstore.DB, baseURL string, stdou
 			return fmt.Errorf("rotate demo key: %w", err)
 		}
 	}
-	fmt.Fprintf(stdout, "demo user %s\nAPI key: %s\ntry: curl -H 'Authorization: Bearer %s' %s/v1/me\n", u.ID, key, key, baseURL)
+	fmt.Fprintf(stdout, "demo user %s\nAPI key: %s\nopen %s/#key=%s to chat in your browser\ntry: curl -H 'Authorization: Bearer %s' %s/v1/me\n",
+		u.ID, key, baseURL, key, key, baseURL)
 	return nil
 }
 
@@ -187,4 +213,15 @@ func findUserByName(ctx context.Context, store coachd.UserService, name string) 
 		}
 		page.Cursor = next
 	}
+}
+
+// withUI serves the embedded browser UI at / and /assets/, and the API
+// everywhere else (so unknown /v1 routes keep their JSON errors).
+func withUI(api http.Handler) http.Handler {
+	mux := http.NewServeMux()
+	ui := web.Handler()
+	mux.Handle("GET /{$}", ui)
+	mux.Handle("GET /assets/", ui)
+	mux.Handle("/", api)
+	return mux
 }

@@ -41,7 +41,8 @@ func runUsers(ctx context.Context, args []string, getenv func(string) string, st
 func runUsersCreate(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("users create", "Usage: coachd users create --name NAME [--budget TOKENS] [--db DSN]\n\nCreates a user and prints its API key alone on stdout.")
 	name := fs.String("name", "", "the user's name (required)")
-	budget := fs.Int64("budget", 0, "token budget; 0 means no budget")
+	budget := new(int64)
+	fs.Int64Var(budget, "budget", envInt(getenv, "COACHD_DEFAULT_BUDGET", defaultBudget), "token budget; 0 means no budget (402 unless an agent grants a free preview) (env COACHD_DEFAULT_BUDGET)")
 	dsn := dbFlag(fs, getenv)
 	if done, err := parseFlags(fs, args, stdout, stderr); done || err != nil {
 		return err

@@ -100,6 +100,7 @@ function enterApp() {
   $('me-name').textContent = state.user.name || state.user.id;
   $('me-avatar').textContent = (state.user.name || '?').charAt(0).toUpperCase();
   renderBudget();
+  updateSend();
   // The panel is built once; signing in again only gives it the new key.
   if (!notes) {
     notes = new NotesPanel($('notes'), state.api, {
@@ -213,7 +214,11 @@ async function send(text) {
   autosize();
   showWelcome(false);
   const bubble = transcript.addUser(text);
+  // A message instead of an answer dismisses a pending question (the
+  // server records it so); its controls go quiet.
+  const open = [...document.querySelectorAll('.interaction:not(.inactive)')];
   const accepted = await runTurn({ message: text });
+  if (accepted) open.forEach((el) => el.markAnswered && el.markAnswered(''));
   if (!accepted) {
     bubble.classList.add('failed');
     bubble.append(h('span', { class: 'msg-note' }, 'Not sent'));
@@ -301,6 +306,7 @@ async function runTurn(body) {
       if (err.status === 401) authFailed = true;
       else banner.show(describeError(err));
     } else {
+      console.error('coachd: turn failed', err);
       banner.show(describeError(new ApiError(0, 'network', 'The connection dropped before the reply finished.')));
     }
   } finally {
@@ -362,10 +368,13 @@ function renderBudget() {
   box.hidden = false;
   const used = u.tokens_used || 0;
   const budget = u.token_budget || 0;
+  // No budget and nothing used yet: nothing worth a place in the header.
+  box.hidden = budget <= 0 && used <= 0;
+  box.querySelector('.budget-bar').hidden = budget <= 0;
   const pct = budget > 0 ? Math.min(100, (used / budget) * 100) : 0;
   $('budget-fill').style.width = `${pct}%`;
   box.dataset.level = pct >= 95 ? 'danger' : pct >= 80 ? 'warn' : 'ok';
-  $('budget-text').textContent = budget > 0 ? `${formatTokens(used)} / ${formatTokens(budget)}` : `${formatTokens(used)} tokens`;
+  $('budget-text').textContent = budget > 0 ? `${formatTokens(used)} / ${formatTokens(budget)}` : `${formatTokens(used)} tokens used`;
   box.title = budget > 0
     ? `${used.toLocaleString()} of ${budget.toLocaleString()} tokens used this period`
     : `${used.toLocaleString()} tokens used`;

@@ -1,0 +1,95 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/coachd/coachd"
+)
+
+// actionRecord is one action tag run, kept in the assistant message's
+// metadata.actions (and in metadata.tool_calls with source action_tag).
+type actionRecord struct {
+	ID      string          `json:"id"`
+	Name    string          `json:"name"`
+	Input   json.RawMessage `json:"input"`
+	Result  string          `json:"result"`
+	IsError bool            `json:"is_error,omitempty"`
+}
+
+// stripTags removes action tags from the response's text blocks (what is
+// stored and re-sent) and returns them in order.
+func stripTags(resp *coachd.ModelResponse) []ActionTag {
+	var tags []ActionTag
+	for i, b := range resp.Blocks {
+		if b.Type != coachd.BlockText {
+			continue
+		}
+		text, found := StripActionTags(b.Text)
+		resp.Blocks[i].Text = text
+		tags = append(tags, found...)
+	}
+	return tags
+}
+
+// runActions runs the tags of a reply one by one, like tool calls: the
+// payload is validated against the tool's schema, the tool must be one of
+// the agent's and not interactive, and every run is streamed as
+// tool_call_started, tool_call_ready and tool_result events.
+func (t *Turn) runActions(ctx context.Context, lim Limits, tags []ActionTag) {
+	for _, tag := range tags {
+		id := coachd.NewID("act", t.r.cfg.Clock.Now())
+		name := tag.Tool()
+		input := validInput(tag.Payload)
+		t.emit(coachd.Event{Type: coachd.EventToolCallStarted, ToolUseID: id, ToolName: name})
+		t.emit(coachd.Event{Type: coachd.EventToolCallReady, ToolUseID: id, ToolName: name, Input: input})
+		call := coachd.ToolCall{ID: id, Name: name, Input: input}
+		t.res.ToolCalls = append(t.res.ToolCalls, call)
+		var out outcome
+		tool, ok := t.tool(name)
+		switch {
+		case !ok:
+			out = errOutcome(id, fmt.Sprintf("unknown action %s: this agent has no tool %q", tag.Name, name))
+		case t.forbidden(name):
+			out = errOutcome(id, fmt.Sprintf("refused: this agent's contract forbids %s", name))
+		case tool.Definition().Category == coachd.ToolInteractive:
+			out = errOutcome(id, fmt.Sprintf("%s cannot be used as an action tag", name))
+		default:
+			if err := t.r.cfg.Tools.ValidateInput(name, input); err != nil {
+				out = errOutcome(id, InvalidInputText(name, err))
+			} else {
+				out = t.runTool(ctx, lim.ToolTimeout, tool, call)
+			}
+		}
+		if !out.failed {
+			t.x.called[name] = true
+		}
+		text := out.block.ResultText()
+		t.emit(coachd.Event{Type: coachd.EventToolResult, ToolUseID: id, ToolName: name, Result: text, IsError: out.block.IsError})
+		t.x.actions = append(t.x.actions, actionRecord{ID: id, Name: name, Input: input, Result: text, IsError: out.block.IsError})
+	}
+}
+
+// prepareSystem assembles the turn's system prompt once: agent prompt,
+// skill summaries, matching skills and the context sections.
+func (t *Turn) prepareSystem(ctx context.Context) {
+	a := t.agent
+	needFacts := a.Context != nil
+	for _, s := range a.Skills {
+		needFacts = needFacts || len(s.When) > 0
+	}
+	var d *contextData
+	if needFacts {
+		var err error
+		d, err = gather(ctx, t.r.cfg.Store, t.req.User, t.sess, t.r.cfg.Clock.Now(), a.Context)
+		if err != nil {
+			// The coach can still talk without its context.
+			t.r.cfg.Logger.Error("context pipeline", "session", t.sess.ID, "err", err)
+		}
+	}
+	if a.Prompt == "" && len(a.Skills) == 0 && d == nil {
+		return
+	}
+	t.x.system = systemPrompt(a, d)
+}

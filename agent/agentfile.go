@@ -1,0 +1,209 @@
+package agent
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/coachd/coachd"
+	"gopkg.in/yaml.v3"
+)
+
+// agentFile is an agent's front matter.
+type agentFile struct {
+	Name        string              `yaml:"name"`
+	Description string              `yaml:"description"`
+	Model       string              `yaml:"model"`
+	MaxTokens   int64               `yaml:"max_tokens"`
+	Thinking    int64               `yaml:"thinking"`
+	Temperature *float64            `yaml:"temperature"`
+	Tools       []string            `yaml:"tools"`
+	Skills      []string            `yaml:"skills"`
+	Limits      limitsFile          `yaml:"limits"`
+	Permissions map[string][]string `yaml:"permissions"`
+	Arcs        []string            `yaml:"arcs"`
+	Context     *ContextSpec        `yaml:"context"`
+	Contracts   contractsFile       `yaml:"contracts"`
+	ActionTags  bool                `yaml:"action_tags"`
+	Preview     int                 `yaml:"free_preview_turns"`
+	Reserve     string              `yaml:"reserve"`
+	Default     bool                `yaml:"default"`
+}
+
+var agentKeys = []string{"name", "description", "model", "max_tokens", "thinking", "temperature", "tools", "skills",
+	"limits", "permissions", "arcs", "context", "contracts", "action_tags", "free_preview_turns", "reserve", "default"}
+
+type limitsFile struct {
+	MaxRounds    int    `yaml:"max_rounds"`
+	MaxDuration  string `yaml:"max_duration"`
+	ToolTimeout  string `yaml:"tool_timeout"`
+	MaxToolCalls int    `yaml:"max_tool_calls"`
+}
+
+type contractsFile struct {
+	MustCall    []string  `yaml:"must_call"`
+	MustNotCall []string  `yaml:"must_not_call"`
+	MustOutput  yaml.Node `yaml:"must_output"`
+	MaxRepairs  *int      `yaml:"max_repairs"`
+}
+
+// parseAgent reads agents/<name>.md. known are the tools agents may list,
+// skills the pack's skills.
+func parseAgent(fm *frontMatter, base string, known map[string]coachd.Tool, skills map[string]*Skill) (*Agent, bool) {
+	var f agentFile
+	if !fm.decode(&f, agentKeys) {
+		return nil, false
+	}
+	a := &Agent{
+		Name: f.Name, Description: strings.TrimSpace(f.Description), Model: f.Model, MaxTokens: f.MaxTokens,
+		Thinking: f.Thinking, Temperature: f.Temperature, Tools: f.Tools, Permissions: f.Permissions,
+		Arcs: f.Arcs, Context: f.Context, ActionTags: f.ActionTags, Reserve: f.Reserve,
+		FreePreviewTurns: f.Preview, Prompt: strings.TrimSpace(fm.body), Source: fm.file,
+	}
+	bad := fm.bad
+	if !nameRe.MatchString(f.Name) {
+		bad(fm.line("name"), "name must be lowercase letters, digits, - and _, starting with a letter")
+	} else if f.Name != base {
+		bad(fm.line("name"), fmt.Sprintf("name %q must match the file name %q", f.Name, base))
+	}
+	if a.Description == "" {
+		bad(fm.line("description"), "description is required")
+	}
+	if a.Prompt == "" {
+		bad(fm.bodyLine, "the system prompt (the body after the front matter) is empty")
+	}
+	if f.MaxTokens < 0 || f.MaxTokens > 128000 {
+		bad(fm.line("max_tokens"), "max_tokens must be between 1 and 128000")
+	}
+	if f.Thinking != 0 {
+		mt := f.MaxTokens
+		if mt == 0 {
+			mt = DefaultMaxTokens
+		}
+		if f.Thinking < 1024 || f.Thinking >= mt {
+			bad(fm.line("thinking"), "thinking must be at least 1024 and less than max_tokens")
+		}
+	}
+	if t := f.Temperature; t != nil && (*t < 0 || *t > 1) {
+		bad(fm.line("temperature"), "temperature must be between 0 and 1")
+	}
+	for i, name := range f.Tools {
+		switch {
+		case known[name] == nil:
+			bad(fm.itemLine(i, "tools"), fmt.Sprintf("unknown tool %q (not built in, no tools/%s.yaml)", name, name))
+		case slices.Index(f.Tools, name) != i:
+			bad(fm.itemLine(i, "tools"), fmt.Sprintf("tool %q listed twice", name))
+		}
+	}
+	for i, name := range f.Skills {
+		if s := skills[name]; s == nil {
+			bad(fm.itemLine(i, "skills"), fmt.Sprintf("unknown skill %q (no skills/%s.md)", name, name))
+		} else {
+			a.Skills = append(a.Skills, s)
+		}
+	}
+	if len(f.Skills) > 0 && !slices.Contains(f.Tools, "load_skill") && known["load_skill"] != nil {
+		a.Tools = append(a.Tools, "load_skill")
+	}
+	a.Limits = parseLimits(fm, f.Limits)
+	parsePermissions(fm, a)
+	a.Context.validate(fm)
+	a.Contracts = parseContracts(fm, f.Contracts, a.Tools, known)
+	switch f.Reserve {
+	case "", "estimate", "max":
+	default:
+		bad(fm.line("reserve"), "reserve must be estimate or max")
+	}
+	if f.Preview < 0 {
+		bad(fm.line("free_preview_turns"), "free_preview_turns must not be negative")
+	}
+	return a, f.Default
+}
+
+func parseLimits(fm *frontMatter, l limitsFile) Limits {
+	fm.checkKeys(fm.node("limits"), []string{"max_rounds", "max_duration", "tool_timeout", "max_tool_calls"})
+	out := Limits{MaxRounds: l.MaxRounds, MaxToolCalls: l.MaxToolCalls}
+	if l.MaxRounds < 0 || l.MaxRounds > 50 {
+		fm.bad(fm.line("limits", "max_rounds"), "max_rounds must be between 1 and 50")
+	}
+	if l.MaxToolCalls < 0 || l.MaxToolCalls > 100 {
+		fm.bad(fm.line("limits", "max_tool_calls"), "max_tool_calls must be between 1 and 100")
+	}
+	dur := func(key, v string) time.Duration {
+		if v == "" {
+			return 0
+		}
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 || d > 30*time.Minute {
+			fm.bad(fm.line("limits", key), key+" must be a duration like 30s, at most 30m")
+		}
+		return d
+	}
+	out.MaxDuration = dur("max_duration", l.MaxDuration)
+	out.ToolTimeout = dur("tool_timeout", l.ToolTimeout)
+	return out
+}
+
+func parsePermissions(fm *frontMatter, a *Agent) {
+	for mode, types := range a.Permissions {
+		if !nameRe.MatchString(mode) {
+			fm.bad(fm.line("permissions"), fmt.Sprintf("permissions: mode %q must be a lowercase name", mode))
+		}
+		for _, t := range types {
+			if !coachd.ValidFileName(t) || strings.ContainsAny(t, " ") {
+				fm.bad(fm.line("permissions", mode), fmt.Sprintf("permissions.%s: %q is not a file type name", mode, t))
+			}
+		}
+	}
+	if slices.Contains(a.Tools, "save_file") && a.Permissions["default"] == nil {
+		fm.bad(fm.line("permissions"), "save_file needs permissions with at least a default list (it may be empty: [])")
+	}
+	for i, arc := range a.Arcs {
+		if !nameRe.MatchString(arc) {
+			fm.bad(fm.itemLine(i, "arcs"), fmt.Sprintf("arc %q must be a lowercase name", arc))
+		}
+	}
+}
+
+func parseContracts(fm *frontMatter, c contractsFile, tools []string, known map[string]coachd.Tool) Contracts {
+	fm.checkKeys(fm.node("contracts"), []string{"must_call", "must_not_call", "must_output", "max_repairs"})
+	out := Contracts{MustCall: c.MustCall, MustNotCall: c.MustNotCall, MaxRepairs: DefaultMaxRepairs}
+	for i, name := range c.MustCall {
+		if !slices.Contains(tools, name) {
+			fm.bad(fm.itemLine(i, "contracts", "must_call"), fmt.Sprintf("must_call %q is not one of the agent's tools", name))
+		}
+	}
+	for i, name := range c.MustNotCall {
+		if known[name] == nil {
+			fm.bad(fm.itemLine(i, "contracts", "must_not_call"), fmt.Sprintf("must_not_call %q is not a known tool", name))
+		}
+		if slices.Contains(c.MustCall, name) {
+			fm.bad(fm.itemLine(i, "contracts", "must_not_call"), fmt.Sprintf("%q is both must_call and must_not_call", name))
+		}
+	}
+	if c.MaxRepairs != nil {
+		if *c.MaxRepairs < 0 || *c.MaxRepairs > 5 {
+			fm.bad(fm.line("contracts", "max_repairs"), "max_repairs must be between 0 and 5")
+		}
+		out.MaxRepairs = *c.MaxRepairs
+	}
+	if c.MustOutput.Kind != 0 {
+		var v any
+		if err := c.MustOutput.Decode(&v); err != nil {
+			fm.bad(fm.line("contracts", "must_output"), "must_output: "+err.Error())
+			return out
+		}
+		raw, err := json.Marshal(v)
+		if err == nil {
+			out.MustOutput = raw
+			out.output, err = compileSchema("must_output", raw)
+		}
+		if err != nil {
+			lines := strings.Split(err.Error(), "\n")
+			fm.bad(fm.line("contracts", "must_output"), "must_output is not a valid JSON Schema: "+strings.TrimSpace(lines[len(lines)-1]))
+		}
+	}
+	return out
+}

@@ -1,0 +1,153 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/coachd/coachd"
+)
+
+// Reservation policies (Agent.Reserve).
+const (
+	// ReserveEstimate holds the estimated input of the first request plus
+	// one round of output; a long turn may spend more than it held.
+	ReserveEstimate = "estimate"
+	// ReserveMax holds (input + max_tokens) × max rounds, and the runner
+	// stops the turn (stop reason budget_exhausted) before a round whose
+	// estimated cost no longer fits what is left of the hold: spend never
+	// exceeds the budget.
+	ReserveMax = "max"
+)
+
+// TurnBudget is the stop reason of a reserve: max turn whose next round
+// would not fit its reservation.
+const TurnBudget = "budget_exhausted"
+
+// EstimateTokens estimates the input tokens of a request from its size:
+// a quarter of the characters of its system prompt, messages and tools as
+// JSON (the Messages API form).
+func EstimateTokens(req *coachd.ModelRequest) int64 {
+	n := 0
+	for _, b := range req.System {
+		n += len(b.Text)
+	}
+	msgs, _ := json.Marshal(req.Messages)
+	tools, _ := json.Marshal(req.Tools)
+	n += len(msgs) + len(tools)
+	return int64(n+3) / 4
+}
+
+// Estimate returns the tokens to reserve for a turn whose first request is
+// req, under the agent's policy.
+func (a *Agent) Estimate(req *coachd.ModelRequest) int64 {
+	in, out := EstimateTokens(req), req.MaxTokens
+	if out <= 0 {
+		out = DefaultMaxTokens
+	}
+	if a.Reserve == ReserveMax {
+		return (in + out) * int64(a.Limits.withDefaults().MaxRounds)
+	}
+	return in + out
+}
+
+// reserve holds the turn's estimate before anything is stored or sent:
+// a budget that cannot cover it is EBUDGET (402) while the caller can
+// still answer with an HTTP error.
+func (t *Turn) reserve(ctx context.Context) error {
+	st := t.r.cfg.Store
+	h, err := st.History(ctx, t.req.User.ID, t.sess.ID)
+	if err != nil {
+		return err
+	}
+	t.history = append(h, &coachd.Message{Role: coachd.RoleUser, Blocks: t.userBlocks()})
+	est := t.agent.Estimate(t.modelRequest())
+	t.history = nil
+	res, err := st.Reserve(ctx, coachd.ReserveRequest{
+		UserID: t.req.User.ID, SessionID: t.sess.ID, Agent: t.agent.Name,
+		Estimate: est, FreePreviewTurns: t.agent.FreePreviewTurns,
+	})
+	if err != nil {
+		return err
+	}
+	t.resv = res
+	return nil
+}
+
+// roundBudget runs before every round after the first: it charges the
+// usage so far (so a crash loses at most one round of accounting, and the
+// hold's expiry moves on) and, under reserve: max, stops the turn when the
+// next round might not fit in what is left of the hold.
+func (t *Turn) roundBudget(ctx context.Context, round int) string {
+	if round == 0 || t.resv == nil || t.resv.FreePreview {
+		return ""
+	}
+	used := t.usage.Total()
+	wctx, done := persistCtx(ctx)
+	defer done()
+	if res, err := t.r.cfg.Store.Charge(wctx, t.req.User.ID, t.resv.ID, used); err != nil {
+		t.r.cfg.Logger.Error("charging a round", "reservation", t.resv.ID, "err", err)
+	} else {
+		t.mu.Lock()
+		t.resv = res
+		t.mu.Unlock()
+	}
+	if t.agent.Reserve != ReserveMax {
+		return ""
+	}
+	req := t.modelRequest()
+	if used+EstimateTokens(req)+req.MaxTokens > t.resv.Estimate {
+		return TurnBudget
+	}
+	return ""
+}
+
+// settle charges the turn's real usage to its reservation exactly once:
+// Finalize when the turn ended on its own, Abort when it was cancelled,
+// failed or panicked (StopReason still empty). Run calls it before
+// turn_ended and again, deferred, for panics; Close for a turn never run.
+func (t *Turn) settle(ctx context.Context) {
+	t.mu.Lock()
+	res, done := t.resv, t.settled
+	t.settled = true
+	t.mu.Unlock()
+	if res == nil || done {
+		return
+	}
+	wctx, cancel := persistCtx(ctx)
+	defer cancel()
+	st, used := t.r.cfg.Store, t.usage.Total()
+	var err error
+	switch t.res.StopReason {
+	case "", coachd.TurnAborted, coachd.TurnError:
+		res, err = st.Abort(wctx, t.req.User.ID, res.ID, used)
+	default:
+		res, err = st.Finalize(wctx, t.req.User.ID, res.ID, used)
+	}
+	if err != nil {
+		// The hold expires on its own; the usage is lost to the ledger,
+		// so say so loudly.
+		t.r.cfg.Logger.Error("settling reservation", "reservation", t.resv.ID, "tokens", used, "err", err)
+		return
+	}
+	t.mu.Lock()
+	t.resv = res
+	t.mu.Unlock()
+}
+
+// budgetRemaining is the user's budget left if the turn stopped now: what
+// the store reported, plus this turn's unused hold. Nil for a free preview
+// or a turn without a reservation.
+func (t *Turn) budgetRemaining() *int64 {
+	t.mu.Lock()
+	res, settled := t.resv, t.settled
+	t.mu.Unlock()
+	if res == nil || res.FreePreview {
+		return nil
+	}
+	left := res.Remaining
+	if !settled {
+		left += res.Held - max(t.usage.Total()-res.Charged, 0)
+	}
+	left = max(left, 0)
+	return &left
+}

@@ -1,0 +1,173 @@
+package agent
+
+import (
+	"context"
+	"strings"
+
+	"github.com/coachd/coachd"
+)
+
+// This file serves apps that run the model loop themselves and use coachd
+// for tools, history and budgets (preflight → execute → record). Each
+// piece is the loop's own code: the same tool validation and execution,
+// the same history repair, the same reservation.
+
+// ToolSpecs returns the sanitized specs of the named agent's tools ("" is
+// the default agent).
+func (r *Runner) ToolSpecs(agentName string) ([]coachd.ToolSpec, error) {
+	ag, ok := r.cfg.Agents(agentName)
+	if !ok {
+		return nil, coachd.Invalid(coachd.FieldError{Field: "agent", Message: "no such agent", Code: "not_found"})
+	}
+	return r.cfg.Tools.Specs(ag.Tools), nil
+}
+
+// ExecRequest asks to run one tool outside a turn.
+type ExecRequest struct {
+	User      *coachd.User
+	SessionID string // "" runs the tool without a session
+	Agent     string // used without a session; "" is the default agent
+	Call      coachd.ToolCall
+}
+
+// ExecResult is a tool's result, shaped for the Messages API's
+// tool_result: a failure the model should see is IsError, not an error.
+type ExecResult struct {
+	ToolName string `json:"tool_name"`
+	Result   string `json:"result"`
+	IsError  bool   `json:"is_error"`
+}
+
+// ExecuteTool validates and runs one tool call exactly as a round of the
+// loop does (agent's tool list, contracts, JSON Schema, timeout, panic
+// recovery). Interactive tools cannot run here: the app shows them.
+func (r *Runner) ExecuteTool(ctx context.Context, req ExecRequest) (*ExecResult, error) {
+	t, err := r.externalTurn(ctx, req.User, req.SessionID, req.Agent)
+	if err != nil {
+		return nil, err
+	}
+	c := req.Call
+	if c.ID == "" {
+		c.ID = "toolu_" + strings.TrimPrefix(coachd.NewID("x", r.cfg.Clock.Now()), "x_")
+	}
+	if tool, ok := t.tool(c.Name); ok && tool.Definition().Category == coachd.ToolInteractive {
+		return nil, coachd.Invalid(coachd.FieldError{Field: "tool_name", Message: "is an interactive tool: show it to the user and record their answer as its tool_result", Code: "interactive"})
+	}
+	outs, _ := t.runTools(ctx, t.agent.Limits.withDefaults(), []coachd.ToolCall{c})
+	b := outs[0].block
+	return &ExecResult{ToolName: c.Name, Result: b.ResultText(), IsError: b.IsError}, nil
+}
+
+// externalTurn is a Turn that never runs: the context the loop's helpers
+// need (user, session, agent, a sink that drops events).
+func (r *Runner) externalTurn(ctx context.Context, u *coachd.User, sessionID, agentName string) (*Turn, error) {
+	var sess *coachd.Session
+	if sessionID != "" {
+		if !coachd.ValidID(coachd.PrefixSession, sessionID) {
+			return nil, coachd.Errorf(coachd.ENOTFOUND, "session not found")
+		}
+		s, err := r.cfg.Store.FindSession(ctx, u.ID, sessionID)
+		if err != nil {
+			return nil, err
+		}
+		sess, agentName = s, s.Agent
+	}
+	ag, ok := r.cfg.Agents(agentName)
+	if !ok {
+		return nil, coachd.Invalid(coachd.FieldError{Field: "agent", Message: "no such agent", Code: "not_found"})
+	}
+	if sess == nil {
+		// No session: tools that need one fail as the model would see.
+		sess = &coachd.Session{UserID: u.ID, Agent: ag.Name, Status: coachd.SessionActive}
+	}
+	t := &Turn{r: r, req: TurnRequest{User: u, SessionID: sess.ID, Agent: ag.Name}, agent: ag, sess: sess, sink: dropSink{}}
+	t.x.called = map[string]bool{}
+	return t, nil
+}
+
+type dropSink struct{}
+
+func (dropSink) Send(coachd.Event) error { return nil }
+
+// PreflightRequest starts a turn of an external loop.
+type PreflightRequest struct {
+	User      *coachd.User
+	Message   string
+	SessionID string // "" creates a session
+	Agent     string
+}
+
+// Preflight is what an external loop needs for its first model call.
+type Preflight struct {
+	SessionID       string                `json:"session_id"`
+	Agent           string                `json:"agent"`
+	ReservationID   string                `json:"reservation_id"`
+	EstimatedTokens int64                 `json:"estimated_tokens"`
+	BudgetRemaining int64                 `json:"budget_remaining"`
+	IsFreePreview   bool                  `json:"is_free_preview"`
+	SystemMessage   string                `json:"system_message"`
+	History         []coachd.ModelMessage `json:"history"`
+	Tools           []coachd.ToolSpec     `json:"tools"`
+	MaxTokens       int64                 `json:"max_tokens"`
+	Model           string                `json:"model,omitempty"`
+}
+
+// Preflight validates the message, finds or creates the session, builds
+// the system prompt and the repaired history (Messages API form, without
+// the new message, which the app sends and records itself) and reserves
+// the turn's budget (402 budget_exhausted when it does not fit).
+func (r *Runner) Preflight(ctx context.Context, req PreflightRequest) (*Preflight, error) {
+	tr := TurnRequest{User: req.User, SessionID: req.SessionID, Agent: req.Agent, Message: req.Message}
+	if errs := tr.Valid(); len(errs) > 0 {
+		return nil, coachd.Invalid(errs...)
+	}
+	st := r.cfg.Store
+	sessionID := req.SessionID
+	if sessionID == "" {
+		ag, ok := r.cfg.Agents(req.Agent)
+		if !ok {
+			return nil, coachd.Invalid(coachd.FieldError{Field: "agent", Message: "no such agent", Code: "not_found"})
+		}
+		sess := &coachd.Session{UserID: req.User.ID, Agent: ag.Name, Title: title(req.Message)}
+		if err := st.CreateSession(ctx, sess); err != nil {
+			return nil, err
+		}
+		sessionID = sess.ID
+	}
+	t, err := r.externalTurn(ctx, req.User, sessionID, "")
+	if err != nil {
+		return nil, err
+	}
+	if t.sess.Status != coachd.SessionActive {
+		return nil, coachd.Errorf(coachd.ECONFLICT, "session is %s; start a new session", t.sess.Status)
+	}
+	h, err := st.History(ctx, req.User.ID, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	t.prepareSystem(ctx)
+	t.history = h
+	history := t.modelRequest().Messages
+	t.history = append(h, &coachd.Message{Role: coachd.RoleUser, Blocks: []coachd.Block{coachd.TextBlock(req.Message)}})
+	mreq := t.modelRequest()
+	res, err := st.Reserve(ctx, coachd.ReserveRequest{
+		UserID: req.User.ID, SessionID: sessionID, Agent: t.agent.Name,
+		Estimate: t.agent.Estimate(mreq), FreePreviewTurns: t.agent.FreePreviewTurns,
+	})
+	if err != nil {
+		return nil, err
+	}
+	var sys []string
+	for _, b := range mreq.System {
+		sys = append(sys, b.Text)
+	}
+	if history == nil {
+		history = []coachd.ModelMessage{}
+	}
+	return &Preflight{
+		SessionID: sessionID, Agent: t.agent.Name, ReservationID: res.ID, EstimatedTokens: res.Estimate,
+		BudgetRemaining: res.Remaining, IsFreePreview: res.FreePreview,
+		SystemMessage: strings.Join(sys, "\n\n"), History: history, Tools: mreq.Tools,
+		MaxTokens: mreq.MaxTokens, Model: mreq.Model,
+	}, nil
+}

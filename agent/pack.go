@@ -1,0 +1,278 @@
+package agent
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/coachd/coachd"
+)
+
+// Pack is a coach pack: the agents, skills and tools an app defines as
+// files (agents/*.md, skills/*.md, tools/*.yaml, and an optional schema.md
+// describing the app's data). It implements tools.Policy.
+type Pack struct {
+	Dir        string
+	Agents     []*Agent // sorted by name
+	Skills     []*Skill // sorted by name
+	Tools      []coachd.Tool
+	DataSchema string
+
+	agents map[string]*Agent
+	skills map[string]*Skill
+	def    *Agent
+}
+
+// PackOptions tells LoadPack what it cannot know by itself.
+type PackOptions struct {
+	// Builtins are the tools every agent may list by name.
+	Builtins []coachd.Tool
+	// LoadTool builds a pack tool from tools/<name>.yaml; nil makes any
+	// tool file a problem.
+	LoadTool func(path string, data []byte) (coachd.Tool, error)
+}
+
+// LoadPack reads and validates the pack in dir. Every problem found is
+// reported, as a *PackError, with file:line.
+func LoadPack(dir string, opts PackOptions) (*Pack, error) {
+	p := &Pack{Dir: dir, agents: map[string]*Agent{}, skills: map[string]*Skill{}}
+	var probs []Problem
+	rel := func(path string) string {
+		if r, err := filepath.Rel(dir, path); err == nil {
+			return filepath.ToSlash(r)
+		}
+		return path
+	}
+	problem := func(file string, line int, msg string) {
+		probs = append(probs, Problem{File: file, Line: line, Message: msg})
+	}
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return nil, &PackError{[]Problem{{File: dir, Message: "not a directory"}}}
+	}
+	// Tools first: agents name them.
+	known := map[string]coachd.Tool{}
+	for _, t := range opts.Builtins {
+		known[t.Definition().Name] = t
+	}
+	check, _ := NewToolset()
+	for _, path := range glob(dir, "tools", "*.yaml", "*.yml") {
+		file := rel(path)
+		data, err := os.ReadFile(path)
+		if err != nil {
+			problem(file, 0, err.Error())
+			continue
+		}
+		if opts.LoadTool == nil {
+			problem(file, 0, "pack tools are not supported here")
+			continue
+		}
+		t, err := opts.LoadTool(file, data)
+		if err != nil {
+			for _, line := range strings.Split(err.Error(), "\n") {
+				// Loader errors read "file:line: message".
+				msg := strings.TrimPrefix(line, file+":")
+				n := 0
+				if num, rest, ok := strings.Cut(msg, ": "); ok {
+					if v, err := strconv.Atoi(num); err == nil {
+						n, msg = v, rest
+					}
+				}
+				problem(file, n, strings.TrimSpace(msg))
+			}
+			continue
+		}
+		name := t.Definition().Name
+		base := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(path), ".yaml"), ".yml")
+		switch {
+		case name != base:
+			problem(file, 0, fmt.Sprintf("tool name %q must match the file name %q", name, base))
+		case known[name] != nil:
+			problem(file, 0, fmt.Sprintf("tool %q is already defined (built-in or another file)", name))
+		default:
+			if err := check.Add(t); err != nil {
+				problem(file, 0, err.Error())
+				continue
+			}
+			known[name] = t
+			p.Tools = append(p.Tools, t)
+		}
+	}
+	for _, path := range glob(dir, "skills", "*.md") {
+		file := rel(path)
+		data, err := os.ReadFile(path)
+		if err != nil {
+			problem(file, 0, err.Error())
+			continue
+		}
+		fm := splitFrontMatter(file, string(data), &probs)
+		if fm == nil {
+			continue
+		}
+		if s := parseSkill(fm, strings.TrimSuffix(filepath.Base(path), ".md")); s != nil {
+			if p.skills[s.Name] == nil {
+				p.skills[s.Name] = s
+				p.Skills = append(p.Skills, s)
+			}
+		}
+	}
+	agentFiles := glob(dir, "agents", "*.md")
+	if len(agentFiles) == 0 {
+		problem("agents", 0, "a pack needs at least one agents/<name>.md")
+	}
+	var defaults []*Agent
+	for _, path := range agentFiles {
+		file := rel(path)
+		data, err := os.ReadFile(path)
+		if err != nil {
+			problem(file, 0, err.Error())
+			continue
+		}
+		fm := splitFrontMatter(file, string(data), &probs)
+		if fm == nil {
+			continue
+		}
+		a, isDefault := parseAgent(fm, strings.TrimSuffix(filepath.Base(path), ".md"), known, p.skills)
+		if a == nil || p.agents[a.Name] != nil {
+			continue
+		}
+		p.agents[a.Name] = a
+		p.Agents = append(p.Agents, a)
+		if isDefault {
+			defaults = append(defaults, a)
+		}
+	}
+	if len(defaults) > 1 {
+		problem(defaults[1].Source, 0, fmt.Sprintf("only one agent may be the default (also %s)", defaults[0].Source))
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "schema.md")); err == nil {
+		p.DataSchema = string(b)
+	}
+	if len(probs) > 0 {
+		sort.SliceStable(probs, func(i, j int) bool {
+			if probs[i].File != probs[j].File {
+				return probs[i].File < probs[j].File
+			}
+			return probs[i].Line < probs[j].Line
+		})
+		return nil, &PackError{probs}
+	}
+	sort.Slice(p.Agents, func(i, j int) bool { return p.Agents[i].Name < p.Agents[j].Name })
+	sort.Slice(p.Skills, func(i, j int) bool { return p.Skills[i].Name < p.Skills[j].Name })
+	switch {
+	case len(defaults) == 1:
+		p.def = defaults[0]
+	case p.agents["default"] != nil:
+		p.def = p.agents["default"]
+	default:
+		p.def = p.Agents[0]
+	}
+	for _, a := range p.Agents {
+		if a.Context != nil {
+			a.Context.DataSchema = p.DataSchema
+		}
+	}
+	return p, nil
+}
+
+func glob(dir, sub string, patterns ...string) []string {
+	var out []string
+	for _, pat := range patterns {
+		m, _ := filepath.Glob(filepath.Join(dir, sub, pat))
+		out = append(out, m...)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Agent resolves an agent by name; "" is the pack's default agent (the one
+// marked default: true, else the one named default, else the first by
+// name). It fits agent.Config.Agents.
+func (p *Pack) Agent(name string) (*Agent, bool) {
+	if name == "" {
+		return p.def, true
+	}
+	a, ok := p.agents[name]
+	return a, ok
+}
+
+// Default returns the default agent.
+func (p *Pack) Default() *Agent { return p.def }
+
+// Skill returns a skill by name.
+func (p *Pack) Skill(name string) (*Skill, bool) {
+	s, ok := p.skills[name]
+	return s, ok
+}
+
+// WritableTypes lists the file types save_file may write for agent in
+// mode: the mode's own list when the agent has one, else its default list.
+func (p *Pack) WritableTypes(agent, mode string) []string {
+	a, ok := p.Agent(agent)
+	if !ok {
+		return nil
+	}
+	return a.WritableTypes(mode)
+}
+
+// WritableTypes lists the file types save_file may write in mode.
+func (a *Agent) WritableTypes(mode string) []string {
+	if types, ok := a.Permissions[mode]; ok && mode != "" {
+		return types
+	}
+	return a.Permissions["default"]
+}
+
+// Arcs lists the structured arcs agent may enter.
+func (p *Pack) Arcs(agent string) []string {
+	a, ok := p.Agent(agent)
+	if !ok {
+		return nil
+	}
+	if a.Arcs != nil {
+		return a.Arcs
+	}
+	var arcs []string
+	for mode := range a.Permissions {
+		if mode != "default" {
+			arcs = append(arcs, mode)
+		}
+	}
+	sort.Strings(arcs)
+	return arcs
+}
+
+// SkillText returns the full text of one of agent's skills.
+func (p *Pack) SkillText(agent, name string) (string, error) {
+	a, ok := p.Agent(agent)
+	if !ok {
+		return "", fmt.Errorf("no skills: unknown agent %q", agent)
+	}
+	names := make([]string, len(a.Skills))
+	for i, s := range a.Skills {
+		if s.Name == name {
+			return s.Text(), nil
+		}
+		names[i] = s.Name
+	}
+	return "", fmt.Errorf("unknown skill %q; available: [%s]", name, strings.Join(names, ", "))
+}
+
+// FileTypes is every file type some agent of the pack may write.
+func (p *Pack) FileTypes() []string {
+	var types []string
+	for _, a := range p.Agents {
+		for _, list := range a.Permissions {
+			for _, t := range list {
+				if !slices.Contains(types, t) {
+					types = append(types, t)
+				}
+			}
+		}
+	}
+	sort.Strings(types)
+	return types
+}

@@ -1,0 +1,194 @@
+package agent
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/coachd/coachd"
+	"gopkg.in/yaml.v3"
+)
+
+// SkillSections are the body sections every skill file must have.
+var SkillSections = []string{"Goal", "When to Use", "Context Needed", "Tools to Use", "Constraints", "Guidance"}
+
+// Skill is a goal-oriented piece of coaching guidance. Its one-line Summary
+// is always in the prompt; its Body is added when one of its When rules
+// matches the context, or when the model calls load_skill.
+type Skill struct {
+	Name    string
+	Summary string
+	When    []Rule
+	Body    string
+	Source  string
+}
+
+// Text is the skill as the model reads it.
+func (s *Skill) Text() string {
+	return "<skill name=\"" + s.Name + "\">\n" + strings.TrimSpace(s.Body) + "\n</skill>"
+}
+
+// Rule loads a skill when all of its conditions hold; a skill loads when
+// any of its rules does. List conditions hold when any listed value does,
+// except missing_file and has_file, which need every listed type.
+type Rule struct {
+	Mode        strList `yaml:"mode"`          // the session mode (entered arc) is one of these
+	TimeOfDay   strList `yaml:"time_of_day"`   // morning, afternoon, evening, night in the user's zone
+	MissingFile strList `yaml:"missing_file"`  // the user has no file of these types
+	HasFile     strList `yaml:"has_file"`      // the user has files of these types
+	FileToday   strList `yaml:"file_today"`    // a file of one of these types was written today
+	NoFileToday strList `yaml:"no_file_today"` // no file of these types was written today
+	CheckinDue  *bool   `yaml:"checkin_due"`   // the pack's check-in is due (or not)
+	FileStatus  strList `yaml:"file_status"`   // a file's status attribute is one of these
+	StatusType  string  `yaml:"status_file_type"`
+}
+
+// TimeBrackets name the parts of the day rules and the header use.
+var TimeBrackets = []string{"morning", "afternoon", "evening", "night"}
+
+// Bracket is the part of the day of t: morning 5-12, afternoon 12-17,
+// evening 17-22, night otherwise.
+func Bracket(t time.Time) string {
+	switch h := t.Hour(); {
+	case h >= 5 && h < 12:
+		return "morning"
+	case h >= 12 && h < 17:
+		return "afternoon"
+	case h >= 17 && h < 22:
+		return "evening"
+	}
+	return "night"
+}
+
+// Facts are what rules are evaluated against: one snapshot per turn, taken
+// by the context pipeline.
+type Facts struct {
+	Mode       string
+	Now        time.Time // in the user's zone
+	Files      []*coachd.File
+	CheckinDue bool
+}
+
+// Match reports whether every condition of r holds.
+func (r Rule) Match(f *Facts) bool {
+	has := func(typ string, today bool) bool {
+		for _, file := range f.Files {
+			if file.Type == typ && (!today || sameDay(file.UpdatedAt.In(f.Now.Location()), f.Now)) {
+				return true
+			}
+		}
+		return false
+	}
+	anyOf := func(list strList, today bool) bool {
+		return slices.ContainsFunc(list, func(t string) bool { return has(t, today) })
+	}
+	switch {
+	case len(r.Mode) > 0 && !slices.Contains(r.Mode, f.Mode),
+		len(r.TimeOfDay) > 0 && !slices.Contains(r.TimeOfDay, Bracket(f.Now)),
+		slices.ContainsFunc(r.MissingFile, func(t string) bool { return has(t, false) }),
+		slices.ContainsFunc(r.HasFile, func(t string) bool { return !has(t, false) }),
+		len(r.FileToday) > 0 && !anyOf(r.FileToday, true),
+		anyOf(r.NoFileToday, true),
+		r.CheckinDue != nil && *r.CheckinDue != f.CheckinDue:
+		return false
+	}
+	if len(r.FileStatus) > 0 {
+		return slices.ContainsFunc(f.Files, func(file *coachd.File) bool {
+			return (r.StatusType == "" || file.Type == r.StatusType) && slices.Contains(r.FileStatus, file.Attributes.Status)
+		})
+	}
+	return true
+}
+
+func sameDay(a, b time.Time) bool {
+	ay, am, ad := a.Date()
+	by, bm, bd := b.Date()
+	return ay == by && am == bm && ad == bd
+}
+
+// Matches reports whether any of the skill's rules holds.
+func (s *Skill) Matches(f *Facts) bool {
+	return slices.ContainsFunc(s.When, func(r Rule) bool { return r.Match(f) })
+}
+
+// strList is a YAML scalar or sequence of strings.
+type strList []string
+
+func (l *strList) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode {
+		*l = strList{n.Value}
+		return nil
+	}
+	var s []string
+	if err := n.Decode(&s); err != nil {
+		return err
+	}
+	*l = s
+	return nil
+}
+
+// skillFile is a skill's front matter.
+type skillFile struct {
+	Name    string `yaml:"name"`
+	Summary string `yaml:"summary"`
+	When    []Rule `yaml:"when"`
+}
+
+var ruleKeys = []string{"mode", "time_of_day", "missing_file", "has_file", "file_today", "no_file_today",
+	"checkin_due", "file_status", "status_file_type"}
+
+// parseSkill reads skills/<name>.md, adding problems to fm.
+func parseSkill(fm *frontMatter, base string) *Skill {
+	var f skillFile
+	if !fm.decode(&f, []string{"name", "summary", "when"}) {
+		return nil
+	}
+	s := &Skill{Name: f.Name, Summary: strings.TrimSpace(f.Summary), When: f.When, Body: fm.body, Source: fm.file}
+	if !nameRe.MatchString(f.Name) {
+		fm.bad(fm.line("name"), "name must be lowercase letters, digits, - and _, starting with a letter")
+	} else if f.Name != base {
+		fm.bad(fm.line("name"), fmt.Sprintf("name %q must match the file name %q", f.Name, base))
+	}
+	switch {
+	case s.Summary == "":
+		fm.bad(fm.line("summary"), "summary is required: one line, always shown in the prompt")
+	case strings.Contains(s.Summary, "\n") || len(s.Summary) > 200:
+		fm.bad(fm.line("summary"), "summary must be one line of at most 200 characters")
+	}
+	if w := fm.node("when"); w != nil {
+		for i, rn := range w.Content {
+			fm.checkKeys(rn, ruleKeys)
+			r := f.When[i]
+			for _, v := range r.TimeOfDay {
+				if !slices.Contains(TimeBrackets, v) {
+					fm.bad(rn.Line+fm.off, fmt.Sprintf("time_of_day %q must be morning, afternoon, evening or night", v))
+				}
+			}
+			for _, v := range r.FileStatus {
+				if !slices.Contains(coachd.FileStatuses, v) {
+					fm.bad(rn.Line+fm.off, fmt.Sprintf("file_status %q must be one of %s", v, strings.Join(coachd.FileStatuses, ", ")))
+				}
+			}
+			if len(rn.Content) == 0 {
+				fm.bad(rn.Line+fm.off, "a when rule needs at least one condition")
+			}
+		}
+	}
+	for _, sec := range SkillSections {
+		if !hasSection(fm.body, sec) {
+			fm.bad(fm.bodyLine, fmt.Sprintf("missing section \"## %s\"", sec))
+		}
+	}
+	return s
+}
+
+func hasSection(body, title string) bool {
+	for _, line := range strings.Split(body, "\n") {
+		if strings.EqualFold(strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(line), "##")), title) &&
+			strings.HasPrefix(strings.TrimSpace(line), "## ") {
+			return true
+		}
+	}
+	return false
+}

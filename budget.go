@@ -1,0 +1,212 @@
+package coachd
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// PrefixReservation starts reservation IDs.
+const PrefixReservation = "res"
+
+// ReservationState is the lifecycle state of a reservation.
+type ReservationState string
+
+const (
+	ReservationActive    ReservationState = "active"    // holding tokens
+	ReservationFinalized ReservationState = "finalized" // settled with real usage
+	ReservationAborted   ReservationState = "aborted"   // settled with the usage seen before an abort
+	ReservationExpired   ReservationState = "expired"   // the hold was released by the sweeper
+)
+
+// DefaultReservationTTL is how long a reservation holds tokens before the
+// sweeper (or the user's next Reserve) releases them.
+const DefaultReservationTTL = 5 * time.Minute
+
+// Reservation holds part of a user's token budget for one turn.
+//
+// While active it holds max(Estimate-Charged, 0) tokens (Held); charges are
+// cumulative: Charged is the real usage charged so far, and a settle with a
+// total no larger than Charged changes nothing. A reservation is charged to
+// the budget period it was made in.
+type Reservation struct {
+	ID          string           `json:"id"`
+	UserID      string           `json:"user_id"`
+	SessionID   string           `json:"session_id"`
+	Agent       string           `json:"agent"`
+	Estimate    int64            `json:"estimated_tokens"`
+	Held        int64            `json:"held_tokens"`
+	Charged     int64            `json:"charged_tokens"`
+	State       ReservationState `json:"state"`
+	FreePreview bool             `json:"is_free_preview"`
+	PeriodStart time.Time        `json:"period_start"`
+	CreatedAt   time.Time        `json:"created_at"`
+	ExpiresAt   time.Time        `json:"expires_at"`
+	// Remaining is the user's budget left (budget - used - reserved) right
+	// after the operation that returned the reservation.
+	Remaining int64 `json:"budget_remaining"`
+}
+
+// LedgerEntry is one append-only change to a user's token accounts: Used
+// moves tokens_used (in PeriodStart's period), Reserved moves
+// tokens_reserved.
+type LedgerEntry struct {
+	ID            int64     `json:"id"`
+	UserID        string    `json:"user_id"`
+	ReservationID string    `json:"reservation_id"`
+	Used          int64     `json:"used_delta"`
+	Reserved      int64     `json:"reserved_delta"`
+	Reason        string    `json:"reason"` // reserve, charge, finalize, abort, expire
+	PeriodStart   time.Time `json:"period_start"`
+	CreatedAt     time.Time `json:"created_at"`
+}
+
+// BudgetStatus is a user's token account in the current period.
+type BudgetStatus struct {
+	TokenBudget    int64     `json:"token_budget"`
+	TokensUsed     int64     `json:"tokens_used"`
+	TokensReserved int64     `json:"tokens_reserved"`
+	Remaining      int64     `json:"remaining"`
+	PeriodStart    time.Time `json:"period_start"`
+}
+
+// BudgetPeriod says when budgets reset.
+type BudgetPeriod string
+
+const (
+	PeriodNone    BudgetPeriod = "none"    // a budget is for the account's lifetime
+	PeriodMonthly BudgetPeriod = "monthly" // resets at 00:00 UTC on the 1st of each month
+)
+
+// Start returns the start of the period containing t: the Unix epoch for
+// PeriodNone, the first of the month (UTC) for PeriodMonthly.
+func (p BudgetPeriod) Start(t time.Time) time.Time {
+	if p == PeriodMonthly {
+		t = t.UTC()
+		return time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC)
+	}
+	return time.Unix(0, 0).UTC()
+}
+
+// BudgetConfig configures the budget store.
+type BudgetConfig struct {
+	Period BudgetPeriod
+	// TTL is how long a reservation holds (DefaultReservationTTL when 0).
+	TTL time.Duration
+}
+
+// ReserveRequest asks for a hold of Estimate tokens for one turn.
+type ReserveRequest struct {
+	UserID    string
+	SessionID string
+	Agent     string
+	Estimate  int64
+	// FreePreviewTurns lets a user without a budget (token_budget 0) run
+	// this many turns of Agent free: nothing is held or charged.
+	FreePreviewTurns int
+}
+
+// TurnRecord is what an app that runs its own loop reports: messages to
+// append and the cumulative tokens of the turn so far.
+type TurnRecord struct {
+	SessionID     string
+	ReservationID string
+	Messages      []*Message
+	TokensUsed    int64
+	Final         bool // settle the reservation (release what is left)
+	Abort         bool // settle as aborted
+	// IdempotencyKey makes a retried record a no-op that returns the first
+	// result; empty disables it.
+	IdempotencyKey string
+	RequestHash    string // a digest of the request, to refuse a reused key
+}
+
+// LedgerDrift reports a user whose cached totals differ from the ledger.
+type LedgerDrift struct {
+	UserID         string `json:"user_id"`
+	TokensUsed     int64  `json:"tokens_used"`
+	LedgerUsed     int64  `json:"ledger_used"`
+	TokensReserved int64  `json:"tokens_reserved"`
+	LedgerReserved int64  `json:"ledger_reserved"`
+	Held           int64  `json:"held"` // sum of the active reservations' holds
+}
+
+// BudgetService keeps token budgets: reservations and the ledger. Every
+// change to a user's tokens_used or tokens_reserved is a ledger row in the
+// same transaction.
+type BudgetService interface {
+	// Reserve holds req.Estimate tokens if they fit in what remains: one
+	// atomic check-and-charge. Stale holds of the user are released first.
+	// Not enough budget is EBUDGET.
+	Reserve(ctx context.Context, req ReserveRequest) (*Reservation, error)
+	// Charge charges the reservation's cumulative usage so far and keeps
+	// the rest of the estimate held (extending the expiry).
+	Charge(ctx context.Context, userID, id string, tokensUsed int64) (*Reservation, error)
+	// Finalize charges real usage (cumulative, idempotent) and releases the
+	// hold. After expiry it still charges the real usage.
+	Finalize(ctx context.Context, userID, id string, tokensUsed int64) (*Reservation, error)
+	// Abort charges what was consumed before the abort and releases the rest.
+	Abort(ctx context.Context, userID, id string, tokensUsed int64) (*Reservation, error)
+	// ExpireReservations releases every active hold past its expiry and
+	// returns how many it released.
+	ExpireReservations(ctx context.Context) (int, error)
+	FindReservation(ctx context.Context, userID, id string) (*Reservation, error)
+	BudgetStatus(ctx context.Context, userID string) (*BudgetStatus, error)
+	// Ledger returns the user's ledger rows, oldest first.
+	Ledger(ctx context.Context, userID string) ([]LedgerEntry, error)
+	// CheckLedger compares every user's cached totals with the ledger and
+	// returns the users that drift (none, if the store is correct).
+	CheckLedger(ctx context.Context) ([]LedgerDrift, error)
+	// Record appends an external loop's messages and settles its
+	// reservation in one transaction.
+	Record(ctx context.Context, userID string, rec TurnRecord) (*Reservation, error)
+}
+
+// LimitService counts events in fixed windows, in the database so that
+// limits hold across replicas.
+type LimitService interface {
+	// HitLimit counts one event under key for the user in the window that
+	// starts at window, unless the count already reached limit. It returns
+	// the count and whether the event was allowed.
+	HitLimit(ctx context.Context, userID, key string, window time.Time, limit int64) (int64, bool, error)
+	// SweepLimits deletes windows that started before before.
+	SweepLimits(ctx context.Context, before time.Time) error
+}
+
+// RateLimit is N requests per window Per; the zero value is off.
+type RateLimit struct {
+	N   int64
+	Per time.Duration
+}
+
+// Off reports whether the limit is disabled.
+func (r RateLimit) Off() bool { return r.N <= 0 || r.Per <= 0 }
+
+func (r RateLimit) String() string {
+	if r.Off() {
+		return "off"
+	}
+	return fmt.Sprintf("%d/%s", r.N, strings.TrimSuffix(strings.TrimSuffix(r.Per.String(), "0s"), "0m"))
+}
+
+// ParseRateLimit parses "20/60s" (N per Go duration) or "off".
+func ParseRateLimit(s string) (RateLimit, error) {
+	if s == "off" {
+		return RateLimit{}, nil
+	}
+	n, per, ok := strings.Cut(s, "/")
+	if !ok {
+		return RateLimit{}, Errorf(EINVALID, "rate limit %q: want N/DURATION (like 20/60s) or off", s)
+	}
+	count, err := strconv.ParseInt(n, 10, 64)
+	if err != nil || count <= 0 {
+		return RateLimit{}, Errorf(EINVALID, "rate limit %q: N must be a positive integer", s)
+	}
+	d, err := time.ParseDuration(per)
+	if err != nil || d < time.Second {
+		return RateLimit{}, Errorf(EINVALID, "rate limit %q: window must be a duration of at least 1s", s)
+	}
+	return RateLimit{N: count, Per: d}, nil
+}

@@ -1,0 +1,114 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"time"
+
+	"github.com/coachd/coachd"
+	"github.com/coachd/coachd/server"
+	"github.com/coachd/coachd/sqlstore"
+)
+
+// defaultBudget is the token budget of users created without one (by
+// users create, POST /v1/users and --demo), so that a fresh install works
+// out of the box. A budget of 0 means no budget: every turn is refused
+// with 402 unless the agent grants a free preview.
+const defaultBudget = 1_000_000
+
+// budgetConfig is the budget and limit part of coachd serve's config.
+type budgetConfig struct {
+	RateLimit       string
+	MonthlyMessages int64
+	ReservationTTL  time.Duration
+	Period          string
+	DefaultBudget   int64
+
+	rate coachd.RateLimit
+}
+
+func (c *budgetConfig) register(fs *flag.FlagSet, getenv func(string) string) {
+	fs.StringVar(&c.RateLimit, "rate-limit", envOr(getenv, "COACHD_RATE_LIMIT", "20/60s"), "per-user turn rate: N/DURATION, or off (env COACHD_RATE_LIMIT)")
+	fs.Int64Var(&c.MonthlyMessages, "monthly-messages", envInt(getenv, "COACHD_MONTHLY_MESSAGES", 0), "per-user messages per calendar month; 0 is no limit (env COACHD_MONTHLY_MESSAGES)")
+	fs.DurationVar(&c.ReservationTTL, "reservation-expiry", envDuration(getenv, "COACHD_RESERVATION_EXPIRY", coachd.DefaultReservationTTL), "how long an unsettled budget reservation holds tokens (env COACHD_RESERVATION_EXPIRY)")
+	fs.StringVar(&c.Period, "budget-period", envOr(getenv, "COACHD_BUDGET_PERIOD", "none"), "when token budgets reset: none or monthly (env COACHD_BUDGET_PERIOD)")
+	defaultBudgetFlag(fs, &c.DefaultBudget, getenv)
+}
+
+// defaultBudgetFlag adds --default-budget.
+func defaultBudgetFlag(fs *flag.FlagSet, v *int64, getenv func(string) string) {
+	fs.Int64Var(v, "default-budget", envInt(getenv, "COACHD_DEFAULT_BUDGET", defaultBudget), "token budget of users created without one (env COACHD_DEFAULT_BUDGET)")
+}
+
+// check validates the flags.
+func (c *budgetConfig) check() error {
+	r, err := coachd.ParseRateLimit(c.RateLimit)
+	if err != nil {
+		return fmt.Errorf("--rate-limit: %s", coachd.ErrorMessage(err))
+	}
+	c.rate = r
+	switch {
+	case c.Period != string(coachd.PeriodNone) && c.Period != string(coachd.PeriodMonthly):
+		return fmt.Errorf("--budget-period must be none or monthly, not %q", c.Period)
+	case c.MonthlyMessages < 0, c.DefaultBudget < 0:
+		return fmt.Errorf("--monthly-messages and --default-budget must be 0 or more")
+	case c.ReservationTTL <= 0:
+		return fmt.Errorf("--reservation-expiry must be positive")
+	}
+	return nil
+}
+
+func (c budgetConfig) LogValue() slog.Value {
+	return slog.GroupValue(
+		slog.String("rate_limit", c.RateLimit), slog.Int64("monthly_messages", c.MonthlyMessages),
+		slog.Duration("reservation_expiry", c.ReservationTTL), slog.String("period", c.Period),
+		slog.Int64("default_budget", c.DefaultBudget),
+	)
+}
+
+func (c budgetConfig) limits() server.Limits {
+	return server.Limits{Rate: c.rate, MonthlyMessages: c.MonthlyMessages, DefaultBudget: c.DefaultBudget}
+}
+
+func (c budgetConfig) store() coachd.BudgetConfig {
+	return coachd.BudgetConfig{Period: coachd.BudgetPeriod(c.Period), TTL: c.ReservationTTL}
+}
+
+// sweep releases expired reservations and old limit windows until ctx
+// ends: every quarter of the expiry window (at most every 30 s), so a hold
+// left by a crashed process comes back within 1.25 × the expiry.
+func sweep(ctx context.Context, store *sqlstore.DB, ttl time.Duration, logger *slog.Logger) {
+	every := min(max(ttl/4, 50*time.Millisecond), 30*time.Second)
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		n, err := store.ExpireReservations(ctx)
+		if err != nil && ctx.Err() == nil {
+			logger.Error("expire reservations", "err", err)
+		} else if n > 0 {
+			logger.Info("expired reservations", "count", n)
+		}
+		// Windows of the current month must stay: the monthly limit counts in them.
+		month := coachd.PeriodMonthly.Start(time.Now())
+		if err := store.SweepLimits(ctx, month.AddDate(0, 0, -1)); err != nil && ctx.Err() == nil {
+			logger.Error("sweep limits", "err", err)
+		}
+	}
+}
+
+func envInt(getenv func(string) string, key string, def int64) int64 {
+	if v := getenv(key); v != "" {
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+			return n
+		}
+	}
+	return def
+}

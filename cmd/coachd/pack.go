@@ -1,0 +1,86 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/coachd/coachd"
+	"github.com/coachd/coachd/agent"
+	"github.com/coachd/coachd/tools"
+)
+
+const packUsage = `Usage:
+  coachd pack validate DIR   check a coach pack and print every problem (file:line)
+  coachd pack list DIR       list a pack's agents, skills and tools
+`
+
+// runPack is "coachd pack validate|list DIR".
+func runPack(_ context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) == 1 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
+		fmt.Fprint(stdout, packUsage)
+		return nil
+	}
+	if len(args) != 2 || (args[0] != "validate" && args[0] != "list") {
+		fmt.Fprint(stderr, packUsage)
+		return errUsage
+	}
+	p, err := loadPack(args[1], getenv)
+	if err != nil {
+		var pe *agent.PackError
+		if errors.As(err, &pe) {
+			for _, pr := range pe.Problems {
+				fmt.Fprintln(stdout, pr)
+			}
+			return fmt.Errorf("%s: %d problem(s)", args[1], len(pe.Problems))
+		}
+		return err
+	}
+	if args[0] == "validate" {
+		fmt.Fprintf(stdout, "%s: ok (%d agents, %d skills, %d pack tools)\n", args[1], len(p.Agents), len(p.Skills), len(p.Tools))
+		return nil
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "AGENTS")
+	for _, a := range p.Agents {
+		def := ""
+		if a == p.Default() {
+			def = " (default)"
+		}
+		fmt.Fprintf(tw, "  %s%s\t%s\ttools: %s\n", a.Name, def, a.Description, strings.Join(a.Tools, ", "))
+	}
+	fmt.Fprintln(tw, "SKILLS")
+	for _, s := range p.Skills {
+		fmt.Fprintf(tw, "  %s\t%s\n", s.Name, s.Summary)
+	}
+	fmt.Fprintln(tw, "TOOLS")
+	for _, t := range p.Tools {
+		fmt.Fprintf(tw, "  %s\t%s\n", t.Definition().Name, t.Definition().Description)
+	}
+	return tw.Flush()
+}
+
+// loadPack reads and validates the pack in dir, with webhook tools whose
+// ${ENV} secrets come from getenv.
+func loadPack(dir string, getenv func(string) string) (*agent.Pack, error) {
+	client := &http.Client{}
+	return agent.LoadPack(dir, agent.PackOptions{
+		Builtins: tools.Builtins(),
+		LoadTool: func(path string, data []byte) (coachd.Tool, error) {
+			return tools.ParseWebhook(path, data, getenv, client)
+		},
+	})
+}
+
+// packTools is the tool set of a pack: the built-ins configured by its
+// policy, and its own tools.
+func packTools(p *agent.Pack) (*agent.Toolset, error) {
+	if p == nil {
+		return agent.NewToolset(tools.Builtins()...)
+	}
+	return agent.NewToolset(append(tools.ForPack(p, p.FileTypes()), p.Tools...)...)
+}

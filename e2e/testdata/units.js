@@ -1,0 +1,237 @@
+// Browser unit tests for the UI's pure modules. js_test.go loads this file
+// into a page served by web.Handler() and runs every test; each returns
+// nothing or throws. It runs from a blob: URL, so module paths are made
+// absolute.
+const at = (p) => new URL(p, location.href).href;
+const { SSEParser, StreamPhase, TextBatcher, MIN_SHIMMER_MS } = await import(at('/assets/stream.js'));
+const { renderMarkdown, safeURL } = await import(at('/assets/markdown.js'));
+const { answers, answerLabel } = await import(at('/assets/interactions.js'));
+const { sortNotes } = await import(at('/assets/notes.js'));
+const { describeError } = await import(at('/assets/banner.js'));
+
+const eq = (got, want, what) => {
+  const g = JSON.stringify(got), w = JSON.stringify(want);
+  if (g !== w) throw new Error(`${what}: got ${g}, want ${w}`);
+};
+const parseAll = (chunks) => {
+  const p = new SSEParser();
+  const out = [];
+  for (const c of chunks) out.push(...p.push(c));
+  out.push(...p.end());
+  return out.map((e) => [e.event, e.data]);
+};
+const html = (frag) => { const d = document.createElement('div'); d.append(frag); return d; };
+
+// A fake clock for the phase machine.
+function fakeClock() {
+  const c = { t: 0, timers: [] };
+  c.now = () => c.t;
+  c.setTimeout = (f, ms) => { const id = { f, at: c.t + ms }; c.timers.push(id); return id; };
+  c.clearTimeout = (id) => { c.timers = c.timers.filter((x) => x !== id); };
+  c.advance = (ms) => {
+    c.t += ms;
+    for (const id of c.timers.filter((x) => x.at <= c.t)) { c.timers = c.timers.filter((x) => x !== id); id.f(); }
+  };
+  return c;
+}
+
+export const tests = {
+  'sse/basic': () => eq(parseAll(['event: content_delta\ndata: {"text":"hi"}\n\n']), [['content_delta', '{"text":"hi"}']], 'frames'),
+  'sse/split anywhere': () => {
+    const src = 'event: a\ndata: 1\n\nevent: b\ndata: 2\n\n';
+    for (let i = 0; i <= src.length; i++) {
+      eq(parseAll([src.slice(0, i), src.slice(i)]), [['a', '1'], ['b', '2']], `split at ${i}`);
+    }
+    eq(parseAll(src.split('')), [['a', '1'], ['b', '2']], 'one char per chunk');
+  },
+  'sse/crlf and cr': () => {
+    eq(parseAll(['event: a\r\ndata: 1\r\n\r\nevent: b\rdata: 2\r\r']), [['a', '1'], ['b', '2']], 'line ends');
+    eq(parseAll(['event: a\r', '\ndata: 1\r', '\n\r', '\n']), [['a', '1']], 'CRLF split across chunks');
+  },
+  'sse/comments are heartbeats': () => {
+    const p = new SSEParser();
+    eq(p.push(': ping\n\n:\n').length, 0, 'events from comments');
+    eq(p.comments, 2, 'comments counted');
+    eq(p.push('data: x\n\n').map((e) => e.event), ['message'], 'unnamed event');
+  },
+  'sse/multi-line data and field rules': () => {
+    eq(parseAll(['data: one\ndata:two\ndata\n\n']), [['message', 'one\ntwo\n']], 'data lines');
+    eq(parseAll(['data:  two spaces\n\n']), [['message', ' two spaces']], 'one space removed');
+    eq(parseAll(['event: x\nretry: 5\nid: 7\nfoo: bar\n\n']), [], 'no data, no event');
+    eq(parseAll(['event: x\ndata: y']), [['x', 'y']], 'unterminated final event');
+  },
+  'sse/utf8 across chunks': async () => {
+    const bytes = new TextEncoder().encode('event: content_delta\ndata: {"text":"héllo — 👋"}\n\n');
+    const { readEvents } = await import(at('/assets/stream.js'));
+    const body = new ReadableStream({ start(c) { for (const b of bytes) c.enqueue(new Uint8Array([b])); c.close(); } });
+    const got = [];
+    for await (const ev of readEvents(body)) got.push(ev);
+    eq(got, [{ event: 'content_delta', data: { text: 'héllo — 👋' } }], 'decoded');
+  },
+  'phase/tool round trip': () => {
+    const c = fakeClock();
+    const seen = [];
+    const p = new StreamPhase((s) => seen.push(`${s.phase}:${s.shimmer ? 1 : 0}`), c);
+    eq(p.begin(), true, 'begin');
+    eq(p.begin(), false, 'second begin refused');
+    p.toolStarted('a', 'save_note');
+    c.advance(50);
+    p.toolFinished('a');
+    eq(p.phase, 'streaming', 'phase after the tool');
+    eq(p.shimmer, true, 'shimmer held for the minimum');
+    c.advance(MIN_SHIMMER_MS - 51);
+    eq(p.shimmer, true, 'shimmer just before 200 ms');
+    c.advance(1);
+    eq(p.shimmer, false, 'shimmer at 200 ms');
+    p.complete();
+    p.finish();
+    eq(seen, ['streaming:0', 'toolExecuting:1', 'streaming:1', 'streaming:0', 'completing:0', 'idle:0'], 'changes');
+  },
+  'phase/parallel tools keep the shimmer': () => {
+    const c = fakeClock();
+    const p = new StreamPhase(() => {}, c);
+    p.begin();
+    p.toolStarted('a', 'x'); p.toolStarted('b', 'y'); p.toolStarted('c', 'z');
+    eq(p.tools, 3, 'counted');
+    c.advance(500);
+    p.toolFinished('a'); p.toolFinished('b');
+    eq([p.phase, p.shimmer], ['toolExecuting', true], 'one left');
+    p.toolFinished('c');
+    eq([p.phase, p.shimmer], ['streaming', false], 'all done after 500 ms');
+  },
+  'phase/a new tool within the hold keeps one shimmer': () => {
+    const c = fakeClock();
+    const p = new StreamPhase(() => {}, c);
+    p.begin();
+    p.toolStarted('a', 'x'); p.toolFinished('a');
+    c.advance(100);
+    p.toolStarted('b', 'y');
+    c.advance(200);
+    eq(p.shimmer, true, 'still on while b runs');
+    p.roundBoundary();
+    eq([p.phase, p.shimmer, p.tools], ['streaming', false, 0], 'round boundary clears');
+  },
+  'phase/always back to idle': () => {
+    const p = new StreamPhase(() => {}, fakeClock());
+    p.begin(); p.toolStarted('a', 'x');
+    p.finish(); // an abort in the middle of a tool
+    eq([p.phase, p.tools], ['idle', 0], 'after abort');
+    eq(p.begin(), true, 'a new turn can start');
+  },
+  'batcher/one flush per frame': () => {
+    const frames = [];
+    const out = [];
+    const b = new TextBatcher((t) => out.push(t), (f) => frames.push(f));
+    b.push('a'); b.push('b'); b.push('c');
+    eq(frames.length, 1, 'frames scheduled');
+    frames.shift()();
+    b.push('d');
+    b.flush();
+    eq(out, ['abc', 'd'], 'flushed text');
+  },
+  'markdown/no HTML ever': () => {
+    const d = html(renderMarkdown('<img src=x onerror=alert(1)> **<b>bold</b>** <script>x</script>'));
+    eq(d.querySelectorAll('img, b, script').length, 0, 'elements from the source');
+    eq(d.querySelector('strong').textContent, '<b>bold</b>', 'escaped text in strong');
+  },
+  'markdown/inline': () => {
+    const d = html(renderMarkdown('**bold** and *it* and _it2_ and `co*de*` and snake_case_name'));
+    eq(d.querySelector('strong').textContent, 'bold', 'bold');
+    eq([...d.querySelectorAll('em')].map((e) => e.textContent), ['it', 'it2'], 'italics');
+    eq(d.querySelector('code').textContent, 'co*de*', 'code is literal');
+    eq(d.textContent.includes('snake_case_name'), true, 'underscores inside words stay');
+  },
+  'markdown/links http only': () => {
+    const d = html(renderMarkdown('[ok](https://example.com/a) [bad](javascript:alert(1)) [data](data:text/html,x) see http://example.org/x.'));
+    const links = [...d.querySelectorAll('a')];
+    eq(links.map((a) => a.getAttribute('href')), ['https://example.com/a', 'http://example.org/x'], 'hrefs');
+    eq(links[0].rel, 'noopener noreferrer nofollow', 'rel');
+    eq(d.textContent.includes('bad'), true, 'unsafe link keeps its text');
+    eq(safeURL('javascript:alert(1)'), null, 'safeURL');
+  },
+  'markdown/blocks': () => {
+    const d = html(renderMarkdown('# Title\n\nPara one\nline two\n\n- a\n- b\n\n1. x\n2. y\n\n> quote\n\n```js\nlet a = "<b>";\n```\n\n```\nunclosed'));
+    eq(d.querySelector('h3').textContent, 'Title', 'heading');
+    eq(d.querySelector('p').childNodes.length, 3, 'line break inside a paragraph');
+    eq([...d.querySelectorAll('ul li')].map((l) => l.textContent), ['a', 'b'], 'bullets');
+    eq([...d.querySelectorAll('ol li')].map((l) => l.textContent), ['x', 'y'], 'numbers');
+    eq(d.querySelector('blockquote').textContent, 'quote', 'quote');
+    const pres = d.querySelectorAll('pre code');
+    eq([pres[0].textContent, pres[0].dataset.lang, pres[1].textContent], ['let a = "<b>";', 'js', 'unclosed'], 'fences');
+  },
+  'interactions/answer schema': () => {
+    eq(answers.show_options('6am'), '6am', 'options');
+    eq(answers.show_pulse_check(4, 'tired'), { rating: 4, note: 'tired' }, 'pulse');
+    eq(answerLabel('show_pulse_check', '{"rating":4,"note":"tired"}'), 'Rated 4/5 — tired', 'pulse label');
+    eq(answerLabel('show_options', '"6am"'), '6am', 'JSON string label');
+    eq(answerLabel('show_options', [{ type: 'text', text: '7am' }]), '7am', 'block label');
+  },
+  'notes/pinned first': () => {
+    const got = sortNotes([
+      { id: 'a', is_pinned: false, importance: 90, updated_at: '2025-01-02' },
+      { id: 'b', is_pinned: true, importance: 10, updated_at: '2025-01-01' },
+      { id: 'c', is_pinned: false, importance: 90, updated_at: '2025-01-03' },
+    ]).map((n) => n.id);
+    eq(got, ['b', 'c', 'a'], 'order');
+  },
+  'banner/every error type': () => {
+    const retry = (e) => Boolean(describeError(e).retry);
+    eq(retry({ type: 'rate_limit' }), true, 'upstream busy offers Retry');
+    eq(retry({ type: 'budget_exhausted' }), false, 'budget offers no Retry');
+    eq(describeError({ type: 'rate_limit_exceeded', retry_after: 12 }).countdown, 12, 'retry time from the event');
+    eq(describeError({ code: 'rate_limit_exceeded', retryAfter: 7 }).countdown, 7, 'retry time from HTTP');
+    for (const t of ['turn_in_progress', 'api_error', 'invalid_request', 'timeout', 'internal']) {
+      if (!describeError({ type: t }).title) throw new Error(`no title for ${t}`);
+    }
+  },
+};
+
+const { renderInteraction } = await import(at('/assets/interactions.js'));
+
+tests['interactions/options submit once'] = async () => {
+  const calls = [];
+  let release;
+  const box = renderInteraction({ tool_use_id: 't1', name: 'show_options', input: { options: ['A', 'B'] } },
+    { onAnswer: (id, content) => { calls.push([id, content]); return new Promise((r) => { release = r; }); } });
+  document.body.append(box);
+  const [a, b] = box.querySelectorAll('.pill');
+  a.click(); b.click(); a.click();
+  eq(calls, [['t1', 'A']], 'answers while the first is in flight');
+  eq([a.disabled, b.disabled, a.classList.contains('chosen')], [true, true, true], 'controls');
+  release(true);
+  await new Promise((r) => setTimeout(r, 0));
+  b.click();
+  eq(calls.length, 1, 'answers after it was accepted');
+  box.remove();
+};
+
+tests['interactions/refused answer can be retried'] = async () => {
+  const calls = [];
+  const box = renderInteraction({ tool_use_id: 't2', name: 'show_options', input: { options: ['A', 'B'] } },
+    { onAnswer: async (id, content) => { calls.push(content); return calls.length > 1; } });
+  const [a, b] = box.querySelectorAll('.pill');
+  a.click();
+  await new Promise((r) => setTimeout(r, 0));
+  eq([a.disabled, a.classList.contains('chosen')], [false, false], 'controls back after a refusal');
+  b.click();
+  await new Promise((r) => setTimeout(r, 0));
+  eq(calls, ['A', 'B'], 'answers');
+  eq(b.disabled, true, 'answered');
+};
+
+tests['interactions/pulse check'] = async () => {
+  const calls = [];
+  const box = renderInteraction({ tool_use_id: 't3', name: 'show_pulse_check', input: { context: 'How did this week feel?' } },
+    { onAnswer: async (id, content, label) => { calls.push([content, label]); return true; } });
+  document.body.append(box);
+  eq(box.querySelector('.interaction-prompt').textContent, 'How did this week feel?', 'prompt');
+  const send = box.querySelector('button[type=submit]');
+  eq(send.disabled, true, 'send needs a rating');
+  box.querySelectorAll('.rate')[3].click();
+  box.querySelector('.pulse-note').value = 'tired legs';
+  send.click(); send.click();
+  await new Promise((r) => setTimeout(r, 0));
+  eq(calls, [[{ rating: 4, note: 'tired legs' }, 'Rated 4/5 — tired legs']], 'one answer');
+  eq([...box.querySelectorAll('.rate')].every((r) => r.disabled), true, 'rating locked');
+  box.remove();
+};

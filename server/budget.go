@@ -1,0 +1,98 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/coachd/coachd"
+)
+
+// Limits are the server-wide defaults of the per-user limits; a user's
+// own rate_limit and monthly_messages override them.
+type Limits struct {
+	Rate            coachd.RateLimit // zero: off
+	MonthlyMessages int64            // 0: off
+	// DefaultBudget is the token budget of users created without one.
+	DefaultBudget int64
+}
+
+// limited counts a turn-starting request against the user's rate limit and
+// monthly message limit, in the database so that the limits hold across
+// replicas: over either one is 429 rate_limit_exceeded with Retry-After.
+func (s *Server) limited(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := s.checkLimits(r); err != nil {
+			s.Error(w, r, err)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+func (s *Server) checkLimits(r *http.Request) error {
+	u, ctx, now := UserFrom(r.Context()), r.Context(), s.clock.Now()
+	rate := s.limits.Rate
+	if u.RateLimit != "" {
+		if own, err := coachd.ParseRateLimit(u.RateLimit); err == nil {
+			rate = own
+		}
+	}
+	if !rate.Off() {
+		window := now.Truncate(rate.Per)
+		n, ok, err := s.store.HitLimit(ctx, u.ID, "rate", window, rate.N)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			e := coachd.Errorf(coachd.ERATELIMITED, "Rate limit (%d requests per %s) reached; retry later.", rate.N, rate.Per)
+			e.RetryAfter = window.Add(rate.Per).Sub(now)
+			e.Extra = map[string]any{"usage": n, "limit": rate.N}
+			return e
+		}
+	}
+	monthly := s.limits.MonthlyMessages
+	if u.MonthlyMessages != nil {
+		monthly = *u.MonthlyMessages
+	}
+	if monthly > 0 {
+		month := coachd.PeriodMonthly.Start(now)
+		n, ok, err := s.store.HitLimit(ctx, u.ID, "messages", month, monthly)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			e := coachd.Errorf(coachd.ERATELIMITED, "Monthly message limit (%d) reached.", monthly)
+			e.RetryAfter = month.AddDate(0, 1, 0).Sub(now)
+			e.Extra = map[string]any{"usage": n, "limit": monthly}
+			return e
+		}
+	}
+	return nil
+}
+
+// meResponse is GET /v1/me: the user and their budget.
+type meResponse struct {
+	*coachd.User
+	Budget *coachd.BudgetStatus `json:"budget"`
+}
+
+func (s *Server) me(r *http.Request) (*meResponse, error) {
+	u := UserFrom(r.Context())
+	st, err := s.store.BudgetStatus(r.Context(), u.ID)
+	if err != nil {
+		return nil, err
+	}
+	return &meResponse{User: u, Budget: st}, nil
+}
+
+// limitErrs validates the limit fields of an admin user update.
+func limitErrs(errs []coachd.FieldError, rate *string, monthly *int64) []coachd.FieldError {
+	if rate != nil && *rate != "" {
+		if _, err := coachd.ParseRateLimit(*rate); err != nil {
+			errs = append(errs, coachd.FieldError{Field: "rate_limit", Message: "must be N/DURATION (like 20/60s), off, or empty for the server default", Code: "format"})
+		}
+	}
+	if monthly != nil && *monthly < -1 {
+		errs = append(errs, coachd.FieldError{Field: "monthly_messages", Message: "must be -1 (server default), 0 (no limit) or more", Code: "range"})
+	}
+	return errs
+}

@@ -1,0 +1,222 @@
+package server
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/coachd/coachd"
+	"github.com/coachd/coachd/agent"
+)
+
+// The API for apps that run their own model loop: tool schemas and
+// execution, and preflight → record → abort around the app's turn.
+
+func (s *Server) handleToolList() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.runner == nil {
+			s.Error(w, r, coachd.Errorf(coachd.EAPI, "this server has no runner configured"))
+			return
+		}
+		specs, err := s.runner.ToolSpecs(r.URL.Query().Get("agent"))
+		if err != nil {
+			s.Error(w, r, err)
+			return
+		}
+		s.encode(w, r, http.StatusOK, map[string]any{"tools": specs})
+	})
+}
+
+type toolExecRequest struct {
+	ToolName  string          `json:"tool_name"`
+	ToolInput json.RawMessage `json:"tool_input"`
+	ToolUseID string          `json:"tool_use_id"`
+	SessionID string          `json:"session_id"`
+	Agent     string          `json:"agent"`
+}
+
+func (req toolExecRequest) Valid(context.Context) []coachd.FieldError {
+	var errs []coachd.FieldError
+	if req.ToolName == "" || len(req.ToolName) > 200 {
+		errs = append(errs, coachd.FieldError{Field: "tool_name", Message: "is required", Code: "required"})
+	}
+	if req.SessionID != "" && !coachd.ValidID(coachd.PrefixSession, req.SessionID) {
+		errs = append(errs, coachd.FieldError{Field: "session_id", Message: "is not a session id", Code: "format"})
+	}
+	if len(req.ToolUseID) > 200 {
+		errs = append(errs, coachd.FieldError{Field: "tool_use_id", Message: "must be at most 200 characters", Code: "length"})
+	}
+	return errs
+}
+
+func (s *Server) handleToolExecute() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.runner == nil {
+			s.Error(w, r, coachd.Errorf(coachd.EAPI, "this server has no runner configured"))
+			return
+		}
+		req, err := decode[toolExecRequest](r)
+		if err != nil {
+			s.Error(w, r, err)
+			return
+		}
+		input := req.ToolInput
+		if len(input) == 0 {
+			input = json.RawMessage("{}")
+		}
+		out, err := s.runner.ExecuteTool(r.Context(), agent.ExecRequest{
+			User: UserFrom(r.Context()), SessionID: req.SessionID, Agent: req.Agent,
+			Call: coachd.ToolCall{ID: req.ToolUseID, Name: req.ToolName, Input: input},
+		})
+		if err != nil {
+			s.Error(w, r, orNotFound(err, "session"))
+			return
+		}
+		s.encode(w, r, http.StatusOK, out)
+	})
+}
+
+type preflightRequest struct {
+	Message   string `json:"message"`
+	SessionID string `json:"session_id"`
+	Agent     string `json:"agent"`
+}
+
+func (req preflightRequest) Valid(context.Context) []coachd.FieldError {
+	if len(req.Agent) > 100 {
+		return []coachd.FieldError{{Field: "agent", Message: "must be at most 100 characters", Code: "length"}}
+	}
+	tr := agent.TurnRequest{SessionID: req.SessionID, Message: req.Message}
+	return tr.Valid()
+}
+
+func (s *Server) handlePreflight() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.runner == nil {
+			s.Error(w, r, coachd.Errorf(coachd.EAPI, "this server has no runner configured"))
+			return
+		}
+		req, err := decode[preflightRequest](r)
+		if err != nil {
+			s.Error(w, r, err)
+			return
+		}
+		pf, err := s.runner.Preflight(r.Context(), agent.PreflightRequest{
+			User: UserFrom(r.Context()), Message: req.Message, SessionID: req.SessionID, Agent: req.Agent,
+		})
+		if err != nil {
+			s.Error(w, r, orNotFound(err, "session"))
+			return
+		}
+		s.encode(w, r, http.StatusOK, pf)
+	})
+}
+
+// recordMessage is one message an external loop reports.
+type recordMessage struct {
+	Role          coachd.Role    `json:"role"`
+	ContentBlocks []coachd.Block `json:"content_blocks"`
+	ContentText   string         `json:"content_text"`
+}
+
+type recordRequest struct {
+	SessionID       string          `json:"session_id"`
+	ReservationID   string          `json:"reservation_id"`
+	Messages        []recordMessage `json:"messages"`
+	PartialMessages []recordMessage `json:"partial_messages"` // abort
+	TokensUsed      *int64          `json:"tokens_used"`
+	Final           bool            `json:"final"`
+}
+
+func (req recordRequest) Valid(context.Context) []coachd.FieldError {
+	var errs []coachd.FieldError
+	if !coachd.ValidID(coachd.PrefixSession, req.SessionID) {
+		errs = append(errs, coachd.FieldError{Field: "session_id", Message: "is required: a session id", Code: "format"})
+	}
+	if !coachd.ValidID(coachd.PrefixReservation, req.ReservationID) {
+		errs = append(errs, coachd.FieldError{Field: "reservation_id", Message: "is required: a reservation id", Code: "format"})
+	}
+	if req.TokensUsed != nil && *req.TokensUsed < 0 {
+		errs = append(errs, coachd.FieldError{Field: "tokens_used", Message: "must be 0 or more", Code: "range"})
+	}
+	if len(req.Messages)+len(req.PartialMessages) > 100 {
+		errs = append(errs, coachd.FieldError{Field: "messages", Message: "at most 100 messages per call", Code: "length"})
+	}
+	for i, m := range append(append([]recordMessage{}, req.Messages...), req.PartialMessages...) {
+		if m.Role != coachd.RoleUser && m.Role != coachd.RoleAssistant {
+			errs = append(errs, coachd.FieldError{Field: fmt.Sprintf("messages[%d].role", i), Message: "must be user or assistant", Code: "enum"})
+		}
+		if len(m.ContentBlocks) == 0 && m.ContentText == "" {
+			errs = append(errs, coachd.FieldError{Field: fmt.Sprintf("messages[%d].content_blocks", i), Message: "is required", Code: "required"})
+		}
+	}
+	return errs
+}
+
+func (m recordMessage) message(partial bool) *coachd.Message {
+	blocks := m.ContentBlocks
+	if len(blocks) == 0 {
+		blocks = []coachd.Block{coachd.TextBlock(m.ContentText)}
+	}
+	return &coachd.Message{Role: m.Role, Blocks: blocks, Content: m.ContentText, Partial: partial}
+}
+
+// recordResponse is the answer of record and abort.
+type recordResponse struct {
+	SessionID       string                  `json:"session_id"`
+	ReservationID   string                  `json:"reservation_id"`
+	State           coachd.ReservationState `json:"state"`
+	TokensCharged   int64                   `json:"tokens_charged"`
+	BudgetRemaining int64                   `json:"budget_remaining"`
+}
+
+// handleRecord stores an external turn's messages and settles its tokens
+// (cumulative: calling it after every round and at the end charges once).
+// abort settles as an abort. A retry with the same Idempotency-Key header
+// does nothing twice.
+func (s *Server) handleRecord(abort bool) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := decode[recordRequest](r)
+		if err != nil {
+			s.Error(w, r, err)
+			return
+		}
+		key := r.Header.Get("Idempotency-Key")
+		if len(key) > 200 {
+			s.Error(w, r, coachd.Invalid(coachd.FieldError{Field: "Idempotency-Key", Message: "must be at most 200 characters", Code: "length"}))
+			return
+		}
+		rec := coachd.TurnRecord{
+			SessionID: body.SessionID, ReservationID: body.ReservationID, Final: body.Final, Abort: abort,
+			IdempotencyKey: key, RequestHash: requestHash(r.URL.Path, body),
+		}
+		if body.TokensUsed != nil {
+			rec.TokensUsed = *body.TokensUsed
+		}
+		for _, m := range body.Messages {
+			rec.Messages = append(rec.Messages, m.message(false))
+		}
+		for _, m := range body.PartialMessages {
+			rec.Messages = append(rec.Messages, m.message(true))
+		}
+		res, err := s.store.Record(r.Context(), UserFrom(r.Context()).ID, rec)
+		if err != nil {
+			s.Error(w, r, orNotFound(err, "session or reservation"))
+			return
+		}
+		s.encode(w, r, http.StatusOK, recordResponse{
+			SessionID: body.SessionID, ReservationID: res.ID, State: res.State,
+			TokensCharged: res.Charged, BudgetRemaining: res.Remaining,
+		})
+	})
+}
+
+func requestHash(path string, body recordRequest) string {
+	b, _ := json.Marshal(body)
+	sum := sha256.Sum256([]byte(strings.ToLower(path) + "\n" + string(b)))
+	return hex.EncodeToString(sum[:])
+}

@@ -1,0 +1,141 @@
+package sqlstore
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/coachd/coachd"
+)
+
+const fileColumns = `id, user_id, session_id, file_type, name, content, attributes, bytes, created_at, updated_at`
+
+func scanFile(row interface{ Scan(...any) error }) (*coachd.File, error) {
+	f := &coachd.File{}
+	var sessionID *string
+	var attrs []byte
+	if err := row.Scan(&f.ID, &f.UserID, &sessionID, &f.Type, &f.Name, &f.Content, &attrs, &f.Bytes,
+		timeCol{&f.CreatedAt}, timeCol{&f.UpdatedAt}); err != nil {
+		return nil, err
+	}
+	if sessionID != nil {
+		f.SessionID = *sessionID
+	}
+	if len(attrs) > 0 {
+		if err := json.Unmarshal(attrs, &f.Attributes); err != nil {
+			return nil, internal(err, "file %s: decode attributes", f.ID)
+		}
+	}
+	return f, nil
+}
+
+// SaveFile validates f and writes it: a new row, or the user's file of the
+// same type and name replaced (keeping its ID and CreatedAt). It returns
+// after the commit, with f filled in.
+func (db *DB) SaveFile(ctx context.Context, f *coachd.File) error {
+	if errs := f.Validate(); len(errs) > 0 {
+		return coachd.Invalid(errs...)
+	}
+	attrs, err := json.Marshal(f.Attributes)
+	if err != nil {
+		return internal(err, "encode file attributes")
+	}
+	tx, err := db.beginWrite(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if _, err := findUser(ctx, tx, f.UserID); err != nil {
+		return err
+	}
+	var sessionID any
+	if f.SessionID != "" {
+		if _, err := findSession(ctx, tx, f.UserID, f.SessionID); err != nil {
+			return err
+		}
+		sessionID = f.SessionID
+	}
+	f.Bytes = len(f.Content)
+	f.UpdatedAt = tx.now
+	old, err := findFile(ctx, tx, f.UserID, f.Type, f.Name)
+	switch coachd.ErrorCode(err) {
+	case "":
+		f.ID, f.CreatedAt = old.ID, old.CreatedAt
+		if _, err := tx.exec(ctx, `UPDATE files SET session_id = ?, content = ?, attributes = ?, bytes = ?, updated_at = ?
+			WHERE id = ? AND user_id = ?`, sessionID, f.Content, string(attrs), f.Bytes, tx.time(f.UpdatedAt), f.ID, f.UserID); err != nil {
+			return dbError(err, "update file")
+		}
+	case coachd.ENOTFOUND:
+		f.ID, f.CreatedAt = coachd.NewID(coachd.PrefixFile, tx.now), tx.now
+		if _, err := tx.exec(ctx, `INSERT INTO files (`+fileColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			f.ID, f.UserID, sessionID, f.Type, f.Name, f.Content, string(attrs), f.Bytes,
+			tx.time(f.CreatedAt), tx.time(f.UpdatedAt)); err != nil {
+			return dbError(err, "create file")
+		}
+	default:
+		return err
+	}
+	return tx.commit()
+}
+
+// FindFile returns the user's file of that type and name, or ENOTFOUND.
+func (db *DB) FindFile(ctx context.Context, userID, fileType, name string) (*coachd.File, error) {
+	tx, err := db.beginRead(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	f, err := findFile(ctx, tx, userID, fileType, name)
+	if err != nil {
+		return nil, err
+	}
+	return f, tx.commit()
+}
+
+// ListFiles returns the user's files matching the filter, newest update
+// first.
+func (db *DB) ListFiles(ctx context.Context, userID string, flt coachd.FileFilter) ([]*coachd.File, error) {
+	limit := pageLimit(coachd.Page{Limit: flt.Limit})
+	q := `SELECT ` + fileColumns + ` FROM files WHERE user_id = ?`
+	args := []any{userID}
+	if flt.Type != "" {
+		q += ` AND file_type = ?`
+		args = append(args, flt.Type)
+	}
+	if !flt.Since.IsZero() {
+		q += ` AND updated_at >= ?`
+		args = append(args, db.dialect.timeArg(flt.Since))
+	}
+	q += ` ORDER BY updated_at DESC, id DESC LIMIT ?`
+	args = append(args, limit)
+	tx, err := db.beginRead(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	rows, err := tx.query(ctx, q, args...)
+	if err != nil {
+		return nil, dbError(err, "list files")
+	}
+	defer rows.Close()
+	files := []*coachd.File{}
+	for rows.Next() {
+		f, err := scanFile(rows)
+		if err != nil {
+			return nil, dbError(err, "list files")
+		}
+		files = append(files, f)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, dbError(err, "list files")
+	}
+	return files, tx.commit()
+}
+
+func findFile(ctx context.Context, tx *tx, userID, fileType, name string) (*coachd.File, error) {
+	f, err := scanFile(tx.queryRow(ctx, `SELECT `+fileColumns+` FROM files WHERE user_id = ? AND file_type = ? AND name = ?`,
+		userID, fileType, name))
+	if err != nil {
+		return nil, dbError(err, "file %s/%s", fileType, name)
+	}
+	return f, nil
+}

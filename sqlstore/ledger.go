@@ -1,0 +1,194 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"time"
+
+	"github.com/coachd/coachd"
+)
+
+// BudgetStatus returns the user's account in the current period. A period
+// that has moved on but not been rolled yet (no Reserve since) reads as
+// the new, empty one.
+func (db *DB) BudgetStatus(ctx context.Context, userID string) (*coachd.BudgetStatus, error) {
+	tx, err := db.beginRead(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	st := &coachd.BudgetStatus{}
+	if err := tx.queryRow(ctx, `SELECT token_budget, tokens_used, tokens_reserved, period_start FROM users WHERE id = ?`, userID).
+		Scan(&st.TokenBudget, &st.TokensUsed, &st.TokensReserved, timeCol{&st.PeriodStart}); err != nil {
+		return nil, dbError(err, "user %q", userID)
+	}
+	if start := storeTime(db.budget.Period.Start(tx.now)); st.PeriodStart.Before(start) {
+		st.PeriodStart, st.TokensUsed = start, 0
+	}
+	st.Remaining = max(st.TokenBudget-st.TokensUsed-st.TokensReserved, 0)
+	return st, tx.commit()
+}
+
+// Ledger returns the user's ledger rows, oldest first.
+func (db *DB) Ledger(ctx context.Context, userID string) ([]coachd.LedgerEntry, error) {
+	tx, err := db.beginRead(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	rows, err := tx.query(ctx, `SELECT id, user_id, reservation_id, used_delta, reserved_delta, reason, period_start, created_at
+		FROM ledger WHERE user_id = ? ORDER BY id`, userID)
+	if err != nil {
+		return nil, dbError(err, "read ledger")
+	}
+	defer rows.Close()
+	out := []coachd.LedgerEntry{}
+	for rows.Next() {
+		var e coachd.LedgerEntry
+		if err := rows.Scan(&e.ID, &e.UserID, &e.ReservationID, &e.Used, &e.Reserved, &e.Reason,
+			timeCol{&e.PeriodStart}, timeCol{&e.CreatedAt}); err != nil {
+			return nil, dbError(err, "read ledger")
+		}
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, dbError(err, "read ledger")
+	}
+	return out, tx.commit()
+}
+
+// CheckLedger compares, in one statement (one snapshot), every user's
+// tokens_used with the ledger sum of the current period and
+// tokens_reserved with the ledger's holds and the active reservations'.
+func (db *DB) CheckLedger(ctx context.Context) ([]coachd.LedgerDrift, error) {
+	tx, err := db.beginRead(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	rows, err := tx.query(ctx, `SELECT u.id, u.tokens_used, u.tokens_reserved,
+		CAST(COALESCE((SELECT SUM(l.used_delta) FROM ledger l WHERE l.user_id = u.id AND l.period_start = u.period_start), 0) AS BIGINT),
+		CAST(COALESCE((SELECT SUM(l.reserved_delta) FROM ledger l WHERE l.user_id = u.id), 0) AS BIGINT),
+		CAST(COALESCE((SELECT SUM(r.held) FROM reservations r WHERE r.user_id = u.id AND r.state = 'active'), 0) AS BIGINT)
+		FROM users u ORDER BY u.id`)
+	if err != nil {
+		return nil, dbError(err, "check ledger")
+	}
+	defer rows.Close()
+	drift := []coachd.LedgerDrift{}
+	for rows.Next() {
+		var d coachd.LedgerDrift
+		if err := rows.Scan(&d.UserID, &d.TokensUsed, &d.TokensReserved, &d.LedgerUsed, &d.LedgerReserved, &d.Held); err != nil {
+			return nil, dbError(err, "check ledger")
+		}
+		if d.TokensUsed != d.LedgerUsed || d.TokensReserved != d.LedgerReserved || d.TokensReserved != d.Held {
+			drift = append(drift, d)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, dbError(err, "check ledger")
+	}
+	return drift, tx.commit()
+}
+
+// openingLedger records a new user's initial usage, if any, so that the
+// cache equals the ledger from the start.
+func openingLedger(ctx context.Context, tx *tx, u *coachd.User) error {
+	if u.TokensUsed == 0 {
+		return nil
+	}
+	if _, err := tx.exec(ctx, `INSERT INTO ledger (user_id, reservation_id, used_delta, reserved_delta, reason, period_start, created_at)
+		VALUES (?, '', ?, 0, 'opening', ?, ?)`, u.ID, u.TokensUsed, tx.time(time.Unix(0, 0).UTC()), tx.time(tx.now)); err != nil {
+		return dbError(err, "write ledger")
+	}
+	return nil
+}
+
+// validLimits checks the limit overrides of an update.
+func validLimits(upd coachd.UserUpdate) error {
+	var errs []coachd.FieldError
+	if upd.RateLimit != nil && *upd.RateLimit != "" {
+		if _, err := coachd.ParseRateLimit(*upd.RateLimit); err != nil {
+			errs = append(errs, coachd.FieldError{Field: "rate_limit", Message: "must be N/DURATION (like 20/60s) or off", Code: "format"})
+		}
+	}
+	if upd.MonthlyMessages != nil && *upd.MonthlyMessages < -1 {
+		errs = append(errs, coachd.FieldError{Field: "monthly_messages", Message: "must be -1 (server default), 0 (no limit) or more", Code: "range"})
+	}
+	if len(errs) > 0 {
+		return coachd.Invalid(errs...)
+	}
+	return nil
+}
+
+func applyLimits(u *coachd.User, upd coachd.UserUpdate) {
+	if upd.RateLimit != nil {
+		u.RateLimit = *upd.RateLimit
+	}
+	if upd.MonthlyMessages != nil {
+		if *upd.MonthlyMessages < 0 {
+			u.MonthlyMessages = nil
+		} else {
+			n := *upd.MonthlyMessages
+			u.MonthlyMessages = &n
+		}
+	}
+}
+
+// HitLimit counts one event in a fixed window with one atomic upsert: the
+// count only grows while it is under limit, so replicas sharing the
+// database can never admit more than limit between them.
+func (db *DB) HitLimit(ctx context.Context, userID, key string, window time.Time, limit int64) (int64, bool, error) {
+	return retryHit(ctx, func() (int64, bool, error) {
+		tx, err := db.beginWrite(ctx)
+		if err != nil {
+			return 0, false, err
+		}
+		defer tx.Rollback()
+		w := tx.time(storeTime(window))
+		var n int64
+		err = tx.queryRow(ctx, `INSERT INTO limit_windows (user_id, limit_key, window_start, hits) VALUES (?, ?, ?, 1)
+			ON CONFLICT (user_id, limit_key, window_start) DO UPDATE SET hits = limit_windows.hits + 1
+			WHERE limit_windows.hits < ? RETURNING hits`, userID, key, w, limit).Scan(&n)
+		ok := err == nil
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return 0, false, dbError(err, "count %s", key)
+		}
+		if !ok {
+			if err := tx.queryRow(ctx, `SELECT hits FROM limit_windows WHERE user_id = ? AND limit_key = ? AND window_start = ?`,
+				userID, key, w).Scan(&n); err != nil {
+				return 0, false, dbError(err, "count %s", key)
+			}
+		}
+		return n, ok, tx.commit()
+	})
+}
+
+func retryHit(ctx context.Context, fn func() (int64, bool, error)) (int64, bool, error) {
+	type hit struct {
+		n  int64
+		ok bool
+	}
+	h, err := retry(ctx, func() (hit, error) {
+		n, ok, err := fn()
+		return hit{n, ok}, err
+	})
+	return h.n, h.ok, err
+}
+
+// SweepLimits deletes limit windows that started before before.
+func (db *DB) SweepLimits(ctx context.Context, before time.Time) error {
+	tx, err := db.beginWrite(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if _, err := tx.exec(ctx, `DELETE FROM limit_windows WHERE window_start < ?`, tx.time(storeTime(before))); err != nil {
+		return dbError(err, "sweep limits")
+	}
+	if _, err := tx.exec(ctx, `DELETE FROM idempotency_keys WHERE created_at < ?`, tx.time(tx.now.Add(-24*time.Hour))); err != nil {
+		return dbError(err, "sweep idempotency keys")
+	}
+	return tx.commit()
+}

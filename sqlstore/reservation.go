@@ -1,0 +1,400 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"time"
+
+	"github.com/coachd/coachd"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// SetBudgetConfig sets the budget period and the reservation expiry. Call
+// it before the store is used.
+func (db *DB) SetBudgetConfig(c coachd.BudgetConfig) {
+	if c.TTL <= 0 {
+		c.TTL = coachd.DefaultReservationTTL
+	}
+	if c.Period == "" {
+		c.Period = coachd.PeriodNone
+	}
+	db.budget = c
+}
+
+func (db *DB) ttl() time.Duration {
+	if db.budget.TTL <= 0 {
+		return coachd.DefaultReservationTTL
+	}
+	return db.budget.TTL
+}
+
+const reservationColumns = `id, user_id, session_id, agent, estimate, held, charged, state, free_preview, period_start, created_at, expires_at`
+
+func scanReservation(row interface{ Scan(...any) error }) (*coachd.Reservation, error) {
+	r := &coachd.Reservation{}
+	err := row.Scan(&r.ID, &r.UserID, &r.SessionID, &r.Agent, &r.Estimate, &r.Held, &r.Charged, &r.State,
+		&r.FreePreview, timeCol{&r.PeriodStart}, timeCol{&r.CreatedAt}, timeCol{&r.ExpiresAt})
+	return r, err
+}
+
+// retry runs fn again when Postgres aborts its transaction for a deadlock
+// or a serialization failure; both are safe to retry because fn's
+// transaction was rolled back.
+func retry[T any](ctx context.Context, fn func() (T, error)) (T, error) {
+	for i := 0; ; i++ {
+		v, err := fn()
+		var pe *pgconn.PgError
+		if i < 8 && errors.As(err, &pe) && (pe.Code == "40P01" || pe.Code == "40001") && ctx.Err() == nil {
+			time.Sleep(time.Duration(i+1) * time.Millisecond)
+			continue
+		}
+		return v, err
+	}
+}
+
+// Reserve holds req.Estimate tokens of the user's budget: after releasing
+// the user's stale holds and rolling the budget period, one conditional
+// UPDATE checks that the estimate fits and charges it, so two concurrent
+// reservations can never both pass a check that only one fits (on
+// Postgres the row lock serialises them; on SQLite the single writer).
+func (db *DB) Reserve(ctx context.Context, req coachd.ReserveRequest) (*coachd.Reservation, error) {
+	if req.Estimate < 0 {
+		return nil, coachd.Invalid(coachd.FieldError{Field: "estimate", Message: "must not be negative", Code: "range"})
+	}
+	return retry(ctx, func() (*coachd.Reservation, error) { return db.reserve(ctx, req) })
+}
+
+func (db *DB) reserve(ctx context.Context, req coachd.ReserveRequest) (*coachd.Reservation, error) {
+	tx, err := db.beginWrite(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	if _, err := expireUser(ctx, tx, req.UserID); err != nil {
+		return nil, err
+	}
+	if err := db.rollPeriod(ctx, tx, req.UserID); err != nil {
+		return nil, err
+	}
+	r := &coachd.Reservation{
+		ID: coachd.NewID(coachd.PrefixReservation, tx.now), UserID: req.UserID, SessionID: req.SessionID,
+		Agent: req.Agent, Estimate: req.Estimate, Held: req.Estimate, State: coachd.ReservationActive,
+		CreatedAt: tx.now, ExpiresAt: storeTime(tx.now.Add(db.ttl())),
+	}
+	var budget, used, reserved int64
+	err = tx.queryRow(ctx, `UPDATE users SET tokens_reserved = tokens_reserved + ?
+		WHERE id = ? AND tokens_used + tokens_reserved + ? <= token_budget
+		RETURNING token_budget, tokens_used, tokens_reserved, period_start`,
+		req.Estimate, req.UserID, req.Estimate).Scan(&budget, &used, &reserved, timeCol{&r.PeriodStart})
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		if err := db.freePreview(ctx, tx, req, r); err != nil {
+			return nil, err
+		}
+	case err != nil:
+		return nil, dbError(err, "reserve")
+	default:
+		r.Remaining = max(budget-used-reserved, 0)
+	}
+	if _, err := tx.exec(ctx, `INSERT INTO reservations (`+reservationColumns+`, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		r.ID, r.UserID, r.SessionID, r.Agent, r.Estimate, r.Held, r.Charged, string(r.State), r.FreePreview,
+		tx.time(r.PeriodStart), tx.time(r.CreatedAt), tx.time(r.ExpiresAt), tx.time(tx.now)); err != nil {
+		return nil, dbError(err, "create reservation")
+	}
+	if !r.FreePreview {
+		if err := addLedger(ctx, tx, r, 0, r.Estimate, "reserve"); err != nil {
+			return nil, err
+		}
+	}
+	return r, tx.commit()
+}
+
+// freePreview turns r into a free-preview reservation when the user has no
+// budget and the agent grants free turns that are not used up; otherwise
+// it explains why the budget cannot cover the turn.
+func (db *DB) freePreview(ctx context.Context, tx *tx, req coachd.ReserveRequest, r *coachd.Reservation) error {
+	// A no-op update takes the user's row lock: concurrent turns count the
+	// free turns one after the other.
+	var budget, used, reserved int64
+	err := tx.queryRow(ctx, `UPDATE users SET token_budget = token_budget WHERE id = ?
+		RETURNING token_budget, tokens_used, tokens_reserved, period_start`, req.UserID).
+		Scan(&budget, &used, &reserved, timeCol{&r.PeriodStart})
+	if err != nil {
+		return dbError(err, "user %q", req.UserID)
+	}
+	remaining := max(budget-used-reserved, 0)
+	if budget == 0 && req.FreePreviewTurns > 0 {
+		var n int64
+		if err := tx.queryRow(ctx, `SELECT COUNT(*) FROM reservations WHERE user_id = ? AND agent = ? AND free_preview`,
+			req.UserID, req.Agent).Scan(&n); err != nil {
+			return dbError(err, "count free previews")
+		}
+		if n < int64(req.FreePreviewTurns) {
+			r.FreePreview, r.Held = true, 0
+			return nil
+		}
+		e := coachd.Errorf(coachd.EBUDGET, "The free preview (%d turns) is used up and this account has no token budget.", req.FreePreviewTurns)
+		e.Extra = map[string]any{"remaining": 0, "estimated_tokens": req.Estimate}
+		return e
+	}
+	e := coachd.Errorf(coachd.EBUDGET, "Token budget exhausted: %d tokens remain and this turn needs about %d.", remaining, req.Estimate)
+	if budget == 0 {
+		e = coachd.Errorf(coachd.EBUDGET, "This account has no token budget.")
+	}
+	e.Extra = map[string]any{"remaining": remaining, "estimated_tokens": req.Estimate}
+	return e
+}
+
+// rollPeriod starts the user's new budget period when the configured one
+// has moved on: tokens_used restarts at 0, which is the ledger's sum for a
+// period without rows.
+func (db *DB) rollPeriod(ctx context.Context, tx *tx, userID string) error {
+	start := storeTime(db.budget.Period.Start(tx.now))
+	if _, err := tx.exec(ctx, `UPDATE users SET period_start = ?, tokens_used = 0 WHERE id = ? AND period_start < ?`,
+		tx.time(start), userID, tx.time(start)); err != nil {
+		return dbError(err, "roll budget period")
+	}
+	return nil
+}
+
+// Charge charges cumulative usage and keeps the rest of the estimate held.
+func (db *DB) Charge(ctx context.Context, userID, id string, tokensUsed int64) (*coachd.Reservation, error) {
+	return db.settle(ctx, userID, id, tokensUsed, settleCharge)
+}
+
+// Finalize charges real usage and releases the hold.
+func (db *DB) Finalize(ctx context.Context, userID, id string, tokensUsed int64) (*coachd.Reservation, error) {
+	return db.settle(ctx, userID, id, tokensUsed, settleFinalize)
+}
+
+// Abort charges the usage seen before an abort and releases the rest.
+func (db *DB) Abort(ctx context.Context, userID, id string, tokensUsed int64) (*coachd.Reservation, error) {
+	return db.settle(ctx, userID, id, tokensUsed, settleAbort)
+}
+
+type settleMode int
+
+const (
+	settleCharge settleMode = iota
+	settleFinalize
+	settleAbort
+)
+
+func (db *DB) settle(ctx context.Context, userID, id string, total int64, mode settleMode) (*coachd.Reservation, error) {
+	if total < 0 {
+		return nil, coachd.Invalid(coachd.FieldError{Field: "tokens_used", Message: "must not be negative", Code: "range"})
+	}
+	return retry(ctx, func() (*coachd.Reservation, error) {
+		tx, err := db.beginWrite(ctx)
+		if err != nil {
+			return nil, err
+		}
+		defer tx.Rollback()
+		r, err := lockReservation(ctx, tx, userID, id)
+		if err != nil {
+			return nil, err
+		}
+		if err := db.apply(ctx, tx, r, total, mode); err != nil {
+			return nil, err
+		}
+		if err := remaining(ctx, tx, r); err != nil {
+			return nil, err
+		}
+		return r, tx.commit()
+	})
+}
+
+// lockReservation reads the user's reservation and takes its row lock
+// (an UPDATE locks on Postgres; SQLite's writer is already exclusive).
+func lockReservation(ctx context.Context, tx *tx, userID, id string) (*coachd.Reservation, error) {
+	if !coachd.ValidID(coachd.PrefixReservation, id) {
+		return nil, coachd.Errorf(coachd.ENOTFOUND, "reservation not found")
+	}
+	r, err := scanReservation(tx.queryRow(ctx, `UPDATE reservations SET updated_at = ? WHERE id = ? AND user_id = ?
+		RETURNING `+reservationColumns, tx.time(tx.now), id, userID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, coachd.Errorf(coachd.ENOTFOUND, "reservation not found")
+	}
+	if err != nil {
+		return nil, dbError(err, "reservation %q", id)
+	}
+	return r, nil
+}
+
+// apply settles r with a cumulative total: it charges only what exceeds
+// what was charged before (so a repeat changes nothing), sets the hold
+// (what is left of the estimate while a charge keeps it active, nothing
+// once settled) and writes the ledger row of the change.
+func (db *DB) apply(ctx context.Context, tx *tx, r *coachd.Reservation, total int64, mode settleMode) error {
+	diff := max(total-r.Charged, 0)
+	charged, held, state, expires := r.Charged+diff, int64(0), r.State, r.ExpiresAt
+	reason := "charge"
+	switch {
+	case r.State == coachd.ReservationActive && mode == settleCharge:
+		held = max(r.Estimate-charged, 0)
+		expires = storeTime(tx.now.Add(db.ttl()))
+	case r.State == coachd.ReservationActive && mode == settleFinalize:
+		state, reason = coachd.ReservationFinalized, "finalize"
+	case r.State == coachd.ReservationActive && mode == settleAbort:
+		state, reason = coachd.ReservationAborted, "abort"
+	case r.State == coachd.ReservationExpired && mode == settleFinalize:
+		// A late finalize still charges the real usage.
+		state, reason = coachd.ReservationFinalized, "late_finalize"
+	}
+	if r.FreePreview {
+		held = 0
+	}
+	heldDelta := held - r.Held
+	if diff == 0 && heldDelta == 0 && state == r.State && expires.Equal(r.ExpiresAt) {
+		return nil
+	}
+	if _, err := tx.exec(ctx, `UPDATE reservations SET charged = ?, held = ?, state = ?, expires_at = ?, updated_at = ? WHERE id = ?`,
+		charged, held, string(state), tx.time(expires), tx.time(tx.now), r.ID); err != nil {
+		return dbError(err, "settle reservation")
+	}
+	r.Charged, r.Held, r.State, r.ExpiresAt = charged, held, state, expires
+	if r.FreePreview || (diff == 0 && heldDelta == 0) {
+		return nil
+	}
+	// Usage is charged to the period the reservation was made in: it moves
+	// the cached total only while that period is still the user's current.
+	if _, err := tx.exec(ctx, `UPDATE users SET
+		tokens_used = tokens_used + CASE WHEN period_start = ? THEN CAST(? AS BIGINT) ELSE 0 END,
+		tokens_reserved = tokens_reserved + ? WHERE id = ?`,
+		tx.time(r.PeriodStart), diff, heldDelta, r.UserID); err != nil {
+		return dbError(err, "charge user")
+	}
+	return addLedger(ctx, tx, r, diff, heldDelta, reason)
+}
+
+func addLedger(ctx context.Context, tx *tx, r *coachd.Reservation, used, reserved int64, reason string) error {
+	if _, err := tx.exec(ctx, `INSERT INTO ledger (user_id, reservation_id, used_delta, reserved_delta, reason, period_start, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		r.UserID, r.ID, used, reserved, reason, tx.time(r.PeriodStart), tx.time(tx.now)); err != nil {
+		return dbError(err, "write ledger")
+	}
+	return nil
+}
+
+// remaining sets r.Remaining from the user's row.
+func remaining(ctx context.Context, tx *tx, r *coachd.Reservation) error {
+	var budget, used, reserved int64
+	if err := tx.queryRow(ctx, `SELECT token_budget, tokens_used, tokens_reserved FROM users WHERE id = ?`, r.UserID).
+		Scan(&budget, &used, &reserved); err != nil {
+		return dbError(err, "user %q", r.UserID)
+	}
+	r.Remaining = max(budget-used-reserved, 0)
+	return nil
+}
+
+// expireUser releases the user's active holds past their expiry.
+func expireUser(ctx context.Context, tx *tx, userID string) (int, error) {
+	rows, err := tx.query(ctx, `SELECT id FROM reservations WHERE user_id = ? AND state = 'active' AND expires_at <= ? ORDER BY id`,
+		userID, tx.time(tx.now))
+	if err != nil {
+		return 0, dbError(err, "find stale reservations")
+	}
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return 0, dbError(err, "find stale reservations")
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, dbError(err, "find stale reservations")
+	}
+	n := 0
+	for _, id := range ids {
+		r, err := lockReservation(ctx, tx, userID, id)
+		if err != nil {
+			return 0, err
+		}
+		// Settled by someone else since the SELECT, or extended: skip.
+		if r.State != coachd.ReservationActive || r.ExpiresAt.After(tx.now) {
+			continue
+		}
+		held := r.Held
+		if _, err := tx.exec(ctx, `UPDATE reservations SET state = 'expired', held = 0 WHERE id = ?`, r.ID); err != nil {
+			return 0, dbError(err, "expire reservation")
+		}
+		n++
+		if held == 0 || r.FreePreview {
+			continue
+		}
+		if _, err := tx.exec(ctx, `UPDATE users SET tokens_reserved = tokens_reserved - ? WHERE id = ?`, held, userID); err != nil {
+			return 0, dbError(err, "release hold")
+		}
+		if err := addLedger(ctx, tx, r, 0, -held, "expire"); err != nil {
+			return 0, err
+		}
+	}
+	return n, nil
+}
+
+// ExpireReservations releases every stale hold, one user per transaction.
+func (db *DB) ExpireReservations(ctx context.Context) (int, error) {
+	tx, err := db.beginRead(ctx)
+	if err != nil {
+		return 0, err
+	}
+	rows, err := tx.query(ctx, `SELECT DISTINCT user_id FROM reservations WHERE state = 'active' AND expires_at <= ?`, tx.time(tx.now))
+	if err != nil {
+		tx.Rollback()
+		return 0, dbError(err, "find stale reservations")
+	}
+	var users []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err == nil {
+			users = append(users, id)
+		}
+	}
+	rows.Close()
+	tx.Rollback()
+	total := 0
+	for _, u := range users {
+		n, err := retry(ctx, func() (int, error) {
+			tx, err := db.beginWrite(ctx)
+			if err != nil {
+				return 0, err
+			}
+			defer tx.Rollback()
+			n, err := expireUser(ctx, tx, u)
+			if err != nil {
+				return 0, err
+			}
+			return n, tx.commit()
+		})
+		if err != nil {
+			return total, err
+		}
+		total += n
+	}
+	return total, nil
+}
+
+// FindReservation returns the user's reservation.
+func (db *DB) FindReservation(ctx context.Context, userID, id string) (*coachd.Reservation, error) {
+	if !coachd.ValidID(coachd.PrefixReservation, id) {
+		return nil, coachd.Errorf(coachd.ENOTFOUND, "reservation not found")
+	}
+	tx, err := db.beginRead(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	r, err := scanReservation(tx.queryRow(ctx, `SELECT `+reservationColumns+` FROM reservations WHERE id = ? AND user_id = ?`, id, userID))
+	if err != nil {
+		return nil, dbError(err, "reservation")
+	}
+	if err := remaining(ctx, tx, r); err != nil {
+		return nil, err
+	}
+	return r, tx.commit()
+}

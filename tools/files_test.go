@@ -1,0 +1,111 @@
+package tools_test
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/coachd/coachd"
+	"github.com/coachd/coachd/sqlstore"
+	"github.com/coachd/coachd/tools"
+)
+
+func storeEnv(t *testing.T) coachd.ToolEnv {
+	t.Helper()
+	ctx := context.Background()
+	db, err := sqlstore.Open(ctx, filepath.Join(t.TempDir(), "c.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if err := db.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	u := &coachd.User{Name: "ada"}
+	if err := db.CreateUser(ctx, u, "h"); err != nil {
+		t.Fatal(err)
+	}
+	s := &coachd.Session{UserID: u.ID, Agent: "default"}
+	if err := db.CreateSession(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	var events []coachd.Event
+	return coachd.ToolEnv{User: u, Session: s, Store: db, Emit: func(e coachd.Event) { events = append(events, e) }}
+}
+
+func exec(t *testing.T, tool coachd.Tool, env coachd.ToolEnv, input string) coachd.ToolResult {
+	t.Helper()
+	res, err := tool.Execute(context.Background(), coachd.ToolCall{ID: "c", Name: tool.Definition().Name, Input: json.RawMessage(input)}, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func TestFileTools(t *testing.T) {
+	env := storeEnv(t)
+	save := tools.SaveFile{}
+	if r := exec(t, save, env, `{"file_type":"day-plan","file_name":"2026-03-02","content":"Rest","attributes":{"energy":"low"}}`); r.IsError || !strings.Contains(r.Content, `"bytes":4,"path":"day-plan/2026-03-02"`) {
+		t.Fatalf("save %+v", r)
+	}
+	for _, bad := range []string{`{"file_type":"day-plan","file_name":"../x","content":"x"}`, `{"file_type":"nope","content":"x"}`,
+		`{"file_type":"day-plan","file_name":"a\u0001b","content":"x"}`} {
+		if r := exec(t, save, env, bad); !r.IsError {
+			t.Errorf("%s accepted: %+v", bad, r)
+		}
+	}
+	if r := exec(t, tools.ReadFile{}, env, `{"file_type":"day-plan","file_name":"2026-03-02"}`); r.IsError || !strings.Contains(r.Content, `"content":"Rest"`) {
+		t.Fatalf("read %+v", r)
+	}
+	if r := exec(t, tools.ReadFile{}, env, `{"file_type":"overview"}`); !r.IsError {
+		t.Fatalf("missing file read %+v", r)
+	}
+	if r := exec(t, tools.ListFiles{}, env, `{}`); !strings.Contains(r.Content, `"count":1`) {
+		t.Fatalf("list %+v", r)
+	}
+	for _, tool := range tools.Builtins() {
+		d := tool.Definition()
+		if d.Category == "" || d.Description == "" || !json.Valid(d.InputSchema) {
+			t.Errorf("%s: incomplete definition", d.Name)
+		}
+	}
+}
+
+func TestNoteEditTools(t *testing.T) {
+	env := storeEnv(t)
+	r := exec(t, tools.SaveNote{}, env, `{"note_type":"tip","title":"T","content":"C"}`)
+	var saved struct {
+		ID string `json:"note_id"`
+	}
+	json.Unmarshal([]byte(r.Content), &saved)
+	if r := exec(t, tools.UpdateNote{}, env, `{"note_id":"`+saved.ID+`","title":"New"}`); r.IsError || !strings.Contains(r.Content, `"title":"New"`) {
+		t.Fatalf("update %+v", r)
+	}
+	if r := exec(t, tools.PinNote{}, env, `{"note_id":"`+saved.ID+`"}`); r.IsError || !strings.Contains(r.Content, `"is_pinned":true`) {
+		t.Fatalf("pin %+v", r)
+	}
+	if r := exec(t, tools.PinNote{}, env, `{"note_id":"note_nope"}`); !r.IsError {
+		t.Fatalf("bad id %+v", r)
+	}
+}
+
+func TestEnterArcAndComplete(t *testing.T) {
+	env := storeEnv(t)
+	if r := exec(t, tools.EnterArc{}, env, `{"arc":"life_mapping"}`); r.IsError {
+		t.Fatalf("enter %+v", r)
+	}
+	s, _ := env.Store.FindSession(context.Background(), env.User.ID, env.Session.ID)
+	if s.Mode != "life_mapping" {
+		t.Fatalf("mode %q", s.Mode)
+	}
+	st := coachd.SessionExpired
+	env.Store.UpdateSession(context.Background(), env.User.ID, env.Session.ID, coachd.SessionUpdate{Status: &st})
+	if r := exec(t, tools.CompleteSession{}, env, `{"type":"session"}`); !r.IsError || !strings.Contains(r.Content, "expired") {
+		t.Fatalf("complete expired %+v", r)
+	}
+	if r := exec(t, tools.EnterArc{}, env, `{"arc":"weekly_checkin"}`); !r.IsError {
+		t.Fatalf("enter on expired %+v", r)
+	}
+}

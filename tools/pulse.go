@@ -1,0 +1,56 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/coachd/coachd"
+)
+
+// ShowPulseCheck asks the user to rate how their life domains feel. It is
+// interactive: the turn pauses until the client answers with ratings,
+// which are validated against the result schema before the turn resumes.
+type ShowPulseCheck struct{}
+
+func (ShowPulseCheck) Definition() coachd.ToolDef {
+	return coachd.ToolDef{
+		Name:        "show_pulse_check",
+		Description: "Show the user a pulse check: they rate each domain from 1 (in crisis) to 5 (thriving). The turn pauses until they submit; the ratings are the tool result.",
+		Category:    coachd.ToolInteractive,
+		InputSchema: json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "context": {"type": "string", "minLength": 1, "maxLength": 500},
+    "domains": {"type": "array", "items": {"type": "string", "minLength": 1, "maxLength": 50}, "minItems": 1, "maxItems": 12}
+  },
+  "required": ["context"],
+  "additionalProperties": false
+}`),
+		ResultSchema: json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "ratings": {
+      "type": "array", "minItems": 1, "maxItems": 12,
+      "items": {
+        "type": "object",
+        "properties": {
+          "domain": {"type": "string", "minLength": 1, "maxLength": 50},
+          "rating": {"type": "integer", "minimum": 1, "maximum": 5}
+        },
+        "required": ["domain", "rating"],
+        "additionalProperties": false
+      }
+    },
+    "note": {"type": "string", "maxLength": 1000}
+  },
+  "required": ["ratings"],
+  "additionalProperties": false
+}`),
+	}
+}
+
+// Execute is never called for interactive tools; the runner pauses the turn
+// instead.
+func (ShowPulseCheck) Execute(context.Context, coachd.ToolCall, coachd.ToolEnv) (coachd.ToolResult, error) {
+	return coachd.ToolResult{}, coachd.Errorf(coachd.EINTERNAL, "show_pulse_check is answered by the user")
+}

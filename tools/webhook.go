@@ -1,0 +1,268 @@
+package tools
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/coachd/coachd"
+	"gopkg.in/yaml.v3"
+)
+
+// Webhook defaults and bounds.
+const (
+	DefaultWebhookTimeout  = 10 * time.Second
+	DefaultWebhookMaxBytes = 64 << 10
+	MaxWebhookMaxBytes     = 4 << 20
+)
+
+var (
+	toolNameRe = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
+	envRefRe   = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+)
+
+// Webhook is a pack tool that calls an app's own HTTP endpoint, defined in
+// tools/<name>.yaml. Secrets in its URL and headers are ${ENV} references
+// resolved once, at load; they never appear in results or logs. Every call
+// carries the user id and session id, as X-Coachd-User-Id and
+// X-Coachd-Session-Id headers and, for methods with a body, in the JSON
+// body {input, user_id, session_id, tool_use_id}. GET and DELETE send the
+// input's top-level fields as query parameters instead.
+type Webhook struct {
+	def      coachd.ToolDef
+	method   string
+	url      string
+	headers  http.Header
+	timeout  time.Duration
+	maxBytes int64
+	client   *http.Client
+}
+
+// webhookFile is the YAML shape of tools/<name>.yaml.
+type webhookFile struct {
+	Name             string            `yaml:"name"`
+	Description      string            `yaml:"description"`
+	Kind             string            `yaml:"kind"`
+	Method           string            `yaml:"method"`
+	URL              string            `yaml:"url"`
+	Headers          map[string]string `yaml:"headers"`
+	Timeout          string            `yaml:"timeout"`
+	MaxResponseBytes int64             `yaml:"max_response_bytes"`
+	InputSchema      yaml.Node         `yaml:"input_schema"`
+}
+
+// ParseWebhook reads a webhook tool definition. path prefixes every
+// problem as path:line; all problems are returned, joined. getenv resolves
+// ${NAME} references (a missing variable is a problem).
+func ParseWebhook(path string, data []byte, getenv func(string) string, client *http.Client) (*Webhook, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, fmt.Errorf("%s: %v", path, err)
+	}
+	if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+		return nil, fmt.Errorf("%s:1: a tool file is a YAML mapping", path)
+	}
+	root := doc.Content[0]
+	var f webhookFile
+	if err := root.Decode(&f); err != nil {
+		return nil, fmt.Errorf("%s: %v", path, err)
+	}
+	var errs []error
+	bad := func(key, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s:%d: %s", path, keyLine(root, key), fmt.Sprintf(format, args...)))
+	}
+	known := map[string]bool{"name": true, "description": true, "kind": true, "method": true, "url": true,
+		"headers": true, "timeout": true, "max_response_bytes": true, "input_schema": true, "category": true}
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		if k := root.Content[i]; !known[k.Value] {
+			errs = append(errs, fmt.Errorf("%s:%d: unknown key %q", path, k.Line, k.Value))
+		}
+	}
+	w := &Webhook{headers: http.Header{}, client: client}
+	if w.client == nil {
+		w.client = &http.Client{}
+	}
+	if !toolNameRe.MatchString(f.Name) {
+		bad("name", "name must be lowercase letters, digits and underscores, starting with a letter")
+	}
+	if f.Kind != "" && f.Kind != "webhook" {
+		bad("kind", "kind must be webhook")
+	}
+	if strings.TrimSpace(f.Description) == "" {
+		bad("description", "description is required: the model reads it to decide when to call the tool")
+	}
+	w.method = strings.ToUpper(f.Method)
+	if w.method == "" {
+		w.method = http.MethodPost
+	}
+	switch w.method {
+	case http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete:
+	default:
+		bad("method", "method must be GET, POST, PUT, PATCH or DELETE")
+	}
+	resolve := func(key, s string) string {
+		return envRefRe.ReplaceAllStringFunc(s, func(ref string) string {
+			name := envRefRe.FindStringSubmatch(ref)[1]
+			v := getenv(name)
+			if v == "" {
+				bad(key, "environment variable %s is not set", name)
+			}
+			return v
+		})
+	}
+	w.url = resolve("url", f.URL)
+	if u, err := url.Parse(w.url); f.URL == "" || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		bad("url", "url must be an absolute http or https URL")
+	}
+	for k, v := range f.Headers {
+		if k == "" || strings.ContainsAny(k, " :\r\n") {
+			bad("headers", "invalid header name %q", k)
+			continue
+		}
+		w.headers.Set(k, resolve("headers", v))
+	}
+	w.timeout = DefaultWebhookTimeout
+	if f.Timeout != "" {
+		d, err := time.ParseDuration(f.Timeout)
+		if err != nil || d <= 0 || d > 5*time.Minute {
+			bad("timeout", "timeout must be a duration like 5s, at most 5m")
+		}
+		w.timeout = d
+	}
+	w.maxBytes = DefaultWebhookMaxBytes
+	if f.MaxResponseBytes != 0 {
+		if f.MaxResponseBytes < 0 || f.MaxResponseBytes > MaxWebhookMaxBytes {
+			bad("max_response_bytes", "max_response_bytes must be between 1 and %d", MaxWebhookMaxBytes)
+		}
+		w.maxBytes = f.MaxResponseBytes
+	}
+	schema := json.RawMessage(`{"type":"object"}`)
+	if f.InputSchema.Kind != 0 {
+		var v any
+		if err := f.InputSchema.Decode(&v); err != nil {
+			bad("input_schema", "input_schema: %v", err)
+		} else if m, ok := v.(map[string]any); !ok || m["type"] != "object" {
+			bad("input_schema", "input_schema must be a JSON Schema of type object")
+		} else if schema, err = json.Marshal(v); err != nil {
+			bad("input_schema", "input_schema: %v", err)
+		}
+	}
+	w.def = coachd.ToolDef{Name: f.Name, Description: f.Description, InputSchema: schema, Category: coachd.ToolInstant}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return w, nil
+}
+
+// keyLine is the line of key in a mapping node (the mapping's line when
+// the key is absent).
+func keyLine(m *yaml.Node, key string) int {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return m.Content[i].Line
+		}
+	}
+	return m.Line
+}
+
+func (w *Webhook) Definition() coachd.ToolDef { return w.def }
+
+func (w *Webhook) Execute(ctx context.Context, call coachd.ToolCall, env coachd.ToolEnv) (coachd.ToolResult, error) {
+	ctx, cancel := context.WithTimeout(ctx, w.timeout)
+	defer cancel()
+	req, err := w.request(ctx, call, env)
+	if err != nil {
+		return coachd.ToolResult{}, err
+	}
+	resp, err := w.client.Do(req)
+	if err != nil {
+		// The client's error text holds the URL, which may hold a secret.
+		if ctx.Err() != nil {
+			return refuse(fmt.Sprintf("%s: the endpoint did not answer within %s", w.def.Name, w.timeout))
+		}
+		return refuse(fmt.Sprintf("%s: the endpoint could not be reached", w.def.Name))
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, w.maxBytes+1))
+	if err != nil {
+		if ctx.Err() != nil {
+			return refuse(fmt.Sprintf("%s: the endpoint did not answer within %s", w.def.Name, w.timeout))
+		}
+		return refuse(fmt.Sprintf("%s: reading the response failed", w.def.Name))
+	}
+	if int64(len(body)) > w.maxBytes {
+		return refuse(fmt.Sprintf("%s: the response is larger than %d bytes and was dropped", w.def.Name, w.maxBytes))
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return refuse(fmt.Sprintf("%s: the endpoint answered HTTP %d: %s", w.def.Name, resp.StatusCode, snippet(body, 300)))
+	}
+	if !utf8.Valid(body) {
+		return refuse(fmt.Sprintf("%s: the response is not text", w.def.Name))
+	}
+	return coachd.ToolResult{Content: string(body)}, nil
+}
+
+func (w *Webhook) request(ctx context.Context, call coachd.ToolCall, env coachd.ToolEnv) (*http.Request, error) {
+	u := w.url
+	var body io.Reader
+	if w.method == http.MethodGet || w.method == http.MethodDelete {
+		var in map[string]any
+		_ = json.Unmarshal(call.Input, &in) // validated as an object before Execute
+		q := url.Values{}
+		for k, v := range in {
+			if s, ok := v.(string); ok {
+				q.Set(k, s)
+			} else {
+				b, _ := json.Marshal(v)
+				q.Set(k, string(b))
+			}
+		}
+		if len(q) > 0 {
+			sep := "?"
+			if strings.Contains(u, "?") {
+				sep = "&"
+			}
+			u += sep + q.Encode()
+		}
+	} else {
+		b, err := json.Marshal(map[string]any{
+			"input": json.RawMessage(call.Input), "user_id": env.User.ID,
+			"session_id": env.Session.ID, "tool_use_id": call.ID,
+		})
+		if err != nil {
+			return nil, err
+		}
+		body = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, w.method, u, body)
+	if err != nil {
+		return nil, coachd.Errorf(coachd.EINTERNAL, "%s: build request", w.def.Name)
+	}
+	for k, v := range w.headers {
+		req.Header[k] = v
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("X-Coachd-User-Id", env.User.ID)
+	req.Header.Set("X-Coachd-Session-Id", env.Session.ID)
+	req.Header.Set("X-Coachd-Tool-Use-Id", call.ID)
+	return req, nil
+}
+
+func snippet(b []byte, n int) string {
+	r := []rune(strings.ToValidUTF8(string(b), ""))
+	if len(r) > n {
+		return strings.TrimSpace(string(r[:n])) + "…"
+	}
+	return strings.TrimSpace(string(r))
+}
