@@ -65,4 +65,9 @@ type SessionService interface {
 	ListSessions(ctx context.Context, userID string, page Page) ([]*Session, string, error)
 	UpdateSession(ctx context.Context, userID, id string, upd SessionUpdate) (*Session, error)
 	DeleteSession(ctx context.Context, userID, id string) error
+	// AcquireTurn leases the session's one running turn to owner until
+	// the given time; a live lease of another owner is ETURNINPROGRESS.
+	AcquireTurn(ctx context.Context, userID, sessionID, owner string, until time.Time) error
+	// ReleaseTurn ends owner's lease.
+	ReleaseTurn(ctx context.Context, userID, sessionID, owner string) error
 }

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"crypto/rand"
 	"sync"
 	"time"
 
@@ -12,50 +13,100 @@ import (
 // session's running turn.
 const MaxBusyWait = 30 * time.Second
 
-// guard allows one running turn per session in this process.
+// leaseMargin is added to a turn's deadline for its lease: time to store
+// what the turn said after the deadline cut it.
+const leaseMargin = 30 * time.Second
+
+// guard allows one running turn per session: a lock in this process (so
+// waiters here wake the moment a turn ends) and a lease in the database
+// (so replicas sharing it exclude each other, and a lease a crashed
+// process held runs out by itself).
 type guard struct {
+	store coachd.SessionService
+	clock coachd.Clock
+
 	mu    sync.Mutex
 	turns map[string]chan struct{} // closed when the turn ends
 }
 
-func newGuard() *guard { return &guard{turns: map[string]chan struct{}{}} }
+func newGuard(store coachd.SessionService, clock coachd.Clock) *guard {
+	return &guard{store: store, clock: clock, turns: map[string]chan struct{}{}}
+}
 
-// acquire takes the session's slot. Without wait a busy session is
-// ETURNINPROGRESS at once; with wait it queues up to MaxBusyWait.
-func (g *guard) acquire(ctx context.Context, sessionID string, wait bool) (release func(), err error) {
-	var timeout <-chan time.Time
+// acquire takes the session's turn for up to lease. Without wait a busy
+// session is ETURNINPROGRESS at once; with wait it queues up to
+// MaxBusyWait (polling the lease when another process holds it).
+func (g *guard) acquire(ctx context.Context, userID, sessionID string, wait bool, lease time.Duration) (release func(), err error) {
+	timeout := time.NewTimer(MaxBusyWait)
+	defer timeout.Stop()
+	busy := func() error {
+		if wait {
+			return coachd.Errorf(coachd.ETURNINPROGRESS, "a turn is still running on this session after waiting %s", MaxBusyWait)
+		}
+		return coachd.Errorf(coachd.ETURNINPROGRESS, "a turn is already running on this session")
+	}
+	poll := 20 * time.Millisecond
 	for {
-		g.mu.Lock()
-		done, busy := g.turns[sessionID]
-		if !busy {
-			ch := make(chan struct{})
-			g.turns[sessionID] = ch
-			g.mu.Unlock()
+		local, done := g.local(sessionID)
+		if local == nil {
+			if !wait {
+				return nil, busy()
+			}
+			select {
+			case <-done:
+				continue
+			case <-timeout.C:
+				return nil, busy()
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
+		owner := rand.Text()
+		err := g.store.AcquireTurn(ctx, userID, sessionID, owner, g.clock.Now().Add(lease))
+		if err == nil {
 			var once sync.Once
 			return func() {
 				once.Do(func() {
-					g.mu.Lock()
-					delete(g.turns, sessionID)
-					g.mu.Unlock()
-					close(ch)
+					rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+					defer cancel()
+					g.store.ReleaseTurn(rctx, userID, sessionID, owner)
+					local()
 				})
 			}, nil
 		}
-		g.mu.Unlock()
+		local()
+		if coachd.ErrorCode(err) != coachd.ETURNINPROGRESS {
+			return nil, err
+		}
 		if !wait {
-			return nil, coachd.Errorf(coachd.ETURNINPROGRESS, "a turn is already running on this session")
+			return nil, busy()
 		}
-		if timeout == nil {
-			t := time.NewTimer(MaxBusyWait)
-			defer t.Stop()
-			timeout = t.C
-		}
+		// Another process runs the turn: poll its lease.
 		select {
-		case <-done:
-		case <-timeout:
-			return nil, coachd.Errorf(coachd.ETURNINPROGRESS, "a turn is still running on this session after waiting %s", MaxBusyWait)
+		case <-time.After(poll):
+			poll = min(2*poll, 500*time.Millisecond)
+		case <-timeout.C:
+			return nil, busy()
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
 	}
+}
+
+// local takes the session's slot in this process and returns its release,
+// or nil and a channel closed when the running turn here ends.
+func (g *guard) local(sessionID string) (release func(), done <-chan struct{}) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if ch, busy := g.turns[sessionID]; busy {
+		return nil, ch
+	}
+	ch := make(chan struct{})
+	g.turns[sessionID] = ch
+	return func() {
+		g.mu.Lock()
+		delete(g.turns, sessionID)
+		g.mu.Unlock()
+		close(ch)
+	}, nil
 }

@@ -10,7 +10,9 @@ import (
 
 	"github.com/coachd/coachd"
 	"github.com/coachd/coachd/agent"
+	"github.com/coachd/coachd/anthropic"
 	"github.com/coachd/coachd/anthropic/anthropictest"
+	"github.com/coachd/coachd/tools"
 )
 
 // pause runs a turn that ends waiting on show_options, with an echo call in
@@ -118,6 +120,51 @@ func TestBusy(t *testing.T) {
 	got := make(chan *agent.Result, 1)
 	go func() {
 		t2, err := h.runner.Prepare(context.Background(), agent.TurnRequest{User: h.user, SessionID: sid, Message: "two", Wait: true})
+		if err != nil {
+			t.Error(err)
+			got <- nil
+			return
+		}
+		got <- t2.Run(context.Background(), &sink{})
+	}()
+	if res := t1.Run(context.Background(), &sink{}); res.StopReason != coachd.TurnEndTurn {
+		t.Fatalf("first: %s", res.StopReason)
+	}
+	if res := <-got; res == nil || res.StopReason != coachd.TurnEndTurn {
+		t.Fatalf("second: %+v", res)
+	}
+	if n := len(h.history(sid)); n != 4 {
+		t.Fatalf("stored %d messages", n)
+	}
+}
+
+// TestBusyAcrossReplicas runs two Runners on one database, as two replicas
+// would: a turn running on one makes the other answer turn_in_progress, and
+// a queued request on the other gets the session once the turn ends.
+func TestBusyAcrossReplicas(t *testing.T) {
+	h := newHarness(t, agent.Limits{})
+	ts, err := agent.NewToolset(tools.Builtins()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := agent.NewRunner(agent.Config{
+		Store: h.store, Tools: ts,
+		Model:  anthropic.New(anthropic.Config{APIKey: "test", BaseURL: h.fake.URL(), MaxRetries: -1}),
+		Agents: func(string) (*agent.Agent, bool) { return h.agent, true },
+	})
+	h.fake.Enqueue(anthropictest.Text("first", 5), anthropictest.Text("second", 5))
+	t1, err := h.runner.Prepare(context.Background(), agent.TurnRequest{User: h.user, Message: "one"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sid := t1.Session().ID
+	_, err = other.Prepare(context.Background(), agent.TurnRequest{User: h.user, SessionID: sid, Message: "two"})
+	if coachd.ErrorCode(err) != coachd.ETURNINPROGRESS {
+		t.Fatalf("other replica: want turn_in_progress, got %v", err)
+	}
+	got := make(chan *agent.Result, 1)
+	go func() {
+		t2, err := other.Prepare(context.Background(), agent.TurnRequest{User: h.user, SessionID: sid, Message: "two", Wait: true})
 		if err != nil {
 			t.Error(err)
 			got <- nil

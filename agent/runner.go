@@ -58,7 +58,7 @@ func NewRunner(cfg Config) *Runner {
 	if cfg.InteractionTTL <= 0 {
 		cfg.InteractionTTL = DefaultInteractionTTL
 	}
-	return &Runner{cfg: cfg, guard: newGuard()}
+	return &Runner{cfg: cfg, guard: newGuard(cfg.Store, cfg.Clock)}
 }
 
 // Agent resolves an agent by name ("" is the default).
@@ -136,7 +136,7 @@ func (r *Runner) Prepare(ctx context.Context, req TurnRequest) (*Turn, error) {
 	if !ok {
 		return nil, coachd.Errorf(coachd.ECONFLICT, "the session's agent %q is no longer available", sess.Agent)
 	}
-	release, err := r.guard.acquire(ctx, sess.ID, req.Wait)
+	release, err := r.guard.acquire(ctx, req.User.ID, sess.ID, req.Wait, ag.Limits.withDefaults().MaxDuration+leaseMargin)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,54 @@
+package sqlstore_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/coachd/coachd"
+)
+
+// TestTurnLease: one owner at a time, scoped to the user; a lease left by
+// a dead owner runs out; release frees it only for its owner.
+func TestTurnLease(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			ctx := context.Background()
+			clock := newClock()
+			db := MustOpen(t, b.newDSN(t), clock)
+			u := MustCreateUser(t, db, "a")
+			other := MustCreateUser(t, db, "b")
+			s := &coachd.Session{UserID: u.ID}
+			if err := db.CreateSession(ctx, s); err != nil {
+				t.Fatal(err)
+			}
+			until := clock.Now().Add(time.Minute)
+			if err := db.AcquireTurn(ctx, u.ID, s.ID, "A", until); err != nil {
+				t.Fatal(err)
+			}
+			if err := db.AcquireTurn(ctx, u.ID, s.ID, "B", until); coachd.ErrorCode(err) != coachd.ETURNINPROGRESS {
+				t.Fatalf("second owner: %v", err)
+			}
+			if err := db.AcquireTurn(ctx, other.ID, s.ID, "C", until); coachd.ErrorCode(err) != coachd.ENOTFOUND {
+				t.Fatalf("another user's session: %v", err)
+			}
+			if err := db.ReleaseTurn(ctx, u.ID, s.ID, "B"); err != nil {
+				t.Fatal(err)
+			}
+			if err := db.AcquireTurn(ctx, u.ID, s.ID, "B", until); coachd.ErrorCode(err) != coachd.ETURNINPROGRESS {
+				t.Fatalf("a stranger's release freed the lease: %v", err)
+			}
+			if err := db.ReleaseTurn(ctx, u.ID, s.ID, "A"); err != nil {
+				t.Fatal(err)
+			}
+			if err := db.AcquireTurn(ctx, u.ID, s.ID, "B", until); err != nil {
+				t.Fatalf("after release: %v", err)
+			}
+			// B dies holding the lease: once it runs out, C gets the turn.
+			clock.Add(2 * time.Minute)
+			if err := db.AcquireTurn(ctx, u.ID, s.ID, "C", clock.Now().Add(time.Minute)); err != nil {
+				t.Fatalf("after expiry: %v", err)
+			}
+		})
+	}
+}
