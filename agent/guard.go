@@ -13,9 +13,10 @@ import (
 // session's running turn.
 const MaxBusyWait = 30 * time.Second
 
-// leaseMargin is added to a turn's deadline for its lease: time to store
-// what the turn said after the deadline cut it.
-const leaseMargin = 30 * time.Second
+// DefaultTurnLease is how long a turn's database lease lasts between
+// renewals: the time a session stays busy after the process running its
+// turn died.
+const DefaultTurnLease = 10 * time.Second
 
 // guard allows one running turn per session: a lock in this process (so
 // waiters here wake the moment a turn ends) and a lease in the database
@@ -33,7 +34,8 @@ func newGuard(store coachd.SessionService, clock coachd.Clock) *guard {
 	return &guard{store: store, clock: clock, turns: map[string]chan struct{}{}}
 }
 
-// acquire takes the session's turn for up to lease. Without wait a busy
+// acquire takes the session's turn, renewing its lease every third of
+// lease until released. Without wait a busy
 // session is ETURNINPROGRESS at once; with wait it queues up to
 // MaxBusyWait (polling the lease when another process holds it).
 func (g *guard) acquire(ctx context.Context, userID, sessionID string, wait bool, lease time.Duration) (release func(), err error) {
@@ -64,9 +66,14 @@ func (g *guard) acquire(ctx context.Context, userID, sessionID string, wait bool
 		owner := rand.Text()
 		err := g.store.AcquireTurn(ctx, userID, sessionID, owner, g.clock.Now().Add(lease))
 		if err == nil {
+			stop := make(chan struct{})
+			renewed := make(chan struct{})
+			go g.renew(context.WithoutCancel(ctx), userID, sessionID, owner, lease, stop, renewed)
 			var once sync.Once
 			return func() {
 				once.Do(func() {
+					close(stop)
+					<-renewed
 					rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 					defer cancel()
 					g.store.ReleaseTurn(rctx, userID, sessionID, owner)
@@ -89,6 +96,25 @@ func (g *guard) acquire(ctx context.Context, userID, sessionID string, wait bool
 			return nil, busy()
 		case <-ctx.Done():
 			return nil, ctx.Err()
+		}
+	}
+}
+
+// renew extends owner's lease until stop is closed.
+func (g *guard) renew(ctx context.Context, userID, sessionID, owner string, lease time.Duration, stop <-chan struct{}, done chan<- struct{}) {
+	defer close(done)
+	tick := time.NewTicker(lease / 3)
+	defer tick.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-tick.C:
+			rctx, cancel := context.WithTimeout(ctx, lease/3)
+			// A failed renewal is tried again at the next tick; the lease
+			// still has two thirds of its time.
+			g.store.AcquireTurn(rctx, userID, sessionID, owner, g.clock.Now().Add(lease))
+			cancel()
 		}
 	}
 }

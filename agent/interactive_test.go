@@ -97,74 +97,50 @@ func TestInteractive(t *testing.T) {
 	})
 }
 
+// TestBusy runs a turn and a second request for the same session, from
+// the same Runner and from another Runner on the same database (as another
+// replica would): the second gets turn_in_progress at once, or, with
+// wait, queues (bounded by its context) and gets the session when the
+// first turn ends.
 func TestBusy(t *testing.T) {
-	h := newHarness(t, agent.Limits{})
-	h.fake.Enqueue(anthropictest.Text("first", 5), anthropictest.Text("second", 5))
-	t1, err := h.runner.Prepare(context.Background(), agent.TurnRequest{User: h.user, Message: "one"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sid := t1.Session().ID
-	_, err = h.runner.Prepare(context.Background(), agent.TurnRequest{User: h.user, SessionID: sid, Message: "two"})
-	if coachd.ErrorCode(err) != coachd.ETURNINPROGRESS {
-		t.Fatalf("want turn_in_progress, got %v", err)
-	}
-	// With wait it queues: bounded by the caller's context here...
-	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
-	defer cancel()
-	_, err = h.runner.Prepare(ctx, agent.TurnRequest{User: h.user, SessionID: sid, Message: "two", Wait: true})
-	if !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("want the wait to outlast the context, got %v", err)
-	}
-	// ...and gets the session when the running turn ends.
-	got := make(chan *agent.Result, 1)
-	go func() {
-		t2, err := h.runner.Prepare(context.Background(), agent.TurnRequest{User: h.user, SessionID: sid, Message: "two", Wait: true})
+	t.Run("SameProcess", func(t *testing.T) {
+		h := newHarness(t, agent.Limits{})
+		busy(t, h, h.runner)
+	})
+	t.Run("OtherReplica", func(t *testing.T) {
+		h := newHarness(t, agent.Limits{})
+		ts, err := agent.NewToolset(tools.Builtins()...)
 		if err != nil {
-			t.Error(err)
-			got <- nil
-			return
+			t.Fatal(err)
 		}
-		got <- t2.Run(context.Background(), &sink{})
-	}()
-	if res := t1.Run(context.Background(), &sink{}); res.StopReason != coachd.TurnEndTurn {
-		t.Fatalf("first: %s", res.StopReason)
-	}
-	if res := <-got; res == nil || res.StopReason != coachd.TurnEndTurn {
-		t.Fatalf("second: %+v", res)
-	}
-	if n := len(h.history(sid)); n != 4 {
-		t.Fatalf("stored %d messages", n)
-	}
+		busy(t, h, agent.NewRunner(agent.Config{
+			Store: h.store, Tools: ts,
+			Model:  anthropic.New(anthropic.Config{APIKey: "test", BaseURL: h.fake.URL(), MaxRetries: -1}),
+			Agents: func(string) (*agent.Agent, bool) { return h.agent, true },
+		}))
+	})
 }
 
-// TestBusyAcrossReplicas runs two Runners on one database, as two replicas
-// would: a turn running on one makes the other answer turn_in_progress, and
-// a queued request on the other gets the session once the turn ends.
-func TestBusyAcrossReplicas(t *testing.T) {
-	h := newHarness(t, agent.Limits{})
-	ts, err := agent.NewToolset(tools.Builtins()...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	other := agent.NewRunner(agent.Config{
-		Store: h.store, Tools: ts,
-		Model:  anthropic.New(anthropic.Config{APIKey: "test", BaseURL: h.fake.URL(), MaxRetries: -1}),
-		Agents: func(string) (*agent.Agent, bool) { return h.agent, true },
-	})
+func busy(t *testing.T, h *harness, other *agent.Runner) {
 	h.fake.Enqueue(anthropictest.Text("first", 5), anthropictest.Text("second", 5))
 	t1, err := h.runner.Prepare(context.Background(), agent.TurnRequest{User: h.user, Message: "one"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	sid := t1.Session().ID
-	_, err = other.Prepare(context.Background(), agent.TurnRequest{User: h.user, SessionID: sid, Message: "two"})
-	if coachd.ErrorCode(err) != coachd.ETURNINPROGRESS {
-		t.Fatalf("other replica: want turn_in_progress, got %v", err)
+	second := agent.TurnRequest{User: h.user, SessionID: sid, Message: "two"}
+	if _, err := other.Prepare(context.Background(), second); coachd.ErrorCode(err) != coachd.ETURNINPROGRESS {
+		t.Fatalf("want turn_in_progress, got %v", err)
+	}
+	second.Wait = true
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if _, err := other.Prepare(ctx, second); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("want the wait to outlast the context, got %v", err)
 	}
 	got := make(chan *agent.Result, 1)
 	go func() {
-		t2, err := other.Prepare(context.Background(), agent.TurnRequest{User: h.user, SessionID: sid, Message: "two", Wait: true})
+		t2, err := other.Prepare(context.Background(), second)
 		if err != nil {
 			t.Error(err)
 			got <- nil

@@ -30,6 +30,10 @@ type Config struct {
 	Agents func(name string) (*Agent, bool)
 	// InteractionTTL defaults to DefaultInteractionTTL.
 	InteractionTTL time.Duration
+	// TurnLease is how long a session stays busy after the process
+	// running its turn died (the lease is renewed while the turn runs);
+	// defaults to DefaultTurnLease.
+	TurnLease time.Duration
 }
 
 // Runner runs turns.
@@ -57,6 +61,9 @@ func NewRunner(cfg Config) *Runner {
 	}
 	if cfg.InteractionTTL <= 0 {
 		cfg.InteractionTTL = DefaultInteractionTTL
+	}
+	if cfg.TurnLease <= 0 {
+		cfg.TurnLease = DefaultTurnLease
 	}
 	return &Runner{cfg: cfg, guard: newGuard(cfg.Store, cfg.Clock)}
 }
@@ -136,7 +143,7 @@ func (r *Runner) Prepare(ctx context.Context, req TurnRequest) (*Turn, error) {
 	if !ok {
 		return nil, coachd.Errorf(coachd.ECONFLICT, "the session's agent %q is no longer available", sess.Agent)
 	}
-	release, err := r.guard.acquire(ctx, req.User.ID, sess.ID, req.Wait, ag.Limits.withDefaults().MaxDuration+leaseMargin)
+	release, err := r.guard.acquire(ctx, req.User.ID, sess.ID, req.Wait, r.cfg.TurnLease)
 	if err != nil {
 		return nil, err
 	}

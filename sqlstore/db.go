@@ -196,3 +196,35 @@ func dbError(err error, what string, args ...any) error {
 	e.Err = err
 	return e
 }
+
+// queryAll runs q in tx and scans every row; what names the read in
+// errors.
+func queryAll[T any](ctx context.Context, tx *tx, what string, scan func(interface{ Scan(...any) error }) (T, error), q string, args ...any) ([]T, error) {
+	rows, err := tx.query(ctx, q, args...)
+	if err != nil {
+		return nil, dbError(err, "%s", what)
+	}
+	defer rows.Close()
+	out := []T{}
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, dbError(err, "%s", what)
+		}
+		out = append(out, v)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, dbError(err, "%s", what)
+	}
+	return out, nil
+}
+
+// pageOf trims a listing read with limit+1 rows to limit, and returns the
+// cursor after its last item when there is more.
+func pageOf[T any](list []T, limit int, cursor func(T) string) ([]T, string) {
+	if len(list) <= limit {
+		return list, ""
+	}
+	list = list[:limit]
+	return list, cursor(list[limit-1])
+}

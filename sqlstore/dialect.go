@@ -1,6 +1,7 @@
 package sqlstore
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strconv"
@@ -193,4 +194,22 @@ func violation(err error) int {
 		}
 	}
 	return violationNone
+}
+
+// lockUser takes the user's row lock first in a budget transaction. On
+// Postgres this orders every budget write of one user behind one lock
+// before the foreign-key share locks its inserts take on the same row; an
+// UPDATE of a row other transactions hold key-share locks on builds a
+// multixact, and under heavy contention Postgres 15 was seen failing such
+// a transaction with "new multixact has more than one updating member".
+// SQLite's single writer already serialises everything.
+func lockUser(ctx context.Context, tx *tx, userID string) error {
+	if tx.d != dialectPostgres {
+		return nil
+	}
+	var id string
+	if err := tx.queryRow(ctx, `SELECT id FROM users WHERE id = ? FOR UPDATE`, userID).Scan(&id); err != nil {
+		return dbError(err, "user %q", userID)
+	}
+	return nil
 }

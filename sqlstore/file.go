@@ -112,21 +112,9 @@ func (db *DB) ListFiles(ctx context.Context, userID string, flt coachd.FileFilte
 		return nil, err
 	}
 	defer tx.Rollback()
-	rows, err := tx.query(ctx, q, args...)
+	files, err := queryAll(ctx, tx, "list files", scanFile, q, args...)
 	if err != nil {
-		return nil, dbError(err, "list files")
-	}
-	defer rows.Close()
-	files := []*coachd.File{}
-	for rows.Next() {
-		f, err := scanFile(rows)
-		if err != nil {
-			return nil, dbError(err, "list files")
-		}
-		files = append(files, f)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, dbError(err, "list files")
+		return nil, err
 	}
 	return files, tx.commit()
 }

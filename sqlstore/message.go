@@ -193,21 +193,5 @@ func listMessages(ctx context.Context, tx *tx, userID, sessionID string, after i
 		q += ` LIMIT ?`
 		args = append(args, limit)
 	}
-	rows, err := tx.query(ctx, q, args...)
-	if err != nil {
-		return nil, dbError(err, "list messages")
-	}
-	defer rows.Close()
-	msgs := []*coachd.Message{}
-	for rows.Next() {
-		m, err := scanMessage(rows)
-		if err != nil {
-			return nil, dbError(err, "list messages")
-		}
-		msgs = append(msgs, m)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, dbError(err, "list messages")
-	}
-	return msgs, nil
+	return queryAll(ctx, tx, "list messages", scanMessage, q, args...)
 }

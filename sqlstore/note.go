@@ -121,28 +121,13 @@ func (db *DB) ListNotes(ctx context.Context, userID string, f coachd.NoteFilter,
 		return nil, "", err
 	}
 	defer tx.Rollback()
-	rows, err := tx.query(ctx, q, args...)
+	notes, err := queryAll(ctx, tx, "list notes", scanNote, q, args...)
 	if err != nil {
-		return nil, "", dbError(err, "list notes")
+		return nil, "", err
 	}
-	defer rows.Close()
-	notes := []*coachd.Note{}
-	for rows.Next() {
-		n, err := scanNote(rows)
-		if err != nil {
-			return nil, "", dbError(err, "list notes")
-		}
-		notes = append(notes, n)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, "", dbError(err, "list notes")
-	}
-	next := ""
-	if len(notes) > limit {
-		notes = notes[:limit]
-		last := notes[limit-1]
-		next = noteCursor{last.Pinned, last.Importance, last.CreatedAt.UnixMicro(), last.ID}.String()
-	}
+	notes, next := pageOf(notes, limit, func(n *coachd.Note) string {
+		return noteCursor{n.Pinned, n.Importance, n.CreatedAt.UnixMicro(), n.ID}.String()
+	})
 	return notes, next, tx.commit()
 }
 

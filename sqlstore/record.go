@@ -39,6 +39,9 @@ func (db *DB) Record(ctx context.Context, userID string, rec coachd.TurnRecord) 
 		defer tx.Rollback()
 		// Lock first: a concurrent retry with the same key waits here and
 		// then finds the key below.
+		if err := lockUser(ctx, tx, userID); err != nil {
+			return nil, err
+		}
 		r, err := lockReservation(ctx, tx, userID, rec.ReservationID)
 		if err != nil {
 			return nil, err

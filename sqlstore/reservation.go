@@ -71,6 +71,9 @@ func (db *DB) reserve(ctx context.Context, req coachd.ReserveRequest) (*coachd.R
 		return nil, err
 	}
 	defer tx.Rollback()
+	if err := lockUser(ctx, tx, req.UserID); err != nil {
+		return nil, err
+	}
 	if _, err := expireUser(ctx, tx, req.UserID); err != nil {
 		return nil, err
 	}
@@ -192,6 +195,9 @@ func (db *DB) settle(ctx context.Context, userID, id string, total int64, mode s
 			return nil, err
 		}
 		defer tx.Rollback()
+		if err := lockUser(ctx, tx, userID); err != nil {
+			return nil, err
+		}
 		r, err := lockReservation(ctx, tx, userID, id)
 		if err != nil {
 			return nil, err
@@ -365,6 +371,9 @@ func (db *DB) ExpireReservations(ctx context.Context) (int, error) {
 				return 0, err
 			}
 			defer tx.Rollback()
+			if err := lockUser(ctx, tx, u); err != nil {
+				return 0, err
+			}
 			n, err := expireUser(ctx, tx, u)
 			if err != nil {
 				return 0, err

@@ -101,28 +101,13 @@ func (db *DB) ListSessions(ctx context.Context, userID string, page coachd.Page)
 		return nil, "", err
 	}
 	defer tx.Rollback()
-	rows, err := tx.query(ctx, q, args...)
+	list, err := queryAll(ctx, tx, "list sessions", scanSession, q, args...)
 	if err != nil {
-		return nil, "", dbError(err, "list sessions")
+		return nil, "", err
 	}
-	defer rows.Close()
-	list := []*coachd.Session{}
-	for rows.Next() {
-		s, err := scanSession(rows)
-		if err != nil {
-			return nil, "", dbError(err, "list sessions")
-		}
-		list = append(list, s)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, "", dbError(err, "list sessions")
-	}
-	next := ""
-	if len(list) > limit {
-		list = list[:limit]
-		last := list[limit-1]
-		next = timeIDCursor{last.CreatedAt.UnixMicro(), last.ID}.String()
-	}
+	list, next := pageOf(list, limit, func(s *coachd.Session) string {
+		return timeIDCursor{s.CreatedAt.UnixMicro(), s.ID}.String()
+	})
 	return list, next, tx.commit()
 }
 

@@ -101,27 +101,11 @@ func (db *DB) ListUsers(ctx context.Context, page coachd.Page) ([]*coachd.User, 
 		return nil, "", err
 	}
 	defer tx.Rollback()
-	rows, err := tx.query(ctx, `SELECT `+userColumns+` FROM users WHERE id > ? ORDER BY id LIMIT ?`, after, limit+1)
+	users, err := queryAll(ctx, tx, "list users", scanUser, `SELECT `+userColumns+` FROM users WHERE id > ? ORDER BY id LIMIT ?`, after, limit+1)
 	if err != nil {
-		return nil, "", dbError(err, "list users")
+		return nil, "", err
 	}
-	defer rows.Close()
-	users := []*coachd.User{}
-	for rows.Next() {
-		u, err := scanUser(rows)
-		if err != nil {
-			return nil, "", dbError(err, "list users")
-		}
-		users = append(users, u)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, "", dbError(err, "list users")
-	}
-	next := ""
-	if len(users) > limit {
-		users = users[:limit]
-		next = encodeCursor(users[limit-1].ID)
-	}
+	users, next := pageOf(users, limit, func(u *coachd.User) string { return encodeCursor(u.ID) })
 	return users, next, tx.commit()
 }
 

@@ -36,7 +36,9 @@ func TestCrashMidTurn(t *testing.T) {
 			ctx := context.Background()
 			fake := anthropictest.NewServer()
 			defer fake.Close()
-			env := []string{"ANTHROPIC_API_KEY=test", "ANTHROPIC_BASE_URL=" + fake.URL(), "COACHD_ADMIN_KEY="}
+			// The killed process's turn lease keeps the session busy for
+			// COACHD_TURN_LEASE; the next turn queues behind it (on_busy=wait).
+			env := []string{"ANTHROPIC_API_KEY=test", "ANTHROPIC_BASE_URL=" + fake.URL(), "COACHD_ADMIN_KEY=", "COACHD_TURN_LEASE=3s"}
 			db := filepath.Join(t.TempDir(), "coachd.db")
 			p := MustStart(t, env, "--db", db, "--demo")
 			fake.Enqueue(tc.replies...)
@@ -62,13 +64,18 @@ func TestCrashMidTurn(t *testing.T) {
 
 			p = MustStart(t, env, "--db", db, "--demo")
 			c := client.New(p.url, p.key, nil)
+			// Right after the crash the dead process's lease still holds.
+			_, err := c.ChatStream(ctx, client.ChatRequest{SessionID: sid, Message: "hello?"}, client.StreamOptions{}, func(client.Event) error { return nil })
+			if coachd.ErrorCode(err) != coachd.ETURNINPROGRESS {
+				t.Fatalf("right after restart: %v, want turn_in_progress", err)
+			}
 			msgs, _, err := c.Messages(ctx, sid, coachd.Page{})
 			if err != nil || len(msgs) != tc.stored || msgs[0].Content != "remember I like mornings" {
 				t.Fatalf("after restart: %d messages, %v", len(msgs), err)
 			}
 			fake.Enqueue(anthropictest.Text("Good morning plan ready.", 5))
 			var stop string
-			_, err = c.ChatStream(ctx, client.ChatRequest{SessionID: sid, Message: "so, what now?"}, client.StreamOptions{}, func(ev client.Event) error {
+			_, err = c.ChatStream(ctx, client.ChatRequest{SessionID: sid, Message: "so, what now?"}, client.StreamOptions{WaitBusy: true}, func(ev client.Event) error {
 				if ev.Name == "message_end" {
 					stop = string(ev.Data)
 				}
