@@ -87,6 +87,13 @@ type Model interface {
 	Stream(ctx context.Context, req *ModelRequest) ModelStream
 }
 
+// TokenCounter is a Model that counts a request's input tokens exactly
+// (the Messages API's count_tokens endpoint). Budgets use it, when
+// configured, to estimate a turn before reserving.
+type TokenCounter interface {
+	CountTokens(ctx context.Context, req *ModelRequest) (int64, error)
+}
+
 // ModelStream is an iterator over a model's events, shaped like the SDK's:
 //
 //	for s.Next() { ev := s.Event() ... }

@@ -38,9 +38,9 @@ func EstimateTokens(req *coachd.ModelRequest) int64 {
 }
 
 // Estimate returns the tokens to reserve for a turn whose first request is
-// req, under the agent's policy.
-func (a *Agent) Estimate(req *coachd.ModelRequest) int64 {
-	in, out := EstimateTokens(req), req.MaxTokens
+// req with in input tokens, under the agent's policy.
+func (a *Agent) Estimate(req *coachd.ModelRequest, in int64) int64 {
+	out := req.MaxTokens
 	if out <= 0 {
 		out = DefaultMaxTokens
 	}
@@ -48,6 +48,22 @@ func (a *Agent) Estimate(req *coachd.ModelRequest) int64 {
 		return (in + out) * int64(a.Limits.withDefaults().MaxRounds)
 	}
 	return in + out
+}
+
+// estimate returns the reservation for a turn starting with req: its input
+// counted by the model's count_tokens when the runner is configured to
+// (Config.CountTokens) and the model can, a character-based estimate
+// otherwise or when counting fails.
+func (t *Turn) estimate(ctx context.Context, req *coachd.ModelRequest) int64 {
+	in := EstimateTokens(req)
+	if tc, ok := t.r.cfg.Model.(coachd.TokenCounter); ok && t.r.cfg.CountTokens {
+		if n, err := tc.CountTokens(ctx, req); err == nil {
+			in = n
+		} else {
+			t.r.cfg.Logger.Warn("count_tokens failed; estimating from size", "session", t.sess.ID, "err", err)
+		}
+	}
+	return t.agent.Estimate(req, in)
 }
 
 // reserve holds the turn's estimate before anything is stored or sent:
@@ -60,7 +76,7 @@ func (t *Turn) reserve(ctx context.Context) error {
 		return err
 	}
 	t.history = append(h, &coachd.Message{Role: coachd.RoleUser, Blocks: t.userBlocks()})
-	est := t.agent.Estimate(t.modelRequest())
+	est := t.estimate(ctx, t.modelRequest())
 	t.history = nil
 	res, err := st.Reserve(ctx, coachd.ReserveRequest{
 		UserID: t.req.User.ID, SessionID: t.sess.ID, Agent: t.agent.Name,

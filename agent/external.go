@@ -152,7 +152,7 @@ func (r *Runner) Preflight(ctx context.Context, req PreflightRequest) (*Prefligh
 	mreq := t.modelRequest()
 	res, err := st.Reserve(ctx, coachd.ReserveRequest{
 		UserID: req.User.ID, SessionID: sessionID, Agent: t.agent.Name,
-		Estimate: t.agent.Estimate(mreq), FreePreviewTurns: t.agent.FreePreviewTurns,
+		Estimate: t.estimate(ctx, mreq), FreePreviewTurns: t.agent.FreePreviewTurns,
 	})
 	if err != nil {
 		return nil, err

@@ -30,6 +30,9 @@ type Config struct {
 	Agents func(name string) (*Agent, bool)
 	// InteractionTTL defaults to DefaultInteractionTTL.
 	InteractionTTL time.Duration
+	// CountTokens estimates reservations with the model's count_tokens
+	// (when the model is a coachd.TokenCounter) instead of from size.
+	CountTokens bool
 	// TurnLease is how long a session stays busy after the process
 	// running its turn died (the lease is renewed while the turn runs);
 	// defaults to DefaultTurnLease.

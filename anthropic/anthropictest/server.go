@@ -30,6 +30,7 @@ type Server struct {
 	requests    []Request
 	seen        map[[32]byte]bool // cache prefixes written by earlier requests
 	n           int               // messages served, for ids
+	count       int64             // SetCount: count_tokens answers this when > 0
 	disconnects chan time.Time
 	closed      chan struct{}
 	closeOnce   sync.Once
@@ -68,6 +69,15 @@ func (s *Server) SetAPIKey(key string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.apiKey = key
+}
+
+// SetCount makes count_tokens answer n input tokens (0: from the request's
+// size, the default; negative: fail with 529 overloaded, as the API does
+// under load).
+func (s *Server) SetCount(n int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.count = n
 }
 
 // Enqueue adds replies, served in order, one per POST /v1/messages.
@@ -157,6 +167,16 @@ func (s *Server) countTokens(w http.ResponseWriter, r *http.Request) {
 	n := int64(0)
 	if segs := req.wire.segments(); len(segs) > 0 {
 		n = tokens(segs[len(segs)-1].size)
+	}
+	s.mu.Lock()
+	count := s.count
+	s.mu.Unlock()
+	if count < 0 {
+		writeError(w, &apiError{status: 529, typ: "overloaded_error", msg: "Overloaded"}, reqID)
+		return
+	}
+	if count > 0 {
+		n = count
 	}
 	w.Header().Set("request-id", reqID)
 	w.Header().Set("content-type", "application/json")

@@ -24,6 +24,8 @@ type modelConfig struct {
 	DemoDelay time.Duration
 	Heartbeat time.Duration
 	TurnLease time.Duration
+	// CountTokens estimates budgets with the API's count_tokens endpoint.
+	CountTokens bool
 }
 
 func (c *modelConfig) register(fs *flag.FlagSet, getenv func(string) string) {
@@ -37,6 +39,7 @@ func (c *modelConfig) register(fs *flag.FlagSet, getenv func(string) string) {
 	fs.StringVar(&c.Model, "model", envOr(getenv, "COACHD_MODEL", anthropic.DefaultModel), "Claude model for agents that name none (env COACHD_MODEL)")
 	fs.DurationVar(&c.Timeout, "model-timeout", envDuration(getenv, "COACHD_MODEL_TIMEOUT", 2*time.Minute), "timeout of one model request (env COACHD_MODEL_TIMEOUT)")
 	fs.BoolVar(&c.NoCache, "no-prompt-cache", getenv("COACHD_NO_PROMPT_CACHE") == "1", "turn prompt-caching breakpoints off (env COACHD_NO_PROMPT_CACHE=1)")
+	fs.BoolVar(&c.CountTokens, "count-tokens", getenv("COACHD_COUNT_TOKENS") == "1", "estimate turn budgets with the API's count_tokens endpoint instead of from request size (env COACHD_COUNT_TOKENS=1)")
 	fs.DurationVar(&c.TurnLease, "turn-lease", envDuration(getenv, "COACHD_TURN_LEASE", agent.DefaultTurnLease), "how long a session stays busy after the process running its turn died (env COACHD_TURN_LEASE)")
 	fs.DurationVar(&c.DemoDelay, "demo-delay", envDuration(getenv, "COACHD_DEMO_DELAY", demo.DefaultDelay), "pause between the demo model's chunks (env COACHD_DEMO_DELAY)")
 	fs.DurationVar(&c.Heartbeat, "heartbeat", envDuration(getenv, "COACHD_HEARTBEAT", 30*time.Second), "SSE heartbeat interval (env COACHD_HEARTBEAT)")
@@ -71,14 +74,14 @@ func (c modelConfig) build() (coachd.Model, error) {
 
 // newRunner wires the agent runner with the built-in tools, and with the
 // coach pack's agents and tools when pack is not nil.
-func newRunner(store coachd.Store, model coachd.Model, logger *slog.Logger, pack *agent.Pack, lease time.Duration) (*agent.Runner, error) {
+func newRunner(store coachd.Store, model coachd.Model, logger *slog.Logger, pack *agent.Pack, mc modelConfig) (*agent.Runner, error) {
 	ts, err := packTools(pack)
 	if err != nil {
 		return nil, err
 	}
 	cfg := agent.Config{
 		Store: store, Model: model, Tools: ts, Logger: logger.With("component", "runner"),
-		TurnLease: lease,
+		TurnLease: mc.TurnLease, CountTokens: mc.CountTokens,
 	}
 	if pack != nil {
 		cfg.Agents = pack.Agent

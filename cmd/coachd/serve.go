@@ -106,7 +106,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		}
 		logger.Info("coach pack loaded", "dir", cfg.Pack, "agents", len(pack.Agents), "skills", len(pack.Skills), "tools", len(pack.Tools))
 	}
-	runner, err := newRunner(store, model, logger, pack, cfg.Model.TurnLease)
+	runner, err := newRunner(store, model, logger, pack, cfg.Model)
 	if err != nil {
 		return err
 	}
