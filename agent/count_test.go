@@ -7,7 +7,6 @@ import (
 
 	"github.com/coachd/coachd"
 	"github.com/coachd/coachd/agent"
-	"github.com/coachd/coachd/anthropic"
 	"github.com/coachd/coachd/anthropic/anthropictest"
 )
 
@@ -16,16 +15,9 @@ import (
 // falls back to the size estimate and the turn still runs.
 func TestCountTokensEstimate(t *testing.T) {
 	h := newHarness(t, agent.Limits{})
-	ts, err := agent.NewToolset()
-	if err != nil {
-		t.Fatal(err)
-	}
 	ag := &agent.Agent{Name: "counted", MaxTokens: 1000, Prompt: "Be brief."}
-	r := agent.NewRunner(agent.Config{
-		Store: h.store, Tools: ts, CountTokens: true,
-		Model:  anthropic.New(anthropic.Config{APIKey: "test", BaseURL: h.fake.URL(), MaxRetries: -1}),
-		Agents: func(string) (*agent.Agent, bool) { return ag, true },
-	})
+	r := h.newRunner(nil, func(string) (*agent.Agent, bool) { return ag, true },
+		func(c *agent.Config) { c.CountTokens = true })
 	estimate := func() int64 {
 		var n int64
 		if err := h.store.SQL().QueryRow(`SELECT estimate FROM reservations ORDER BY created_at DESC, id DESC LIMIT 1`).Scan(&n); err != nil {

@@ -10,7 +10,6 @@ import (
 
 	"github.com/coachd/coachd"
 	"github.com/coachd/coachd/agent"
-	"github.com/coachd/coachd/anthropic"
 	"github.com/coachd/coachd/anthropic/anthropictest"
 	"github.com/coachd/coachd/tools"
 )
@@ -109,15 +108,7 @@ func TestBusy(t *testing.T) {
 	})
 	t.Run("OtherReplica", func(t *testing.T) {
 		h := newHarness(t, agent.Limits{})
-		ts, err := agent.NewToolset(tools.Builtins()...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		busy(t, h, agent.NewRunner(agent.Config{
-			Store: h.store, Tools: ts,
-			Model:  anthropic.New(anthropic.Config{APIKey: "test", BaseURL: h.fake.URL(), MaxRetries: -1}),
-			Agents: func(string) (*agent.Agent, bool) { return h.agent, true },
-		}))
+		busy(t, h, h.newRunner(tools.Builtins(), func(string) (*agent.Agent, bool) { return h.agent, true }, nil))
 	})
 }
 

@@ -11,9 +11,7 @@ import (
 
 	"github.com/coachd/coachd"
 	"github.com/coachd/coachd/agent"
-	"github.com/coachd/coachd/anthropic"
 	"github.com/coachd/coachd/anthropic/anthropictest"
-	"github.com/coachd/coachd/sqlstore"
 	"github.com/coachd/coachd/tools"
 )
 
@@ -30,33 +28,10 @@ func loadSage(t *testing.T) *agent.Pack {
 // (the sage pack's policy) plus the test tools.
 func newPackHarness(t *testing.T, p *agent.Pack, agents func(string) (*agent.Agent, bool)) *harness {
 	t.Helper()
-	ctx := context.Background()
-	db, err := sqlstore.Open(ctx, filepath.Join(t.TempDir(), "coachd.db"), coachd.SystemClock{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	if err := db.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	fake := anthropictest.NewServer()
-	t.Cleanup(fake.Close)
-	ts, err := agent.NewToolset(append(tools.ForPack(p, p.FileTypes()), echoTool, failTool)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u := &coachd.User{Name: "ada", TokenBudget: 1_000_000}
-	if err := db.CreateUser(ctx, u, "hash-"+t.Name()); err != nil {
-		t.Fatal(err)
-	}
 	if agents == nil {
 		agents = p.Agent
 	}
-	r := agent.NewRunner(agent.Config{
-		Store: db, Tools: ts, Agents: agents,
-		Model: anthropic.New(anthropic.Config{APIKey: "test", BaseURL: fake.URL(), MaxRetries: -1}),
-	})
-	return &harness{t: t, store: db, fake: fake, runner: r, user: u}
+	return harnessOver(t, append(tools.ForPack(p, p.FileTypes()), echoTool, failTool), agents)
 }
 
 func TestLoadPack(t *testing.T) {

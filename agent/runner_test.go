@@ -91,6 +91,19 @@ type harness struct {
 
 func newHarness(t *testing.T, lim agent.Limits) *harness {
 	t.Helper()
+	ag := agent.DefaultAgent()
+	ag.Tools = append(ag.Tools, "echo", "fail", "boom", "slow")
+	ag.Limits = lim
+	h := harnessOver(t, append(tools.Builtins(), echoTool, failTool, boomTool, slowTool),
+		func(string) (*agent.Agent, bool) { return ag, true })
+	h.agent = ag
+	return h
+}
+
+// harnessOver starts a real SQLite store, a fake Anthropic API and a
+// runner serving agents over toolList, with one user.
+func harnessOver(t *testing.T, toolList []coachd.Tool, agents func(string) (*agent.Agent, bool)) *harness {
+	t.Helper()
 	ctx := context.Background()
 	db, err := sqlstore.Open(ctx, filepath.Join(t.TempDir(), "coachd.db"), coachd.SystemClock{})
 	if err != nil {
@@ -102,23 +115,31 @@ func newHarness(t *testing.T, lim agent.Limits) *harness {
 	}
 	fake := anthropictest.NewServer()
 	t.Cleanup(fake.Close)
-	ts, err := agent.NewToolset(append(tools.Builtins(), echoTool, failTool, boomTool, slowTool)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ag := agent.DefaultAgent()
-	ag.Tools = append(ag.Tools, "echo", "fail", "boom", "slow")
-	ag.Limits = lim
 	u := &coachd.User{Name: "ada", TokenBudget: 1_000_000}
 	if err := db.CreateUser(ctx, u, "hash-"+t.Name()); err != nil {
 		t.Fatal(err)
 	}
-	r := agent.NewRunner(agent.Config{
-		Store: db, Tools: ts,
-		Model:  anthropic.New(anthropic.Config{APIKey: "test", BaseURL: fake.URL(), MaxRetries: -1}),
-		Agents: func(string) (*agent.Agent, bool) { return ag, true },
-	})
-	return &harness{t: t, store: db, fake: fake, runner: r, user: u, agent: ag}
+	h := &harness{t: t, store: db, fake: fake, user: u}
+	h.runner = h.newRunner(toolList, agents, nil)
+	return h
+}
+
+// newRunner returns another runner over the harness's store and fake (a
+// second replica, or one configured differently by mod).
+func (h *harness) newRunner(toolList []coachd.Tool, agents func(string) (*agent.Agent, bool), mod func(*agent.Config)) *agent.Runner {
+	h.t.Helper()
+	ts, err := agent.NewToolset(toolList...)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	cfg := agent.Config{
+		Store: h.store, Tools: ts, Agents: agents,
+		Model: anthropic.New(anthropic.Config{APIKey: "test", BaseURL: h.fake.URL(), MaxRetries: -1}),
+	}
+	if mod != nil {
+		mod(&cfg)
+	}
+	return agent.NewRunner(cfg)
 }
 
 // turn prepares and runs one turn.
