@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 
@@ -11,6 +12,16 @@ import (
 
 func runMigrate(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("migrate", "Usage: coachd migrate [--db DSN]\n\nApplies the database migrations that have not run yet. Running it twice does nothing the second time.")
+	return withDB(ctx, fs, args, getenv, stdout, stderr, func(db *sqlstore.DB, dsn string) error {
+		fmt.Fprintf(stdout, "migrated %s (%s)\n", maskDSN(dsn), db.Dialect())
+		return nil
+	})
+}
+
+// withDB parses a database command's flags (adding --db to fs), opens and
+// migrates the database, and runs fn with it.
+func withDB(ctx context.Context, fs *flag.FlagSet, args []string, getenv func(string) string, stdout, stderr io.Writer,
+	fn func(db *sqlstore.DB, dsn string) error) error {
 	dsn := dbFlag(fs, getenv)
 	if done, err := parseFlags(fs, args, stdout, stderr); done || err != nil {
 		return err
@@ -20,8 +31,7 @@ func runMigrate(ctx context.Context, args []string, getenv func(string) string, 
 		return err
 	}
 	defer db.Close()
-	fmt.Fprintf(stdout, "migrated %s (%s)\n", maskDSN(*dsn), db.Dialect())
-	return nil
+	return fn(db, *dsn)
 }
 
 // openDB opens and migrates the database.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/coachd/coachd"
 	"github.com/coachd/coachd/server"
+	"github.com/coachd/coachd/sqlstore"
 )
 
 const usersUsage = `Usage:
@@ -72,30 +73,23 @@ func runUsersCreate(ctx context.Context, args []string, getenv func(string) stri
 
 func runUsersList(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("users list", "Usage: coachd users list [--db DSN]\n\nLists every user with its budget and usage.")
-	dsn := dbFlag(fs, getenv)
-	if done, err := parseFlags(fs, args, stdout, stderr); done || err != nil {
-		return err
-	}
-	db, err := openDB(ctx, *dsn)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tNAME\tTOKEN_BUDGET\tTOKENS_USED\tCREATED")
-	page := coachd.Page{Limit: coachd.MaxPageLimit}
-	for {
-		users, next, err := db.ListUsers(ctx, page)
-		if err != nil {
-			return fmt.Errorf("list users: %w", err)
+	return withDB(ctx, fs, args, getenv, stdout, stderr, func(db *sqlstore.DB, _ string) error {
+		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "ID\tNAME\tTOKEN_BUDGET\tTOKENS_USED\tCREATED")
+		page := coachd.Page{Limit: coachd.MaxPageLimit}
+		for {
+			users, next, err := db.ListUsers(ctx, page)
+			if err != nil {
+				return fmt.Errorf("list users: %w", err)
+			}
+			for _, u := range users {
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\n", u.ID, u.Name, u.TokenBudget, u.TokensUsed, u.CreatedAt.UTC().Format("2006-01-02 15:04:05Z"))
+			}
+			if next == "" {
+				break
+			}
+			page.Cursor = next
 		}
-		for _, u := range users {
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\n", u.ID, u.Name, u.TokenBudget, u.TokensUsed, u.CreatedAt.UTC().Format("2006-01-02 15:04:05Z"))
-		}
-		if next == "" {
-			break
-		}
-		page.Cursor = next
-	}
-	return tw.Flush()
+		return tw.Flush()
+	})
 }
