@@ -77,7 +77,9 @@ func (t *Turn) reserve(ctx context.Context) error {
 	}
 	t.history = append(h, &coachd.Message{Role: coachd.RoleUser, Blocks: t.userBlocks()})
 	est := t.estimate(ctx, t.modelRequest())
-	t.history = nil
+	// Run starts from this history (the session's slot is held, so
+	// nothing else appends to it in between) instead of reading it again.
+	t.history = h
 	res, err := st.Reserve(ctx, coachd.ReserveRequest{
 		UserID: t.req.User.ID, SessionID: t.sess.ID, Agent: t.agent.Name,
 		Estimate: est, FreePreviewTurns: t.agent.FreePreviewTurns,

@@ -104,7 +104,7 @@ func (t *Turn) Run(ctx context.Context, sink coachd.EventSink) *Result {
 }
 
 // begin stores the user's message (with the answer to a pending
-// interaction, or its dismissal) and loads the history.
+// interaction, or its dismissal) and adds it to the history.
 func (t *Turn) begin(ctx context.Context) string {
 	st := t.r.cfg.Store
 	t.emit(coachd.Event{Type: coachd.EventTurnStarted, SessionID: t.sess.ID, MessageID: t.res.MessageID})
@@ -121,11 +121,14 @@ func (t *Turn) begin(ctx context.Context) string {
 		}
 		t.sess.Pending = nil
 	}
-	h, err := st.History(wctx, t.req.User.ID, t.sess.ID)
-	if err != nil {
-		return t.fail(err)
+	if t.history == nil { // not read by reserve
+		h, err := st.History(wctx, t.req.User.ID, t.sess.ID)
+		if err != nil {
+			return t.fail(err)
+		}
+		t.history = h
 	}
-	t.history = h
+	t.history = append(t.history, msg)
 	return ""
 }
 
