@@ -158,6 +158,10 @@ func parseSkill(fm *frontMatter, base string) *Skill {
 	}
 	if w := fm.node("when"); w != nil {
 		for i, rn := range w.Content {
+			if rn.Kind != yaml.MappingNode || i >= len(f.When) {
+				fm.bad(rn.Line+fm.off, "a when rule must be a mapping of conditions, like {mode: morning_checkin}")
+				continue
+			}
 			fm.checkKeys(rn, ruleKeys)
 			r := f.When[i]
 			for _, v := range r.TimeOfDay {
