@@ -188,7 +188,14 @@ func (r RateLimit) String() string {
 	if r.Off() {
 		return "off"
 	}
-	return fmt.Sprintf("%d/%s", r.N, strings.TrimSuffix(strings.TrimSuffix(r.Per.String(), "0s"), "0m"))
+	per := r.Per.String() // "1h30m0s": drop zero seconds and minutes, keep "30s", "10m"
+	if strings.HasSuffix(per, "m0s") || strings.HasSuffix(per, "h0s") {
+		per = strings.TrimSuffix(per, "0s")
+	}
+	if strings.HasSuffix(per, "h0m") {
+		per = strings.TrimSuffix(per, "0m")
+	}
+	return fmt.Sprintf("%d/%s", r.N, per)
 }
 
 // ParseRateLimit parses "20/60s" (N per Go duration) or "off".

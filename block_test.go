@@ -1,0 +1,115 @@
+package coachd_test
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coachd/coachd"
+)
+
+func semantic(t testing.TB, b []byte) any {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatalf("%s: %v", b, err)
+	}
+	return v
+}
+
+func TestBlockRoundTrip(t *testing.T) {
+	for _, in := range []string{
+		`{"type":"text","text":"hi","citations":[{"type":"char_location","cited_text":"x"}],"cache_control":{"type":"ephemeral"}}`,
+		`{"type":"text","text":""}`,
+		`{"type":"thinking","thinking":"hmm","signature":"sig=="}`,
+		`{"type":"redacted_thinking","data":"opaque"}`,
+		`{"type":"tool_use","id":"toolu_1","name":"get","input":{"a":[1,2]},"caller":{"type":"direct"}}`,
+		`{"type":"tool_result","tool_use_id":"toolu_1","content":[{"type":"text","text":"ok"},{"type":"image","source":{"type":"base64","media_type":"image/png","data":"AA=="}}],"is_error":true}`,
+		`{"type":"tool_result","tool_use_id":"toolu_1","content":"plain"}`,
+		`{"type":"image","source":{"type":"url","url":"https://example.invalid/a.png"}}`,
+		`{"type":"document","source":{"type":"text","media_type":"text/plain","data":"doc"},"title":"T"}`,
+		`{"type":"server_tool_use","id":"srvtoolu_1","name":"web_search","input":{"q":"x"},"future":{"nested":[true,null]}}`,
+	} {
+		var b coachd.Block
+		if err := json.Unmarshal([]byte(in), &b); err != nil {
+			t.Fatalf("%s: %v", in, err)
+		}
+		out, err := json.Marshal(b)
+		if err != nil {
+			t.Fatalf("%s: %v", in, err)
+		}
+		if got, want := semantic(t, out), semantic(t, []byte(in)); !reflect.DeepEqual(got, want) {
+			t.Errorf("round trip\n got %s\nwant %s", out, in)
+		}
+	}
+	for _, bad := range []string{`{}`, `{"type":""}`, `{"type":7}`, `[]`, `{"type":"text","text":5}`} {
+		var b coachd.Block
+		if err := json.Unmarshal([]byte(bad), &b); err == nil {
+			t.Errorf("%s: want an error", bad)
+		}
+	}
+	if got := (coachd.Block{Type: coachd.BlockToolResult, Content: json.RawMessage(`[{"type":"text","text":"a"},{"type":"text","text":"b"}]`)}).ResultText(); got != "ab" {
+		t.Errorf("ResultText %q", got)
+	}
+}
+
+// FuzzBlock: whatever decodes as a block encodes to JSON that decodes to
+// the same block again, with the same meaning.
+func FuzzBlock(f *testing.F) {
+	f.Add(`{"type":"text","text":"hi","x":1}`)
+	f.Add(`{"type":"tool_use","id":"a","name":"b","input":{}}`)
+	f.Add(`{"type":"tool_result","tool_use_id":"a","content":[{"type":"text","text":"t"}],"is_error":false}`)
+	f.Add(`{"type":"weird","type2":"x"}`)
+	f.Fuzz(func(t *testing.T, in string) {
+		var b coachd.Block
+		if json.Unmarshal([]byte(in), &b) != nil {
+			return
+		}
+		out, err := json.Marshal(b)
+		if err != nil {
+			return // e.g. an input field that is not valid JSON on its own cannot exist here; marshal refuses what it cannot write
+		}
+		var b2 coachd.Block
+		if err := json.Unmarshal(out, &b2); err != nil {
+			t.Fatalf("re-decode %s: %v", out, err)
+		}
+		out2, _ := json.Marshal(b2)
+		if string(out) != string(out2) {
+			t.Fatalf("not stable:\n%s\n%s", out, out2)
+		}
+	})
+}
+
+func TestID(t *testing.T) {
+	now := time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC)
+	a, b := coachd.NewID("sess", now), coachd.NewID("sess", now.Add(time.Millisecond))
+	if !coachd.ValidID("sess", a) || a >= b || a == coachd.NewID("sess", now) {
+		t.Fatalf("ids %s %s", a, b)
+	}
+	for _, bad := range []string{"", "sess_", "note_" + a[5:], a + "x", strings.ToUpper(a), "sess_../../../etc/passwd00000", "sess_" + strings.Repeat("u", 26)} {
+		if coachd.ValidID("sess", bad) {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+func FuzzParseRateLimit(f *testing.F) {
+	for _, s := range []string{"20/60s", "off", "1/1s", "5/1h30m", "0/60s", "x", "3/", "/1s", "9223372036854775807/1s"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		r, err := coachd.ParseRateLimit(s)
+		if err != nil || s == "off" {
+			return
+		}
+		if r.N <= 0 || r.Per < time.Second {
+			t.Fatalf("%q parsed to %+v", s, r)
+		}
+		back, err := coachd.ParseRateLimit(r.String())
+		if err != nil || back != r {
+			t.Fatalf("%q -> %q -> %+v, %v", s, r.String(), back, err)
+		}
+	})
+}
