@@ -71,14 +71,13 @@ func (t *Turn) estimate(ctx context.Context, req *coachd.ModelRequest) int64 {
 // still answer with an HTTP error.
 func (t *Turn) reserve(ctx context.Context) error {
 	st := t.r.cfg.Store
-	h, err := st.History(ctx, t.req.User.ID, t.sess.ID)
-	if err != nil {
-		return err
+	// Prepare read the history under the session's slot; Run starts from
+	// it too instead of reading it again.
+	h := t.history
+	if !t.req.Retry {
+		t.history = append(h, &coachd.Message{Role: coachd.RoleUser, Blocks: t.userBlocks()})
 	}
-	t.history = append(h, &coachd.Message{Role: coachd.RoleUser, Blocks: t.userBlocks()})
 	est := t.estimate(ctx, t.modelRequest())
-	// Run starts from this history (the session's slot is held, so
-	// nothing else appends to it in between) instead of reading it again.
 	t.history = h
 	res, err := st.Reserve(ctx, coachd.ReserveRequest{
 		UserID: t.req.User.ID, SessionID: t.sess.ID, Agent: t.agent.Name,

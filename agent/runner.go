@@ -90,6 +90,9 @@ type TurnRequest struct {
 	Agent     string // used when creating a session
 	Message   string
 	Answer    *Answer
+	// Retry runs again a turn that failed before the model answered: its
+	// user message is stored already and is not stored twice.
+	Retry bool
 	// Wait queues behind a running turn instead of failing (on_busy=wait).
 	Wait bool
 }
@@ -97,8 +100,13 @@ type TurnRequest struct {
 // Valid checks the request's shape.
 func (req *TurnRequest) Valid() []coachd.FieldError {
 	var errs []coachd.FieldError
-	if strings.TrimSpace(req.Message) == "" && req.Answer == nil {
-		errs = append(errs, coachd.FieldError{Field: "message", Message: "message or tool_result is required", Code: "required"})
+	switch {
+	case req.Retry && (req.Message != "" || req.Answer != nil):
+		errs = append(errs, coachd.FieldError{Field: "retry", Message: "goes alone: it re-runs the stored message", Code: "exclusive"})
+	case req.Retry && req.SessionID == "":
+		errs = append(errs, coachd.FieldError{Field: "session_id", Message: "is required with retry", Code: "required"})
+	case !req.Retry && strings.TrimSpace(req.Message) == "" && req.Answer == nil:
+		errs = append(errs, coachd.FieldError{Field: "message", Message: "message, tool_result or retry is required", Code: "required"})
 	}
 	if utf8.RuneCountInString(req.Message) > MaxMessageChars {
 		errs = append(errs, coachd.FieldError{Field: "message", Message: "must be at most 32000 characters", Code: "length"})
@@ -156,6 +164,10 @@ func (r *Runner) Prepare(ctx context.Context, req TurnRequest) (*Turn, error) {
 		release()
 		return nil, err
 	}
+	if t.history, err = st.History(ctx, req.User.ID, sess.ID); err != nil {
+		release()
+		return nil, err
+	}
 	if err := t.checkSession(); err != nil {
 		release()
 		return nil, err
@@ -172,6 +184,13 @@ func (t *Turn) checkSession() error {
 	s := t.sess
 	if s.Status != coachd.SessionActive {
 		return coachd.Errorf(coachd.ECONFLICT, "session is %s; start a new session", s.Status)
+	}
+	if t.req.Retry {
+		h := t.history
+		if s.Pending != nil || len(h) == 0 || h[len(h)-1].Role != coachd.RoleUser {
+			return coachd.Errorf(coachd.ECONFLICT, "nothing to retry: the session's last turn has its reply")
+		}
+		return nil
 	}
 	a := t.req.Answer
 	if a == nil {

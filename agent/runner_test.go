@@ -430,3 +430,35 @@ func TestClientDisconnect(t *testing.T) {
 		t.Fatalf("next turn: %s %v", res2.StopReason, res2.Err)
 	}
 }
+
+// TestRetry re-runs a turn the upstream refused: the stored user message
+// is used as it is, not stored twice.
+func TestRetry(t *testing.T) {
+	h := newHarness(t, agent.Limits{})
+	h.fake.Enqueue(anthropictest.Status(529, nil, ""), anthropictest.Text("Here now.", 4))
+	res := h.turn(agent.TurnRequest{Message: "are you there?"}, &sink{})
+	if res.StopReason != coachd.TurnError || res.Err.Code != coachd.EUPSTREAMBUSY {
+		t.Fatalf("first: %s %v", res.StopReason, res.Err)
+	}
+	res = h.turn(agent.TurnRequest{SessionID: res.SessionID, Retry: true}, &sink{})
+	if res.StopReason != coachd.TurnEndTurn || res.Text != "Here now." {
+		t.Fatalf("retry: %s %v", res.StopReason, res.Err)
+	}
+	msgs := h.history(res.SessionID)
+	if len(msgs) != 2 || msgs[0].Content != "are you there?" || msgs[1].Content != "Here now." {
+		t.Fatalf("stored %d messages", len(msgs))
+	}
+	sent := h.fake.Requests()[1].Messages()
+	if len(sent) != 1 || len(sent[0].Blocks) != 1 {
+		t.Fatalf("retry sent %d messages", len(sent))
+	}
+	// The turn has its reply now: nothing to retry.
+	_, err := h.runner.Prepare(context.Background(), agent.TurnRequest{User: h.user, SessionID: res.SessionID, Retry: true})
+	if coachd.ErrorCode(err) != coachd.ECONFLICT {
+		t.Fatalf("second retry: %v", err)
+	}
+	_, err = h.runner.Prepare(context.Background(), agent.TurnRequest{User: h.user, SessionID: res.SessionID, Retry: true, Message: "x"})
+	if coachd.ErrorCode(err) != coachd.EINVALID {
+		t.Fatalf("retry with a message: %v", err)
+	}
+}

@@ -108,6 +108,9 @@ func (t *Turn) Run(ctx context.Context, sink coachd.EventSink) *Result {
 func (t *Turn) begin(ctx context.Context) string {
 	st := t.r.cfg.Store
 	t.emit(coachd.Event{Type: coachd.EventTurnStarted, SessionID: t.sess.ID, MessageID: t.res.MessageID})
+	if t.req.Retry {
+		return "" // the user message is the last one stored
+	}
 	wctx, done := persistCtx(ctx)
 	defer done()
 	msg := &coachd.Message{Role: coachd.RoleUser, Blocks: t.userBlocks()}
@@ -120,13 +123,6 @@ func (t *Turn) begin(ctx context.Context) string {
 			return t.fail(err)
 		}
 		t.sess.Pending = nil
-	}
-	if t.history == nil { // not read by reserve
-		h, err := st.History(wctx, t.req.User.ID, t.sess.ID)
-		if err != nil {
-			return t.fail(err)
-		}
-		t.history = h
 	}
 	t.history = append(t.history, msg)
 	return ""

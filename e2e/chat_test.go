@@ -259,6 +259,32 @@ func TestErrorBanners(t *testing.T) {
 		e.waitJS("the retried reply", `document.getElementById("transcript").textContent.includes("Back now.")`)
 		e.waitIdle()
 	})
+	t.Run("UpstreamBusyMidStreamRetry", func(t *testing.T) {
+		// The server stored the message, then the upstream refused: Retry
+		// re-runs the stored turn and the message is not sent twice.
+		e := e.sub(t)
+		// Three 529s: the SDK's own two retries give up too.
+		busy := at.Status(529, nil, "")
+		e.fake.Enqueue(busy, busy, busy, at.Text("Here I am.", 0))
+		e.run(chromedp.Evaluate[chromedp.Void](`document.getElementById("input").value = ""`))
+		e.send("Still there?")
+		e.waitVisible(`.banner[data-type=rate_limit] .banner-retry`)
+		e.run(chromedp.Click(chromedp.CSS(".banner-retry")))
+		e.waitJS("the retried reply", `document.getElementById("transcript").textContent.includes("Here I am.")`)
+		e.waitIdle()
+		reqs := e.fake.Requests()
+		n := 0
+		for _, m := range reqs[len(reqs)-1].Messages() {
+			for _, b := range m.Blocks {
+				if b.Text == "Still there?" {
+					n++
+				}
+			}
+		}
+		if n != 1 {
+			t.Fatalf("the retried request holds the message %d times", n)
+		}
+	})
 	t.Run("BudgetExhausted", func(t *testing.T) {
 		e := e.sub(t)
 		e.faults.failNextWith("POST", "/v1/chat/stream", 402, `{"error":{"code":"budget_exhausted","message":"no budget left"}}`, "")

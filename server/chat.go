@@ -17,6 +17,8 @@ type chatRequest struct {
 	SessionID  string        `json:"session_id"`
 	Agent      string        `json:"agent"`
 	ToolResult *agent.Answer `json:"tool_result"`
+	// Retry re-runs the session's last turn that failed before a reply.
+	Retry bool `json:"retry"`
 }
 
 func (req chatRequest) Valid(context.Context) []coachd.FieldError {
@@ -30,7 +32,7 @@ func (req chatRequest) Valid(context.Context) []coachd.FieldError {
 func (req chatRequest) turn(u *coachd.User, wait bool) agent.TurnRequest {
 	return agent.TurnRequest{
 		User: u, SessionID: req.SessionID, Agent: req.Agent,
-		Message: req.Message, Answer: req.ToolResult, Wait: wait,
+		Message: req.Message, Answer: req.ToolResult, Wait: wait, Retry: req.Retry,
 	}
 }
 

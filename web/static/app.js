@@ -258,6 +258,7 @@ async function runTurn(body) {
   const batcher = new TextBatcher((t) => view.text(t));
   state.turnBase = state.user ? state.user.tokens_used : 0;
   let accepted = false;
+  let replied = false; // the coach said something before an error
   let authFailed = false;
   const toolsUsed = [];
   try {
@@ -268,9 +269,10 @@ async function runTurn(body) {
     for await (const { event, data } of readEvents(res.body)) {
       switch (event) {
         case 'message_start': adoptSession(data.session_id); break;
-        case 'content_delta': phase.text(); batcher.push(data.text); break;
-        case 'thinking_delta': batcher.flush(); view.thinking(data.text); break;
+        case 'content_delta': replied = true; phase.text(); batcher.push(data.text); break;
+        case 'thinking_delta': replied = true; batcher.flush(); view.thinking(data.text); break;
         case 'function_call':
+          replied = true;
           batcher.flush();
           // An interactive tool is not work in progress: its controls
           // arrive with the interaction event.
@@ -294,7 +296,13 @@ async function runTurn(body) {
         case 'session_changed': onSessionChanged(data); break;
         case 'usage': onUsage(data); break;
         case 'message_end': batcher.flush(); phase.complete(); break;
-        case 'error': batcher.flush(); banner.show(describeError(data)); break;
+        case 'error':
+          batcher.flush();
+          // The server stored the message before the upstream failed:
+          // Retry re-runs it instead of sending it a second time.
+          if (!replied) state.lastTurn = { retry: true };
+          banner.show(describeError(data));
+          break;
         default: // unknown events are ignored, so the server can add more
       }
     }
