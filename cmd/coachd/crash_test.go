@@ -94,3 +94,51 @@ func TestCrashMidTurn(t *testing.T) {
 		})
 	}
 }
+
+// TestShutdownCancelsLongTurns stops the program while a turn waits on a
+// stalled upstream: after the grace period the turn is cancelled like a
+// client leaving — its partial reply stored, its reservation settled —
+// and run returns nil.
+func TestShutdownCancelsLongTurns(t *testing.T) {
+	ctx := context.Background()
+	fake := anthropictest.NewServer()
+	defer fake.Close()
+	env := map[string]string{"ANTHROPIC_API_KEY": "test", "ANTHROPIC_BASE_URL": fake.URL(), "COACHD_ADDR": "127.0.0.1:0"}
+	db := filepath.Join(t.TempDir(), "c.db")
+	p := MustServe(t, env, "--db", db, "--demo", "--shutdown-grace", "200ms")
+	key := apiKeyRe.FindStringSubmatch(p.stdout.String())[1]
+	fake.Enqueue(anthropictest.Text("Halfway through a long answer", 4).StallAfter(6))
+	sidc := make(chan string, 1)
+	started := make(chan struct{}, 1)
+	go func() {
+		sid, _ := client.New(p.url, key, nil).ChatStream(ctx, client.ChatRequest{Message: "tell me everything"}, client.StreamOptions{},
+			func(ev client.Event) error {
+				if ev.Name == "content_delta" {
+					select {
+					case started <- struct{}{}:
+					default:
+					}
+				}
+				return nil
+			})
+		sidc <- sid
+	}()
+	select {
+	case <-started:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the turn never streamed")
+	}
+	if err := p.stop(t); err != nil {
+		t.Fatalf("run = %v, want nil", err)
+	}
+	sid := <-sidc
+	store := mustOpen(t, db)
+	users, _, _ := store.ListUsers(ctx, coachd.Page{})
+	msgs, err := store.History(ctx, users[0].ID, sid)
+	if err != nil || len(msgs) != 2 || !msgs[1].Partial || msgs[1].Content == "" {
+		t.Fatalf("stored %d messages, %v", len(msgs), err)
+	}
+	if st, err := store.BudgetStatus(ctx, users[0].ID); err != nil || st.TokensReserved != 0 {
+		t.Fatalf("budget after shutdown: %+v, %v", st, err)
+	}
+}

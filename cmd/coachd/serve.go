@@ -17,9 +17,9 @@ import (
 	"github.com/coachd/coachd/web"
 )
 
-// shutdownTimeout bounds how long in-flight requests may take to finish
-// after SIGINT/SIGTERM.
-const shutdownTimeout = 10 * time.Second
+// defaultShutdownGrace bounds how long in-flight requests may take to
+// finish after SIGINT/SIGTERM before the turns still running are cancelled.
+const defaultShutdownGrace = 10 * time.Second
 
 // serveConfig is the effective configuration of coachd serve.
 type serveConfig struct {
@@ -31,6 +31,8 @@ type serveConfig struct {
 	Model     modelConfig
 	Budget    budgetConfig
 	Pack      string
+	// ShutdownGrace is how long running requests may finish on SIGTERM.
+	ShutdownGrace time.Duration
 }
 
 // LogValue masks secrets: the admin key and a database password never
@@ -62,6 +64,8 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	fs.StringVar(&cfg.LogFormat, "log-format", envOr(getenv, "COACHD_LOG_FORMAT", "text"), "log format: text or json (env COACHD_LOG_FORMAT)")
 	cfg.Model.register(fs, getenv)
 	cfg.Budget.register(fs, getenv)
+	fs.DurationVar(&cfg.ShutdownGrace, "shutdown-grace", envDuration(getenv, "COACHD_SHUTDOWN_GRACE", defaultShutdownGrace),
+		"on SIGINT/SIGTERM, how long running requests may finish before their turns are cancelled (env COACHD_SHUTDOWN_GRACE)")
 	fs.StringVar(&cfg.Pack, "pack", getenv("COACHD_PACK"), "coach pack directory (agents/, skills/, tools/); empty serves the built-in default agent (env COACHD_PACK)")
 	if done, err := parseFlags(fs, args, stdout, stderr); done || err != nil {
 		return err
@@ -111,7 +115,14 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		return err
 	}
 
+	// Requests' contexts derive from base: when the shutdown grace runs
+	// out, cancelling it ends the turns still running the way a client
+	// leaving does (what was said is stored, the reservation settled)
+	// instead of cutting them off mid-write.
+	base, cancelBase := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelBase()
 	srv := &http.Server{
+		BaseContext: func(net.Listener) context.Context { return base },
 		Handler: withUI(server.New(server.Deps{
 			Store:     store,
 			Logger:    logger,
@@ -154,10 +165,8 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		return fmt.Errorf("serve: %w", err)
 	case <-ctx.Done():
 	}
-	logger.Info("shutting down", "timeout", shutdownTimeout.String())
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
-	defer cancel()
-	if err := srv.Shutdown(shutdownCtx); err != nil {
+	logger.Info("shutting down", "grace", cfg.ShutdownGrace.String())
+	if err := shutdown(srv, cfg.ShutdownGrace, cancelBase, logger); err != nil {
 		return fmt.Errorf("shutdown: %w", err)
 	}
 	if err := <-serveErr; err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -224,4 +233,21 @@ func withUI(api http.Handler) http.Handler {
 	mux.Handle("GET /assets/", ui)
 	mux.Handle("/", api)
 	return mux
+}
+
+// shutdown stops accepting requests and waits up to grace for the running
+// ones; then it cancels them (turns end as aborted, stored and settled)
+// and waits a little more for their handlers to return.
+func shutdown(srv *http.Server, grace time.Duration, cancelRequests context.CancelFunc, logger *slog.Logger) error {
+	ctx, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	err := srv.Shutdown(ctx)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	logger.Warn("shutdown grace over: cancelling the requests still running")
+	cancelRequests()
+	ctx2, cancel2 := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel2()
+	return srv.Shutdown(ctx2)
 }
