@@ -42,7 +42,8 @@ func (t *Turn) runTools(ctx context.Context, lim Limits, calls []coachd.ToolCall
 			outs[i] = errOutcome(c.ID, InvalidInputText(c.Name, err))
 			continue
 		}
-		if tool.Definition().Category == coachd.ToolInteractive {
+		category := t.r.cfg.Tools.Category(c.Name)
+		if category == coachd.ToolInteractive {
 			if interactive >= 0 {
 				outs[i] = errOutcome(c.ID, "not shown: only one interactive tool can wait for the user per round")
 				continue
@@ -51,7 +52,7 @@ func (t *Turn) runTools(ctx context.Context, lim Limits, calls []coachd.ToolCall
 			outs[i] = outcome{block: coachd.ToolResultBlock(c.ID, "", false)}
 			continue
 		}
-		if tool.Definition().Category == coachd.ToolLifecycle {
+		if category == coachd.ToolLifecycle {
 			// A lifecycle call changes the session (its mode, its status)
 			// that later calls read: the calls before it finish first, and
 			// it runs alone, so a round keeps the order the model wrote.

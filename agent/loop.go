@@ -160,6 +160,13 @@ func (t *Turn) stream(ctx context.Context) (*coachd.ModelResponse, error) {
 	if resp == nil {
 		resp = &coachd.ModelResponse{}
 	}
+	// Tool inputs are made sendable once, here: what runs, what is stored
+	// and what is sent back all use the same input.
+	for i, b := range resp.Blocks {
+		if b.Type == coachd.BlockToolUse {
+			resp.Blocks[i].Input = validInput(b.Input)
+		}
+	}
 	err := s.Err()
 	if err == nil && ctx.Err() != nil {
 		err = ctx.Err()
@@ -179,7 +186,7 @@ func (t *Turn) modelRequest() *coachd.ModelRequest {
 		MaxTokens:      maxTokens,
 		ThinkingBudget: a.Thinking,
 		Temperature:    a.Temperature,
-		Messages:       History(t.history, t.truncations()),
+		Messages:       History(t.history, t.r.cfg.Tools.Truncations(a.Tools)),
 		Tools:          t.r.cfg.Tools.Specs(a.Tools),
 		UserID:         t.req.User.ID,
 	}
@@ -191,23 +198,11 @@ func (t *Turn) modelRequest() *coachd.ModelRequest {
 	return req
 }
 
-func (t *Turn) truncations() map[string][]string {
-	m := map[string][]string{}
-	for _, name := range t.agent.Tools {
-		if tool, ok := t.r.cfg.Tools.Get(name); ok {
-			if f := tool.Definition().Truncate; len(f) > 0 {
-				m[name] = f
-			}
-		}
-	}
-	return m
-}
-
 func toolUses(blocks []coachd.Block) []coachd.ToolCall {
 	var out []coachd.ToolCall
 	for _, b := range blocks {
 		if b.Type == coachd.BlockToolUse {
-			out = append(out, coachd.ToolCall{ID: b.ID, Name: b.Name, Input: validInput(b.Input)})
+			out = append(out, coachd.ToolCall{ID: b.ID, Name: b.Name, Input: b.Input})
 		}
 	}
 	return out

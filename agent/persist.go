@@ -27,7 +27,6 @@ func (t *Turn) assistantMessage(resp *coachd.ModelResponse, partial bool) *coach
 	meta := assistantMeta{StopReason: resp.StopReason, Model: resp.Model}
 	for _, b := range resp.Blocks {
 		if b.Type == coachd.BlockToolUse {
-			b.Input = validInput(b.Input)
 			meta.ToolCalls = append(meta.ToolCalls, toolCallMeta{Name: b.Name, Input: b.Input})
 		}
 		blocks = append(blocks, b)

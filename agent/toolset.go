@@ -17,6 +17,7 @@ import (
 // Toolset holds tools with their compiled input schemas.
 type Toolset struct {
 	tools   map[string]coachd.Tool
+	defs    map[string]coachd.ToolDef // read once at Add: Definition may build its schema each call
 	schemas map[string]*jsonschema.Schema
 	results map[string]*jsonschema.Schema // interactive tools' answer schemas
 	specs   map[string]coachd.ToolSpec    // sanitized, as served to the model
@@ -27,6 +28,7 @@ type Toolset struct {
 func NewToolset(tools ...coachd.Tool) (*Toolset, error) {
 	ts := &Toolset{
 		tools:   map[string]coachd.Tool{},
+		defs:    map[string]coachd.ToolDef{},
 		schemas: map[string]*jsonschema.Schema{},
 		results: map[string]*jsonschema.Schema{},
 		specs:   map[string]coachd.ToolSpec{},
@@ -64,6 +66,7 @@ func (ts *Toolset) Add(t coachd.Tool) error {
 		return fmt.Errorf("agent: tool %s: %w", def.Name, err)
 	}
 	ts.tools[def.Name] = t
+	ts.defs[def.Name] = def
 	ts.schemas[def.Name] = sch
 	ts.specs[def.Name] = coachd.ToolSpec{Name: def.Name, Description: def.Description, InputSchema: clean}
 	return nil
@@ -90,6 +93,21 @@ func compileSchema(name string, raw json.RawMessage) (*jsonschema.Schema, error)
 func (ts *Toolset) Get(name string) (coachd.Tool, bool) {
 	t, ok := ts.tools[name]
 	return t, ok
+}
+
+// Category returns the named tool's category ("" for an unknown tool).
+func (ts *Toolset) Category(name string) coachd.ToolCategory { return ts.defs[name].Category }
+
+// Truncations maps each of the named tools that has a re-send policy to
+// the input fields it truncates (see History).
+func (ts *Toolset) Truncations(names []string) map[string][]string {
+	m := map[string][]string{}
+	for _, n := range names {
+		if f := ts.defs[n].Truncate; len(f) > 0 {
+			m[n] = f
+		}
+	}
+	return m
 }
 
 // Names returns the registered tool names, sorted.
