@@ -1,7 +1,6 @@
 package client
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -46,17 +45,10 @@ func (c *Client) ChatStream(ctx context.Context, req ChatRequest, opt StreamOpti
 	if opt.WaitBusy {
 		q.Set("on_busy", "wait")
 	}
-	body, err := json.Marshal(req)
+	hreq, err := c.newRequest(ctx, http.MethodPost, withQuery("/v1/chat/stream", q), req, "text/event-stream")
 	if err != nil {
-		return "", fmt.Errorf("client: %w", err)
+		return "", err
 	}
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, withQuery(c.baseURL+"/v1/chat/stream", q), bytes.NewReader(body))
-	if err != nil {
-		return "", fmt.Errorf("client: %w", err)
-	}
-	hreq.Header.Set("Content-Type", "application/json")
-	hreq.Header.Set("Accept", "text/event-stream")
-	hreq.Header.Set("Authorization", "Bearer "+c.apiKey)
 	resp, err := c.hc.Do(hreq)
 	if err != nil {
 		return "", fmt.Errorf("client: chat stream: %w", err)

@@ -50,27 +50,37 @@ func call[T any](ctx context.Context, c *Client, method, path string, body any) 
 	return &v, nil
 }
 
-// do sends a request with an optional JSON body and decodes a JSON answer
-// into out (when out is not nil).
-func (c *Client) do(ctx context.Context, method, path string, body, out any) error {
+// newRequest builds a request to path (with its query) carrying the API
+// key, body as JSON when it is not nil, and accepting accept.
+func (c *Client) newRequest(ctx context.Context, method, path string, body any, accept string) (*http.Request, error) {
 	var rd io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
 		if err != nil {
-			return fmt.Errorf("client: encode %s %s: %w", method, path, err)
+			return nil, fmt.Errorf("client: encode %s %s: %w", method, path, err)
 		}
 		rd = bytes.NewReader(b)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, c.baseURL+path, rd)
 	if err != nil {
-		return fmt.Errorf("client: %w", err)
+		return nil, fmt.Errorf("client: %w", err)
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	req.Header.Set("Accept", "application/json")
+	req.Header.Set("Accept", accept)
 	if c.apiKey != "" {
 		req.Header.Set("Authorization", "Bearer "+c.apiKey)
+	}
+	return req, nil
+}
+
+// do sends a request with an optional JSON body and decodes a JSON answer
+// into out (when out is not nil).
+func (c *Client) do(ctx context.Context, method, path string, body, out any) error {
+	req, err := c.newRequest(ctx, method, path, body, "application/json")
+	if err != nil {
+		return err
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {

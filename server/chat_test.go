@@ -20,7 +20,6 @@ import (
 	"github.com/coachd/coachd/anthropic/anthropictest"
 	"github.com/coachd/coachd/client"
 	"github.com/coachd/coachd/server"
-	"github.com/coachd/coachd/sqlstore"
 	"github.com/coachd/coachd/tools"
 )
 
@@ -34,14 +33,18 @@ type chatEnv struct {
 // are added to the default agent.
 func MustChatEnv(t testing.TB, ag *agent.Agent, extra ...coachd.Tool) *chatEnv {
 	t.Helper()
-	ctx := context.Background()
-	db, err := sqlstore.Open(ctx, filepath.Join(t.TempDir(), "coachd.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := db.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
+	return mustChatEnv(t, server.Limits{}, ag, extra...)
+}
+
+// MustBudgetEnv is a chat-capable server with the given limits.
+func MustBudgetEnv(t *testing.T, limits server.Limits) *chatEnv {
+	t.Helper()
+	return mustChatEnv(t, limits, nil)
+}
+
+func mustChatEnv(t testing.TB, limits server.Limits, ag *agent.Agent, extra ...coachd.Tool) *chatEnv {
+	t.Helper()
+	db := mustDB(t, filepath.Join(t.TempDir(), "coachd.db"), nil)
 	fake := anthropictest.NewServer()
 	ts, err := agent.NewToolset(append(tools.Builtins(), extra...)...)
 	if err != nil {
@@ -65,11 +68,10 @@ func MustChatEnv(t testing.TB, ag *agent.Agent, extra ...coachd.Tool) *chatEnv {
 			return nil, false
 		},
 	})
-	srv := httptest.NewServer(server.New(server.Deps{Store: db, Logger: logger, AdminKey: adminKey, Runner: runner, Heartbeat: time.Hour}))
+	srv := httptest.NewServer(server.New(server.Deps{Store: db, Logger: logger, AdminKey: adminKey, Runner: runner, Heartbeat: time.Hour, Limits: limits}))
 	t.Cleanup(func() {
 		srv.Close()
 		fake.Close()
-		db.Close()
 	})
 	e := &env{t: t, db: db, url: srv.URL, logs: logs, admin: client.New(srv.URL, adminKey, srv.Client())}
 	e.alice = e.MustUser("alice")

@@ -4,56 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/coachd/coachd"
 	"github.com/coachd/coachd/agent"
-	"github.com/coachd/coachd/anthropic"
 	"github.com/coachd/coachd/anthropic/anthropictest"
-	"github.com/coachd/coachd/client"
 	"github.com/coachd/coachd/server"
-	"github.com/coachd/coachd/sqlstore"
-	"github.com/coachd/coachd/tools"
 )
-
-// MustBudgetEnv is a server with a runner and the given limits.
-func MustBudgetEnv(t *testing.T, limits server.Limits) *chatEnv {
-	t.Helper()
-	ctx := context.Background()
-	db, err := sqlstore.Open(ctx, filepath.Join(t.TempDir(), "coachd.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := db.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	fake := anthropictest.NewServer()
-	ts, err := agent.NewToolset(tools.Builtins()...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	logs := &syncBuffer{}
-	runner := agent.NewRunner(agent.Config{
-		Store: db, Tools: ts, Logger: slog.New(slog.NewTextHandler(logs, nil)),
-		Model: anthropic.New(anthropic.Config{APIKey: "test", BaseURL: fake.URL(), MaxRetries: -1, NoCache: true}),
-	})
-	srv := httptest.NewServer(server.New(server.Deps{Store: db, AdminKey: adminKey, Runner: runner, Heartbeat: time.Hour, Limits: limits}))
-	t.Cleanup(func() {
-		srv.Close()
-		fake.Close()
-		db.Close()
-	})
-	e := &env{t: t, db: db, url: srv.URL, logs: logs, admin: client.New(srv.URL, adminKey, srv.Client())}
-	e.alice = e.MustUser("alice")
-	e.bob = e.MustUser("bob")
-	return &chatEnv{env: e, fake: fake}
-}
 
 // post sends body as JSON and decodes a 200 answer into out.
 func (e *env) post(key, path, body string, header map[string]string, out any) response {

@@ -78,14 +78,7 @@ type env struct {
 // MustEnv starts a server on dsn with two users, alice and bob.
 func MustEnv(t *testing.T, dsn string) *env {
 	t.Helper()
-	ctx := context.Background()
-	db, err := sqlstore.Open(ctx, dsn, coachd.SystemClock{})
-	if err != nil {
-		t.Fatalf("open: %v", err)
-	}
-	if err := db.Migrate(ctx); err != nil {
-		t.Fatalf("migrate: %v", err)
-	}
+	db := mustDB(t, dsn, coachd.SystemClock{})
 	logs := &syncBuffer{}
 	srv := httptest.NewServer(server.New(server.Deps{
 		Store:    db,
@@ -93,14 +86,27 @@ func MustEnv(t *testing.T, dsn string) *env {
 		AdminKey: adminKey,
 		Ping:     db.SQL().PingContext,
 	}))
-	t.Cleanup(func() {
-		srv.Close()
-		db.Close()
-	})
+	t.Cleanup(srv.Close)
 	e := &env{t: t, db: db, url: srv.URL, logs: logs, admin: client.New(srv.URL, adminKey, srv.Client())}
 	e.alice = e.MustUser("alice")
 	e.bob = e.MustUser("bob")
 	return e
+}
+
+// mustDB opens and migrates the database at dsn, closed when the test
+// ends (after the servers registered later).
+func mustDB(t testing.TB, dsn string, clock coachd.Clock) *sqlstore.DB {
+	t.Helper()
+	ctx := context.Background()
+	db, err := sqlstore.Open(ctx, dsn, clock)
+	if err != nil {
+		t.Fatalf("open: %v", err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if err := db.Migrate(ctx); err != nil {
+		t.Fatalf("migrate: %v", err)
+	}
+	return db
 }
 
 // MustUser creates a user through the admin API.

@@ -129,10 +129,15 @@ func (w *statusRecorder) Flush() {
 func (w *statusRecorder) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // withRecovery turns a panicking handler into a logged 500 instead of a
-// dropped connection.
+// dropped connection. It needs to know whether the response has started;
+// under withLogging it reads the recorder that is already there rather
+// than wrapping every write (and every SSE flush) a second time.
 func (s *Server) withRecovery(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		rec := &statusRecorder{ResponseWriter: w}
+		rec, ok := w.(*statusRecorder)
+		if !ok {
+			rec = &statusRecorder{ResponseWriter: w}
+		}
 		defer func() {
 			v := recover()
 			if v == nil {

@@ -13,7 +13,6 @@ import (
 	"github.com/coachd/coachd"
 	"github.com/coachd/coachd/agent"
 	"github.com/coachd/coachd/server"
-	"github.com/coachd/coachd/sqlstore"
 	"github.com/coachd/coachd/tools"
 )
 
@@ -21,14 +20,7 @@ import (
 func packServer(t *testing.T) (url, key string) {
 	t.Helper()
 	ctx := context.Background()
-	db, err := sqlstore.Open(ctx, filepath.Join(t.TempDir(), "c.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	if err := db.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
+	db := mustDB(t, filepath.Join(t.TempDir(), "c.db"), nil)
 	p, err := agent.LoadPack(filepath.Join("..", "examples", "sage"), agent.PackOptions{Builtins: tools.Builtins()})
 	if err != nil {
 		t.Fatal(err)

@@ -4,6 +4,7 @@ package server
 
 import (
 	"context"
+	"crypto/sha256"
 	"log/slog"
 	"net/http"
 	"time"
@@ -45,6 +46,7 @@ type Server struct {
 	logger    *slog.Logger
 	clock     coachd.Clock
 	adminKey  string
+	adminSum  [sha256.Size]byte // of adminKey, for requireAdmin
 	maxBody   int64
 	ping      func(context.Context) error
 	runner    *agent.Runner
@@ -76,6 +78,9 @@ func New(deps Deps) *Server {
 	}
 	if s.clock == nil {
 		s.clock = coachd.SystemClock{}
+	}
+	if s.adminKey != "" {
+		s.adminSum = sha256.Sum256([]byte(s.adminKey))
 	}
 	if s.maxBody <= 0 {
 		s.maxBody = DefaultMaxBodyBytes

@@ -92,15 +92,17 @@ func appendJSON(dst []byte, v any) []byte {
 	return append(dst, "{}"...)
 }
 
-// appendJSONStrict is appendJSON that reports whether v encoded.
+// appendJSONStrict is appendJSON that reports whether v encoded. It
+// encodes straight onto dst (this runs for every streamed delta); the
+// encoder writes nothing when v fails to encode, so dst is intact then.
 func appendJSONStrict(dst []byte, v any) ([]byte, bool) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
+	buf := bytes.NewBuffer(dst)
+	enc := json.NewEncoder(buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
 		return dst, false
 	}
-	return append(dst, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...), true
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), true
 }
 
 // rawOr returns raw when it is valid JSON, def otherwise, so that a bad

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/coachd/coachd"
@@ -225,14 +226,14 @@ func parseRequest(raw []byte, countOnly bool) (*wireRequest, error) {
 				if m.Role != "user" {
 					return nil, invalid("messages.%d.content.%d: tool_result blocks can only be in user messages", i, j)
 				}
-				if !contains(pending, b.ToolUseID) {
+				if !slices.Contains(pending, b.ToolUseID) {
 					return nil, invalid("messages.%d.content.%d: unexpected `tool_use_id` found in `tool_result` blocks: %s. Each `tool_result` block must have a corresponding `tool_use` block in the previous message.", i, j, b.ToolUseID)
 				}
 				results = append(results, b.ToolUseID)
 			}
 		}
 		for _, id := range pending {
-			if !contains(results, id) {
+			if !slices.Contains(results, id) {
 				return nil, invalid("messages.%d: `tool_use` ids were found without `tool_result` blocks immediately after: %s. Each `tool_use` block must have a corresponding `tool_result` block in the next message.", i-1, id)
 			}
 		}
@@ -247,15 +248,6 @@ func parseRequest(raw []byte, countOnly bool) (*wireRequest, error) {
 		return nil, invalid("A maximum of 4 blocks with cache_control may be provided. Found %d.", breakpoints)
 	}
 	return &req, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // tokens is the fake's tokenizer: four bytes a token, at least one.

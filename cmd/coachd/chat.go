@@ -4,8 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"strconv"
@@ -24,17 +22,8 @@ func runChat(ctx context.Context, args []string, getenv func(string) string, std
 	key := fs.String("key", getenv("COACHD_KEY"), "your API key, ck_… (env COACHD_KEY)")
 	sid := fs.String("session", "", "continue this session")
 	agentName := fs.String("agent", "", "agent for a new session")
-	fs.SetOutput(io.Discard)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fs.SetOutput(stdout)
-			fs.Usage()
-			return nil
-		}
-		fmt.Fprintf(stderr, "coachd chat: %v\n", err)
-		fs.SetOutput(stderr)
-		fs.Usage()
-		return errUsage
+	if done, err := parseFlagsArgs(fs, args, stdout, stderr); done || err != nil {
+		return err
 	}
 	if *key == "" {
 		fmt.Fprintln(stderr, "coachd chat: --key (or COACHD_KEY) is required")

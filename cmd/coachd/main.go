@@ -86,9 +86,24 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 }
 
 // parseFlags parses args with fs. Help (-h) goes to stdout and returns
-// done=true; a bad flag prints the error and the usage to stderr and
-// returns errUsage.
+// done=true; a bad flag or a positional argument prints the error and the
+// usage to stderr and returns errUsage.
 func parseFlags(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (done bool, err error) {
+	if done, err := parseFlagsArgs(fs, args, stdout, stderr); done || err != nil {
+		return done, err
+	}
+	if fs.NArg() > 0 {
+		fs.SetOutput(stderr)
+		fmt.Fprintf(stderr, "coachd %s: unexpected arguments: %s\n", fs.Name(), strings.Join(fs.Args(), " "))
+		fs.Usage()
+		return true, errUsage
+	}
+	return false, nil
+}
+
+// parseFlagsArgs is parseFlags for commands that take positional
+// arguments (fs.Args).
+func parseFlagsArgs(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (done bool, err error) {
 	fs.SetOutput(io.Discard)
 	err = fs.Parse(args)
 	switch {
@@ -99,11 +114,6 @@ func parseFlags(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (done
 	case err != nil:
 		fs.SetOutput(stderr)
 		fmt.Fprintf(stderr, "coachd %s: %v\n", fs.Name(), err)
-		fs.Usage()
-		return true, errUsage
-	case fs.NArg() > 0:
-		fs.SetOutput(stderr)
-		fmt.Fprintf(stderr, "coachd %s: unexpected arguments: %s\n", fs.Name(), strings.Join(fs.Args(), " "))
 		fs.Usage()
 		return true, errUsage
 	}

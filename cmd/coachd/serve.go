@@ -205,23 +205,18 @@ func announceDemo(ctx context.Context, store *sqlstore.DB, baseURL string, budge
 	return nil
 }
 
+// findUserByName returns the first user called name, or nil. It scans
+// every user: the store has no lookup by name, and this runs once, at
+// start-up with --demo.
 func findUserByName(ctx context.Context, store coachd.UserService, name string) (*coachd.User, error) {
-	page := coachd.Page{Limit: coachd.MaxPageLimit}
-	for {
-		users, next, err := store.ListUsers(ctx, page)
-		if err != nil {
-			return nil, fmt.Errorf("list users: %w", err)
+	var found *coachd.User
+	err := eachUser(ctx, store, func(u *coachd.User) bool {
+		if u.Name == name {
+			found = u
 		}
-		for _, u := range users {
-			if u.Name == name {
-				return u, nil
-			}
-		}
-		if next == "" {
-			return nil, nil
-		}
-		page.Cursor = next
-	}
+		return found == nil
+	})
+	return found, err
 }
 
 // withUI serves the embedded browser UI at / and /assets/, and the API

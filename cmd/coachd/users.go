@@ -76,20 +76,34 @@ func runUsersList(ctx context.Context, args []string, getenv func(string) string
 	return withDB(ctx, fs, args, getenv, stdout, stderr, func(db *sqlstore.DB, _ string) error {
 		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "ID\tNAME\tTOKEN_BUDGET\tTOKENS_USED\tCREATED")
-		page := coachd.Page{Limit: coachd.MaxPageLimit}
-		for {
-			users, next, err := db.ListUsers(ctx, page)
-			if err != nil {
-				return fmt.Errorf("list users: %w", err)
-			}
-			for _, u := range users {
-				fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\n", u.ID, u.Name, u.TokenBudget, u.TokensUsed, u.CreatedAt.UTC().Format("2006-01-02 15:04:05Z"))
-			}
-			if next == "" {
-				break
-			}
-			page.Cursor = next
+		err := eachUser(ctx, db, func(u *coachd.User) bool {
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\n", u.ID, u.Name, u.TokenBudget, u.TokensUsed, u.CreatedAt.UTC().Format("2006-01-02 15:04:05Z"))
+			return true
+		})
+		if err != nil {
+			return err
 		}
 		return tw.Flush()
 	})
+}
+
+// eachUser calls fn with every user, a page at a time, until fn returns
+// false.
+func eachUser(ctx context.Context, store coachd.UserService, fn func(*coachd.User) bool) error {
+	page := coachd.Page{Limit: coachd.MaxPageLimit}
+	for {
+		users, next, err := store.ListUsers(ctx, page)
+		if err != nil {
+			return fmt.Errorf("list users: %w", err)
+		}
+		for _, u := range users {
+			if !fn(u) {
+				return nil
+			}
+		}
+		if next == "" {
+			return nil
+		}
+		page.Cursor = next
+	}
 }
