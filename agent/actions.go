@@ -53,7 +53,7 @@ func (t *Turn) runActions(ctx context.Context, lim Limits, tags []ActionTag) {
 			out = errOutcome(id, fmt.Sprintf("unknown action %s: this agent has no tool %q", tag.Name, name))
 		case t.forbidden(name):
 			out = errOutcome(id, fmt.Sprintf("refused: this agent's contract forbids %s", name))
-		case tool.Definition().Category == coachd.ToolInteractive:
+		case t.r.cfg.Tools.Category(name) == coachd.ToolInteractive:
 			out = errOutcome(id, fmt.Sprintf("%s cannot be used as an action tag", name))
 		default:
 			if err := t.r.cfg.Tools.ValidateInput(name, input); err != nil {

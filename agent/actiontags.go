@@ -143,7 +143,7 @@ func (f *TagFilter) scan(buf string, final bool) string {
 		switch {
 		case m == tagComplete:
 			name, payload, _ := strings.Cut(buf[1:n-1], ":")
-			f.tags = append(f.tags, ActionTag{Name: name, Payload: json.RawMessage(strings.TrimSpace(strings.TrimSpace(payload)))})
+			f.tags = append(f.tags, ActionTag{Name: name, Payload: json.RawMessage(strings.TrimSpace(payload))})
 			buf = buf[n:]
 		case m == tagIncomplete && !final:
 			f.pending = buf

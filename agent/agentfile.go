@@ -32,8 +32,12 @@ type agentFile struct {
 	Default     bool                `yaml:"default"`
 }
 
-var agentKeys = []string{"name", "description", "model", "max_tokens", "thinking", "temperature", "tools", "skills",
-	"limits", "permissions", "arcs", "context", "contracts", "action_tags", "free_preview_turns", "reserve", "default"}
+// The keys each mapping may hold, from the yaml tags.
+var (
+	agentKeys     = yamlKeys(agentFile{})
+	limitsKeys    = yamlKeys(limitsFile{})
+	contractsKeys = yamlKeys(contractsFile{})
+)
 
 type limitsFile struct {
 	MaxRounds    int    `yaml:"max_rounds"`
@@ -63,11 +67,7 @@ func parseAgent(fm *frontMatter, base string, known map[string]coachd.Tool, skil
 		FreePreviewTurns: f.Preview, Prompt: strings.TrimSpace(fm.body), Source: fm.file,
 	}
 	bad := fm.bad
-	if !nameRe.MatchString(f.Name) {
-		bad(fm.line("name"), "name must be lowercase letters, digits, - and _, starting with a letter")
-	} else if f.Name != base {
-		bad(fm.line("name"), fmt.Sprintf("name %q must match the file name %q", f.Name, base))
-	}
+	fm.checkName(f.Name, base)
 	if a.Description == "" {
 		bad(fm.line("description"), "description is required")
 	}
@@ -123,7 +123,7 @@ func parseAgent(fm *frontMatter, base string, known map[string]coachd.Tool, skil
 }
 
 func parseLimits(fm *frontMatter, l limitsFile) Limits {
-	fm.checkKeys(fm.node("limits"), []string{"max_rounds", "max_duration", "tool_timeout", "max_tool_calls"})
+	fm.checkKeys(fm.node("limits"), limitsKeys)
 	out := Limits{MaxRounds: l.MaxRounds, MaxToolCalls: l.MaxToolCalls}
 	if l.MaxRounds < 0 || l.MaxRounds > 50 {
 		fm.bad(fm.line("limits", "max_rounds"), "max_rounds must be between 1 and 50")
@@ -168,7 +168,7 @@ func parsePermissions(fm *frontMatter, a *Agent) {
 }
 
 func parseContracts(fm *frontMatter, c contractsFile, tools []string, known map[string]coachd.Tool) Contracts {
-	fm.checkKeys(fm.node("contracts"), []string{"must_call", "must_not_call", "must_output", "max_repairs"})
+	fm.checkKeys(fm.node("contracts"), contractsKeys)
 	out := Contracts{MustCall: c.MustCall, MustNotCall: c.MustNotCall, MaxRepairs: DefaultMaxRepairs}
 	for i, name := range c.MustCall {
 		if !slices.Contains(tools, name) {
@@ -197,8 +197,7 @@ func parseContracts(fm *frontMatter, c contractsFile, tools []string, known map[
 		}
 		raw, err := json.Marshal(v)
 		if err == nil {
-			out.MustOutput = raw
-			out.output, err = compileSchema("must_output", raw)
+			err = out.SetMustOutput(raw)
 		}
 		if err != nil {
 			lines := strings.Split(err.Error(), "\n")

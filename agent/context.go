@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/coachd/coachd"
 )
@@ -47,11 +48,13 @@ type CheckinSpec struct {
 	EveryDays int    `yaml:"every_days"`
 }
 
+var contextKeys = yamlKeys(ContextSpec{})
+
 func (c *ContextSpec) validate(fm *frontMatter) {
 	if c == nil {
 		return
 	}
-	fm.checkKeys(fm.node("context"), []string{"sections", "standing", "recent", "recent_days", "budgets", "timezone", "checkin"})
+	fm.checkKeys(fm.node("context"), contextKeys)
 	for i, s := range c.Sections {
 		if !slices.Contains(ContextSections, s) {
 			fm.bad(fm.itemLine(i, "context", "sections"), fmt.Sprintf("unknown context section %q (known: %s)", s, strings.Join(ContextSections, ", ")))
@@ -322,13 +325,11 @@ func clip(s string, n int) string {
 		return s
 	}
 	cut := n - 40
-	for cut > 0 && !utf8RuneStart(s[cut]) {
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
 		cut--
 	}
 	return s[:max(cut, 0)] + fmt.Sprintf("\n[…truncated %d characters]", len(s)-max(cut, 0))
 }
-
-func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
 func ago(d time.Duration) string {
 	switch {

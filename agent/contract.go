@@ -50,10 +50,6 @@ func (c *Contracts) SetMustOutput(schema json.RawMessage) error {
 	return nil
 }
 
-func (c *Contracts) empty() bool {
-	return len(c.MustCall) == 0 && len(c.MustNotCall) == 0 && c.output == nil
-}
-
 // turnState is what the runner keeps per turn for the pack features:
 // the assembled system prompt, the contract bookkeeping and action-tag
 // calls waiting to be recorded on the next assistant message.

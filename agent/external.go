@@ -17,7 +17,7 @@ import (
 func (r *Runner) ToolSpecs(agentName string) ([]coachd.ToolSpec, error) {
 	ag, ok := r.cfg.Agents(agentName)
 	if !ok {
-		return nil, coachd.Invalid(coachd.FieldError{Field: "agent", Message: "no such agent", Code: "not_found"})
+		return nil, errNoAgent()
 	}
 	return r.cfg.Tools.Specs(ag.Tools), nil
 }
@@ -50,7 +50,7 @@ func (r *Runner) ExecuteTool(ctx context.Context, req ExecRequest) (*ExecResult,
 	if c.ID == "" {
 		c.ID = "toolu_" + strings.TrimPrefix(coachd.NewID("x", r.cfg.Clock.Now()), "x_")
 	}
-	if tool, ok := t.tool(c.Name); ok && tool.Definition().Category == coachd.ToolInteractive {
+	if _, ok := t.tool(c.Name); ok && r.cfg.Tools.Category(c.Name) == coachd.ToolInteractive {
 		return nil, coachd.Invalid(coachd.FieldError{Field: "tool_name", Message: "is an interactive tool: show it to the user and record their answer as its tool_result", Code: "interactive"})
 	}
 	outs, _ := t.runTools(ctx, t.agent.Limits.withDefaults(), []coachd.ToolCall{c})
@@ -74,7 +74,7 @@ func (r *Runner) externalTurn(ctx context.Context, u *coachd.User, sessionID, ag
 	}
 	ag, ok := r.cfg.Agents(agentName)
 	if !ok {
-		return nil, coachd.Invalid(coachd.FieldError{Field: "agent", Message: "no such agent", Code: "not_found"})
+		return nil, errNoAgent()
 	}
 	if sess == nil {
 		// No session: tools that need one fail as the model would see.
@@ -83,6 +83,11 @@ func (r *Runner) externalTurn(ctx context.Context, u *coachd.User, sessionID, ag
 	t := &Turn{r: r, req: TurnRequest{User: u, SessionID: sess.ID, Agent: ag.Name}, agent: ag, sess: sess, sink: dropSink{}}
 	t.x.called = map[string]bool{}
 	return t, nil
+}
+
+// errNoAgent refuses a request naming an agent the runner does not have.
+func errNoAgent() error {
+	return coachd.Invalid(coachd.FieldError{Field: "agent", Message: "no such agent", Code: "not_found"})
 }
 
 type dropSink struct{}
@@ -126,7 +131,7 @@ func (r *Runner) Preflight(ctx context.Context, req PreflightRequest) (*Prefligh
 	if sessionID == "" {
 		ag, ok := r.cfg.Agents(req.Agent)
 		if !ok {
-			return nil, coachd.Invalid(coachd.FieldError{Field: "agent", Message: "no such agent", Code: "not_found"})
+			return nil, errNoAgent()
 		}
 		sess := &coachd.Session{UserID: req.User.ID, Agent: ag.Name, Title: title(req.Message)}
 		if err := st.CreateSession(ctx, sess); err != nil {
@@ -146,8 +151,7 @@ func (r *Runner) Preflight(ctx context.Context, req PreflightRequest) (*Prefligh
 		return nil, err
 	}
 	t.prepareSystem(ctx)
-	t.history = h
-	history := t.modelRequest().Messages
+	history := History(h, r.cfg.Tools.Truncations(t.agent.Tools))
 	t.history = append(h, &coachd.Message{Role: coachd.RoleUser, Blocks: []coachd.Block{coachd.TextBlock(req.Message)}})
 	mreq := t.modelRequest()
 	res, err := st.Reserve(ctx, coachd.ReserveRequest{

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"fmt"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -120,6 +121,19 @@ func (fm *frontMatter) decode(v any, keys []string) bool {
 	return true
 }
 
+// yamlKeys lists the yaml keys of struct v's fields in field order: the
+// keys checkKeys accepts for the mapping v is decoded from.
+func yamlKeys(v any) []string {
+	t := reflect.TypeOf(v)
+	var keys []string
+	for i := range t.NumField() {
+		if key, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ","); key != "" && key != "-" {
+			keys = append(keys, key)
+		}
+	}
+	return keys
+}
+
 // checkKeys reports keys of mapping m that are not in keys.
 func (fm *frontMatter) checkKeys(m *yaml.Node, keys []string) {
 	if m == nil || m.Kind != yaml.MappingNode {
@@ -129,6 +143,16 @@ func (fm *frontMatter) checkKeys(m *yaml.Node, keys []string) {
 		if k := m.Content[i]; !slices.Contains(keys, k.Value) {
 			fm.bad(k.Line+fm.off, fmt.Sprintf("unknown key %q (known: %s)", k.Value, strings.Join(keys, ", ")))
 		}
+	}
+}
+
+// checkName reports a name that is not a lowercase name or not the file's
+// base name (agents/<name>.md, skills/<name>.md).
+func (fm *frontMatter) checkName(name, base string) {
+	if !nameRe.MatchString(name) {
+		fm.bad(fm.line("name"), "name must be lowercase letters, digits, - and _, starting with a letter")
+	} else if name != base {
+		fm.bad(fm.line("name"), fmt.Sprintf("name %q must match the file name %q", name, base))
 	}
 }
 

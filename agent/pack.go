@@ -50,6 +50,26 @@ func LoadPack(dir string, opts PackOptions) (*Pack, error) {
 	problem := func(file string, line int, msg string) {
 		probs = append(probs, Problem{File: file, Line: line, Message: msg})
 	}
+	// read returns a pack file's name relative to dir and its contents; a
+	// file that cannot be read is a problem.
+	read := func(path string) (string, []byte, bool) {
+		file := rel(path)
+		data, err := os.ReadFile(path)
+		if err != nil {
+			problem(file, 0, err.Error())
+			return file, nil, false
+		}
+		return file, data, true
+	}
+	// markdown reads agents/<name>.md or skills/<name>.md: its front
+	// matter (nil after a problem) and <name>.
+	markdown := func(path string) (*frontMatter, string) {
+		file, data, ok := read(path)
+		if !ok {
+			return nil, ""
+		}
+		return splitFrontMatter(file, string(data), &probs), strings.TrimSuffix(filepath.Base(path), ".md")
+	}
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return nil, &PackError{[]Problem{{File: dir, Message: "not a directory"}}}
 	}
@@ -60,10 +80,8 @@ func LoadPack(dir string, opts PackOptions) (*Pack, error) {
 	}
 	check, _ := NewToolset()
 	for _, path := range glob(dir, "tools", "*.yaml", "*.yml") {
-		file := rel(path)
-		data, err := os.ReadFile(path)
-		if err != nil {
-			problem(file, 0, err.Error())
+		file, data, ok := read(path)
+		if !ok {
 			continue
 		}
 		if opts.LoadTool == nil {
@@ -102,21 +120,13 @@ func LoadPack(dir string, opts PackOptions) (*Pack, error) {
 		}
 	}
 	for _, path := range glob(dir, "skills", "*.md") {
-		file := rel(path)
-		data, err := os.ReadFile(path)
-		if err != nil {
-			problem(file, 0, err.Error())
-			continue
-		}
-		fm := splitFrontMatter(file, string(data), &probs)
+		fm, base := markdown(path)
 		if fm == nil {
 			continue
 		}
-		if s := parseSkill(fm, strings.TrimSuffix(filepath.Base(path), ".md")); s != nil {
-			if p.skills[s.Name] == nil {
-				p.skills[s.Name] = s
-				p.Skills = append(p.Skills, s)
-			}
+		if s := parseSkill(fm, base); s != nil && p.skills[s.Name] == nil {
+			p.skills[s.Name] = s
+			p.Skills = append(p.Skills, s)
 		}
 	}
 	agentFiles := glob(dir, "agents", "*.md")
@@ -125,17 +135,11 @@ func LoadPack(dir string, opts PackOptions) (*Pack, error) {
 	}
 	var defaults []*Agent
 	for _, path := range agentFiles {
-		file := rel(path)
-		data, err := os.ReadFile(path)
-		if err != nil {
-			problem(file, 0, err.Error())
-			continue
-		}
-		fm := splitFrontMatter(file, string(data), &probs)
+		fm, base := markdown(path)
 		if fm == nil {
 			continue
 		}
-		a, isDefault := parseAgent(fm, strings.TrimSuffix(filepath.Base(path), ".md"), known, p.skills)
+		a, isDefault := parseAgent(fm, base, known, p.skills)
 		if a == nil || p.agents[a.Name] != nil {
 			continue
 		}

@@ -86,7 +86,7 @@ func (r Rule) Match(f *Facts) bool {
 	switch {
 	case len(r.Mode) > 0 && !slices.Contains(r.Mode, f.Mode),
 		len(r.TimeOfDay) > 0 && !slices.Contains(r.TimeOfDay, Bracket(f.Now)),
-		slices.ContainsFunc(r.MissingFile, func(t string) bool { return has(t, false) }),
+		anyOf(r.MissingFile, false),
 		slices.ContainsFunc(r.HasFile, func(t string) bool { return !has(t, false) }),
 		len(r.FileToday) > 0 && !anyOf(r.FileToday, true),
 		anyOf(r.NoFileToday, true),
@@ -135,21 +135,19 @@ type skillFile struct {
 	When    []Rule `yaml:"when"`
 }
 
-var ruleKeys = []string{"mode", "time_of_day", "missing_file", "has_file", "file_today", "no_file_today",
-	"checkin_due", "file_status", "status_file_type"}
+var (
+	skillKeys = yamlKeys(skillFile{})
+	ruleKeys  = yamlKeys(Rule{})
+)
 
 // parseSkill reads skills/<name>.md, adding problems to fm.
 func parseSkill(fm *frontMatter, base string) *Skill {
 	var f skillFile
-	if !fm.decode(&f, []string{"name", "summary", "when"}) {
+	if !fm.decode(&f, skillKeys) {
 		return nil
 	}
 	s := &Skill{Name: f.Name, Summary: strings.TrimSpace(f.Summary), When: f.When, Body: fm.body, Source: fm.file}
-	if !nameRe.MatchString(f.Name) {
-		fm.bad(fm.line("name"), "name must be lowercase letters, digits, - and _, starting with a letter")
-	} else if f.Name != base {
-		fm.bad(fm.line("name"), fmt.Sprintf("name %q must match the file name %q", f.Name, base))
-	}
+	fm.checkName(f.Name, base)
 	switch {
 	case s.Summary == "":
 		fm.bad(fm.line("summary"), "summary is required: one line, always shown in the prompt")
@@ -189,8 +187,7 @@ func parseSkill(fm *frontMatter, base string) *Skill {
 
 func hasSection(body, title string) bool {
 	for _, line := range strings.Split(body, "\n") {
-		if strings.EqualFold(strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(line), "##")), title) &&
-			strings.HasPrefix(strings.TrimSpace(line), "## ") {
+		if heading, ok := strings.CutPrefix(strings.TrimSpace(line), "## "); ok && strings.EqualFold(strings.TrimSpace(heading), title) {
 			return true
 		}
 	}

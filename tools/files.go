@@ -34,7 +34,6 @@ func (t SaveFile) types() []string {
 }
 
 func (t SaveFile) Definition() coachd.ToolDef {
-	enum, _ := json.Marshal(t.types())
 	return coachd.ToolDef{
 		Name: "save_file",
 		Description: "Save or replace one of the user's documents (markdown). Saving the same file_type and file_name again replaces it. " +
@@ -43,13 +42,13 @@ func (t SaveFile) Definition() coachd.ToolDef {
 		InputSchema: json.RawMessage(`{
   "type": "object",
   "properties": {
-    "file_type": {"type": "string", "enum": ` + string(enum) + `},
+    "file_type": {"type": "string", "enum": ` + enumJSON(t.types()) + `},
     "file_name": {"type": "string", "minLength": 1, "maxLength": 100, "description": "defaults to the file type; use a date (2026-03-01) for dated files"},
     "content": {"type": "string", "maxLength": 100000},
     "attributes": {
       "type": "object",
       "properties": {
-        "status": {"type": "string", "enum": ["thriving", "good", "okay", "needs_attention", "in_crisis"]},
+        "status": {"type": "string", "enum": ` + fileStatusEnum + `},
         "rating": {"type": "integer", "minimum": 1, "maximum": 10},
         "energy": {"type": "string", "maxLength": 50},
         "mood": {"type": "string", "maxLength": 50},

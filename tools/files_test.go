@@ -31,8 +31,7 @@ func storeEnv(t *testing.T) coachd.ToolEnv {
 	if err := db.CreateSession(ctx, s); err != nil {
 		t.Fatal(err)
 	}
-	var events []coachd.Event
-	return coachd.ToolEnv{User: u, Session: s, Store: db, Emit: func(e coachd.Event) { events = append(events, e) }}
+	return coachd.ToolEnv{User: u, Session: s, Store: db, Emit: func(coachd.Event) {}}
 }
 
 func exec(t *testing.T, tool coachd.Tool, env coachd.ToolEnv, input string) coachd.ToolResult {

@@ -19,8 +19,8 @@ func (SaveNote) Definition() coachd.ToolDef {
 		InputSchema: json.RawMessage(`{
   "type": "object",
   "properties": {
-    "note_type": {"type": "string", "enum": ["preference", "insight", "tip", "feedback", "pattern", "market_update"]},
-    "category": {"type": "string", "enum": ["timing", "location", "strategy", "vehicle", "earnings", "safety"]},
+    "note_type": {"type": "string", "enum": ` + noteTypeEnum + `},
+    "category": {"type": "string", "enum": ` + noteCategoryEnum + `},
     "title": {"type": "string", "minLength": 1, "maxLength": 200},
     "content": {"type": "string", "minLength": 1, "maxLength": 5000},
     "importance": {"type": "integer", "minimum": 1, "maximum": 100},
@@ -73,8 +73,8 @@ func (ListNotes) Definition() coachd.ToolDef {
 		InputSchema: json.RawMessage(`{
   "type": "object",
   "properties": {
-    "note_type": {"type": "string", "enum": ["preference", "insight", "tip", "feedback", "pattern", "market_update"]},
-    "category": {"type": "string", "enum": ["timing", "location", "strategy", "vehicle", "earnings", "safety"]},
+    "note_type": {"type": "string", "enum": ` + noteTypeEnum + `},
+    "category": {"type": "string", "enum": ` + noteCategoryEnum + `},
     "limit": {"type": "integer", "minimum": 1, "maximum": 50}
   },
   "additionalProperties": false

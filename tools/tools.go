@@ -40,6 +40,20 @@ func ForPack(p Policy, fileTypes []string) []coachd.Tool {
 	}
 }
 
+// Schema enums built from the domain's own lists, so a value added there
+// is accepted by the tools too.
+var (
+	noteTypeEnum     = enumJSON(coachd.NoteTypes)
+	noteCategoryEnum = enumJSON(coachd.NoteCategories)
+	fileStatusEnum   = enumJSON(coachd.FileStatuses)
+)
+
+// enumJSON is values as a JSON array, for a schema's "enum".
+func enumJSON(values []string) string {
+	b, _ := json.Marshal(values)
+	return string(b)
+}
+
 // jsonResult renders v as a tool result.
 func jsonResult(v any) (coachd.ToolResult, error) {
 	b, err := json.Marshal(v)

@@ -111,7 +111,7 @@ func ParseWebhook(path string, data []byte, getenv func(string) string, client *
 	}
 	resolve := func(key, s string) string {
 		return envRefRe.ReplaceAllStringFunc(s, func(ref string) string {
-			name := envRefRe.FindStringSubmatch(ref)[1]
+			name := ref[2 : len(ref)-1] // ${NAME}
 			v := getenv(name)
 			if v == "" {
 				bad(key, "environment variable %s is not set", name)
