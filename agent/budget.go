@@ -94,7 +94,7 @@ func (t *Turn) reserve(ctx context.Context) error {
 // usage so far (so a crash loses at most one round of accounting, and the
 // hold's expiry moves on) and, under reserve: max, stops the turn when the
 // next round might not fit in what is left of the hold.
-func (t *Turn) roundBudget(ctx context.Context, round int) string {
+func (t *Turn) roundBudget(ctx context.Context, round int, req *coachd.ModelRequest) string {
 	if round == 0 || t.resv == nil || t.resv.FreePreview {
 		return ""
 	}
@@ -111,7 +111,6 @@ func (t *Turn) roundBudget(ctx context.Context, round int) string {
 	if t.agent.Reserve != ReserveMax {
 		return ""
 	}
-	req := t.modelRequest()
 	if used+EstimateTokens(req)+req.MaxTokens > t.resv.Estimate {
 		return TurnBudget
 	}

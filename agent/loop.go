@@ -15,7 +15,6 @@ import (
 func (t *Turn) loop(ctx context.Context, lim Limits) string {
 	calls, failedRounds := 0, 0
 	t.x.called = map[string]bool{}
-	t.prepareSystem(ctx)
 	contracts := &t.agent.Contracts
 	for round := 0; ; round++ {
 		if round >= lim.MaxRounds {
@@ -24,13 +23,14 @@ func (t *Turn) loop(ctx context.Context, lim Limits) string {
 		if ctx.Err() != nil {
 			return t.stopReason(ctx)
 		}
-		if stop := t.roundBudget(ctx, round); stop != "" {
+		req := t.modelRequest()
+		if stop := t.roundBudget(ctx, round, req); stop != "" {
 			return stop
 		}
 		if round > 0 {
 			t.emit(coachd.Event{Type: coachd.EventRoundBoundary})
 		}
-		resp, err := t.stream(ctx)
+		resp, err := t.stream(ctx, req)
 		if t.agent.ActionTags && err != nil {
 			stripTags(resp) // a broken reply's tags are not run, nor stored
 		}
@@ -127,8 +127,8 @@ func (t *Turn) stopReason(ctx context.Context) string {
 
 // stream runs one model call, forwarding deltas. It always returns a
 // response (partial after an error).
-func (t *Turn) stream(ctx context.Context) (*coachd.ModelResponse, error) {
-	s := t.r.cfg.Model.Stream(ctx, t.modelRequest())
+func (t *Turn) stream(ctx context.Context, req *coachd.ModelRequest) (*coachd.ModelResponse, error) {
+	s := t.r.cfg.Model.Stream(ctx, req)
 	defer s.Close()
 	var tags *TagFilter // holds back text that may be an action tag
 	if t.agent.ActionTags {

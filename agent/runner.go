@@ -172,6 +172,9 @@ func (r *Runner) Prepare(ctx context.Context, req TurnRequest) (*Turn, error) {
 		release()
 		return nil, err
 	}
+	// The system prompt (skills, context sections) is part of what the
+	// reservation prices, so it is assembled first, once for the turn.
+	t.prepareSystem(ctx)
 	if err := t.reserve(ctx); err != nil {
 		release()
 		return nil, err
