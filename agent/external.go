@@ -127,18 +127,11 @@ func (r *Runner) Preflight(ctx context.Context, req PreflightRequest) (*Prefligh
 		return nil, coachd.Invalid(errs...)
 	}
 	st := r.cfg.Store
-	sessionID := req.SessionID
-	if sessionID == "" {
-		ag, ok := r.cfg.Agents(req.Agent)
-		if !ok {
-			return nil, errNoAgent()
-		}
-		sess := &coachd.Session{UserID: req.User.ID, Agent: ag.Name, Title: title(req.Message)}
-		if err := st.CreateSession(ctx, sess); err != nil {
-			return nil, err
-		}
-		sessionID = sess.ID
+	sess, err := r.session(ctx, req.User, req.SessionID, req.Agent, req.Message)
+	if err != nil {
+		return nil, err
 	}
+	sessionID := sess.ID
 	t, err := r.externalTurn(ctx, req.User, sessionID, "")
 	if err != nil {
 		return nil, err

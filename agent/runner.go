@@ -136,18 +136,8 @@ func (r *Runner) Prepare(ctx context.Context, req TurnRequest) (*Turn, error) {
 		return nil, coachd.Invalid(errs...)
 	}
 	st := r.cfg.Store
-	var sess *coachd.Session
-	var err error
-	if req.SessionID == "" {
-		ag, ok := r.cfg.Agents(req.Agent)
-		if !ok {
-			return nil, coachd.Invalid(coachd.FieldError{Field: "agent", Message: "no such agent", Code: "not_found"})
-		}
-		sess = &coachd.Session{UserID: req.User.ID, Agent: ag.Name, Title: title(req.Message)}
-		if err := st.CreateSession(ctx, sess); err != nil {
-			return nil, err
-		}
-	} else if sess, err = st.FindSession(ctx, req.User.ID, req.SessionID); err != nil {
+	sess, err := r.session(ctx, req.User, req.SessionID, req.Agent, req.Message)
+	if err != nil {
 		return nil, err
 	}
 	ag, ok := r.cfg.Agents(sess.Agent)
@@ -180,6 +170,23 @@ func (r *Runner) Prepare(ctx context.Context, req TurnRequest) (*Turn, error) {
 		return nil, err
 	}
 	return t, nil
+}
+
+// session finds the user's session, or creates one for agentName (titled
+// after the first message) when sessionID is empty.
+func (r *Runner) session(ctx context.Context, u *coachd.User, sessionID, agentName, message string) (*coachd.Session, error) {
+	if sessionID != "" {
+		return r.cfg.Store.FindSession(ctx, u.ID, sessionID)
+	}
+	ag, ok := r.cfg.Agents(agentName)
+	if !ok {
+		return nil, errNoAgent()
+	}
+	sess := &coachd.Session{UserID: u.ID, Agent: ag.Name, Title: title(message)}
+	if err := r.cfg.Store.CreateSession(ctx, sess); err != nil {
+		return nil, err
+	}
+	return sess, nil
 }
 
 // checkSession validates the turn against the session's state.
