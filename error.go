@@ -61,6 +61,15 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
+// RetryAfterSeconds is RetryAfter in whole seconds, rounded up, as the
+// Retry-After header and the wire dialects carry it; 0 when none was given.
+func (e *Error) RetryAfterSeconds() int64 {
+	if e.RetryAfter <= 0 {
+		return 0
+	}
+	return int64((e.RetryAfter + time.Second - 1) / time.Second)
+}
+
 // Errorf returns an *Error with the given code and a formatted message.
 func Errorf(code, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}

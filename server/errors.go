@@ -63,8 +63,7 @@ func (s *Server) Error(w http.ResponseWriter, r *http.Request, err error) {
 	case status >= 500:
 		log.Warn("upstream error", "code", e.Code, "err", err)
 	}
-	if e.RetryAfter > 0 {
-		secs := int64((e.RetryAfter + 999_999_999) / 1_000_000_000) // round up
+	if secs := e.RetryAfterSeconds(); secs > 0 {
 		w.Header().Set("Retry-After", strconv.FormatInt(secs, 10))
 	} else if e.Code == coachd.ERATELIMITED || e.Code == coachd.EUPSTREAMBUSY {
 		w.Header().Set("Retry-After", "1")

@@ -111,7 +111,7 @@ func encodeCoachd(dst []byte, ev coachd.Event) []byte {
 			Type:       e.Code,
 			Message:    e.Message,
 			Retryable:  e.Retryable,
-			RetryAfter: retryAfterSeconds(e.RetryAfter),
+			RetryAfter: e.RetryAfterSeconds(),
 			Details:    e.Details,
 		}
 		extra := extraFields(e, "type", "message", "retryable", "retry_after", "details")

@@ -19,9 +19,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"math"
 	"slices"
-	"time"
 
 	"github.com/coachd/coachd"
 )
@@ -122,15 +120,6 @@ func errorOf(ev coachd.Event) *coachd.Error {
 		return &coachd.Error{Code: coachd.EINTERNAL, Message: "internal error"}
 	}
 	return ev.Err
-}
-
-// retryAfterSeconds rounds a retry delay up to whole seconds, as the HTTP
-// Retry-After header does; 0 means none.
-func retryAfterSeconds(d time.Duration) int64 {
-	if d <= 0 {
-		return 0
-	}
-	return int64(math.Ceil(d.Seconds()))
 }
 
 // extraFields returns the error's code-specific fields in key order,
