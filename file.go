@@ -52,6 +52,10 @@ type FileAttributes struct {
 // Path is the file's name as the coach sees it: "type/name".
 func (f *File) Path() string { return f.Type + "/" + f.Name }
 
+// ValidFileType reports whether t can name a file type: a safe file name
+// without spaces.
+func ValidFileType(t string) bool { return ValidFileName(t) && !strings.ContainsAny(t, " ") }
+
 // ValidFileName reports whether name is a safe file name: no path
 // separators, no "..", no control characters, not too long.
 func ValidFileName(name string) bool {
@@ -72,7 +76,7 @@ func ValidFileName(name string) bool {
 // Validate checks a file's fields and lists every problem.
 func (f *File) Validate() []FieldError {
 	var errs []FieldError
-	if !ValidFileName(f.Type) || strings.ContainsAny(f.Type, " ") {
+	if !ValidFileType(f.Type) {
 		errs = append(errs, FieldError{"file_type", "must be a short name without spaces or path characters", "format"})
 	}
 	if !ValidFileName(f.Name) {

@@ -152,7 +152,7 @@ func parsePermissions(fm *frontMatter, a *Agent) {
 			fm.bad(fm.line("permissions"), fmt.Sprintf("permissions: mode %q must be a lowercase name", mode))
 		}
 		for _, t := range types {
-			if !coachd.ValidFileName(t) || strings.ContainsAny(t, " ") {
+			if !coachd.ValidFileType(t) {
 				fm.bad(fm.line("permissions", mode), fmt.Sprintf("permissions.%s: %q is not a file type name", mode, t))
 			}
 		}
