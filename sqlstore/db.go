@@ -47,6 +47,7 @@ func Open(ctx context.Context, dsn string, clock coachd.Clock) (*DB, error) {
 		clock = coachd.SystemClock{}
 	}
 	db := &DB{clock: clock}
+	db.SetBudgetConfig(coachd.BudgetConfig{})
 	if isPostgresDSN(dsn) {
 		db.dialect = dialectPostgres
 		pool, err := sql.Open("pgx", dsn)
@@ -217,6 +218,13 @@ func queryAll[T any](ctx context.Context, tx *tx, what string, scan func(interfa
 		return nil, dbError(err, "%s", what)
 	}
 	return out, nil
+}
+
+// scanString scans a one-column row of text, for queryAll.
+func scanString(row interface{ Scan(...any) error }) (string, error) {
+	var s string
+	err := row.Scan(&s)
+	return s, err
 }
 
 // pageOf trims a listing read with limit+1 rows to limit, and returns the

@@ -90,14 +90,6 @@ func (d dialect) timeArg(t time.Time) any {
 	return t.UnixMicro()
 }
 
-// nullTimeArg is timeArg for a nullable column.
-func (d dialect) nullTimeArg(t *time.Time) any {
-	if t == nil {
-		return nil
-	}
-	return d.timeArg(*t)
-}
-
 // lockMigrations is run first in the migration transaction so that two
 // processes never migrate at once. SQLite needs nothing: the transaction
 // began IMMEDIATE and so holds the database's write lock.
@@ -196,12 +188,13 @@ func violation(err error) int {
 	return violationNone
 }
 
-// lockUser takes the user's row lock first in a budget transaction. On
-// Postgres this orders every budget write of one user behind one lock
-// before the foreign-key share locks its inserts take on the same row; an
-// UPDATE of a row other transactions hold key-share locks on builds a
-// multixact, and under heavy contention Postgres 15 was seen failing such
-// a transaction with "new multixact has more than one updating member".
+// lockUser takes the user's row lock first in a budget transaction (see
+// budgetTx). On Postgres this orders every budget write of one user behind
+// one lock before the foreign-key share locks its inserts take on the same
+// row; an UPDATE of a row other transactions hold key-share locks on
+// builds a multixact, and under heavy contention Postgres 15 was seen
+// failing such a transaction with "new multixact has more than one
+// updating member".
 // SQLite's single writer already serialises everything.
 func lockUser(ctx context.Context, tx *tx, userID string) error {
 	if tx.d != dialectPostgres {

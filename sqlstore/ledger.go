@@ -37,23 +37,15 @@ func (db *DB) Ledger(ctx context.Context, userID string) ([]coachd.LedgerEntry, 
 		return nil, err
 	}
 	defer tx.Rollback()
-	rows, err := tx.query(ctx, `SELECT id, user_id, reservation_id, used_delta, reserved_delta, reason, period_start, created_at
+	out, err := queryAll(ctx, tx, "read ledger", func(row interface{ Scan(...any) error }) (coachd.LedgerEntry, error) {
+		var e coachd.LedgerEntry
+		err := row.Scan(&e.ID, &e.UserID, &e.ReservationID, &e.Used, &e.Reserved, &e.Reason,
+			timeCol{&e.PeriodStart}, timeCol{&e.CreatedAt})
+		return e, err
+	}, `SELECT id, user_id, reservation_id, used_delta, reserved_delta, reason, period_start, created_at
 		FROM ledger WHERE user_id = ? ORDER BY id`, userID)
 	if err != nil {
-		return nil, dbError(err, "read ledger")
-	}
-	defer rows.Close()
-	out := []coachd.LedgerEntry{}
-	for rows.Next() {
-		var e coachd.LedgerEntry
-		if err := rows.Scan(&e.ID, &e.UserID, &e.ReservationID, &e.Used, &e.Reserved, &e.Reason,
-			timeCol{&e.PeriodStart}, timeCol{&e.CreatedAt}); err != nil {
-			return nil, dbError(err, "read ledger")
-		}
-		out = append(out, e)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, dbError(err, "read ledger")
+		return nil, err
 	}
 	return out, tx.commit()
 }
@@ -105,74 +97,36 @@ func openingLedger(ctx context.Context, tx *tx, u *coachd.User) error {
 	return nil
 }
 
-// validLimits checks the limit overrides of an update.
-func validLimits(upd coachd.UserUpdate) error {
-	var errs []coachd.FieldError
-	if upd.RateLimit != nil && *upd.RateLimit != "" {
-		if _, err := coachd.ParseRateLimit(*upd.RateLimit); err != nil {
-			errs = append(errs, coachd.FieldError{Field: "rate_limit", Message: "must be N/DURATION (like 20/60s) or off", Code: "format"})
-		}
-	}
-	if upd.MonthlyMessages != nil && *upd.MonthlyMessages < -1 {
-		errs = append(errs, coachd.FieldError{Field: "monthly_messages", Message: "must be -1 (server default), 0 (no limit) or more", Code: "range"})
-	}
-	if len(errs) > 0 {
-		return coachd.Invalid(errs...)
-	}
-	return nil
-}
-
-func applyLimits(u *coachd.User, upd coachd.UserUpdate) {
-	if upd.RateLimit != nil {
-		u.RateLimit = *upd.RateLimit
-	}
-	if upd.MonthlyMessages != nil {
-		if *upd.MonthlyMessages < 0 {
-			u.MonthlyMessages = nil
-		} else {
-			n := *upd.MonthlyMessages
-			u.MonthlyMessages = &n
-		}
-	}
-}
-
 // HitLimit counts one event in a fixed window with one atomic upsert: the
 // count only grows while it is under limit, so replicas sharing the
 // database can never admit more than limit between them.
 func (db *DB) HitLimit(ctx context.Context, userID, key string, window time.Time, limit int64) (int64, bool, error) {
-	return retryHit(ctx, func() (int64, bool, error) {
-		tx, err := db.beginWrite(ctx)
-		if err != nil {
-			return 0, false, err
-		}
-		defer tx.Rollback()
-		w := tx.time(storeTime(window))
-		var n int64
-		err = tx.queryRow(ctx, `INSERT INTO limit_windows (user_id, limit_key, window_start, hits) VALUES (?, ?, ?, 1)
-			ON CONFLICT (user_id, limit_key, window_start) DO UPDATE SET hits = limit_windows.hits + 1
-			WHERE limit_windows.hits < ? RETURNING hits`, userID, key, w, limit).Scan(&n)
-		ok := err == nil
-		if err != nil && !errors.Is(err, sql.ErrNoRows) {
-			return 0, false, dbError(err, "count %s", key)
-		}
-		if !ok {
-			if err := tx.queryRow(ctx, `SELECT hits FROM limit_windows WHERE user_id = ? AND limit_key = ? AND window_start = ?`,
-				userID, key, w).Scan(&n); err != nil {
-				return 0, false, dbError(err, "count %s", key)
-			}
-		}
-		return n, ok, tx.commit()
-	})
-}
-
-func retryHit(ctx context.Context, fn func() (int64, bool, error)) (int64, bool, error) {
 	type hit struct {
 		n  int64
 		ok bool
 	}
 	h, err := retry(ctx, func() (hit, error) {
-		n, ok, err := fn()
-		return hit{n, ok}, err
+		tx, err := db.beginWrite(ctx)
+		if err != nil {
+			return hit{}, err
+		}
+		defer tx.Rollback()
+		w := tx.time(storeTime(window))
+		var h hit
+		err = tx.queryRow(ctx, `INSERT INTO limit_windows (user_id, limit_key, window_start, hits) VALUES (?, ?, ?, 1)
+			ON CONFLICT (user_id, limit_key, window_start) DO UPDATE SET hits = limit_windows.hits + 1
+			WHERE limit_windows.hits < ? RETURNING hits`, userID, key, w, limit).Scan(&h.n)
+		h.ok = err == nil
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return hit{}, dbError(err, "count %s", key)
+		}
+		if !h.ok {
+			if err := tx.queryRow(ctx, `SELECT hits FROM limit_windows WHERE user_id = ? AND limit_key = ? AND window_start = ?`,
+				userID, key, w).Scan(&h.n); err != nil {
+				return hit{}, dbError(err, "count %s", key)
+			}
+		}
+		return h, tx.commit()
 	})
 	return h.n, h.ok, err
 }

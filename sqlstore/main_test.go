@@ -4,10 +4,8 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -114,43 +112,21 @@ func wantCode(tb testing.TB, err error, want string) {
 // rawExec runs q on the database directly, with "?" placeholders.
 func rawExec(tb testing.TB, db *sqlstore.DB, q string, args ...any) error {
 	tb.Helper()
-	_, err := db.SQL().ExecContext(context.Background(), rebind(db, q), args...)
+	_, err := db.SQL().ExecContext(context.Background(), db.Rebind(q), args...)
 	return err
 }
 
 func rawCount(tb testing.TB, db *sqlstore.DB, q string, args ...any) int64 {
 	tb.Helper()
 	var n int64
-	if err := db.SQL().QueryRowContext(context.Background(), rebind(db, q), args...).Scan(&n); err != nil {
+	if err := db.SQL().QueryRowContext(context.Background(), db.Rebind(q), args...).Scan(&n); err != nil {
 		tb.Fatalf("%s: %v", q, err)
 	}
 	return n
 }
 
-func rebind(db *sqlstore.DB, q string) string {
-	if db.Dialect() != "postgres" {
-		return q
-	}
-	var b strings.Builder
-	n := 0
-	for _, r := range q {
-		if r == '?' {
-			n++
-			fmt.Fprintf(&b, "$%d", n)
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}
-
 // rawTime is a timestamp column value in db's dialect.
-func rawTime(db *sqlstore.DB, t time.Time) any {
-	if db.Dialect() == "postgres" {
-		return t
-	}
-	return t.UnixMicro()
-}
+func rawTime(db *sqlstore.DB, t time.Time) any { return db.TimeArg(t) }
 
 func ptr[T any](v T) *T { return &v }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/coachd/coachd"
 )
@@ -75,18 +76,28 @@ func encodeMessage(i int, m *coachd.Message) (messageRow, error) {
 	return r, nil
 }
 
+// encodeMessages encodes a batch with encodeMessage, failing on the first
+// bad message.
+func encodeMessages(msgs []*coachd.Message) ([]messageRow, error) {
+	rows := make([]messageRow, len(msgs))
+	for i, m := range msgs {
+		var err error
+		if rows[i], err = encodeMessage(i, m); err != nil {
+			return nil, err
+		}
+	}
+	return rows, nil
+}
+
 // AppendMessages appends msgs to the user's session in one transaction,
 // assigning SessionID, Seq, CreatedAt and, when empty, ID, and bumps the
 // session's message count. Seqs are contiguous and start at 1. When Content
 // is empty it is set to the text of the blocks. A caller-chosen ID that is
 // already taken is ECONFLICT.
 func (db *DB) AppendMessages(ctx context.Context, userID, sessionID string, msgs []*coachd.Message) error {
-	rows := make([]messageRow, len(msgs))
-	for i, m := range msgs {
-		var err error
-		if rows[i], err = encodeMessage(i, m); err != nil {
-			return err
-		}
+	rows, err := encodeMessages(msgs)
+	if err != nil {
+		return err
 	}
 	if len(msgs) == 0 {
 		_, err := db.FindSession(ctx, userID, sessionID)
@@ -97,7 +108,23 @@ func (db *DB) AppendMessages(ctx context.Context, userID, sessionID string, msgs
 		return err
 	}
 	defer tx.Rollback()
+	ids, first, err := insertMessages(ctx, tx, userID, sessionID, msgs, rows)
+	if err != nil {
+		return err
+	}
+	if err := tx.commit(); err != nil {
+		return err
+	}
+	// Assign only once committed, so a failed batch leaves msgs as they came
+	// (except Content, which is filled in before).
+	assignMessages(msgs, ids, sessionID, first, tx.now)
+	return nil
+}
 
+// insertMessages reserves len(msgs) seqs on the user's session and inserts
+// msgs there, leaving msgs untouched. It returns the IDs used (msgs' own or
+// new ones) and the first seq. msgs must not be empty.
+func insertMessages(ctx context.Context, tx *tx, userID, sessionID string, msgs []*coachd.Message, rows []messageRow) ([]string, int64, error) {
 	// Reserving the seqs takes the session row's lock on Postgres (and the
 	// database write lock on SQLite): concurrent appends queue here.
 	n := int64(len(msgs))
@@ -105,35 +132,30 @@ func (db *DB) AppendMessages(ctx context.Context, userID, sessionID string, msgs
 	if err := tx.queryRow(ctx, `UPDATE sessions SET next_seq = next_seq + ?, message_count = message_count + ?, updated_at = ?
 		WHERE id = ? AND user_id = ? RETURNING next_seq`,
 		n, n, tx.time(tx.now), sessionID, userID).Scan(&next); err != nil {
-		return dbError(err, "session %q", sessionID)
+		return nil, 0, dbError(err, "session %q", sessionID)
 	}
-	seq := next - n
+	first := next - n
 	ids := make([]string, len(msgs))
 	for i, m := range msgs {
-		id := m.ID
-		if id == "" {
-			id = coachd.NewID(coachd.PrefixMessage, tx.now)
+		ids[i] = m.ID
+		if ids[i] == "" {
+			ids[i] = coachd.NewID(coachd.PrefixMessage, tx.now)
 		}
-		ids[i] = id
 		if _, err := tx.exec(ctx, `INSERT INTO messages (id, session_id, seq, role, content, content_json, metadata, usage_json, partial, created_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			id, sessionID, seq, string(m.Role), m.Content, rows[i].blocks, rows[i].metadata, rows[i].usage,
+			ids[i], sessionID, first+int64(i), string(m.Role), m.Content, rows[i].blocks, rows[i].metadata, rows[i].usage,
 			m.Partial, tx.time(tx.now)); err != nil {
-			return dbError(err, "append messages[%d]", i)
+			return nil, 0, dbError(err, "append messages[%d]", i)
 		}
-		seq++
 	}
-	if err := tx.commit(); err != nil {
-		return err
-	}
-	// Assign only once committed, so a failed batch leaves msgs as they came
-	// (except Content, which is filled in before).
-	seq = next - n
+	return ids, first, nil
+}
+
+// assignMessages fills in what insertMessages stored for msgs.
+func assignMessages(msgs []*coachd.Message, ids []string, sessionID string, first int64, now time.Time) {
 	for i, m := range msgs {
-		m.ID, m.SessionID, m.Seq, m.CreatedAt = ids[i], sessionID, seq, tx.now
-		seq++
+		m.ID, m.SessionID, m.Seq, m.CreatedAt = ids[i], sessionID, first+int64(i), now
 	}
-	return nil
 }
 
 // ListMessages returns the session's messages in seq order after the
@@ -149,18 +171,11 @@ func (db *DB) ListMessages(ctx context.Context, userID, sessionID string, page c
 		return nil, "", err
 	}
 	defer tx.Rollback()
-	if _, err := findSession(ctx, tx, userID, sessionID); err != nil {
-		return nil, "", err
-	}
 	msgs, err := listMessages(ctx, tx, userID, sessionID, after, limit+1)
 	if err != nil {
 		return nil, "", err
 	}
-	next := ""
-	if len(msgs) > limit {
-		msgs = msgs[:limit]
-		next = strconv.FormatInt(msgs[limit-1].Seq, 10)
-	}
+	msgs, next := pageOf(msgs, limit, func(m *coachd.Message) string { return strconv.FormatInt(m.Seq, 10) })
 	return msgs, next, tx.commit()
 }
 
@@ -172,9 +187,6 @@ func (db *DB) History(ctx context.Context, userID, sessionID string) ([]*coachd.
 		return nil, err
 	}
 	defer tx.Rollback()
-	if _, err := findSession(ctx, tx, userID, sessionID); err != nil {
-		return nil, err
-	}
 	msgs, err := listMessages(ctx, tx, userID, sessionID, 0, 0)
 	if err != nil {
 		return nil, err
@@ -182,9 +194,10 @@ func (db *DB) History(ctx context.Context, userID, sessionID string) ([]*coachd.
 	return msgs, tx.commit()
 }
 
-// listMessages reads up to limit messages (all when limit is 0) after seq;
-// the join keeps the query scoped to the user even though the callers'
-// findSession already checked.
+// listMessages reads up to limit messages (all when limit is 0) after seq.
+// The join scopes the read to the user, so only an empty result needs a
+// second look to tell a session without more messages (an empty list)
+// from a missing or foreign one (ENOTFOUND).
 func listMessages(ctx context.Context, tx *tx, userID, sessionID string, after int64, limit int) ([]*coachd.Message, error) {
 	q := `SELECT ` + messageColumns + ` FROM messages m JOIN sessions s ON s.id = m.session_id
 		WHERE m.session_id = ? AND s.user_id = ? AND m.seq > ? ORDER BY m.seq`
@@ -193,5 +206,12 @@ func listMessages(ctx context.Context, tx *tx, userID, sessionID string, after i
 		q += ` LIMIT ?`
 		args = append(args, limit)
 	}
-	return queryAll(ctx, tx, "list messages", scanMessage, q, args...)
+	msgs, err := queryAll(ctx, tx, "list messages", scanMessage, q, args...)
+	if err != nil || len(msgs) > 0 {
+		return msgs, err
+	}
+	if _, err := findSession(ctx, tx, userID, sessionID); err != nil {
+		return nil, err
+	}
+	return msgs, nil
 }

@@ -17,12 +17,9 @@ func (db *DB) Record(ctx context.Context, userID string, rec coachd.TurnRecord) 
 	if rec.TokensUsed < 0 {
 		return nil, coachd.Invalid(coachd.FieldError{Field: "tokens_used", Message: "must not be negative", Code: "range"})
 	}
-	rows := make([]messageRow, len(rec.Messages))
-	for i, m := range rec.Messages {
-		var err error
-		if rows[i], err = encodeMessage(i, m); err != nil {
-			return nil, err
-		}
+	rows, err := encodeMessages(rec.Messages)
+	if err != nil {
+		return nil, err
 	}
 	mode := settleCharge
 	switch {
@@ -31,18 +28,10 @@ func (db *DB) Record(ctx context.Context, userID string, rec coachd.TurnRecord) 
 	case rec.Final:
 		mode = settleFinalize
 	}
-	return retry(ctx, func() (*coachd.Reservation, error) {
-		tx, err := db.beginWrite(ctx)
-		if err != nil {
-			return nil, err
-		}
-		defer tx.Rollback()
-		// Lock first: a concurrent retry with the same key waits here and
-		// then finds the key below.
-		if err := lockUser(ctx, tx, userID); err != nil {
-			return nil, err
-		}
-		r, err := lockReservation(ctx, tx, userID, rec.ReservationID)
+	// budgetTx locks the user first: a concurrent retry with the same key
+	// waits there and then finds the key below.
+	return budgetTx(ctx, db, userID, func(tx *tx) (*coachd.Reservation, error) {
+		r, err := findReservation(ctx, tx, userID, rec.ReservationID)
 		if err != nil {
 			return nil, err
 		}
@@ -82,7 +71,7 @@ func (db *DB) Record(ctx context.Context, userID string, rec coachd.TurnRecord) 
 				return nil, dbError(err, "store idempotency key")
 			}
 		}
-		return r, tx.commit()
+		return r, nil
 	})
 }
 
@@ -90,30 +79,14 @@ func (db *DB) Record(ctx context.Context, userID string, rec coachd.TurnRecord) 
 // messages and their charge commit together). IDs are assigned to msgs
 // before commit; the caller discards them when the transaction fails.
 func appendInTx(ctx context.Context, tx *tx, userID, sessionID string, msgs []*coachd.Message, rows []messageRow) error {
-	n := int64(len(msgs))
-	if n == 0 {
+	if len(msgs) == 0 {
 		_, err := findSession(ctx, tx, userID, sessionID)
 		return err
 	}
-	var next int64
-	if err := tx.queryRow(ctx, `UPDATE sessions SET next_seq = next_seq + ?, message_count = message_count + ?, updated_at = ?
-		WHERE id = ? AND user_id = ? RETURNING next_seq`,
-		n, n, tx.time(tx.now), sessionID, userID).Scan(&next); err != nil {
-		return dbError(err, "session %q", sessionID)
+	ids, first, err := insertMessages(ctx, tx, userID, sessionID, msgs, rows)
+	if err != nil {
+		return err
 	}
-	seq := next - n
-	for i, m := range msgs {
-		if m.ID == "" {
-			m.ID = coachd.NewID(coachd.PrefixMessage, tx.now)
-		}
-		if _, err := tx.exec(ctx, `INSERT INTO messages (id, session_id, seq, role, content, content_json, metadata, usage_json, partial, created_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			m.ID, sessionID, seq, string(m.Role), m.Content, rows[i].blocks, rows[i].metadata, rows[i].usage,
-			m.Partial, tx.time(tx.now)); err != nil {
-			return dbError(err, "append messages[%d]", i)
-		}
-		m.SessionID, m.Seq, m.CreatedAt = sessionID, seq, tx.now
-		seq++
-	}
+	assignMessages(msgs, ids, sessionID, first, tx.now)
 	return nil
 }

@@ -10,8 +10,8 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
-// SetBudgetConfig sets the budget period and the reservation expiry. Call
-// it before the store is used.
+// SetBudgetConfig sets the budget period and the reservation expiry (Open
+// sets the defaults). Call it before the store is used.
 func (db *DB) SetBudgetConfig(c coachd.BudgetConfig) {
 	if c.TTL <= 0 {
 		c.TTL = coachd.DefaultReservationTTL
@@ -20,13 +20,6 @@ func (db *DB) SetBudgetConfig(c coachd.BudgetConfig) {
 		c.Period = coachd.PeriodNone
 	}
 	db.budget = c
-}
-
-func (db *DB) ttl() time.Duration {
-	if db.budget.TTL <= 0 {
-		return coachd.DefaultReservationTTL
-	}
-	return db.budget.TTL
 }
 
 const reservationColumns = `id, user_id, session_id, agent, estimate, held, charged, state, free_preview, period_start, created_at, expires_at`
@@ -53,6 +46,29 @@ func retry[T any](ctx context.Context, fn func() (T, error)) (T, error) {
 	}
 }
 
+// budgetTx runs fn in a write transaction that first takes userID's lock
+// (lockUser), and commits what fn did; a deadlock or serialization failure
+// runs it all again. Every write to a user's budget and reservations goes
+// through here.
+func budgetTx[T any](ctx context.Context, db *DB, userID string, fn func(*tx) (T, error)) (T, error) {
+	return retry(ctx, func() (T, error) {
+		var zero T
+		tx, err := db.beginWrite(ctx)
+		if err != nil {
+			return zero, err
+		}
+		defer tx.Rollback()
+		if err := lockUser(ctx, tx, userID); err != nil {
+			return zero, err
+		}
+		v, err := fn(tx)
+		if err != nil {
+			return zero, err
+		}
+		return v, tx.commit()
+	})
+}
+
 // Reserve holds req.Estimate tokens of the user's budget: after releasing
 // the user's stale holds and rolling the budget period, one conditional
 // UPDATE checks that the estimate fits and charges it, so two concurrent
@@ -62,18 +78,10 @@ func (db *DB) Reserve(ctx context.Context, req coachd.ReserveRequest) (*coachd.R
 	if req.Estimate < 0 {
 		return nil, coachd.Invalid(coachd.FieldError{Field: "estimate", Message: "must not be negative", Code: "range"})
 	}
-	return retry(ctx, func() (*coachd.Reservation, error) { return db.reserve(ctx, req) })
+	return budgetTx(ctx, db, req.UserID, func(tx *tx) (*coachd.Reservation, error) { return db.reserve(ctx, tx, req) })
 }
 
-func (db *DB) reserve(ctx context.Context, req coachd.ReserveRequest) (*coachd.Reservation, error) {
-	tx, err := db.beginWrite(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer tx.Rollback()
-	if err := lockUser(ctx, tx, req.UserID); err != nil {
-		return nil, err
-	}
+func (db *DB) reserve(ctx context.Context, tx *tx, req coachd.ReserveRequest) (*coachd.Reservation, error) {
 	if _, err := expireUser(ctx, tx, req.UserID); err != nil {
 		return nil, err
 	}
@@ -83,10 +91,10 @@ func (db *DB) reserve(ctx context.Context, req coachd.ReserveRequest) (*coachd.R
 	r := &coachd.Reservation{
 		ID: coachd.NewID(coachd.PrefixReservation, tx.now), UserID: req.UserID, SessionID: req.SessionID,
 		Agent: req.Agent, Estimate: req.Estimate, Held: req.Estimate, State: coachd.ReservationActive,
-		CreatedAt: tx.now, ExpiresAt: storeTime(tx.now.Add(db.ttl())),
+		CreatedAt: tx.now, ExpiresAt: storeTime(tx.now.Add(db.budget.TTL)),
 	}
 	var budget, used, reserved int64
-	err = tx.queryRow(ctx, `UPDATE users SET tokens_reserved = tokens_reserved + ?
+	err := tx.queryRow(ctx, `UPDATE users SET tokens_reserved = tokens_reserved + ?
 		WHERE id = ? AND tokens_used + tokens_reserved + ? <= token_budget
 		RETURNING token_budget, tokens_used, tokens_reserved, period_start`,
 		req.Estimate, req.UserID, req.Estimate).Scan(&budget, &used, &reserved, timeCol{&r.PeriodStart})
@@ -111,18 +119,17 @@ func (db *DB) reserve(ctx context.Context, req coachd.ReserveRequest) (*coachd.R
 			return nil, err
 		}
 	}
-	return r, tx.commit()
+	return r, nil
 }
 
 // freePreview turns r into a free-preview reservation when the user has no
 // budget and the agent grants free turns that are not used up; otherwise
 // it explains why the budget cannot cover the turn.
 func (db *DB) freePreview(ctx context.Context, tx *tx, req coachd.ReserveRequest, r *coachd.Reservation) error {
-	// A no-op update takes the user's row lock: concurrent turns count the
-	// free turns one after the other.
+	// reserve took the user's lock (lockUser; SQLite's single writer), so
+	// concurrent turns count the free turns one after the other.
 	var budget, used, reserved int64
-	err := tx.queryRow(ctx, `UPDATE users SET token_budget = token_budget WHERE id = ?
-		RETURNING token_budget, tokens_used, tokens_reserved, period_start`, req.UserID).
+	err := tx.queryRow(ctx, `SELECT token_budget, tokens_used, tokens_reserved, period_start FROM users WHERE id = ?`, req.UserID).
 		Scan(&budget, &used, &reserved, timeCol{&r.PeriodStart})
 	if err != nil {
 		return dbError(err, "user %q", req.UserID)
@@ -189,16 +196,8 @@ func (db *DB) settle(ctx context.Context, userID, id string, total int64, mode s
 	if total < 0 {
 		return nil, coachd.Invalid(coachd.FieldError{Field: "tokens_used", Message: "must not be negative", Code: "range"})
 	}
-	return retry(ctx, func() (*coachd.Reservation, error) {
-		tx, err := db.beginWrite(ctx)
-		if err != nil {
-			return nil, err
-		}
-		defer tx.Rollback()
-		if err := lockUser(ctx, tx, userID); err != nil {
-			return nil, err
-		}
-		r, err := lockReservation(ctx, tx, userID, id)
+	return budgetTx(ctx, db, userID, func(tx *tx) (*coachd.Reservation, error) {
+		r, err := findReservation(ctx, tx, userID, id)
 		if err != nil {
 			return nil, err
 		}
@@ -208,18 +207,19 @@ func (db *DB) settle(ctx context.Context, userID, id string, total int64, mode s
 		if err := remaining(ctx, tx, r); err != nil {
 			return nil, err
 		}
-		return r, tx.commit()
+		return r, nil
 	})
 }
 
-// lockReservation reads the user's reservation and takes its row lock
-// (an UPDATE locks on Postgres; SQLite's writer is already exclusive).
-func lockReservation(ctx context.Context, tx *tx, userID, id string) (*coachd.Reservation, error) {
+// findReservation reads the user's reservation. Every write to a
+// reservation happens under its user's lock (lockUser on Postgres, the
+// single writer on SQLite), so a caller holding that lock reads a row no
+// one else can change until it commits.
+func findReservation(ctx context.Context, tx *tx, userID, id string) (*coachd.Reservation, error) {
 	if !coachd.ValidID(coachd.PrefixReservation, id) {
 		return nil, coachd.Errorf(coachd.ENOTFOUND, "reservation not found")
 	}
-	r, err := scanReservation(tx.queryRow(ctx, `UPDATE reservations SET updated_at = ? WHERE id = ? AND user_id = ?
-		RETURNING `+reservationColumns, tx.time(tx.now), id, userID))
+	r, err := scanReservation(tx.queryRow(ctx, `SELECT `+reservationColumns+` FROM reservations WHERE id = ? AND user_id = ?`, id, userID))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, coachd.Errorf(coachd.ENOTFOUND, "reservation not found")
 	}
@@ -240,7 +240,7 @@ func (db *DB) apply(ctx context.Context, tx *tx, r *coachd.Reservation, total in
 	switch {
 	case r.State == coachd.ReservationActive && mode == settleCharge:
 		held = max(r.Estimate-charged, 0)
-		expires = storeTime(tx.now.Add(db.ttl()))
+		expires = storeTime(tx.now.Add(db.budget.TTL))
 	case r.State == coachd.ReservationActive && mode == settleFinalize:
 		state, reason = coachd.ReservationFinalized, "finalize"
 	case r.State == coachd.ReservationActive && mode == settleAbort:
@@ -295,91 +295,48 @@ func remaining(ctx context.Context, tx *tx, r *coachd.Reservation) error {
 	return nil
 }
 
-// expireUser releases the user's active holds past their expiry.
+// expireUser releases the user's active holds past their expiry. The
+// caller holds the user's lock, so the rows read are the rows updated.
 func expireUser(ctx context.Context, tx *tx, userID string) (int, error) {
-	rows, err := tx.query(ctx, `SELECT id FROM reservations WHERE user_id = ? AND state = 'active' AND expires_at <= ? ORDER BY id`,
+	stale, err := queryAll(ctx, tx, "find stale reservations", scanReservation,
+		`SELECT `+reservationColumns+` FROM reservations WHERE user_id = ? AND state = 'active' AND expires_at <= ? ORDER BY id`,
 		userID, tx.time(tx.now))
 	if err != nil {
-		return 0, dbError(err, "find stale reservations")
+		return 0, err
 	}
-	var ids []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return 0, dbError(err, "find stale reservations")
-		}
-		ids = append(ids, id)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return 0, dbError(err, "find stale reservations")
-	}
-	n := 0
-	for _, id := range ids {
-		r, err := lockReservation(ctx, tx, userID, id)
-		if err != nil {
-			return 0, err
-		}
-		// Settled by someone else since the SELECT, or extended: skip.
-		if r.State != coachd.ReservationActive || r.ExpiresAt.After(tx.now) {
-			continue
-		}
-		held := r.Held
-		if _, err := tx.exec(ctx, `UPDATE reservations SET state = 'expired', held = 0 WHERE id = ?`, r.ID); err != nil {
+	for _, r := range stale {
+		if _, err := tx.exec(ctx, `UPDATE reservations SET state = 'expired', held = 0, updated_at = ? WHERE id = ?`,
+			tx.time(tx.now), r.ID); err != nil {
 			return 0, dbError(err, "expire reservation")
 		}
-		n++
-		if held == 0 || r.FreePreview {
+		if r.Held == 0 || r.FreePreview {
 			continue
 		}
-		if _, err := tx.exec(ctx, `UPDATE users SET tokens_reserved = tokens_reserved - ? WHERE id = ?`, held, userID); err != nil {
+		if _, err := tx.exec(ctx, `UPDATE users SET tokens_reserved = tokens_reserved - ? WHERE id = ?`, r.Held, userID); err != nil {
 			return 0, dbError(err, "release hold")
 		}
-		if err := addLedger(ctx, tx, r, 0, -held, "expire"); err != nil {
+		if err := addLedger(ctx, tx, r, 0, -r.Held, "expire"); err != nil {
 			return 0, err
 		}
 	}
-	return n, nil
+	return len(stale), nil
 }
 
 // ExpireReservations releases every stale hold, one user per transaction.
 func (db *DB) ExpireReservations(ctx context.Context) (int, error) {
-	tx, err := db.beginRead(ctx)
+	read, err := db.beginRead(ctx)
 	if err != nil {
 		return 0, err
 	}
-	rows, err := tx.query(ctx, `SELECT DISTINCT user_id FROM reservations WHERE state = 'active' AND expires_at <= ?`, tx.time(tx.now))
+	users, err := queryAll(ctx, read, "find stale reservations", scanString,
+		`SELECT DISTINCT user_id FROM reservations WHERE state = 'active' AND expires_at <= ?`, read.time(read.now))
+	read.Rollback()
 	if err != nil {
-		tx.Rollback()
-		return 0, dbError(err, "find stale reservations")
+		return 0, err
 	}
-	var users []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err == nil {
-			users = append(users, id)
-		}
-	}
-	rows.Close()
-	tx.Rollback()
 	total := 0
 	for _, u := range users {
-		n, err := retry(ctx, func() (int, error) {
-			tx, err := db.beginWrite(ctx)
-			if err != nil {
-				return 0, err
-			}
-			defer tx.Rollback()
-			if err := lockUser(ctx, tx, u); err != nil {
-				return 0, err
-			}
-			n, err := expireUser(ctx, tx, u)
-			if err != nil {
-				return 0, err
-			}
-			return n, tx.commit()
-		})
+		n, err := budgetTx(ctx, db, u, func(tx *tx) (int, error) { return expireUser(ctx, tx, u) })
 		if err != nil {
 			return total, err
 		}
@@ -390,17 +347,14 @@ func (db *DB) ExpireReservations(ctx context.Context) (int, error) {
 
 // FindReservation returns the user's reservation.
 func (db *DB) FindReservation(ctx context.Context, userID, id string) (*coachd.Reservation, error) {
-	if !coachd.ValidID(coachd.PrefixReservation, id) {
-		return nil, coachd.Errorf(coachd.ENOTFOUND, "reservation not found")
-	}
 	tx, err := db.beginRead(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer tx.Rollback()
-	r, err := scanReservation(tx.queryRow(ctx, `SELECT `+reservationColumns+` FROM reservations WHERE id = ? AND user_id = ?`, id, userID))
+	r, err := findReservation(ctx, tx, userID, id)
 	if err != nil {
-		return nil, dbError(err, "reservation")
+		return nil, err
 	}
 	if err := remaining(ctx, tx, r); err != nil {
 		return nil, err

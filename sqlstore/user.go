@@ -141,6 +141,37 @@ func (db *DB) UpdateUser(ctx context.Context, id string, upd coachd.UserUpdate) 
 	return u, tx.commit()
 }
 
+// validLimits checks the limit overrides of an update.
+func validLimits(upd coachd.UserUpdate) error {
+	var errs []coachd.FieldError
+	if upd.RateLimit != nil && *upd.RateLimit != "" {
+		if _, err := coachd.ParseRateLimit(*upd.RateLimit); err != nil {
+			errs = append(errs, coachd.FieldError{Field: "rate_limit", Message: "must be N/DURATION (like 20/60s) or off", Code: "format"})
+		}
+	}
+	if upd.MonthlyMessages != nil && *upd.MonthlyMessages < -1 {
+		errs = append(errs, coachd.FieldError{Field: "monthly_messages", Message: "must be -1 (server default), 0 (no limit) or more", Code: "range"})
+	}
+	if len(errs) > 0 {
+		return coachd.Invalid(errs...)
+	}
+	return nil
+}
+
+func applyLimits(u *coachd.User, upd coachd.UserUpdate) {
+	if upd.RateLimit != nil {
+		u.RateLimit = *upd.RateLimit
+	}
+	if upd.MonthlyMessages != nil {
+		if *upd.MonthlyMessages < 0 {
+			u.MonthlyMessages = nil
+		} else {
+			n := *upd.MonthlyMessages
+			u.MonthlyMessages = &n
+		}
+	}
+}
+
 func findUser(ctx context.Context, tx *tx, id string) (*coachd.User, error) {
 	u, err := scanUser(tx.queryRow(ctx, `SELECT `+userColumns+` FROM users WHERE id = ?`, id))
 	if err != nil {
