@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -252,12 +253,7 @@ func TestErrorBanners(t *testing.T) {
 		e := e.sub(t)
 		e.faults.failNextWith("POST", "/v1/chat/stream", 503, `{"error":{"code":"rate_limit","message":"busy"}}`, "")
 		e.fake.Enqueue(at.Text("Back now.", 0))
-		e.run(chromedp.Evaluate[chromedp.Void](`document.getElementById("input").value = ""`))
-		e.send("Are you there?")
-		e.waitVisible(`.banner[data-type=rate_limit] .banner-retry`)
-		e.run(chromedp.Click(chromedp.CSS(".banner-retry")))
-		e.waitJS("the retried reply", `document.getElementById("transcript").textContent.includes("Back now.")`)
-		e.waitIdle()
+		e.sendThenRetry("Are you there?", "Back now.")
 	})
 	t.Run("UpstreamBusyMidStreamRetry", func(t *testing.T) {
 		// The server stored the message, then the upstream refused: Retry
@@ -266,12 +262,7 @@ func TestErrorBanners(t *testing.T) {
 		// Three 529s: the SDK's own two retries give up too.
 		busy := at.Status(529, nil, "")
 		e.fake.Enqueue(busy, busy, busy, at.Text("Here I am.", 0))
-		e.run(chromedp.Evaluate[chromedp.Void](`document.getElementById("input").value = ""`))
-		e.send("Still there?")
-		e.waitVisible(`.banner[data-type=rate_limit] .banner-retry`)
-		e.run(chromedp.Click(chromedp.CSS(".banner-retry")))
-		e.waitJS("the retried reply", `document.getElementById("transcript").textContent.includes("Here I am.")`)
-		e.waitIdle()
+		e.sendThenRetry("Still there?", "Here I am.")
 		reqs := e.fake.Requests()
 		n := 0
 		for _, m := range reqs[len(reqs)-1].Messages() {
@@ -292,4 +283,16 @@ func TestErrorBanners(t *testing.T) {
 		e.send("One more")
 		e.waitVisible(`.banner[data-type=budget_exhausted]`)
 	})
+}
+
+// sendThenRetry sends text, waits for the upstream-busy banner, clicks its
+// Retry and waits until the reply shows.
+func (e *env) sendThenRetry(text, reply string) {
+	e.t.Helper()
+	e.run(chromedp.Evaluate[chromedp.Void](`document.getElementById("input").value = ""`))
+	e.send(text)
+	e.waitVisible(`.banner[data-type=rate_limit] .banner-retry`)
+	e.run(chromedp.Click(chromedp.CSS(".banner-retry")))
+	e.waitJS("the retried reply", `document.getElementById("transcript").textContent.includes(`+strconv.Quote(reply)+`)`)
+	e.waitIdle()
 }
