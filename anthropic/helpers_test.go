@@ -11,12 +11,14 @@ import (
 	"github.com/coachd/coachd/anthropic/anthropictest"
 )
 
-// fixturesDir is the shared fixture folder beside the repository.
+// fixturesDir holds the recorded Anthropic streams (copied from the
+// project's shared fixtures, with their INDEX.md) so a fresh clone runs
+// every conformance test.
 func fixturesDir(tb testing.TB) string {
 	tb.Helper()
-	dir := filepath.Join("..", "..", "shared", "fixtures", "anthropic")
+	dir := filepath.Join("testdata", "fixtures")
 	if _, err := os.Stat(dir); err != nil {
-		tb.Skipf("fixtures not found at %s (clone shared/ beside the repo): %v", dir, err)
+		tb.Fatalf("fixtures: %v", err)
 	}
 	return dir
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"io"
+	"path/filepath"
 	"regexp"
 	"testing"
 	"time"
@@ -15,7 +16,7 @@ import (
 // TestFakeAnthropic runs "coachd fake-anthropic" and talks to it through
 // the adapter: first the replayed fixture, then the echo.
 func TestFakeAnthropic(t *testing.T) {
-	fixture := "../../../shared/fixtures/anthropic/01-basic-text-ping.sse"
+	fixture := filepath.Join("testdata", "01-basic-text-ping.sse")
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
 	done := make(chan error, 1)
