@@ -55,6 +55,8 @@ func (t *Turn) runActions(ctx context.Context, lim Limits, tags []ActionTag) {
 			out = errOutcome(id, fmt.Sprintf("refused: this agent's contract forbids %s", name))
 		case t.r.cfg.Tools.Category(name) == coachd.ToolInteractive:
 			out = errOutcome(id, fmt.Sprintf("%s cannot be used as an action tag", name))
+		case t.agent.Contracts.outOfOrder(name, t.x.called) != "":
+			out = t.refuseOutOfOrder(id, name, t.agent.Contracts.outOfOrder(name, t.x.called))
 		default:
 			if err := t.r.cfg.Tools.ValidateInput(name, input); err != nil {
 				out = errOutcome(id, InvalidInputText(name, err))

@@ -79,6 +79,16 @@ type Agent struct {
 	ActionTags bool
 	// Source is the file the agent was loaded from, for messages.
 	Source string
+
+	// Triggers, from the agent file, are what may start the agent; an
+	// explicit empty list makes it Internal: no user key may start it,
+	// only the admin, the review API or another agent.
+	Triggers []string
+	Internal bool
+	// Stack is the technology the agent works with ("any"), for listings.
+	Stack string
+	// CollaboratesWith names the pack's agents this one works beside.
+	CollaboratesWith []string
 }
 
 // DefaultMaxTokens is the output cap when an agent sets none.

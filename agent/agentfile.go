@@ -30,6 +30,11 @@ type agentFile struct {
 	Preview     int                 `yaml:"free_preview_turns"`
 	Reserve     string              `yaml:"reserve"`
 	Default     bool                `yaml:"default"`
+
+	// Claude Code agent files carry these; coachd reads them too.
+	Triggers         *[]string `yaml:"triggers"` // [] : no user key may start the agent
+	Stack            string    `yaml:"stack"`
+	CollaboratesWith []string  `yaml:"collaborates_with"`
 }
 
 // The keys each mapping may hold, from the yaml tags.
@@ -49,8 +54,10 @@ type limitsFile struct {
 type contractsFile struct {
 	MustCall    []string  `yaml:"must_call"`
 	MustNotCall []string  `yaml:"must_not_call"`
+	MustNot     []string  `yaml:"must_not"` // tool names, or rules in prose
 	MustOutput  yaml.Node `yaml:"must_output"`
 	MaxRepairs  *int      `yaml:"max_repairs"`
+	Ordered     bool      `yaml:"ordered"` // must_call tools run in the listed order
 }
 
 // parseAgent reads agents/<name>.md. known are the tools agents may list,
@@ -61,13 +68,30 @@ func parseAgent(fm *frontMatter, base string, known map[string]coachd.Tool, skil
 		return nil, false
 	}
 	a := &Agent{
-		Name: f.Name, Description: strings.TrimSpace(f.Description), Model: f.Model, MaxTokens: f.MaxTokens,
+		Name: f.Name, Description: strings.TrimSpace(f.Description), MaxTokens: f.MaxTokens,
 		Thinking: f.Thinking, Temperature: f.Temperature, Tools: f.Tools, Permissions: f.Permissions,
 		Arcs: f.Arcs, Context: f.Context, ActionTags: f.ActionTags, Reserve: f.Reserve,
 		FreePreviewTurns: f.Preview, Prompt: strings.TrimSpace(fm.body), Source: fm.file,
+		Stack: strings.TrimSpace(f.Stack), CollaboratesWith: f.CollaboratesWith,
 	}
 	bad := fm.bad
 	fm.checkName(f.Name, base)
+	if f.Triggers != nil {
+		a.Triggers = *f.Triggers
+		a.Internal = len(a.Triggers) == 0
+	}
+	if f.Model != "" {
+		id, ok := coachd.ResolveModel(f.Model)
+		if !ok {
+			bad(fm.line("model"), fmt.Sprintf("unknown model %q: use sonnet, opus, haiku or a Claude model id", f.Model))
+		}
+		a.Model = id
+	}
+	for i, name := range f.CollaboratesWith {
+		if !nameRe.MatchString(name) {
+			bad(fm.itemLine(i, "collaborates_with"), fmt.Sprintf("collaborates_with %q is not an agent name", name))
+		}
+	}
 	if a.Description == "" {
 		bad(fm.line("description"), "description is required")
 	}
@@ -110,7 +134,7 @@ func parseAgent(fm *frontMatter, base string, known map[string]coachd.Tool, skil
 	a.Limits = parseLimits(fm, f.Limits)
 	parsePermissions(fm, a)
 	a.Context.validate(fm)
-	a.Contracts = parseContracts(fm, f.Contracts, a.Tools, known)
+	a.Contracts = parseContracts(fm, f.Contracts, a, known)
 	switch f.Reserve {
 	case "", "estimate", "max":
 	default:
@@ -167,20 +191,54 @@ func parsePermissions(fm *frontMatter, a *Agent) {
 	}
 }
 
-func parseContracts(fm *frontMatter, c contractsFile, tools []string, known map[string]coachd.Tool) Contracts {
+func parseContracts(fm *frontMatter, c contractsFile, a *Agent, known map[string]coachd.Tool) Contracts {
 	fm.checkKeys(fm.node("contracts"), contractsKeys)
-	out := Contracts{MustCall: c.MustCall, MustNotCall: c.MustNotCall, MaxRepairs: DefaultMaxRepairs}
-	for i, name := range c.MustCall {
-		if !slices.Contains(tools, name) {
-			fm.bad(fm.itemLine(i, "contracts", "must_call"), fmt.Sprintf("must_call %q is not one of the agent's tools", name))
+	out := Contracts{MaxRepairs: DefaultMaxRepairs, Ordered: c.Ordered}
+	// A tool that must be called is one of the agent's tools even when the
+	// file does not list it (Claude Code agent files name their required
+	// calls only in the contract).
+	for i, raw := range c.MustCall {
+		name := toolName(raw)
+		switch {
+		case known[name] == nil:
+			fm.bad(fm.itemLine(i, "contracts", "must_call"), fmt.Sprintf("must_call %q is not a known tool", raw))
+		case slices.Contains(out.MustCall, name):
+			fm.bad(fm.itemLine(i, "contracts", "must_call"), fmt.Sprintf("must_call %q is listed twice", raw))
+		default:
+			out.MustCall = append(out.MustCall, name)
+			if !slices.Contains(a.Tools, name) {
+				a.Tools = append(a.Tools, name)
+			}
 		}
 	}
-	for i, name := range c.MustNotCall {
-		if known[name] == nil {
-			fm.bad(fm.itemLine(i, "contracts", "must_not_call"), fmt.Sprintf("must_not_call %q is not a known tool", name))
+	forbid := func(i int, key, raw string) {
+		name := toolName(raw)
+		if slices.Contains(out.MustCall, name) {
+			fm.bad(fm.itemLine(i, "contracts", key), fmt.Sprintf("%q is both must_call and %s", raw, key))
 		}
-		if slices.Contains(c.MustCall, name) {
-			fm.bad(fm.itemLine(i, "contracts", "must_not_call"), fmt.Sprintf("%q is both must_call and must_not_call", name))
+		if !slices.Contains(out.MustNotCall, name) {
+			out.MustNotCall = append(out.MustNotCall, name)
+		}
+	}
+	for i, raw := range c.MustNotCall {
+		if known[toolName(raw)] == nil {
+			fm.bad(fm.itemLine(i, "contracts", "must_not_call"), fmt.Sprintf("must_not_call %q is not a known tool", raw))
+			continue
+		}
+		forbid(i, "must_not_call", raw)
+	}
+	// must_not holds tool names (refused like must_not_call) and rules in
+	// prose, which the model is given as part of its prompt.
+	var rules []string
+	for i, item := range c.MustNot {
+		item = strings.TrimSpace(item)
+		switch {
+		case item == "":
+			fm.bad(fm.itemLine(i, "contracts", "must_not"), "must_not items must not be empty")
+		case known[toolName(item)] != nil:
+			forbid(i, "must_not", item)
+		default:
+			rules = append(rules, "You must not "+item+".")
 		}
 	}
 	if c.MaxRepairs != nil {
@@ -189,7 +247,24 @@ func parseContracts(fm *frontMatter, c contractsFile, tools []string, known map[
 		}
 		out.MaxRepairs = *c.MaxRepairs
 	}
-	if c.MustOutput.Kind != 0 {
+	switch {
+	case c.MustOutput.Kind == yaml.SequenceNode:
+		var items []string
+		if err := c.MustOutput.Decode(&items); err != nil {
+			fm.bad(fm.line("contracts", "must_output"), "must_output is a JSON Schema or a list of sentences")
+			break
+		}
+		for _, it := range items {
+			rules = append(rules, "Your final output must be: "+strings.TrimSpace(it)+".")
+		}
+		// A decision tool's input schema is the decision the turn must end
+		// with, so the prose list gets a checkable schema.
+		if t := known[DecisionTool]; t != nil && slices.Contains(a.Tools, DecisionTool) {
+			if err := out.SetMustOutput(t.Definition().InputSchema); err != nil {
+				fm.bad(fm.line("contracts", "must_output"), "the "+DecisionTool+" schema does not compile: "+err.Error())
+			}
+		}
+	case c.MustOutput.Kind != 0:
 		var v any
 		if err := c.MustOutput.Decode(&v); err != nil {
 			fm.bad(fm.line("contracts", "must_output"), "must_output: "+err.Error())
@@ -204,5 +279,22 @@ func parseContracts(fm *frontMatter, c contractsFile, tools []string, known map[
 			fm.bad(fm.line("contracts", "must_output"), "must_output is not a valid JSON Schema: "+strings.TrimSpace(lines[len(lines)-1]))
 		}
 	}
+	if c.Ordered && len(out.MustCall) < 2 {
+		fm.bad(fm.line("contracts", "ordered"), "ordered needs at least two must_call tools")
+	}
+	if len(rules) > 0 {
+		a.Prompt += "\n\n## Contract\n\n- " + strings.Join(rules, "\n- ")
+	}
 	return out
+}
+
+// toolName reads a contract's tool reference: a plain name, or a dotted
+// path whose last part is the tool (guardkit.agents.coach.record_decision,
+// as Python-hosted agent files write them).
+func toolName(ref string) string {
+	ref = strings.TrimSpace(ref)
+	if i := strings.LastIndexByte(ref, '.'); i >= 0 && !strings.ContainsAny(ref, " \t") {
+		return ref[i+1:]
+	}
+	return ref
 }

@@ -22,6 +22,8 @@ const DefaultMaxRepairs = 2
 // Contracts must hold for a turn to end successfully.
 //
 //   - MustCall: tools that must have run successfully in the turn.
+//     With Ordered, they must run in the listed order; a call out of
+//     order is refused with a result naming the call to make first.
 //   - MustNotCall: tools that are refused (the call gets an error result);
 //     calling one counts as a violation to repair.
 //   - MustOutput: a JSON Schema the final structured output must match.
@@ -32,7 +34,10 @@ const DefaultMaxRepairs = 2
 // user message naming what is missing and runs another round, at most
 // MaxRepairs times; then the turn ends with contract_violation.
 type Contracts struct {
-	MustCall    []string        `json:"must_call,omitempty"`
+	MustCall []string `json:"must_call,omitempty"`
+	// Ordered makes MustCall a sequence: a must_call tool is refused until
+	// the ones listed before it ran successfully in the turn.
+	Ordered     bool            `json:"ordered,omitempty"`
 	MustNotCall []string        `json:"must_not_call,omitempty"`
 	MustOutput  json.RawMessage `json:"must_output,omitempty"`
 	MaxRepairs  int             `json:"max_repairs"`
@@ -58,7 +63,9 @@ type turnState struct {
 	called  map[string]bool // tools that ran successfully this turn
 	repairs int
 	forbid  int // must_not_call calls refused
-	actions []actionRecord
+	// misordered are the calls refused by an ordered must_call this round.
+	misordered []string
+	actions    []actionRecord
 }
 
 // endViolations checks the contracts when the model ends its turn with
@@ -84,6 +91,38 @@ func (t *Turn) endViolations(resp *coachd.ModelResponse) []coachd.FieldError {
 		}
 	}
 	return v
+}
+
+// DecisionTool is the validator's decision tool: an agent that declares it
+// and gives must_output as prose must end its turn with a JSON object
+// matching the tool's input schema.
+const DecisionTool = "record_decision"
+
+// outOfOrder reports, for an ordered must_call tool, the first tool listed
+// before it that has not run successfully yet ("" when name may run).
+func (c *Contracts) outOfOrder(name string, called map[string]bool) string {
+	if !c.Ordered {
+		return ""
+	}
+	k := slices.Index(c.MustCall, name)
+	for _, prev := range c.MustCall[:max(k, 0)] {
+		if !called[prev] {
+			return prev
+		}
+	}
+	return ""
+}
+
+// ordered reports whether name is a tool of an ordered must_call.
+func (c *Contracts) ordered(name string) bool {
+	return c.Ordered && slices.Contains(c.MustCall, name)
+}
+
+// refuseOutOfOrder answers a call made before the tools the contract
+// orders before it.
+func (t *Turn) refuseOutOfOrder(id, name, first string) outcome {
+	t.x.misordered = append(t.x.misordered, name)
+	return errOutcome(id, fmt.Sprintf("refused: call %s first; this agent's contract requires %s in this order", first, strings.Join(t.agent.Contracts.MustCall, ", then ")))
 }
 
 // forbidden reports whether a must_not_call contract refuses name.

@@ -43,6 +43,18 @@ func (t *Turn) runTools(ctx context.Context, lim Limits, calls []coachd.ToolCall
 			continue
 		}
 		category := t.r.cfg.Tools.Category(c.Name)
+		if t.agent.Contracts.ordered(c.Name) {
+			// An ordered contract call waits for the round's earlier calls,
+			// which count as made, and runs alone like a lifecycle call.
+			wg.Wait()
+			t.markCalled(calls[:i], outs[:i], interactive)
+			if first := t.agent.Contracts.outOfOrder(c.Name, t.x.called); first != "" {
+				outs[i] = t.refuseOutOfOrder(c.ID, c.Name, first)
+				continue
+			}
+			outs[i] = t.runTool(ctx, lim.ToolTimeout, tool, c)
+			continue
+		}
 		if category == coachd.ToolInteractive {
 			if interactive >= 0 {
 				outs[i] = errOutcome(c.ID, "not shown: only one interactive tool can wait for the user per round")
@@ -75,6 +87,16 @@ func (t *Turn) runTools(ctx context.Context, lim Limits, calls []coachd.ToolCall
 		t.emit(coachd.Event{Type: coachd.EventToolResult, ToolUseID: c.ID, ToolName: c.Name, Result: b.ResultText(), IsError: b.IsError})
 	}
 	return outs, interactive
+}
+
+// markCalled records the calls that ran successfully; the interactive
+// call (index interactive) has not run yet.
+func (t *Turn) markCalled(calls []coachd.ToolCall, outs []outcome, interactive int) {
+	for i, c := range calls {
+		if i != interactive && !outs[i].failed {
+			t.x.called[c.Name] = true
+		}
+	}
 }
 
 func (t *Turn) tool(name string) (coachd.Tool, bool) {

@@ -15,9 +15,9 @@ import (
 // ToolSpecs returns the sanitized specs of the named agent's tools ("" is
 // the default agent).
 func (r *Runner) ToolSpecs(agentName string) ([]coachd.ToolSpec, error) {
-	ag, ok := r.cfg.Agents(agentName)
-	if !ok {
-		return nil, errNoAgent()
+	ag, err := r.agentFor(agentName, false)
+	if err != nil {
+		return nil, err
 	}
 	return r.cfg.Tools.Specs(ag.Tools), nil
 }
@@ -72,9 +72,9 @@ func (r *Runner) externalTurn(ctx context.Context, u *coachd.User, sessionID, ag
 		}
 		sess, agentName = s, s.Agent
 	}
-	ag, ok := r.cfg.Agents(agentName)
-	if !ok {
-		return nil, errNoAgent()
+	ag, err := r.agentFor(agentName, false)
+	if err != nil {
+		return nil, err
 	}
 	if sess == nil {
 		// No session: tools that need one fail as the model would see.
@@ -83,6 +83,20 @@ func (r *Runner) externalTurn(ctx context.Context, u *coachd.User, sessionID, ag
 	t := &Turn{r: r, req: TurnRequest{User: u, SessionID: sess.ID, Agent: ag.Name}, agent: ag, sess: sess, sink: dropSink{}}
 	t.x.called = map[string]bool{}
 	return t, nil
+}
+
+// agentFor resolves the agent a request names ("" is the default). An
+// internal agent (triggers: []) is refused unless the request is trusted:
+// started by the admin, the review API or another agent, not a user key.
+func (r *Runner) agentFor(name string, trusted bool) (*Agent, error) {
+	ag, ok := r.cfg.Agents(name)
+	if !ok {
+		return nil, errNoAgent()
+	}
+	if ag.Internal && !trusted {
+		return nil, coachd.Errorf(coachd.EFORBIDDEN, "agent %q has no triggers: it is started by the admin, a review or another agent, not by a user key", ag.Name)
+	}
+	return ag, nil
 }
 
 // errNoAgent refuses a request naming an agent the runner does not have.
@@ -127,7 +141,7 @@ func (r *Runner) Preflight(ctx context.Context, req PreflightRequest) (*Prefligh
 		return nil, coachd.Invalid(errs...)
 	}
 	st := r.cfg.Store
-	sess, err := r.session(ctx, req.User, req.SessionID, req.Agent, req.Message)
+	sess, err := r.session(ctx, req.User, req.SessionID, req.Agent, req.Message, false)
 	if err != nil {
 		return nil, err
 	}

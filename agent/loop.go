@@ -84,20 +84,19 @@ func (t *Turn) loop(ctx context.Context, lim Limits) string {
 			return coachd.TurnToolLimit
 		}
 		forbidden := t.x.forbid
+		t.x.misordered = t.x.misordered[:0]
 		outs, interactive := t.runTools(ctx, lim, uses)
-		for i, u := range uses {
-			if i != interactive && !outs[i].failed {
-				t.x.called[u.Name] = true
-			}
-		}
+		t.markCalled(uses, outs, interactive)
 		if stop := t.saveRound(ctx, resp, uses, outs, interactive); stop != "" {
 			return stop
 		}
-		if t.x.forbid > forbidden {
-			// A refused must_not_call call is a violation the model
-			// repairs by reading the refusal; too many end the turn.
+		refused := t.x.forbid > forbidden || len(t.x.misordered) > 0
+		if refused {
+			// A refused must_not_call call, or a must_call out of order, is
+			// a violation the model repairs by reading the refusal; too
+			// many end the turn.
 			if t.x.repairs++; t.x.repairs > contracts.MaxRepairs {
-				return t.violation(forbiddenCalls(uses, t.agent.Contracts.MustNotCall))
+				return t.violation(t.refusedCalls(uses))
 			}
 		}
 		if interactive >= 0 {
@@ -106,9 +105,12 @@ func (t *Turn) loop(ctx context.Context, lim Limits) string {
 		if ctx.Err() != nil {
 			return t.stopReason(ctx)
 		}
-		if allFailed(outs) {
+		switch {
+		case refused:
+			// Contract refusals are bounded by max_repairs, not the breaker.
+		case allFailed(outs):
 			failedRounds++
-		} else {
+		default:
 			failedRounds = 0
 		}
 		if failedRounds >= lim.BreakerRounds {
@@ -228,13 +230,17 @@ func allFailed(outs []outcome) bool {
 	return len(outs) > 0
 }
 
-// forbiddenCalls names the round's calls refused by must_not_call.
-func forbiddenCalls(uses []coachd.ToolCall, forbidden []string) []coachd.FieldError {
+// refusedCalls names the round's calls refused by must_not_call or by an
+// ordered must_call.
+func (t *Turn) refusedCalls(uses []coachd.ToolCall) []coachd.FieldError {
 	var v []coachd.FieldError
 	for _, u := range uses {
-		if slices.Contains(forbidden, u.Name) {
+		if slices.Contains(t.agent.Contracts.MustNotCall, u.Name) {
 			v = append(v, coachd.FieldError{Field: "must_not_call", Message: u.Name + " was called", Code: "must_not_call"})
 		}
+	}
+	for _, name := range t.x.misordered {
+		v = append(v, coachd.FieldError{Field: "must_call", Message: name + " was called out of order", Code: "must_call_order"})
 	}
 	return v
 }

@@ -152,6 +152,16 @@ func LoadPack(dir string, opts PackOptions) (*Pack, error) {
 	if len(defaults) > 1 {
 		problem(defaults[1].Source, 0, fmt.Sprintf("only one agent may be the default (also %s)", defaults[0].Source))
 	}
+	if len(defaults) == 1 && defaults[0].Internal {
+		problem(defaults[0].Source, 0, "an agent with triggers: [] cannot be the default: user keys may not start it")
+	}
+	for _, a := range p.Agents {
+		for _, other := range a.CollaboratesWith {
+			if p.agents[other] == nil {
+				problem(a.Source, 0, fmt.Sprintf("collaborates_with %q: the pack has no agents/%s.md", other, other))
+			}
+		}
+	}
 	if b, err := os.ReadFile(filepath.Join(dir, "schema.md")); err == nil {
 		p.DataSchema = string(b)
 	}
@@ -172,7 +182,15 @@ func LoadPack(dir string, opts PackOptions) (*Pack, error) {
 	case p.agents["default"] != nil:
 		p.def = p.agents["default"]
 	default:
+		// The first agent a user key may start; internal ones only when
+		// the pack has nothing else.
 		p.def = p.Agents[0]
+		for _, a := range p.Agents {
+			if !a.Internal {
+				p.def = a
+				break
+			}
+		}
 	}
 	for _, a := range p.Agents {
 		if a.Context != nil {

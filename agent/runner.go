@@ -95,6 +95,9 @@ type TurnRequest struct {
 	Retry bool
 	// Wait queues behind a running turn instead of failing (on_busy=wait).
 	Wait bool
+	// Trusted turns come from the admin, a review or another agent; only
+	// they may run an internal agent (triggers: []).
+	Trusted bool
 }
 
 // Valid checks the request's shape.
@@ -136,13 +139,16 @@ func (r *Runner) Prepare(ctx context.Context, req TurnRequest) (*Turn, error) {
 		return nil, coachd.Invalid(errs...)
 	}
 	st := r.cfg.Store
-	sess, err := r.session(ctx, req.User, req.SessionID, req.Agent, req.Message)
+	sess, err := r.session(ctx, req.User, req.SessionID, req.Agent, req.Message, req.Trusted)
 	if err != nil {
 		return nil, err
 	}
 	ag, ok := r.cfg.Agents(sess.Agent)
 	if !ok {
 		return nil, coachd.Errorf(coachd.ECONFLICT, "the session's agent %q is no longer available", sess.Agent)
+	}
+	if _, err := r.agentFor(ag.Name, req.Trusted); err != nil {
+		return nil, err
 	}
 	release, err := r.guard.acquire(ctx, req.User.ID, sess.ID, req.Wait, r.cfg.TurnLease)
 	if err != nil {
@@ -174,13 +180,13 @@ func (r *Runner) Prepare(ctx context.Context, req TurnRequest) (*Turn, error) {
 
 // session finds the user's session, or creates one for agentName (titled
 // after the first message) when sessionID is empty.
-func (r *Runner) session(ctx context.Context, u *coachd.User, sessionID, agentName, message string) (*coachd.Session, error) {
+func (r *Runner) session(ctx context.Context, u *coachd.User, sessionID, agentName, message string, trusted bool) (*coachd.Session, error) {
 	if sessionID != "" {
 		return r.cfg.Store.FindSession(ctx, u.ID, sessionID)
 	}
-	ag, ok := r.cfg.Agents(agentName)
-	if !ok {
-		return nil, errNoAgent()
+	ag, err := r.agentFor(agentName, trusted)
+	if err != nil {
+		return nil, err
 	}
 	sess := &coachd.Session{UserID: u.ID, Agent: ag.Name, Title: title(message)}
 	if err := r.cfg.Store.CreateSession(ctx, sess); err != nil {

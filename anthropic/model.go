@@ -17,7 +17,7 @@ import (
 )
 
 // DefaultModel is used when neither the config nor the request names one.
-const DefaultModel = "claude-sonnet-4-5"
+const DefaultModel = "claude-sonnet-5-5"
 
 // DefaultMaxTokens is used when a request leaves MaxTokens at zero.
 const DefaultMaxTokens = 4096

@@ -21,6 +21,12 @@ type agentInfo struct {
 	Contracts        *agent.Contracts    `json:"contracts,omitempty"`
 	ActionTags       bool                `json:"action_tags"`
 	FreePreviewTurns int                 `json:"free_preview_turns"`
+	// Internal agents (triggers: []) are started by the admin, a review
+	// or another agent, never by a user key.
+	Internal         bool     `json:"internal,omitempty"`
+	Triggers         []string `json:"triggers,omitempty"`
+	Stack            string   `json:"stack,omitempty"`
+	CollaboratesWith []string `json:"collaborates_with,omitempty"`
 }
 
 type skillInfo struct {
@@ -34,6 +40,7 @@ func infoOf(a *agent.Agent, def bool, p *agent.Pack) agentInfo {
 		Name: a.Name, Description: a.Description, Default: def, Model: a.Model,
 		Tools: a.Tools, Skills: []string{}, Permissions: a.Permissions,
 		ActionTags: a.ActionTags, FreePreviewTurns: a.FreePreviewTurns,
+		Internal: a.Internal, Triggers: a.Triggers, Stack: a.Stack, CollaboratesWith: a.CollaboratesWith,
 	}
 	if info.Tools == nil {
 		info.Tools = []string{}
