@@ -18,6 +18,7 @@ type Store interface {
 	FileService
 	BudgetService
 	LimitService
+	ReviewService
 }
 
 // Clock tells the time; tests inject a fake one.

@@ -89,6 +89,9 @@ type Agent struct {
 	Stack string
 	// CollaboratesWith names the pack's agents this one works beside.
 	CollaboratesWith []string
+	// Commands is run_command's allow-list: whole command lines, matched
+	// word for word, never through a shell.
+	Commands []string
 }
 
 // DefaultMaxTokens is the output cap when an agent sets none.

@@ -30,6 +30,9 @@ type agentFile struct {
 	Preview     int                 `yaml:"free_preview_turns"`
 	Reserve     string              `yaml:"reserve"`
 	Default     bool                `yaml:"default"`
+	// Commands are the command lines run_command may run for this agent,
+	// exactly as written ("go test ./...").
+	Commands []string `yaml:"commands"`
 
 	// Claude Code agent files carry these; coachd reads them too.
 	Triggers         *[]string `yaml:"triggers"` // [] : no user key may start the agent
@@ -131,6 +134,7 @@ func parseAgent(fm *frontMatter, base string, known map[string]coachd.Tool, skil
 	if len(f.Skills) > 0 && !slices.Contains(f.Tools, "load_skill") && known["load_skill"] != nil {
 		a.Tools = append(a.Tools, "load_skill")
 	}
+	a.Commands = parseCommands(fm, f.Commands, a.Tools)
 	a.Limits = parseLimits(fm, f.Limits)
 	parsePermissions(fm, a)
 	a.Context.validate(fm)
@@ -145,6 +149,35 @@ func parseAgent(fm *frontMatter, base string, known map[string]coachd.Tool, skil
 	}
 	return a, f.Default
 }
+
+// parseCommands checks run_command's allow-list: one command line per
+// item, printable, no shell needed (it is split on spaces and run as is).
+func parseCommands(fm *frontMatter, cmds []string, tools []string) []string {
+	has := slices.Contains(tools, RunCommandTool)
+	switch {
+	case has && len(cmds) == 0:
+		fm.bad(fm.line("tools"), "run_command needs commands: the command lines it may run, like \"go test ./...\"")
+	case !has && len(cmds) > 0:
+		fm.bad(fm.line("commands"), "commands is run_command's allow-list: add run_command to tools")
+	}
+	out := make([]string, 0, len(cmds))
+	for i, c := range cmds {
+		c = strings.Join(strings.Fields(c), " ")
+		switch {
+		case c == "" || len(c) > 200:
+			fm.bad(fm.itemLine(i, "commands"), "a command must be 1 to 200 characters")
+		case strings.ContainsFunc(c, func(r rune) bool { return r < ' ' || r == 0x7f }):
+			fm.bad(fm.itemLine(i, "commands"), fmt.Sprintf("command %q has a control character", c))
+		default:
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// RunCommandTool is the built-in tool whose allow-list is an agent's
+// commands.
+const RunCommandTool = "run_command"
 
 func parseLimits(fm *frontMatter, l limitsFile) Limits {
 	fm.checkKeys(fm.node("limits"), limitsKeys)

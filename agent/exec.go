@@ -103,6 +103,9 @@ func (t *Turn) tool(name string) (coachd.Tool, bool) {
 	if !slices.Contains(t.agent.Tools, name) {
 		return nil, false
 	}
+	if b, ok := t.req.Bound[name]; ok {
+		return b, true
+	}
 	return t.r.cfg.Tools.Get(name)
 }
 

@@ -98,6 +98,11 @@ type TurnRequest struct {
 	// Trusted turns come from the admin, a review or another agent; only
 	// they may run an internal agent (triggers: []).
 	Trusted bool
+	// Bound replaces, for this turn only, the runner's tools of the same
+	// name: a review binds read_file, run_command, record_decision… to its
+	// workspace and trace. Each must have the definition the runner's
+	// toolset registered (schemas are compiled once, at startup).
+	Bound map[string]coachd.Tool
 }
 
 // Valid checks the request's shape.
