@@ -18,6 +18,9 @@ const (
 	EventUsage                EventType = "usage"
 	EventTurnEnded            EventType = "turn_ended"
 	EventError                EventType = "error"
+	// EventReview ends a streamed review (POST /v1/reviews): Data is the
+	// stored review, decision included.
+	EventReview EventType = "review"
 )
 
 // Turn stop reasons: why a turn ended.
@@ -68,6 +71,8 @@ type Event struct {
 	LatencyMS  int64  `json:"latency_ms,omitempty"`  // turn_ended
 
 	Err *Error `json:"-"` // error
+
+	Data json.RawMessage `json:"data,omitempty"` // review
 }
 
 // TurnUsage is the token count of a turn so far.

@@ -53,12 +53,12 @@ func (t *Turn) runActions(ctx context.Context, lim Limits, tags []ActionTag) {
 			out = errOutcome(id, fmt.Sprintf("unknown action %s: this agent has no tool %q", tag.Name, name))
 		case t.forbidden(name):
 			out = errOutcome(id, fmt.Sprintf("refused: this agent's contract forbids %s", name))
-		case t.r.cfg.Tools.Category(name) == coachd.ToolInteractive:
+		case t.tools.Category(name) == coachd.ToolInteractive:
 			out = errOutcome(id, fmt.Sprintf("%s cannot be used as an action tag", name))
 		case t.agent.Contracts.outOfOrder(name, t.x.called) != "":
 			out = t.refuseOutOfOrder(id, name, t.agent.Contracts.outOfOrder(name, t.x.called))
 		default:
-			if err := t.r.cfg.Tools.ValidateInput(name, input); err != nil {
+			if err := t.tools.ValidateInput(name, input); err != nil {
 				out = errOutcome(id, InvalidInputText(name, err))
 			} else {
 				out = t.runTool(ctx, lim.ToolTimeout, tool, call)

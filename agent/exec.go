@@ -38,11 +38,11 @@ func (t *Turn) runTools(ctx context.Context, lim Limits, calls []coachd.ToolCall
 			outs[i] = errOutcome(c.ID, fmt.Sprintf("unknown tool %q: this agent can call %v", c.Name, t.agent.Tools))
 			continue
 		}
-		if err := t.r.cfg.Tools.ValidateInput(c.Name, c.Input); err != nil {
+		if err := t.tools.ValidateInput(c.Name, c.Input); err != nil {
 			outs[i] = errOutcome(c.ID, InvalidInputText(c.Name, err))
 			continue
 		}
-		category := t.r.cfg.Tools.Category(c.Name)
+		category := t.tools.Category(c.Name)
 		if t.agent.Contracts.ordered(c.Name) {
 			// An ordered contract call waits for the round's earlier calls,
 			// which count as made, and runs alone like a lifecycle call.
@@ -103,10 +103,7 @@ func (t *Turn) tool(name string) (coachd.Tool, bool) {
 	if !slices.Contains(t.agent.Tools, name) {
 		return nil, false
 	}
-	if b, ok := t.req.Bound[name]; ok {
-		return b, true
-	}
-	return t.r.cfg.Tools.Get(name)
+	return t.tools.Get(name)
 }
 
 func errOutcome(id, text string) outcome {

@@ -50,7 +50,7 @@ func (r *Runner) ExecuteTool(ctx context.Context, req ExecRequest) (*ExecResult,
 	if c.ID == "" {
 		c.ID = "toolu_" + strings.TrimPrefix(coachd.NewID("x", r.cfg.Clock.Now()), "x_")
 	}
-	if _, ok := t.tool(c.Name); ok && r.cfg.Tools.Category(c.Name) == coachd.ToolInteractive {
+	if _, ok := t.tool(c.Name); ok && t.tools.Category(c.Name) == coachd.ToolInteractive {
 		return nil, coachd.Invalid(coachd.FieldError{Field: "tool_name", Message: "is an interactive tool: show it to the user and record their answer as its tool_result", Code: "interactive"})
 	}
 	outs, _ := t.runTools(ctx, t.agent.Limits.withDefaults(), []coachd.ToolCall{c})
@@ -80,7 +80,7 @@ func (r *Runner) externalTurn(ctx context.Context, u *coachd.User, sessionID, ag
 		// No session: tools that need one fail as the model would see.
 		sess = &coachd.Session{UserID: u.ID, Agent: ag.Name, Status: coachd.SessionActive}
 	}
-	t := &Turn{r: r, req: TurnRequest{User: u, SessionID: sess.ID, Agent: ag.Name}, agent: ag, sess: sess, sink: dropSink{}}
+	t := &Turn{r: r, req: TurnRequest{User: u, SessionID: sess.ID, Agent: ag.Name}, agent: ag, sess: sess, sink: dropSink{}, tools: r.cfg.Tools}
 	t.x.called = map[string]bool{}
 	return t, nil
 }
@@ -158,7 +158,7 @@ func (r *Runner) Preflight(ctx context.Context, req PreflightRequest) (*Prefligh
 		return nil, err
 	}
 	t.prepareSystem(ctx)
-	history := History(h, r.cfg.Tools.Truncations(t.agent.Tools))
+	history := History(h, t.tools.Truncations(t.agent.Tools))
 	t.history = append(h, &coachd.Message{Role: coachd.RoleUser, Blocks: []coachd.Block{coachd.TextBlock(req.Message)}})
 	mreq := t.modelRequest()
 	res, err := st.Reserve(ctx, coachd.ReserveRequest{

@@ -188,8 +188,8 @@ func (t *Turn) modelRequest() *coachd.ModelRequest {
 		MaxTokens:      maxTokens,
 		ThinkingBudget: a.Thinking,
 		Temperature:    a.Temperature,
-		Messages:       History(t.history, t.r.cfg.Tools.Truncations(a.Tools)),
-		Tools:          t.r.cfg.Tools.Specs(a.Tools),
+		Messages:       History(t.history, t.tools.Truncations(a.Tools)),
+		Tools:          t.tools.Specs(a.Tools),
 		UserID:         t.req.User.ID,
 	}
 	if len(t.x.system) > 0 {

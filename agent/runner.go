@@ -99,10 +99,9 @@ type TurnRequest struct {
 	// they may run an internal agent (triggers: []).
 	Trusted bool
 	// Bound replaces, for this turn only, the runner's tools of the same
-	// name: a review binds read_file, run_command, record_decision… to its
-	// workspace and trace. Each must have the definition the runner's
-	// toolset registered (schemas are compiled once, at startup).
-	Bound map[string]coachd.Tool
+	// name (or adds them): a review binds read_file, run_command,
+	// record_decision… to its workspace and trace.
+	Bound []coachd.Tool
 }
 
 // Valid checks the request's shape.
@@ -159,7 +158,13 @@ func (r *Runner) Prepare(ctx context.Context, req TurnRequest) (*Turn, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &Turn{r: r, req: req, agent: ag, release: release}
+	t := &Turn{r: r, req: req, agent: ag, release: release, tools: r.cfg.Tools}
+	if len(req.Bound) > 0 {
+		if t.tools, err = r.cfg.Tools.With(req.Bound...); err != nil {
+			release()
+			return nil, coachd.Errorf(coachd.EINTERNAL, "bind tools: %v", err)
+		}
+	}
 	// Re-read under the slot: the previous turn may have changed it.
 	if t.sess, err = st.FindSession(ctx, req.User.ID, sess.ID); err != nil {
 		release()
@@ -227,7 +232,7 @@ func (t *Turn) checkSession() error {
 	if !p.ExpiresAt.IsZero() && t.r.cfg.Clock.Now().After(p.ExpiresAt) {
 		return coachd.Errorf(coachd.ECONFLICT, "the pending interaction expired; send a message instead")
 	}
-	if err := t.r.cfg.Tools.ValidateResult(p.Name, a.Content); err != nil {
+	if err := t.tools.ValidateResult(p.Name, a.Content); err != nil {
 		e := coachd.AsError(err)
 		for i := range e.Details {
 			e.Details[i].Field = "tool_result.content." + e.Details[i].Field

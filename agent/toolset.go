@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 
@@ -70,6 +71,28 @@ func (ts *Toolset) Add(t coachd.Tool) error {
 	ts.schemas[def.Name] = sch
 	ts.specs[def.Name] = coachd.ToolSpec{Name: def.Name, Description: def.Description, InputSchema: clean}
 	return nil
+}
+
+// With returns a copy of ts in which tools replace the ones of the same
+// name (or are added): a review binds read_file, run_command… to its
+// workspace for one turn. ts itself is not changed.
+func (ts *Toolset) With(tools ...coachd.Tool) (*Toolset, error) {
+	out := &Toolset{
+		tools:   maps.Clone(ts.tools),
+		defs:    maps.Clone(ts.defs),
+		schemas: maps.Clone(ts.schemas),
+		results: maps.Clone(ts.results),
+		specs:   maps.Clone(ts.specs),
+	}
+	for _, t := range tools {
+		name := t.Definition().Name
+		delete(out.tools, name)
+		delete(out.results, name)
+		if err := out.Add(t); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 func compileSchema(name string, raw json.RawMessage) (*jsonschema.Schema, error) {

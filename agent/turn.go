@@ -17,6 +17,7 @@ type Turn struct {
 	agent   *Agent
 	sess    *coachd.Session
 	release func()
+	tools   *Toolset // the runner's, with the request's bound tools
 
 	mu         sync.Mutex
 	sink       coachd.EventSink

@@ -37,6 +37,9 @@ func (s *Server) routes() {
 	mux.Handle("POST /v1/chat/record", user(s.handleRecord(false)))
 	mux.Handle("POST /v1/chat/abort", user(s.handleRecord(true)))
 
+	mux.Handle("POST /v1/reviews", user(s.limited(s.handleReviewCreate())))
+	mux.Handle("GET /v1/reviews/{task_id}/history", user(s.handleReviewHistory()))
+
 	mux.Handle("GET /v1/agents", user(s.handleAgentList()))
 	mux.Handle("GET /v1/skills", user(s.handleSkillList()))
 	mux.Handle("POST /v1/actions/validate", user(s.handleActionValidate()))

@@ -11,6 +11,7 @@ import (
 
 	"github.com/coachd/coachd"
 	"github.com/coachd/coachd/agent"
+	"github.com/coachd/coachd/review"
 )
 
 // DefaultMaxBodyBytes limits request bodies when Deps.MaxBodyBytes is zero.
@@ -38,6 +39,9 @@ type Deps struct {
 	Pack *agent.Pack
 	// Limits are the per-user limits' defaults (zero: off).
 	Limits Limits
+	// Reviews runs the validator coach (POST /v1/reviews); nil turns
+	// reviews off (403).
+	Reviews *review.Reviewer
 }
 
 // Server is the coachd HTTP API. It is an http.Handler.
@@ -53,6 +57,7 @@ type Server struct {
 	heartbeat time.Duration
 	pack      *agent.Pack
 	limits    Limits
+	reviews   *review.Reviewer
 
 	mux     *http.ServeMux
 	handler http.Handler
@@ -71,6 +76,7 @@ func New(deps Deps) *Server {
 		heartbeat: deps.Heartbeat,
 		pack:      deps.Pack,
 		limits:    deps.Limits,
+		reviews:   deps.Reviews,
 		mux:       http.NewServeMux(),
 	}
 	if s.logger == nil {

@@ -20,6 +20,7 @@ import (
 //	usage                 → usage           {input_tokens, output_tokens, ..., tokens_used[, budget_remaining]}
 //	turn_ended            → message_end     {session_id, tokens_used, latency_ms, stop_reason}
 //	error                 → error           {type, message, retryable[, retry_after][, details], extras...}
+//	review                → review          the stored review (POST /v1/reviews), after message_end
 //
 // function_call is {id, name} as the original spec has it, sent once per
 // call as soon as the model starts it, so clients can show progress early;
@@ -103,6 +104,8 @@ func encodeCoachd(dst []byte, ev coachd.Event) []byte {
 		return frame(dst, "session_changed", coachdSessionChanged{ev.Change, ev.Mode})
 	case coachd.EventUsage:
 		return frame(dst, "usage", usageOf(ev.Usage))
+	case coachd.EventReview:
+		return frame(dst, "review", rawOr(ev.Data, "{}"))
 	case coachd.EventTurnEnded:
 		return frame(dst, "message_end", coachdEnd{ev.SessionID, tokensUsed(ev.Usage), ev.LatencyMS, ev.StopReason})
 	case coachd.EventError:

@@ -45,6 +45,8 @@ Commands:
   chat       talk to a coach from the terminal
   fake-anthropic  serve a fake Anthropic API (for demos and load tests)
   pack       validate or list a coach pack (agents, skills, tools)
+  review     run the validator coach over a directory (exit 0: approved)
+  autobuild  the player/coach loop over a scratch copy of a directory
   version    print the version
 
 Run "coachd <command> -h" for a command's flags.
@@ -77,6 +79,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return runVersion(rest, stdout, stderr)
 	case "pack":
 		return runPack(ctx, rest, getenv, stdout, stderr)
+	case "review":
+		return runReview(ctx, rest, getenv, stdout, stderr)
+	case "autobuild":
+		return runAutobuild(ctx, rest, getenv, stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

@@ -11,6 +11,7 @@ import (
 
 	"github.com/coachd/coachd"
 	"github.com/coachd/coachd/agent"
+	"github.com/coachd/coachd/review"
 	"github.com/coachd/coachd/tools"
 )
 
@@ -69,7 +70,7 @@ func runPack(_ context.Context, args []string, getenv func(string) string, stdou
 func loadPack(dir string, getenv func(string) string) (*agent.Pack, error) {
 	client := &http.Client{}
 	return agent.LoadPack(dir, agent.PackOptions{
-		Builtins: tools.Builtins(),
+		Builtins: append(tools.Builtins(), review.Unbound()...),
 		LoadTool: func(path string, data []byte) (coachd.Tool, error) {
 			return tools.ParseWebhook(path, data, getenv, client)
 		},
@@ -82,5 +83,6 @@ func packTools(p *agent.Pack) (*agent.Toolset, error) {
 	if p == nil {
 		return agent.NewToolset(tools.Builtins()...)
 	}
-	return agent.NewToolset(append(tools.ForPack(p, p.FileTypes()), p.Tools...)...)
+	ts := append(tools.ForPack(p, p.FileTypes()), review.Unbound()...)
+	return agent.NewToolset(append(ts, p.Tools...)...)
 }

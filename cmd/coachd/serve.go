@@ -8,10 +8,12 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/coachd/coachd"
 	"github.com/coachd/coachd/agent"
+	"github.com/coachd/coachd/review"
 	"github.com/coachd/coachd/server"
 	"github.com/coachd/coachd/sqlstore"
 	"github.com/coachd/coachd/web"
@@ -31,6 +33,9 @@ type serveConfig struct {
 	Model     modelConfig
 	Budget    budgetConfig
 	Pack      string
+	// Workspaces is the directory POST /v1/reviews workspaces live under;
+	// "" turns reviews off.
+	Workspaces string
 	// ShutdownGrace is how long running requests may finish on SIGTERM.
 	ShutdownGrace time.Duration
 }
@@ -51,6 +56,7 @@ func (c serveConfig) LogValue() slog.Value {
 		slog.Any("model", c.Model),
 		slog.Any("budget", c.Budget),
 		slog.String("pack", c.Pack),
+		slog.String("workspaces", c.Workspaces),
 	)
 }
 
@@ -67,6 +73,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	fs.DurationVar(&cfg.ShutdownGrace, "shutdown-grace", envDuration(getenv, "COACHD_SHUTDOWN_GRACE", defaultShutdownGrace),
 		"on SIGINT/SIGTERM, how long running requests may finish before their turns are cancelled (env COACHD_SHUTDOWN_GRACE)")
 	fs.StringVar(&cfg.Pack, "pack", getenv("COACHD_PACK"), "coach pack directory (agents/, skills/, tools/); empty serves the built-in default agent (env COACHD_PACK)")
+	fs.StringVar(&cfg.Workspaces, "workspaces", getenv("COACHD_WORKSPACES"), "directory whose subdirectories POST /v1/reviews may review (needs --pack with a coach); empty turns reviews off (env COACHD_WORKSPACES)")
 	if done, err := parseFlags(fs, args, stdout, stderr); done || err != nil {
 		return err
 	}
@@ -114,6 +121,18 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	if err != nil {
 		return err
 	}
+	var reviewer *review.Reviewer
+	if cfg.Workspaces != "" {
+		if pack == nil {
+			fmt.Fprintln(stderr, "coachd serve: --workspaces needs --pack (the coach agent comes from a pack)")
+			return errUsage
+		}
+		if fi, err := os.Stat(cfg.Workspaces); err != nil || !fi.IsDir() {
+			fmt.Fprintf(stderr, "coachd serve: --workspaces %s is not a directory\n", cfg.Workspaces)
+			return errUsage
+		}
+		reviewer = &review.Reviewer{Runner: runner, Store: store, Root: cfg.Workspaces, Agents: pack.Agents, Logger: logger.With("component", "reviews")}
+	}
 
 	// Requests' contexts derive from base: when the shutdown grace runs
 	// out, cancelling it ends the turns still running the way a client
@@ -133,6 +152,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 			Pack:      pack,
 			Heartbeat: cfg.Model.Heartbeat,
 			Limits:    cfg.Budget.limits(),
+			Reviews:   reviewer,
 		})),
 		// No ReadTimeout or WriteTimeout: chat responses are SSE streams
 		// that stay open for minutes, and either deadline would cut them.

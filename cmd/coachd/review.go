@@ -1,0 +1,233 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/coachd/coachd"
+	"github.com/coachd/coachd/review"
+	"github.com/coachd/coachd/server"
+)
+
+// errNotApproved ends coachd review and coachd autobuild with exit code 1
+// when the coach gave feedback (or no decision).
+var errNotApproved = errors.New("not approved")
+
+// localFlags are what review and autobuild share: a database, a pack, a
+// model, the local user the reviews are stored and budgeted for.
+type localFlags struct {
+	db                    *string
+	pack, user            string
+	model                 modelConfig
+	requirements, ws      string
+	taskID, agent, budget string
+	getenv                func(string) string
+}
+
+func (l *localFlags) register(fs *flag.FlagSet, getenv func(string) string) {
+	l.getenv = getenv
+	l.db = dbFlag(fs, getenv)
+	fs.StringVar(&l.pack, "pack", getenv("COACHD_PACK"), "coach pack with the coach (and player) agents, e.g. examples/autobuild (env COACHD_PACK)")
+	fs.StringVar(&l.user, "user", "cli", "the local user reviews are stored and budgeted for (created if missing)")
+	fs.StringVar(&l.requirements, "requirements", "", "file with the requirements, one per line (- or 1. prefixes are dropped)")
+	fs.StringVar(&l.ws, "workspace", "", "the directory to review")
+	fs.StringVar(&l.taskID, "task-id", "", "task id (default: TASK- and the workspace's directory name)")
+	fs.StringVar(&l.agent, "agent", "", "the coach agent (default: the pack's agent with record_decision)")
+	l.model.register(fs, getenv)
+}
+
+// open checks the flags and builds the reviewer over a local database.
+func (l *localFlags) open(ctx context.Context, name string, stderr io.Writer) (rv *review.Reviewer, u *coachd.User, reqs []string, closeDB func(), err error) {
+	switch {
+	case l.pack == "":
+		err = fmt.Errorf("--pack is required (e.g. examples/autobuild)")
+	case l.requirements == "":
+		err = fmt.Errorf("--requirements is required")
+	case l.ws == "":
+		err = fmt.Errorf("--workspace is required")
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "coachd %s: %v\n", name, err)
+		return nil, nil, nil, nil, errUsage
+	}
+	if reqs, err = readRequirements(l.requirements); err != nil {
+		return nil, nil, nil, nil, err
+	}
+	if l.taskID == "" {
+		abs, _ := filepath.Abs(l.ws)
+		l.taskID = "TASK-" + strings.Map(func(r rune) rune {
+			if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' {
+				return r
+			}
+			return '-'
+		}, filepath.Base(abs))
+	}
+	if !coachd.ValidTaskID(l.taskID) {
+		return nil, nil, nil, nil, fmt.Errorf("--task-id %q: letters, digits, '.', '_' or '-', at most 100", l.taskID)
+	}
+	model, err := l.model.build()
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	pack, err := loadPack(l.pack, l.getenv, l.getenv("COACHD_WEBHOOK_ALLOW"))
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	store, err := openDB(ctx, *l.db)
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	runner, err := newRunner(store, model, logger, pack, l.model)
+	if err != nil {
+		store.Close()
+		return nil, nil, nil, nil, err
+	}
+	if u, err = findUserByName(ctx, store, l.user); err == nil && u == nil {
+		u = &coachd.User{Name: l.user, TokenBudget: defaultBudget}
+		_, err = server.CreateUser(ctx, store, u)
+	}
+	if err != nil {
+		store.Close()
+		return nil, nil, nil, nil, fmt.Errorf("user %s: %w", l.user, err)
+	}
+	rv = &review.Reviewer{Runner: runner, Store: store, Agent: l.agent, Agents: pack.Agents, Logger: logger}
+	return rv, u, reqs, func() { store.Close() }, nil
+}
+
+// runReview is "coachd review": one review of a directory, from the
+// terminal. It prints the decision; exit code 0 is approve, 1 feedback.
+func runReview(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("review", "Usage: coachd review --pack DIR --requirements FILE --workspace DIR [--player-report FILE] [flags]\n\n"+
+		"Runs the validator coach over a directory: it reads the code, runs the allowed commands, and records a decision.\n"+
+		"Prints the decision as JSON; exits 0 on approve, 1 on feedback.")
+	var l localFlags
+	l.register(fs, getenv)
+	report := fs.String("player-report", "", "file with the player's report, a JSON object")
+	if done, err := parseFlags(fs, args, stdout, stderr); done || err != nil {
+		return err
+	}
+	var pr json.RawMessage
+	if *report != "" {
+		data, err := os.ReadFile(*report)
+		if err != nil {
+			return err
+		}
+		var m map[string]any
+		if err := json.Unmarshal(data, &m); err != nil {
+			return fmt.Errorf("--player-report %s: not a JSON object: %v", *report, err)
+		}
+		pr = data
+	}
+	rv, u, reqs, closeDB, err := l.open(ctx, "review", stderr)
+	if err != nil {
+		return err
+	}
+	defer closeDB()
+	dir, err := rv.Workspace(l.ws)
+	if err != nil {
+		return fmt.Errorf("--workspace %s: %s", l.ws, coachd.ErrorMessage(err))
+	}
+	run, err := rv.Prepare(ctx, review.Request{User: u, TaskID: l.taskID, Requirements: reqs, PlayerReport: pr, Dir: dir})
+	if err != nil {
+		return err
+	}
+	rev, res, err := run.Do(ctx, progress{stderr})
+	if err != nil {
+		return err
+	}
+	return printDecision(stdout, rev, res.StopReason)
+}
+
+// printDecision prints the decision (or why there is none) and turns it
+// into the exit status.
+func printDecision(stdout io.Writer, rev *coachd.Review, stop string) error {
+	if rev.Decision == nil {
+		fmt.Fprintf(stdout, `{"decision":null,"task_id":%q,"stop_reason":%q}`+"\n", rev.TaskID, stop)
+		return fmt.Errorf("%w: the coach recorded no decision (%s)", errNotApproved, stop)
+	}
+	var pretty map[string]any
+	json.Unmarshal(rev.Decision, &pretty)
+	b, _ := json.MarshalIndent(pretty, "", "  ")
+	fmt.Fprintf(stdout, "%s\n", b)
+	if !rev.Approved {
+		return fmt.Errorf("%w: the coach gave feedback", errNotApproved)
+	}
+	return nil
+}
+
+// progress prints a review's tool calls to stderr as they happen.
+type progress struct{ w io.Writer }
+
+func (p progress) Send(ev coachd.Event) error {
+	switch ev.Type {
+	case coachd.EventToolCallReady:
+		fmt.Fprintf(p.w, "→ %s %s\n", ev.ToolName, clip(string(ev.Input), 120))
+	case coachd.EventToolResult:
+		mark := "✓"
+		if ev.IsError {
+			mark = "✗"
+		}
+		fmt.Fprintf(p.w, "  %s %s\n", mark, clip(ev.Result, 200))
+	}
+	return nil
+}
+
+func clip(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return s
+}
+
+// runAutobuild is "coachd autobuild": the player/coach loop over a scratch
+// copy of a workspace.
+func runAutobuild(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("autobuild", "Usage: coachd autobuild --pack DIR --requirements FILE --workspace DIR [--max-turns N] [flags]\n\n"+
+		"A player agent implements the requirements in a scratch copy of the workspace; the coach reviews each attempt\n"+
+		"and its feedback goes back to the player, until approve or N turns. Prints the diff and the decisions;\n"+
+		"exits 0 when approved, 1 otherwise. The workspace itself is never changed.")
+	var l localFlags
+	l.register(fs, getenv)
+	maxTurns := fs.Int("max-turns", 5, "player/coach rounds before giving up")
+	player := fs.String("player", "", "the player agent (default: the pack's agent with write_file)")
+	if done, err := parseFlags(fs, args, stdout, stderr); done || err != nil {
+		return err
+	}
+	if *maxTurns < 1 || *maxTurns > 50 {
+		fmt.Fprintln(stderr, "coachd autobuild: --max-turns must be between 1 and 50")
+		return errUsage
+	}
+	rv, u, reqs, closeDB, err := l.open(ctx, "autobuild", stderr)
+	if err != nil {
+		return err
+	}
+	defer closeDB()
+	src, err := rv.Workspace(l.ws)
+	if err != nil {
+		return fmt.Errorf("--workspace %s: %s", l.ws, coachd.ErrorMessage(err))
+	}
+	b := &review.Build{Reviewer: rv, Player: *player, MaxTurns: *maxTurns, Log: stderr}
+	res, err := b.Run(ctx, u, l.taskID, reqs, src, "")
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "# workspace: %s (%d turn(s))\n%s", res.Dir, res.Turns, res.Diff)
+	for i, rev := range res.Reviews {
+		fmt.Fprintf(stdout, "# decision %d:\n%s\n", i+1, string(rev.Decision))
+	}
+	if !res.Approved {
+		return fmt.Errorf("%w after %d turn(s)", errNotApproved, res.Turns)
+	}
+	fmt.Fprintln(stdout, "# approved")
+	return nil
+}

@@ -1,0 +1,220 @@
+package review
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/coachd/coachd"
+	"github.com/coachd/coachd/agent"
+)
+
+// Scratch copy bounds: autobuild copies the workspace before the player
+// touches it.
+const (
+	maxCopyFiles = 20000
+	maxCopyBytes = 200 << 20
+)
+
+// Build is the player/coach loop: the player works in a scratch copy of
+// the workspace, reports, the coach reviews; its feedback goes back to the
+// player until the coach approves or MaxTurns pass.
+type Build struct {
+	Reviewer *Reviewer
+	// Player is the implementing agent; "" picks the first agent with
+	// write_file.
+	Player   string
+	MaxTurns int
+	// Log receives one line per step (nil: discarded).
+	Log io.Writer
+}
+
+// BuildResult is how a build ended.
+type BuildResult struct {
+	Approved bool             `json:"approved"`
+	Turns    int              `json:"turns"`
+	Dir      string           `json:"workspace"` // the scratch copy, with the player's work
+	Reviews  []*coachd.Review `json:"reviews"`
+	Diff     string           `json:"diff"` // from the original workspace to Dir
+}
+
+// Run builds the task from the workspace src. The scratch copy is made
+// under a new directory in tmp ("" is the system's); it is left for the
+// caller to inspect.
+func (b *Build) Run(ctx context.Context, u *coachd.User, taskID string, requirements []string, src, tmp string) (*BuildResult, error) {
+	if b.MaxTurns < 1 {
+		return nil, coachd.Invalid(coachd.FieldError{Field: "max_turns", Message: "must be at least 1", Code: "range"})
+	}
+	player, err := b.player()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp(tmp, "coachd-autobuild-")
+	if err != nil {
+		return nil, err
+	}
+	if err := copyTree(src, dir); err != nil {
+		return nil, err
+	}
+	ws, err := NewWorkspace(dir, Options{Commands: player.Commands, Write: true})
+	if err != nil {
+		return nil, err
+	}
+	out := &BuildResult{Dir: dir}
+	session, msg := "", playerBrief(taskID, requirements)
+	for out.Turns < b.MaxTurns {
+		out.Turns++
+		b.logf("turn %d: %s works", out.Turns, player.Name)
+		turn, err := b.Reviewer.Runner.Prepare(ctx, agent.TurnRequest{
+			User: u, SessionID: session, Agent: player.Name, Message: msg, Trusted: true, Bound: ws.Tools(),
+		})
+		if err != nil {
+			return out, err
+		}
+		session = turn.Session().ID
+		res := turn.Run(ctx, nopSink{})
+		if res.Err != nil {
+			return out, res.Err
+		}
+		b.logf("turn %d: %s reviews", out.Turns, b.Reviewer.Agent)
+		run, err := b.Reviewer.Prepare(ctx, Request{User: u, TaskID: taskID, Requirements: requirements, PlayerReport: playerReport(res.Text), Dir: dir})
+		if err != nil {
+			return out, err
+		}
+		rev, rres, err := run.Do(ctx, nopSink{})
+		if err != nil {
+			return out, err
+		}
+		out.Reviews = append(out.Reviews, rev)
+		if rev.Approved {
+			out.Approved = true
+			b.logf("turn %d: approved", out.Turns)
+			break
+		}
+		b.logf("turn %d: feedback (%s)", out.Turns, rres.StopReason)
+		msg = feedbackBrief(rev, rres)
+		if err := ctx.Err(); err != nil {
+			return out, err
+		}
+	}
+	out.Diff = diffTrees(ctx, src, dir)
+	return out, nil
+}
+
+func (b *Build) logf(format string, args ...any) {
+	if b.Log != nil {
+		fmt.Fprintf(b.Log, format+"\n", args...)
+	}
+}
+
+func (b *Build) player() (*agent.Agent, error) {
+	if b.Player != "" {
+		a, ok := b.Reviewer.Runner.Agent(b.Player)
+		if !ok {
+			return nil, coachd.Errorf(coachd.ENOTFOUND, "agent %q not found", b.Player)
+		}
+		return a, nil
+	}
+	for _, a := range b.Reviewer.Agents {
+		if slices.Contains(a.Tools, WriteFileTool) {
+			return a, nil
+		}
+	}
+	return nil, coachd.Errorf(coachd.ENOTFOUND, "the pack has no player agent (one with write_file)")
+}
+
+type nopSink struct{}
+
+func (nopSink) Send(coachd.Event) error { return nil }
+
+func playerBrief(taskID string, requirements []string) string {
+	var s strings.Builder
+	fmt.Fprintf(&s, "## Task: %s\nImplement these requirements in the workspace, run the tests, then end with your report as JSON.\n\n## Requirements\n", taskID)
+	for i, r := range requirements {
+		fmt.Fprintf(&s, "%d. %s\n", i+1, strings.TrimSpace(r))
+	}
+	return s.String()
+}
+
+// feedbackBrief is the player's next message: the coach's decision as it
+// recorded it, or why it recorded none.
+func feedbackBrief(rev *coachd.Review, res *agent.Result) string {
+	if rev.Decision == nil {
+		return fmt.Sprintf("## Coach feedback\nThe coach could not record a decision (its review ended with %s). Check that the tests pass and report again.", res.StopReason)
+	}
+	return "## Coach feedback\nThe coach did not approve. Fix every feedback item, run the tests, then report again.\n\n```json\n" + string(rev.Decision) + "\n```"
+}
+
+// playerReport finds the JSON report in the player's last message (the
+// last {...} that parses as an object); prose becomes implementation_notes.
+func playerReport(text string) json.RawMessage {
+	for end := strings.LastIndex(text, "}"); end >= 0; end = strings.LastIndex(text[:end], "}") {
+		for start := strings.LastIndex(text[:end], "{"); start >= 0; start = strings.LastIndex(text[:start], "{") {
+			var m map[string]any
+			if json.Unmarshal([]byte(text[start:end+1]), &m) == nil {
+				return json.RawMessage(text[start : end+1])
+			}
+		}
+	}
+	b, _ := json.Marshal(map[string]string{"implementation_notes": strings.TrimSpace(text)})
+	return b
+}
+
+// copyTree copies regular files and directories from src into dst;
+// symlinks are not followed (they are left out).
+func copyTree(src, dst string) error {
+	files, total := 0, int64(0)
+	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, p)
+		if err != nil {
+			return err
+		}
+		target := filepath.Join(dst, rel)
+		switch {
+		case d.IsDir():
+			return os.MkdirAll(target, 0o755)
+		case !d.Type().IsRegular():
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		files, total = files+1, total+info.Size()
+		if files > maxCopyFiles || total > maxCopyBytes {
+			return coachd.Errorf(coachd.EINVALID, "workspace is too large to copy (over %d files or %d MiB)", maxCopyFiles, maxCopyBytes>>20)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, data, info.Mode().Perm())
+	})
+}
+
+// diffTrees is `git diff --no-index` from a to b, or a note when git is
+// not installed.
+func diffTrees(ctx context.Context, a, b string) string {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "git", "diff", "--no-index", "--no-color", "--", a, b)
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.TempDir(), "GIT_CONFIG_NOSYSTEM=1"}
+	if err := cmd.Run(); err != nil && cmd.ProcessState == nil {
+		return fmt.Sprintf("(no diff: %v)", err)
+	}
+	return strings.ReplaceAll(out.String(), a, "a")
+}

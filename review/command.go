@@ -1,0 +1,241 @@
+package review
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"go/build"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/coachd/coachd"
+)
+
+// RunCommandTool is the tool name run_command.
+const RunCommandTool = "run_command"
+
+// Output cap of a command: this much of the head and of the tail is kept.
+const outputKeep = 16 << 10
+
+// CommandRun is run_command's result.
+type CommandRun struct {
+	Command         string      `json:"command"`
+	ExitCode        int         `json:"exit_code"`
+	DurationMS      int64       `json:"duration_ms"`
+	TimedOut        bool        `json:"timed_out"`
+	Output          string      `json:"output"`
+	OutputBytes     int64       `json:"output_bytes"`
+	Tests           *TestCounts `json:"tests"`
+	NetworkIsolated bool        `json:"network_isolated"`
+}
+
+// Passed reports whether the run is a test run that passed: exit code 0,
+// counts parsed, nothing failed, something ran.
+func (r *CommandRun) Passed() bool {
+	t := r.Tests
+	return r != nil && t != nil && !r.TimedOut && r.ExitCode == 0 && t.Failed == 0 && t.Passed+t.PackagesOK > 0
+}
+
+type runCommand struct{ w *Workspace }
+
+func (t runCommand) Definition() coachd.ToolDef {
+	return coachd.ToolDef{
+		Name: RunCommandTool,
+		Description: "Run one of the allowed commands in the workspace (no shell: the command line must be exactly one of the allowed ones) " +
+			"and get its exit code, duration, output (head and tail) and the test counts parsed from go test, pytest or jest output.",
+		Category: coachd.ToolInstant,
+		InputSchema: json.RawMessage(`{
+  "type": "object",
+  "properties": {"command": {"type": "string", "minLength": 1, "maxLength": 1000}},
+  "required": ["command"],
+  "additionalProperties": false
+}`),
+	}
+}
+
+func (t runCommand) Execute(ctx context.Context, call coachd.ToolCall, _ coachd.ToolEnv) (coachd.ToolResult, error) {
+	var in struct{ Command string }
+	if err := json.Unmarshal(call.Input, &in); err != nil {
+		return refuse("invalid input: %v", err)
+	}
+	argv := strings.Fields(in.Command)
+	line := strings.Join(argv, " ")
+	if !slices.Contains(t.w.opts.Commands, line) {
+		if len(t.w.opts.Commands) == 0 {
+			return refuse("run_command: this agent may run no commands")
+		}
+		return refuse("run_command: %q is not allowed; the allowed commands are: %s", clip(line, 200), strings.Join(t.w.opts.Commands, "; "))
+	}
+	run := t.w.exec(ctx, argv)
+	run.Command = line
+	run.Tests = ParseTestCounts(run.Output)
+	return jsonResult(run)
+}
+
+// exec runs argv in the workspace: no shell, a scrubbed environment, its
+// own process group (killed whole at the timeout), a new network namespace
+// when the kernel grants one, the output capped to head and tail.
+func (w *Workspace) exec(ctx context.Context, argv []string) *CommandRun {
+	ctx, cancel := context.WithTimeout(ctx, w.opts.Timeout)
+	defer cancel()
+	home, err := os.MkdirTemp("", "coachd-run-")
+	if err == nil {
+		defer os.RemoveAll(home)
+	}
+	out := &headTail{keep: outputKeep}
+	start := time.Now()
+	isolated := true
+	var cmd *exec.Cmd
+	for attempt := 0; ; attempt++ {
+		cmd = exec.CommandContext(ctx, argv[0], argv[1:]...)
+		cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = w.dir, scrubbedEnv(home), out, out
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		if isolated {
+			isolate(cmd.SysProcAttr)
+		}
+		// The whole group: a test binary's own children die with it.
+		cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+		cmd.WaitDelay = 2 * time.Second
+		err = cmd.Start()
+		if err != nil && isolated && attempt == 0 && (errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.ENOSPC)) {
+			isolated = false // no namespaces here (a container, a policy): run without
+			continue
+		}
+		break
+	}
+	run := &CommandRun{NetworkIsolated: isolated}
+	if err != nil {
+		run.ExitCode = -1
+		run.Output = fmt.Sprintf("could not start %s: %v", argv[0], errors.Unwrap(err))
+		return run
+	}
+	err = cmd.Wait()
+	// Whatever the leader did, nothing of the group outlives the call.
+	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	run.DurationMS = time.Since(start).Milliseconds()
+	run.TimedOut = ctx.Err() != nil
+	run.ExitCode = cmd.ProcessState.ExitCode()
+	if run.TimedOut {
+		out.Write([]byte(fmt.Sprintf("\n[killed after %s: timeout]\n", w.opts.Timeout)))
+	}
+	run.Output, run.OutputBytes = out.String(), out.total
+	return run
+}
+
+// isolate asks for a private network namespace (no interfaces but a down
+// loopback): as root a new net namespace, otherwise a user namespace too.
+func isolate(a *syscall.SysProcAttr) {
+	if os.Getuid() == 0 {
+		a.Cloneflags = syscall.CLONE_NEWNET
+		return
+	}
+	a.Cloneflags = syscall.CLONE_NEWNET | syscall.CLONE_NEWUSER
+	a.UidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getuid(), HostID: os.Getuid(), Size: 1}}
+	a.GidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getgid(), HostID: os.Getgid(), Size: 1}}
+}
+
+// scrubbedEnv is the environment of a command: no secrets (nothing of the
+// server's own environment but PATH), a throwaway HOME, and Go, Python and
+// Node kept offline, with the operator's Go caches so builds are warm.
+func scrubbedEnv(home string) []string {
+	gocache := os.Getenv("GOCACHE")
+	if gocache == "" {
+		if d, err := os.UserCacheDir(); err == nil {
+			gocache = filepath.Join(d, "go-build")
+		}
+	}
+	modcache := os.Getenv("GOMODCACHE")
+	if modcache == "" {
+		modcache = filepath.Join(build.Default.GOPATH, "pkg", "mod")
+	}
+	return []string{
+		"PATH=" + os.Getenv("PATH"), "HOME=" + home, "TMPDIR=" + home, "LANG=C.UTF-8", "CI=1",
+		"GOCACHE=" + gocache, "GOMODCACHE=" + modcache, "GOPATH=" + filepath.Join(home, "go"),
+		"GOFLAGS=-mod=mod", "GOPROXY=off", "GOTOOLCHAIN=local", "GOTELEMETRY=off",
+		"PIP_NO_INDEX=1", "npm_config_offline=true", "NO_COLOR=1",
+	}
+}
+
+// headTail keeps the first and last keep bytes written.
+type headTail struct {
+	keep  int
+	head  []byte
+	tail  []byte
+	total int64
+}
+
+func (h *headTail) Write(p []byte) (int, error) {
+	n0 := len(p)
+	h.total += int64(n0)
+	if room := h.keep - len(h.head); room > 0 {
+		n := min(room, len(p))
+		h.head = append(h.head, p[:n]...)
+		p = p[n:]
+	}
+	h.tail = append(h.tail, p...)
+	if len(h.tail) > 2*h.keep {
+		h.tail = append(h.tail[:0], h.tail[len(h.tail)-h.keep:]...)
+	}
+	return n0, nil
+}
+
+func (h *headTail) String() string {
+	tail := h.tail
+	if len(tail) > h.keep {
+		tail = tail[len(tail)-h.keep:]
+	}
+	if cut := h.total - int64(len(h.head)) - int64(len(tail)); cut > 0 {
+		return strings.ToValidUTF8(string(h.head), "") + fmt.Sprintf("\n[… %d bytes cut …]\n", cut) + strings.ToValidUTF8(string(tail), "")
+	}
+	return strings.ToValidUTF8(string(h.head)+string(tail), "")
+}
+
+type gitDiff struct{ w *Workspace }
+
+func (gitDiff) Definition() coachd.ToolDef {
+	return coachd.ToolDef{
+		Name:        "git_diff",
+		Description: "Show the workspace's uncommitted changes (git diff against HEAD, with a --stat summary first); path narrows it.",
+		Category:    coachd.ToolInstant,
+		InputSchema: json.RawMessage(`{
+  "type": "object",
+  "properties": {"path": {"type": "string", "maxLength": 1000}},
+  "additionalProperties": false
+}`),
+	}
+}
+
+func (t gitDiff) Execute(ctx context.Context, call coachd.ToolCall, _ coachd.ToolEnv) (coachd.ToolResult, error) {
+	var in struct{ Path string }
+	if err := json.Unmarshal(call.Input, &in); err != nil {
+		return refuse("invalid input: %v", err)
+	}
+	p, err := rel(in.Path)
+	if err != nil {
+		return refuse("%v", err)
+	}
+	if _, err := t.w.root.Stat(".git"); err != nil {
+		return refuse("git_diff: the workspace is not a git repository; read the files instead")
+	}
+	var b strings.Builder
+	for _, args := range [][]string{{"diff", "--stat"}, {"diff"}} {
+		argv := append([]string{"git", "-c", "core.pager=cat", "--no-pager"}, args...)
+		argv = append(argv, "--no-color", "--no-ext-diff", "HEAD", "--", p)
+		run := t.w.exec(ctx, argv)
+		if run.ExitCode != 0 {
+			return refuse("git diff failed (exit %d): %s", run.ExitCode, clip(run.Output, 500))
+		}
+		b.WriteString(run.Output)
+		b.WriteString("\n")
+	}
+	if strings.TrimSpace(b.String()) == "" {
+		return coachd.ToolResult{Content: "no changes"}, nil
+	}
+	return coachd.ToolResult{Content: b.String()}, nil
+}

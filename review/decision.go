@@ -1,0 +1,238 @@
+package review
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/coachd/coachd"
+	"github.com/coachd/coachd/agent"
+)
+
+// The seed's tool names.
+const (
+	ValidateTool = "validate_implementation"
+	DecisionTool = agent.DecisionTool // record_decision
+)
+
+// DecisionSchema is the seed's decision, the input of record_decision and,
+// for a coach whose must_output is prose, the shape of its final reply.
+const DecisionSchema = `{
+  "type": "object",
+  "properties": {
+    "task_id": {"type": "string", "minLength": 1, "maxLength": 100},
+    "decision": {"type": "string", "enum": ["approve", "feedback"]},
+    "rationale": {"type": "string", "minLength": 1, "maxLength": 4000},
+    "requirements_verified": {"type": "array", "maxItems": 100, "items": {
+      "type": "object",
+      "properties": {
+        "requirement": {"type": "string", "minLength": 1, "maxLength": 2000},
+        "status": {"type": "string", "enum": ["met", "not_met", "partial"]},
+        "evidence": {"type": "string", "minLength": 1, "maxLength": 2000},
+        "issue": {"type": "string", "minLength": 1, "maxLength": 2000}
+      },
+      "required": ["requirement", "status"]
+    }},
+    "tests_verified": {
+      "type": "object",
+      "properties": {
+        "total": {"type": "integer", "minimum": 0},
+        "passed": {"type": "integer", "minimum": 0},
+        "failed": {"type": "integer", "minimum": 0},
+        "failures": {"type": "array", "items": {"type": "string"}},
+        "missing": {"type": "array", "items": {"type": "string"}}
+      },
+      "required": ["total", "passed", "failed"]
+    },
+    "feedback_items": {"type": "array", "maxItems": 50, "items": {
+      "type": "object",
+      "properties": {
+        "severity": {"type": "string", "enum": ["high", "medium", "low"]},
+        "file": {"type": "string", "minLength": 1, "maxLength": 1000},
+        "line": {"type": "integer", "minimum": 1},
+        "issue": {"type": "string", "minLength": 11, "maxLength": 2000},
+        "suggestion": {"type": "string", "minLength": 1, "maxLength": 2000}
+      },
+      "required": ["file", "issue"]
+    }},
+    "contracts_honored": {"type": "object", "properties": {
+      "validate_implementation_called": {"type": "boolean"},
+      "record_decision_called": {"type": "boolean"},
+      "independent_verification": {"type": "boolean"}
+    }}
+  },
+  "required": ["task_id", "decision", "rationale"]
+}`
+
+// Decision is the part of DecisionSchema the checks below read.
+type Decision struct {
+	TaskID       string `json:"task_id"`
+	Decision     string `json:"decision"`
+	Rationale    string `json:"rationale"`
+	Requirements []struct {
+		Requirement string `json:"requirement"`
+		Status      string `json:"status"`
+		Evidence    string `json:"evidence"`
+		Issue       string `json:"issue"`
+	} `json:"requirements_verified"`
+	Tests *struct {
+		Total, Passed, Failed int
+	} `json:"tests_verified"`
+	FeedbackItems []json.RawMessage `json:"feedback_items"`
+}
+
+// DecisionTools are validate_implementation and record_decision over the
+// review's trace.
+func DecisionTools(tr *Trace) []coachd.Tool {
+	return []coachd.Tool{validateTool{tr}, decisionTool{tr}}
+}
+
+type validateTool struct{ tr *Trace }
+
+func (validateTool) Definition() coachd.ToolDef {
+	return coachd.ToolDef{
+		Name: ValidateTool,
+		Description: "Start the validation of a task: call it first, with the task id, the original requirements and the player's report. " +
+			"It returns the context to verify (files to review, tests to run, the player's notes and concerns) and starts the review's trace.",
+		Category: coachd.ToolLifecycle,
+		InputSchema: json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "task_id": {"type": "string", "minLength": 1, "maxLength": 100},
+    "requirements": {"type": "array", "minItems": 1, "maxItems": 100, "items": {"type": "string", "minLength": 1, "maxLength": 2000}},
+    "player_report": {"type": "object"}
+  },
+  "required": ["task_id", "requirements"]
+}`),
+	}
+}
+
+func (t validateTool) Execute(_ context.Context, call coachd.ToolCall, _ coachd.ToolEnv) (coachd.ToolResult, error) {
+	var in struct {
+		TaskID       string   `json:"task_id"`
+		Requirements []string `json:"requirements"`
+		Report       struct {
+			Files    []string `json:"files_modified"`
+			Tests    []string `json:"tests_written"`
+			Notes    string   `json:"implementation_notes"`
+			Concerns []string `json:"concerns"`
+		} `json:"player_report"`
+	}
+	if err := json.Unmarshal(call.Input, &in); err != nil {
+		return refuse("invalid input: %v (player_report fields: files_modified and tests_written are lists of strings)", err)
+	}
+	if in.TaskID != t.tr.TaskID() {
+		return refuse("this review is for task %s, not %s: call validate_implementation with task_id %q", t.tr.TaskID(), in.TaskID, t.tr.TaskID())
+	}
+	t.tr.mu.Lock()
+	t.tr.validated = true
+	t.tr.mu.Unlock()
+	nonNil := func(s []string) []string {
+		if s == nil {
+			return []string{}
+		}
+		return s
+	}
+	t.tr.event("coach_validate_start", map[string]any{
+		"requirements_count": len(in.Requirements), "player_files": nonNil(in.Report.Files),
+		"player_tests": nonNil(in.Report.Tests), "timestamp": t.tr.now().Unix(),
+	})
+	return jsonResult(map[string]any{
+		"task_id": in.TaskID, "requirements": in.Requirements,
+		"files_to_review": nonNil(in.Report.Files), "tests_to_run": nonNil(in.Report.Tests),
+		"player_notes": in.Report.Notes, "player_concerns": nonNil(in.Report.Concerns),
+	})
+}
+
+type decisionTool struct{ tr *Trace }
+
+func (decisionTool) Definition() coachd.ToolDef {
+	return coachd.ToolDef{
+		Name: DecisionTool,
+		Description: "Record your decision, last: approve only when every requirement is met and the tests you ran with run_command passed; " +
+			"otherwise feedback, with one feedback item per issue (file, line when known, a specific issue, a suggestion, a severity).",
+		Category:    coachd.ToolLifecycle,
+		InputSchema: json.RawMessage(DecisionSchema),
+	}
+}
+
+func (t decisionTool) Execute(_ context.Context, call coachd.ToolCall, _ coachd.ToolEnv) (coachd.ToolResult, error) {
+	var d Decision
+	if err := json.Unmarshal(call.Input, &d); err != nil {
+		return refuse("invalid input: %v", err)
+	}
+	tr := t.tr
+	tr.mu.Lock()
+	validated, recorded := tr.validated, tr.decision != nil
+	tr.mu.Unlock()
+	switch {
+	case !validated:
+		return refuse("record_decision refused: call validate_implementation first (task_id, requirements, player_report), then verify, then decide")
+	case recorded:
+		return refuse("record_decision refused: this review's decision is already recorded")
+	case d.TaskID != tr.TaskID():
+		return refuse("record_decision refused: task_id must be %q", tr.TaskID())
+	}
+	if problems := d.check(); len(problems) > 0 {
+		return refuse("record_decision refused: %s", strings.Join(problems, "; "))
+	}
+	approve := d.Decision == "approve"
+	if approve {
+		run := tr.lastTestRun()
+		switch {
+		case run == nil:
+			return refuse("approval refused: this review has not run the tests. Run them yourself with run_command, then decide")
+		case !run.Passed():
+			return refuse("approval refused: the last test run (%s) did not pass (exit code %d, %d failed): record feedback instead", run.Command, run.ExitCode, run.Tests.Failed)
+		}
+	}
+	tr.mu.Lock()
+	tr.decision, tr.approved = json.RawMessage(call.Input), approve
+	tr.mu.Unlock()
+	tr.event("coach_decision", map[string]any{
+		"decision": d.Decision, "rationale": d.Rationale, "feedback_count": len(d.FeedbackItems), "timestamp": tr.now().Unix(),
+	})
+	var in map[string]json.RawMessage
+	json.Unmarshal(call.Input, &in)
+	if len(d.FeedbackItems) > 0 {
+		reqs := in["requirements_verified"]
+		if reqs == nil {
+			reqs = json.RawMessage("[]")
+		}
+		tr.event("coach_feedback", map[string]any{"items": in["feedback_items"], "requirements_status": reqs})
+	}
+	items := in["feedback_items"]
+	if items == nil {
+		items = json.RawMessage("[]")
+	}
+	return jsonResult(map[string]any{
+		"task_id": d.TaskID, "decision": d.Decision, "rationale": d.Rationale,
+		"feedback_items": items, "is_approved": approve,
+	})
+}
+
+// check holds what the schema cannot say: evidence for what is met, an
+// issue for what is not, feedback that has items, an approval that does
+// not contradict itself.
+func (d *Decision) check() []string {
+	var p []string
+	for i, r := range d.Requirements {
+		switch {
+		case r.Status == "met" && r.Evidence == "":
+			p = append(p, fmt.Sprintf("requirements_verified[%d].evidence is required when status is met", i))
+		case r.Status != "met" && r.Issue == "":
+			p = append(p, fmt.Sprintf("requirements_verified[%d].issue is required when status is %s", i, r.Status))
+		}
+		if d.Decision == "approve" && r.Status != "met" {
+			p = append(p, fmt.Sprintf("decision approve with requirements_verified[%d] %s: give feedback instead", i, r.Status))
+		}
+	}
+	if d.Decision == "feedback" && len(d.FeedbackItems) == 0 {
+		p = append(p, "feedback_items: a feedback decision needs at least one specific item (file, issue)")
+	}
+	if d.Decision == "approve" && d.Tests != nil && d.Tests.Failed > 0 {
+		p = append(p, "decision approve with tests_verified.failed > 0: give feedback instead")
+	}
+	return p
+}

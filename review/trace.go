@@ -1,0 +1,99 @@
+// Package review hosts a validator coach that never trusts a worker's
+// self-report: tools confined to a workspace to read the code and run the
+// tests with, the seed's validate_implementation and record_decision over
+// a per-review trace, the review run and the player/coach build loop.
+package review
+
+import (
+	"encoding/json"
+	"sync"
+	"time"
+)
+
+// Trace is what happened in one review: the seed's events
+// (coach_validate_start, coach_decision, coach_feedback) and every tool
+// call with its duration. record_decision consults it: an approval needs a
+// passing test run in this trace. Safe for concurrent use.
+type Trace struct {
+	mu        sync.Mutex
+	taskID    string
+	events    []TraceEvent
+	calls     []TraceCall
+	validated bool
+	decision  json.RawMessage
+	approved  bool
+	now       func() time.Time
+}
+
+// TraceEvent is one of the seed's trace events.
+type TraceEvent struct {
+	Type string          `json:"type"`
+	At   time.Time       `json:"at"`
+	Data json.RawMessage `json:"data"`
+}
+
+// TraceCall is one tool call of the review.
+type TraceCall struct {
+	Tool       string      `json:"tool"`
+	Input      string      `json:"input"` // clipped
+	At         time.Time   `json:"at"`
+	DurationMS int64       `json:"duration_ms"`
+	OK         bool        `json:"ok"`
+	Command    *CommandRun `json:"command,omitempty"` // run_command's outcome
+}
+
+// NewTrace starts the trace of a review of taskID.
+func NewTrace(taskID string) *Trace { return &Trace{taskID: taskID, now: time.Now} }
+
+// TaskID is the task under review.
+func (t *Trace) TaskID() string { return t.taskID }
+
+func (t *Trace) event(typ string, data any) {
+	b, _ := json.Marshal(data)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.events = append(t.events, TraceEvent{Type: typ, At: t.now().UTC(), Data: b})
+}
+
+func (t *Trace) call(c TraceCall) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.calls = append(t.calls, c)
+}
+
+// lastTestRun is the last run_command whose output had test counts.
+func (t *Trace) lastTestRun() *CommandRun {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for i := len(t.calls) - 1; i >= 0; i-- {
+		if r := t.calls[i].Command; r != nil && r.Tests != nil {
+			return r
+		}
+	}
+	return nil
+}
+
+// Decision is the decision recorded (nil if none) and whether it approves.
+func (t *Trace) Decision() (json.RawMessage, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.decision, t.approved
+}
+
+// MarshalJSON stores the trace: task, events, tool calls.
+func (t *Trace) MarshalJSON() ([]byte, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	events, calls := t.events, t.calls
+	if events == nil {
+		events = []TraceEvent{}
+	}
+	if calls == nil {
+		calls = []TraceCall{}
+	}
+	return json.Marshal(struct {
+		TaskID string       `json:"task_id"`
+		Events []TraceEvent `json:"events"`
+		Calls  []TraceCall  `json:"tool_calls"`
+	}{t.taskID, events, calls})
+}
