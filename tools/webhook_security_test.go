@@ -77,7 +77,7 @@ func TestSecurityWebhookLoopback(t *testing.T) {
 	})
 	t.Run("LiteralAtLoad", func(t *testing.T) {
 		for url, want := range map[string]string{
-			internal.URL:                              "loopback",
+			internal.URL: "loopback",
 			"http://169.254.169.254/latest/meta-data": "link-local",
 			"http://10.1.2.3/":                        "private",
 			"http://[::ffff:127.0.0.1]:80/":           "loopback",
