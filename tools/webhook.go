@@ -45,6 +45,7 @@ type Webhook struct {
 	timeout  time.Duration
 	maxBytes int64
 	client   *http.Client
+	query    url.Values // the URL's own query: GET input may not override it
 }
 
 // webhookFile is the YAML shape of tools/<name>.yaml.
@@ -58,12 +59,15 @@ type webhookFile struct {
 	Timeout          string            `yaml:"timeout"`
 	MaxResponseBytes int64             `yaml:"max_response_bytes"`
 	InputSchema      yaml.Node         `yaml:"input_schema"`
+	Allow            []string          `yaml:"allow"`
 }
 
 // ParseWebhook reads a webhook tool definition. path prefixes every
 // problem as path:line; all problems are returned, joined. getenv resolves
-// ${NAME} references (a missing variable is a problem).
-func ParseWebhook(path string, data []byte, getenv func(string) string, client *http.Client) (*Webhook, error) {
+// ${NAME} references (a missing variable is a problem). policy is the
+// operator's address policy (nil: public addresses only); the tool's own
+// allow list may narrow it, never widen it.
+func ParseWebhook(path string, data []byte, getenv func(string) string, policy *AddrPolicy) (*Webhook, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		return nil, fmt.Errorf("%s: %v", path, err)
@@ -81,16 +85,22 @@ func ParseWebhook(path string, data []byte, getenv func(string) string, client *
 		errs = append(errs, fmt.Errorf("%s:%d: %s", path, keyLine(root, key), fmt.Sprintf(format, args...)))
 	}
 	known := map[string]bool{"name": true, "description": true, "kind": true, "method": true, "url": true,
-		"headers": true, "timeout": true, "max_response_bytes": true, "input_schema": true, "category": true}
+		"headers": true, "timeout": true, "max_response_bytes": true, "input_schema": true, "category": true, "allow": true}
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		if k := root.Content[i]; !known[k.Value] {
 			errs = append(errs, fmt.Errorf("%s:%d: unknown key %q", path, k.Line, k.Value))
 		}
 	}
-	w := &Webhook{headers: http.Header{}, client: client}
-	if w.client == nil {
-		w.client = &http.Client{}
+	w := &Webhook{headers: http.Header{}}
+	if policy == nil {
+		policy = &AddrPolicy{flag: "--webhook-allow"}
 	}
+	policy, err := policy.Narrow(f.Allow)
+	if err != nil {
+		bad("allow", "allow: %v", err)
+		policy = &AddrPolicy{flag: "--webhook-allow"}
+	}
+	w.client = policy.client()
 	if !toolNameRe.MatchString(f.Name) {
 		bad("name", "name must be lowercase letters, digits and underscores, starting with a letter")
 	}
@@ -122,6 +132,10 @@ func ParseWebhook(path string, data []byte, getenv func(string) string, client *
 	w.url = resolve("url", f.URL)
 	if u, err := url.Parse(w.url); f.URL == "" || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		bad("url", "url must be an absolute http or https URL")
+	} else if err := policy.checkURLHost(u.Hostname()); err != nil {
+		bad("url", "url: %v", err)
+	} else {
+		w.query = u.Query()
 	}
 	for k, v := range f.Headers {
 		if k == "" || strings.ContainsAny(k, " :\r\n") {
@@ -179,13 +193,21 @@ func (w *Webhook) Definition() coachd.ToolDef { return w.def }
 func (w *Webhook) Execute(ctx context.Context, call coachd.ToolCall, env coachd.ToolEnv) (coachd.ToolResult, error) {
 	ctx, cancel := context.WithTimeout(ctx, w.timeout)
 	defer cancel()
-	req, err := w.request(ctx, call, env)
+	req, refusal, err := w.request(ctx, call, env)
 	if err != nil {
 		return coachd.ToolResult{}, err
 	}
+	if refusal != "" {
+		return refuse(refusal)
+	}
 	resp, err := w.client.Do(req)
 	if err != nil {
-		// The client's error text holds the URL, which may hold a secret.
+		// The client's error text holds the URL, which may hold a secret;
+		// a policy refusal names only the address.
+		var ae *AddrError
+		if errors.As(err, &ae) {
+			return refuse(fmt.Sprintf("%s: refused to connect: %v", w.def.Name, ae))
+		}
 		if ctx.Err() != nil {
 			return refuse(fmt.Sprintf("%s: the endpoint did not answer within %s", w.def.Name, w.timeout))
 		}
@@ -202,6 +224,10 @@ func (w *Webhook) Execute(ctx context.Context, call coachd.ToolCall, env coachd.
 	if int64(len(body)) > w.maxBytes {
 		return refuse(fmt.Sprintf("%s: the response is larger than %d bytes and was dropped", w.def.Name, w.maxBytes))
 	}
+	if resp.StatusCode >= 300 && resp.StatusCode <= 399 {
+		// Following it could lead anywhere, headers and secrets included.
+		return refuse(fmt.Sprintf("%s: the endpoint answered a redirect (HTTP %d); webhooks do not follow redirects: point the tool at the final URL", w.def.Name, resp.StatusCode))
+	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return refuse(fmt.Sprintf("%s: the endpoint answered HTTP %d: %s", w.def.Name, resp.StatusCode, snippet(body, 300)))
 	}
@@ -211,7 +237,8 @@ func (w *Webhook) Execute(ctx context.Context, call coachd.ToolCall, env coachd.
 	return coachd.ToolResult{Content: string(body)}, nil
 }
 
-func (w *Webhook) request(ctx context.Context, call coachd.ToolCall, env coachd.ToolEnv) (*http.Request, error) {
+// request builds the call; a refusal is a tool error for the model.
+func (w *Webhook) request(ctx context.Context, call coachd.ToolCall, env coachd.ToolEnv) (*http.Request, string, error) {
 	u := w.url
 	var body io.Reader
 	if w.method == http.MethodGet || w.method == http.MethodDelete {
@@ -219,6 +246,10 @@ func (w *Webhook) request(ctx context.Context, call coachd.ToolCall, env coachd.
 		_ = json.Unmarshal(call.Input, &in) // validated as an object before Execute
 		q := url.Values{}
 		for k, v := range in {
+			if w.query.Has(k) {
+				// Merged, the app would see both values and might read ours.
+				return nil, fmt.Sprintf("%s: input field %q collides with the URL's own query parameter", w.def.Name, k), nil
+			}
 			if s, ok := v.(string); ok {
 				q.Set(k, s)
 			} else {
@@ -239,13 +270,13 @@ func (w *Webhook) request(ctx context.Context, call coachd.ToolCall, env coachd.
 			"session_id": env.Session.ID, "tool_use_id": call.ID,
 		})
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		body = bytes.NewReader(b)
 	}
 	req, err := http.NewRequestWithContext(ctx, w.method, u, body)
 	if err != nil {
-		return nil, coachd.Errorf(coachd.EINTERNAL, "%s: build request", w.def.Name)
+		return nil, "", coachd.Errorf(coachd.EINTERNAL, "%s: build request", w.def.Name)
 	}
 	for k, v := range w.headers {
 		req.Header[k] = v
@@ -256,7 +287,7 @@ func (w *Webhook) request(ctx context.Context, call coachd.ToolCall, env coachd.
 	req.Header.Set("X-Coachd-User-Id", env.User.ID)
 	req.Header.Set("X-Coachd-Session-Id", env.Session.ID)
 	req.Header.Set("X-Coachd-Tool-Use-Id", call.ID)
-	return req, nil
+	return req, "", nil
 }
 
 func snippet(b []byte, n int) string {

@@ -14,16 +14,37 @@ import (
 	"github.com/coachd/coachd/tools"
 )
 
+// loopback is the policy the tests' httptest servers need: loopback is
+// refused unless the operator allows it.
+var loopback = mustPolicy("127.0.0.1/32")
+
+func mustPolicy(list string) *tools.AddrPolicy {
+	p, err := tools.ParseAddrPolicy(list)
+	if err != nil {
+		panic(err)
+	}
+	return p
+}
+
 func hook(t *testing.T, url, extra string) *tools.Webhook {
 	t.Helper()
-	src := "name: lookup_zone\ndescription: Look up a zone.\nmethod: POST\nurl: " + url + "\nheaders:\n  Authorization: Bearer ${ZONE_KEY}\n" +
+	return hookWith(t, url, extra, loopback)
+}
+
+func hookWith(t *testing.T, url, extra string, policy *tools.AddrPolicy) *tools.Webhook {
+	t.Helper()
+	method := "method: POST\n"
+	if strings.Contains(extra, "method:") {
+		method = ""
+	}
+	src := "name: lookup_zone\ndescription: Look up a zone.\n" + method + "url: " + url + "\nheaders:\n  Authorization: Bearer ${ZONE_KEY}\n" +
 		"input_schema:\n  type: object\n  properties:\n    zone: {type: string}\n" + extra
 	w, err := tools.ParseWebhook("tools/lookup_zone.yaml", []byte(src), func(k string) string {
 		if k == "ZONE_KEY" {
 			return "s3cret"
 		}
 		return ""
-	}, nil)
+	}, policy)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"strings"
 	"text/tabwriter"
 
@@ -30,7 +29,7 @@ func runPack(_ context.Context, args []string, getenv func(string) string, stdou
 		fmt.Fprint(stderr, packUsage)
 		return errUsage
 	}
-	p, err := loadPack(args[1], getenv)
+	p, err := loadPack(args[1], getenv, getenv("COACHD_WEBHOOK_ALLOW"))
 	if err != nil {
 		var pe *agent.PackError
 		if errors.As(err, &pe) {
@@ -67,12 +66,16 @@ func runPack(_ context.Context, args []string, getenv func(string) string, stdou
 
 // loadPack reads and validates the pack in dir, with webhook tools whose
 // ${ENV} secrets come from getenv.
-func loadPack(dir string, getenv func(string) string) (*agent.Pack, error) {
-	client := &http.Client{}
+// allow is the operator's webhook address policy (--webhook-allow).
+func loadPack(dir string, getenv func(string) string, allow string) (*agent.Pack, error) {
+	policy, err := tools.ParseAddrPolicy(allow)
+	if err != nil {
+		return nil, fmt.Errorf("--webhook-allow: %v", err)
+	}
 	return agent.LoadPack(dir, agent.PackOptions{
 		Builtins: append(tools.Builtins(), review.Unbound()...),
 		LoadTool: func(path string, data []byte) (coachd.Tool, error) {
-			return tools.ParseWebhook(path, data, getenv, client)
+			return tools.ParseWebhook(path, data, getenv, policy)
 		},
 	})
 }

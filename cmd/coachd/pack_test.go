@@ -54,6 +54,25 @@ func TestPackCommand(t *testing.T) {
 			t.Fatalf("err %v\n%s", err, out)
 		}
 	})
+	t.Run("WebhookAllow", func(t *testing.T) {
+		// Issue 20 finding 1: an internal address is a load problem unless
+		// the operator allows it.
+		dir := t.TempDir()
+		os.MkdirAll(filepath.Join(dir, "agents"), 0o755)
+		os.MkdirAll(filepath.Join(dir, "tools"), 0o755)
+		os.WriteFile(filepath.Join(dir, "agents", "a.md"), []byte("---\nname: a\ndescription: d\ntools: [hook]\n---\nhi\n"), 0o644)
+		os.WriteFile(filepath.Join(dir, "tools", "hook.yaml"), []byte("name: hook\ndescription: d\nurl: http://169.254.169.254/latest\n"), 0o644)
+		out := &syncBuffer{}
+		err := run(context.Background(), []string{"coachd", "pack", "validate", dir}, getenvFrom(nil), out, out)
+		if err == nil || !strings.Contains(out.String(), "tools/hook.yaml:3: url: 169.254.169.254 is a link-local address") {
+			t.Fatalf("err %v\n%s", err, out)
+		}
+		out = &syncBuffer{}
+		env := getenvFrom(map[string]string{"COACHD_WEBHOOK_ALLOW": "169.254.169.254"})
+		if err := run(context.Background(), []string{"coachd", "pack", "validate", dir}, env, out, out); err != nil {
+			t.Fatalf("allowed address still refused: %v\n%s", err, out)
+		}
+	})
 }
 
 // sageStream posts one turn to /v1/chat/stream?protocol=sage and returns

@@ -170,23 +170,42 @@ type progress struct{ w io.Writer }
 func (p progress) Send(ev coachd.Event) error {
 	switch ev.Type {
 	case coachd.EventToolCallReady:
-		fmt.Fprintf(p.w, "→ %s %s\n", ev.ToolName, clip(string(ev.Input), 120))
+		fmt.Fprintf(p.w, "→ %s %s\n", ev.ToolName, clip(strings.Join(strings.Fields(string(ev.Input)), " "), 120))
 	case coachd.EventToolResult:
 		mark := "✓"
 		if ev.IsError {
 			mark = "✗"
 		}
-		fmt.Fprintf(p.w, "  %s %s\n", mark, clip(ev.Result, 200))
+		fmt.Fprintf(p.w, "  %s %s\n", mark, clip(strings.Join(strings.Fields(ev.Result), " "), 200))
 	}
 	return nil
 }
 
-func clip(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > n {
-		return string(r[:n]) + "…"
+// readRequirements reads one requirement per non-empty line, dropping list
+// markers ("- ", "* ", "1. ") and Markdown headings.
+func readRequirements(path string) ([]string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
 	}
-	return s
+	var reqs []string
+	for _, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimSpace(line)
+		if strings.HasPrefix(line, "#") {
+			continue
+		}
+		line = strings.TrimPrefix(strings.TrimPrefix(line, "- "), "* ")
+		if i := strings.Index(line, ". "); i > 0 && strings.Trim(line[:i], "0123456789") == "" {
+			line = line[i+2:]
+		}
+		if line = strings.TrimSpace(line); line != "" {
+			reqs = append(reqs, line)
+		}
+	}
+	if len(reqs) == 0 {
+		return nil, fmt.Errorf("%s: no requirements", path)
+	}
+	return reqs, nil
 }
 
 // runAutobuild is "coachd autobuild": the player/coach loop over a scratch

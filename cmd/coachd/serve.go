@@ -16,6 +16,7 @@ import (
 	"github.com/coachd/coachd/review"
 	"github.com/coachd/coachd/server"
 	"github.com/coachd/coachd/sqlstore"
+	"github.com/coachd/coachd/tools"
 	"github.com/coachd/coachd/web"
 )
 
@@ -36,6 +37,9 @@ type serveConfig struct {
 	// Workspaces is the directory POST /v1/reviews workspaces live under;
 	// "" turns reviews off.
 	Workspaces string
+	// WebhookAllow lists the non-public hosts and CIDRs webhook tools may
+	// reach.
+	WebhookAllow string
 	// ShutdownGrace is how long running requests may finish on SIGTERM.
 	ShutdownGrace time.Duration
 }
@@ -57,6 +61,7 @@ func (c serveConfig) LogValue() slog.Value {
 		slog.Any("budget", c.Budget),
 		slog.String("pack", c.Pack),
 		slog.String("workspaces", c.Workspaces),
+		slog.String("webhook_allow", c.WebhookAllow),
 	)
 }
 
@@ -74,10 +79,16 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		"on SIGINT/SIGTERM, how long running requests may finish before their turns are cancelled (env COACHD_SHUTDOWN_GRACE)")
 	fs.StringVar(&cfg.Pack, "pack", getenv("COACHD_PACK"), "coach pack directory (agents/, skills/, tools/); empty serves the built-in default agent (env COACHD_PACK)")
 	fs.StringVar(&cfg.Workspaces, "workspaces", getenv("COACHD_WORKSPACES"), "directory whose subdirectories POST /v1/reviews may review (needs --pack with a coach); empty turns reviews off (env COACHD_WORKSPACES)")
+	fs.StringVar(&cfg.WebhookAllow, "webhook-allow", getenv("COACHD_WEBHOOK_ALLOW"),
+		"non-public hosts and CIDRs webhook tools may reach, comma-separated (e.g. 127.0.0.1/32,10.0.0.0/8); loopback, private and link-local addresses are refused otherwise (env COACHD_WEBHOOK_ALLOW)")
 	if done, err := parseFlags(fs, args, stdout, stderr); done || err != nil {
 		return err
 	}
 	cfg.DB = *db
+	if _, err := tools.ParseAddrPolicy(cfg.WebhookAllow); err != nil {
+		fmt.Fprintf(stderr, "coachd serve: --webhook-allow: %v\n", err)
+		return errUsage
+	}
 	if err := cfg.Budget.check(); err != nil {
 		fmt.Fprintf(stderr, "coachd serve: %v\n", err)
 		return errUsage
@@ -112,7 +123,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	go sweep(sweepCtx, store, cfg.Budget.ReservationTTL, logger.With("component", "sweeper"))
 	var pack *agent.Pack
 	if cfg.Pack != "" {
-		if pack, err = loadPack(cfg.Pack, getenv); err != nil {
+		if pack, err = loadPack(cfg.Pack, getenv, cfg.WebhookAllow); err != nil {
 			return err
 		}
 		logger.Info("coach pack loaded", "dir", cfg.Pack, "agents", len(pack.Agents), "skills", len(pack.Skills), "tools", len(pack.Tools))
