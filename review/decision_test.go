@@ -137,7 +137,7 @@ func TestDecisionSchema(t *testing.T) {
 	for input, want := range map[string]string{
 		`{"task_id":"TASK-001","decision":"maybe","rationale":"r"}`:                                                           "decision",
 		`{"task_id":"TASK-001","decision":"feedback","rationale":"r","feedback_items":[{"file":"a.go","issue":"too short"}]}`: "feedback_items.0.issue",
-		`{"task_id":"TASK-001","decision":"feedback","rationale":"r","feedback_items":[{"issue":"no file given for this"}]}`:  "feedback_items/0",
+		`{"task_id":"TASK-001","decision":"feedback","rationale":"r","feedback_items":[{"issue":"no file given for this"}]}`:  "feedback_items.0",
 		`{"task_id":"TASK-001","decision":"approve"}`:                                                                         "rationale",
 		`{"task_id":"TASK-001","decision":"approve","rationale":"r","tests_verified":{"total":1}}`:                            "tests_verified",
 	} {
