@@ -207,6 +207,8 @@ func copyTree(src, dst string) error {
 // diffTrees is `git diff --no-index` from a to b, or a note when git is
 // not installed.
 func diffTrees(ctx context.Context, a, b string) string {
+	a, _ = filepath.Abs(a)
+	b, _ = filepath.Abs(b)
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "git", "diff", "--no-index", "--no-color", "--", a, b)
@@ -216,5 +218,6 @@ func diffTrees(ctx context.Context, a, b string) string {
 	if err := cmd.Run(); err != nil && cmd.ProcessState == nil {
 		return fmt.Sprintf("(no diff: %v)", err)
 	}
-	return strings.ReplaceAll(out.String(), a, "a")
+	// git names the files a/<abs path> and b/<abs path>: keep them relative.
+	return strings.NewReplacer("a"+a, "a", "b"+b, "b").Replace(out.String())
 }
