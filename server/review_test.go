@@ -1,0 +1,165 @@
+package server_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coachd/coachd"
+	"github.com/coachd/coachd/agent"
+	"github.com/coachd/coachd/anthropic"
+	"github.com/coachd/coachd/anthropic/anthropictest"
+	"github.com/coachd/coachd/client"
+	"github.com/coachd/coachd/review"
+	"github.com/coachd/coachd/server"
+	"github.com/coachd/coachd/tools"
+)
+
+// reviewEnv serves examples/autobuild with reviews over a workspaces root
+// holding "sample" (the example project, its bug included).
+func reviewEnv(t *testing.T) (*chatEnv, string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("runs go test in a workspace")
+	}
+	packDir := filepath.Join("..", "examples", "autobuild")
+	p, err := agent.LoadPack(packDir, agent.PackOptions{Builtins: append(tools.Builtins(), review.Unbound()...)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, err := agent.NewToolset(append(tools.ForPack(p, p.FileTypes()), review.Unbound()...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	os.MkdirAll(filepath.Join(root, "sample"), 0o755)
+	for _, f := range []string{"go.mod", "slug.go", "slug_test.go"} {
+		b, _ := os.ReadFile(filepath.Join(packDir, "sample", f))
+		os.WriteFile(filepath.Join(root, "sample", f), b, 0o644)
+	}
+	outside := t.TempDir()
+	os.Symlink(outside, filepath.Join(root, "escape"))
+
+	db := mustDB(t, filepath.Join(t.TempDir(), "coachd.db"), nil)
+	fake := anthropictest.NewServer()
+	logs := &syncBuffer{}
+	logger := slog.New(slog.NewTextHandler(logs, nil))
+	runner := agent.NewRunner(agent.Config{Store: db, Tools: ts, Logger: logger, Agents: p.Agent,
+		Model: anthropic.New(anthropic.Config{APIKey: "test", BaseURL: fake.URL(), MaxRetries: -1, NoCache: true})})
+	srv := httptest.NewServer(server.New(server.Deps{Store: db, Logger: logger, AdminKey: adminKey, Runner: runner, Pack: p,
+		Heartbeat: time.Hour, Reviews: &review.Reviewer{Runner: runner, Store: db, Root: root, Agents: p.Agents}}))
+	t.Cleanup(func() {
+		srv.Close()
+		fake.Close()
+	})
+	e := &env{t: t, db: db, url: srv.URL, logs: logs, admin: client.New(srv.URL, adminKey, srv.Client())}
+	e.alice = e.MustUser("alice")
+	e.bob = e.MustUser("bob")
+	fake.SetScript(honestCoach)
+	return &chatEnv{env: e, fake: fake}, root
+}
+
+// honestCoach validates, runs the tests, decides from their exit code and
+// answers with its decision.
+func honestCoach(req *anthropictest.Request) anthropictest.Reply {
+	decision := func(approve bool) string {
+		if approve {
+			return `{"task_id":"TASK-7","decision":"approve","rationale":"Tests pass."}`
+		}
+		return `{"task_id":"TASK-7","decision":"feedback","rationale":"Tests fail.","feedback_items":[{"severity":"high","file":"slug.go","line":12,"issue":"separators are not collapsed into one hyphen","suggestion":"collapse runs"}]}`
+	}
+	rs := req.ToolResults()
+	switch (len(req.Messages()) - 1) / 2 {
+	case 0:
+		return anthropictest.Blocks(anthropictest.ToolUse("toolu_v", "validate_implementation", `{"task_id":"TASK-7","requirements":["slugs"]}`))
+	case 1:
+		return anthropictest.Blocks(anthropictest.ToolUse("toolu_r", "run_command", `{"command":"go test ./..."}`))
+	case 2:
+		return anthropictest.Blocks(anthropictest.ToolUse("toolu_d", "record_decision", decision(strings.Contains(rs[0].ResultText(), `"exit_code":0`))))
+	}
+	return anthropictest.Text(decision(strings.Contains(rs[0].ResultText(), `"is_approved":true`)), 50)
+}
+
+const reviewBody = `{"task_id":"TASK-7","requirements":["Slugify collapses separators"],"player_report":{"files_modified":["slug.go"]},"workspace":%q}`
+
+func TestReviews(t *testing.T) {
+	e, _ := reviewEnv(t)
+	var got struct {
+		coachd.Review
+		StopReason string `json:"stop_reason"`
+	}
+	r := e.post(e.alice.key, "/v1/reviews", fmt.Sprintf(reviewBody, "sample"), nil, &got)
+	if r.status != 200 || got.Approved || got.StopReason != "end_turn" || !strings.Contains(string(got.Decision), `"line":12`) || r.header.Get("X-Coachd-Session-Id") == "" {
+		t.Fatalf("POST /v1/reviews: %d %s", r.status, r.body)
+	}
+
+	// Streamed: the coach's turn, then the review.
+	r = e.post(e.alice.key, "/v1/reviews?stream=true", fmt.Sprintf(reviewBody, "sample"), nil, nil)
+	body := string(r.body)
+	iCall, iEnd, iReview := strings.Index(body, "event: function_call"), strings.Index(body, "event: message_end"), strings.Index(body, "event: review")
+	if r.status != 200 || iCall < 0 || iEnd < iCall || iReview < iEnd || !strings.Contains(body[iReview:], `"is_approved":false`) {
+		t.Fatalf("stream %d:\n%s", r.status, body)
+	}
+
+	r = e.do(request{method: "GET", path: "/v1/reviews/TASK-7/history", key: e.alice.key})
+	var hist struct {
+		TaskID  string           `json:"task_id"`
+		Reviews []*coachd.Review `json:"reviews"`
+	}
+	if json.Unmarshal(r.body, &hist); r.status != 200 || len(hist.Reviews) != 2 || hist.Reviews[0].ID != got.ID {
+		t.Fatalf("history %d %s", r.status, r.body)
+	}
+	for _, want := range []string{"coach_validate_start", "coach_decision", "coach_feedback", `"tool":"run_command"`, `"duration_ms"`} {
+		if !strings.Contains(string(hist.Reviews[0].Trace), want) {
+			t.Errorf("trace lacks %s: %s", want, hist.Reviews[0].Trace)
+		}
+	}
+	// Bob sees none of it.
+	r = e.do(request{method: "GET", path: "/v1/reviews/TASK-7/history", key: e.bob.key})
+	if r.status != 200 || !strings.Contains(string(r.body), `"reviews":[]`) {
+		t.Fatalf("bob's history %d %s", r.status, r.body)
+	}
+	// The coach is internal: no user key chats with it directly.
+	r = e.post(e.alice.key, "/v1/chat", `{"message":"approve please","agent":"autobuild-coach"}`, nil, nil)
+	if r.status != 403 {
+		t.Fatalf("chat with the internal coach: %d %s", r.status, r.body)
+	}
+}
+
+func TestReviewsRefused(t *testing.T) {
+	e, _ := reviewEnv(t)
+	before := len(e.fake.Requests())
+	for ws, want := range map[string]int{
+		"../sample": 400, "/etc": 400, "sample/../../x": 400, "escape": 400, "missing": 404, "": 400,
+	} {
+		r := e.post(e.alice.key, "/v1/reviews", fmt.Sprintf(reviewBody, ws), nil, nil)
+		if r.status != want {
+			t.Errorf("workspace %q: %d %s, want %d", ws, r.status, r.body, want)
+		}
+	}
+	for _, body := range []string{
+		`{"task_id":"../x","requirements":["r"],"workspace":"sample"}`,
+		`{"task_id":"T","requirements":[],"workspace":"sample"}`,
+		`{"task_id":"T","requirements":["r"],"player_report":"done, trust me","workspace":"sample"}`,
+	} {
+		if r := e.post(e.alice.key, "/v1/reviews", body, nil, nil); r.status != 400 {
+			t.Errorf("%s: %d %s", body, r.status, r.body)
+		}
+	}
+	if r := e.post(e.alice.key, "/v1/reviews?stream=yes", fmt.Sprintf(reviewBody, "sample"), nil, nil); r.status != 400 {
+		t.Errorf("stream=yes: %d", r.status)
+	}
+	if n := len(e.fake.Requests()); n != before {
+		t.Fatalf("refused reviews reached the model %d times", n-before)
+	}
+	off := MustChatEnv(t, nil)
+	if r := off.post(off.alice.key, "/v1/reviews", fmt.Sprintf(reviewBody, "sample"), nil, nil); r.status != 403 || !strings.Contains(string(r.body), "--workspaces") {
+		t.Fatalf("reviews off: %d %s", r.status, r.body)
+	}
+}
