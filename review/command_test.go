@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -121,5 +122,38 @@ func TestRunCommandGoTest(t *testing.T) {
 			t.Fatalf("pass=%v: %+v tests %+v", pass, run, run.Tests)
 		}
 		t.Logf("network isolated: %v", run.NetworkIsolated)
+	}
+}
+
+func TestGitDiff(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	ws, dir := newWorkspace(t, Options{})
+	if res := execTool(t, ws, "git_diff", `{}`); !res.IsError || !strings.Contains(res.Content, "git") {
+		// newWorkspace's .git is a fake directory: git refuses it.
+		t.Fatalf("fake .git: %+v", res)
+	}
+	os.RemoveAll(filepath.Join(dir, ".git"))
+	if res := execTool(t, ws, "git_diff", `{}`); !res.IsError || !strings.Contains(res.Content, "not a git repository") {
+		t.Fatalf("no repository: %+v", res)
+	}
+	git := func(args ...string) {
+		cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"}, args...)...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	git("init", "-q")
+	git("add", "main.go")
+	git("commit", "-q", "-m", "init")
+	write(t, filepath.Join(dir, "main.go"), "package main\n\nfunc main() {\n\tprintln(\"changed\")\n}\n")
+	res := execTool(t, ws, "git_diff", `{}`)
+	if res.IsError || !strings.Contains(res.Content, "main.go | 2 +-") || !strings.Contains(res.Content, `+	println("changed")`) {
+		t.Fatalf("git_diff: %+v", res)
+	}
+	if res := execTool(t, ws, "git_diff", `{"path":"../"}`); !res.IsError {
+		t.Fatalf("path outside: %+v", res)
 	}
 }

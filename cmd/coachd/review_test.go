@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -81,5 +82,32 @@ func TestPackValidateAutobuild(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("pack list lacks %s:\n%s", want, out)
 		}
+	}
+}
+
+func TestAutobuildCommand(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go test in a workspace")
+	}
+	fake := anthropictest.NewServer()
+	defer fake.Close()
+	fixed, _ := os.ReadFile(filepath.Join("..", "..", "review", "testdata", "slug_fixed.go.txt"))
+	fake.SetScript(func(req *anthropictest.Request) anthropictest.Reply {
+		if sys, _ := json.Marshal(req.Body["system"]); !strings.Contains(string(sys), "PLAYER") {
+			return coachScript(req)
+		}
+		if len(req.ToolResults()) > 0 {
+			return anthropictest.Text(`{"files_modified":["slug.go"],"tests_written":[]}`, 20)
+		}
+		in, _ := json.Marshal(map[string]string{"path": "slug.go", "content": string(fixed)})
+		return anthropictest.Blocks(anthropictest.ToolUse("toolu_w", "write_file", string(in)))
+	})
+	dir := t.TempDir()
+	env := getenvFrom(map[string]string{"ANTHROPIC_API_KEY": "test", "ANTHROPIC_BASE_URL": fake.URL(), "COACHD_DB": filepath.Join(dir, "coachd.db"), "TMPDIR": dir})
+	out, errOut := &syncBuffer{}, &syncBuffer{}
+	err := run(context.Background(), []string{"coachd", "autobuild", "--pack", autobuildDir, "--task-id", "TASK-x",
+		"--requirements", filepath.Join(autobuildDir, "sample", "REQUIREMENTS.md"), "--workspace", filepath.Join(autobuildDir, "sample"), "--max-turns", "2"}, env, out, errOut)
+	if err != nil || !strings.Contains(out.String(), "# approved") || !strings.Contains(out.String(), "+++ b/slug.go") || !strings.Contains(out.String(), "(1 turn(s))") {
+		t.Fatalf("err %v\nstdout %s\nstderr %s", err, out, errOut)
 	}
 }
