@@ -140,8 +140,8 @@ func (req recordRequest) Valid(context.Context) []coachd.FieldError {
 	if !coachd.ValidID(coachd.PrefixReservation, req.ReservationID) {
 		errs = append(errs, coachd.FieldError{Field: "reservation_id", Message: "is required: a reservation id", Code: "format"})
 	}
-	if req.TokensUsed != nil && *req.TokensUsed < 0 {
-		errs = append(errs, coachd.FieldError{Field: "tokens_used", Message: "must be 0 or more", Code: "range"})
+	if req.TokensUsed != nil && (*req.TokensUsed < 0 || *req.TokensUsed > coachd.MaxTurnTokens) {
+		errs = append(errs, coachd.FieldError{Field: "tokens_used", Message: fmt.Sprintf("must be 0 to %d (the turn's cumulative tokens)", coachd.MaxTurnTokens), Code: "range"})
 	}
 	if len(req.Messages)+len(req.PartialMessages) > 100 {
 		errs = append(errs, coachd.FieldError{Field: "messages", Message: "at most 100 messages per call", Code: "length"})
