@@ -205,6 +205,8 @@ func TestSecurityStrictJSON(t *testing.T) {
 		{"TitleCase", request{method: "POST", path: "/v1/notes", key: key, body: `{"note_type":"tip","Title":"a","content":"c"}`}, "Title", "unknown"},
 		{"UpdateTitleCase", request{method: "PUT", path: "/v1/notes/" + note.ID, key: key, body: `{"Title":"a"}`}, "Title", "unknown"},
 		{"SessionTitleCase", request{method: "POST", path: "/v1/sessions", key: key, body: `{"TITLE":"x"}`}, "TITLE", "unknown"},
+		{"TooDeep", request{method: "POST", path: "/v1/tools/execute", key: key,
+			body: `{"tool_name":"save_note","tool_input":{"a":` + strings.Repeat("[", 63) + strings.Repeat("]", 63) + `}}`}, "tool_input.a" + strings.Repeat("[0]", 62), "depth"},
 		{"NestedCase", request{method: "POST", path: "/v1/chat/record", key: key,
 			body: `{"session_id":"sess_x","reservation_id":"res_x","messages":[{"Role":"user","content_text":"hi"}]}`}, "messages[0].Role", "unknown"},
 	})

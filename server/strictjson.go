@@ -68,7 +68,7 @@ func scanStrict(body []byte) error {
 			return unmarshalError(body, err)
 		}
 		if dec.StackDepth() > maxJSONDepth {
-			return coachd.Errorf(coachd.EINVALID, "request body is nested deeper than %d levels", maxJSONDepth)
+			return coachd.Invalid(coachd.FieldError{Field: fieldPath(dec.StackPointer()), Message: fmt.Sprintf("is nested deeper than %d levels", maxJSONDepth), Code: "depth"})
 		}
 		if tok.Kind() == '"' && strings.IndexByte(tok.String(), 0) >= 0 {
 			return coachd.Invalid(coachd.FieldError{Field: fieldPath(dec.StackPointer()), Message: "must not contain NUL (U+0000) characters", Code: "nul"})
