@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -134,12 +135,15 @@ func semanticError(e *jsonv2.SemanticError) error {
 		}
 		return coachd.Invalid(coachd.FieldError{Field: field, Message: msg, Code: "unknown"})
 	}
-	if e.GoType == nil || e.JSONKind == 0 {
+	if e.GoType == nil || e.JSONKind == 0 || (e.Err != nil && reflect.PointerTo(e.GoType).Implements(unmarshalerType)) {
 		// An UnmarshalJSON method refused the value (a content block
 		// without a type, say): its message is the domain's own.
 		msg := "could not be read"
 		if e.Err != nil {
 			msg = strings.TrimPrefix(e.Err.Error(), "coachd: ")
+		}
+		if i := strings.Index(msg, "json: "); i >= 0 {
+			msg = msg[:i] + "has the wrong JSON type" // not Go's type names
 		}
 		if field == "" {
 			return &coachd.Error{Code: coachd.EINVALID, Message: "request body could not be read: " + msg, Err: e}
@@ -155,6 +159,8 @@ func semanticError(e *jsonv2.SemanticError) error {
 	}
 	return coachd.Invalid(coachd.FieldError{Field: field, Message: "must be " + jsonKind(e.GoType.Kind().String()) + ", not " + got, Code: "type"})
 }
+
+var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
 
 // caseVariant returns the JSON name of t's field that name matches in
 // another case, or "".
