@@ -69,3 +69,37 @@ func hasNUL(v any) bool {
 	}
 	return false
 }
+
+// BenchmarkStrictJSON reads a record body of about 1 MiB (the body limit)
+// strictly and, for comparison, with encoding/json as before.
+func BenchmarkStrictJSON(b *testing.B) {
+	var sb strings.Builder
+	sb.WriteString(`{"session_id":"sess_x","reservation_id":"res_x","tokens_used":10,"messages":[`)
+	for i := 0; sb.Len() < 1<<20-400; i++ {
+		if i > 0 {
+			sb.WriteByte(',')
+		}
+		sb.WriteString(`{"role":"assistant","content_blocks":[{"type":"text","text":"` + strings.Repeat("mornings é ", 30) +
+			`"},{"type":"tool_use","id":"toolu_1","name":"save_note","input":{"title":"x","tags":["a","b"],"n":1.5}}]}`)
+	}
+	sb.WriteString(`]}`)
+	body := []byte(sb.String())
+	b.Run("strict", func(b *testing.B) {
+		b.SetBytes(int64(len(body)))
+		for b.Loop() {
+			var v recordRequest
+			if err := unmarshalStrict(body, &v); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("encoding_json", func(b *testing.B) {
+		b.SetBytes(int64(len(body)))
+		for b.Loop() {
+			var v recordRequest
+			if err := json.Unmarshal(body, &v); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
