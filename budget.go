@@ -3,6 +3,7 @@ package coachd
 import (
 	"context"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -24,6 +25,34 @@ const (
 // DefaultReservationTTL is how long a reservation holds tokens before the
 // sweeper (or the user's next Reserve) releases them.
 const DefaultReservationTTL = 5 * time.Minute
+
+// MaxTurnTokens bounds the tokens of one turn: an estimate to reserve and
+// a turn's cumulative usage. A 1M-token context for 50 rounds still fits
+// under it, and sums of such values stay far from int64 overflow, which a
+// client-reported tokens_used of 2^63-1 used to reach (issue 20 finding
+// 7). The API refuses a larger tokens_used; the store holds and charges at
+// most this much.
+const MaxTurnTokens int64 = 100_000_000
+
+// RemainingTokens is what is left of a budget, budget - used - reserved,
+// and 0 when nothing is; it saturates instead of wrapping around, so even
+// totals corrupted before MaxTurnTokens existed read as an exhausted
+// budget, never as a huge one.
+func RemainingTokens(budget, used, reserved int64) int64 {
+	return max(subSat(subSat(budget, used), reserved), 0)
+}
+
+// subSat is a-b clamped to the int64 range.
+func subSat(a, b int64) int64 {
+	d := a - b
+	if (d < a) != (b > 0) { // wrapped around
+		if b > 0 {
+			return math.MinInt64
+		}
+		return math.MaxInt64
+	}
+	return d
+}
 
 // Reservation holds part of a user's token budget for one turn.
 //

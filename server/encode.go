@@ -8,7 +8,6 @@ import (
 	"io"
 	"mime"
 	"net/http"
-	"strings"
 
 	"github.com/coachd/coachd"
 )
@@ -19,26 +18,25 @@ type Validator interface {
 }
 
 // decode reads a JSON request body strictly: Content-Type must be
-// application/json (415), the body is bounded by withBodyLimit (413),
-// unknown fields and trailing data are rejected (400), and the value must
-// pass its own Valid check (400 with details).
+// application/json (415), the body is bounded by withBodyLimit (413), and
+// it is read by unmarshalStrict (400: malformed, trailing data, unknown
+// fields, invalid UTF-8, duplicate keys, NUL characters); then the value
+// must pass its own Valid check (400 with details).
 func decode[T Validator](r *http.Request) (T, error) {
 	var v T
 	if err := requireJSON(r); err != nil {
 		return v, err
 	}
-	dec := json.NewDecoder(r.Body)
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&v); err != nil {
-		return v, decodeError(err)
-	}
-	var extra json.RawMessage
-	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			return v, decodeError(err)
+			return v, &coachd.Error{Code: coachd.ETOOLARGE, Message: fmt.Sprintf("request body is larger than %d bytes", tooBig.Limit), Err: err}
 		}
-		return v, coachd.Errorf(coachd.EINVALID, "request body must hold exactly one JSON value; found trailing data")
+		return v, &coachd.Error{Code: coachd.EINVALID, Message: "request body could not be read", Err: err}
+	}
+	if err := unmarshalStrict(body, &v); err != nil {
+		return v, err
 	}
 	if errs := v.Valid(r.Context()); len(errs) > 0 {
 		return v, coachd.Invalid(errs...)
@@ -66,39 +64,6 @@ func requireJSON(r *http.Request) error {
 		return coachd.Errorf(coachd.EUNSUPPORTED, "Content-Type must be application/json, got %q", ct)
 	}
 	return nil
-}
-
-// decodeError turns a json decoding error into a caller-safe coded error.
-func decodeError(err error) error {
-	var (
-		syntax  *json.SyntaxError
-		typ     *json.UnmarshalTypeError
-		tooBig  *http.MaxBytesError
-		field   string
-		unknown bool
-	)
-	if msg, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-		field, unknown = strings.Trim(msg, `"`), true
-	}
-	switch {
-	case errors.As(err, &tooBig):
-		return &coachd.Error{Code: coachd.ETOOLARGE, Message: fmt.Sprintf("request body is larger than %d bytes", tooBig.Limit), Err: err}
-	case errors.Is(err, io.EOF):
-		return coachd.Errorf(coachd.EINVALID, "request body is empty; send a JSON object")
-	case errors.Is(err, io.ErrUnexpectedEOF):
-		return coachd.Errorf(coachd.EINVALID, "request body is truncated JSON")
-	case errors.As(err, &syntax):
-		return coachd.Errorf(coachd.EINVALID, "malformed JSON at byte %d", syntax.Offset)
-	case errors.As(err, &typ):
-		name := typ.Field
-		if name == "" {
-			return coachd.Errorf(coachd.EINVALID, "request body must be a JSON object, not %s", typ.Value)
-		}
-		return coachd.Invalid(coachd.FieldError{Field: name, Message: "must be " + jsonKind(typ.Type.Kind().String()) + ", not " + typ.Value, Code: "type"})
-	case unknown:
-		return coachd.Invalid(coachd.FieldError{Field: field, Message: "unknown field", Code: "unknown"})
-	}
-	return &coachd.Error{Code: coachd.EINVALID, Message: "request body could not be read as JSON", Err: err}
 }
 
 func jsonKind(goKind string) string {

@@ -140,18 +140,32 @@ func (req recordRequest) Valid(context.Context) []coachd.FieldError {
 	if !coachd.ValidID(coachd.PrefixReservation, req.ReservationID) {
 		errs = append(errs, coachd.FieldError{Field: "reservation_id", Message: "is required: a reservation id", Code: "format"})
 	}
-	if req.TokensUsed != nil && *req.TokensUsed < 0 {
-		errs = append(errs, coachd.FieldError{Field: "tokens_used", Message: "must be 0 or more", Code: "range"})
+	if req.TokensUsed != nil && (*req.TokensUsed < 0 || *req.TokensUsed > coachd.MaxTurnTokens) {
+		errs = append(errs, coachd.FieldError{Field: "tokens_used", Message: fmt.Sprintf("must be 0 to %d (the turn's cumulative tokens)", coachd.MaxTurnTokens), Code: "range"})
 	}
 	if len(req.Messages)+len(req.PartialMessages) > 100 {
 		errs = append(errs, coachd.FieldError{Field: "messages", Message: "at most 100 messages per call", Code: "length"})
 	}
-	for i, m := range append(append([]recordMessage{}, req.Messages...), req.PartialMessages...) {
+	errs = appendMessageErrs(errs, "messages", req.Messages)
+	return appendMessageErrs(errs, "partial_messages", req.PartialMessages)
+}
+
+// appendMessageErrs checks recorded messages, their blocks with the
+// Messages API's rules (coachd.CheckBlocks): they are replayed to the API
+// on every later turn of the session.
+func appendMessageErrs(errs []coachd.FieldError, name string, msgs []recordMessage) []coachd.FieldError {
+	for i, m := range msgs {
+		at := fmt.Sprintf("%s[%d]", name, i)
 		if m.Role != coachd.RoleUser && m.Role != coachd.RoleAssistant {
-			errs = append(errs, coachd.FieldError{Field: fmt.Sprintf("messages[%d].role", i), Message: "must be user or assistant", Code: "enum"})
+			errs = append(errs, coachd.FieldError{Field: at + ".role", Message: "must be user or assistant", Code: "enum"})
+			continue
 		}
-		if len(m.ContentBlocks) == 0 && m.ContentText == "" {
-			errs = append(errs, coachd.FieldError{Field: fmt.Sprintf("messages[%d].content_blocks", i), Message: "is required", Code: "required"})
+		if len(m.ContentBlocks) == 0 && strings.TrimSpace(m.ContentText) == "" {
+			errs = append(errs, coachd.FieldError{Field: at + ".content_blocks", Message: "is required", Code: "required"})
+		}
+		for _, e := range coachd.CheckBlocks(m.Role, m.ContentBlocks) {
+			e.Field = at + ".content_blocks" + e.Field
+			errs = append(errs, e)
 		}
 	}
 	return errs

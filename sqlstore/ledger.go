@@ -26,7 +26,7 @@ func (db *DB) BudgetStatus(ctx context.Context, userID string) (*coachd.BudgetSt
 	if start := storeTime(db.budget.Period.Start(tx.now)); st.PeriodStart.Before(start) {
 		st.PeriodStart, st.TokensUsed = start, 0
 	}
-	st.Remaining = max(st.TokenBudget-st.TokensUsed-st.TokensReserved, 0)
+	st.Remaining = coachd.RemainingTokens(st.TokenBudget, st.TokensUsed, st.TokensReserved)
 	return st, tx.commit()
 }
 

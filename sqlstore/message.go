@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/coachd/coachd"
@@ -63,6 +64,11 @@ func encodeMessage(i int, m *coachd.Message) (messageRow, error) {
 			m.Content = coachd.BlocksText(m.Blocks)
 		}
 	}
+	// content is a plain-text copy of the blocks (which keep the exact
+	// text, JSON-escaped). A model may write U+0000, which PostgreSQL TEXT
+	// refuses: the copy gets U+FFFD instead, so the turn is still stored
+	// (issue 20 finding 6).
+	m.Content = strings.ReplaceAll(m.Content, "\x00", "\uFFFD")
 	if m.Metadata != nil {
 		if !json.Valid(m.Metadata) {
 			return r, coachd.Invalid(coachd.FieldError{Field: field("metadata"), Message: "must be valid JSON", Code: "format"})

@@ -17,6 +17,7 @@ func (db *DB) Record(ctx context.Context, userID string, rec coachd.TurnRecord) 
 	if rec.TokensUsed < 0 {
 		return nil, coachd.Invalid(coachd.FieldError{Field: "tokens_used", Message: "must not be negative", Code: "range"})
 	}
+	rec.TokensUsed = min(rec.TokensUsed, coachd.MaxTurnTokens) // as settle does
 	rows, err := encodeMessages(rec.Messages)
 	if err != nil {
 		return nil, err

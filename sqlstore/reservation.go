@@ -78,6 +78,7 @@ func (db *DB) Reserve(ctx context.Context, req coachd.ReserveRequest) (*coachd.R
 	if req.Estimate < 0 {
 		return nil, coachd.Invalid(coachd.FieldError{Field: "estimate", Message: "must not be negative", Code: "range"})
 	}
+	req.Estimate = min(req.Estimate, coachd.MaxTurnTokens)
 	return budgetTx(ctx, db, req.UserID, func(tx *tx) (*coachd.Reservation, error) { return db.reserve(ctx, tx, req) })
 }
 
@@ -94,10 +95,13 @@ func (db *DB) reserve(ctx context.Context, tx *tx, req coachd.ReserveRequest) (*
 		CreatedAt: tx.now, ExpiresAt: storeTime(tx.now.Add(db.budget.TTL)),
 	}
 	var budget, used, reserved int64
+	// The check subtracts from the budget rather than adding to the
+	// totals: no sum, so no overflow, even on totals corrupted before
+	// MaxTurnTokens bounded every charge.
 	err := tx.queryRow(ctx, `UPDATE users SET tokens_reserved = tokens_reserved + ?
-		WHERE id = ? AND tokens_used + tokens_reserved + ? <= token_budget
+		WHERE id = ? AND tokens_reserved <= token_budget - ? AND tokens_used <= token_budget - ? - tokens_reserved
 		RETURNING token_budget, tokens_used, tokens_reserved, period_start`,
-		req.Estimate, req.UserID, req.Estimate).Scan(&budget, &used, &reserved, timeCol{&r.PeriodStart})
+		req.Estimate, req.UserID, req.Estimate, req.Estimate).Scan(&budget, &used, &reserved, timeCol{&r.PeriodStart})
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		if err := db.freePreview(ctx, tx, req, r); err != nil {
@@ -106,7 +110,7 @@ func (db *DB) reserve(ctx context.Context, tx *tx, req coachd.ReserveRequest) (*
 	case err != nil:
 		return nil, dbError(err, "reserve")
 	default:
-		r.Remaining = max(budget-used-reserved, 0)
+		r.Remaining = coachd.RemainingTokens(budget, used, reserved)
 	}
 	if _, err := tx.exec(ctx, `INSERT INTO reservations (`+reservationColumns+`, updated_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -134,7 +138,7 @@ func (db *DB) freePreview(ctx context.Context, tx *tx, req coachd.ReserveRequest
 	if err != nil {
 		return dbError(err, "user %q", req.UserID)
 	}
-	remaining := max(budget-used-reserved, 0)
+	remaining := coachd.RemainingTokens(budget, used, reserved)
 	if budget == 0 && req.FreePreviewTurns > 0 {
 		var n int64
 		if err := tx.queryRow(ctx, `SELECT COUNT(*) FROM reservations WHERE user_id = ? AND agent = ? AND free_preview`,
@@ -196,6 +200,9 @@ func (db *DB) settle(ctx context.Context, userID, id string, total int64, mode s
 	if total < 0 {
 		return nil, coachd.Invalid(coachd.FieldError{Field: "tokens_used", Message: "must not be negative", Code: "range"})
 	}
+	// Charges saturate at the bound rather than fail: a settle that
+	// failed would leave the hold until it expires, charging nothing.
+	total = min(total, coachd.MaxTurnTokens)
 	return budgetTx(ctx, db, userID, func(tx *tx) (*coachd.Reservation, error) {
 		r, err := findReservation(ctx, tx, userID, id)
 		if err != nil {
@@ -291,7 +298,7 @@ func remaining(ctx context.Context, tx *tx, r *coachd.Reservation) error {
 		Scan(&budget, &used, &reserved); err != nil {
 		return dbError(err, "user %q", r.UserID)
 	}
-	r.Remaining = max(budget-used-reserved, 0)
+	r.Remaining = coachd.RemainingTokens(budget, used, reserved)
 	return nil
 }
 

@@ -1,0 +1,210 @@
+package coachd
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// Blocks that an app records (POST /v1/chat/record) are sent back to the
+// Messages API on every later turn of the session, so one block the API
+// refuses breaks the session for good (issue 20 finding 9). CheckBlocks
+// applies the API's rules before anything is stored.
+
+var (
+	// toolUseIDRe is the API's pattern for tool_use ids, with a length
+	// bound.
+	toolUseIDRe = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,200}$`)
+	// toolNameRe is the API's pattern for tool names.
+	toolNameRe = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+)
+
+// imageMediaTypes are the image types the Messages API accepts.
+var imageMediaTypes = []string{"image/jpeg", "image/png", "image/gif", "image/webp"}
+
+// blockExtras are the optional API fields a recorded block may carry
+// besides its typed ones. cache_control is left out on purpose: coachd
+// places its own cache breakpoints, and recorded ones would count against
+// the API's limit of four on every later request.
+var blockExtras = map[string][]string{
+	BlockText:     {"citations"},
+	BlockDocument: {"citations", "context", "title"},
+}
+
+// CheckBlocks reports every block of a message sent by role that the
+// Messages API would refuse in a request's history, or that coachd cannot
+// vouch for. Fields are named from the list: "[1].input".
+//
+//   - types: text, tool_use, tool_result, image and document. thinking and
+//     redacted_thinking are refused: their signature cannot be checked
+//     here, and a forged one makes the API refuse every later turn (the
+//     API does not need thinking blocks of earlier turns);
+//   - text is not blank; tool_use only from the assistant, with a
+//     well-formed id and name and an object input; tool_result only from
+//     the user, answering a well-formed id with a string or a list of
+//     text, image and document blocks;
+//   - images are base64 in a type the API accepts, documents base64 PDF or
+//     plain text: never a URL, which could fail on a later turn;
+//   - no fields the API does not define for the type.
+func CheckBlocks(role Role, blocks []Block) []FieldError {
+	var errs []FieldError
+	for i, b := range blocks {
+		errs = append(errs, checkBlock(role, b, fmt.Sprintf("[%d]", i), false)...)
+	}
+	return errs
+}
+
+// checkBlock checks one block; nested is true inside a tool_result.
+func checkBlock(role Role, b Block, at string, nested bool) []FieldError {
+	var errs []FieldError
+	fail := func(field, msg, code string) {
+		errs = append(errs, FieldError{Field: at + "." + field, Message: msg, Code: code})
+	}
+	switch b.Type {
+	case BlockText:
+		if strings.TrimSpace(b.Text) == "" {
+			fail("text", "must contain non-whitespace text", "required")
+		}
+	case BlockImage:
+		checkSource(b.Source, fail, func(s blockSource) (string, string) {
+			if s.Type != "base64" {
+				return "type", "must be base64: coachd stores the image itself, as a URL could fail on a later turn"
+			}
+			if !slices.Contains(imageMediaTypes, s.MediaType) {
+				return "media_type", "must be " + strings.Join(imageMediaTypes, ", ")
+			}
+			return "", ""
+		})
+	case BlockDocument:
+		checkSource(b.Source, fail, func(s blockSource) (string, string) {
+			switch {
+			case s.Type == "base64" && s.MediaType != "application/pdf":
+				return "media_type", "must be application/pdf for a base64 document"
+			case s.Type == "text" && s.MediaType != "text/plain":
+				return "media_type", "must be text/plain for a text document"
+			case s.Type != "base64" && s.Type != "text":
+				return "type", "must be base64 or text: coachd stores the document itself, as a URL could fail on a later turn"
+			}
+			return "", ""
+		})
+	case BlockToolUse, BlockToolResult:
+		if nested {
+			fail("type", "must be text, image or document inside a tool_result", "enum")
+			return errs
+		}
+		if b.Type == BlockToolUse {
+			checkToolUse(role, b, fail)
+		} else {
+			errs = append(errs, checkToolResult(role, b, at, fail)...)
+		}
+	case BlockThinking, BlockRedactedThinking:
+		fail("type", "cannot be recorded: coachd cannot check a thinking block's signature, and the API refuses a forged one on every later turn; leave thinking blocks out", "unsupported")
+		return errs
+	default:
+		fail("type", "must be text, tool_use, tool_result, image or document", "enum")
+		return errs
+	}
+	keys := make([]string, 0, len(b.Extra))
+	for k := range b.Extra {
+		if !slices.Contains(blockExtras[b.Type], k) {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		msg := "unknown field"
+		if k == "cache_control" {
+			msg = "cannot be recorded: coachd places the cache breakpoints"
+		}
+		fail(k, msg, "unknown")
+	}
+	return errs
+}
+
+func checkToolUse(role Role, b Block, fail func(field, msg, code string)) {
+	if role != RoleAssistant {
+		fail("type", "tool_use blocks can only be in assistant messages", "role")
+	}
+	if !toolUseIDRe.MatchString(b.ID) {
+		fail("id", "must be 1 to 200 letters, digits, '_' or '-'", "format")
+	}
+	if !toolNameRe.MatchString(b.Name) {
+		fail("name", "must be 1 to 64 letters, digits, '_' or '-'", "format")
+	}
+	if in := bytes.TrimSpace(b.Input); len(in) > 0 && in[0] != '{' {
+		fail("input", "must be a JSON object", "type")
+	}
+}
+
+// checkToolResult checks a tool_result and returns the problems of the
+// blocks in its content.
+func checkToolResult(role Role, b Block, at string, fail func(field, msg, code string)) []FieldError {
+	if role != RoleUser {
+		fail("type", "tool_result blocks can only be in user messages", "role")
+	}
+	if !toolUseIDRe.MatchString(b.ToolUseID) {
+		fail("tool_use_id", "must be 1 to 200 letters, digits, '_' or '-'", "format")
+	}
+	content := bytes.TrimSpace(b.Content)
+	if len(content) == 0 || content[0] == '"' {
+		return nil
+	}
+	var inner []Block
+	if content[0] != '[' || json.Unmarshal(content, &inner) != nil {
+		fail("content", "must be a string or an array of text, image and document blocks", "type")
+		return nil
+	}
+	var errs []FieldError
+	for j, c := range inner {
+		errs = append(errs, checkBlock(RoleUser, c, fmt.Sprintf("%s.content[%d]", at, j), true)...)
+	}
+	return errs
+}
+
+// blockSource is the source of an image or document.
+type blockSource struct {
+	Type      string `json:"type"`
+	MediaType string `json:"media_type"`
+	Data      string `json:"data"`
+}
+
+// checkSource reads a base64 or text source, lets rule refuse its type or
+// media type, and checks its data.
+func checkSource(raw json.RawMessage, fail func(field, msg, code string), rule func(blockSource) (field, msg string)) {
+	if len(raw) == 0 {
+		fail("source", "is required", "required")
+		return
+	}
+	var s blockSource
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&s); err != nil || s.Type == "" {
+		// A URL source has a url field: name its type, the actual problem.
+		var typed struct {
+			Type string `json:"type"`
+		}
+		if json.Unmarshal(raw, &typed) == nil && typed.Type != "" && typed.Type != "base64" && typed.Type != "text" {
+			s = blockSource{Type: typed.Type}
+		} else {
+			fail("source", "must be an object with type, media_type and data", "type")
+			return
+		}
+	}
+	if field, msg := rule(s); field != "" {
+		fail("source."+field, msg, "enum")
+		return
+	}
+	switch {
+	case s.Data == "":
+		fail("source.data", "is required", "required")
+	case s.Type == "base64":
+		if _, err := base64.StdEncoding.DecodeString(s.Data); err != nil {
+			fail("source.data", "must be base64", "format")
+		}
+	}
+}
