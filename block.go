@@ -232,3 +232,14 @@ func BlocksText(blocks []Block) string {
 	}
 	return sb.String()
 }
+
+// JSONOrString is s itself when it is a JSON object or array, otherwise s
+// as a JSON string: a tool's result goes on the wire as the value it is
+// (seed 000's client passes result objects on, not strings).
+func JSONOrString(s string) json.RawMessage {
+	if t := bytes.TrimSpace([]byte(s)); len(t) > 0 && (t[0] == '{' || t[0] == '[') && json.Valid(t) {
+		return t
+	}
+	b, _ := json.Marshal(s)
+	return b
+}

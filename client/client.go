@@ -110,6 +110,9 @@ func decodeError(resp *http.Response) error {
 		} `json:"error"`
 	}
 	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		raw = errorEventBody(raw)
+	}
 	if err := json.Unmarshal(raw, &body); err != nil || body.Error.Code == "" {
 		return &coachd.Error{
 			Code:    coachd.EAPI,
@@ -122,6 +125,25 @@ func decodeError(resp *http.Response) error {
 		e.RetryAfter = time.Duration(secs) * time.Second
 	}
 	return e
+}
+
+// errorEventBody turns the error event that answers a stream request refused
+// before it started into the JSON error body shape.
+func errorEventBody(raw []byte) []byte {
+	ev, err := NewEventReader(bytes.NewReader(raw)).Next()
+	if err != nil {
+		return raw
+	}
+	var e struct {
+		Type    string              `json:"type"`
+		Message string              `json:"message"`
+		Details []coachd.FieldError `json:"details"`
+	}
+	if json.Unmarshal(ev.Data, &e) != nil {
+		return raw
+	}
+	out, _ := json.Marshal(map[string]any{"error": map[string]any{"code": e.Type, "message": e.Message, "details": e.Details}})
+	return out
 }
 
 // pageQuery adds a page's cursor and limit to q.

@@ -91,6 +91,19 @@ func (s *Server) requireUser(h http.Handler) http.Handler {
 	})
 }
 
+// requireUserStream is requireUser for the stream endpoint: a missing or
+// wrong key is an SSE error event, like every error before its stream.
+func (s *Server) requireUserStream(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		u, err := s.Authenticate(r)
+		if err != nil {
+			s.StreamError(w, r, streamDialect(r), err)
+			return
+		}
+		h.ServeHTTP(w, r.WithContext(WithUser(r.Context(), u)))
+	})
+}
+
 // requireAdmin lets a request through only with the admin key. A valid user
 // key is answered 403 (known caller, not allowed), anything else 401.
 func (s *Server) requireAdmin(h http.Handler) http.Handler {

@@ -69,17 +69,18 @@ func (s *Server) prepareTurn(r *http.Request) (*agent.Turn, error) {
 // by ?protocol= (coachd, asp or sage).
 func (s *Server) handleChatStream() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		dialect := r.URL.Query().Get("protocol")
-		if dialect == "" {
-			dialect = sse.Coachd
+		dialect := streamDialect(r)
+		if p := r.URL.Query().Get("protocol"); p != "" && p != dialect {
+			s.StreamError(w, r, sse.Coachd, coachd.Invalid(coachd.FieldError{Field: "protocol", Message: "must be coachd, asp or sage", Code: "enum"}))
+			return
 		}
-		if !sse.ValidDialect(dialect) {
-			s.Error(w, r, coachd.Invalid(coachd.FieldError{Field: "protocol", Message: "must be coachd, asp or sage", Code: "enum"}))
+		if err := s.checkLimits(r); err != nil {
+			s.StreamError(w, r, dialect, err)
 			return
 		}
 		t, err := s.prepareTurn(r)
 		if err != nil {
-			s.Error(w, r, err)
+			s.StreamError(w, r, dialect, err)
 			return
 		}
 		w.Header().Set("X-Coachd-Session-Id", t.Session().ID)
@@ -87,6 +88,15 @@ func (s *Server) handleChatStream() http.Handler {
 		t.Run(r.Context(), sw)
 		sw.Close()
 	})
+}
+
+// streamDialect is the dialect ?protocol= asks for; coachd when it names
+// none (or none known: that is answered as an error, in coachd's dialect).
+func streamDialect(r *http.Request) string {
+	if d := r.URL.Query().Get("protocol"); sse.ValidDialect(d) {
+		return d
+	}
+	return sse.Coachd
 }
 
 // handleChat runs a turn and answers with one JSON document.

@@ -233,8 +233,10 @@ func TestChatErrorsBeforeStream(t *testing.T) {
 			if s.status != tc.status || s.errBody.errorCode() != tc.code {
 				t.Fatalf("got %d %s, want %d %s: %s", s.status, s.errBody.errorCode(), tc.status, tc.code, s.raw)
 			}
-			if ct := s.header.Get("Content-Type"); ct != "application/json" {
-				t.Fatalf("content type %q", ct)
+			// Errors before the stream are SSE error events on the stream
+			// endpoint (seed 004's reader parses only events).
+			if ct := s.header.Get("Content-Type"); ct != "text/event-stream" || !strings.HasPrefix(string(s.raw), "event: error\ndata: {") {
+				t.Fatalf("content type %q: %s", ct, s.raw)
 			}
 			if len(e.fake.Requests()) != before {
 				t.Fatal("the model was called")

@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/coachd/coachd"
+	"github.com/coachd/coachd/sse"
 )
 
 // statuses maps coachd error codes to HTTP statuses. A code not listed is
@@ -52,6 +54,30 @@ type errorObject struct {
 // the request id, and answered with a generic message: their text may hold
 // SQL or file paths and is never shown to the caller.
 func (s *Server) Error(w http.ResponseWriter, r *http.Request, err error) {
+	e, status := s.answer(w, r, err)
+	writeError(w, status, e)
+}
+
+// StreamError answers an error found before a stream started, on a stream
+// endpoint: as an SSE error event in dialect, with the error's HTTP status
+// and headers, so that both an HTTP-aware client and a reader that only
+// parses events (seed 004's) see it. A client that asks for JSON only
+// (Accept: application/json) gets the JSON body.
+func (s *Server) StreamError(w http.ResponseWriter, r *http.Request, dialect string, err error) {
+	e, status := s.answer(w, r, err)
+	if accept := r.Header.Get("Accept"); strings.Contains(accept, "application/json") && !strings.Contains(accept, "text/event-stream") {
+		writeError(w, status, e)
+		return
+	}
+	sw := sse.NewWriter(w, r, dialect, -1)
+	sw.SetStatus(status)
+	sw.Send(coachd.Event{Type: coachd.EventError, Err: e})
+	sw.Close()
+}
+
+// answer logs err as it deserves, sets its headers (Retry-After,
+// WWW-Authenticate) and returns what may be shown of it, with its status.
+func (s *Server) answer(w http.ResponseWriter, r *http.Request, err error) (*coachd.Error, int) {
 	e := coachd.AsError(err)
 	status := ErrorStatus(e)
 	log := s.log(r)
@@ -71,7 +97,7 @@ func (s *Server) Error(w http.ResponseWriter, r *http.Request, err error) {
 	if status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="coachd"`)
 	}
-	writeError(w, status, e)
+	return e, status
 }
 
 // writeError writes the error body. Extra fields of e sit next to code and

@@ -76,19 +76,33 @@ func (s *Server) handleToolExecute() http.Handler {
 			s.Error(w, r, orNotFound(err, "session"))
 			return
 		}
-		s.encode(w, r, http.StatusOK, out)
+		s.encode(w, r, http.StatusOK, execResponse{out.ToolName, coachd.JSONOrString(out.Result), out.IsError})
 	})
+}
+
+// execResponse is a tool's result as seed 000's client reads it: the
+// result object itself when the tool answered JSON.
+type execResponse struct {
+	ToolName string          `json:"tool_name"`
+	Result   json.RawMessage `json:"result"`
+	IsError  bool            `json:"is_error"`
 }
 
 type preflightRequest struct {
 	Message   string `json:"message"`
 	SessionID string `json:"session_id"`
 	Agent     string `json:"agent"`
+	// ReplayID is seed 000's replay the user asks about. coachd accepts it
+	// and leaves it to the app: the app's tools know its replays.
+	ReplayID string `json:"replay_id"`
 }
 
 func (req preflightRequest) Valid(context.Context) []coachd.FieldError {
 	if len(req.Agent) > 100 {
 		return []coachd.FieldError{{Field: "agent", Message: "must be at most 100 characters", Code: "length"}}
+	}
+	if len(req.ReplayID) > 200 {
+		return []coachd.FieldError{{Field: "replay_id", Message: "must be at most 200 characters", Code: "length"}}
 	}
 	tr := agent.TurnRequest{SessionID: req.SessionID, Message: req.Message}
 	return tr.Valid()
@@ -129,7 +143,14 @@ type recordRequest struct {
 	Messages        []recordMessage `json:"messages"`
 	PartialMessages []recordMessage `json:"partial_messages"` // abort
 	TokensUsed      *int64          `json:"tokens_used"`
-	Final           bool            `json:"final"`
+	// Final settles the reservation; absent, record settles it (seed 000
+	// never sends it) and a later record of the same turn still charges
+	// its extra tokens. final: false keeps it open for multi-step callers.
+	Final *bool `json:"final"`
+	// Seed 000 sends these back from its preflight; the reservation holds
+	// both already, so they are accepted and not used.
+	EstimatedTokens *int64 `json:"estimated_tokens"`
+	IsFreePreview   *bool  `json:"is_free_preview"`
 }
 
 func (req recordRequest) Valid(context.Context) []coachd.FieldError {
@@ -186,6 +207,7 @@ type recordResponse struct {
 	State           coachd.ReservationState `json:"state"`
 	TokensCharged   int64                   `json:"tokens_charged"`
 	BudgetRemaining int64                   `json:"budget_remaining"`
+	Aborted         bool                    `json:"aborted,omitempty"` // abort: seed 000's {"aborted": true}
 }
 
 // handleRecord stores an external turn's messages and settles its tokens
@@ -205,7 +227,7 @@ func (s *Server) handleRecord(abort bool) http.Handler {
 			return
 		}
 		rec := coachd.TurnRecord{
-			SessionID: body.SessionID, ReservationID: body.ReservationID, Final: body.Final, Abort: abort,
+			SessionID: body.SessionID, ReservationID: body.ReservationID, Final: body.Final == nil || *body.Final, Abort: abort,
 			IdempotencyKey: key, RequestHash: requestHash(r.URL.Path, body),
 		}
 		if body.TokensUsed != nil {
@@ -224,7 +246,7 @@ func (s *Server) handleRecord(abort bool) http.Handler {
 		}
 		s.encode(w, r, http.StatusOK, recordResponse{
 			SessionID: body.SessionID, ReservationID: res.ID, State: res.State,
-			TokensCharged: res.Charged, BudgetRemaining: res.Remaining,
+			TokensCharged: res.Charged, BudgetRemaining: res.Remaining, Aborted: abort,
 		})
 	})
 }

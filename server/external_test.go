@@ -66,21 +66,26 @@ func TestExternalLoop(t *testing.T) {
 	}
 
 	// Round 1: the model called save_note; the app runs it through coachd.
-	var ex agent.ExecResult
+	// The result is the tool's JSON itself (seed 000 passes it on).
+	var ex struct {
+		Result  json.RawMessage
+		IsError bool `json:"is_error"`
+	}
 	input := `{"note_type":"preference","title":"Mornings","content":"drives mornings"}`
 	r := e.post(key, "/v1/tools/execute", fmt.Sprintf(`{"tool_name":"save_note","tool_input":%s,"session_id":%q}`, input, pf.SessionID), nil, &ex)
-	if r.status != 200 || ex.IsError {
+	if r.status != 200 || ex.IsError || !json.Valid(ex.Result) || ex.Result[0] != '{' {
 		t.Fatalf("execute %d %s", r.status, r.body)
 	}
 	var bad agent.ExecResult
 	if r := e.post(key, "/v1/tools/execute", `{"tool_name":"save_note","tool_input":{}}`, nil, &bad); r.status != 200 || !bad.IsError {
 		t.Fatalf("invalid input: %d %s", r.status, r.body)
 	}
-	round := fmt.Sprintf(`{"session_id":%q,"reservation_id":%q,"tokens_used":400,"messages":[
+	// final: false keeps the reservation open for the next round.
+	round := fmt.Sprintf(`{"session_id":%q,"reservation_id":%q,"tokens_used":400,"final":false,"messages":[
 		{"role":"user","content_blocks":[{"type":"text","text":"remember I drive mornings"}]},
 		{"role":"assistant","content_blocks":[{"type":"tool_use","id":"toolu_1","name":"save_note","input":%s}]},
 		{"role":"user","content_blocks":[{"type":"tool_result","tool_use_id":"toolu_1","content":%q}]}]}`,
-		pf.SessionID, pf.ReservationID, input, ex.Result)
+		pf.SessionID, pf.ReservationID, input, string(ex.Result))
 	if r := e.post(key, "/v1/chat/record", round, map[string]string{"Idempotency-Key": "round-1"}, nil); r.status != 200 {
 		t.Fatalf("record round %d %s", r.status, r.body)
 	}
@@ -162,11 +167,21 @@ func TestUserLimits(t *testing.T) {
 		if s := e.chat(context.Background(), e.alice.key, "", `{"message":"hi"}`); s.status != 200 {
 			t.Fatalf("first %d", s.status)
 		}
+		// On the stream endpoint the limit is an SSE error event (seed 004's
+		// shape: type, message, usage, limit) with the 429 status.
 		s := e.chat(context.Background(), e.alice.key, "", `{"message":"hi"}`)
-		var b struct{ Error map[string]any }
-		_ = json.Unmarshal(s.errBody.body, &b)
-		if s.status != 429 || b.Error["message"] != "Monthly message limit (1) reached." || b.Error["usage"] != 1.0 || b.Error["limit"] != 1.0 {
+		var b map[string]any
+		data, _ := strings.CutPrefix(string(s.errBody.body), "event: error\ndata: ")
+		_ = json.Unmarshal([]byte(strings.TrimSpace(data)), &b)
+		if s.status != 429 || b["type"] != coachd.ERATELIMITED || b["message"] != "Monthly message limit (1) reached." || b["usage"] != 1.0 || b["limit"] != 1.0 {
 			t.Fatalf("second %d %s", s.status, s.errBody.body)
+		}
+		// A client that asks for JSON gets the JSON error body.
+		r := e.post(e.alice.key, "/v1/chat/stream", `{"message":"hi"}`, map[string]string{"Accept": "application/json"}, nil)
+		var j struct{ Error map[string]any }
+		_ = json.Unmarshal(r.body, &j)
+		if r.status != 429 || j.Error["usage"] != 1.0 || j.Error["limit"] != 1.0 || r.header.Get("Retry-After") == "" {
+			t.Fatalf("JSON %d %s", r.status, r.body)
 		}
 	})
 	t.Run("BudgetAndMe", func(t *testing.T) {

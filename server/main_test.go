@@ -162,8 +162,21 @@ type response struct {
 	body   []byte
 }
 
-// errorCode returns the code of an error body, or "".
+// errorCode returns the code of an error body, or "": the JSON error
+// body, or on the stream endpoint an SSE error event's type.
 func (r response) errorCode() string {
+	if strings.HasPrefix(r.header.Get("Content-Type"), "text/event-stream") {
+		for _, line := range strings.Split(string(r.body), "\n") {
+			if data, ok := strings.CutPrefix(line, "data: "); ok {
+				var ev struct {
+					Type string `json:"type"`
+				}
+				_ = json.Unmarshal([]byte(data), &ev)
+				return ev.Type
+			}
+		}
+		return ""
+	}
 	var b struct {
 		Error struct {
 			Code string `json:"code"`

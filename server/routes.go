@@ -28,10 +28,12 @@ func (s *Server) routes() {
 	mux.Handle("POST /v1/notes/{id}/pin", user(s.handleNotePin()))
 	mux.Handle("POST /v1/notes/{id}/restore", user(s.handleNoteRestore()))
 
-	mux.Handle("POST /v1/chat/stream", user(s.limited(s.handleChatStream())))
+	// The stream checks its limits itself: its errors are SSE events.
+	mux.Handle("POST /v1/chat/stream", s.requireUserStream(s.handleChatStream()))
 	mux.Handle("POST /v1/chat", user(s.limited(s.handleChat())))
 
 	mux.Handle("GET /v1/tools", user(s.handleToolList()))
+	mux.Handle("GET /v1/tools/schema", user(s.handleToolList())) // seed 000's name for it
 	mux.Handle("POST /v1/tools/execute", user(s.handleToolExecute()))
 	mux.Handle("POST /v1/chat/preflight", user(s.limited(s.handlePreflight())))
 	mux.Handle("POST /v1/chat/record", user(s.handleRecord(false)))

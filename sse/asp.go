@@ -13,7 +13,12 @@ import (
 //	thinking_delta    → {"type":"thinking","text"}
 //	tool_call_ready   → {"type":"tool","tool_use_id","name","input"}
 //	tool_result       → {"type":"tool_result","tool_use_id","content"[,"is_error"]}
-//	turn_ended        → {"type":"message_stop","stop_reason"}
+//	                    (content is the result's JSON when it is JSON, a string otherwise)
+//	turn_ended        → {"type":"message_stop","stop_reason"}, after an error
+//	                    {"type":"error","code":stop_reason,"message"} when the
+//	                    loop stopped abnormally (max_rounds: "Tool loop exceeded
+//	                    MAX_STEPS", as the seed's own loop says) and no error
+//	                    was sent yet
 //	error             → {"type":"error","code","message"[,"retryable"]}
 //
 // Dropped: tool_call_started (an ASP tool event carries the full input, so
@@ -45,10 +50,10 @@ type aspTool struct {
 }
 
 type aspToolResult struct {
-	Type      string `json:"type"`
-	ToolUseID string `json:"tool_use_id"`
-	Content   string `json:"content"`
-	IsError   bool   `json:"is_error,omitempty"`
+	Type      string          `json:"type"`
+	ToolUseID string          `json:"tool_use_id"`
+	Content   json.RawMessage `json:"content"` // the result itself when it is JSON, else a JSON string
+	IsError   bool            `json:"is_error,omitempty"`
 }
 
 type aspStop struct {
@@ -74,7 +79,7 @@ func encodeASP(dst []byte, ev coachd.Event) []byte {
 	case coachd.EventToolCallReady:
 		return frame(dst, "", aspTool{"tool", ev.ToolUseID, ev.ToolName, rawOr(ev.Input, "{}")})
 	case coachd.EventToolResult:
-		return frame(dst, "", aspToolResult{"tool_result", ev.ToolUseID, ev.Result, ev.IsError})
+		return frame(dst, "", aspToolResult{"tool_result", ev.ToolUseID, coachd.JSONOrString(ev.Result), ev.IsError})
 	case coachd.EventTurnEnded:
 		return frame(dst, "", aspStop{"message_stop", ev.StopReason})
 	case coachd.EventError:

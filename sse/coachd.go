@@ -14,12 +14,14 @@ import (
 //	tool_call_started     → function_call   {id, name}
 //	tool_call_ready       → (dropped)
 //	tool_result           → function_result {tool_use_id, name, result[, is_error]}
+//	                        (a failed tool's result is {"error":true,"code":"execution_error","message"} as a string)
 //	round_boundary        → round_boundary  {}
 //	interaction_requested → interaction     {tool_use_id, name, input}
 //	session_changed       → session_changed {change[, mode]}
 //	usage                 → usage           {input_tokens, output_tokens, ..., tokens_used[, budget_remaining]}
 //	turn_ended            → message_end     {session_id, tokens_used, latency_ms, stop_reason}
 //	error                 → error           {type, message, retryable[, retry_after][, details], extras...}
+//	                        (the stream ends at an error: no message_end follows it)
 //	review                → review          the stored review (POST /v1/reviews), after message_end
 //
 // function_call is {id, name} as the original spec has it, sent once per
@@ -47,6 +49,13 @@ type coachdResult struct {
 	Name      string `json:"name"`
 	Result    string `json:"result"`
 	IsError   bool   `json:"is_error,omitempty"`
+}
+
+// toolError is a failed tool's function_result.result, as seed 004 has it.
+type toolError struct {
+	Error   bool   `json:"error"`
+	Code    string `json:"code"`
+	Message string `json:"message"`
 }
 
 type coachdInteraction struct {
@@ -95,7 +104,13 @@ func encodeCoachd(dst []byte, ev coachd.Event) []byte {
 	case coachd.EventToolCallStarted:
 		return frame(dst, "function_call", coachdCall{ev.ToolUseID, ev.ToolName})
 	case coachd.EventToolResult:
-		return frame(dst, "function_result", coachdResult{ev.ToolUseID, ev.ToolName, ev.Result, ev.IsError})
+		result := ev.Result
+		if ev.IsError {
+			// The seed's error result: a JSON object the client can parse.
+			b, _ := json.Marshal(toolError{true, "execution_error", ev.Result})
+			result = string(b)
+		}
+		return frame(dst, "function_result", coachdResult{ev.ToolUseID, ev.ToolName, result, ev.IsError})
 	case coachd.EventRoundBoundary:
 		return frame(dst, "round_boundary", struct{}{})
 	case coachd.EventInteractionRequested:

@@ -64,6 +64,34 @@ func Done(dialect string) []byte {
 	return nil
 }
 
+// stopMessages say why a loop stopped early, for the dialects whose
+// clients expect an error then (asp, sage); coachd's message_end carries
+// the stop reason itself.
+var stopMessages = map[string]string{
+	coachd.TurnMaxRounds:   "Tool loop exceeded MAX_STEPS",
+	coachd.TurnToolLimit:   "Tool loop exceeded its tool call limit",
+	coachd.TurnCircuitOpen: "Multiple tool executions failed. Please try again.",
+	coachd.TurnDeadline:    "The turn took longer than its time limit",
+	coachd.TurnMaxTokens:   "The reply reached its length limit",
+}
+
+// sageWrapUp is what seed 002's loop says when its 55 s guard fires.
+const sageWrapUp = "\n\n[Wrapping up — session took longer than expected.]"
+
+// abnormalStop appends what dialect sends before the end of a turn that
+// stopped early and sent no error: an error (code = the stop reason), or
+// for sage's deadline the seed's wrap-up text.
+func abnormalStop(dst []byte, dialect, stop string) []byte {
+	msg, ok := stopMessages[stop]
+	switch {
+	case !ok || dialect == Coachd:
+		return dst
+	case dialect == Sage && stop == coachd.TurnDeadline:
+		return frame(dst, "", sageText{sageWrapUp})
+	}
+	return Encode(dst, dialect, coachd.Event{Type: coachd.EventError, Err: &coachd.Error{Code: stop, Message: msg}})
+}
+
 // ping is the heartbeat: an SSE comment line, ignored by clients.
 var ping = []byte(": ping\n\n")
 

@@ -39,6 +39,8 @@ type Writer struct {
 	last    time.Time // last write, for the heartbeat
 	err     error     // sticky: first write failure or disconnect
 	closed  bool
+	errored bool // an error event went out
+	status  int  // the HTTP status sent with the headers (200 unless SetStatus)
 
 	stop chan struct{} // closed by Close
 	done chan struct{} // closed when the heartbeat goroutine exits
@@ -76,6 +78,15 @@ func NewWriter(w http.ResponseWriter, r *http.Request, dialect string, heartbeat
 	return sw
 }
 
+// SetStatus sets the HTTP status the headers go out with (default 200):
+// an error found before the stream started is still an SSE stream. It has
+// no effect once anything was written.
+func (w *Writer) SetStatus(code int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.status = code
+}
+
 // Dialect returns the dialect the writer encodes.
 func (w *Writer) Dialect() string { return w.dialect }
 
@@ -88,7 +99,19 @@ func (w *Writer) Send(ev coachd.Event) error {
 	if w.closed {
 		return ErrClosed
 	}
-	w.buf = Encode(w.buf[:0], w.dialect, ev)
+	w.buf = w.buf[:0]
+	if ev.Type == coachd.EventTurnEnded {
+		if w.dialect == Coachd && w.errored {
+			return w.check() // the coachd stream ends at its error
+		}
+		if !w.errored {
+			w.buf = abnormalStop(w.buf, w.dialect, ev.StopReason)
+		}
+	}
+	w.buf = Encode(w.buf, w.dialect, ev)
+	if ev.Type == coachd.EventError {
+		w.errored = true
+	}
 	if len(w.buf) == 0 {
 		return w.check()
 	}
@@ -136,7 +159,11 @@ func (w *Writer) write(p []byte) error {
 		h.Set("Cache-Control", "no-cache")
 		h.Set("X-Accel-Buffering", "no")
 		h.Set("Connection", "keep-alive")
-		w.w.WriteHeader(http.StatusOK)
+		status := w.status
+		if status == 0 {
+			status = http.StatusOK
+		}
+		w.w.WriteHeader(status)
 	}
 	if len(p) > 0 {
 		if _, err := w.w.Write(p); err != nil {

@@ -20,7 +20,7 @@ import (
 
 // Webhook defaults and bounds.
 const (
-	DefaultWebhookTimeout  = 10 * time.Second
+	DefaultWebhookTimeout  = 30 * time.Second // seed 004's function timeout
 	DefaultWebhookMaxBytes = 64 << 10
 	MaxWebhookMaxBytes     = 4 << 20
 )

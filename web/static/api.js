@@ -12,14 +12,22 @@ export class ApiError extends Error {
 }
 
 // errorFrom reads the API's error body {"error":{code,message,details}}.
+// On the stream endpoint the error is an SSE error event {type, message,
+// details, retry_after, …} with the same HTTP status.
 async function errorFrom(res) {
-  let body = null;
+  let e = {};
   try {
-    body = await res.json();
+    if ((res.headers.get('Content-Type') || '').startsWith('text/event-stream')) {
+      const data = (await res.text()).split('\n').find((l) => l.startsWith('data: '));
+      const ev = data ? JSON.parse(data.slice(6)) : {};
+      e = { code: ev.type, message: ev.message, details: ev.details };
+    } else {
+      const body = await res.json();
+      e = body && body.error ? body.error : {};
+    }
   } catch {
     // not JSON: a proxy's page, an empty body
   }
-  const e = body && body.error ? body.error : {};
   const retry = Number(res.headers.get('Retry-After')) || 0;
   const code = e.code || codeForStatus(res.status);
   return new ApiError(res.status, code, e.message || res.statusText, retry, e.details || []);

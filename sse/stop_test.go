@@ -1,0 +1,75 @@
+package sse_test
+
+import (
+	"net/http/httptest"
+	"testing"
+
+	"github.com/coachd/coachd"
+	"github.com/coachd/coachd/sse"
+)
+
+// stream writes events through a Writer in dialect and returns the body.
+func stream(t *testing.T, dialect string, evs ...coachd.Event) string {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	sw := sse.NewWriter(rec, httptest.NewRequest("POST", "/v1/chat/stream", nil), dialect, -1)
+	for _, ev := range evs {
+		if err := sw.Send(ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sw.Close()
+	return rec.Body.String()
+}
+
+func ended(stop string) coachd.Event {
+	return coachd.Event{Type: coachd.EventTurnEnded, SessionID: "sess_1", StopReason: stop}
+}
+
+func TestStreamEnds(t *testing.T) {
+	busy := coachd.Event{Type: coachd.EventError, Err: &coachd.Error{Code: coachd.EUPSTREAMBUSY, Message: "AI service is busy", Retryable: true}}
+	for _, tc := range []struct {
+		name, dialect string
+		evs           []coachd.Event
+		want          string
+	}{
+		// Seed 004: the stream ends at an error; no message_end after it.
+		{"CoachdErrorEnds", sse.Coachd, []coachd.Event{text("Hi"), busy, ended(coachd.TurnError)},
+			"event: content_delta\ndata: {\"text\":\"Hi\"}\n\nevent: error\ndata: {\"type\":\"rate_limit\",\"message\":\"AI service is busy\",\"retryable\":true}\n\n"},
+		{"CoachdMaxRounds", sse.Coachd, []coachd.Event{ended(coachd.TurnMaxRounds)},
+			"event: message_end\ndata: {\"session_id\":\"sess_1\",\"tokens_used\":0,\"latency_ms\":0,\"stop_reason\":\"max_rounds\"}\n\n"},
+		// Seed 000: the round limit is an error before the stop.
+		{"ASPMaxRounds", sse.ASP, []coachd.Event{ended(coachd.TurnMaxRounds)},
+			"data: {\"type\":\"error\",\"code\":\"max_rounds\",\"message\":\"Tool loop exceeded MAX_STEPS\"}\n\ndata: {\"type\":\"message_stop\",\"stop_reason\":\"max_rounds\"}\n\n"},
+		{"ASPEndTurn", sse.ASP, []coachd.Event{ended(coachd.TurnEndTurn)},
+			"data: {\"type\":\"message_stop\",\"stop_reason\":\"end_turn\"}\n\n"},
+		{"ASPErrorOnce", sse.ASP, []coachd.Event{busy, ended(coachd.TurnDeadline)},
+			"data: {\"type\":\"error\",\"code\":\"rate_limit\",\"message\":\"AI service is busy\",\"retryable\":true}\n\ndata: {\"type\":\"message_stop\",\"stop_reason\":\"deadline\"}\n\n"},
+		// Seed 002: the breaker's message, and the 55 s guard's wrap-up.
+		{"SageCircuit", sse.Sage, []coachd.Event{ended(coachd.TurnCircuitOpen)},
+			"data: {\"error\":\"Multiple tool executions failed. Please try again.\"}\n\ndata: [DONE]\n\n"},
+		{"SageDeadline", sse.Sage, []coachd.Event{text("So"), ended(coachd.TurnDeadline)},
+			"data: {\"text\":\"So\"}\n\ndata: {\"text\":\"\\n\\n[Wrapping up — session took longer than expected.]\"}\n\ndata: [DONE]\n\n"},
+		{"SageToolLimit", sse.Sage, []coachd.Event{ended(coachd.TurnToolLimit)},
+			"data: {\"error\":\"Tool loop exceeded its tool call limit\"}\n\ndata: [DONE]\n\n"},
+		{"SageEndTurn", sse.Sage, []coachd.Event{ended(coachd.TurnAwaitingInput)}, "data: [DONE]\n\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := stream(t, tc.dialect, tc.evs...); got != tc.want {
+				t.Errorf("got:\n%s\nwant:\n%s", got, tc.want)
+			}
+		})
+	}
+}
+
+// Seed 000 passes a tool's result object on: JSON results stay JSON.
+func TestASPToolResultJSON(t *testing.T) {
+	got := stream(t, sse.ASP,
+		coachd.Event{Type: coachd.EventToolResult, ToolUseID: "toolu_1", Result: `{"rank":"Diamond","mmr":1200}`},
+		coachd.Event{Type: coachd.EventToolResult, ToolUseID: "toolu_2", Result: "plain text", IsError: true})
+	want := "data: {\"type\":\"tool_result\",\"tool_use_id\":\"toolu_1\",\"content\":{\"rank\":\"Diamond\",\"mmr\":1200}}\n\n" +
+		"data: {\"type\":\"tool_result\",\"tool_use_id\":\"toolu_2\",\"content\":\"plain text\",\"is_error\":true}\n\n"
+	if got != want {
+		t.Errorf("got:\n%s\nwant:\n%s", got, want)
+	}
+}
