@@ -33,15 +33,15 @@ func (s *Skill) Text() string {
 // any of its rules does. List conditions hold when any listed value does,
 // except missing_file and has_file, which need every listed type.
 type Rule struct {
-	Mode        strList `yaml:"mode"`          // the session mode (entered arc) is one of these
-	TimeOfDay   strList `yaml:"time_of_day"`   // morning, afternoon, evening, night in the user's zone
-	MissingFile strList `yaml:"missing_file"`  // the user has no file of these types
-	HasFile     strList `yaml:"has_file"`      // the user has files of these types
-	FileToday   strList `yaml:"file_today"`    // a file of one of these types was written today
-	NoFileToday strList `yaml:"no_file_today"` // no file of these types was written today
-	CheckinDue  *bool   `yaml:"checkin_due"`   // the pack's check-in is due (or not)
-	FileStatus  strList `yaml:"file_status"`   // a file's status attribute is one of these
-	StatusType  string  `yaml:"status_file_type"`
+	Mode        strList `yaml:"mode" json:"mode,omitempty"`                   // the session mode (entered arc) is one of these
+	TimeOfDay   strList `yaml:"time_of_day" json:"time_of_day,omitempty"`     // morning, afternoon, evening, night in the user's zone
+	MissingFile strList `yaml:"missing_file" json:"missing_file,omitempty"`   // the user has no file of these types
+	HasFile     strList `yaml:"has_file" json:"has_file,omitempty"`           // the user has files of these types
+	FileToday   strList `yaml:"file_today" json:"file_today,omitempty"`       // a file of one of these types was written today
+	NoFileToday strList `yaml:"no_file_today" json:"no_file_today,omitempty"` // no file of these types was written today
+	CheckinDue  *bool   `yaml:"checkin_due" json:"checkin_due,omitempty"`     // the pack's check-in is due (or not)
+	FileStatus  strList `yaml:"file_status" json:"file_status,omitempty"`     // a file's status attribute is one of these
+	StatusType  string  `yaml:"status_file_type" json:"status_file_type,omitempty"`
 }
 
 // TimeBrackets name the parts of the day rules and the header use.

@@ -85,6 +85,29 @@ func TestPackRoutes(t *testing.T) {
 			t.Fatalf("%d %+v", st, out)
 		}
 	})
+	t.Run("SkillsSnakeCase", func(t *testing.T) {
+		var out struct {
+			Skills []struct{ When json.RawMessage }
+		}
+		call(t, "GET", url+"/v1/skills", key, "", &out)
+		var all string
+		for _, sk := range out.Skills {
+			all += string(sk.When)
+		}
+		if !strings.Contains(all, `"time_of_day":`) || strings.Contains(all, "TimeOfDay") || strings.Contains(all, `"Mode"`) {
+			t.Fatalf("skill rules are not snake_case: %s", all)
+		}
+	})
+	t.Run("SessionAgent", func(t *testing.T) {
+		// The pack's default agent, not "default", which the pack lacks.
+		var sess coachd.Session
+		if st := call(t, "POST", url+"/v1/sessions", key, `{}`, &sess); st != 201 || sess.Agent != "sage" {
+			t.Fatalf("%d %+v", st, sess)
+		}
+		if st := call(t, "POST", url+"/v1/sessions", key, `{"agent":"nosuch"}`, nil); st != 400 {
+			t.Fatalf("unknown agent: %d", st)
+		}
+	})
 	t.Run("ErrUnauthenticated", func(t *testing.T) {
 		if st := call(t, "GET", url+"/v1/agents", "wrong", "", nil); st != 401 {
 			t.Fatalf("status %d", st)

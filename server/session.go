@@ -46,7 +46,16 @@ func (s *Server) handleSessionCreate() http.Handler {
 			Title:  req.Title,
 			Status: coachd.SessionActive,
 		}
-		if sess.Agent == "" {
+		// The session's agent is one the runner has (the pack's default
+		// when none is named), never a name chatting would then refuse.
+		if s.runner != nil {
+			ag, err := s.runner.AgentFor(req.Agent, false)
+			if err != nil {
+				s.Error(w, r, err)
+				return
+			}
+			sess.Agent = ag.Name
+		} else if sess.Agent == "" {
 			sess.Agent = DefaultAgent
 		}
 		if err := s.store.CreateSession(r.Context(), sess); err != nil {
