@@ -27,7 +27,7 @@ const (
 
 var (
 	toolNameRe = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
-	envRefRe   = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+	envRefRe   = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-[^}]*)?\}`)
 )
 
 // Webhook is a pack tool that calls an app's own HTTP endpoint, defined in
@@ -121,10 +121,13 @@ func ParseWebhook(path string, data []byte, getenv func(string) string, policy *
 	}
 	resolve := func(key, s string) string {
 		return envRefRe.ReplaceAllStringFunc(s, func(ref string) string {
-			name := ref[2 : len(ref)-1] // ${NAME}
-			v := getenv(name)
-			if v == "" {
-				bad(key, "environment variable %s is not set", name)
+			m := envRefRe.FindStringSubmatch(ref) // ${NAME} or ${NAME:-default}
+			v := getenv(m[1])
+			switch {
+			case v == "" && m[2] != "":
+				v = m[2][2:]
+			case v == "":
+				bad(key, "environment variable %s is not set", m[1])
 			}
 			return v
 		})

@@ -126,3 +126,28 @@ func TestWebhook(t *testing.T) {
 		}
 	})
 }
+
+func TestWebhookEnvDefault(t *testing.T) {
+	src := "name: hook\ndescription: d\nurl: ${APP_URL:-https://app.example.com}/zones\nheaders:\n  X-Key: ${KEY:-none}\n"
+	w, err := tools.ParseWebhook("tools/hook.yaml", []byte(src), func(string) string { return "" }, nil)
+	if err != nil {
+		t.Fatalf("defaults not used: %v", err)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, r.Header.Get("X-Key")+" "+r.URL.Path)
+	}))
+	defer srv.Close()
+	w = hookWithSrc(t, src, map[string]string{"APP_URL": srv.URL, "KEY": "k1"})
+	if res, _ := w.Execute(context.Background(), coachd.ToolCall{Input: json.RawMessage(`{}`)}, env); res.IsError || res.Content != "k1 /zones" {
+		t.Fatalf("set variables not used: %+v", res)
+	}
+}
+
+func hookWithSrc(t *testing.T, src string, vars map[string]string) *tools.Webhook {
+	t.Helper()
+	w, err := tools.ParseWebhook("tools/hook.yaml", []byte(src), func(k string) string { return vars[k] }, loopback)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}

@@ -30,6 +30,20 @@ func TestPackCommand(t *testing.T) {
 			t.Fatalf("output %s", out)
 		}
 	})
+	t.Run("ValidateExamples", func(t *testing.T) {
+		// One pack per seed; each validates with no environment set (webhook
+		// URLs default to placeholders).
+		for name, want := range map[string]string{
+			"rlcoach": "ok (1 agents, 0 skills, 3 pack tools)", "rideshare": "ok (1 agents, 0 skills, 5 pack tools)",
+			"sage": "ok (1 agents, 7 skills", "autobuild": "ok (2 agents", "fitness": "ok (1 agents, 0 skills, 4 pack tools)",
+		} {
+			out := &syncBuffer{}
+			dir := filepath.Join("..", "..", "examples", name)
+			if err := run(context.Background(), []string{"coachd", "pack", "validate", dir}, getenvFrom(nil), out, out); err != nil || !strings.Contains(out.String(), want) {
+				t.Errorf("%s: %v\n%s", name, err, out)
+			}
+		}
+	})
 	t.Run("List", func(t *testing.T) {
 		out := &syncBuffer{}
 		if err := run(context.Background(), []string{"coachd", "pack", "list", sageDir}, getenvFrom(nil), out, out); err != nil {
