@@ -91,7 +91,9 @@ func (r *Runner) externalTurn(ctx context.Context, u *coachd.User, sessionID, ag
 // AgentFor resolves the agent a request names ("" is the default) and
 // checks that the caller may start it: an internal agent only when
 // trusted. An unknown name is a 400 naming the field agent.
-func (r *Runner) AgentFor(name string, trusted bool) (*Agent, error) { return r.agentFor(name, trusted) }
+func (r *Runner) AgentFor(name string, trusted bool) (*Agent, error) {
+	return r.agentFor(name, trusted)
+}
 
 func (r *Runner) agentFor(name string, trusted bool) (*Agent, error) {
 	ag, ok := r.cfg.Agents(name)

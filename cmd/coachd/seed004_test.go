@@ -81,7 +81,9 @@ func TestSeed004Client(t *testing.T) {
 	p := MustStart(t, []string{"ANTHROPIC_API_KEY=test", "ANTHROPIC_BASE_URL=" + fake.URL(), "FITNESS_API_URL=" + app.URL},
 		"--db", filepath.Join(t.TempDir(), "c.db"), "--pack", filepath.Join("..", "..", "examples", "fitness"), "--demo",
 		"--webhook-allow", "127.0.0.1/32", "--monthly-messages", "5", "--rate-limit", "off")
-	send := func(msg, session string) seedRun { return runNode(t, node, "seed004-client.mjs", p.url, p.key, msg, session) }
+	send := func(msg, session string) seedRun {
+		return runNode(t, node, "seed004-client.mjs", p.url, p.key, msg, session)
+	}
 
 	t.Log("happy path")
 	fake.Enqueue(anthropictest.Text("Three sessions this week: legs, push, pull.", 8))
