@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -295,4 +296,48 @@ func (e *env) sendThenRetry(text, reply string) {
 	e.run(chromedp.Click(chromedp.CSS(".banner-retry")))
 	e.waitJS("the retried reply", `document.getElementById("transcript").textContent.includes(`+strconv.Quote(reply)+`)`)
 	e.waitIdle()
+}
+
+// TestSageInteractions answers a real pulse check, then a real options
+// pause, through the UI against examples/sage: the answers must pass the
+// server's result schemas and reach the model as tool results.
+func TestSageInteractions(t *testing.T) {
+	e := newEnv(t, 1280, 900, "--pack", filepath.Join(repoRoot(t), "examples", "sage"))
+	e.fake.Enqueue(
+		at.Blocks(at.TextBlock("Let's check in on your domains.", 0),
+			at.ToolUse("toolu_pulse", "show_pulse_check", `{"context":"How did this week feel?","domains":["health","work"]}`)),
+		at.Blocks(at.TextBlock("Health dipped. What would help most?", 0),
+			at.ToolUse("toolu_opts", "show_options", `{"options":["Sleep earlier","Move daily"]}`)),
+		at.Text("Sleep earlier it is.", 4),
+	)
+	e.signIn()
+	e.send("Weekly check-in please")
+	e.waitVisible(".interaction .rating-row")
+	e.waitIdle()
+	eval[chromedp.Void](e, `(() => {
+		const scales = document.querySelectorAll(".interaction .rating");
+		scales[0].querySelectorAll(".rate")[1].click();
+		scales[1].querySelectorAll(".rate")[3].click();
+		document.querySelector(".interaction form.pulse button[type=submit]").click();
+	})()`)
+	e.waitVisible(".interaction .pill")
+	e.waitIdle()
+	reqs := e.fake.Requests()
+	if trs := reqs[len(reqs)-1].ToolResults(); len(trs) != 1 || !strings.Contains(trs[0].ResultText(), `{"domain":"health","rating":2}`) ||
+		!strings.Contains(trs[0].ResultText(), `{"domain":"work","rating":4}`) {
+		t.Fatalf("pulse answer sent to the model = %+v", trs)
+	}
+	if got := eval[string](e, `document.querySelector(".msg.user.answer .bubble").textContent`); got != "Rated health 2/5, work 4/5" {
+		t.Errorf("answer bubble = %q", got)
+	}
+	eval[chromedp.Void](e, `document.querySelector(".interaction .pill").click()`)
+	e.waitJS("the final reply", `document.querySelector("#transcript")?.textContent.includes("Sleep earlier it is.")`)
+	e.waitIdle()
+	reqs = e.fake.Requests()
+	if trs := reqs[len(reqs)-1].ToolResults(); len(trs) != 1 || !strings.Contains(trs[0].ResultText(), "Sleep earlier") {
+		t.Fatalf("options answer sent to the model = %+v", trs)
+	}
+	if n := e.faults.count("POST", "/v1/chat/stream"); n != 3 {
+		t.Errorf("%d chat requests, want 3 (the message and two answers)", n)
+	}
 }

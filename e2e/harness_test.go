@@ -35,15 +35,16 @@ type env struct {
 	ctx    context.Context
 }
 
-// newEnv starts everything at the given viewport size.
-func newEnv(t *testing.T, width, height int) *env {
+// newEnv starts everything at the given viewport size; args go to
+// coachd serve (--pack ...).
+func newEnv(t *testing.T, width, height int, args ...string) *env {
 	t.Helper()
 	requireChromium(t)
 	bin := coachdBinary(t)
 	fake := anthropictest.NewServer()
 	t.Cleanup(fake.Close)
 
-	base, key := startCoachd(t, bin, fake.URL())
+	base, key := startCoachd(t, bin, fake.URL(), args...)
 	f := &faults{}
 	upstream, err := url.Parse(base)
 	if err != nil {
@@ -72,11 +73,11 @@ func newEnv(t *testing.T, width, height int) *env {
 
 // startCoachd runs `coachd serve --demo` on a free port with a fresh
 // SQLite file and returns its base URL and the demo key it printed.
-func startCoachd(t *testing.T, bin, anthropicURL string) (string, string) {
+func startCoachd(t *testing.T, bin, anthropicURL string, args ...string) (string, string) {
 	t.Helper()
 	dir := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, bin, "serve", "--addr", "127.0.0.1:0", "--db", filepath.Join(dir, "coachd.db"), "--demo")
+	cmd := exec.CommandContext(ctx, bin, append([]string{"serve", "--addr", "127.0.0.1:0", "--db", filepath.Join(dir, "coachd.db"), "--demo"}, args...)...)
 	cmd.Env = append(cmd.Environ(),
 		"ANTHROPIC_BASE_URL="+anthropicURL,
 		"ANTHROPIC_API_KEY=test",

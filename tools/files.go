@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/coachd/coachd"
@@ -50,8 +51,10 @@ func (t SaveFile) Definition() coachd.ToolDef {
       "properties": {
         "status": {"type": "string", "enum": ` + fileStatusEnum + `},
         "rating": {"type": "integer", "minimum": 1, "maximum": 10},
+        "updated_rating": {"type": "string", "maxLength": 20, "description": "the rating as Sage's tool had it: 1 to 10, as text"},
         "energy": {"type": "string", "maxLength": 50},
         "mood": {"type": "string", "maxLength": 50},
+        "mood_signal": {"type": "string", "maxLength": 50, "description": "Sage's name for mood"},
         "domains_touched": {"type": "array", "items": {"type": "string", "maxLength": 50}, "maxItems": 20},
         "preview_line": {"type": "string", "maxLength": 300},
         "timezone": {"type": "string", "maxLength": 64}
@@ -67,10 +70,34 @@ func (t SaveFile) Definition() coachd.ToolDef {
 }
 
 type saveFileInput struct {
-	Type       string                `json:"file_type"`
-	Name       string                `json:"file_name"`
-	Content    string                `json:"content"`
-	Attributes coachd.FileAttributes `json:"attributes"`
+	Type       string         `json:"file_type"`
+	Name       string         `json:"file_name"`
+	Content    string         `json:"content"`
+	Attributes fileAttributes `json:"attributes"`
+}
+
+// fileAttributes are coachd's attributes plus seed 002's names for two of
+// them: updated_rating (text) for rating, mood_signal for mood.
+type fileAttributes struct {
+	coachd.FileAttributes
+	UpdatedRating string `json:"updated_rating"`
+	MoodSignal    string `json:"mood_signal"`
+}
+
+// attributes folds the seed's names into coachd's.
+func (a fileAttributes) attributes() (coachd.FileAttributes, error) {
+	out := a.FileAttributes
+	if r := strings.TrimSpace(a.UpdatedRating); r != "" && out.Rating == 0 {
+		n, err := strconv.Atoi(strings.TrimSuffix(r, "/10"))
+		if err != nil || n < 1 || n > 10 {
+			return out, fmt.Errorf("attributes.updated_rating %q must be a number from 1 to 10", a.UpdatedRating)
+		}
+		out.Rating = n
+	}
+	if out.Mood == "" {
+		out.Mood = a.MoodSignal
+	}
+	return out, nil
 }
 
 func (t SaveFile) Execute(ctx context.Context, call coachd.ToolCall, env coachd.ToolEnv) (coachd.ToolResult, error) {
@@ -102,8 +129,12 @@ func (t SaveFile) Execute(ctx context.Context, call coachd.ToolCall, env coachd.
 	if in.Name == "" {
 		in.Name = in.Type
 	}
+	attrs, err := in.Attributes.attributes()
+	if err != nil {
+		return refuse("not saved: " + err.Error())
+	}
 	f := &coachd.File{UserID: env.User.ID, SessionID: sess.ID, Type: in.Type, Name: in.Name,
-		Content: in.Content, Attributes: in.Attributes}
+		Content: in.Content, Attributes: attrs}
 	if errs := f.Validate(); len(errs) > 0 {
 		return refuse("not saved: " + fieldText(errs))
 	}

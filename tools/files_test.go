@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/coachd/coachd"
+	"github.com/coachd/coachd/agent"
 	"github.com/coachd/coachd/sqlstore"
 	"github.com/coachd/coachd/tools"
 )
@@ -106,5 +107,30 @@ func TestEnterArcAndComplete(t *testing.T) {
 	}
 	if r := exec(t, tools.EnterArc{}, env, `{"arc":"weekly_checkin"}`); !r.IsError {
 		t.Fatalf("enter on expired %+v", r)
+	}
+}
+
+// Seed 002's save_file names its attributes updated_rating (text) and
+// mood_signal; both are accepted, through the toolset's schema too.
+func TestSaveFileSeedAttributes(t *testing.T) {
+	env := storeEnv(t)
+	ts, err := agent.NewToolset(tools.SaveFile{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := `{"file_type":"domain","file_name":"health","content":"Sleep is off.","attributes":{"status":"needs_attention","updated_rating":"4","mood_signal":"tired"}}`
+	if err := ts.ValidateInput("save_file", json.RawMessage(in)); err != nil {
+		t.Fatalf("schema refuses the seed's attributes: %v", err)
+	}
+	if r := exec(t, tools.SaveFile{}, env, in); r.IsError {
+		t.Fatalf("save %+v", r)
+	}
+	f, err := env.Store.FindFile(context.Background(), env.User.ID, "domain", "health")
+	if err != nil || f.Attributes.Rating != 4 || f.Attributes.Mood != "tired" || f.Attributes.Status != "needs_attention" {
+		t.Fatalf("stored %+v %v", f, err)
+	}
+	bad := `{"file_type":"domain","file_name":"work","content":"x","attributes":{"updated_rating":"great"}}`
+	if r := exec(t, tools.SaveFile{}, env, bad); !r.IsError || !strings.Contains(r.Content, "updated_rating") {
+		t.Fatalf("bad rating: %+v", r)
 	}
 }

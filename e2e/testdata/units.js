@@ -161,8 +161,10 @@ export const tests = {
   },
   'interactions/answer schema': () => {
     eq(answers.show_options('6am'), '6am', 'options');
-    eq(answers.show_pulse_check(4, 'tired'), { rating: 4, note: 'tired' }, 'pulse');
-    eq(answerLabel('show_pulse_check', '{"rating":4,"note":"tired"}'), 'Rated 4/5 — tired', 'pulse label');
+    eq(answers.show_pulse_check([{ domain: 'health', rating: 4 }], 'tired'), { ratings: [{ domain: 'health', rating: 4 }], note: 'tired' }, 'pulse');
+    eq(answerLabel('show_pulse_check', '{"ratings":[{"domain":"health","rating":4},{"domain":"work","rating":2}],"note":"tired"}'),
+      'Rated health 4/5, work 2/5 — tired', 'pulse label');
+    eq(answerLabel('show_pulse_check', '{"rating":4,"note":"tired"}'), 'Rated 4/5 — tired', 'stored old pulse label');
     eq(answerLabel('show_options', '"6am"'), '6am', 'JSON string label');
     eq(answerLabel('show_options', [{ type: 'text', text: '7am' }]), '7am', 'block label');
   },
@@ -219,6 +221,24 @@ tests['interactions/refused answer can be retried'] = async () => {
   eq(b.disabled, true, 'answered');
 };
 
+tests['interactions/pulse check per domain'] = async () => {
+  const calls = [];
+  const box = renderInteraction({ tool_use_id: 't4', name: 'show_pulse_check', input: { context: 'Your week', domains: ['health', 'work'] } },
+    { onAnswer: async (id, content) => { calls.push(content); return true; } });
+  document.body.append(box);
+  const send = box.querySelector('button[type=submit]');
+  const scales = box.querySelectorAll('.rating');
+  eq(scales.length, 2, 'one scale per domain');
+  scales[0].querySelectorAll('.rate')[1].click();
+  eq(send.disabled, true, 'every domain needs a rating');
+  scales[1].querySelectorAll('.rate')[4].click();
+  eq(send.disabled, false, 'all rated');
+  send.click();
+  await new Promise((r) => setTimeout(r, 0));
+  eq(calls, [{ ratings: [{ domain: 'health', rating: 2 }, { domain: 'work', rating: 5 }] }], 'ratings in the server schema');
+  box.remove();
+};
+
 tests['interactions/pulse check'] = async () => {
   const calls = [];
   const box = renderInteraction({ tool_use_id: 't3', name: 'show_pulse_check', input: { context: 'How did this week feel?' } },
@@ -231,7 +251,7 @@ tests['interactions/pulse check'] = async () => {
   box.querySelector('.pulse-note').value = 'tired legs';
   send.click(); send.click();
   await new Promise((r) => setTimeout(r, 0));
-  eq(calls, [[{ rating: 4, note: 'tired legs' }, 'Rated 4/5 — tired legs']], 'one answer');
+  eq(calls, [[{ ratings: [{ domain: 'overall', rating: 4 }], note: 'tired legs' }, 'Rated 4/5 — tired legs']], 'one answer');
   eq([...box.querySelectorAll('.rate')].every((r) => r.disabled), true, 'rating locked');
   box.remove();
 };

@@ -1,13 +1,15 @@
 // Interactive (split-conversation) tools: the model asks, the turn pauses,
-// the user's answer resumes it. The answer schemas live here and nowhere
-// else.
+// the user's answer resumes it. The answers follow the server's result
+// schemas (tools/pulse.go, tools/interactive.go), which validate them: the
+// browser test answers a real pulse check through them.
 
 import { h } from './ui.js';
 
 // answers builds the tool_result content of each interactive tool.
 export const answers = {
   show_options: (choice) => choice,
-  show_pulse_check: (rating, note) => (note ? { rating, note } : { rating }),
+  // ratings: [{domain, rating 1-5}], one per domain the model asked about.
+  show_pulse_check: (ratings, note) => (note ? { ratings, note } : { ratings }),
   other: (text) => text,
 };
 
@@ -25,11 +27,18 @@ export function answerLabel(name, content) {
   if (typeof v === 'string') {
     try { const inner = JSON.parse(v); if (inner && typeof inner === 'object') v = inner; } catch { /* plain text */ }
   }
-  if (v && typeof v === 'object' && 'rating' in v) {
+  if (v && typeof v === 'object' && Array.isArray(v.ratings)) {
+    const r = v.ratings.map((x) => (v.ratings.length === 1 && x.domain === OVERALL ? `${x.rating}/5` : `${x.domain} ${x.rating}/5`));
+    return `Rated ${r.join(', ')}${v.note ? ` — ${v.note}` : ''}`;
+  }
+  if (v && typeof v === 'object' && 'rating' in v) { // answers stored before ratings
     return `Rated ${v.rating}/5${v.note ? ` — ${v.note}` : ''}`;
   }
   return typeof v === 'string' ? v : JSON.stringify(v);
 }
+
+// OVERALL is the one domain rated when the model named none.
+const OVERALL = 'overall';
 
 const RATINGS = [
   [1, 'Rough'], [2, 'Meh'], [3, 'Okay'], [4, 'Good'], [5, 'Great'],
@@ -76,29 +85,33 @@ export function renderInteraction(data, opts = {}) {
     }
     box.append(pills);
   } else if (data.name === 'show_pulse_check') {
-    let rating = 0;
-    const scale = h('div', { class: 'rating', role: 'radiogroup', 'aria-label': 'Rating' });
+    const domains = Array.isArray(input.domains) && input.domains.length ? input.domains.map(String) : [OVERALL];
+    const picked = new Map();
     const note = h('textarea', { class: 'pulse-note', rows: 2, maxlength: 1000, placeholder: 'Anything to add? (optional)' });
     const send = h('button', { type: 'submit', class: 'btn primary', disabled: true }, 'Send');
-    for (const [n, word] of RATINGS) {
-      const b = h('button', { type: 'button', class: 'rate', role: 'radio', 'aria-checked': 'false', dataset: { value: n } },
-        h('strong', {}, String(n)), h('span', {}, word));
-      b.addEventListener('click', () => {
-        if (submitted) return;
-        rating = n;
-        scale.querySelectorAll('.rate').forEach((x) => x.setAttribute('aria-checked', String(x === b)));
-        send.disabled = false;
-      });
-      scale.append(b);
-      controls.push(b);
-    }
+    const rows = domains.map((domain) => {
+      const scale = h('div', { class: 'rating', role: 'radiogroup', 'aria-label': domain === OVERALL ? 'Rating' : domain, dataset: { domain } });
+      for (const [n, word] of RATINGS) {
+        const b = h('button', { type: 'button', class: 'rate', role: 'radio', 'aria-checked': 'false', dataset: { value: n } },
+          h('strong', {}, String(n)), h('span', {}, word));
+        b.addEventListener('click', () => {
+          if (submitted) return;
+          picked.set(domain, n);
+          scale.querySelectorAll('.rate').forEach((x) => x.setAttribute('aria-checked', String(x === b)));
+          send.disabled = picked.size < domains.length;
+        });
+        scale.append(b);
+        controls.push(b);
+      }
+      return domain === OVERALL ? scale : h('div', { class: 'rating-row' }, h('span', { class: 'rating-domain' }, domain), scale);
+    });
     controls.push(note, send);
-    const form = h('form', { class: 'pulse' }, scale, note, h('div', { class: 'pulse-actions' }, send));
+    const form = h('form', { class: 'pulse' }, ...rows, note, h('div', { class: 'pulse-actions' }, send));
     form.addEventListener('submit', (e) => {
       e.preventDefault();
-      if (!rating) return;
+      if (picked.size < domains.length) return;
       const text = note.value.trim();
-      const content = answers.show_pulse_check(rating, text);
+      const content = answers.show_pulse_check(domains.map((domain) => ({ domain, rating: picked.get(domain) })), text);
       submit(content, answerLabel('show_pulse_check', content), null);
     });
     box.append(form);
