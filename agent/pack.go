@@ -283,6 +283,15 @@ func (p *Pack) SkillText(agent, name string) (string, error) {
 	return "", fmt.Errorf("unknown skill %q; available: [%s]", name, strings.Join(names, ", "))
 }
 
+// Checkin returns agent's check-in cadence (everyDays 0: none).
+func (p *Pack) Checkin(agent string) (fileType string, everyDays int) {
+	a, ok := p.Agent(agent)
+	if !ok || a.Context == nil || a.Context.Checkin == nil {
+		return "", 0
+	}
+	return a.Context.Checkin.FileType, a.Context.Checkin.EveryDays
+}
+
 // FileTypes is every file type some agent of the pack may write.
 func (p *Pack) FileTypes() []string {
 	var types []string

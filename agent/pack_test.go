@@ -38,7 +38,7 @@ func TestLoadPack(t *testing.T) {
 	t.Run("OK", func(t *testing.T) {
 		p := loadSage(t)
 		a, ok := p.Agent("")
-		if !ok || a.Name != "sage" || len(a.Skills) != 7 || a.FreePreviewTurns != 3 || a.Reserve != "estimate" {
+		if !ok || a.Name != "sage" || len(a.Skills) != 10 || a.FreePreviewTurns != 3 || a.Reserve != "estimate" {
 			t.Fatalf("default agent %+v", a)
 		}
 		if got := strings.Join(p.WritableTypes("sage", "life_mapping"), ","); !strings.Contains(got, "overview") {

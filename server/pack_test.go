@@ -73,7 +73,7 @@ func TestPackRoutes(t *testing.T) {
 			}
 		}
 		if st := call(t, "GET", url+"/v1/agents", key, "", &out); st != 200 || len(out.Agents) != 1 || !out.Agents[0].Default ||
-			len(out.Agents[0].Skills) != 7 || len(out.Agents[0].Arcs) != 2 {
+			len(out.Agents[0].Skills) != 10 || len(out.Agents[0].Arcs) != 2 {
 			t.Fatalf("%d %+v", st, out)
 		}
 	})
@@ -81,7 +81,7 @@ func TestPackRoutes(t *testing.T) {
 		var out struct {
 			Skills []struct{ Name, Summary string }
 		}
-		if st := call(t, "GET", url+"/v1/skills", key, "", &out); st != 200 || len(out.Skills) != 7 || out.Skills[0].Summary == "" {
+		if st := call(t, "GET", url+"/v1/skills", key, "", &out); st != 200 || len(out.Skills) != 10 || out.Skills[0].Summary == "" {
 			t.Fatalf("%d %+v", st, out)
 		}
 	})

@@ -134,3 +134,29 @@ func TestSaveFileSeedAttributes(t *testing.T) {
 		t.Fatalf("bad rating: %+v", r)
 	}
 }
+
+// checkinPolicy is a pack whose agents check in every 7 days.
+type checkinPolicy struct{}
+
+func (checkinPolicy) WritableTypes(string, string) []string           { return nil }
+func (checkinPolicy) Arcs(string) []string                            { return nil }
+func (checkinPolicy) SkillText(string, string) (string, error)        { return "", nil }
+func (checkinPolicy) Checkin(string) (fileType string, everyDays int) { return "check-in", 7 }
+
+// Seed 002: completing a session says when the next check-in is due.
+func TestCompleteSessionNextCheckin(t *testing.T) {
+	env := storeEnv(t)
+	if r := exec(t, tools.SaveFile{}, env, `{"file_type":"check-in","file_name":"2026-03-01","content":"Good week"}`); r.IsError {
+		t.Fatal(r.Content)
+	}
+	f, _ := env.Store.FindFile(context.Background(), env.User.ID, "check-in", "2026-03-01")
+	r := exec(t, tools.CompleteSession{Policy: checkinPolicy{}}, env, `{"type":"session"}`)
+	want := f.UpdatedAt.UTC().AddDate(0, 0, 7).Format("2006-01-02")
+	if r.IsError || !strings.Contains(r.Content, `"next_checkin_due":"`+want+`"`) {
+		t.Fatalf("complete: %+v, want next_checkin_due %s", r, want)
+	}
+	other := storeEnv(t)
+	if r := exec(t, tools.CompleteSession{}, other, `{"type":"session"}`); r.IsError || strings.Contains(r.Content, "next_checkin_due") {
+		t.Fatalf("no cadence: %+v", r)
+	}
+}

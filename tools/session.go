@@ -3,13 +3,18 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	"github.com/coachd/coachd"
 )
 
 // CompleteSession ends the session (type session) or the structured arc the
-// session is in (type arc).
-type CompleteSession struct{}
+// session is in (type arc). With a pack whose agent has a check-in cadence,
+// completing the session says when the next check-in is due (seed 002's
+// next_checkin_due).
+type CompleteSession struct {
+	Policy Policy // nil: no check-in cadence
+}
 
 func (CompleteSession) Definition() coachd.ToolDef {
 	return coachd.ToolDef{
@@ -28,7 +33,7 @@ func (CompleteSession) Definition() coachd.ToolDef {
 	}
 }
 
-func (CompleteSession) Execute(ctx context.Context, call coachd.ToolCall, env coachd.ToolEnv) (coachd.ToolResult, error) {
+func (t CompleteSession) Execute(ctx context.Context, call coachd.ToolCall, env coachd.ToolEnv) (coachd.ToolResult, error) {
 	var in struct {
 		Type    string `json:"type"`
 		Summary string `json:"summary"`
@@ -64,5 +69,32 @@ func (CompleteSession) Execute(ctx context.Context, call coachd.ToolCall, env co
 		return coachd.ToolResult{}, err
 	}
 	env.Emit(coachd.Event{Type: coachd.EventSessionChanged, Change: coachd.ChangeCompleted})
-	return jsonResult(map[string]any{"success": true, "status": "completed"})
+	out := map[string]any{"success": true, "status": "completed"}
+	if due, ok, err := t.nextCheckin(ctx, env, sess.Agent); err != nil {
+		return coachd.ToolResult{}, err
+	} else if ok {
+		out["next_checkin_due"] = due
+	}
+	return jsonResult(out)
+}
+
+// nextCheckin is the date (YYYY-MM-DD, UTC) the next check-in is due:
+// every_days after the newest check-in file, today when there is none.
+func (t CompleteSession) nextCheckin(ctx context.Context, env coachd.ToolEnv, agent string) (string, bool, error) {
+	if t.Policy == nil {
+		return "", false, nil
+	}
+	fileType, every := t.Policy.Checkin(agent)
+	if every < 1 {
+		return "", false, nil
+	}
+	due := time.Now().UTC()
+	files, err := env.Store.ListFiles(ctx, env.User.ID, coachd.FileFilter{Type: fileType, Limit: 1})
+	if err != nil {
+		return "", false, err
+	}
+	if len(files) > 0 {
+		due = files[0].UpdatedAt.UTC().AddDate(0, 0, every)
+	}
+	return due.Format(time.DateOnly), true, nil
 }

@@ -20,6 +20,9 @@ type Policy interface {
 	// SkillText returns the full text of a skill agent may use, or an
 	// error naming the skills it has.
 	SkillText(agent, name string) (string, error)
+	// Checkin is agent's check-in cadence: a check-in is due every
+	// everyDays days after the last file of fileType; everyDays 0 is none.
+	Checkin(agent string) (fileType string, everyDays int)
 }
 
 // Builtins returns every built-in tool, unconfigured: save_file accepts
@@ -35,7 +38,7 @@ func ForPack(p Policy, fileTypes []string) []coachd.Tool {
 	return []coachd.Tool{
 		SaveNote{}, ListNotes{}, UpdateNote{}, PinNote{},
 		SaveFile{Types: fileTypes, Policy: p}, ReadFile{}, ListFiles{},
-		CompleteSession{}, EnterArc{Policy: p},
+		CompleteSession{Policy: p}, EnterArc{Policy: p},
 		ShowOptions{}, ShowPulseCheck{}, LoadSkill{Policy: p},
 	}
 }

@@ -26,7 +26,7 @@ func TestPackCommand(t *testing.T) {
 		if err := run(context.Background(), []string{"coachd", "pack", "validate", sageDir}, getenvFrom(nil), out, out); err != nil {
 			t.Fatalf("%v\n%s", err, out)
 		}
-		if !strings.Contains(out.String(), "ok (1 agents, 7 skills") {
+		if !strings.Contains(out.String(), "ok (1 agents, 10 skills") {
 			t.Fatalf("output %s", out)
 		}
 	})
@@ -35,7 +35,7 @@ func TestPackCommand(t *testing.T) {
 		// URLs default to placeholders).
 		for name, want := range map[string]string{
 			"rlcoach": "ok (1 agents, 0 skills, 3 pack tools)", "rideshare": "ok (1 agents, 0 skills, 5 pack tools)",
-			"sage": "ok (1 agents, 7 skills", "autobuild": "ok (2 agents", "fitness": "ok (1 agents, 0 skills, 4 pack tools)",
+			"sage": "ok (1 agents, 10 skills", "autobuild": "ok (2 agents", "fitness": "ok (1 agents, 0 skills, 4 pack tools)",
 		} {
 			out := &syncBuffer{}
 			dir := filepath.Join("..", "..", "examples", name)
