@@ -47,6 +47,9 @@ type FileAttributes struct {
 	DomainsTouched []string `json:"domains_touched,omitempty"`
 	PreviewLine    string   `json:"preview_line,omitempty"`
 	Timezone       string   `json:"timezone,omitempty"` // IANA name; a profile file sets the user's zone
+	// Folded marks a capture already folded into a daily log (seed 002's
+	// markCapturesFolded): it is not injected as recent any more.
+	Folded bool `json:"folded,omitempty"`
 }
 
 // Path is the file's name as the coach sees it: "type/name".

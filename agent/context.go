@@ -231,7 +231,7 @@ func contextSections(spec *ContextSpec, d *contextData) []string {
 		switch {
 		case slices.Contains(spec.Standing, f.Type):
 			standing = append(standing, f)
-		case (spec.Recent == nil || slices.Contains(spec.Recent, f.Type)) && !f.UpdatedAt.Before(since):
+		case (spec.Recent == nil || slices.Contains(spec.Recent, f.Type)) && !f.UpdatedAt.Before(since) && !f.Attributes.Folded:
 			recent = append(recent, f)
 		}
 	}

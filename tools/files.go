@@ -144,7 +144,44 @@ func (t SaveFile) Execute(ctx context.Context, call coachd.ToolCall, env coachd.
 		}
 		return coachd.ToolResult{}, err
 	}
-	return jsonResult(map[string]any{"success": true, "path": f.Path(), "bytes": f.Bytes})
+	out := map[string]any{"success": true, "path": f.Path(), "bytes": f.Bytes}
+	if f.Type == DailyLogType {
+		n, err := foldCaptures(ctx, env)
+		if err != nil {
+			return coachd.ToolResult{}, err
+		}
+		out["captures_folded"] = n
+	}
+	return jsonResult(out)
+}
+
+// DailyLogType and CaptureType are seed 002's journal and quick notes: a
+// saved daily log folds the captures waiting for it.
+const (
+	DailyLogType = "daily-log"
+	CaptureType  = "capture"
+)
+
+// foldCaptures marks the user's unfolded captures as folded into the daily
+// log just saved (seed 002 did this in the client after the journal write;
+// here it happens with the write).
+func foldCaptures(ctx context.Context, env coachd.ToolEnv) (int, error) {
+	caps, err := env.Store.ListFiles(ctx, env.User.ID, coachd.FileFilter{Type: CaptureType, Limit: coachd.MaxPageLimit})
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, c := range caps {
+		if c.Attributes.Folded {
+			continue
+		}
+		c.Attributes.Folded = true
+		if err := env.Store.SaveFile(ctx, c); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
 }
 
 // ReadFile reads one of the user's documents.

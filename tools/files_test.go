@@ -160,3 +160,25 @@ func TestCompleteSessionNextCheckin(t *testing.T) {
 		t.Fatalf("no cadence: %+v", r)
 	}
 }
+
+// Seed 002: saving the daily log folds the captures waiting for it.
+func TestDailyLogFoldsCaptures(t *testing.T) {
+	env := storeEnv(t)
+	for _, name := range []string{"c1", "c2"} {
+		if r := exec(t, tools.SaveFile{}, env, `{"file_type":"capture","file_name":"`+name+`","content":"call mum"}`); r.IsError {
+			t.Fatal(r.Content)
+		}
+	}
+	r := exec(t, tools.SaveFile{}, env, `{"file_type":"daily-log","file_name":"2026-03-02","content":"Called mum."}`)
+	if r.IsError || !strings.Contains(r.Content, `"captures_folded":2`) {
+		t.Fatalf("daily log: %+v", r)
+	}
+	for _, name := range []string{"c1", "c2"} {
+		if f, err := env.Store.FindFile(context.Background(), env.User.ID, "capture", name); err != nil || !f.Attributes.Folded || f.Content != "call mum" {
+			t.Fatalf("capture %s: %+v %v", name, f, err)
+		}
+	}
+	if r := exec(t, tools.SaveFile{}, env, `{"file_type":"daily-log","file_name":"2026-03-03","content":"Quiet."}`); !strings.Contains(r.Content, `"captures_folded":0`) {
+		t.Fatalf("second log: %+v", r)
+	}
+}
