@@ -9,6 +9,7 @@ import (
 	"mime"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/coachd/coachd"
 )
@@ -70,6 +71,9 @@ func requireJSON(r *http.Request) error {
 
 // decodeError turns a json decoding error into a caller-safe coded error.
 func decodeError(err error) error {
+	if e := bodyTimeoutError(err); e != nil {
+		return e
+	}
 	var (
 		syntax  *json.SyntaxError
 		typ     *json.UnmarshalTypeError
@@ -119,6 +123,11 @@ func jsonKind(goKind string) string {
 
 // encode writes v as JSON with the given status.
 func (s *Server) encode(w http.ResponseWriter, r *http.Request, status int, v any) {
+	if s.writeTime > 0 {
+		// A large list to a client that does not read must not hold the
+		// connection and this goroutine forever.
+		_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(s.writeTime))
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
