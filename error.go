@@ -38,6 +38,15 @@ type FieldError struct {
 	Code    string `json:"code"`
 }
 
+// String renders the problem as "field: message", or the message alone
+// when it concerns no single field (an empty body, a request as a whole).
+func (e FieldError) String() string {
+	if e.Field == "" {
+		return e.Message
+	}
+	return e.Field + ": " + e.Message
+}
+
 // Error is a domain error with a code that maps to an HTTP status and a
 // message that is safe to show to the caller.
 type Error struct {
@@ -79,7 +88,7 @@ func Errorf(code, format string, args ...any) *Error {
 func Invalid(details ...FieldError) *Error {
 	msg := "invalid request"
 	if len(details) == 1 {
-		msg = details[0].Field + ": " + details[0].Message
+		msg = details[0].String()
 	} else if len(details) > 1 {
 		msg = fmt.Sprintf("%d invalid fields", len(details))
 	}

@@ -9,7 +9,10 @@ import (
 // Limits are the server-wide defaults of the per-user limits; a user's
 // own rate_limit and monthly_messages override them.
 type Limits struct {
-	Rate            coachd.RateLimit // zero: off
+	Rate coachd.RateLimit // zero: off
+	// ToolRate limits POST /v1/tools/execute per user, in a bucket of its
+	// own: an app running its own loop calls several tools per turn.
+	ToolRate        coachd.RateLimit // zero: off
 	MonthlyMessages int64            // 0: off
 	// DefaultBudget is the token budget of users created without one.
 	DefaultBudget int64
@@ -36,18 +39,8 @@ func (s *Server) checkLimits(r *http.Request) error {
 			rate = own
 		}
 	}
-	if !rate.Off() {
-		window := now.Truncate(rate.Per)
-		n, ok, err := s.store.HitLimit(ctx, u.ID, "rate", window, rate.N)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			e := coachd.Errorf(coachd.ERATELIMITED, "Rate limit (%d requests per %s) reached; retry later.", rate.N, rate.Per)
-			e.RetryAfter = window.Add(rate.Per).Sub(now)
-			e.Extra = map[string]any{"usage": n, "limit": rate.N}
-			return e
-		}
+	if err := s.hitRate(r, "rate", rate, "Rate limit (%d requests per %s) reached; retry later."); err != nil {
+		return err
 	}
 	monthly := s.limits.MonthlyMessages
 	if u.MonthlyMessages != nil {
@@ -65,6 +58,40 @@ func (s *Server) checkLimits(r *http.Request) error {
 			e.Extra = map[string]any{"usage": n, "limit": monthly}
 			return e
 		}
+	}
+	return nil
+}
+
+// limitedTools counts a tool execution against the user's tool rate, in
+// the database like limited; over it is 429 rate_limit_exceeded with
+// Retry-After.
+func (s *Server) limitedTools(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := s.hitRate(r, "tool_rate", s.limits.ToolRate, "Tool rate limit (%d calls per %s) reached; retry later."); err != nil {
+			s.Error(w, r, err)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// hitRate counts one request in the user's current window of rate under
+// key; msg formats the limit and the window length.
+func (s *Server) hitRate(r *http.Request, key string, rate coachd.RateLimit, msg string) error {
+	if rate.Off() {
+		return nil
+	}
+	u, now := UserFrom(r.Context()), s.clock.Now()
+	window := now.Truncate(rate.Per)
+	n, ok, err := s.store.HitLimit(r.Context(), u.ID, key, window, rate.N)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		e := coachd.Errorf(coachd.ERATELIMITED, msg, rate.N, rate.Per)
+		e.RetryAfter = window.Add(rate.Per).Sub(now)
+		e.Extra = map[string]any{"usage": n, "limit": rate.N}
+		return e
 	}
 	return nil
 }

@@ -85,6 +85,7 @@ func (s *Server) handleChatStream() http.Handler {
 		}
 		w.Header().Set("X-Coachd-Session-Id", t.Session().ID)
 		sw := sse.NewWriter(w, r, dialect, s.heartbeat)
+		sw.SetWriteTimeout(s.writeTime)
 		t.Run(r.Context(), sw)
 		sw.Close()
 	})

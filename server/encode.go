@@ -8,6 +8,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"time"
 
 	"github.com/coachd/coachd"
 )
@@ -29,6 +30,9 @@ func decode[T Validator](r *http.Request) (T, error) {
 	}
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
+		if e := bodyTimeoutError(err); e != nil {
+			return v, e
+		}
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
 			return v, &coachd.Error{Code: coachd.ETOOLARGE, Message: fmt.Sprintf("request body is larger than %d bytes", tooBig.Limit), Err: err}
@@ -84,6 +88,11 @@ func jsonKind(goKind string) string {
 
 // encode writes v as JSON with the given status.
 func (s *Server) encode(w http.ResponseWriter, r *http.Request, status int, v any) {
+	if s.writeTime > 0 {
+		// A large list to a client that does not read must not hold the
+		// connection and this goroutine forever.
+		_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(s.writeTime))
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)

@@ -70,6 +70,7 @@ func (s *Server) StreamError(w http.ResponseWriter, r *http.Request, dialect str
 		return
 	}
 	sw := sse.NewWriter(w, r, dialect, -1)
+	sw.SetWriteTimeout(s.writeTime)
 	sw.SetStatus(status)
 	sw.Send(coachd.Event{Type: coachd.EventError, Err: e})
 	sw.Close()

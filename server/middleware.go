@@ -7,8 +7,11 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"runtime/debug"
 	"time"
+
+	"github.com/coachd/coachd"
 )
 
 type ctxKey int
@@ -155,14 +158,27 @@ func (s *Server) withRecovery(h http.Handler) http.Handler {
 	})
 }
 
-// withBodyLimit bounds every request body; decode reports the overflow as
-// 413.
-func (s *Server) withBodyLimit(h http.Handler) http.Handler {
+// withHeaders sets the headers every response carries. It is the
+// outermost middleware so that nothing answers without them: not an
+// authentication failure, an unknown route, a wrong method nor a panic.
+func withHeaders(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Body != nil {
-			r.Body = http.MaxBytesReader(w, r.Body, s.maxBody)
-		}
 		w.Header().Set("X-Content-Type-Options", "nosniff")
+		h.ServeHTTP(w, r)
+	})
+}
+
+// withQueryCheck refuses a query string that does not parse. net/url drops
+// the pairs it cannot read without a word (any pair holding a ';' since Go
+// 1.17, a bad %-escape), so ?type=tip; would list every note unfiltered
+// instead of the filtered list the caller asked for.
+func (s *Server) withQueryCheck(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, err := url.ParseQuery(r.URL.RawQuery); err != nil {
+			s.Error(w, r, coachd.Errorf(coachd.EINVALID,
+				"malformed query string (%v): separate parameters with & and percent-encode ;, %% and + in values", err))
+			return
+		}
 		h.ServeHTTP(w, r)
 	})
 }

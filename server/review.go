@@ -111,6 +111,7 @@ func (s *Server) handleReviewCreate() http.Handler {
 			return
 		}
 		sw := sse.NewWriter(w, r, sse.Coachd, s.heartbeat)
+		sw.SetWriteTimeout(s.writeTime)
 		defer sw.Close()
 		rev, res, err := run.Do(r.Context(), sw)
 		if err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/coachd/coachd"
 	"github.com/coachd/coachd/agent"
 	"github.com/coachd/coachd/review"
+	"github.com/coachd/coachd/sse"
 )
 
 // DefaultMaxBodyBytes limits request bodies when Deps.MaxBodyBytes is zero.
@@ -28,6 +29,13 @@ type Deps struct {
 	AdminKey string
 	// MaxBodyBytes limits every request body (default 1 MiB).
 	MaxBodyBytes int64
+	// BodyTimeout is how long a request body may take to arrive, from the
+	// moment its headers are in (default 30 s; negative: no limit).
+	BodyTimeout time.Duration
+	// WriteTimeout bounds each write to a client: every SSE event and
+	// heartbeat, every JSON response (default 10 s; negative: no limit).
+	// A stream whose client stopped reading ends like a disconnect.
+	WriteTimeout time.Duration
 	// Ping checks the database for /healthz; nil reports healthy.
 	Ping func(context.Context) error
 	// Runner runs chat turns; nil leaves the chat routes answering 503.
@@ -52,6 +60,8 @@ type Server struct {
 	adminKey  string
 	adminSum  [sha256.Size]byte // of adminKey, for requireAdmin
 	maxBody   int64
+	bodyTime  time.Duration // 0: no limit
+	writeTime time.Duration // 0: no limit
 	ping      func(context.Context) error
 	runner    *agent.Runner
 	heartbeat time.Duration
@@ -71,6 +81,8 @@ func New(deps Deps) *Server {
 		clock:     deps.Clock,
 		adminKey:  deps.AdminKey,
 		maxBody:   deps.MaxBodyBytes,
+		bodyTime:  orDefault(deps.BodyTimeout, DefaultBodyTimeout),
+		writeTime: orDefault(deps.WriteTimeout, sse.DefaultWriteTimeout),
 		ping:      deps.Ping,
 		runner:    deps.Runner,
 		heartbeat: deps.Heartbeat,
@@ -93,9 +105,22 @@ func New(deps Deps) *Server {
 	}
 	s.routes()
 	// Outermost first: every response, even a panic or an unknown route,
-	// carries a request id and is logged.
-	s.handler = s.withRequestID(s.withLogging(s.withRecovery(s.withBodyLimit(http.HandlerFunc(s.dispatch)))))
+	// carries the security headers and a request id and is logged. The
+	// body is bounded before anything can read it, and a malformed query
+	// string is refused before any route reads it.
+	s.handler = withHeaders(s.withRequestID(s.withBody(s.withLogging(s.withRecovery(s.withQueryCheck(http.HandlerFunc(s.dispatch)))))))
 	return s
+}
+
+// orDefault is d, or def when d is zero; a negative d is "no limit" (0).
+func orDefault(d, def time.Duration) time.Duration {
+	switch {
+	case d == 0:
+		return def
+	case d < 0:
+		return 0
+	}
+	return d
 }
 
 // ServeHTTP implements http.Handler.
@@ -129,7 +154,6 @@ func (w *jsonErrorWriter) WriteHeader(status int) {
 	case http.StatusNotFound:
 		w.replaced = true
 		w.Header().Del("Content-Type")
-		w.Header().Del("X-Content-Type-Options")
 		w.s.Error(w.ResponseWriter, w.r, coachd.Errorf(coachd.ENOTFOUND, "no such route: %s %s", w.r.Method, w.r.URL.Path))
 	case http.StatusMethodNotAllowed:
 		w.replaced = true

@@ -14,6 +14,10 @@ import (
 // DefaultHeartbeat is the heartbeat interval when NewWriter is given 0.
 const DefaultHeartbeat = 30 * time.Second
 
+// DefaultWriteTimeout bounds each write (an event or a heartbeat) unless
+// SetWriteTimeout says otherwise.
+const DefaultWriteTimeout = 10 * time.Second
+
 // ErrClosed is returned by Send after Close.
 var ErrClosed = errors.New("sse: writer closed")
 
@@ -21,7 +25,8 @@ var ErrClosed = errors.New("sse: writer closed")
 // Send is safe for concurrent use, each event is flushed as it is written,
 // and a heartbeat comment keeps idle connections (and the proxies on the
 // way) open. Once the client is gone, Send returns an error and the turn
-// can stop.
+// can stop. A client that stays connected but stops reading is gone too:
+// each write has a deadline, and one that cannot finish in time fails.
 //
 // Close must be called before the handler returns: it writes the dialect's
 // closing bytes and stops the heartbeat goroutine, which must not touch the
@@ -39,8 +44,9 @@ type Writer struct {
 	last    time.Time // last write, for the heartbeat
 	err     error     // sticky: first write failure or disconnect
 	closed  bool
-	errored bool // an error event went out
-	status  int  // the HTTP status sent with the headers (200 unless SetStatus)
+	errored bool          // an error event went out
+	status  int           // the HTTP status sent with the headers (200 unless SetStatus)
+	timeout time.Duration // per write; 0: none
 
 	stop chan struct{} // closed by Close
 	done chan struct{} // closed when the heartbeat goroutine exits
@@ -64,6 +70,7 @@ func NewWriter(w http.ResponseWriter, r *http.Request, dialect string, heartbeat
 		ctx:       r.Context(),
 		dialect:   dialect,
 		heartbeat: heartbeat,
+		timeout:   DefaultWriteTimeout,
 		w:         w,
 		rc:        http.NewResponseController(w),
 		last:      time.Now(),
@@ -85,6 +92,14 @@ func (w *Writer) SetStatus(code int) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.status = code
+}
+
+// SetWriteTimeout sets how long each write may take before the client is
+// taken for gone (DefaultWriteTimeout until then); d <= 0 is no limit.
+func (w *Writer) SetWriteTimeout(d time.Duration) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.timeout = max(d, 0)
 }
 
 // Dialect returns the dialect the writer encodes.
@@ -151,6 +166,13 @@ func (w *Writer) check() error {
 func (w *Writer) write(p []byte) error {
 	if err := w.check(); err != nil {
 		return err
+	}
+	if w.timeout > 0 {
+		// Without a deadline a client that never reads blocks this write
+		// once the socket buffers are full, and with it the turn, its
+		// session's lock and its budget reservation, past any turn limit.
+		// A ResponseWriter without deadlines (a recorder) just streams.
+		_ = w.rc.SetWriteDeadline(time.Now().Add(w.timeout))
 	}
 	if !w.started {
 		w.started = true

@@ -22,16 +22,18 @@ const defaultBudget = 1_000_000
 // budgetConfig is the budget and limit part of coachd serve's config.
 type budgetConfig struct {
 	RateLimit       string
+	ToolRateLimit   string
 	MonthlyMessages int64
 	ReservationTTL  time.Duration
 	Period          string
 	DefaultBudget   int64
 
-	rate coachd.RateLimit
+	rate, toolRate coachd.RateLimit
 }
 
 func (c *budgetConfig) register(fs *flag.FlagSet, getenv func(string) string) {
 	fs.StringVar(&c.RateLimit, "rate-limit", envOr(getenv, "COACHD_RATE_LIMIT", "20/60s"), "per-user turn rate: N/DURATION, or off (env COACHD_RATE_LIMIT)")
+	fs.StringVar(&c.ToolRateLimit, "tool-rate-limit", envOr(getenv, "COACHD_TOOL_RATE_LIMIT", "120/60s"), "per-user rate of POST /v1/tools/execute: N/DURATION, or off (env COACHD_TOOL_RATE_LIMIT)")
 	fs.Int64Var(&c.MonthlyMessages, "monthly-messages", envInt(getenv, "COACHD_MONTHLY_MESSAGES", 0), "per-user messages per calendar month; 0 is no limit (env COACHD_MONTHLY_MESSAGES)")
 	fs.DurationVar(&c.ReservationTTL, "reservation-expiry", envDuration(getenv, "COACHD_RESERVATION_EXPIRY", coachd.DefaultReservationTTL), "how long an unsettled budget reservation holds tokens (env COACHD_RESERVATION_EXPIRY)")
 	fs.StringVar(&c.Period, "budget-period", envOr(getenv, "COACHD_BUDGET_PERIOD", "none"), "when token budgets reset: none or monthly (env COACHD_BUDGET_PERIOD)")
@@ -50,6 +52,9 @@ func (c *budgetConfig) check() error {
 		return fmt.Errorf("--rate-limit: %s", coachd.ErrorMessage(err))
 	}
 	c.rate = r
+	if c.toolRate, err = coachd.ParseRateLimit(c.ToolRateLimit); err != nil {
+		return fmt.Errorf("--tool-rate-limit: %s", coachd.ErrorMessage(err))
+	}
 	switch {
 	case c.Period != string(coachd.PeriodNone) && c.Period != string(coachd.PeriodMonthly):
 		return fmt.Errorf("--budget-period must be none or monthly, not %q", c.Period)
@@ -63,14 +68,14 @@ func (c *budgetConfig) check() error {
 
 func (c budgetConfig) LogValue() slog.Value {
 	return slog.GroupValue(
-		slog.String("rate_limit", c.RateLimit), slog.Int64("monthly_messages", c.MonthlyMessages),
+		slog.String("rate_limit", c.RateLimit), slog.String("tool_rate_limit", c.ToolRateLimit), slog.Int64("monthly_messages", c.MonthlyMessages),
 		slog.Duration("reservation_expiry", c.ReservationTTL), slog.String("period", c.Period),
 		slog.Int64("default_budget", c.DefaultBudget),
 	)
 }
 
 func (c budgetConfig) limits() server.Limits {
-	return server.Limits{Rate: c.rate, MonthlyMessages: c.MonthlyMessages, DefaultBudget: c.DefaultBudget}
+	return server.Limits{Rate: c.rate, ToolRate: c.toolRate, MonthlyMessages: c.MonthlyMessages, DefaultBudget: c.DefaultBudget}
 }
 
 func (c budgetConfig) store() coachd.BudgetConfig {

@@ -33,6 +33,7 @@ type serveConfig struct {
 	LogFormat string
 	Model     modelConfig
 	Budget    budgetConfig
+	Edge      edgeConfig
 	Pack      string
 	// Workspaces is the directory POST /v1/reviews workspaces live under;
 	// "" turns reviews off.
@@ -59,6 +60,7 @@ func (c serveConfig) LogValue() slog.Value {
 		slog.String("log_format", c.LogFormat),
 		slog.Any("model", c.Model),
 		slog.Any("budget", c.Budget),
+		slog.Any("edge", c.Edge),
 		slog.String("pack", c.Pack),
 		slog.String("workspaces", c.Workspaces),
 		slog.String("webhook_allow", c.WebhookAllow),
@@ -75,6 +77,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	fs.StringVar(&cfg.LogFormat, "log-format", envOr(getenv, "COACHD_LOG_FORMAT", "text"), "log format: text or json (env COACHD_LOG_FORMAT)")
 	cfg.Model.register(fs, getenv)
 	cfg.Budget.register(fs, getenv)
+	cfg.Edge.register(fs, getenv)
 	fs.DurationVar(&cfg.ShutdownGrace, "shutdown-grace", envDuration(getenv, "COACHD_SHUTDOWN_GRACE", defaultShutdownGrace),
 		"on SIGINT/SIGTERM, how long running requests may finish before their turns are cancelled (env COACHD_SHUTDOWN_GRACE)")
 	fs.StringVar(&cfg.Pack, "pack", getenv("COACHD_PACK"), "coach pack directory (agents/, skills/, tools/); empty serves the built-in default agent (env COACHD_PACK)")
@@ -89,9 +92,11 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		fmt.Fprintf(stderr, "coachd serve: --webhook-allow: %v\n", err)
 		return errUsage
 	}
-	if err := cfg.Budget.check(); err != nil {
-		fmt.Fprintf(stderr, "coachd serve: %v\n", err)
-		return errUsage
+	for _, check := range []func() error{cfg.Budget.check, cfg.Edge.check} {
+		if err := check(); err != nil {
+			fmt.Fprintf(stderr, "coachd serve: %v\n", err)
+			return errUsage
+		}
 	}
 	var handler slog.Handler
 	switch cfg.LogFormat {
@@ -164,10 +169,15 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 			Heartbeat: cfg.Model.Heartbeat,
 			Limits:    cfg.Budget.limits(),
 			Reviews:   reviewer,
+
+			BodyTimeout:  cfg.Edge.BodyTimeout,
+			WriteTimeout: cfg.Edge.WriteTimeout,
 		})),
 		// No ReadTimeout or WriteTimeout: chat responses are SSE streams
-		// that stay open for minutes, and either deadline would cut them.
-		// Slow-header clients are bounded here, idle keep-alives below.
+		// that stay open for minutes, and either whole-request deadline
+		// would cut them. The API bounds each body and each write instead;
+		// slow headers are bounded here, idle keep-alives below, and the
+		// number of connections by the listener.
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       120 * time.Second,
 		MaxHeaderBytes:    64 << 10,
@@ -177,6 +187,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
+	ln = server.LimitListener(ln, cfg.Edge.MaxConns)
 	addr := ln.Addr().String()
 	if cfg.Demo {
 		if err := announceDemo(ctx, store, "http://"+addr, cfg.Budget.DefaultBudget, stdout); err != nil {
