@@ -57,7 +57,10 @@ func (f *File) Path() string { return f.Type + "/" + f.Name }
 func ValidFileType(t string) bool { return ValidFileName(t) && !strings.ContainsAny(t, " ") }
 
 // ValidFileName reports whether name is a safe file name: no path
-// separators, no "..", no control characters, not too long.
+// separators, no "..", no control characters, no invisible format
+// characters (bidi overrides and isolates, zero-width spaces and joiners,
+// the BOM: "a\u202Egnp.exe" shows as "aexe.png"; issue 20 finding 13) and
+// no line or paragraph separators, not too long.
 func ValidFileName(name string) bool {
 	if name == "" || utf8.RuneCountInString(name) > FileNameMax || !utf8.ValidString(name) {
 		return false
@@ -66,7 +69,7 @@ func ValidFileName(name string) bool {
 		return false
 	}
 	for _, r := range name {
-		if unicode.IsControl(r) {
+		if unicode.IsControl(r) || unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp) {
 			return false
 		}
 	}
@@ -80,7 +83,7 @@ func (f *File) Validate() []FieldError {
 		errs = append(errs, FieldError{"file_type", "must be a short name without spaces or path characters", "format"})
 	}
 	if !ValidFileName(f.Name) {
-		errs = append(errs, FieldError{"file_name", "must be 1 to 100 characters without /, \\, .., control characters or surrounding spaces", "format"})
+		errs = append(errs, FieldError{"file_name", "must be 1 to 100 characters without /, \\, .., control or invisible formatting characters or surrounding spaces", "format"})
 	}
 	if len(f.Content) > FileContentMax {
 		errs = append(errs, FieldError{"content", "must be at most 100000 bytes", "length"})
