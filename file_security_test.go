@@ -12,7 +12,7 @@ import (
 // paragraph separator is now refused wherever a file name is validated.
 func TestSecurityFileNameFormatChars(t *testing.T) {
 	for _, name := range []string{
-		"a\u202Egnp.exe\u200B", // the example: RLO and a zero-width space
+		"a\u202Egnp.exe\u200B",                                     // the example: RLO and a zero-width space
 		"a\u202Ab", "a\u202Bb", "a\u202Cb", "a\u202Db", "a\u202Eb", // embeddings and overrides
 		"a\u2066b", "a\u2067b", "a\u2068b", "a\u2069b", // isolates
 		"a\u200Bb", "a\u200Cb", "a\u200Db", "a\u2060b", "\uFEFFab", // zero-width, word joiner, BOM
