@@ -15,6 +15,15 @@ const (
 	FilePreviewMax = 300
 )
 
+// Per-user file caps (issue 20 finding 8): saving a new file beyond
+// MaxFilesPerUser, or any save that would take the user's files beyond
+// MaxFileBytesPerUser of content in all, is ECONFLICT. Replacing a file
+// with a shorter one is always possible.
+const (
+	MaxFilesPerUser     = 500
+	MaxFileBytesPerUser = 20 << 20
+)
+
 // FileStatuses are the values of a file's status attribute.
 var FileStatuses = []string{"thriving", "good", "okay", "needs_attention", "in_crisis"}
 
@@ -124,6 +133,8 @@ type FileFilter struct {
 type FileService interface {
 	// SaveFile validates f and creates it, or replaces the user's file of
 	// the same type and name, returning when the write has committed.
+	// Beyond the per-user caps (MaxFilesPerUser, MaxFileBytesPerUser) it
+	// is ECONFLICT.
 	SaveFile(ctx context.Context, f *File) error
 	FindFile(ctx context.Context, userID, fileType, name string) (*File, error)
 	ListFiles(ctx context.Context, userID string, f FileFilter) ([]*File, error)
