@@ -80,8 +80,16 @@ func (f *TagFilter) Write(chunk string) string {
 				out.WriteString(chunk[i:])
 				break
 			}
-			out.WriteString(chunk[i : i+j])
-			i += j + 1
+			start, open := i, i+j
+			for open+1 < len(chunk) && chunk[open+1] == '[' { // in "[[[" only the last '[' can start a tag
+				open++
+			}
+			i = open + 1
+			if i < len(chunk) && !(chunk[i] >= 'A' && chunk[i] <= 'Z' || chunk[i] == '_') {
+				out.WriteString(chunk[start:i]) // no name after the '[': text at once
+				continue
+			}
+			out.WriteString(chunk[start:open])
 			f.held = append(f.held[:0], '[')
 			f.phase = phaseName
 			continue

@@ -62,8 +62,11 @@ func stripLegacy(s string) string {
 			out = append(out, s[i:]...)
 			break
 		}
-		out = append(out, s[i:i+j]...)
 		p := i + j
+		for p+1 < len(s) && s[p+1] == '[' { // in "[[[" only the last '[' can start a tag
+			p++
+		}
+		out = append(out, s[i:p]...)
 		i = p + 1
 		closing := p+1 < len(s) && s[p+1] == '/'
 		k := p + 1
@@ -113,7 +116,7 @@ func legacyName(s string) int {
 		return -1
 	}
 	for i, name := range LegacyTags {
-		if strings.HasPrefix(s, name) {
+		if name[0] == s[0] && strings.HasPrefix(s, name) {
 			return i
 		}
 	}
