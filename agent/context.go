@@ -215,8 +215,9 @@ func systemPrompt(a *Agent, d *contextData) []coachd.Block {
 // sanitises, all sections together (issue 20 finding 2). Each text is cut
 // to its room before it is sanitised; each section reads at most twice
 // its budget, and the sections share this total in proportion to their
-// budgets. What lies beyond is not read at all, however many files and
-// notes the user has.
+// budgets (a small section keeps its budget's worth, up to 4 KiB). What
+// lies beyond is not read at all, however many files and notes the user
+// has.
 const MaxContextReadBytes = 256 << 10
 
 // reader sanitises stored text for one section within its share of
@@ -226,7 +227,8 @@ type reader struct{ left int }
 // newReader returns the reader of a section of budget bytes among
 // sections of total bytes in all.
 func newReader(budget, total int) *reader {
-	return &reader{left: min(2*budget, MaxContextReadBytes*budget/max(total, 1))}
+	share := max(MaxContextReadBytes*budget/max(total, 1), min(budget, 4<<10))
+	return &reader{left: min(2*budget, share)}
 }
 
 // text returns s sanitised and cut to at most n bytes. At most n and a
