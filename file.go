@@ -15,6 +15,15 @@ const (
 	FilePreviewMax = 300
 )
 
+// Per-user file caps (issue 20 finding 8): saving a new file beyond
+// MaxFilesPerUser, or any save that would take the user's files beyond
+// MaxFileBytesPerUser of content in all, is ECONFLICT. Replacing a file
+// with a shorter one is always possible.
+const (
+	MaxFilesPerUser     = 500
+	MaxFileBytesPerUser = 20 << 20
+)
+
 // FileStatuses are the values of a file's status attribute.
 var FileStatuses = []string{"thriving", "good", "okay", "needs_attention", "in_crisis"}
 
@@ -60,7 +69,10 @@ func (f *File) Path() string { return f.Type + "/" + f.Name }
 func ValidFileType(t string) bool { return ValidFileName(t) && !strings.ContainsAny(t, " ") }
 
 // ValidFileName reports whether name is a safe file name: no path
-// separators, no "..", no control characters, not too long.
+// separators, no "..", no control characters, no invisible format
+// characters (bidi overrides and isolates, zero-width spaces and joiners,
+// the BOM: "a\u202Egnp.exe" shows as "aexe.png"; issue 20 finding 13) and
+// no line or paragraph separators, not too long.
 func ValidFileName(name string) bool {
 	if name == "" || utf8.RuneCountInString(name) > FileNameMax || !utf8.ValidString(name) {
 		return false
@@ -69,7 +81,7 @@ func ValidFileName(name string) bool {
 		return false
 	}
 	for _, r := range name {
-		if unicode.IsControl(r) {
+		if unicode.IsControl(r) || unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp) {
 			return false
 		}
 	}
@@ -83,7 +95,7 @@ func (f *File) Validate() []FieldError {
 		errs = append(errs, FieldError{"file_type", "must be a short name without spaces or path characters", "format"})
 	}
 	if !ValidFileName(f.Name) {
-		errs = append(errs, FieldError{"file_name", "must be 1 to 100 characters without /, \\, .., control characters or surrounding spaces", "format"})
+		errs = append(errs, FieldError{"file_name", "must be 1 to 100 characters without /, \\, .., control or invisible formatting characters or surrounding spaces", "format"})
 	}
 	if len(f.Content) > FileContentMax {
 		errs = append(errs, FieldError{"content", "must be at most 100000 bytes", "length"})
@@ -124,6 +136,8 @@ type FileFilter struct {
 type FileService interface {
 	// SaveFile validates f and creates it, or replaces the user's file of
 	// the same type and name, returning when the write has committed.
+	// Beyond the per-user caps (MaxFilesPerUser, MaxFileBytesPerUser) it
+	// is ECONFLICT.
 	SaveFile(ctx context.Context, f *File) error
 	FindFile(ctx context.Context, userID, fileType, name string) (*File, error)
 	ListFiles(ctx context.Context, userID string, f FileFilter) ([]*File, error)

@@ -20,6 +20,16 @@ const (
 	DefaultImportance = 50
 )
 
+// Per-user note caps (issue 20 finding 8): a user has at most
+// MaxNotesPerUser live notes; creating or restoring one more is
+// ECONFLICT. Soft-deleted notes are kept for restore up to
+// MaxDeletedNotesPerUser, the oldest deleted beyond that are purged, so a
+// create-and-delete loop cannot grow the table either.
+const (
+	MaxNotesPerUser        = 1000
+	MaxDeletedNotesPerUser = 1000
+)
+
 var marketSlugRe = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
 
 // Note is one thing the coach remembers about a user.
@@ -106,6 +116,8 @@ type NoteStats struct {
 // NoteService stores notes, scoped to their user. Listings order pinned
 // first, then importance (high first), then newest.
 type NoteService interface {
+	// CreateNote validates and stores n; ECONFLICT when the user already
+	// has MaxNotesPerUser live notes.
 	CreateNote(ctx context.Context, n *Note) error
 	FindNote(ctx context.Context, userID, id string) (*Note, error)
 	ListNotes(ctx context.Context, userID string, f NoteFilter, page Page) ([]*Note, string, error)
@@ -113,7 +125,10 @@ type NoteService interface {
 	// note is ENOTFOUND.
 	UpdateNote(ctx context.Context, userID, id string, upd NoteUpdate) (*Note, error)
 	TogglePin(ctx context.Context, userID, id string) (*Note, error)
-	DeleteNote(ctx context.Context, userID, id string) error // soft delete
+	// DeleteNote soft-deletes the note; the user's deleted notes beyond
+	// the newest MaxDeletedNotesPerUser are purged.
+	DeleteNote(ctx context.Context, userID, id string) error
+	// RestoreNote undeletes the note; ECONFLICT at MaxNotesPerUser.
 	RestoreNote(ctx context.Context, userID, id string) (*Note, error)
 	NoteStats(ctx context.Context, userID string) (*NoteStats, error)
 }

@@ -14,6 +14,9 @@ import (
 // MaxActionTagBytes bounds one tag; a longer bracket run is plain text.
 const MaxActionTagBytes = 16 << 10
 
+// maxTagName bounds a tag's name.
+const maxTagName = 41
+
 // ActionTag is one tag found in text.
 type ActionTag struct {
 	Name    string          // as written: SAVE_NOTE
@@ -23,103 +26,107 @@ type ActionTag struct {
 // Tool is the name of the tool the tag calls.
 func (a ActionTag) Tool() string { return strings.ToLower(a.Name) }
 
-type tagMatch int
-
-const (
-	tagInvalid tagMatch = iota
-	tagIncomplete
-	tagComplete
-)
-
-// matchTag says whether s, which starts with '[', begins with an action
-// tag: [NAME: {json}] with NAME upper-case letters, digits and
-// underscores. n is the tag's length when complete.
-func matchTag(s string) (n int, m tagMatch) {
-	i := 1
-	for ; i < len(s); i++ {
-		c := s[i]
-		if c >= 'A' && c <= 'Z' || c == '_' || (i > 1 && c >= '0' && c <= '9') {
-			if i > 41 {
-				return 0, tagInvalid
-			}
-			continue
-		}
-		break
-	}
-	if i == len(s) {
-		return 0, tagIncomplete
-	}
-	if i < 3 || s[i] != ':' {
-		return 0, tagInvalid
-	}
-	i = skipSpace(s, i+1)
-	if i == len(s) {
-		return 0, tagIncomplete
-	}
-	if s[i] != '{' {
-		return 0, tagInvalid
-	}
-	start, depth, inStr, esc := i, 0, false, false
-	for ; i < len(s); i++ {
-		if i > MaxActionTagBytes {
-			return 0, tagInvalid
-		}
-		c := s[i]
-		switch {
-		case inStr && esc:
-			esc = false
-		case inStr && c == '\\':
-			esc = true
-		case inStr && c == '"':
-			inStr = false
-		case inStr:
-		case c == '"':
-			inStr = true
-		case c == '{' || c == '[':
-			depth++
-		case c == '}' || c == ']':
-			depth--
-		}
-		if depth == 0 {
-			break
-		}
-	}
-	if i >= len(s) {
-		return 0, tagIncomplete
-	}
-	if !json.Valid([]byte(s[start : i+1])) {
-		return 0, tagInvalid
-	}
-	j := skipSpace(s, i+1)
-	if j == len(s) {
-		return 0, tagIncomplete
-	}
-	if s[j] != ']' {
-		return 0, tagInvalid
-	}
-	return j + 1, tagComplete
-}
-
-func skipSpace(s string, i int) int {
-	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r') {
-		i++
-	}
-	return i
-}
-
 // TagFilter removes action tags from text streamed in pieces. Text that
 // might still become a tag is held back until it is decided.
+//
+// A tag is [NAME: {json}] with NAME of 2 to 41 upper-case letters, digits
+// and underscores (not starting with a digit), the object's extent found
+// by counting brackets outside JSON strings. The filter is one state
+// machine that reads every byte once, wherever the pieces are cut, so its
+// cost is linear in the text: a candidate that fails once its object has
+// started ("{" never closed within MaxActionTagBytes, invalid JSON, no "]"
+// after it) is plain text as a whole, and a tag inside it is not looked
+// for again (rescanning from each '[' made hostile text quadratic: issue
+// 20 finding 2).
 type TagFilter struct {
-	pending string
-	tags    []ActionTag
+	held  []byte // the candidate tag read so far, from its '['
+	phase tagPhase
+	name  int  // name bytes read
+	depth int  // bracket depth inside the object
+	open  int  // index of the object's '{' in held
+	end   int  // index just past the object's closing '}' in held
+	str   bool // inside a JSON string
+	esc   bool // after a backslash inside a JSON string
+	tags  []ActionTag
 }
 
+type tagPhase uint8
+
+const (
+	phaseText   tagPhase = iota // not in a candidate
+	phaseName                   // after '['
+	phaseSpace                  // after "NAME:"
+	phaseObject                 // inside the {json} object
+	phaseTail                   // after the object, before ']'
+)
+
+// step says what one byte does to the candidate.
+type step uint8
+
+const (
+	stepMore       step = iota // the byte belongs to the candidate
+	stepDone                   // the byte completes the tag
+	stepReject                 // no tag: held is text, the byte is read again as text
+	stepRejectWith             // no tag: held and the byte are text
+)
+
 // Write adds a piece of text and returns what can be shown now.
-func (f *TagFilter) Write(chunk string) string { return f.scan(f.pending+chunk, false) }
+func (f *TagFilter) Write(chunk string) string {
+	var out strings.Builder
+	for i := 0; i < len(chunk); {
+		if f.phase == phaseText {
+			j := strings.IndexByte(chunk[i:], '[')
+			if j < 0 {
+				out.WriteString(chunk[i:])
+				break
+			}
+			start, open := i, i+j
+			for open+1 < len(chunk) && chunk[open+1] == '[' { // in "[[[" only the last '[' can start a tag
+				open++
+			}
+			i = open + 1
+			if i < len(chunk) && !(chunk[i] >= 'A' && chunk[i] <= 'Z' || chunk[i] == '_') {
+				out.WriteString(chunk[start:i]) // no name after the '[': text at once
+				continue
+			}
+			out.WriteString(chunk[start:open])
+			f.held = append(f.held[:0], '[')
+			f.phase = phaseName
+			continue
+		}
+		c := chunk[i]
+		switch f.step(c) {
+		case stepMore:
+			f.held = append(f.held, c)
+			i++
+		case stepDone:
+			f.held = append(f.held, c)
+			f.tags = append(f.tags, ActionTag{
+				Name:    string(f.held[1 : 1+f.name]),
+				Payload: json.RawMessage(string(f.held[f.open:f.end])),
+			})
+			f.reset()
+			i++
+		case stepReject:
+			out.Write(f.held)
+			f.reset()
+		case stepRejectWith:
+			out.Write(f.held)
+			out.WriteByte(c)
+			f.reset()
+			i++
+		}
+	}
+	return out.String()
+}
 
 // Flush ends the text: held-back text that never became a tag is
 // returned.
-func (f *TagFilter) Flush() string { return f.scan(f.pending, true) }
+func (f *TagFilter) Flush() string {
+	s := string(f.held)
+	f.reset()
+	return s
+}
 
 // Tags returns the tags found so far and forgets them.
 func (f *TagFilter) Tags() []ActionTag {
@@ -128,32 +135,76 @@ func (f *TagFilter) Tags() []ActionTag {
 	return t
 }
 
-func (f *TagFilter) scan(buf string, final bool) string {
-	f.pending = ""
-	var out strings.Builder
-	for {
-		i := strings.IndexByte(buf, '[')
-		if i < 0 {
-			out.WriteString(buf)
-			return out.String()
-		}
-		out.WriteString(buf[:i])
-		buf = buf[i:]
-		n, m := matchTag(buf)
-		switch {
-		case m == tagComplete:
-			name, payload, _ := strings.Cut(buf[1:n-1], ":")
-			f.tags = append(f.tags, ActionTag{Name: name, Payload: json.RawMessage(strings.TrimSpace(payload))})
-			buf = buf[n:]
-		case m == tagIncomplete && !final:
-			f.pending = buf
-			return out.String()
-		default:
-			out.WriteByte('[')
-			buf = buf[1:]
-		}
-	}
+func (f *TagFilter) reset() {
+	tags, held := f.tags, f.held[:0]
+	*f = TagFilter{held: held, tags: tags}
 }
+
+func (f *TagFilter) step(c byte) step {
+	if len(f.held) >= MaxActionTagBytes {
+		return stepReject
+	}
+	switch f.phase {
+	case phaseName:
+		switch {
+		case c >= 'A' && c <= 'Z' || c == '_' || f.name > 0 && c >= '0' && c <= '9':
+			if f.name == maxTagName {
+				return stepReject
+			}
+			f.name++
+			return stepMore
+		case c == ':' && f.name >= 2:
+			f.phase = phaseSpace
+			return stepMore
+		}
+		return stepReject
+	case phaseSpace:
+		switch {
+		case isSpace(c):
+			return stepMore
+		case c == '{':
+			f.phase, f.open, f.depth = phaseObject, len(f.held), 1
+			return stepMore
+		}
+		return stepReject
+	case phaseObject:
+		switch {
+		case f.str && f.esc:
+			f.esc = false
+		case f.str && c == '\\':
+			f.esc = true
+		case f.str && c == '"':
+			f.str = false
+		case f.str:
+		case c == '"':
+			f.str = true
+		case c == '{' || c == '[':
+			f.depth++
+		case c == '}' || c == ']':
+			f.depth--
+		}
+		if f.depth > 0 {
+			return stepMore
+		}
+		f.end = len(f.held) + 1
+		if !json.Valid(append(f.held[f.open:], c)) {
+			return stepRejectWith
+		}
+		f.phase = phaseTail
+		return stepMore
+	case phaseTail:
+		switch {
+		case isSpace(c):
+			return stepMore
+		case c == ']':
+			return stepDone
+		}
+		return stepReject
+	}
+	return stepReject
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
 // StripActionTags returns text without its action tags, and the tags.
 func StripActionTags(text string) (string, []ActionTag) {

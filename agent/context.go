@@ -211,15 +211,57 @@ func systemPrompt(a *Agent, d *contextData) []coachd.Block {
 	return blocks
 }
 
+// MaxContextReadBytes bounds the stored text one turn's context reads and
+// sanitises, all sections together (issue 20 finding 2). Each text is cut
+// to its room before it is sanitised; each section reads at most twice
+// its budget, and the sections share this total in proportion to their
+// budgets (a small section keeps its budget's worth, up to 4 KiB). What
+// lies beyond is not read at all, however many files and notes the user
+// has.
+const MaxContextReadBytes = 256 << 10
+
+// reader sanitises stored text for one section within its share of
+// MaxContextReadBytes.
+type reader struct{ left int }
+
+// newReader returns the reader of a section of budget bytes among
+// sections of total bytes in all.
+func newReader(budget, total int) *reader {
+	share := max(MaxContextReadBytes*budget/max(total, 1), min(budget, 4<<10))
+	return &reader{left: min(2*budget, share)}
+}
+
+// text returns s sanitised and cut to at most n bytes. At most n and a
+// half bytes of s are read (Sanitize may remove some of them), and none
+// once the section's share is spent.
+func (r *reader) text(s string, n int) string {
+	if n <= 0 || r.left <= 0 {
+		return ""
+	}
+	read := runeCut(s, min(n+n/2, r.left))
+	r.left -= len(read)
+	return clip(Sanitize(read), n, len(s)-len(read))
+}
+
+// spent reports whether the section's share is used up.
+func (r *reader) spent() bool { return r.left <= 0 }
+
 func contextSections(spec *ContextSpec, d *contextData) []string {
 	var out []string
+	total := 0
+	for _, name := range ContextSections {
+		if spec.has(name) {
+			total += spec.budget(name)
+		}
+	}
+	rd := func(name string) *reader { return newReader(spec.budget(name), total) }
 	add := func(name, body string) {
 		if body = strings.TrimSpace(body); body != "" {
-			out = append(out, "<"+tagOf(name)+">\n"+clip(body, spec.budget(name))+"\n</"+tagOf(name)+">")
+			out = append(out, "<"+tagOf(name)+">\n"+clip(body, spec.budget(name), 0)+"\n</"+tagOf(name)+">")
 		}
 	}
 	if spec.has(SectionHeader) {
-		add(SectionHeader, header(spec, d))
+		add(SectionHeader, header(spec, d, rd(SectionHeader)))
 	}
 	var standing, recent []*coachd.File
 	days := spec.RecentDays
@@ -236,26 +278,36 @@ func contextSections(spec *ContextSpec, d *contextData) []string {
 		}
 	}
 	if spec.has(SectionStanding) {
-		add(SectionStanding, fileList(standing, spec.budget(SectionStanding), d.now.Location()))
+		add(SectionStanding, fileList(standing, spec.budget(SectionStanding), d.now.Location(), rd(SectionStanding)))
 	}
 	if spec.has(SectionRecent) {
-		add(SectionRecent, fileList(recent, spec.budget(SectionRecent), d.now.Location()))
+		add(SectionRecent, fileList(recent, spec.budget(SectionRecent), d.now.Location(), rd(SectionRecent)))
 	}
 	if spec.has(SectionNotes) {
-		var sb strings.Builder
-		for _, n := range d.notes {
-			pin := ""
-			if n.Pinned {
-				pin = ` pinned="true"`
-			}
-			fmt.Fprintf(&sb, "<note type=%q importance=\"%d\"%s>%s: %s</note>\n", n.Type, n.Importance, pin, Sanitize(n.Title), Sanitize(n.Content))
-		}
-		add(SectionNotes, sb.String())
+		add(SectionNotes, noteList(d.notes, spec.budget(SectionNotes), rd(SectionNotes)))
 	}
 	if spec.has(SectionDataSchema) {
-		add(SectionDataSchema, Sanitize(spec.DataSchema))
+		add(SectionDataSchema, rd(SectionDataSchema).text(spec.DataSchema, spec.budget(SectionDataSchema)))
 	}
 	return out
+}
+
+// noteList renders notes until the section's budget is full.
+func noteList(notes []*coachd.Note, budget int, rd *reader) string {
+	var sb strings.Builder
+	for _, n := range notes {
+		room := budget - sb.Len()
+		if room <= 0 || rd.spent() {
+			break
+		}
+		pin := ""
+		if n.Pinned {
+			pin = ` pinned="true"`
+		}
+		fmt.Fprintf(&sb, "<note type=%q importance=\"%d\"%s>%s: %s</note>\n", n.Type, n.Importance, pin,
+			rd.text(n.Title, room), rd.text(n.Content, room))
+	}
+	return sb.String()
 }
 
 // tagOf is a section's XML tag: the header is <session_context>.
@@ -266,15 +318,15 @@ func tagOf(section string) string {
 	return section
 }
 
-func header(spec *ContextSpec, d *contextData) string {
+func header(spec *ContextSpec, d *contextData, rd *reader) string {
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "User: %s\n", oneLine(Sanitize(d.user.Name)))
+	fmt.Fprintf(&sb, "User: %s\n", oneLine(rd.text(d.user.Name, attrMax)))
 	if l := d.last; l != nil {
 		kind := "conversation"
 		if l.Mode != "" {
 			kind = l.Mode
 		}
-		fmt.Fprintf(&sb, "Last session: %s, %s (%s, %q)\n", kind, ago(d.now.Sub(l.UpdatedAt)), l.Status, oneLine(Sanitize(l.Title)))
+		fmt.Fprintf(&sb, "Last session: %s, %s (%s, %q)\n", kind, ago(d.now.Sub(l.UpdatedAt)), l.Status, oneLine(rd.text(l.Title, attrMax)))
 	} else {
 		sb.WriteString("Last session: none (first session)\n")
 	}
@@ -288,47 +340,71 @@ func header(spec *ContextSpec, d *contextData) string {
 	return sb.String()
 }
 
+// attrMax bounds a name, title or preview line in the context, in bytes:
+// a preview line is the longest.
+const attrMax = 4 * coachd.FilePreviewMax
+
 // fileList renders files within budget; files that do not fit are named
 // so the model can read_file them.
-func fileList(files []*coachd.File, budget int, loc *time.Location) string {
+func fileList(files []*coachd.File, budget int, loc *time.Location, rd *reader) string {
 	var sb strings.Builder
 	for i, f := range files {
-		attrs := fmt.Sprintf("path=%q updated=%q", attrText(f.Path()), f.UpdatedAt.In(loc).Format("2006-01-02 15:04"))
+		attrs := fmt.Sprintf("path=%q updated=%q", oneLine(rd.text(f.Path(), attrMax)), f.UpdatedAt.In(loc).Format("2006-01-02 15:04"))
 		if f.Attributes.Status != "" {
 			attrs += fmt.Sprintf(" status=%q", f.Attributes.Status)
 		}
 		if p := f.Attributes.PreviewLine; p != "" {
-			attrs += fmt.Sprintf(" preview=%q", attrText(p))
+			attrs += fmt.Sprintf(" preview=%q", oneLine(rd.text(p, attrMax)))
 		}
-		body := Sanitize(strings.TrimSpace(f.Content))
 		room := budget - sb.Len() - len(attrs) - 20
-		if room < 200 {
-			rest := make([]string, 0, len(files)-i)
-			for _, r := range files[i:] {
-				rest = append(rest, r.Path())
-			}
-			fmt.Fprintf(&sb, "[%d more not shown; read_file them: %s]\n", len(rest), strings.Join(rest, ", "))
+		if room < 200 || rd.spent() {
+			moreFiles(&sb, files[i:], budget-sb.Len(), rd)
 			break
 		}
-		fmt.Fprintf(&sb, "<file %s>\n%s\n</file>\n", attrs, clip(body, room))
+		body := rd.text(strings.TrimSpace(f.Content), room)
+		fmt.Fprintf(&sb, "<file %s>\n%s\n</file>\n", attrs, body)
 	}
 	return sb.String()
 }
 
-func attrText(s string) string { return oneLine(Sanitize(s)) }
+// moreFiles names the files that did not fit, as many as room allows
+// (at least a few: the section is clipped as a whole anyway).
+func moreFiles(sb *strings.Builder, rest []*coachd.File, room int, rd *reader) {
+	room = max(room, 2*attrMax)
+	names := make([]string, 0, len(rest))
+	for _, r := range rest {
+		p := oneLine(rd.text(r.Path(), attrMax))
+		if room -= len(p) + 2; room < 100 || p == "" {
+			names = append(names, "…")
+			break
+		}
+		names = append(names, p)
+	}
+	fmt.Fprintf(sb, "[%d more not shown; read_file them: %s]\n", len(rest), strings.Join(names, ", "))
+}
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
-// clip cuts s to n bytes at a rune boundary, saying so.
-func clip(s string, n int) string {
+// runeCut returns the longest prefix of s of at most n bytes that does not
+// split a rune.
+func runeCut(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	cut := n - 40
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
 	}
-	return s[:max(cut, 0)] + fmt.Sprintf("\n[…truncated %d characters]", len(s)-max(cut, 0))
+	return s[:max(n, 0)]
+}
+
+// clip cuts s to n bytes at a rune boundary, saying so; more counts the
+// bytes cut before s was made.
+func clip(s string, n, more int) string {
+	if len(s) <= n && more == 0 {
+		return s
+	}
+	kept := runeCut(s, n-40)
+	return kept + fmt.Sprintf("\n[…truncated %d characters]", len(s)-len(kept)+more)
 }
 
 func ago(d time.Duration) string {

@@ -156,7 +156,7 @@ func TestContextBudget(t *testing.T) {
 		{Type: "a", Name: "one", Content: strings.Repeat("x", 5000)},
 		{Type: "a", Name: "two", Content: "short"},
 	}
-	got := fileList(files, 1000, time.UTC)
+	got := fileList(files, 1000, time.UTC, newReader(1000, 1000))
 	if len(got) > 1100 || !strings.Contains(got, "truncated") || !strings.Contains(got, "a/two") {
 		t.Fatalf("len %d:\n%s", len(got), got)
 	}

@@ -29,8 +29,8 @@ func scanFile(row interface{ Scan(...any) error }) (*coachd.File, error) {
 }
 
 // SaveFile validates f and writes it: a new row, or the user's file of the
-// same type and name replaced (keeping its ID and CreatedAt). It returns
-// after the commit, with f filled in.
+// same type and name replaced (keeping its ID and CreatedAt), within the
+// per-user caps (fileRoom). It returns after the commit, with f filled in.
 func (db *DB) SaveFile(ctx context.Context, f *coachd.File) error {
 	if errs := f.Validate(); len(errs) > 0 {
 		return coachd.Invalid(errs...)
@@ -39,42 +39,45 @@ func (db *DB) SaveFile(ctx context.Context, f *coachd.File) error {
 	if err != nil {
 		return internal(err, "encode file attributes")
 	}
-	tx, err := db.beginWrite(ctx)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	if _, err := findUser(ctx, tx, f.UserID); err != nil {
-		return err
-	}
-	var sessionID any
-	if f.SessionID != "" {
-		if _, err := findSession(ctx, tx, f.UserID, f.SessionID); err != nil {
+	return userTx(ctx, db, f.UserID, func(tx *tx) error {
+		if _, err := findUser(ctx, tx, f.UserID); err != nil {
 			return err
 		}
-		sessionID = f.SessionID
-	}
-	f.Bytes = len(f.Content)
-	f.UpdatedAt = tx.now
-	old, err := findFile(ctx, tx, f.UserID, f.Type, f.Name)
-	switch coachd.ErrorCode(err) {
-	case "":
-		f.ID, f.CreatedAt = old.ID, old.CreatedAt
-		if _, err := tx.exec(ctx, `UPDATE files SET session_id = ?, content = ?, attributes = ?, bytes = ?, updated_at = ?
-			WHERE id = ? AND user_id = ?`, sessionID, f.Content, string(attrs), f.Bytes, tx.time(f.UpdatedAt), f.ID, f.UserID); err != nil {
-			return dbError(err, "update file")
+		var sessionID any
+		if f.SessionID != "" {
+			if _, err := findSession(ctx, tx, f.UserID, f.SessionID); err != nil {
+				return err
+			}
+			sessionID = f.SessionID
 		}
-	case coachd.ENOTFOUND:
-		f.ID, f.CreatedAt = coachd.NewID(coachd.PrefixFile, tx.now), tx.now
-		if _, err := tx.exec(ctx, `INSERT INTO files (`+fileColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			f.ID, f.UserID, sessionID, f.Type, f.Name, f.Content, string(attrs), f.Bytes,
-			tx.time(f.CreatedAt), tx.time(f.UpdatedAt)); err != nil {
-			return dbError(err, "create file")
+		f.Bytes = len(f.Content)
+		f.UpdatedAt = tx.now
+		old, err := findFile(ctx, tx, f.UserID, f.Type, f.Name)
+		switch coachd.ErrorCode(err) {
+		case "":
+			if err := fileRoom(ctx, tx, f.UserID, old, f.Bytes); err != nil {
+				return err
+			}
+			f.ID, f.CreatedAt = old.ID, old.CreatedAt
+			if _, err := tx.exec(ctx, `UPDATE files SET session_id = ?, content = ?, attributes = ?, bytes = ?, updated_at = ?
+				WHERE id = ? AND user_id = ?`, sessionID, f.Content, string(attrs), f.Bytes, tx.time(f.UpdatedAt), f.ID, f.UserID); err != nil {
+				return dbError(err, "update file")
+			}
+		case coachd.ENOTFOUND:
+			if err := fileRoom(ctx, tx, f.UserID, nil, f.Bytes); err != nil {
+				return err
+			}
+			f.ID, f.CreatedAt = coachd.NewID(coachd.PrefixFile, tx.now), tx.now
+			if _, err := tx.exec(ctx, `INSERT INTO files (`+fileColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+				f.ID, f.UserID, sessionID, f.Type, f.Name, f.Content, string(attrs), f.Bytes,
+				tx.time(f.CreatedAt), tx.time(f.UpdatedAt)); err != nil {
+				return dbError(err, "create file")
+			}
+		default:
+			return err
 		}
-	default:
-		return err
-	}
-	return tx.commit()
+		return nil
+	})
 }
 
 // FindFile returns the user's file of that type and name, or ENOTFOUND.

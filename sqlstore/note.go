@@ -24,7 +24,8 @@ func scanNote(row interface{ Scan(...any) error }) (*coachd.Note, error) {
 }
 
 // CreateNote stores n, defaulting Importance to 50, after validating it. A
-// SessionID must name one of the user's sessions.
+// SessionID must name one of the user's sessions. At the user's live note
+// cap (noteRoom) it is ECONFLICT.
 func (db *DB) CreateNote(ctx context.Context, n *coachd.Note) error {
 	if n.Importance == 0 {
 		n.Importance = coachd.DefaultImportance
@@ -32,30 +33,30 @@ func (db *DB) CreateNote(ctx context.Context, n *coachd.Note) error {
 	if errs := n.Validate(); len(errs) > 0 {
 		return coachd.Invalid(errs...)
 	}
-	tx, err := db.beginWrite(ctx)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	if _, err := findUser(ctx, tx, n.UserID); err != nil {
-		return err
-	}
-	var sessionID any
-	if n.SessionID != "" {
-		if _, err := findSession(ctx, tx, n.UserID, n.SessionID); err != nil {
+	return userTx(ctx, db, n.UserID, func(tx *tx) error {
+		if _, err := findUser(ctx, tx, n.UserID); err != nil {
 			return err
 		}
-		sessionID = n.SessionID
-	}
-	n.ID = coachd.NewID(coachd.PrefixNote, tx.now)
-	n.DeletedAt = nil
-	n.CreatedAt, n.UpdatedAt = tx.now, tx.now
-	if _, err := tx.exec(ctx, `INSERT INTO notes (`+noteColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?)`,
-		n.ID, n.UserID, sessionID, n.Type, n.Category, n.Title, n.Content, n.Importance, n.MarketSlug, n.Pinned,
-		tx.time(n.CreatedAt), tx.time(n.UpdatedAt)); err != nil {
-		return dbError(err, "create note")
-	}
-	return tx.commit()
+		var sessionID any
+		if n.SessionID != "" {
+			if _, err := findSession(ctx, tx, n.UserID, n.SessionID); err != nil {
+				return err
+			}
+			sessionID = n.SessionID
+		}
+		if err := noteRoom(ctx, tx, n.UserID); err != nil {
+			return err
+		}
+		n.ID = coachd.NewID(coachd.PrefixNote, tx.now)
+		n.DeletedAt = nil
+		n.CreatedAt, n.UpdatedAt = tx.now, tx.now
+		if _, err := tx.exec(ctx, `INSERT INTO notes (`+noteColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?)`,
+			n.ID, n.UserID, sessionID, n.Type, n.Category, n.Title, n.Content, n.Importance, n.MarketSlug, n.Pinned,
+			tx.time(n.CreatedAt), tx.time(n.UpdatedAt)); err != nil {
+			return dbError(err, "create note")
+		}
+		return nil
+	})
 }
 
 // FindNote returns the user's note, deleted or not (DeletedAt tells), or
@@ -198,49 +199,49 @@ func (db *DB) changeNote(ctx context.Context, userID, id string, change func(*co
 	return n, tx.commit()
 }
 
-// DeleteNote soft-deletes the user's note. Deleting a deleted note is
-// ENOTFOUND.
+// DeleteNote soft-deletes the user's note and purges the user's deleted
+// notes beyond the newest coachd.MaxDeletedNotesPerUser. Deleting a
+// deleted note is ENOTFOUND.
 func (db *DB) DeleteNote(ctx context.Context, userID, id string) error {
-	tx, err := db.beginWrite(ctx)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	res, err := tx.exec(ctx, `UPDATE notes SET deleted_at = ?, updated_at = ? WHERE id = ? AND user_id = ? AND deleted_at IS NULL`,
-		tx.time(tx.now), tx.time(tx.now), id, userID)
-	if err != nil {
-		return dbError(err, "delete note")
-	}
-	if n, err := res.RowsAffected(); err != nil {
-		return dbError(err, "delete note")
-	} else if n == 0 {
-		return noteNotFound(id)
-	}
-	return tx.commit()
+	return userTx(ctx, db, userID, func(tx *tx) error {
+		res, err := tx.exec(ctx, `UPDATE notes SET deleted_at = ?, updated_at = ? WHERE id = ? AND user_id = ? AND deleted_at IS NULL`,
+			tx.time(tx.now), tx.time(tx.now), id, userID)
+		if err != nil {
+			return dbError(err, "delete note")
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return dbError(err, "delete note")
+		} else if n == 0 {
+			return noteNotFound(id)
+		}
+		return purgeDeletedNotes(ctx, tx, userID)
+	})
 }
 
-// RestoreNote undeletes the user's note and returns it. Restoring a note
-// that is not deleted changes nothing and returns it as it is, so a retried
-// restore succeeds.
+// RestoreNote undeletes the user's note and returns it, within the live
+// note cap (noteRoom). Restoring a note that is not deleted changes
+// nothing and returns it as it is, so a retried restore succeeds.
 func (db *DB) RestoreNote(ctx context.Context, userID, id string) (*coachd.Note, error) {
-	tx, err := db.beginWrite(ctx)
+	var n *coachd.Note
+	err := userTx(ctx, db, userID, func(tx *tx) error {
+		var err error
+		if n, err = findNote(ctx, tx, userID, id); err != nil || n.DeletedAt == nil {
+			return err
+		}
+		if err := noteRoom(ctx, tx, userID); err != nil {
+			return err
+		}
+		n.DeletedAt, n.UpdatedAt = nil, tx.now
+		if _, err := tx.exec(ctx, `UPDATE notes SET deleted_at = NULL, updated_at = ? WHERE id = ? AND user_id = ?`,
+			tx.time(n.UpdatedAt), id, userID); err != nil {
+			return dbError(err, "restore note")
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	defer tx.Rollback()
-	n, err := findNote(ctx, tx, userID, id)
-	if err != nil {
-		return nil, err
-	}
-	if n.DeletedAt == nil {
-		return n, tx.commit()
-	}
-	n.DeletedAt, n.UpdatedAt = nil, tx.now
-	if _, err := tx.exec(ctx, `UPDATE notes SET deleted_at = NULL, updated_at = ? WHERE id = ? AND user_id = ?`,
-		tx.time(n.UpdatedAt), id, userID); err != nil {
-		return nil, dbError(err, "restore note")
-	}
-	return n, tx.commit()
+	return n, nil
 }
 
 // NoteStats counts the user's notes: Total, Pinned, ByType and ByCategory

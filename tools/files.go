@@ -139,7 +139,7 @@ func (t SaveFile) Execute(ctx context.Context, call coachd.ToolCall, env coachd.
 		return refuse("not saved: " + fieldText(errs))
 	}
 	if err := env.Store.SaveFile(ctx, f); err != nil {
-		if coachd.ErrorCode(err) == coachd.EINVALID {
+		if code := coachd.ErrorCode(err); code == coachd.EINVALID || code == coachd.ECONFLICT { // e.g. the file caps
 			return refuse("not saved: " + coachd.ErrorMessage(err))
 		}
 		return coachd.ToolResult{}, err

@@ -57,6 +57,9 @@ func (SaveNote) Execute(ctx context.Context, call coachd.ToolCall, env coachd.To
 		return refuse("note not saved: " + fieldText(errs))
 	}
 	if err := env.Store.CreateNote(ctx, n); err != nil {
+		if code := coachd.ErrorCode(err); code == coachd.EINVALID || code == coachd.ECONFLICT { // e.g. the note cap
+			return refuse("note not saved: " + coachd.ErrorMessage(err))
+		}
 		return coachd.ToolResult{}, err
 	}
 	return jsonResult(map[string]any{"success": true, "note_id": n.ID, "title": n.Title})
