@@ -6,12 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/coachd/coachd"
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 )
@@ -202,6 +204,14 @@ func validate(sch *jsonschema.Schema, input json.RawMessage) error {
 	}
 	var details []coachd.FieldError
 	leaves(ve, func(e *jsonschema.ValidationError) {
+		// A missing property is named as the field itself ("title": is
+		// required), as apps' own validators do (seed 001's).
+		if req, ok := e.ErrorKind.(*kind.Required); ok {
+			for _, name := range req.Missing {
+				details = append(details, coachd.FieldError{Field: strings.Join(append(slices.Clone(e.InstanceLocation), name), "."), Message: "is required", Code: "required"})
+			}
+			return
+		}
 		field := strings.Join(e.InstanceLocation, ".")
 		if field == "" {
 			field = "(input)"

@@ -25,7 +25,7 @@ func TestToolsetValidate(t *testing.T) {
 	}
 	for _, tc := range []struct{ in, field string }{
 		{`{"s":"x","n":9}`, "n"},
-		{`{"n":1}`, "(input)"},
+		{`{"n":1}`, "s"}, // a missing property is named (seed 001's validation shape)
 		{`{"s":1}`, "s"},
 		{`{"s":"x","zz":1}`, "(input)"},
 		{`not json`, "(input)"},

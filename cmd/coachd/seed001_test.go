@@ -1,0 +1,95 @@
+package main
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/coachd/coachd/anthropic/anthropictest"
+)
+
+// TestSeed001Client plays the rideshare coach's client calls, under Node,
+// against the real binary serving examples/rideshare: validation, the
+// notes panel, and a chat whose action tags run and stay out of the text.
+func TestSeed001Client(t *testing.T) {
+	node := needNode(t)
+	fake := anthropictest.NewServer()
+	defer fake.Close()
+	var mu sync.Mutex
+	var zone map[string]any
+	app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body struct{ Input map[string]any }
+		b, _ := io.ReadAll(r.Body)
+		json.Unmarshal(b, &body)
+		mu.Lock()
+		if strings.HasSuffix(r.URL.Path, "/zone_intel") {
+			zone = body.Input
+		}
+		mu.Unlock()
+		io.WriteString(w, `{"ok":true}`)
+	}))
+	defer app.Close()
+	p := MustStart(t, []string{"ANTHROPIC_API_KEY=test", "ANTHROPIC_BASE_URL=" + fake.URL(), "RIDESHARE_API_URL=" + app.URL},
+		"--db", filepath.Join(t.TempDir(), "c.db"), "--pack", filepath.Join("..", "..", "examples", "rideshare"), "--demo",
+		"--webhook-allow", "127.0.0.1/32", "--rate-limit", "off")
+	fake.Enqueue(anthropictest.Text("Noted, mornings it is. Deep Ellum on Fridays is a good call.\n"+
+		`[SAVE_NOTE: {"note_type": "preference", "category": "timing", "title": "Prefers mornings", "content": "Likes 5-10am", "importance": 75, "market_slug": "dallas-tx"}]`+"\n"+
+		`[ZONE_INTEL: {"zone_type": "honey_hole", "zone_name": "Deep Ellum Bar District", "market_slug": "dallas-tx", "reason": "Fri-Sat 10pm-2am"}]`+"\n"+
+		`[SYSTEM_NOTE: {"type": "feature_request", "category": "nope", "title": "x", "description": "y"}]`, 9))
+	raw, err := exec.Command(node, filepath.Join("testdata", "seeds", "seed001-client.mjs"), p.url, p.key).Output()
+	if err != nil {
+		t.Fatalf("node: %v\n%s", err, raw)
+	}
+	var out struct {
+		ValidateOK        map[string]any   `json:"validate_ok"`
+		ValidateBad       map[string]any   `json:"validate_bad"`
+		ValidateZone      map[string]any   `json:"validate_zone"`
+		ChatText          string           `json:"chat_text"`
+		ChatResults       []map[string]any `json:"chat_results"`
+		NotesLoaded       []string         `json:"notes_loaded"`
+		AfterFailedDelete int              `json:"after_failed_delete"`
+		PinStatus         int              `json:"pin_status"`
+		AfterDelete       int              `json:"after_delete"`
+		Stats             map[string]any
+	}
+	if err := json.Unmarshal(raw, &out); err != nil {
+		t.Fatalf("%s: %v", raw, err)
+	}
+	// The document's response shapes.
+	if out.ValidateOK["ok"] != true || out.ValidateOK["action_type"] != "SAVE_NOTE" || out.ValidateOK["validated"] == nil {
+		t.Errorf("validate ok: %v", out.ValidateOK)
+	}
+	details, _ := out.ValidateBad["details"].([]any)
+	if out.ValidateBad["ok"] != false || out.ValidateBad["error"] != "VALIDATION_ERROR" || len(details) == 0 ||
+		!strings.Contains(string(raw), `"field":"title"`) {
+		t.Errorf("validate bad: %v", out.ValidateBad)
+	}
+	if out.ValidateZone["ok"] != false || !strings.Contains(string(raw), `"field":"market_slug"`) {
+		t.Errorf("market slug not checked: %v", out.ValidateZone)
+	}
+	// The tags ran and stayed out of what the driver reads.
+	if strings.Contains(out.ChatText, "[SAVE_NOTE") || strings.Contains(out.ChatText, "ZONE_INTEL") || !strings.Contains(out.ChatText, "Deep Ellum on Fridays") {
+		t.Errorf("chat text %q", out.ChatText)
+	}
+	if len(out.ChatResults) != 3 || out.ChatResults[0]["is_error"] == true || out.ChatResults[1]["is_error"] == true || out.ChatResults[2]["is_error"] != true {
+		t.Errorf("action results %v", out.ChatResults)
+	}
+	mu.Lock()
+	if zone["zone_name"] != "Deep Ellum Bar District" || zone["market_slug"] != "dallas-tx" {
+		t.Errorf("the app got zone intel %v", zone)
+	}
+	mu.Unlock()
+	// The notes panel: the tag's note, a failed delete rolled back, pin, delete, stats.
+	if len(out.NotesLoaded) != 1 || out.NotesLoaded[0] != "Prefers mornings" || out.AfterFailedDelete != 1 || out.PinStatus != 200 || out.AfterDelete != 0 {
+		t.Errorf("notes panel: %s", raw)
+	}
+	if out.Stats == nil {
+		t.Errorf("stats: %s", raw)
+	}
+}
