@@ -89,6 +89,9 @@ type Agent struct {
 	Stack string
 	// CollaboratesWith names the pack's agents this one works beside.
 	CollaboratesWith []string
+	// SessionExpiry, when set, expires the agent's sessions after that long
+	// without a message (the server's sweeper does it).
+	SessionExpiry time.Duration
 	// Commands is run_command's allow-list: whole command lines, matched
 	// word for word, never through a shell.
 	Commands []string

@@ -30,6 +30,8 @@ type agentFile struct {
 	Preview     int                 `yaml:"free_preview_turns"`
 	Reserve     string              `yaml:"reserve"`
 	Default     bool                `yaml:"default"`
+	// SessionExpiry expires the agent's sessions idle that long (seed 002).
+	SessionExpiry string `yaml:"session_expiry"`
 	// Commands are the command lines run_command may run for this agent,
 	// exactly as written ("go test ./...").
 	Commands []string `yaml:"commands"`
@@ -135,6 +137,13 @@ func parseAgent(fm *frontMatter, base string, known map[string]coachd.Tool, skil
 		a.Tools = append(a.Tools, "load_skill")
 	}
 	a.Commands = parseCommands(fm, f.Commands, a.Tools)
+	if f.SessionExpiry != "" {
+		d, err := time.ParseDuration(f.SessionExpiry)
+		if err != nil || d < time.Minute || d > 90*24*time.Hour {
+			bad(fm.line("session_expiry"), "session_expiry must be a duration like 12h, from 1m to 2160h")
+		}
+		a.SessionExpiry = d
+	}
 	a.Limits = parseLimits(fm, f.Limits)
 	parsePermissions(fm, a)
 	a.Context.validate(fm)
@@ -161,13 +170,13 @@ func parseCommands(fm *frontMatter, cmds []string, tools []string) []string {
 		fm.bad(fm.line("commands"), "commands is run_command's allow-list: add run_command to tools")
 	}
 	out := make([]string, 0, len(cmds))
-	for i, c := range cmds {
-		c = strings.Join(strings.Fields(c), " ")
+	for i, raw := range cmds {
+		c := strings.Join(strings.Fields(raw), " ")
 		switch {
 		case c == "" || len(c) > 200:
 			fm.bad(fm.itemLine(i, "commands"), "a command must be 1 to 200 characters")
-		case strings.ContainsFunc(c, func(r rune) bool { return r < ' ' || r == 0x7f }):
-			fm.bad(fm.itemLine(i, "commands"), fmt.Sprintf("command %q has a control character", c))
+		case strings.ContainsFunc(raw, func(r rune) bool { return r < ' ' || r == 0x7f }):
+			fm.bad(fm.itemLine(i, "commands"), fmt.Sprintf("command %q has a control character", raw))
 		default:
 			out = append(out, c)
 		}

@@ -235,3 +235,30 @@ func toolResults(msgs []*coachd.Message) map[string]result {
 	}
 	return out
 }
+
+// session_expiry and commands are read, and checked.
+func TestAgentFileExpiryAndCommands(t *testing.T) {
+	write := func(front string) (*agent.Pack, error) {
+		dir := t.TempDir()
+		os.MkdirAll(filepath.Join(dir, "agents"), 0o755)
+		os.WriteFile(filepath.Join(dir, "agents", "a.md"), []byte("---\nname: a\ndescription: d\n"+front+"---\nhi\n"), 0o644)
+		return agent.LoadPack(dir, agent.PackOptions{Builtins: append(seedBuiltins(), testTool{"run_command", nil})})
+	}
+	p, err := write("session_expiry: 12h\ntools: [run_command]\ncommands: ['go  test ./...', pytest -q]\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := p.Agents[0]; a.SessionExpiry.Hours() != 12 || strings.Join(a.Commands, ";") != "go test ./...;pytest -q" {
+		t.Fatalf("agent %+v", a)
+	}
+	for front, want := range map[string]string{
+		"session_expiry: soon\n":                        "agents/a.md:4: session_expiry must be a duration",
+		"tools: [run_command]\n":                        "run_command needs commands",
+		"commands: [make]\n":                            "commands is run_command's allow-list",
+		"tools: [run_command]\ncommands: [\"a\\tb\"]\n": "control character",
+	} {
+		if _, err := write(front); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", front, err, want)
+		}
+	}
+}

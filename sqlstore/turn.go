@@ -47,3 +47,28 @@ func (db *DB) ReleaseTurn(ctx context.Context, userID, sessionID, owner string) 
 	}
 	return tx.commit()
 }
+
+// ExpireSessions marks agent's active sessions idle for longer than idle
+// as expired (seed 002's auto-expiry): no message, no update and no turn
+// running since. It returns how many it expired.
+func (db *DB) ExpireSessions(ctx context.Context, agent string, idle time.Duration) (int, error) {
+	if idle <= 0 {
+		return 0, nil
+	}
+	tx, err := db.beginWrite(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer tx.Rollback()
+	res, err := tx.exec(ctx, `UPDATE sessions SET status = 'expired', updated_at = ?
+		WHERE agent = ? AND status = 'active' AND updated_at < ? AND (turn_owner IS NULL OR turn_until <= ?)`,
+		tx.time(tx.now), agent, tx.time(storeTime(tx.now.Add(-idle))), tx.time(tx.now))
+	if err != nil {
+		return 0, dbError(err, "expire sessions")
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, dbError(err, "expire sessions")
+	}
+	return int(n), tx.commit()
+}

@@ -52,3 +52,39 @@ func TestTurnLease(t *testing.T) {
 		})
 	}
 }
+
+// TestExpireSessions: only the agent's active sessions idle for longer
+// than the limit, and none with a turn running.
+func TestExpireSessions(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			ctx := context.Background()
+			clock := newClock()
+			db := MustOpen(t, b.newDSN(t), clock)
+			u := MustCreateUser(t, db, "a")
+			mk := func(agent string) *coachd.Session {
+				s := &coachd.Session{UserID: u.ID, Agent: agent}
+				if err := db.CreateSession(ctx, s); err != nil {
+					t.Fatal(err)
+				}
+				return s
+			}
+			idle, busy, other := mk("sage"), mk("sage"), mk("coach")
+			if err := db.AcquireTurn(ctx, u.ID, busy.ID, "A", clock.Now().Add(24*time.Hour)); err != nil {
+				t.Fatal(err)
+			}
+			clock.Add(2 * time.Hour)
+			fresh := mk("sage")
+			n, err := db.ExpireSessions(ctx, "sage", time.Hour)
+			if err != nil || n != 1 {
+				t.Fatalf("expired %d, %v; want 1", n, err)
+			}
+			for s, want := range map[*coachd.Session]coachd.SessionStatus{idle: coachd.SessionExpired, busy: coachd.SessionActive, other: coachd.SessionActive, fresh: coachd.SessionActive} {
+				got, err := db.FindSession(ctx, u.ID, s.ID)
+				if err != nil || got.Status != want {
+					t.Errorf("session of %s: %v %v, want %s", s.Agent, got.Status, err, want)
+				}
+			}
+		})
+	}
+}

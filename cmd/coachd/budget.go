@@ -85,7 +85,10 @@ func (c budgetConfig) store() coachd.BudgetConfig {
 // sweep releases expired reservations and old limit windows until ctx
 // ends: every quarter of the expiry window (at most every 30 s), so a hold
 // left by a crashed process comes back within 1.25 × the expiry.
-func sweep(ctx context.Context, store *sqlstore.DB, ttl time.Duration, logger *slog.Logger) {
+// sessionExpiry maps an agent to how long its sessions may stay idle.
+type sessionExpiry map[string]time.Duration
+
+func sweep(ctx context.Context, store *sqlstore.DB, ttl time.Duration, expiry sessionExpiry, logger *slog.Logger) {
 	every := min(max(ttl/4, 50*time.Millisecond), 30*time.Second)
 	tick := time.NewTicker(every)
 	defer tick.Stop()
@@ -100,6 +103,13 @@ func sweep(ctx context.Context, store *sqlstore.DB, ttl time.Duration, logger *s
 			logger.Error("expire reservations", "err", err)
 		} else if n > 0 {
 			logger.Info("expired reservations", "count", n)
+		}
+		for agent, idle := range expiry {
+			if n, err := store.ExpireSessions(ctx, agent, idle); err != nil && ctx.Err() == nil {
+				logger.Error("expire sessions", "agent", agent, "err", err)
+			} else if n > 0 {
+				logger.Info("expired idle sessions", "agent", agent, "count", n)
+			}
 		}
 		// Windows of the current month must stay: the monthly limit counts in them.
 		month := coachd.PeriodMonthly.Start(time.Now())

@@ -123,16 +123,22 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	defer store.Close()
 	logger.Info("database ready", "dialect", store.Dialect())
 	store.SetBudgetConfig(cfg.Budget.store())
-	sweepCtx, stopSweep := context.WithCancel(ctx)
-	defer stopSweep()
-	go sweep(sweepCtx, store, cfg.Budget.ReservationTTL, logger.With("component", "sweeper"))
 	var pack *agent.Pack
+	expiry := sessionExpiry{}
 	if cfg.Pack != "" {
 		if pack, err = loadPack(cfg.Pack, getenv, cfg.WebhookAllow); err != nil {
 			return err
 		}
 		logger.Info("coach pack loaded", "dir", cfg.Pack, "agents", len(pack.Agents), "skills", len(pack.Skills), "tools", len(pack.Tools))
+		for _, a := range pack.Agents {
+			if a.SessionExpiry > 0 {
+				expiry[a.Name] = a.SessionExpiry
+			}
+		}
 	}
+	sweepCtx, stopSweep := context.WithCancel(ctx)
+	defer stopSweep()
+	go sweep(sweepCtx, store, cfg.Budget.ReservationTTL, expiry, logger.With("component", "sweeper"))
 	runner, err := newRunner(store, model, logger, pack, cfg.Model)
 	if err != nil {
 		return err
