@@ -57,3 +57,10 @@ type Tool interface {
 	Definition() ToolDef
 	Execute(ctx context.Context, call ToolCall, env ToolEnv) (ToolResult, error)
 }
+
+// AnswerRecorder is an interactive tool that keeps something of the user's
+// answer once the runner has accepted it (validated against ResultSchema):
+// a pulse check's ratings become the baseline the context shows later.
+type AnswerRecorder interface {
+	RecordAnswer(ctx context.Context, env ToolEnv, answer json.RawMessage) error
+}

@@ -118,15 +118,30 @@ func (t *Turn) begin(ctx context.Context) string {
 	if err := st.AppendMessages(wctx, t.req.User.ID, t.sess.ID, []*coachd.Message{msg}); err != nil {
 		return t.fail(err)
 	}
-	if t.sess.Pending != nil {
+	if p := t.sess.Pending; p != nil {
 		upd := coachd.SessionUpdate{SetPending: true}
 		if _, err := st.UpdateSession(wctx, t.req.User.ID, t.sess.ID, upd); err != nil {
 			return t.fail(err)
 		}
 		t.sess.Pending = nil
+		t.recordAnswer(wctx, p.Name)
 	}
 	t.history = append(t.history, msg)
 	return ""
+}
+
+// recordAnswer lets the answered tool keep what it wants of the answer. A
+// failure is logged: the answer itself is stored and the turn goes on.
+func (t *Turn) recordAnswer(ctx context.Context, name string) {
+	tool, ok := t.tool(name)
+	rec, isRec := tool.(coachd.AnswerRecorder)
+	if !ok || !isRec || t.req.Answer == nil {
+		return
+	}
+	env := coachd.ToolEnv{User: t.req.User, Session: t.sess, Store: t.r.cfg.Store, Emit: t.emit}
+	if err := rec.RecordAnswer(ctx, env, t.req.Answer.Content); err != nil {
+		t.r.cfg.Logger.Warn("record answer", "session", t.sess.ID, "tool", name, "err", err)
+	}
 }
 
 // userBlocks builds the turn's user message. A pending interaction is

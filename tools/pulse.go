@@ -3,6 +3,9 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
 
 	"github.com/coachd/coachd"
 )
@@ -53,4 +56,36 @@ func (ShowPulseCheck) Definition() coachd.ToolDef {
 // instead.
 func (ShowPulseCheck) Execute(context.Context, coachd.ToolCall, coachd.ToolEnv) (coachd.ToolResult, error) {
 	return coachd.ToolResult{}, coachd.Errorf(coachd.EINTERNAL, "show_pulse_check is answered by the user")
+}
+
+// PulseBaselineType is the file a pulse check's answer is kept in: the
+// user's latest ratings, which the context shows as the baseline to
+// compare the next check-in with (seed 002's getBaselineRatings).
+const PulseBaselineType = "pulse-baseline"
+
+// RecordAnswer keeps the ratings as the pulse baseline file.
+func (ShowPulseCheck) RecordAnswer(ctx context.Context, env coachd.ToolEnv, answer json.RawMessage) error {
+	var in struct {
+		Ratings []struct {
+			Domain string `json:"domain"`
+			Rating int    `json:"rating"`
+		} `json:"ratings"`
+		Note string `json:"note"`
+	}
+	if err := json.Unmarshal(answer, &in); err != nil || len(in.Ratings) == 0 {
+		return err
+	}
+	parts := make([]string, len(in.Ratings))
+	for i, r := range in.Ratings {
+		parts[i] = fmt.Sprintf("%s %d/5", r.Domain, r.Rating)
+	}
+	day := time.Now().UTC().Format(time.DateOnly)
+	content := fmt.Sprintf("Pulse check of %s: %s.", day, strings.Join(parts, ", "))
+	if in.Note != "" {
+		content += " Note: " + in.Note
+	}
+	return env.Store.SaveFile(ctx, &coachd.File{
+		UserID: env.User.ID, SessionID: env.Session.ID, Type: PulseBaselineType, Name: PulseBaselineType, Content: content,
+		Attributes: coachd.FileAttributes{PreviewLine: strings.Join(parts, ", ")},
+	})
 }

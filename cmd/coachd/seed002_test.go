@@ -85,6 +85,13 @@ func TestSeed002Client(t *testing.T) {
 	if r.Status != 200 || r.Message != "Health at 2: let's talk." {
 		t.Fatalf("pulse answer: %+v", r)
 	}
+	// The ratings are the baseline the next turn's context shows.
+	fake.Enqueue(anthropictest.Text("Noted.", 4))
+	chat(fmt.Sprintf(`{"session_id":%q,"message":"thanks"}`, sid))
+	reqs := fake.Requests()
+	if sys, _ := json.Marshal(reqs[len(reqs)-1].Body["system"]); !strings.Contains(string(sys), "health 2/5") {
+		t.Fatalf("no pulse baseline in the next prompt: %.600s", sys)
+	}
 
 	t.Log("tool errors trip the breaker: the seed's message")
 	for i := range 3 {
