@@ -37,7 +37,7 @@ func TestSeed001Client(t *testing.T) {
 	defer app.Close()
 	p := MustStart(t, []string{"ANTHROPIC_API_KEY=test", "ANTHROPIC_BASE_URL=" + fake.URL(), "RIDESHARE_API_URL=" + app.URL},
 		"--db", filepath.Join(t.TempDir(), "c.db"), "--pack", filepath.Join("..", "..", "examples", "rideshare"), "--demo",
-		"--webhook-allow", "127.0.0.1/32", "--rate-limit", "off")
+		"--webhook-allow", "127.0.0.1/32", "--rate-limit", "3/1h")
 	fake.Enqueue(anthropictest.Text("Noted, mornings it is. Deep Ellum on Fridays is a good call.\n"+
 		`[SAVE_NOTE: {"note_type": "preference", "category": "timing", "title": "Prefers mornings", "content": "Likes 5-10am", "importance": 75, "market_slug": "dallas-tx"}]`+"\n"+
 		`[ZONE_INTEL: {"zone_type": "honey_hole", "zone_name": "Deep Ellum Bar District", "market_slug": "dallas-tx", "reason": "Fri-Sat 10pm-2am"}]`+"\n"+
@@ -91,5 +91,43 @@ func TestSeed001Client(t *testing.T) {
 	}
 	if out.Stats == nil {
 		t.Errorf("stats: %s", raw)
+	}
+
+	type chatRun struct {
+		Status int    `json:"status"`
+		Text   string `json:"text"`
+		Events []struct {
+			Event string         `json:"event"`
+			Data  map[string]any `json:"data"`
+		} `json:"events"`
+	}
+	chat := func(msg string) chatRun {
+		raw, err := exec.Command(node, filepath.Join("testdata", "seeds", "seed001-client.mjs"), p.url, p.key, msg).Output()
+		var r chatRun
+		if err != nil || json.Unmarshal(raw, &r) != nil {
+			t.Fatalf("node: %v\n%s", err, raw)
+		}
+		return r
+	}
+	last := func(r chatRun) string { return r.Events[len(r.Events)-1].Event }
+
+	t.Log("a limit stop: the round limit")
+	for range 7 {
+		fake.Enqueue(anthropictest.Blocks(anthropictest.ToolUse("", "list_notes", `{}`)))
+	}
+	r := chat("dig through my notes")
+	if last(r) != "message_end" || r.Events[len(r.Events)-1].Data["stop_reason"] != "max_rounds" {
+		t.Errorf("round limit: %+v", r)
+	}
+	t.Log("a mid-stream upstream error: the stream ends at the error")
+	fake.Enqueue(anthropictest.Text("Surge is building downtown and", 4).ErrorAfter(4, "api_error", "boom"))
+	r = chat("where now?")
+	if last(r) != "error" || r.Text == "" {
+		t.Errorf("mid-stream: %+v", r)
+	}
+	t.Log("a pre-stream error: the rate limit (3 turns an hour)")
+	r = chat("and now?")
+	if r.Status != 429 || len(r.Events) != 1 || r.Events[0].Data["type"] != "rate_limit_exceeded" {
+		t.Errorf("rate limit: %+v", r)
 	}
 }
