@@ -22,6 +22,11 @@ type Usage struct {
 	CacheCreationInputTokens int64 `json:"cache_creation_input_tokens,omitempty"`
 }
 
+// TokensOfBytes estimates the tokens of n bytes of text: a quarter,
+// rounded up. It prices what no upstream count covers: a request before it
+// is sent, and the output a model streamed before the stream was cut.
+func TokensOfBytes(n int) int64 { return int64(n+3) / 4 }
+
 // Total is the number of tokens charged against a budget.
 func (u Usage) Total() int64 {
 	return u.InputTokens + u.OutputTokens + u.CacheReadInputTokens + u.CacheCreationInputTokens

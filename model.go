@@ -69,7 +69,10 @@ type ModelResponse struct {
 	Model      string  `json:"model"`
 	Blocks     []Block `json:"content"`
 	StopReason string  `json:"stop_reason"`
-	Usage      Usage   `json:"usage"`
+	// Usage is what the response is charged: the upstream's counts, and
+	// for a stream cut before its final count, the output it streamed
+	// priced with TokensOfBytes.
+	Usage Usage `json:"usage"`
 }
 
 // Stop reasons the model reports.

@@ -34,7 +34,7 @@ func EstimateTokens(req *coachd.ModelRequest) int64 {
 	msgs, _ := json.Marshal(req.Messages)
 	tools, _ := json.Marshal(req.Tools)
 	n += len(msgs) + len(tools)
-	return int64(n+3) / 4
+	return coachd.TokensOfBytes(n)
 }
 
 // Estimate returns the tokens to reserve for a turn whose first request is

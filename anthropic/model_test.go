@@ -76,8 +76,10 @@ func TestRetry(t *testing.T) {
 		if got := coachd.BlocksText(resp.Blocks); got != "Hello" {
 			t.Errorf("partial text = %q, want Hello", got)
 		}
-		if resp.Usage.InputTokens == 0 || resp.Usage.OutputTokens != 1 {
-			t.Errorf("usage = %+v, want input > 0 and output 1 from message_start", resp.Usage)
+		// Cut before message_delta: the output is priced from what was
+		// streamed, not message_start's placeholder 1 (issue 20 finding 5).
+		if resp.Usage.InputTokens == 0 || resp.Usage.OutputTokens != coachd.TokensOfBytes(len("Hello")) {
+			t.Errorf("usage = %+v, want input > 0 and output %d for the streamed text", resp.Usage, coachd.TokensOfBytes(len("Hello")))
 		}
 	})
 	t.Run("ErrDroppedConnection", func(t *testing.T) {

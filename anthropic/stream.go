@@ -21,7 +21,9 @@ type stream struct {
 
 	msg     sdk.Message
 	started bool // message_start seen
+	final   bool // message_delta seen: the usage is the upstream's own count
 	stopped bool // message_stop seen
+	output  int  // bytes of text, thinking and tool input streamed
 	ev      coachd.ModelEvent
 	err     error
 	done    bool
@@ -90,18 +92,22 @@ func (s *stream) accept(ev *sdk.MessageStreamEventUnion) (bool, error) {
 		switch ev.Delta.Type {
 		case "text_delta":
 			s.ev.Type, s.ev.Text = coachd.ModelTextDelta, ev.Delta.Text
+			s.output += len(ev.Delta.Text)
 		case "thinking_delta":
 			s.ev.Type, s.ev.Text = coachd.ModelThinkingDelta, ev.Delta.Thinking
+			s.output += len(ev.Delta.Thinking)
 		case "signature_delta":
 			s.ev.Type, s.ev.Text = coachd.ModelSignatureDelta, ev.Delta.Signature
 		case "input_json_delta":
 			s.ev.Type, s.ev.Text = coachd.ModelInputJSONDelta, ev.Delta.PartialJSON
+			s.output += len(ev.Delta.PartialJSON)
 		default:
 			return false, nil // citations_delta and future kinds: in the message only
 		}
 	case "content_block_stop":
 		s.ev.Type = coachd.ModelBlockStop
 	case "message_delta":
+		s.final = true
 		s.ev = coachd.ModelEvent{Type: coachd.ModelMessageDelta,
 			StopReason: string(s.msg.StopReason), Usage: usage(s.msg.Usage)}
 	case "message_stop":
@@ -130,7 +136,10 @@ func (s *stream) Close() error {
 	return s.sdk.Close()
 }
 
-// Response returns the message assembled so far.
+// Response returns the message assembled so far. A stream cut before
+// message_delta carried the upstream's output count is charged for what it
+// streamed (issue 20 finding 5): output generated and seen by the user is
+// paid for, whoever cut the stream.
 func (s *stream) Response() *coachd.ModelResponse {
 	resp := &coachd.ModelResponse{
 		ID:         s.msg.ID,
@@ -138,6 +147,9 @@ func (s *stream) Response() *coachd.ModelResponse {
 		StopReason: string(s.msg.StopReason),
 		Usage:      usage(s.msg.Usage),
 		Blocks:     make([]coachd.Block, 0, len(s.msg.Content)),
+	}
+	if !s.final {
+		resp.Usage.OutputTokens = max(resp.Usage.OutputTokens, coachd.TokensOfBytes(s.output))
 	}
 	for i := range s.msg.Content {
 		if b, ok := block(&s.msg.Content[i]); ok {
