@@ -4,7 +4,7 @@
 // absolute.
 const at = (p) => new URL(p, location.href).href;
 const { SSEParser, StreamPhase, TextBatcher, MIN_SHIMMER_MS } = await import(at('/assets/stream.js'));
-const { renderMarkdown, safeURL } = await import(at('/assets/markdown.js'));
+const { renderMarkdown, renderSafe, safeURL, MAX_DEPTH } = await import(at('/assets/markdown.js'));
 const { answers, answerLabel } = await import(at('/assets/interactions.js'));
 const { sortNotes } = await import(at('/assets/notes.js'));
 const { describeError } = await import(at('/assets/banner.js'));
@@ -133,6 +133,25 @@ export const tests = {
     const d = html(renderMarkdown('<img src=x onerror=alert(1)> **<b>bold</b>** <script>x</script>'));
     eq(d.querySelectorAll('img, b, script').length, 0, 'elements from the source');
     eq(d.querySelector('strong').textContent, '<b>bold</b>', 'escaped text in strong');
+  },
+  // Issue 20 finding 14: 5,000 nested quotes overflowed the stack.
+  'markdown/deep quotes': () => {
+    const d = html(renderMarkdown('>'.repeat(5000) + ' deep'));
+    eq(d.querySelectorAll('blockquote').length, MAX_DEPTH + 1, 'quote levels capped');
+    eq(d.textContent.endsWith('deep'), true, 'the text is kept');
+    const lines = html(renderMarkdown(Array.from({ length: 5000 }, (_, k) => '>'.repeat(k + 1) + ' x').join('\n')));
+    eq(lines.querySelectorAll('blockquote').length <= MAX_DEPTH + 1, true, 'staircase capped');
+  },
+  'markdown/falls back to text': () => {
+    const broken = new Proxy(document, {
+      get(target, prop) {
+        if (prop === 'createElement') return (tag) => { if (tag === 'h3') throw new RangeError('boom'); return target.createElement(tag); };
+        const v = target[prop];
+        return typeof v === 'function' ? v.bind(target) : v;
+      },
+    });
+    const d = html(renderSafe('# Title\n**x**', broken));
+    eq(d.textContent, '# Title\n**x**', 'plain text');
   },
   'markdown/inline': () => {
     const d = html(renderMarkdown('**bold** and *it* and _it2_ and `co*de*` and snake_case_name'));

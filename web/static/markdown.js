@@ -8,7 +8,26 @@
 // stream in progress looks like), `code`, **bold**, __bold__, *italic*,
 // _italic_, [text](url) and bare http(s) URLs.
 
-export function renderMarkdown(src, doc = document) {
+// MAX_DEPTH bounds nested quotes: deeper levels are shown as plain text,
+// so a reply of 5,000 '>' cannot overflow the stack (issue 20 finding 14).
+export const MAX_DEPTH = 20;
+
+// renderSafe renders src, falling back to its plain text if the renderer
+// fails: a message is always shown, never a broken transcript.
+export function renderSafe(src, doc = document) {
+  try {
+    return renderMarkdown(src, doc);
+  } catch (err) {
+    console.error('coachd: markdown fallback', err);
+    const frag = doc.createDocumentFragment();
+    const p = doc.createElement('p');
+    p.textContent = String(src ?? '');
+    frag.append(p);
+    return frag;
+  }
+}
+
+export function renderMarkdown(src, doc = document, depth = 0) {
   const frag = doc.createDocumentFragment();
   const lines = String(src ?? '').replace(/\r\n?/g, '\n').split('\n');
   let i = 0;
@@ -44,7 +63,11 @@ export function renderMarkdown(src, doc = document) {
       const body = [];
       while (i < lines.length && /^\s*>/.test(lines[i])) body.push(lines[i++].replace(/^\s*>\s?/, ''));
       const q = doc.createElement('blockquote');
-      q.append(renderMarkdown(body.join('\n'), doc));
+      if (depth < MAX_DEPTH) {
+        q.append(renderMarkdown(body.join('\n'), doc, depth + 1));
+      } else {
+        q.append(el(doc, 'p', body.join('\n')));
+      }
       frag.append(q);
       continue;
     }

@@ -1,7 +1,7 @@
 // The transcript: user bubbles and assistant turns built from content
 // blocks, for stored history and for a reply streaming in.
 
-import { renderMarkdown } from './markdown.js';
+import { renderSafe } from './markdown.js';
 import { h, icon, humanize } from './ui.js';
 import { isInteractive, renderInteraction, answerLabel } from './interactions.js';
 
@@ -39,7 +39,7 @@ export class AssistantView {
     }
     this.needBreak = false;
     this.segText += t;
-    this.seg.replaceChildren(renderMarkdown(this.segText));
+    this.seg.replaceChildren(renderSafe(this.segText));
     this.transcript.stick();
   }
 
