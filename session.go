@@ -15,6 +15,14 @@ const (
 	SessionExpired   SessionStatus = "expired"
 )
 
+// Per-user row caps on conversations (issue 20 finding 8): creating a
+// session beyond MaxSessionsPerUser, or appending beyond
+// MaxMessagesPerSession, is ECONFLICT with a message that says what to do.
+const (
+	MaxSessionsPerUser    = 5000
+	MaxMessagesPerSession = 5000
+)
+
 // Valid reports whether s is one of the known statuses.
 func (s SessionStatus) Valid() bool {
 	return s == SessionActive || s == SessionCompleted || s == SessionExpired

@@ -216,3 +216,75 @@ func TestSecurityFileCaps(t *testing.T) {
 		})
 	}
 }
+
+// TestSecuritySessionCaps: issue 20 finding 8, the conversation half:
+// sessions per user and messages per session are capped with a clear 409.
+func TestSecuritySessionCaps(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			ctx := context.Background()
+			db := MustOpen(t, b.newDSN(t), newClock())
+			u := MustCreateUser(t, db, "a")
+			other := MustCreateUser(t, db, "b")
+			s := &coachd.Session{UserID: u.ID}
+			if err := db.CreateSession(ctx, s); err != nil {
+				t.Fatal(err)
+			}
+			// Fill the user's sessions up to the cap in one transaction.
+			tx, err := db.SQL().BeginTx(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			q := `INSERT INTO sessions (id, user_id, agent, title, mode, status, message_count, next_seq, created_at, updated_at) VALUES ($1, $2, '', '', '', 'active', 0, 1, $3, $3)`
+			if b.name == "sqlite" {
+				q = strings.NewReplacer("$1", "?", "$2", "?", "$3", "?").Replace(q)
+			}
+			for i := 1; i < coachd.MaxSessionsPerUser; i++ {
+				var at any = int64(i)
+				if b.name != "sqlite" {
+					at = time.Unix(int64(i), 0)
+				}
+				args := []any{fmt.Sprintf("sess_fill%021d", i), u.ID, at}
+				if b.name == "sqlite" {
+					args = []any{args[0], args[1], at, at}
+				}
+				if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := tx.Commit(); err != nil {
+				t.Fatal(err)
+			}
+			err = db.CreateSession(ctx, &coachd.Session{UserID: u.ID})
+			wantCode(t, err, coachd.ECONFLICT)
+			if !strings.Contains(err.Error(), "session limit reached") {
+				t.Fatalf("message: %v", err)
+			}
+			if err := db.CreateSession(ctx, &coachd.Session{UserID: other.ID}); err != nil {
+				t.Fatalf("another user is limited by a's sessions: %v", err)
+			}
+			// Messages: a session at its cap takes no more.
+			if _, err := db.SQL().ExecContext(ctx, rebind(b.name, `UPDATE sessions SET message_count = $1 WHERE id = $2`), coachd.MaxMessagesPerSession-1, s.ID); err != nil {
+				t.Fatal(err)
+			}
+			msg := func() []*coachd.Message {
+				return []*coachd.Message{{Role: coachd.RoleUser, Blocks: []coachd.Block{coachd.TextBlock("hi")}}}
+			}
+			if err := db.AppendMessages(ctx, u.ID, s.ID, msg()); err != nil {
+				t.Fatalf("the last message that fits: %v", err)
+			}
+			err = db.AppendMessages(ctx, u.ID, s.ID, msg())
+			wantCode(t, err, coachd.ECONFLICT)
+			if !strings.Contains(err.Error(), "session is full") {
+				t.Fatalf("message: %v", err)
+			}
+		})
+	}
+}
+
+func rebind(dialect, q string) string {
+	if dialect == "sqlite" {
+		return strings.NewReplacer("$1", "?", "$2", "?").Replace(q)
+	}
+	return q
+}

@@ -1,6 +1,8 @@
 package sqlstore
 
 import (
+	"errors"
+	"database/sql"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -135,9 +137,16 @@ func insertMessages(ctx context.Context, tx *tx, userID, sessionID string, msgs 
 	// database write lock on SQLite): concurrent appends queue here.
 	n := int64(len(msgs))
 	var next int64
-	if err := tx.queryRow(ctx, `UPDATE sessions SET next_seq = next_seq + ?, message_count = message_count + ?, updated_at = ?
-		WHERE id = ? AND user_id = ? RETURNING next_seq`,
-		n, n, tx.time(tx.now), sessionID, userID).Scan(&next); err != nil {
+	err := tx.queryRow(ctx, `UPDATE sessions SET next_seq = next_seq + ?, message_count = message_count + ?, updated_at = ?
+		WHERE id = ? AND user_id = ? AND message_count + ? <= ? RETURNING next_seq`,
+		n, n, tx.time(tx.now), sessionID, userID, n, coachd.MaxMessagesPerSession).Scan(&next)
+	if errors.Is(err, sql.ErrNoRows) {
+		if _, ferr := findSession(ctx, tx, userID, sessionID); ferr != nil {
+			return nil, 0, ferr
+		}
+		return nil, 0, coachd.Errorf(coachd.ECONFLICT, "the session is full (%d messages): start a new session", coachd.MaxMessagesPerSession)
+	}
+	if err != nil {
 		return nil, 0, dbError(err, "session %q", sessionID)
 	}
 	first := next - n

@@ -46,13 +46,23 @@ func (db *DB) CreateSession(ctx context.Context, s *coachd.Session) error {
 	if err != nil {
 		return err
 	}
-	tx, err := db.beginWrite(ctx)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
+	return userTx(ctx, db, s.UserID, func(tx *tx) error {
+		return createSession(ctx, tx, s, pending)
+	})
+}
+
+// createSession inserts s after the per-user cap check; the caller holds
+// the user's lock, so concurrent creates are counted one after another.
+func createSession(ctx context.Context, tx *tx, s *coachd.Session, pending any) error {
 	if _, err := findUser(ctx, tx, s.UserID); err != nil {
 		return err
+	}
+	var n int64
+	if err := tx.queryRow(ctx, `SELECT COUNT(*) FROM sessions WHERE user_id = ?`, s.UserID).Scan(&n); err != nil {
+		return dbError(err, "count sessions")
+	}
+	if n >= coachd.MaxSessionsPerUser {
+		return coachd.Errorf(coachd.ECONFLICT, "session limit reached (%d sessions): delete old sessions first", coachd.MaxSessionsPerUser)
 	}
 	s.ID = coachd.NewID(coachd.PrefixSession, tx.now)
 	s.MessageCount = 0
@@ -62,7 +72,7 @@ func (db *DB) CreateSession(ctx context.Context, s *coachd.Session) error {
 		s.ID, s.UserID, s.Agent, s.Title, s.Mode, string(s.Status), pending, tx.time(s.CreatedAt), tx.time(s.UpdatedAt)); err != nil {
 		return dbError(err, "create session")
 	}
-	return tx.commit()
+	return nil
 }
 
 // FindSession returns the user's session, or ENOTFOUND.
