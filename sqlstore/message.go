@@ -1,10 +1,10 @@
 package sqlstore
 
 import (
-	"errors"
-	"database/sql"
 	"context"
+	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
