@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/coachd/coachd"
+	"github.com/coachd/coachd/examples"
 	"github.com/coachd/coachd/review"
 	"github.com/coachd/coachd/server"
 )
@@ -35,7 +36,7 @@ type localFlags struct {
 func (l *localFlags) register(fs *flag.FlagSet, getenv func(string) string) {
 	l.getenv = getenv
 	l.db = dbFlag(fs, getenv)
-	fs.StringVar(&l.pack, "pack", getenv("COACHD_PACK"), "coach pack with the coach (and player) agents, e.g. examples/autobuild (env COACHD_PACK)")
+	fs.StringVar(&l.pack, "pack", getenv("COACHD_PACK"), "coach pack with the coach (and player) agents; empty uses the built-in examples/autobuild (env COACHD_PACK)")
 	fs.StringVar(&l.user, "user", "cli", "the local user reviews are stored and budgeted for (created if missing)")
 	fs.StringVar(&l.requirements, "requirements", "", "file with the requirements, one per line (- or 1. prefixes are dropped)")
 	fs.StringVar(&l.ws, "workspace", "", "the directory to review")
@@ -47,8 +48,6 @@ func (l *localFlags) register(fs *flag.FlagSet, getenv func(string) string) {
 // open checks the flags and builds the reviewer over a local database.
 func (l *localFlags) open(ctx context.Context, name string, stderr io.Writer) (rv *review.Reviewer, u *coachd.User, reqs []string, closeDB func(), err error) {
 	switch {
-	case l.pack == "":
-		err = fmt.Errorf("--pack is required (e.g. examples/autobuild)")
 	case l.requirements == "":
 		err = fmt.Errorf("--requirements is required")
 	case l.ws == "":
@@ -76,6 +75,15 @@ func (l *localFlags) open(ctx context.Context, name string, stderr io.Writer) (r
 	model, err := l.model.build()
 	if err != nil {
 		return nil, nil, nil, nil, err
+	}
+	if l.pack == "" {
+		dir, err := examples.WriteAutobuild("")
+		if err != nil {
+			return nil, nil, nil, nil, err
+		}
+		defer os.RemoveAll(dir)
+		l.pack = dir
+		fmt.Fprintln(stderr, "coachd: using the built-in autobuild pack (examples/autobuild)")
 	}
 	pack, err := loadPack(l.pack, l.getenv, l.getenv("COACHD_WEBHOOK_ALLOW"))
 	if err != nil {
@@ -106,7 +114,7 @@ func (l *localFlags) open(ctx context.Context, name string, stderr io.Writer) (r
 // runReview is "coachd review": one review of a directory, from the
 // terminal. It prints the decision; exit code 0 is approve, 1 feedback.
 func runReview(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("review", "Usage: coachd review --pack DIR --requirements FILE --workspace DIR [--player-report FILE] [flags]\n\n"+
+	fs := newFlagSet("review", "Usage: coachd review --requirements FILE --workspace DIR [--player-report FILE] [--pack DIR] [flags]\n\n"+
 		"Runs the validator coach over a directory: it reads the code, runs the allowed commands, and records a decision.\n"+
 		"Prints the decision as JSON; exits 0 on approve, 1 on feedback.")
 	var l localFlags
@@ -211,7 +219,7 @@ func readRequirements(path string) ([]string, error) {
 // runAutobuild is "coachd autobuild": the player/coach loop over a scratch
 // copy of a workspace.
 func runAutobuild(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("autobuild", "Usage: coachd autobuild --pack DIR --requirements FILE --workspace DIR [--max-turns N] [flags]\n\n"+
+	fs := newFlagSet("autobuild", "Usage: coachd autobuild --requirements FILE --workspace DIR [--max-turns N] [--pack DIR] [flags]\n\n"+
 		"A player agent implements the requirements in a scratch copy of the workspace; the coach reviews each attempt\n"+
 		"and its feedback goes back to the player, until approve or N turns. Prints the diff and the decisions;\n"+
 		"exits 0 when approved, 1 otherwise. The workspace itself is never changed.")

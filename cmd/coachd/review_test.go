@@ -48,7 +48,7 @@ func TestReviewCommand(t *testing.T) {
 		b, _ := os.ReadFile(filepath.Join(autobuildDir, "sample", f))
 		os.WriteFile(filepath.Join(ws, f), b, 0o644)
 	}
-	args := []string{"coachd", "review", "--pack", autobuildDir, "--requirements", filepath.Join(autobuildDir, "sample", "REQUIREMENTS.md"),
+	args := []string{"coachd", "review", "--requirements", filepath.Join(autobuildDir, "sample", "REQUIREMENTS.md"),
 		"--workspace", ws, "--task-id", "TASK-x"}
 
 	out, errOut := &syncBuffer{}, &syncBuffer{}
