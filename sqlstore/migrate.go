@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/coachd/coachd"
 )
 
 //go:embed migrations/sqlite/*.sql migrations/postgres/*.sql
@@ -76,6 +78,14 @@ func (db *DB) Migrate(ctx context.Context) error {
 	applied, err := appliedVersions(ctx, tx)
 	if err != nil {
 		return err
+	}
+	// A database a newer coachd migrated has tables this binary does not
+	// know how to keep consistent: refuse it rather than run on it.
+	known := ms[len(ms)-1].version
+	for v := range applied {
+		if v > known {
+			return coachd.Errorf(coachd.ECONFLICT, "the database schema is at version %d, newer than this coachd knows (%d): upgrade coachd", v, known)
+		}
 	}
 	for _, m := range ms {
 		if applied[m.version] {

@@ -31,7 +31,12 @@ func runChat(ctx context.Context, args []string, getenv func(string) string, std
 	}
 	c := &chatter{cl: client.New(*base, *key, nil), session: *sid, agent: *agentName, in: bufio.NewReader(stdin), out: stdout}
 	if msg := strings.Join(fs.Args(), " "); msg != "" {
-		return c.turn(ctx, client.ChatRequest{Message: msg})
+		err := c.turn(ctx, client.ChatRequest{Message: msg})
+		if c.session != "" {
+			// On stderr, so stdout stays the reply: continue with --session.
+			fmt.Fprintf(stderr, "session: %s\n", c.session)
+		}
+		return err
 	}
 	for {
 		fmt.Fprint(stdout, "\nyou> ")

@@ -31,7 +31,7 @@ func TestChatCommand(t *testing.T) {
 			t.Fatal(err)
 		}
 		got := out.String()
-		for _, want := range []string{"Checking notes.", "→ list_notes", "← list_notes:", "Pick a zone", "  1) Airport", "  2) Downtown", "choose 1-2>", "Downtown, good choice."} {
+		for _, want := range []string{"Checking notes.", "→ list_notes", "← list_notes:", "Pick a zone", "  1) Airport", "  2) Downtown", "choose 1-2>", "Downtown, good choice.", "session: sess_"} {
 			if !strings.Contains(got, want) {
 				t.Errorf("output lacks %q:\n%s", want, got)
 			}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"time"
 
@@ -32,6 +33,10 @@ func runFake(ctx context.Context, args []string, getenv func(string) string, std
 	}
 	for _, f := range strings.Split(*replay, ",") {
 		if f = strings.TrimSpace(f); f != "" {
+			// Checked now, not at the request that would answer 500.
+			if _, err := os.Stat(f); err != nil {
+				return fmt.Errorf("--replay: %w", err)
+			}
 			fake.Enqueue(anthropictest.ReplayFile(f))
 		}
 	}

@@ -23,7 +23,8 @@ func main() {
 	case errors.Is(err, errUsage):
 		os.Exit(2) // the usage was already printed
 	default:
-		fmt.Fprintln(os.Stderr, "coachd:", err)
+		// A coded error already says "coachd: …".
+		fmt.Fprintln(os.Stderr, "coachd:", strings.TrimPrefix(err.Error(), "coachd: "))
 		os.Exit(1)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"strings"
 
 	"github.com/coachd/coachd"
 	"github.com/coachd/coachd/sqlstore"
@@ -12,19 +14,26 @@ import (
 
 func runMigrate(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("migrate", "Usage: coachd migrate [--db DSN]\n\nApplies the database migrations that have not run yet. Running it twice does nothing the second time.")
-	return withDB(ctx, fs, args, getenv, stdout, stderr, func(db *sqlstore.DB, dsn string) error {
+	return withDB(ctx, fs, args, getenv, stdout, stderr, false, func(db *sqlstore.DB, dsn string) error {
 		fmt.Fprintf(stdout, "migrated %s (%s)\n", maskDSN(dsn), db.Dialect())
 		return nil
 	})
 }
 
 // withDB parses a database command's flags (adding --db to fs), opens and
-// migrates the database, and runs fn with it.
+// migrates the database, and runs fn with it. A read-only command
+// (existing) refuses a SQLite file that does not exist rather than create
+// an empty database and report on it.
 func withDB(ctx context.Context, fs *flag.FlagSet, args []string, getenv func(string) string, stdout, stderr io.Writer,
-	fn func(db *sqlstore.DB, dsn string) error) error {
+	existing bool, fn func(db *sqlstore.DB, dsn string) error) error {
 	dsn := dbFlag(fs, getenv)
 	if done, err := parseFlags(fs, args, stdout, stderr); done || err != nil {
 		return err
+	}
+	if existing && !strings.Contains(*dsn, "://") {
+		if _, err := os.Stat(*dsn); err != nil {
+			return fmt.Errorf("database %s does not exist (coachd serve or coachd migrate creates it)", *dsn)
+		}
 	}
 	db, err := openDB(ctx, *dsn)
 	if err != nil {

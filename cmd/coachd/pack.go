@@ -21,9 +21,11 @@ const packUsage = `Usage:
 
 // runPack is "coachd pack validate|list DIR".
 func runPack(_ context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	if len(args) == 1 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
-		fmt.Fprint(stdout, packUsage)
-		return nil
+	for _, a := range args {
+		if a == "-h" || a == "-help" || a == "--help" || (a == "help" && len(args) == 1) {
+			fmt.Fprint(stdout, packUsage)
+			return nil
+		}
 	}
 	if len(args) != 2 || (args[0] != "validate" && args[0] != "list") {
 		fmt.Fprint(stderr, packUsage)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -14,7 +15,7 @@ import (
 )
 
 const usersUsage = `Usage:
-  coachd users create --name NAME [--budget TOKENS] [--db DSN]
+  coachd users create --name NAME [--budget TOKENS] [--db DSN] [--json]
   coachd users list [--db DSN]
 
 create prints the new user's API key, alone, on stdout: it is stored only
@@ -40,8 +41,9 @@ func runUsers(ctx context.Context, args []string, getenv func(string) string, st
 }
 
 func runUsersCreate(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("users create", "Usage: coachd users create --name NAME [--budget TOKENS] [--db DSN]\n\nCreates a user and prints its API key alone on stdout.")
+	fs := newFlagSet("users create", "Usage: coachd users create --name NAME [--budget TOKENS] [--db DSN] [--json]\n\nCreates a user and prints its API key alone on stdout (with --json: {\"id\", \"name\", \"api_key\"}).")
 	name := fs.String("name", "", "the user's name (required)")
+	asJSON := fs.Bool("json", false, "print {id, name, api_key} as JSON instead of the key alone")
 	budget := new(int64)
 	fs.Int64Var(budget, "budget", envInt(getenv, "COACHD_DEFAULT_BUDGET", defaultBudget), "token budget; 0 means no budget (402 unless an agent grants a free preview) (env COACHD_DEFAULT_BUDGET)")
 	dsn := dbFlag(fs, getenv)
@@ -63,9 +65,13 @@ func runUsersCreate(ctx context.Context, args []string, getenv func(string) stri
 		return err
 	}
 	defer db.Close()
-	key, err := server.CreateUser(ctx, db, &coachd.User{Name: *name, TokenBudget: *budget})
+	u := &coachd.User{Name: *name, TokenBudget: *budget}
+	key, err := server.CreateUser(ctx, db, u)
 	if err != nil {
 		return fmt.Errorf("create user: %w", err)
+	}
+	if *asJSON {
+		return json.NewEncoder(stdout).Encode(map[string]string{"id": u.ID, "name": u.Name, "api_key": key})
 	}
 	fmt.Fprintln(stdout, key)
 	return nil
@@ -73,7 +79,7 @@ func runUsersCreate(ctx context.Context, args []string, getenv func(string) stri
 
 func runUsersList(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("users list", "Usage: coachd users list [--db DSN]\n\nLists every user with its budget and usage.")
-	return withDB(ctx, fs, args, getenv, stdout, stderr, func(db *sqlstore.DB, _ string) error {
+	return withDB(ctx, fs, args, getenv, stdout, stderr, true, func(db *sqlstore.DB, _ string) error {
 		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "ID\tNAME\tTOKEN_BUDGET\tTOKENS_USED\tCREATED")
 		err := eachUser(ctx, db, func(u *coachd.User) bool {
