@@ -94,7 +94,12 @@ func (s *Server) withLogging(h http.Handler) http.Handler {
 		if st := stateFrom(r.Context()); st != nil && st.userID != "" {
 			attrs = append(attrs, "user_id", st.userID)
 		}
-		s.log(r).Info("request", attrs...)
+		// Probes come every few seconds: logged only at debug, unless failing.
+		level := slog.LevelInfo
+		if (r.URL.Path == "/healthz" || r.URL.Path == "/readyz") && rec.status < 500 {
+			level = slog.LevelDebug
+		}
+		s.log(r).Log(r.Context(), level, "request", attrs...)
 	})
 }
 

@@ -6,6 +6,7 @@ func (s *Server) routes() {
 	mux, user, admin := s.mux, s.requireUser, s.requireAdmin
 
 	mux.Handle("GET /healthz", s.handleHealthz())
+	mux.Handle("GET /readyz", s.handleReadyz())
 
 	mux.Handle("POST /v1/users", admin(s.handleUserCreate()))
 	mux.Handle("GET /v1/users/{id}", admin(s.handleUserGet()))

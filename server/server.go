@@ -36,8 +36,11 @@ type Deps struct {
 	// heartbeat, every JSON response (default 10 s; negative: no limit).
 	// A stream whose client stopped reading ends like a disconnect.
 	WriteTimeout time.Duration
-	// Ping checks the database for /healthz; nil reports healthy.
+	// Ping checks the database for /healthz and /readyz; nil reports healthy.
 	Ping func(context.Context) error
+	// Ready checks the schema for /readyz (sqlstore's CheckMigrations);
+	// nil skips it.
+	Ready func(context.Context) error
 	// Runner runs chat turns; nil leaves the chat routes answering 503.
 	Runner *agent.Runner
 	// Heartbeat is the SSE keep-alive interval (default 30 s).
@@ -63,6 +66,7 @@ type Server struct {
 	bodyTime  time.Duration // 0: no limit
 	writeTime time.Duration // 0: no limit
 	ping      func(context.Context) error
+	ready     func(context.Context) error
 	runner    *agent.Runner
 	heartbeat time.Duration
 	pack      *agent.Pack
@@ -84,6 +88,7 @@ func New(deps Deps) *Server {
 		bodyTime:  orDefault(deps.BodyTimeout, DefaultBodyTimeout),
 		writeTime: orDefault(deps.WriteTimeout, sse.DefaultWriteTimeout),
 		ping:      deps.Ping,
+		ready:     deps.Ready,
 		runner:    deps.Runner,
 		heartbeat: deps.Heartbeat,
 		pack:      deps.Pack,

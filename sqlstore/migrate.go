@@ -121,3 +121,38 @@ func appliedVersions(ctx context.Context, tx *tx) (map[int64]bool, error) {
 	}
 	return applied, nil
 }
+
+// CheckMigrations reports whether every embedded migration has been
+// applied (readiness): a database another process has not migrated yet,
+// or one a newer coachd migrated, is not ready for this binary.
+func (db *DB) CheckMigrations(ctx context.Context) error {
+	ms, err := db.dialect.migrations()
+	if err != nil {
+		return err
+	}
+	tx, err := db.beginRead(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	applied, err := appliedVersions(ctx, tx)
+	if err != nil {
+		return err
+	}
+	pending := 0
+	for _, m := range ms {
+		if !applied[m.version] {
+			pending++
+		}
+	}
+	known := ms[len(ms)-1].version
+	for v := range applied {
+		if v > known {
+			return coachd.Errorf(coachd.ECONFLICT, "schema version %d is newer than this coachd knows (%d)", v, known)
+		}
+	}
+	if pending > 0 {
+		return coachd.Errorf(coachd.ECONFLICT, "%d migration(s) not applied", pending)
+	}
+	return nil
+}

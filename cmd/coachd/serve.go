@@ -31,6 +31,7 @@ type serveConfig struct {
 	AdminKey  string
 	Demo      bool
 	LogFormat string
+	LogLevel  string
 	Model     modelConfig
 	Budget    budgetConfig
 	Edge      edgeConfig
@@ -75,6 +76,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	fs.StringVar(&cfg.AdminKey, "admin-key", getenv("COACHD_ADMIN_KEY"), "key for the admin routes /v1/users…; empty disables them (env COACHD_ADMIN_KEY)")
 	fs.BoolVar(&cfg.Demo, "demo", false, "create a demo user if missing and print its API key")
 	fs.StringVar(&cfg.LogFormat, "log-format", envOr(getenv, "COACHD_LOG_FORMAT", "text"), "log format: text or json (env COACHD_LOG_FORMAT)")
+	fs.StringVar(&cfg.LogLevel, "log-level", envOr(getenv, "COACHD_LOG_LEVEL", "info"), "log level: debug, info, warn or error; health probes log at debug (env COACHD_LOG_LEVEL)")
 	cfg.Model.register(fs, getenv)
 	cfg.Budget.register(fs, getenv)
 	cfg.Edge.register(fs, getenv)
@@ -98,12 +100,18 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 			return errUsage
 		}
 	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(cfg.LogLevel)); err != nil {
+		fmt.Fprintf(stderr, "coachd serve: --log-level must be debug, info, warn or error, not %q\n", cfg.LogLevel)
+		return errUsage
+	}
+	opts := &slog.HandlerOptions{Level: level}
 	var handler slog.Handler
 	switch cfg.LogFormat {
 	case "text":
-		handler = slog.NewTextHandler(stderr, nil)
+		handler = slog.NewTextHandler(stderr, opts)
 	case "json":
-		handler = slog.NewJSONHandler(stderr, nil)
+		handler = slog.NewJSONHandler(stderr, opts)
 	default:
 		fmt.Fprintf(stderr, "coachd serve: --log-format must be text or json, not %q\n", cfg.LogFormat)
 		return errUsage
@@ -170,6 +178,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 			Clock:     coachd.SystemClock{},
 			AdminKey:  cfg.AdminKey,
 			Ping:      store.SQL().PingContext,
+			Ready:     store.CheckMigrations,
 			Runner:    runner,
 			Pack:      pack,
 			Heartbeat: cfg.Model.Heartbeat,
