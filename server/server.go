@@ -53,25 +53,29 @@ type Deps struct {
 	// Reviews runs the validator coach (POST /v1/reviews); nil turns
 	// reviews off (403).
 	Reviews *review.Reviewer
+	// CORSOrigins are the browser origins (https://app.example.com, or *)
+	// allowed to call the API from another origin; empty allows none.
+	CORSOrigins []string
 }
 
 // Server is the coachd HTTP API. It is an http.Handler.
 type Server struct {
-	store     coachd.Store
-	logger    *slog.Logger
-	clock     coachd.Clock
-	adminKey  string
-	adminSum  [sha256.Size]byte // of adminKey, for requireAdmin
-	maxBody   int64
-	bodyTime  time.Duration // 0: no limit
-	writeTime time.Duration // 0: no limit
-	ping      func(context.Context) error
-	ready     func(context.Context) error
-	runner    *agent.Runner
-	heartbeat time.Duration
-	pack      *agent.Pack
-	limits    Limits
-	reviews   *review.Reviewer
+	store       coachd.Store
+	logger      *slog.Logger
+	clock       coachd.Clock
+	adminKey    string
+	adminSum    [sha256.Size]byte // of adminKey, for requireAdmin
+	maxBody     int64
+	bodyTime    time.Duration // 0: no limit
+	writeTime   time.Duration // 0: no limit
+	ping        func(context.Context) error
+	ready       func(context.Context) error
+	runner      *agent.Runner
+	heartbeat   time.Duration
+	pack        *agent.Pack
+	limits      Limits
+	reviews     *review.Reviewer
+	corsOrigins []string
 
 	mux     *http.ServeMux
 	handler http.Handler
@@ -80,21 +84,22 @@ type Server struct {
 // New returns a Server with every route registered.
 func New(deps Deps) *Server {
 	s := &Server{
-		store:     deps.Store,
-		logger:    deps.Logger,
-		clock:     deps.Clock,
-		adminKey:  deps.AdminKey,
-		maxBody:   deps.MaxBodyBytes,
-		bodyTime:  orDefault(deps.BodyTimeout, DefaultBodyTimeout),
-		writeTime: orDefault(deps.WriteTimeout, sse.DefaultWriteTimeout),
-		ping:      deps.Ping,
-		ready:     deps.Ready,
-		runner:    deps.Runner,
-		heartbeat: deps.Heartbeat,
-		pack:      deps.Pack,
-		limits:    deps.Limits,
-		reviews:   deps.Reviews,
-		mux:       http.NewServeMux(),
+		store:       deps.Store,
+		logger:      deps.Logger,
+		clock:       deps.Clock,
+		adminKey:    deps.AdminKey,
+		maxBody:     deps.MaxBodyBytes,
+		bodyTime:    orDefault(deps.BodyTimeout, DefaultBodyTimeout),
+		writeTime:   orDefault(deps.WriteTimeout, sse.DefaultWriteTimeout),
+		ping:        deps.Ping,
+		ready:       deps.Ready,
+		runner:      deps.Runner,
+		heartbeat:   deps.Heartbeat,
+		pack:        deps.Pack,
+		limits:      deps.Limits,
+		reviews:     deps.Reviews,
+		corsOrigins: deps.CORSOrigins,
+		mux:         http.NewServeMux(),
 	}
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
@@ -113,7 +118,7 @@ func New(deps Deps) *Server {
 	// carries the security headers and a request id and is logged. The
 	// body is bounded before anything can read it, and a malformed query
 	// string is refused before any route reads it.
-	s.handler = withHeaders(s.withRequestID(s.withBody(s.withLogging(s.withRecovery(s.withQueryCheck(http.HandlerFunc(s.dispatch)))))))
+	s.handler = withHeaders(s.withCORS(s.withRequestID(s.withBody(s.withLogging(s.withRecovery(s.withQueryCheck(http.HandlerFunc(s.dispatch))))))))
 	return s
 }
 

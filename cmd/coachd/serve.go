@@ -8,7 +8,9 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/coachd/coachd"
@@ -39,6 +41,8 @@ type serveConfig struct {
 	// Workspaces is the directory POST /v1/reviews workspaces live under;
 	// "" turns reviews off.
 	Workspaces string
+	// CORSOrigins are the browser origins allowed to call the API.
+	CORSOrigins string
 	// WebhookAllow lists the non-public hosts and CIDRs webhook tools may
 	// reach.
 	WebhookAllow string
@@ -65,6 +69,7 @@ func (c serveConfig) LogValue() slog.Value {
 		slog.String("pack", c.Pack),
 		slog.String("workspaces", c.Workspaces),
 		slog.String("webhook_allow", c.WebhookAllow),
+		slog.String("cors_origins", c.CORSOrigins),
 	)
 }
 
@@ -84,12 +89,19 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		"on SIGINT/SIGTERM, how long running requests may finish before their turns are cancelled (env COACHD_SHUTDOWN_GRACE)")
 	fs.StringVar(&cfg.Pack, "pack", getenv("COACHD_PACK"), "coach pack directory (agents/, skills/, tools/); empty serves the built-in default agent (env COACHD_PACK)")
 	fs.StringVar(&cfg.Workspaces, "workspaces", getenv("COACHD_WORKSPACES"), "directory whose subdirectories POST /v1/reviews may review (needs --pack with a coach); empty turns reviews off (env COACHD_WORKSPACES)")
+	fs.StringVar(&cfg.CORSOrigins, "cors-origins", getenv("COACHD_CORS_ORIGINS"),
+		"browser origins allowed to call the API from another origin, comma-separated (https://app.example.com), or *; empty allows none (env COACHD_CORS_ORIGINS)")
 	fs.StringVar(&cfg.WebhookAllow, "webhook-allow", getenv("COACHD_WEBHOOK_ALLOW"),
 		"non-public hosts and CIDRs webhook tools may reach, comma-separated (e.g. 127.0.0.1/32,10.0.0.0/8); loopback, private and link-local addresses are refused otherwise (env COACHD_WEBHOOK_ALLOW)")
 	if done, err := parseFlags(fs, args, stdout, stderr); done || err != nil {
 		return err
 	}
 	cfg.DB = *db
+	origins, err := parseOrigins(cfg.CORSOrigins)
+	if err != nil {
+		fmt.Fprintf(stderr, "coachd serve: --cors-origins: %v\n", err)
+		return errUsage
+	}
 	if _, err := tools.ParseAddrPolicy(cfg.WebhookAllow); err != nil {
 		fmt.Fprintf(stderr, "coachd serve: --webhook-allow: %v\n", err)
 		return errUsage
@@ -173,17 +185,18 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	srv := &http.Server{
 		BaseContext: func(net.Listener) context.Context { return base },
 		Handler: withUI(server.New(server.Deps{
-			Store:     store,
-			Logger:    logger,
-			Clock:     coachd.SystemClock{},
-			AdminKey:  cfg.AdminKey,
-			Ping:      store.SQL().PingContext,
-			Ready:     store.CheckMigrations,
-			Runner:    runner,
-			Pack:      pack,
-			Heartbeat: cfg.Model.Heartbeat,
-			Limits:    cfg.Budget.limits(),
-			Reviews:   reviewer,
+			Store:       store,
+			Logger:      logger,
+			Clock:       coachd.SystemClock{},
+			AdminKey:    cfg.AdminKey,
+			Ping:        store.SQL().PingContext,
+			Ready:       store.CheckMigrations,
+			Runner:      runner,
+			Pack:        pack,
+			Heartbeat:   cfg.Model.Heartbeat,
+			Limits:      cfg.Budget.limits(),
+			Reviews:     reviewer,
+			CORSOrigins: origins,
 
 			BodyTimeout:  cfg.Edge.BodyTimeout,
 			WriteTimeout: cfg.Edge.WriteTimeout,
@@ -302,4 +315,24 @@ func shutdown(srv *http.Server, grace time.Duration, cancelRequests context.Canc
 	ctx2, cancel2 := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel2()
 	return srv.Shutdown(ctx2)
+}
+
+// parseOrigins reads --cors-origins: "*" or origins like
+// https://app.example.com[:port], without a path.
+func parseOrigins(list string) ([]string, error) {
+	var out []string
+	for _, o := range strings.Split(list, ",") {
+		if o = strings.TrimSpace(o); o == "" {
+			continue
+		}
+		if o != "*" {
+			u, err := url.Parse(o)
+			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" {
+				return nil, fmt.Errorf("%q is not an origin like https://app.example.com", o)
+			}
+			o = u.Scheme + "://" + u.Host
+		}
+		out = append(out, o)
+	}
+	return out, nil
 }

@@ -1,0 +1,44 @@
+package server_test
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"testing"
+
+	"github.com/coachd/coachd/server"
+)
+
+// TestCORS: an allow-listed origin gets its preflight answered and can
+// read responses; any other origin gets no CORS headers.
+func TestCORS(t *testing.T) {
+	db := mustDB(t, filepath.Join(t.TempDir(), "c.db"), nil)
+	srv := httptest.NewServer(server.New(server.Deps{Store: db, CORSOrigins: []string{"https://app.example.com"}}))
+	defer srv.Close()
+	do := func(method, origin string, hdr map[string]string) *http.Response {
+		req, _ := http.NewRequest(method, srv.URL+"/v1/chat/stream", nil)
+		req.Header.Set("Origin", origin)
+		for k, v := range hdr {
+			req.Header.Set(k, v)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	pre := map[string]string{"Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "authorization, content-type"}
+	r := do("OPTIONS", "https://app.example.com", pre)
+	if r.StatusCode != 204 || r.Header.Get("Access-Control-Allow-Origin") != "https://app.example.com" ||
+		r.Header.Get("Access-Control-Allow-Headers") == "" || r.Header.Get("Access-Control-Allow-Methods") == "" {
+		t.Fatalf("preflight: %d %v", r.StatusCode, r.Header)
+	}
+	if r := do("OPTIONS", "https://evil.example", pre); r.Header.Get("Access-Control-Allow-Origin") != "" {
+		t.Fatalf("a foreign origin was allowed: %v", r.Header)
+	}
+	r = do("POST", "https://app.example.com", nil)
+	if r.StatusCode != 401 || r.Header.Get("Access-Control-Allow-Origin") != "https://app.example.com" || r.Header.Get("Access-Control-Expose-Headers") == "" {
+		t.Fatalf("request: %d %v", r.StatusCode, r.Header)
+	}
+}
