@@ -135,6 +135,9 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		fmt.Fprintf(stderr, "coachd serve: %v\n", err)
 		return errUsage
 	}
+	if cfg.Model.Provider == "demo" && cfg.Model.BaseURL != "" {
+		logger.Warn("ANTHROPIC_BASE_URL is set but ANTHROPIC_API_KEY is not: serving the offline demo model (set a key, or --provider anthropic)")
+	}
 
 	store, err := openDB(ctx, cfg.DB)
 	if err != nil {
