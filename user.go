@@ -39,4 +39,6 @@ type UserService interface {
 	UpdateUser(ctx context.Context, id string, upd UserUpdate) (*User, error)
 	// SetUserKey replaces the hash of the user's API key.
 	SetUserKey(ctx context.Context, id, keyHash string) error
+	// DeleteUser removes the user and all of their data.
+	DeleteUser(ctx context.Context, id string) error
 }

@@ -11,6 +11,10 @@ func (s *Server) routes() {
 	mux.Handle("POST /v1/users", admin(s.handleUserCreate()))
 	mux.Handle("GET /v1/users/{id}", admin(s.handleUserGet()))
 	mux.Handle("PATCH /v1/users/{id}", admin(s.handleUserUpdate()))
+	mux.Handle("GET /v1/users", admin(s.handleUserList()))
+	mux.Handle("DELETE /v1/users/{id}", admin(s.handleUserDelete()))
+	mux.Handle("POST /v1/users/{id}/key", admin(s.handleUserKey(true)))
+	mux.Handle("DELETE /v1/users/{id}/key", admin(s.handleUserKey(false)))
 
 	mux.Handle("GET /v1/me", user(s.handleMe()))
 

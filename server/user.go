@@ -141,3 +141,70 @@ func (s *Server) handleMe() http.Handler {
 		s.encode(w, r, http.StatusOK, me)
 	})
 }
+
+// handleUserList is GET /v1/users (admin): users a page at a time.
+func (s *Server) handleUserList() http.Handler {
+	type response struct {
+		Users      []*coachd.User `json:"users"`
+		NextCursor string         `json:"next_cursor"`
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q := newQuery(r)
+		page := q.page()
+		if err := q.err(); err != nil {
+			s.Error(w, r, err)
+			return
+		}
+		users, next, err := s.store.ListUsers(r.Context(), page)
+		if err != nil {
+			s.Error(w, r, err)
+			return
+		}
+		if users == nil {
+			users = []*coachd.User{}
+		}
+		s.encode(w, r, http.StatusOK, response{Users: users, NextCursor: next})
+	})
+}
+
+// handleUserDelete is DELETE /v1/users/{id} (admin): the user and all of
+// their data (sessions, messages, notes, files, budget ledger, reviews)
+// are removed.
+func (s *Server) handleUserDelete() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id, err := pathID(r, coachd.PrefixUser, "user")
+		if err != nil {
+			s.Error(w, r, err)
+			return
+		}
+		if err := s.store.DeleteUser(r.Context(), id); err != nil {
+			s.Error(w, r, orNotFound(err, "user"))
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	})
+}
+
+// handleUserKey is POST /v1/users/{id}/key (rotate: a new key, shown once;
+// the old one stops working) and DELETE (revoke: no key works until the
+// next rotation).
+func (s *Server) handleUserKey(rotate bool) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id, err := pathID(r, coachd.PrefixUser, "user")
+		if err != nil {
+			s.Error(w, r, err)
+			return
+		}
+		// Revoking stores the hash of a key nobody was given.
+		key := NewAPIKey()
+		if err := s.store.SetUserKey(r.Context(), id, HashAPIKey(key)); err != nil {
+			s.Error(w, r, orNotFound(err, "user"))
+			return
+		}
+		if !rotate {
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		s.encode(w, r, http.StatusOK, map[string]string{"id": id, "api_key": key})
+	})
+}

@@ -29,8 +29,10 @@ func TestBudget(t *testing.T) {
 // budgetUser creates a user with the given budget.
 func budgetUser(tb testing.TB, db *sqlstore.DB, budget int64) *coachd.User {
 	tb.Helper()
-	u := &coachd.User{Name: "b", TokenBudget: budget}
-	if err := db.CreateUser(context.Background(), u, "hash-"+coachd.NewID("k", time.Now())); err != nil {
+	// Names are unique: each budget user gets its own.
+	id := coachd.NewID("k", time.Now())
+	u := &coachd.User{Name: "b-" + id, TokenBudget: budget}
+	if err := db.CreateUser(context.Background(), u, "hash-"+id); err != nil {
 		tb.Fatal(err)
 	}
 	return u

@@ -36,6 +36,9 @@ func (db *DB) CreateUser(ctx context.Context, u *coachd.User, keyHash string) er
 	}
 	defer tx.Rollback()
 
+	if err := nameFree(ctx, tx, u.Name, ""); err != nil {
+		return err
+	}
 	if u.ID == "" {
 		u.ID = coachd.NewID(coachd.PrefixUser, tx.now)
 	}
@@ -127,6 +130,9 @@ func (db *DB) UpdateUser(ctx context.Context, id string, upd coachd.UserUpdate) 
 		return nil, err
 	}
 	if upd.Name != nil {
+		if err := nameFree(ctx, tx, *upd.Name, u.ID); err != nil {
+			return nil, err
+		}
 		u.Name = *upd.Name
 	}
 	if upd.TokenBudget != nil {
@@ -196,6 +202,40 @@ func (db *DB) SetUserKey(ctx context.Context, id, keyHash string) error {
 	if _, err := tx.exec(ctx, `UPDATE users SET api_key_hash = ?, updated_at = ? WHERE id = ?`,
 		keyHash, tx.time(tx.now), id); err != nil {
 		return dbError(err, "set user key")
+	}
+	return tx.commit()
+}
+
+// nameFree refuses a user name another user (not except) already has:
+// names identify users to operators (users list, --demo).
+func nameFree(ctx context.Context, tx *tx, name, except string) error {
+	var n int64
+	if err := tx.queryRow(ctx, `SELECT COUNT(*) FROM users WHERE name = ? AND id <> ?`, name, except).Scan(&n); err != nil {
+		return dbError(err, "check user name")
+	}
+	if n > 0 {
+		return coachd.Errorf(coachd.ECONFLICT, "a user named %q exists already", name)
+	}
+	return nil
+}
+
+// DeleteUser removes the user and everything of theirs: sessions and
+// messages, notes, files, reservations, ledger, reviews (the foreign keys
+// cascade). ENOTFOUND when there is no such user.
+func (db *DB) DeleteUser(ctx context.Context, id string) error {
+	tx, err := db.beginWrite(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	res, err := tx.exec(ctx, `DELETE FROM users WHERE id = ?`, id)
+	if err != nil {
+		return dbError(err, "delete user")
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return dbError(err, "delete user")
+	} else if n == 0 {
+		return coachd.Errorf(coachd.ENOTFOUND, "user %q not found", id)
 	}
 	return tx.commit()
 }

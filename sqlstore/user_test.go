@@ -105,3 +105,41 @@ func testUsers(t *testing.T, newDSN func(tb testing.TB) string) {
 		wantCode(t, err, coachd.EINVALID)
 	})
 }
+
+// TestUserNamesAndDelete: names are unique (create and rename), and a
+// deleted user's data goes with them.
+func TestUserNamesAndDelete(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			ctx := context.Background()
+			db := MustOpen(t, b.newDSN(t), newClock())
+			a := MustCreateUser(t, db, "ada")
+			other := MustCreateUser(t, db, "bo")
+			wantCode(t, db.CreateUser(ctx, &coachd.User{Name: "ada"}, "hash-2"), coachd.ECONFLICT)
+			name := "ada"
+			_, err := db.UpdateUser(ctx, other.ID, coachd.UserUpdate{Name: &name})
+			wantCode(t, err, coachd.ECONFLICT)
+			if _, err := db.UpdateUser(ctx, a.ID, coachd.UserUpdate{Name: &name}); err != nil {
+				t.Fatalf("renaming to one's own name: %v", err)
+			}
+			s := MustCreateSession(t, db, a.ID)
+			if err := db.CreateNote(ctx, &coachd.Note{UserID: a.ID, Type: "tip", Title: "t", Content: "c"}); err != nil {
+				t.Fatal(err)
+			}
+			if err := db.DeleteUser(ctx, a.ID); err != nil {
+				t.Fatal(err)
+			}
+			_, err = db.FindUserByID(ctx, a.ID)
+			wantCode(t, err, coachd.ENOTFOUND)
+			_, err = db.FindSession(ctx, a.ID, s.ID)
+			wantCode(t, err, coachd.ENOTFOUND)
+			if n := rawCount(t, db, `SELECT COUNT(*) FROM notes`); n != 0 {
+				t.Fatalf("%d notes left", n)
+			}
+			wantCode(t, db.DeleteUser(ctx, a.ID), coachd.ENOTFOUND)
+			if _, err := db.FindUserByID(ctx, other.ID); err != nil {
+				t.Fatalf("another user went too: %v", err)
+			}
+		})
+	}
+}
