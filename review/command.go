@@ -203,20 +203,12 @@ func (gitDiff) Definition() coachd.ToolDef {
 		Name:        "git_diff",
 		Description: "Show the workspace's uncommitted changes (git diff against HEAD, with a --stat summary first); path narrows it.",
 		Category:    coachd.ToolInstant,
-		InputSchema: json.RawMessage(`{
-  "type": "object",
-  "properties": {"path": {"type": "string", "maxLength": 1000}},
-  "additionalProperties": false
-}`),
+		InputSchema: json.RawMessage(pathSchema),
 	}
 }
 
 func (t gitDiff) Execute(ctx context.Context, call coachd.ToolCall, _ coachd.ToolEnv) (coachd.ToolResult, error) {
-	var in struct{ Path string }
-	if err := json.Unmarshal(call.Input, &in); err != nil {
-		return refuse("invalid input: %v", err)
-	}
-	p, err := rel(in.Path)
+	p, err := inputPath(call)
 	if err != nil {
 		return refuse("%v", err)
 	}

@@ -224,20 +224,28 @@ func (listFiles) Definition() coachd.ToolDef {
 		Name:        "list_files",
 		Description: "List the workspace's files (or those under path), with their sizes; .git is skipped.",
 		Category:    coachd.ToolInstant,
-		InputSchema: json.RawMessage(`{
-  "type": "object",
-  "properties": {"path": {"type": "string", "maxLength": 1000}},
-  "additionalProperties": false
-}`),
+		InputSchema: json.RawMessage(pathSchema),
 	}
 }
 
-func (t listFiles) Execute(_ context.Context, call coachd.ToolCall, _ coachd.ToolEnv) (coachd.ToolResult, error) {
+// pathSchema is the input of the tools that take one optional path.
+const pathSchema = `{
+  "type": "object",
+  "properties": {"path": {"type": "string", "maxLength": 1000}},
+  "additionalProperties": false
+}`
+
+// inputPath decodes a {path} input and checks the path (rel).
+func inputPath(call coachd.ToolCall) (string, error) {
 	var in struct{ Path string }
 	if err := json.Unmarshal(call.Input, &in); err != nil {
-		return refuse("invalid input: %v", err)
+		return "", fmt.Errorf("invalid input: %v", err)
 	}
-	p, err := rel(in.Path)
+	return rel(in.Path)
+}
+
+func (t listFiles) Execute(_ context.Context, call coachd.ToolCall, _ coachd.ToolEnv) (coachd.ToolResult, error) {
+	p, err := inputPath(call)
 	if err != nil {
 		return refuse("%v", err)
 	}
