@@ -113,7 +113,9 @@ func errOutcome(id, text string) outcome {
 // runTool runs one tool with a timeout. A panic or an error becomes an
 // is_error result and a log line; a tool that ignores its context is left
 // behind when the timeout passes.
-func (t *Turn) runTool(ctx context.Context, timeout time.Duration, tool coachd.Tool, c coachd.ToolCall) outcome {
+func (t *Turn) runTool(ctx context.Context, timeout time.Duration, tool coachd.Tool, c coachd.ToolCall) (out outcome) {
+	start := time.Now()
+	defer func() { t.r.cfg.Observer.ToolCalled(c.Name, !out.failed, time.Since(start)) }()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	log := t.r.cfg.Logger.With("session", t.sess.ID, "tool", c.Name, "tool_use_id", c.ID)

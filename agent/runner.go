@@ -33,6 +33,9 @@ type Config struct {
 	// CountTokens estimates reservations with the model's count_tokens
 	// (when the model is a coachd.TokenCounter) instead of from size.
 	CountTokens bool
+	// Observer is told about turns, tools and errors (metrics); nil
+	// observes nothing.
+	Observer coachd.Observer
 	// TurnLease is how long a session stays busy after the process
 	// running its turn died (the lease is renewed while the turn runs);
 	// defaults to DefaultTurnLease.
@@ -67,6 +70,9 @@ func NewRunner(cfg Config) *Runner {
 	}
 	if cfg.TurnLease <= 0 {
 		cfg.TurnLease = DefaultTurnLease
+	}
+	if cfg.Observer == nil {
+		cfg.Observer = coachd.NopObserver{}
 	}
 	return &Runner{cfg: cfg, guard: newGuard(cfg.Store, cfg.Clock)}
 }
@@ -183,6 +189,9 @@ func (r *Runner) Prepare(ctx context.Context, req TurnRequest) (*Turn, error) {
 	t.prepareSystem(ctx)
 	if err := t.reserve(ctx); err != nil {
 		release()
+		if coachd.ErrorCode(err) == coachd.EBUDGET {
+			r.cfg.Observer.Rejected(coachd.EBUDGET)
+		}
 		return nil, err
 	}
 	return t, nil

@@ -30,6 +30,7 @@ type Turn struct {
 	resv       *coachd.Reservation // nil when not reserved (Close before Prepare's reserve)
 	settled    bool
 	x          turnState // pack features: prompt, contracts, action tags (contract.go)
+	firstText  time.Time // when the first text streamed, for time-to-first-token
 }
 
 // Result sums up a finished turn.
@@ -60,6 +61,9 @@ func (t *Turn) Close() {
 func (t *Turn) emit(ev coachd.Event) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if ev.Type == coachd.EventTextDelta && t.firstText.IsZero() {
+		t.firstText = time.Now()
+	}
 	t.seq++
 	ev.Seq = t.seq
 	if err := t.sink.Send(ev); err != nil && t.cancel != nil {
@@ -75,7 +79,7 @@ func (t *Turn) Run(ctx context.Context, sink coachd.EventSink) *Result {
 	// Settles even when the turn panics (StopReason still empty: abort).
 	defer t.settle(ctx)
 	r, lim := t.r, t.agent.Limits.withDefaults()
-	start := r.cfg.Clock.Now()
+	start, wall := r.cfg.Clock.Now(), time.Now()
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	ctx, cancelDeadline := context.WithDeadline(ctx, time.Now().Add(lim.MaxDuration))
@@ -101,6 +105,11 @@ func (t *Turn) Run(ctx context.Context, sink coachd.EventSink) *Result {
 	})
 	r.cfg.Logger.Info("turn ended", "session", t.sess.ID, "user", t.req.User.ID, "stop", stop,
 		"tokens", t.usage.Total(), "latency_ms", t.res.LatencyMS)
+	var ttft time.Duration
+	if !t.firstText.IsZero() {
+		ttft = t.firstText.Sub(wall)
+	}
+	r.cfg.Observer.TurnEnded(t.agent.Name, stop, t.usage, time.Since(wall), ttft)
 	return &t.res
 }
 
@@ -187,8 +196,11 @@ func answerText(raw json.RawMessage) string {
 // fail records an error that ends the turn.
 func (t *Turn) fail(err error) string {
 	e := coachd.AsError(err)
-	if e.Code == coachd.EINTERNAL {
+	switch e.Code {
+	case coachd.EINTERNAL:
 		t.r.cfg.Logger.Error("turn failed", "session", t.sess.ID, "err", err)
+	case coachd.EUPSTREAMBUSY, coachd.EUPSTREAMAUTH, coachd.EAPI, coachd.ETIMEOUT:
+		t.r.cfg.Observer.UpstreamError(e.Code)
 	}
 	t.res.Err = e
 	return coachd.TurnError

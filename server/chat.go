@@ -84,6 +84,8 @@ func (s *Server) handleChatStream() http.Handler {
 			return
 		}
 		w.Header().Set("X-Coachd-Session-Id", t.Session().ID)
+		s.observer.StreamOpened()
+		defer s.observer.StreamClosed()
 		sw := sse.NewWriter(w, r, dialect, s.heartbeat)
 		sw.SetWriteTimeout(s.writeTime)
 		t.Run(r.Context(), sw)

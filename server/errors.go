@@ -81,6 +81,9 @@ func (s *Server) StreamError(w http.ResponseWriter, r *http.Request, dialect str
 func (s *Server) answer(w http.ResponseWriter, r *http.Request, err error) (*coachd.Error, int) {
 	e := coachd.AsError(err)
 	status := ErrorStatus(e)
+	if e.Code == coachd.ERATELIMITED {
+		s.observer.Rejected(e.Code)
+	}
 	log := s.log(r)
 	switch {
 	case e.Code == coachd.EINTERNAL || statuses[e.Code] == 0:

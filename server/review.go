@@ -110,6 +110,8 @@ func (s *Server) handleReviewCreate() http.Handler {
 			s.encode(w, r, http.StatusOK, reviewResponse{rev, res.StopReason})
 			return
 		}
+		s.observer.StreamOpened()
+		defer s.observer.StreamClosed()
 		sw := sse.NewWriter(w, r, sse.Coachd, s.heartbeat)
 		sw.SetWriteTimeout(s.writeTime)
 		defer sw.Close()

@@ -7,6 +7,9 @@ func (s *Server) routes() {
 
 	mux.Handle("GET /healthz", s.handleHealthz())
 	mux.Handle("GET /readyz", s.handleReadyz())
+	if s.metrics != nil {
+		mux.Handle("GET /metrics", admin(s.metrics))
+	}
 
 	mux.Handle("POST /v1/users", admin(s.handleUserCreate()))
 	mux.Handle("GET /v1/users/{id}", admin(s.handleUserGet()))

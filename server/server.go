@@ -53,6 +53,12 @@ type Deps struct {
 	// Reviews runs the validator coach (POST /v1/reviews); nil turns
 	// reviews off (403).
 	Reviews *review.Reviewer
+	// Observer is told about rejections and open streams (metrics); nil
+	// observes nothing.
+	Observer coachd.Observer
+	// Metrics serves GET /metrics behind the admin key; nil leaves the
+	// route out.
+	Metrics http.Handler
 	// CORSOrigins are the browser origins (https://app.example.com, or *)
 	// allowed to call the API from another origin; empty allows none.
 	CORSOrigins []string
@@ -76,6 +82,8 @@ type Server struct {
 	limits      Limits
 	reviews     *review.Reviewer
 	corsOrigins []string
+	observer    coachd.Observer
+	metrics     http.Handler
 
 	mux     *http.ServeMux
 	handler http.Handler
@@ -99,6 +107,8 @@ func New(deps Deps) *Server {
 		limits:      deps.Limits,
 		reviews:     deps.Reviews,
 		corsOrigins: deps.CORSOrigins,
+		observer:    deps.Observer,
+		metrics:     deps.Metrics,
 		mux:         http.NewServeMux(),
 	}
 	if s.logger == nil {
@@ -106,6 +116,9 @@ func New(deps Deps) *Server {
 	}
 	if s.clock == nil {
 		s.clock = coachd.SystemClock{}
+	}
+	if s.observer == nil {
+		s.observer = coachd.NopObserver{}
 	}
 	if s.adminKey != "" {
 		s.adminSum = sha256.Sum256([]byte(s.adminKey))

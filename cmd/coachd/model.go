@@ -74,14 +74,14 @@ func (c modelConfig) build() (coachd.Model, error) {
 
 // newRunner wires the agent runner with the built-in tools, and with the
 // coach pack's agents and tools when pack is not nil.
-func newRunner(store coachd.Store, model coachd.Model, logger *slog.Logger, pack *agent.Pack, mc modelConfig) (*agent.Runner, error) {
+func newRunner(store coachd.Store, model coachd.Model, logger *slog.Logger, pack *agent.Pack, mc modelConfig, obs coachd.Observer) (*agent.Runner, error) {
 	ts, err := packTools(pack)
 	if err != nil {
 		return nil, err
 	}
 	cfg := agent.Config{
 		Store: store, Model: model, Tools: ts, Logger: logger.With("component", "runner"),
-		TurnLease: mc.TurnLease, CountTokens: mc.CountTokens,
+		TurnLease: mc.TurnLease, CountTokens: mc.CountTokens, Observer: obs,
 	}
 	if pack != nil {
 		cfg.Agents = pack.Agent

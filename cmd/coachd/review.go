@@ -94,7 +94,7 @@ func (l *localFlags) open(ctx context.Context, name string, stderr io.Writer) (r
 		return nil, nil, nil, nil, err
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	runner, err := newRunner(store, model, logger, pack, l.model)
+	runner, err := newRunner(store, model, logger, pack, l.model, nil)
 	if err != nil {
 		store.Close()
 		return nil, nil, nil, nil, err

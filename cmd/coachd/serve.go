@@ -15,6 +15,7 @@ import (
 
 	"github.com/coachd/coachd"
 	"github.com/coachd/coachd/agent"
+	"github.com/coachd/coachd/metrics"
 	"github.com/coachd/coachd/review"
 	"github.com/coachd/coachd/server"
 	"github.com/coachd/coachd/sqlstore"
@@ -43,6 +44,9 @@ type serveConfig struct {
 	Workspaces string
 	// CORSOrigins are the browser origins allowed to call the API.
 	CORSOrigins string
+	// MetricsAddr, when set, serves /metrics there without a key (for a
+	// scraper on a private network); /metrics on the API needs the admin key.
+	MetricsAddr string
 	// WebhookAllow lists the non-public hosts and CIDRs webhook tools may
 	// reach.
 	WebhookAllow string
@@ -89,6 +93,8 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		"on SIGINT/SIGTERM, how long running requests may finish before their turns are cancelled (env COACHD_SHUTDOWN_GRACE)")
 	fs.StringVar(&cfg.Pack, "pack", getenv("COACHD_PACK"), "coach pack directory (agents/, skills/, tools/); empty serves the built-in default agent (env COACHD_PACK)")
 	fs.StringVar(&cfg.Workspaces, "workspaces", getenv("COACHD_WORKSPACES"), "directory whose subdirectories POST /v1/reviews may review (needs --pack with a coach); empty turns reviews off (env COACHD_WORKSPACES)")
+	fs.StringVar(&cfg.MetricsAddr, "metrics-addr", getenv("COACHD_METRICS_ADDR"),
+		"also serve Prometheus /metrics on this address, without a key (a private network); /metrics on --addr needs the admin key (env COACHD_METRICS_ADDR)")
 	fs.StringVar(&cfg.CORSOrigins, "cors-origins", getenv("COACHD_CORS_ORIGINS"),
 		"browser origins allowed to call the API from another origin, comma-separated (https://app.example.com), or *; empty allows none (env COACHD_CORS_ORIGINS)")
 	fs.StringVar(&cfg.WebhookAllow, "webhook-allow", getenv("COACHD_WEBHOOK_ALLOW"),
@@ -162,7 +168,8 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	sweepCtx, stopSweep := context.WithCancel(ctx)
 	defer stopSweep()
 	go sweep(sweepCtx, store, cfg.Budget.ReservationTTL, expiry, logger.With("component", "sweeper"))
-	runner, err := newRunner(store, model, logger, pack, cfg.Model)
+	m := metrics.New()
+	runner, err := newRunner(store, model, logger, pack, cfg.Model, m)
 	if err != nil {
 		return err
 	}
@@ -200,6 +207,8 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 			Limits:      cfg.Budget.limits(),
 			Reviews:     reviewer,
 			CORSOrigins: origins,
+			Observer:    m,
+			Metrics:     m.Handler(),
 
 			BodyTimeout:  cfg.Edge.BodyTimeout,
 			WriteTimeout: cfg.Edge.WriteTimeout,
@@ -213,6 +222,18 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		IdleTimeout:       120 * time.Second,
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(handler, slog.LevelWarn),
+	}
+	if cfg.MetricsAddr != "" {
+		mln, err := net.Listen("tcp", cfg.MetricsAddr)
+		if err != nil {
+			return fmt.Errorf("listen on %s: %w", cfg.MetricsAddr, err)
+		}
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", m.Handler())
+		msrv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		go msrv.Serve(mln)
+		defer msrv.Close()
+		logger.Info("metrics listening", "addr", mln.Addr().String())
 	}
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {

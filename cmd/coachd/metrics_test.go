@@ -1,0 +1,83 @@
+package main
+
+import (
+	"io"
+	"net/http"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/coachd/coachd/anthropic/anthropictest"
+)
+
+// TestMetrics: the real binary counts turns, time to first token, tokens,
+// tool calls and rate-limit rejections, on /metrics behind the admin key
+// and on --metrics-addr without one.
+func TestMetrics(t *testing.T) {
+	fake := anthropictest.NewServer()
+	defer fake.Close()
+	const admin = "metrics-admin-key-0123456789"
+	p := MustStart(t, []string{"ANTHROPIC_API_KEY=test", "ANTHROPIC_BASE_URL=" + fake.URL()},
+		"--db", filepath.Join(t.TempDir(), "c.db"), "--demo", "--admin-key", admin, "--rate-limit", "1/1h", "--metrics-addr", "127.0.0.1:0")
+	fake.Enqueue(anthropictest.Blocks(anthropictest.TextBlock("Let me look.", 4), anthropictest.ToolUse("toolu_1", "list_notes", `{}`)),
+		anthropictest.Text("Nothing yet.", 4))
+	post := func() int {
+		req, _ := http.NewRequest("POST", p.url+"/v1/chat/stream", strings.NewReader(`{"message":"what do you know?"}`))
+		req.Header.Set("Authorization", "Bearer "+p.key)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if st := post(); st != 200 {
+		t.Fatalf("turn: %d", st)
+	}
+	if st := post(); st != 429 {
+		t.Fatalf("second turn: %d, want the rate limit", st)
+	}
+	scrape := func(url, key string) (int, string) {
+		req, _ := http.NewRequest("GET", url, nil)
+		if key != "" {
+			req.Header.Set("Authorization", "Bearer "+key)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if st, _ := scrape(p.url+"/metrics", p.key); st != 403 {
+		t.Fatalf("a user key read /metrics: %d", st)
+	}
+	st, body := scrape(p.url+"/metrics", admin)
+	for _, want := range []string{
+		`coachd_turns_total{agent="default",stop_reason="end_turn"} 1`,
+		`coachd_tool_calls_total{outcome="ok",tool="list_notes"} 1`,
+		`coachd_rejections_total{code="rate_limit_exceeded"} 1`,
+		`coachd_time_to_first_token_seconds_count{agent="default"} 1`,
+		`coachd_open_streams 0`,
+	} {
+		if st != 200 || !strings.Contains(body, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+	if m := regexp.MustCompile(`coachd_tokens_total\{kind="input"\} (\d+)`).FindStringSubmatch(body); m == nil || m[1] == "0" {
+		t.Errorf("input tokens not counted")
+	}
+	// The separate listener: its address is logged before "listening".
+	m := regexp.MustCompile(`metrics listening"? addr=(\S+)`).FindStringSubmatch(p.stderr.String())
+	if m == nil {
+		t.Fatalf("no metrics address logged:\n%s", p.stderr)
+	}
+	addr := m[1]
+	if st, body := scrape("http://"+addr+"/metrics", ""); st != 200 || !strings.Contains(body, "coachd_turns_total") {
+		t.Fatalf("--metrics-addr: %d", st)
+	}
+}

@@ -1,0 +1,89 @@
+// Package metrics exposes what coachd does as Prometheus metrics: turns,
+// time to first token, tokens, tool calls, rejections, open streams and
+// upstream errors. It implements coachd.Observer.
+package metrics
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/coachd/coachd"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Metrics is a registry with coachd's metrics.
+type Metrics struct {
+	reg         *prometheus.Registry
+	turns       *prometheus.CounterVec
+	turnSeconds *prometheus.HistogramVec
+	ttft        *prometheus.HistogramVec
+	tokens      *prometheus.CounterVec
+	tools       *prometheus.CounterVec
+	toolSeconds *prometheus.HistogramVec
+	rejected    *prometheus.CounterVec
+	upstream    *prometheus.CounterVec
+	streams     prometheus.Gauge
+}
+
+var _ coachd.Observer = (*Metrics)(nil)
+
+// New returns the metrics, with the Go runtime's and the process's.
+func New() *Metrics {
+	m := &Metrics{
+		reg: prometheus.NewRegistry(),
+		turns: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "coachd_turns_total",
+			Help: "Turns ended, by agent and stop reason."}, []string{"agent", "stop_reason"}),
+		turnSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "coachd_turn_duration_seconds",
+			Help: "Turn duration.", Buckets: []float64{.25, .5, 1, 2, 5, 10, 20, 30, 60, 120, 300}}, []string{"agent"}),
+		ttft: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "coachd_time_to_first_token_seconds",
+			Help: "Time from the turn's start to its first streamed text.", Buckets: []float64{.1, .25, .5, 1, 2, 4, 8, 16, 32}}, []string{"agent"}),
+		tokens: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "coachd_tokens_total",
+			Help: "Tokens used, by kind: input, output, cache_read, cache_write."}, []string{"kind"}),
+		tools: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "coachd_tool_calls_total",
+			Help: "Tool executions, by tool and outcome (ok, error)."}, []string{"tool", "outcome"}),
+		toolSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "coachd_tool_duration_seconds",
+			Help: "Tool execution latency.", Buckets: prometheus.ExponentialBuckets(0.001, 4, 9)}, []string{"tool"}),
+		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "coachd_rejections_total",
+			Help: "Requests refused by a limit: budget_exhausted, rate_limit_exceeded."}, []string{"code"}),
+		upstream: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "coachd_upstream_errors_total",
+			Help: "Model errors, by code."}, []string{"code"}),
+		streams: prometheus.NewGauge(prometheus.GaugeOpts{Name: "coachd_open_streams",
+			Help: "SSE streams open now."}),
+	}
+	m.reg.MustRegister(m.turns, m.turnSeconds, m.ttft, m.tokens, m.tools, m.toolSeconds, m.rejected, m.upstream, m.streams,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// Handler serves the metrics in the Prometheus text format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
+}
+
+func (m *Metrics) TurnEnded(agent, stop string, u coachd.Usage, d, first time.Duration) {
+	m.turns.WithLabelValues(agent, stop).Inc()
+	m.turnSeconds.WithLabelValues(agent).Observe(d.Seconds())
+	if first > 0 {
+		m.ttft.WithLabelValues(agent).Observe(first.Seconds())
+	}
+	m.tokens.WithLabelValues("input").Add(float64(u.InputTokens))
+	m.tokens.WithLabelValues("output").Add(float64(u.OutputTokens))
+	m.tokens.WithLabelValues("cache_read").Add(float64(u.CacheReadInputTokens))
+	m.tokens.WithLabelValues("cache_write").Add(float64(u.CacheCreationInputTokens))
+}
+
+func (m *Metrics) ToolCalled(tool string, ok bool, d time.Duration) {
+	outcome := "ok"
+	if !ok {
+		outcome = "error"
+	}
+	m.tools.WithLabelValues(tool, outcome).Inc()
+	m.toolSeconds.WithLabelValues(tool).Observe(d.Seconds())
+}
+
+func (m *Metrics) UpstreamError(code string) { m.upstream.WithLabelValues(code).Inc() }
+func (m *Metrics) Rejected(code string)      { m.rejected.WithLabelValues(code).Inc() }
+func (m *Metrics) StreamOpened()             { m.streams.Inc() }
+func (m *Metrics) StreamClosed()             { m.streams.Dec() }
