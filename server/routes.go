@@ -1,12 +1,16 @@
 package server
 
+import "net/http"
+
 // routes registers every route of the API. Admin routes need the admin key,
 // /v1 routes a user API key; /healthz is open.
 func (s *Server) routes() {
-	mux, user, admin := s.mux, s.requireUser, s.requireAdmin
+	user, admin := s.requireUser, s.requireAdmin
+	mux := registrar{s}
 
 	mux.Handle("GET /healthz", s.handleHealthz())
 	mux.Handle("GET /readyz", s.handleReadyz())
+	mux.Handle("GET /v1/openapi.json", s.handleOpenAPI())
 	if s.metrics != nil {
 		mux.Handle("GET /metrics", admin(s.metrics))
 	}
@@ -55,4 +59,13 @@ func (s *Server) routes() {
 	mux.Handle("POST /v1/actions/validate", user(s.handleActionValidate()))
 	mux.Handle("POST /v1/actions/validate/batch", user(s.handleActionValidateBatch()))
 	mux.Handle("GET /v1/actions/schemas", user(s.handleActionSchemas()))
+}
+
+// registrar registers a route on the mux and remembers its pattern, so
+// the OpenAPI document can be checked against what is served.
+type registrar struct{ s *Server }
+
+func (r registrar) Handle(pattern string, h http.Handler) {
+	r.s.mux.Handle(pattern, h)
+	r.s.patterns = append(r.s.patterns, pattern)
 }

@@ -85,8 +85,9 @@ type Server struct {
 	observer    coachd.Observer
 	metrics     http.Handler
 
-	mux     *http.ServeMux
-	handler http.Handler
+	mux      *http.ServeMux
+	patterns []string // registered routes, for Routes
+	handler  http.Handler
 }
 
 // New returns a Server with every route registered.
