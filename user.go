@@ -14,9 +14,12 @@ type User struct {
 	// RateLimit overrides the server's request rate ("20/60s", "off"); "" is the default.
 	RateLimit string `json:"rate_limit,omitempty"`
 	// MonthlyMessages overrides the server's monthly message limit (0: none); nil is the default.
-	MonthlyMessages *int64    `json:"monthly_messages,omitempty"`
-	CreatedAt       time.Time `json:"created_at"`
-	UpdatedAt       time.Time `json:"updated_at"`
+	MonthlyMessages *int64 `json:"monthly_messages,omitempty"`
+	// ExternalID is "iss|sub" for a user an identity provider's JWT
+	// authenticates; "" for key-only users.
+	ExternalID string    `json:"external_id,omitempty"`
+	CreatedAt  time.Time `json:"created_at"`
+	UpdatedAt  time.Time `json:"updated_at"`
 }
 
 // UserUpdate lists the fields an admin may change; nil leaves a field alone.
@@ -35,6 +38,9 @@ type UserService interface {
 	FindUserByID(ctx context.Context, id string) (*User, error)
 	// FindUserByKeyHash returns the user whose key hashes to keyHash, or ENOTFOUND.
 	FindUserByKeyHash(ctx context.Context, keyHash string) (*User, error)
+	// FindUserByExternalID returns the user an identity provider's subject
+	// maps to, or ENOTFOUND.
+	FindUserByExternalID(ctx context.Context, externalID string) (*User, error)
 	ListUsers(ctx context.Context, page Page) ([]*User, string, error)
 	UpdateUser(ctx context.Context, id string, upd UserUpdate) (*User, error)
 	// SetUserKey replaces the hash of the user's API key.

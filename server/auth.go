@@ -7,8 +7,10 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"encoding/hex"
+	"errors"
 	"net/http"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/coachd/coachd"
 )
@@ -50,6 +52,9 @@ func (s *Server) Authenticate(r *http.Request) (*coachd.User, error) {
 	key, ok := bearer(r)
 	if !ok {
 		return nil, coachd.Errorf(coachd.EUNAUTHORIZED, "missing API key: send Authorization: Bearer ck_…")
+	}
+	if !strings.HasPrefix(key, APIKeyPrefix) && s.jwt != nil {
+		return s.authenticateJWT(r.Context(), key)
 	}
 	if !strings.HasPrefix(key, APIKeyPrefix) || len(key) > 256 {
 		return nil, coachd.Errorf(coachd.EUNAUTHORIZED, "invalid API key")
@@ -132,4 +137,50 @@ func (s *Server) requireAdmin(h http.Handler) http.Handler {
 		}
 		s.Error(w, r, coachd.Errorf(coachd.EUNAUTHORIZED, "invalid admin key"))
 	})
+}
+
+// authenticateJWT maps a verified token's issuer and subject to a coachd
+// user, created with the default budget the first time it is seen.
+func (s *Server) authenticateJWT(ctx context.Context, token string) (*coachd.User, error) {
+	c, err := s.jwt.verify(ctx, token, s.clock.Now())
+	if err != nil {
+		if errors.Is(err, errJWT) {
+			return nil, coachd.Errorf(coachd.EUNAUTHORIZED, "%v", err)
+		}
+		return nil, coachd.Errorf(coachd.EUNAUTHORIZED, "the token could not be checked: %v", err)
+	}
+	ext := c.Issuer + "|" + c.Subject
+	u, err := s.store.FindUserByExternalID(ctx, ext)
+	if coachd.ErrorCode(err) != coachd.ENOTFOUND {
+		return u, err
+	}
+	name := c.Name
+	if name == "" || utf8.RuneCountInString(name) > UserNameMax {
+		name = c.Subject
+	}
+	sum := sha256.Sum256([]byte(ext))
+	for _, n := range []string{name, truncate(name, UserNameMax-9) + "-" + hex.EncodeToString(sum[:4])} {
+		u = &coachd.User{Name: n, TokenBudget: s.limits.DefaultBudget, ExternalID: ext}
+		// No key is shown: this user signs in with the identity provider.
+		err = s.store.CreateUser(ctx, u, HashAPIKey(NewAPIKey()))
+		if coachd.ErrorCode(err) != coachd.ECONFLICT {
+			break
+		}
+		// A concurrent first request created it, or the name is taken.
+		if found, ferr := s.store.FindUserByExternalID(ctx, ext); ferr == nil {
+			return found, nil
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	s.logger.Info("user created from a token", "user_id", u.ID, "issuer", c.Issuer)
+	return u, nil
+}
+
+func truncate(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n])
+	}
+	return s
 }

@@ -53,6 +53,9 @@ type Deps struct {
 	// Reviews runs the validator coach (POST /v1/reviews); nil turns
 	// reviews off (403).
 	Reviews *review.Reviewer
+	// JWT, when set, accepts the app's identity provider's tokens beside
+	// coachd keys (users are created on first sight).
+	JWT *JWTConfig
 	// Observer is told about rejections and open streams (metrics); nil
 	// observes nothing.
 	Observer coachd.Observer
@@ -83,6 +86,7 @@ type Server struct {
 	reviews     *review.Reviewer
 	corsOrigins []string
 	observer    coachd.Observer
+	jwt         *jwtVerifier
 	metrics     http.Handler
 
 	mux      *http.ServeMux
@@ -120,6 +124,9 @@ func New(deps Deps) *Server {
 	}
 	if s.observer == nil {
 		s.observer = coachd.NopObserver{}
+	}
+	if deps.JWT != nil {
+		s.jwt = newJWTVerifier(*deps.JWT)
 	}
 	if s.adminKey != "" {
 		s.adminSum = sha256.Sum256([]byte(s.adminKey))

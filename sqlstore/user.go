@@ -6,11 +6,15 @@ import (
 	"github.com/coachd/coachd"
 )
 
-const userColumns = `id, name, token_budget, tokens_used, created_at, updated_at, rate_limit, monthly_messages`
+const userColumns = `id, name, token_budget, tokens_used, created_at, updated_at, rate_limit, monthly_messages, external_id`
 
 func scanUser(row interface{ Scan(...any) error }) (*coachd.User, error) {
 	u := &coachd.User{}
-	err := row.Scan(&u.ID, &u.Name, &u.TokenBudget, &u.TokensUsed, timeCol{&u.CreatedAt}, timeCol{&u.UpdatedAt}, &u.RateLimit, &u.MonthlyMessages)
+	var ext *string
+	err := row.Scan(&u.ID, &u.Name, &u.TokenBudget, &u.TokensUsed, timeCol{&u.CreatedAt}, timeCol{&u.UpdatedAt}, &u.RateLimit, &u.MonthlyMessages, &ext)
+	if ext != nil {
+		u.ExternalID = *ext
+	}
 	return u, err
 }
 
@@ -49,9 +53,13 @@ func (db *DB) CreateUser(ctx context.Context, u *coachd.User, keyHash string) er
 		u.UpdatedAt = tx.now
 	}
 	u.CreatedAt, u.UpdatedAt = storeTime(u.CreatedAt), storeTime(u.UpdatedAt)
-	if _, err := tx.exec(ctx, `INSERT INTO users (id, name, api_key_hash, token_budget, tokens_used, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?)`,
-		u.ID, u.Name, keyHash, u.TokenBudget, u.TokensUsed, tx.time(u.CreatedAt), tx.time(u.UpdatedAt)); err != nil {
+	var ext any
+	if u.ExternalID != "" {
+		ext = u.ExternalID
+	}
+	if _, err := tx.exec(ctx, `INSERT INTO users (id, name, api_key_hash, token_budget, tokens_used, created_at, updated_at, external_id)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+		u.ID, u.Name, keyHash, u.TokenBudget, u.TokensUsed, tx.time(u.CreatedAt), tx.time(u.UpdatedAt), ext); err != nil {
 		return dbError(err, "create user")
 	}
 	if err := openingLedger(ctx, tx, u); err != nil {
@@ -83,6 +91,21 @@ func (db *DB) FindUserByKeyHash(ctx context.Context, keyHash string) (*coachd.Us
 	}
 	defer tx.Rollback()
 	u, err := scanUser(tx.queryRow(ctx, `SELECT `+userColumns+` FROM users WHERE api_key_hash = ?`, keyHash))
+	if err != nil {
+		return nil, dbError(err, "user")
+	}
+	return u, tx.commit()
+}
+
+// FindUserByExternalID returns the user with that identity-provider
+// subject ("iss|sub"), or ENOTFOUND.
+func (db *DB) FindUserByExternalID(ctx context.Context, externalID string) (*coachd.User, error) {
+	tx, err := db.beginRead(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	u, err := scanUser(tx.queryRow(ctx, `SELECT `+userColumns+` FROM users WHERE external_id = ?`, externalID))
 	if err != nil {
 		return nil, dbError(err, "user")
 	}

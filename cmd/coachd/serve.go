@@ -44,6 +44,8 @@ type serveConfig struct {
 	Workspaces string
 	// CORSOrigins are the browser origins allowed to call the API.
 	CORSOrigins string
+	// JWT accepts an identity provider's tokens (empty JWKSURL: off).
+	JWKSURL, JWTIssuer, JWTAudience, JWTAlgorithms string
 	// MetricsAddr, when set, serves /metrics there without a key (for a
 	// scraper on a private network); /metrics on the API needs the admin key.
 	MetricsAddr string
@@ -93,6 +95,10 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		"on SIGINT/SIGTERM, how long running requests may finish before their turns are cancelled (env COACHD_SHUTDOWN_GRACE)")
 	fs.StringVar(&cfg.Pack, "pack", getenv("COACHD_PACK"), "coach pack directory (agents/, skills/, tools/); empty serves the built-in default agent (env COACHD_PACK)")
 	fs.StringVar(&cfg.Workspaces, "workspaces", getenv("COACHD_WORKSPACES"), "directory whose subdirectories POST /v1/reviews may review (needs --pack with a coach); empty turns reviews off (env COACHD_WORKSPACES)")
+	fs.StringVar(&cfg.JWKSURL, "jwt-jwks-url", getenv("COACHD_JWT_JWKS_URL"), "accept JWT bearer tokens signed by a key of this JWKS URL beside coachd keys; users are created on first sight (env COACHD_JWT_JWKS_URL)")
+	fs.StringVar(&cfg.JWTIssuer, "jwt-issuer", getenv("COACHD_JWT_ISSUER"), "the iss tokens must carry (required with --jwt-jwks-url) (env COACHD_JWT_ISSUER)")
+	fs.StringVar(&cfg.JWTAudience, "jwt-audience", getenv("COACHD_JWT_AUDIENCE"), "the aud tokens must carry (required with --jwt-jwks-url) (env COACHD_JWT_AUDIENCE)")
+	fs.StringVar(&cfg.JWTAlgorithms, "jwt-algorithms", envOr(getenv, "COACHD_JWT_ALGORITHMS", "RS256,ES256"), "signature algorithms accepted: RS256, RS384, RS512, ES256, ES384 (env COACHD_JWT_ALGORITHMS)")
 	fs.StringVar(&cfg.MetricsAddr, "metrics-addr", getenv("COACHD_METRICS_ADDR"),
 		"also serve Prometheus /metrics on this address, without a key (a private network); /metrics on --addr needs the admin key (env COACHD_METRICS_ADDR)")
 	fs.StringVar(&cfg.CORSOrigins, "cors-origins", getenv("COACHD_CORS_ORIGINS"),
@@ -103,6 +109,11 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		return err
 	}
 	cfg.DB = *db
+	jwt, err := cfg.jwt()
+	if err != nil {
+		fmt.Fprintf(stderr, "coachd serve: %v\n", err)
+		return errUsage
+	}
 	origins, err := parseOrigins(cfg.CORSOrigins)
 	if err != nil {
 		fmt.Fprintf(stderr, "coachd serve: --cors-origins: %v\n", err)
@@ -208,6 +219,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 			Reviews:     reviewer,
 			CORSOrigins: origins,
 			Observer:    m,
+			JWT:         jwt,
 			Metrics:     m.Handler(),
 
 			BodyTimeout:  cfg.Edge.BodyTimeout,
@@ -359,4 +371,28 @@ func parseOrigins(list string) ([]string, error) {
 		out = append(out, o)
 	}
 	return out, nil
+}
+
+// jwt is the JWT configuration, or nil when --jwt-jwks-url is empty.
+func (c serveConfig) jwt() (*server.JWTConfig, error) {
+	if c.JWKSURL == "" {
+		return nil, nil
+	}
+	if u, err := url.Parse(c.JWKSURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return nil, fmt.Errorf("--jwt-jwks-url must be an http(s) URL")
+	}
+	if c.JWTIssuer == "" || c.JWTAudience == "" {
+		return nil, fmt.Errorf("--jwt-jwks-url needs --jwt-issuer and --jwt-audience")
+	}
+	var algs []string
+	for _, a := range strings.Split(c.JWTAlgorithms, ",") {
+		switch a = strings.TrimSpace(a); a {
+		case "RS256", "RS384", "RS512", "ES256", "ES384":
+			algs = append(algs, a)
+		case "":
+		default:
+			return nil, fmt.Errorf("--jwt-algorithms: %q is not accepted (RS256, RS384, RS512, ES256, ES384)", a)
+		}
+	}
+	return &server.JWTConfig{JWKSURL: c.JWKSURL, Issuer: c.JWTIssuer, Audience: c.JWTAudience, Algorithms: algs}, nil
 }

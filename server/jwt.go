@@ -1,0 +1,235 @@
+package server
+
+import (
+	"context"
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rsa"
+	"crypto/sha256"
+	"crypto/sha512"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"math/big"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// JWTConfig lets an app's own identity provider vouch for its users: a
+// bearer token that is not a coachd key is verified as a JWT signed by a
+// key of JWKSURL, issued by Issuer for Audience.
+type JWTConfig struct {
+	JWKSURL  string
+	Issuer   string
+	Audience string
+	// Algorithms allowed (default RS256 and ES256); "none" and HMAC never are.
+	Algorithms []string
+	// Client fetches the key set (default: 10 s timeout).
+	Client *http.Client
+}
+
+// jwtClaims are the claims coachd reads.
+type jwtClaims struct {
+	Issuer   string          `json:"iss"`
+	Subject  string          `json:"sub"`
+	Audience json.RawMessage `json:"aud"`
+	Expiry   *float64        `json:"exp"`
+	NotAfter *float64        `json:"nbf"`
+	Name     string          `json:"name"`
+}
+
+// jwtVerifier checks tokens against a cached key set, refreshed at most
+// every minute when a token names a key it does not know, and hourly.
+type jwtVerifier struct {
+	cfg JWTConfig
+
+	mu      sync.Mutex
+	keys    map[string]crypto.PublicKey
+	fetched time.Time
+}
+
+func newJWTVerifier(cfg JWTConfig) *jwtVerifier {
+	if len(cfg.Algorithms) == 0 {
+		cfg.Algorithms = []string{"RS256", "ES256"}
+	}
+	if cfg.Client == nil {
+		cfg.Client = &http.Client{Timeout: 10 * time.Second}
+	}
+	return &jwtVerifier{cfg: cfg}
+}
+
+var errJWT = errors.New("invalid token")
+
+// verify returns the token's claims when its signature, issuer, audience
+// and times hold.
+func (v *jwtVerifier) verify(ctx context.Context, token string, now time.Time) (*jwtClaims, error) {
+	parts := strings.Split(token, ".")
+	if len(parts) != 3 || len(token) > 8192 {
+		return nil, errJWT
+	}
+	var head struct {
+		Alg string `json:"alg"`
+		Kid string `json:"kid"`
+	}
+	if err := decodeSegment(parts[0], &head); err != nil || !slices.Contains(v.cfg.Algorithms, head.Alg) {
+		return nil, fmt.Errorf("%w: algorithm %q is not allowed", errJWT, head.Alg)
+	}
+	sig, err := base64.RawURLEncoding.DecodeString(parts[2])
+	if err != nil {
+		return nil, errJWT
+	}
+	key, err := v.key(ctx, head.Kid, now)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkSignature(head.Alg, key, []byte(parts[0]+"."+parts[1]), sig); err != nil {
+		return nil, err
+	}
+	var c jwtClaims
+	if err := decodeSegment(parts[1], &c); err != nil {
+		return nil, errJWT
+	}
+	const leeway = 60
+	t := float64(now.Unix())
+	switch {
+	case c.Issuer != v.cfg.Issuer:
+		return nil, fmt.Errorf("%w: wrong issuer", errJWT)
+	case !audienceHas(c.Audience, v.cfg.Audience):
+		return nil, fmt.Errorf("%w: wrong audience", errJWT)
+	case c.Expiry == nil || t > *c.Expiry+leeway:
+		return nil, fmt.Errorf("%w: expired", errJWT)
+	case c.NotAfter != nil && t+leeway < *c.NotAfter:
+		return nil, fmt.Errorf("%w: not valid yet", errJWT)
+	case c.Subject == "" || len(c.Subject) > 255:
+		return nil, fmt.Errorf("%w: no subject", errJWT)
+	}
+	return &c, nil
+}
+
+func decodeSegment(seg string, v any) error {
+	b, err := base64.RawURLEncoding.DecodeString(seg)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, v)
+}
+
+func audienceHas(raw json.RawMessage, want string) bool {
+	var one string
+	if json.Unmarshal(raw, &one) == nil {
+		return one == want
+	}
+	var many []string
+	return json.Unmarshal(raw, &many) == nil && slices.Contains(many, want)
+}
+
+func checkSignature(alg string, key crypto.PublicKey, signed, sig []byte) error {
+	var h hash.Hash
+	var ch crypto.Hash
+	switch alg[2:] {
+	case "256":
+		h, ch = sha256.New(), crypto.SHA256
+	case "384":
+		h, ch = sha512.New384(), crypto.SHA384
+	case "512":
+		h, ch = sha512.New(), crypto.SHA512
+	default:
+		return errJWT
+	}
+	h.Write(signed)
+	digest := h.Sum(nil)
+	switch k := key.(type) {
+	case *rsa.PublicKey:
+		if !strings.HasPrefix(alg, "RS") || rsa.VerifyPKCS1v15(k, ch, digest, sig) != nil {
+			return fmt.Errorf("%w: bad signature", errJWT)
+		}
+	case *ecdsa.PublicKey:
+		size := (k.Curve.Params().BitSize + 7) / 8
+		if !strings.HasPrefix(alg, "ES") || len(sig) != 2*size ||
+			!ecdsa.Verify(k, digest, new(big.Int).SetBytes(sig[:size]), new(big.Int).SetBytes(sig[size:])) {
+			return fmt.Errorf("%w: bad signature", errJWT)
+		}
+	default:
+		return errJWT
+	}
+	return nil
+}
+
+// key returns the key kid names, fetching the key set when it is unknown
+// (at most once a minute) or an hour old.
+func (v *jwtVerifier) key(ctx context.Context, kid string, now time.Time) (crypto.PublicKey, error) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if k, ok := v.keys[kid]; ok && now.Sub(v.fetched) < time.Hour {
+		return k, nil
+	}
+	if now.Sub(v.fetched) < time.Minute && v.keys != nil {
+		return nil, fmt.Errorf("%w: unknown key %q", errJWT, kid)
+	}
+	keys, err := v.fetch(ctx)
+	if err != nil {
+		return nil, err
+	}
+	v.keys, v.fetched = keys, now
+	if k, ok := keys[kid]; ok {
+		return k, nil
+	}
+	return nil, fmt.Errorf("%w: unknown key %q", errJWT, kid)
+}
+
+func (v *jwtVerifier) fetch(ctx context.Context) (map[string]crypto.PublicKey, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, v.cfg.JWKSURL, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := v.cfg.Client.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("jwks: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("jwks: HTTP %d", resp.StatusCode)
+	}
+	var set struct {
+		Keys []struct {
+			Kty, Kid, Crv, N, E, X, Y string
+		} `json:"keys"`
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&set); err != nil {
+		return nil, fmt.Errorf("jwks: %w", err)
+	}
+	keys := map[string]crypto.PublicKey{}
+	b := func(s string) *big.Int {
+		d, _ := base64.RawURLEncoding.DecodeString(s)
+		return new(big.Int).SetBytes(d)
+	}
+	for _, k := range set.Keys {
+		switch k.Kty {
+		case "RSA":
+			e := b(k.E)
+			if !e.IsInt64() || e.Int64() < 3 {
+				continue
+			}
+			keys[k.Kid] = &rsa.PublicKey{N: b(k.N), E: int(e.Int64())}
+		case "EC":
+			var curve elliptic.Curve
+			switch k.Crv {
+			case "P-256":
+				curve = elliptic.P256()
+			case "P-384":
+				curve = elliptic.P384()
+			default:
+				continue
+			}
+			keys[k.Kid] = &ecdsa.PublicKey{Curve: curve, X: b(k.X), Y: b(k.Y)}
+		}
+	}
+	return keys, nil
+}
