@@ -3,15 +3,24 @@ package coachd
 import (
 	"context"
 	"regexp"
+	"strings"
 	"time"
 	"unicode/utf8"
 )
 
-// Note types and categories.
-var (
-	NoteTypes      = []string{"preference", "insight", "tip", "feedback", "pattern", "market_update"}
-	NoteCategories = []string{"timing", "location", "strategy", "vehicle", "earnings", "safety"}
-)
+// NoteVocabulary is what notes may be: their types and categories. A pack
+// may define its own (notes.yaml); the default is the rideshare coach's.
+type NoteVocabulary struct {
+	Types      []string `yaml:"types"`
+	Categories []string `yaml:"categories"`
+}
+
+// DefaultNoteVocabulary is the vocabulary of a server without a pack
+// vocabulary.
+var DefaultNoteVocabulary = NoteVocabulary{
+	Types:      []string{"preference", "insight", "tip", "feedback", "pattern", "market_update"},
+	Categories: []string{"timing", "location", "strategy", "vehicle", "earnings", "safety"},
+}
 
 // Note limits.
 const (
@@ -49,14 +58,18 @@ type Note struct {
 	UpdatedAt  time.Time  `json:"updated_at"`
 }
 
-// Validate checks a note's fields (after defaults) and lists every problem.
-func (n *Note) Validate() []FieldError {
+// Validate checks a note's fields (after defaults) and lists every
+// problem. With a vocabulary, the type and category must be in it; nil
+// checks the rest only (the store, which holds the vocabulary, checks them).
+func (n *Note) Validate(v *NoteVocabulary) []FieldError {
 	var errs []FieldError
-	if !oneOf(n.Type, NoteTypes) {
-		errs = append(errs, FieldError{"note_type", "must be one of preference, insight, tip, feedback, pattern, market_update", "enum"})
+	if n.Type == "" {
+		errs = append(errs, FieldError{"note_type", "is required", "required"})
+	} else if v != nil && !oneOf(n.Type, v.Types) {
+		errs = append(errs, FieldError{"note_type", "must be one of " + strings.Join(v.Types, ", "), "enum"})
 	}
-	if n.Category != "" && !oneOf(n.Category, NoteCategories) {
-		errs = append(errs, FieldError{"category", "must be one of timing, location, strategy, vehicle, earnings, safety", "enum"})
+	if n.Category != "" && v != nil && !oneOf(n.Category, v.Categories) {
+		errs = append(errs, FieldError{"category", "must be one of " + strings.Join(v.Categories, ", "), "enum"})
 	}
 	if l := utf8.RuneCountInString(n.Title); l < 1 || l > NoteTitleMax {
 		errs = append(errs, FieldError{"title", "must be 1 to 200 characters", "length"})

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,17 +11,22 @@ import (
 	"strings"
 
 	"github.com/coachd/coachd"
+	"gopkg.in/yaml.v3"
 )
 
 // Pack is a coach pack: the agents, skills and tools an app defines as
-// files (agents/*.md, skills/*.md, tools/*.yaml, and an optional schema.md
-// describing the app's data). It implements tools.Policy.
+// files (agents/*.md, skills/*.md, tools/*.yaml, an optional schema.md
+// describing the app's data and an optional notes.yaml with the note types
+// and categories). It implements tools.Policy.
 type Pack struct {
 	Dir        string
 	Agents     []*Agent // sorted by name
 	Skills     []*Skill // sorted by name
 	Tools      []coachd.Tool
 	DataSchema string
+	// Notes is the pack's note vocabulary (coachd.DefaultNoteVocabulary
+	// without a notes.yaml).
+	Notes coachd.NoteVocabulary
 
 	agents map[string]*Agent
 	skills map[string]*Skill
@@ -165,6 +171,10 @@ func LoadPack(dir string, opts PackOptions) (*Pack, error) {
 	if b, err := os.ReadFile(filepath.Join(dir, "schema.md")); err == nil {
 		p.DataSchema = string(b)
 	}
+	p.Notes = coachd.DefaultNoteVocabulary
+	if b, err := os.ReadFile(filepath.Join(dir, "notes.yaml")); err == nil {
+		p.Notes = parseNoteVocabulary(b, problem)
+	}
 	if len(probs) > 0 {
 		sort.SliceStable(probs, func(i, j int) bool {
 			if probs[i].File != probs[j].File {
@@ -290,6 +300,43 @@ func (p *Pack) Checkin(agent string) (fileType string, everyDays int) {
 		return "", 0
 	}
 	return a.Context.Checkin.FileType, a.Context.Checkin.EveryDays
+}
+
+// NoteVocabulary is the pack's note types and categories.
+func (p *Pack) NoteVocabulary() coachd.NoteVocabulary { return p.Notes }
+
+// parseNoteVocabulary reads notes.yaml: {types: [...], categories: [...]},
+// lowercase names; a missing list keeps the default one.
+func parseNoteVocabulary(data []byte, problem func(file string, line int, msg string)) coachd.NoteVocabulary {
+	v := coachd.DefaultNoteVocabulary
+	var f struct {
+		Types      []string `yaml:"types"`
+		Categories []string `yaml:"categories"`
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&f); err != nil {
+		problem("notes.yaml", 0, err.Error())
+		return v
+	}
+	check := func(key string, names []string) []string {
+		if len(names) > 50 {
+			problem("notes.yaml", 0, key+": at most 50 names")
+		}
+		for _, n := range names {
+			if !nameRe.MatchString(n) {
+				problem("notes.yaml", 0, fmt.Sprintf("%s: %q must be a lowercase name (letters, digits, - and _)", key, n))
+			}
+		}
+		return names
+	}
+	if len(f.Types) > 0 {
+		v.Types = check("types", f.Types)
+	}
+	if len(f.Categories) > 0 {
+		v.Categories = check("categories", f.Categories)
+	}
+	return v
 }
 
 // FileTypes is every file type some agent of the pack may write.

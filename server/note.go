@@ -34,7 +34,7 @@ func (req noteCreateRequest) note() *coachd.Note {
 }
 
 func (req noteCreateRequest) Valid(context.Context) []coachd.FieldError {
-	return req.note().Validate()
+	return req.note().Validate(nil) // type and category: the store's vocabulary
 }
 
 // noteUpdateRequest is a partial update: fields present are changed.
@@ -62,14 +62,14 @@ func (req noteUpdateRequest) Valid(context.Context) []coachd.FieldError {
 	if u == (coachd.NoteUpdate{}) {
 		return []coachd.FieldError{{Field: "", Message: "nothing to update: send at least one note field", Code: "required"}}
 	}
-	n := coachd.Note{Type: coachd.NoteTypes[0], Title: "t", Content: "c", Importance: coachd.DefaultImportance}
+	n := coachd.Note{Type: "t", Title: "t", Content: "c", Importance: coachd.DefaultImportance}
 	set(&n.Type, u.Type)
 	set(&n.Category, u.Category)
 	set(&n.Title, u.Title)
 	set(&n.Content, u.Content)
 	set(&n.Importance, u.Importance)
 	set(&n.MarketSlug, u.MarketSlug)
-	return n.Validate()
+	return n.Validate(nil)
 }
 
 func set[T any](dst *T, v *T) {
@@ -103,8 +103,8 @@ func (s *Server) handleNoteList() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		q := newQuery(r)
 		f := coachd.NoteFilter{
-			Type:     q.enum("type", coachd.NoteTypes),
-			Category: q.enum("category", coachd.NoteCategories),
+			Type:     q.enum("type", s.notes().Types),
+			Category: q.enum("category", s.notes().Categories),
 			Pinned:   q.boolean("pinned"),
 		}
 		if inc := q.boolean("include_deleted"); inc != nil {
@@ -197,4 +197,12 @@ func (s *Server) handleNoteDelete() http.Handler {
 		}
 		w.WriteHeader(http.StatusNoContent)
 	})
+}
+
+// notes is the note vocabulary: the pack's, or the default.
+func (s *Server) notes() coachd.NoteVocabulary {
+	if s.pack != nil {
+		return s.pack.NoteVocabulary()
+	}
+	return coachd.DefaultNoteVocabulary
 }

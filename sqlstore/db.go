@@ -32,6 +32,7 @@ type DB struct {
 	dialect dialect
 	clock   coachd.Clock
 	budget  coachd.BudgetConfig // see SetBudgetConfig
+	notes   coachd.NoteVocabulary // see SetNoteVocabulary
 }
 
 var _ coachd.Store = (*DB)(nil)
@@ -46,7 +47,7 @@ func Open(ctx context.Context, dsn string, clock coachd.Clock) (*DB, error) {
 	if clock == nil {
 		clock = coachd.SystemClock{}
 	}
-	db := &DB{clock: clock}
+	db := &DB{clock: clock, notes: coachd.DefaultNoteVocabulary}
 	db.SetBudgetConfig(coachd.BudgetConfig{})
 	if isPostgresDSN(dsn) {
 		db.dialect = dialectPostgres

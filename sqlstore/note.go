@@ -23,6 +23,10 @@ func scanNote(row interface{ Scan(...any) error }) (*coachd.Note, error) {
 	return n, nil
 }
 
+// SetNoteVocabulary sets the note types and categories notes are checked
+// against (Open sets coachd.DefaultNoteVocabulary). Call it before use.
+func (db *DB) SetNoteVocabulary(v coachd.NoteVocabulary) { db.notes = v }
+
 // CreateNote stores n, defaulting Importance to 50, after validating it. A
 // SessionID must name one of the user's sessions. At the user's live note
 // cap (noteRoom) it is ECONFLICT.
@@ -30,7 +34,7 @@ func (db *DB) CreateNote(ctx context.Context, n *coachd.Note) error {
 	if n.Importance == 0 {
 		n.Importance = coachd.DefaultImportance
 	}
-	if errs := n.Validate(); len(errs) > 0 {
+	if errs := n.Validate(&db.notes); len(errs) > 0 {
 		return coachd.Invalid(errs...)
 	}
 	return userTx(ctx, db, n.UserID, func(tx *tx) error {
@@ -79,10 +83,10 @@ func (db *DB) FindNote(ctx context.Context, userID, id string) (*coachd.Note, er
 // f.IncludeDeleted.
 func (db *DB) ListNotes(ctx context.Context, userID string, f coachd.NoteFilter, page coachd.Page) ([]*coachd.Note, string, error) {
 	var errs []coachd.FieldError
-	if f.Type != "" && !slices.Contains(coachd.NoteTypes, f.Type) {
+	if f.Type != "" && !slices.Contains(db.notes.Types, f.Type) {
 		errs = append(errs, coachd.FieldError{Field: "note_type", Message: "unknown note type", Code: "enum"})
 	}
-	if f.Category != "" && !slices.Contains(coachd.NoteCategories, f.Category) {
+	if f.Category != "" && !slices.Contains(db.notes.Categories, f.Category) {
 		errs = append(errs, coachd.FieldError{Field: "category", Message: "unknown category", Code: "enum"})
 	}
 	if len(errs) > 0 {
@@ -157,7 +161,7 @@ func (db *DB) UpdateNote(ctx context.Context, userID, id string, upd coachd.Note
 		if upd.Pinned != nil {
 			n.Pinned = *upd.Pinned
 		}
-		if errs := n.Validate(); len(errs) > 0 {
+		if errs := n.Validate(&db.notes); len(errs) > 0 {
 			return coachd.Invalid(errs...)
 		}
 		return nil

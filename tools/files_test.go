@@ -142,6 +142,7 @@ func (checkinPolicy) WritableTypes(string, string) []string           { return n
 func (checkinPolicy) Arcs(string) []string                            { return nil }
 func (checkinPolicy) SkillText(string, string) (string, error)        { return "", nil }
 func (checkinPolicy) Checkin(string) (fileType string, everyDays int) { return "check-in", 7 }
+func (checkinPolicy) NoteVocabulary() coachd.NoteVocabulary           { return coachd.DefaultNoteVocabulary }
 
 // Seed 002: completing a session says when the next check-in is due.
 func TestCompleteSessionNextCheckin(t *testing.T) {

@@ -8,9 +8,11 @@ import (
 )
 
 // UpdateNote changes fields of one of the user's notes.
-type UpdateNote struct{}
+type UpdateNote struct {
+	Vocab *coachd.NoteVocabulary // nil: coachd.DefaultNoteVocabulary
+}
 
-func (UpdateNote) Definition() coachd.ToolDef {
+func (t UpdateNote) Definition() coachd.ToolDef {
 	return coachd.ToolDef{
 		Name:        "update_note",
 		Description: "Correct or refine a saved note by its id (from list_notes). Only the fields given change.",
@@ -19,8 +21,8 @@ func (UpdateNote) Definition() coachd.ToolDef {
   "type": "object",
   "properties": {
     "note_id": {"type": "string", "minLength": 1, "maxLength": 100},
-    "note_type": {"type": "string", "enum": ` + noteTypeEnum + `},
-    "category": {"type": "string", "enum": ` + noteCategoryEnum + `},
+    "note_type": {"type": "string", "enum": ` + enumJSON(vocab(t.Vocab).Types) + `},
+    "category": {"type": "string", "enum": ` + enumJSON(vocab(t.Vocab).Categories) + `},
     "title": {"type": "string", "minLength": 1, "maxLength": 200},
     "content": {"type": "string", "minLength": 1, "maxLength": 5000},
     "importance": {"type": "integer", "minimum": 1, "maximum": 100}

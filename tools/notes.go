@@ -9,9 +9,11 @@ import (
 )
 
 // SaveNote stores a note about the user: the coach's memory.
-type SaveNote struct{}
+type SaveNote struct {
+	Vocab *coachd.NoteVocabulary // nil: coachd.DefaultNoteVocabulary
+}
 
-func (SaveNote) Definition() coachd.ToolDef {
+func (t SaveNote) Definition() coachd.ToolDef {
 	return coachd.ToolDef{
 		Name:        "save_note",
 		Description: "Remember something about the user for future sessions: a preference, an insight, a tip that worked, feedback, or a pattern.",
@@ -19,8 +21,8 @@ func (SaveNote) Definition() coachd.ToolDef {
 		InputSchema: json.RawMessage(`{
   "type": "object",
   "properties": {
-    "note_type": {"type": "string", "enum": ` + noteTypeEnum + `},
-    "category": {"type": "string", "enum": ` + noteCategoryEnum + `},
+    "note_type": {"type": "string", "enum": ` + enumJSON(vocab(t.Vocab).Types) + `},
+    "category": {"type": "string", "enum": ` + enumJSON(vocab(t.Vocab).Categories) + `},
     "title": {"type": "string", "minLength": 1, "maxLength": 200},
     "content": {"type": "string", "minLength": 1, "maxLength": 5000},
     "importance": {"type": "integer", "minimum": 1, "maximum": 100},
@@ -41,7 +43,7 @@ type saveNoteInput struct {
 	MarketSlug string `json:"market_slug"`
 }
 
-func (SaveNote) Execute(ctx context.Context, call coachd.ToolCall, env coachd.ToolEnv) (coachd.ToolResult, error) {
+func (t SaveNote) Execute(ctx context.Context, call coachd.ToolCall, env coachd.ToolEnv) (coachd.ToolResult, error) {
 	var in saveNoteInput
 	if err := json.Unmarshal(call.Input, &in); err != nil {
 		return refuse("input is not a valid note: " + err.Error())
@@ -53,7 +55,7 @@ func (SaveNote) Execute(ctx context.Context, call coachd.ToolCall, env coachd.To
 	if n.Importance == 0 {
 		n.Importance = coachd.DefaultImportance
 	}
-	if errs := n.Validate(); len(errs) > 0 {
+	if errs := n.Validate(vocab(t.Vocab)); len(errs) > 0 {
 		return refuse("note not saved: " + fieldText(errs))
 	}
 	if err := env.Store.CreateNote(ctx, n); err != nil {
@@ -66,9 +68,11 @@ func (SaveNote) Execute(ctx context.Context, call coachd.ToolCall, env coachd.To
 }
 
 // ListNotes recalls the user's notes.
-type ListNotes struct{}
+type ListNotes struct {
+	Vocab *coachd.NoteVocabulary // nil: coachd.DefaultNoteVocabulary
+}
 
-func (ListNotes) Definition() coachd.ToolDef {
+func (t ListNotes) Definition() coachd.ToolDef {
 	return coachd.ToolDef{
 		Name:        "list_notes",
 		Description: "Recall notes saved about the user, pinned and most important first. Optionally filter by note_type or category.",
@@ -76,8 +80,8 @@ func (ListNotes) Definition() coachd.ToolDef {
 		InputSchema: json.RawMessage(`{
   "type": "object",
   "properties": {
-    "note_type": {"type": "string", "enum": ` + noteTypeEnum + `},
-    "category": {"type": "string", "enum": ` + noteCategoryEnum + `},
+    "note_type": {"type": "string", "enum": ` + enumJSON(vocab(t.Vocab).Types) + `},
+    "category": {"type": "string", "enum": ` + enumJSON(vocab(t.Vocab).Categories) + `},
     "limit": {"type": "integer", "minimum": 1, "maximum": 50}
   },
   "additionalProperties": false

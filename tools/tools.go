@@ -20,6 +20,8 @@ type Policy interface {
 	// SkillText returns the full text of a skill agent may use, or an
 	// error naming the skills it has.
 	SkillText(agent, name string) (string, error)
+	// NoteVocabulary is the note types and categories of the pack.
+	NoteVocabulary() coachd.NoteVocabulary
 	// Checkin is agent's check-in cadence: a check-in is due every
 	// everyDays days after the last file of fileType; everyDays 0 is none.
 	Checkin(agent string) (fileType string, everyDays int)
@@ -35,8 +37,13 @@ func Builtins() []coachd.Tool {
 // ForPack returns every built-in tool configured by a coach pack's policy;
 // fileTypes are the types save_file accepts (nil: DefaultFileTypes).
 func ForPack(p Policy, fileTypes []string) []coachd.Tool {
+	v := &coachd.DefaultNoteVocabulary
+	if p != nil {
+		pv := p.NoteVocabulary()
+		v = &pv
+	}
 	return []coachd.Tool{
-		SaveNote{}, ListNotes{}, UpdateNote{}, PinNote{},
+		SaveNote{v}, ListNotes{v}, UpdateNote{v}, PinNote{},
 		SaveFile{Types: fileTypes, Policy: p}, ReadFile{}, ListFiles{},
 		CompleteSession{Policy: p}, EnterArc{Policy: p},
 		ShowOptions{}, ShowPulseCheck{}, LoadSkill{Policy: p},
@@ -46,10 +53,16 @@ func ForPack(p Policy, fileTypes []string) []coachd.Tool {
 // Schema enums built from the domain's own lists, so a value added there
 // is accepted by the tools too.
 var (
-	noteTypeEnum     = enumJSON(coachd.NoteTypes)
-	noteCategoryEnum = enumJSON(coachd.NoteCategories)
-	fileStatusEnum   = enumJSON(coachd.FileStatuses)
+	fileStatusEnum = enumJSON(coachd.FileStatuses)
 )
+
+// vocab is v, or the default vocabulary.
+func vocab(v *coachd.NoteVocabulary) *coachd.NoteVocabulary {
+	if v == nil {
+		return &coachd.DefaultNoteVocabulary
+	}
+	return v
+}
 
 // enumJSON is values as a JSON array, for a schema's "enum".
 func enumJSON(values []string) string {

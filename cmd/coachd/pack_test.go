@@ -68,6 +68,17 @@ func TestPackCommand(t *testing.T) {
 			t.Fatalf("err %v\n%s", err, out)
 		}
 	})
+	t.Run("NoteVocabulary", func(t *testing.T) {
+		dir := t.TempDir()
+		os.MkdirAll(filepath.Join(dir, "agents"), 0o755)
+		os.WriteFile(filepath.Join(dir, "agents", "a.md"), []byte("---\nname: a\ndescription: d\n---\nhi\n"), 0o644)
+		os.WriteFile(filepath.Join(dir, "notes.yaml"), []byte("types: [goal, Bad Name]\ncolours: [red]\n"), 0o644)
+		out := &syncBuffer{}
+		err := run(context.Background(), []string{"coachd", "pack", "validate", dir}, getenvFrom(nil), out, out)
+		if err == nil || !strings.Contains(out.String(), "notes.yaml") {
+			t.Fatalf("err %v\n%s", err, out)
+		}
+	})
 	t.Run("WebhookAllow", func(t *testing.T) {
 		// Issue 20 finding 1: an internal address is a load problem unless
 		// the operator allows it.

@@ -85,6 +85,36 @@ func TestSeed004Client(t *testing.T) {
 		return runNode(t, node, "seed004-client.mjs", p.url, p.key, msg, session)
 	}
 
+	t.Log("the pack's note vocabulary")
+	for body, want := range map[string]int{
+		`{"note_type":"injury","category":"recovery","title":"Left knee","content":"Sore after squats"}`: 201,
+		`{"note_type":"market_update","title":"x","content":"y"}`:                                        400,
+	} {
+		req, _ := http.NewRequest("POST", p.url+"/v1/notes", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+p.key)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("%s: %d, want %d", body, resp.StatusCode, want)
+		}
+	}
+	var tl struct {
+		Tools []struct {
+			Name        string
+			InputSchema json.RawMessage `json:"input_schema"`
+		}
+	}
+	getJSON(t, p.url+"/v1/tools", p.key, &tl)
+	for _, tool := range tl.Tools {
+		if tool.Name == "save_note" && !strings.Contains(string(tool.InputSchema), `"injury"`) {
+			t.Errorf("save_note's schema lacks the pack's types: %s", tool.InputSchema)
+		}
+	}
+
 	t.Log("happy path")
 	fake.Enqueue(anthropictest.Text("Three sessions this week: legs, push, pull.", 8))
 	r := send("plan my week", "")

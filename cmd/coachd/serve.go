@@ -170,6 +170,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 			return err
 		}
 		logger.Info("coach pack loaded", "dir", cfg.Pack, "agents", len(pack.Agents), "skills", len(pack.Skills), "tools", len(pack.Tools))
+		store.SetNoteVocabulary(pack.Notes)
 		for _, a := range pack.Agents {
 			if a.SessionExpiry > 0 {
 				expiry[a.Name] = a.SessionExpiry
