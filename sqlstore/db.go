@@ -31,7 +31,7 @@ type DB struct {
 	read    *sql.DB // SQLite: read-only pool; Postgres: same as write
 	dialect dialect
 	clock   coachd.Clock
-	budget  coachd.BudgetConfig // see SetBudgetConfig
+	budget  coachd.BudgetConfig   // see SetBudgetConfig
 	notes   coachd.NoteVocabulary // see SetNoteVocabulary
 }
 
