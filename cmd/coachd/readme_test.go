@@ -124,4 +124,3 @@ func dropComment(line string) string {
 	}
 	return line
 }
-
