@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/coachd/coachd"
+	"go.opentelemetry.io/otel/codes"
 )
 
 // outcome is what one tool call of a round produced.
@@ -115,7 +116,14 @@ func errOutcome(id, text string) outcome {
 // behind when the timeout passes.
 func (t *Turn) runTool(ctx context.Context, timeout time.Duration, tool coachd.Tool, c coachd.ToolCall) (out outcome) {
 	start := time.Now()
-	defer func() { t.r.cfg.Observer.ToolCalled(c.Name, !out.failed, time.Since(start)) }()
+	ctx, span := startToolSpan(ctx, c)
+	defer func() {
+		t.r.cfg.Observer.ToolCalled(c.Name, !out.failed, time.Since(start))
+		if out.failed {
+			span.SetStatus(codes.Error, "tool error")
+		}
+		span.End()
+	}()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	log := t.r.cfg.Logger.With("session", t.sess.ID, "tool", c.Name, "tool_use_id", c.ID)

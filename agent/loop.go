@@ -129,7 +129,9 @@ func (t *Turn) stopReason(ctx context.Context) string {
 
 // stream runs one model call, forwarding deltas. It always returns a
 // response (partial after an error).
-func (t *Turn) stream(ctx context.Context, req *coachd.ModelRequest) (*coachd.ModelResponse, error) {
+func (t *Turn) stream(ctx context.Context, req *coachd.ModelRequest) (resp *coachd.ModelResponse, err error) {
+	ctx, span := startChatSpan(ctx, req)
+	defer func() { endChatSpan(span, resp, err) }()
 	s := t.r.cfg.Model.Stream(ctx, req)
 	defer s.Close()
 	var tags *TagFilter // holds back text that may be an action tag
@@ -158,7 +160,7 @@ func (t *Turn) stream(ctx context.Context, req *coachd.ModelRequest) (*coachd.Mo
 			t.emit(coachd.Event{Type: coachd.EventToolCallStarted, ToolUseID: ev.ID, ToolName: ev.Name})
 		}
 	}
-	resp := s.Response()
+	resp = s.Response()
 	if resp == nil {
 		resp = &coachd.ModelResponse{}
 	}
@@ -169,7 +171,7 @@ func (t *Turn) stream(ctx context.Context, req *coachd.ModelRequest) (*coachd.Mo
 			resp.Blocks[i].Input = validInput(b.Input)
 		}
 	}
-	err := s.Err()
+	err = s.Err()
 	if err == nil && ctx.Err() != nil {
 		err = ctx.Err()
 	}

@@ -80,6 +80,8 @@ func (t *Turn) Run(ctx context.Context, sink coachd.EventSink) *Result {
 	defer t.settle(ctx)
 	r, lim := t.r, t.agent.Limits.withDefaults()
 	start, wall := r.cfg.Clock.Now(), time.Now()
+	ctx, span := t.startTurnSpan(ctx)
+	defer func() { endTurnSpan(span, t.res.StopReason, t.usage, t.res.Err) }()
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	ctx, cancelDeadline := context.WithDeadline(ctx, time.Now().Add(lim.MaxDuration))

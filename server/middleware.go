@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/coachd/coachd"
+	"go.opentelemetry.io/otel/propagation"
 )
 
 type ctxKey int
@@ -63,7 +64,10 @@ func (s *Server) withRequestID(h http.Handler) http.Handler {
 		}
 		w.Header().Set("X-Request-Id", id)
 		st := &requestState{id: id, logger: s.logger.With("request_id", id)}
-		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), stateKey, st)))
+		// An incoming W3C traceparent makes this request's spans (turn,
+		// model calls, tools, webhooks) part of the caller's trace.
+		ctx := propagation.TraceContext{}.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
+		h.ServeHTTP(w, r.WithContext(context.WithValue(ctx, stateKey, st)))
 	})
 }
 

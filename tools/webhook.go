@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/coachd/coachd"
+	"go.opentelemetry.io/otel/propagation"
 	"gopkg.in/yaml.v3"
 )
 
@@ -290,6 +291,8 @@ func (w *Webhook) request(ctx context.Context, call coachd.ToolCall, env coachd.
 	req.Header.Set("X-Coachd-User-Id", env.User.ID)
 	req.Header.Set("X-Coachd-Session-Id", env.Session.ID)
 	req.Header.Set("X-Coachd-Tool-Use-Id", call.ID)
+	// The turn's trace goes on into the app (traceparent, tracestate).
+	propagation.TraceContext{}.Inject(ctx, propagation.HeaderCarrier(req.Header))
 	return req, "", nil
 }
 
