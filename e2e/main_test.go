@@ -28,9 +28,11 @@ var updateScreenshots = flag.Bool("update-screenshots", false, "write docs/scree
 const chromiumPath = "/usr/bin/chromium"
 
 // Timeouts: every wait in a test is a DOM condition, bounded by these.
+// They are guards against a hang, not speed checks: CI runs this package
+// with -race beside the others on two cores, where a page can take a while.
 const (
-	testTimeout = 45 * time.Second
-	waitTimeout = 15 * time.Second
+	testTimeout = 90 * time.Second
+	waitTimeout = 30 * time.Second
 )
 
 var (
