@@ -18,6 +18,9 @@ type Observer interface {
 	// StreamOpened and StreamClosed count open SSE streams.
 	StreamOpened()
 	StreamClosed()
+	// DBTransaction reports a committed database transaction: kind read
+	// or write, and its time from begin to commit.
+	DBTransaction(kind string, d time.Duration)
 }
 
 // NopObserver observes nothing.
@@ -29,3 +32,4 @@ func (NopObserver) UpstreamError(string)                                        
 func (NopObserver) Rejected(string)                                               {}
 func (NopObserver) StreamOpened()                                                 {}
 func (NopObserver) StreamClosed()                                                 {}
+func (NopObserver) DBTransaction(string, time.Duration)                           {}

@@ -25,6 +25,7 @@ type Metrics struct {
 	rejected    *prometheus.CounterVec
 	upstream    *prometheus.CounterVec
 	streams     prometheus.Gauge
+	dbTx        *prometheus.HistogramVec
 }
 
 var _ coachd.Observer = (*Metrics)(nil)
@@ -51,8 +52,10 @@ func New() *Metrics {
 			Help: "Model errors, by code."}, []string{"code"}),
 		streams: prometheus.NewGauge(prometheus.GaugeOpts{Name: "coachd_open_streams",
 			Help: "SSE streams open now."}),
+		dbTx: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "coachd_db_transaction_seconds",
+			Help: "Committed database transactions, begin to commit, by kind (read, write).", Buckets: prometheus.ExponentialBuckets(0.0005, 4, 9)}, []string{"kind"}),
 	}
-	m.reg.MustRegister(m.turns, m.turnSeconds, m.ttft, m.tokens, m.tools, m.toolSeconds, m.rejected, m.upstream, m.streams,
+	m.reg.MustRegister(m.turns, m.turnSeconds, m.ttft, m.tokens, m.tools, m.toolSeconds, m.rejected, m.upstream, m.streams, m.dbTx,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -87,3 +90,7 @@ func (m *Metrics) UpstreamError(code string) { m.upstream.WithLabelValues(code).
 func (m *Metrics) Rejected(code string)      { m.rejected.WithLabelValues(code).Inc() }
 func (m *Metrics) StreamOpened()             { m.streams.Inc() }
 func (m *Metrics) StreamClosed()             { m.streams.Dec() }
+
+func (m *Metrics) DBTransaction(kind string, d time.Duration) {
+	m.dbTx.WithLabelValues(kind).Observe(d.Seconds())
+}

@@ -33,6 +33,7 @@ type DB struct {
 	clock   coachd.Clock
 	budget  coachd.BudgetConfig   // see SetBudgetConfig
 	notes   coachd.NoteVocabulary // see SetNoteVocabulary
+	obs     coachd.Observer       // see SetObserver
 }
 
 var _ coachd.Store = (*DB)(nil)
@@ -47,7 +48,7 @@ func Open(ctx context.Context, dsn string, clock coachd.Clock) (*DB, error) {
 	if clock == nil {
 		clock = coachd.SystemClock{}
 	}
-	db := &DB{clock: clock, notes: coachd.DefaultNoteVocabulary}
+	db := &DB{clock: clock, notes: coachd.DefaultNoteVocabulary, obs: coachd.NopObserver{}}
 	db.SetBudgetConfig(coachd.BudgetConfig{})
 	if isPostgresDSN(dsn) {
 		db.dialect = dialectPostgres
@@ -115,27 +116,35 @@ func (db *DB) SQL() *sql.DB { return db.write }
 // the time its method started (one clock reading per method).
 type tx struct {
 	*sql.Tx
-	d   dialect
-	now time.Time
+	d     dialect
+	now   time.Time
+	kind  string    // read or write, for the observer
+	start time.Time // wall time of begin
+	obs   coachd.Observer
 }
 
 // beginWrite starts a read-write transaction (BEGIN IMMEDIATE on SQLite).
 func (db *DB) beginWrite(ctx context.Context) (*tx, error) {
-	return db.begin(ctx, db.write)
+	return db.begin(ctx, db.write, "write")
 }
 
 // beginRead starts a transaction for a method that only reads.
 func (db *DB) beginRead(ctx context.Context) (*tx, error) {
-	return db.begin(ctx, db.read)
+	return db.begin(ctx, db.read, "read")
 }
 
-func (db *DB) begin(ctx context.Context, pool *sql.DB) (*tx, error) {
+func (db *DB) begin(ctx context.Context, pool *sql.DB, kind string) (*tx, error) {
+	start := time.Now()
 	t, err := pool.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, internal(err, "begin transaction")
 	}
-	return &tx{Tx: t, d: db.dialect, now: storeTime(db.clock.Now())}, nil
+	return &tx{Tx: t, d: db.dialect, now: storeTime(db.clock.Now()), kind: kind, start: start, obs: db.obs}, nil
 }
+
+// SetObserver reports committed transactions' latency to o (metrics).
+// Call it before the store is used.
+func (db *DB) SetObserver(o coachd.Observer) { db.obs = o }
 
 func (tx *tx) exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
 	return tx.ExecContext(ctx, tx.d.rebind(q), args...)
@@ -153,6 +162,7 @@ func (tx *tx) commit() error {
 	if err := tx.Commit(); err != nil {
 		return dbError(err, "commit")
 	}
+	tx.obs.DBTransaction(tx.kind, time.Since(tx.start))
 	return nil
 }
 

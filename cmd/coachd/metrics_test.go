@@ -63,6 +63,7 @@ func TestMetrics(t *testing.T) {
 		`coachd_rejections_total{code="rate_limit_exceeded"} 1`,
 		`coachd_time_to_first_token_seconds_count{agent="default"} 1`,
 		`coachd_open_streams 0`,
+		`coachd_db_transaction_seconds_count{kind="write"}`,
 	} {
 		if st != 200 || !strings.Contains(body, want) {
 			t.Errorf("/metrics lacks %s", want)

@@ -195,6 +195,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	defer stopSweep()
 	go sweep(sweepCtx, store, cfg.Budget.ReservationTTL, expiry, logger.With("component", "sweeper"))
 	m := metrics.New()
+	store.SetObserver(m)
 	runner, err := newRunner(store, model, logger, pack, cfg.Model, m)
 	if err != nil {
 		return err
