@@ -49,9 +49,9 @@ func TestNotes(t *testing.T) {
 	t.Run("ErrDeleteRollsBack", func(t *testing.T) {
 		e := e.sub(t)
 		e.faults.failNext("DELETE", "/v1/notes/", 500)
-		e.run(chromedp.Evaluate[chromedp.Void](note("Morning runs") + `.querySelector(".note-trash").click()`))
-		// At once the note is gone from the list (optimistic)…
-		if eval[bool](e, note("Morning runs")+` !== undefined`) {
+		// At once — in the same task as the click, before any answer can
+		// arrive — the note is gone from the list (optimistic)…
+		if eval[bool](e, `(() => { `+note("Morning runs")+`.querySelector(".note-trash").click(); return `+note("Morning runs")+` !== undefined; })()`) {
 			t.Error("the note is still listed right after delete")
 		}
 		// …then the failure puts it back, visibly.
