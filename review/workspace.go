@@ -105,7 +105,7 @@ func rel(p string) (string, error) {
 	return c, nil
 }
 
-// escapeText turns os.Root's errors into words for the model, without the
+// explain turns os.Root's errors into words for the model, without the
 // host's absolute paths.
 func (w *Workspace) explain(p string, err error) string {
 	switch {

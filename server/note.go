@@ -101,10 +101,10 @@ func (s *Server) handleNoteList() http.Handler {
 		NextCursor string         `json:"next_cursor"`
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		q := newQuery(r)
+		q, vocab := newQuery(r), s.notes()
 		f := coachd.NoteFilter{
-			Type:     q.enum("type", s.notes().Types),
-			Category: q.enum("category", s.notes().Categories),
+			Type:     q.enum("type", vocab.Types),
+			Category: q.enum("category", vocab.Categories),
 			Pinned:   q.boolean("pinned"),
 		}
 		if inc := q.boolean("include_deleted"); inc != nil {

@@ -77,21 +77,6 @@ func validHost(s string) bool {
 	return true
 }
 
-// String lists the policy's entries, for the startup log.
-func (p *AddrPolicy) String() string {
-	if p == nil {
-		return ""
-	}
-	var s []string
-	for _, h := range p.hosts {
-		s = append(s, h)
-	}
-	for _, pfx := range p.prefixes {
-		s = append(s, pfx.String())
-	}
-	return strings.Join(s, ",")
-}
-
 // Narrow returns the policy with a tool's own allow list applied.
 func (p *AddrPolicy) Narrow(items []string) (*AddrPolicy, error) {
 	if len(items) == 0 {

@@ -25,12 +25,12 @@ var errNotApproved = errors.New("not approved")
 // localFlags are what review and autobuild share: a database, a pack, a
 // model, the local user the reviews are stored and budgeted for.
 type localFlags struct {
-	db                    *string
-	pack, user            string
-	model                 modelConfig
-	requirements, ws      string
-	taskID, agent, budget string
-	getenv                func(string) string
+	db               *string
+	pack, user       string
+	model            modelConfig
+	requirements, ws string
+	taskID, agent    string
+	getenv           func(string) string
 }
 
 func (l *localFlags) register(fs *flag.FlagSet, getenv func(string) string) {
