@@ -59,6 +59,10 @@ func (s *Server) routes() {
 	mux.Handle("POST /v1/actions/validate", user(s.handleActionValidate()))
 	mux.Handle("POST /v1/actions/validate/batch", user(s.handleActionValidateBatch()))
 	mux.Handle("GET /v1/actions/schemas", user(s.handleActionSchemas()))
+
+	mux.Handle("GET /v1/schema", user(s.handleSchema()))
+	mux.Handle("GET /v1/schema/tables", user(s.handleSchemaTables()))
+	mux.Handle("GET /v1/schema/prompt", user(s.handleSchemaPrompt()))
 }
 
 // registrar registers a route on the mux and remembers its pattern, so

@@ -183,6 +183,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		if pack, err = loadPack(cfg.Pack, getenv, cfg.WebhookAllow); err != nil {
 			return err
 		}
+		defer pack.Close()
 		logger.Info("coach pack loaded", "dir", cfg.Pack, "agents", len(pack.Agents), "skills", len(pack.Skills), "tools", len(pack.Tools))
 		store.SetNoteVocabulary(pack.Notes)
 		for _, a := range pack.Agents {
