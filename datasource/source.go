@@ -3,6 +3,7 @@ package datasource
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -247,7 +248,11 @@ func checkRef(probs *problems, line int, what string, v value, schema []byte) {
 	if v.ref == "" {
 		return
 	}
-	if !strings.Contains(string(schema), `"`+v.ref+`"`) {
+	var sc struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	json.Unmarshal(schema, &sc)
+	if _, ok := sc.Properties[v.ref]; !ok {
 		probs.add(line, "%s: $%s is not a property of its input_schema", what, v.ref)
 	}
 }

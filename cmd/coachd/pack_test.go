@@ -46,6 +46,15 @@ func TestPackCommand(t *testing.T) {
 			}
 		}
 	})
+	t.Run("ErrDataSource", func(t *testing.T) {
+		// The rideshare pack without its database: the data file's line.
+		out := &syncBuffer{}
+		env := getenvFrom(map[string]string{"RIDESHARE_DB": filepath.Join(t.TempDir(), "none.db")})
+		err := run(context.Background(), []string{"coachd", "pack", "validate", rideshareDir}, env, out, out)
+		if err == nil || !strings.Contains(out.String(), "data/rideshare.yaml:7: dsn: cannot open none.db read-only") {
+			t.Errorf("%v\n%s", err, out)
+		}
+	})
 	t.Run("List", func(t *testing.T) {
 		out := &syncBuffer{}
 		if err := run(context.Background(), []string{"coachd", "pack", "list", sageDir}, getenvFrom(nil), out, out); err != nil {
