@@ -13,6 +13,7 @@ import (
 	"github.com/coachd/coachd/agent"
 	"github.com/coachd/coachd/review"
 	"github.com/coachd/coachd/sse"
+	"github.com/coachd/coachd/stream"
 )
 
 // DefaultMaxBodyBytes limits request bodies when Deps.MaxBodyBytes is zero.
@@ -62,6 +63,8 @@ type Deps struct {
 	// Metrics serves GET /metrics behind the admin key; nil leaves the
 	// route out.
 	Metrics http.Handler
+	// Hub runs turns and their event log; nil makes one over Store.
+	Hub *stream.Hub
 	// CORSOrigins are the browser origins (https://app.example.com, or *)
 	// allowed to call the API from another origin; empty allows none.
 	CORSOrigins []string
@@ -88,6 +91,7 @@ type Server struct {
 	observer    coachd.Observer
 	jwt         *jwtVerifier
 	metrics     http.Handler
+	hub         *stream.Hub
 
 	mux      *http.ServeMux
 	patterns []string // registered routes, for Routes
@@ -114,6 +118,7 @@ func New(deps Deps) *Server {
 		corsOrigins: deps.CORSOrigins,
 		observer:    deps.Observer,
 		metrics:     deps.Metrics,
+		hub:         deps.Hub,
 		mux:         http.NewServeMux(),
 	}
 	if s.logger == nil {
@@ -121,6 +126,9 @@ func New(deps Deps) *Server {
 	}
 	if s.clock == nil {
 		s.clock = coachd.SystemClock{}
+	}
+	if s.hub == nil {
+		s.hub = stream.NewHub(s.store, s.logger.With("component", "stream"))
 	}
 	if s.observer == nil {
 		s.observer = coachd.NopObserver{}
