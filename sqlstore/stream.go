@@ -3,8 +3,8 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"encoding/json"
+	"errors"
 	"time"
 
 	"github.com/coachd/coachd"
