@@ -27,6 +27,7 @@ import (
 type chatEnv struct {
 	*env
 	fake *anthropictest.Server
+	api  *server.Server
 }
 
 // MustChatEnv starts a chat-capable server over a SQLite file; extra tools
@@ -68,15 +69,21 @@ func mustChatEnv(t testing.TB, limits server.Limits, ag *agent.Agent, extra ...c
 			return nil, false
 		},
 	})
-	srv := httptest.NewServer(server.New(server.Deps{Store: db, Logger: logger, AdminKey: adminKey, Runner: runner, Heartbeat: time.Hour, Limits: limits}))
+	api := server.New(server.Deps{Store: db, Logger: logger, AdminKey: adminKey, Runner: runner, Heartbeat: time.Hour, Limits: limits})
+	srv := httptest.NewServer(api)
 	t.Cleanup(func() {
+		// Turns may outlive their request (on_disconnect: continue).
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		api.Drain()
+		api.WaitTurns(ctx)
 		srv.Close()
 		fake.Close()
 	})
 	e := &env{t: t, db: db, url: srv.URL, logs: logs, admin: client.New(srv.URL, adminKey, srv.Client())}
 	e.alice = e.MustUser("alice")
 	e.bob = e.MustUser("bob")
-	return &chatEnv{env: e, fake: fake}
+	return &chatEnv{env: e, fake: fake, api: api}
 }
 
 // MustChatEnvB is MustChatEnv for benchmarks.
