@@ -376,11 +376,20 @@ func shutdown(srv *http.Server, api *server.Server, grace time.Duration, cancelR
 	}
 	logger.Warn("shutdown grace over: ending the streams and stopping the turns still running")
 	api.Drain()
-	cancelRequests()
-	ctx2, cancel2 := context.WithTimeout(context.Background(), 10*time.Second)
+	// The streams send their last event and end by themselves; what is
+	// still running after that is cancelled.
+	ctx2, cancel2 := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel2()
-	err = srv.Shutdown(ctx2)
-	if werr := api.WaitTurns(ctx2); err == nil {
+	if err := srv.Shutdown(ctx2); !errors.Is(err, context.DeadlineExceeded) {
+		ctx3, cancel3 := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel3()
+		return api.WaitTurns(ctx3)
+	}
+	cancelRequests()
+	ctx3, cancel3 := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel3()
+	err = srv.Shutdown(ctx3)
+	if werr := api.WaitTurns(ctx3); err == nil {
 		err = werr
 	}
 	return err
