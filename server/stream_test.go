@@ -144,7 +144,9 @@ func TestStreamContinueAndResume(t *testing.T) {
 	if got := textOf(first) + textOf(rest); got != reply {
 		t.Errorf("reassembled %q, want %q", got, reply)
 	}
-	var end struct{ StopReason string `json:"stop_reason"` }
+	var end struct {
+		StopReason string `json:"stop_reason"`
+	}
 	json.Unmarshal(rest[len(rest)-1].Data, &end)
 	if end.StopReason != "end_turn" {
 		t.Errorf("stop reason %q", end.StopReason)
