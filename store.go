@@ -19,6 +19,7 @@ type Store interface {
 	BudgetService
 	LimitService
 	ReviewService
+	UploadService
 }
 
 // Clock tells the time; tests inject a fake one.
