@@ -68,7 +68,7 @@ func pct(d []time.Duration, p float64) float64 {
 // /v1/chat/stream (auth, session, persistence, SSE) is measured in the
 // same run. Reported: time to first delta p50/p99 and per-event delay.
 func BenchmarkStreamOverhead(b *testing.B) {
-	e := MustChatEnvB(b)
+	e := mustBenchEnv(b)
 	reply := anthropictest.Text(strings.Repeat("word ", 50), 5).Paced(20*time.Millisecond, 2*time.Millisecond)
 	e.fake.SetScript(func(*anthropictest.Request) anthropictest.Reply { return reply })
 	const events = 50 + 7 // deltas plus the message and block framing events
@@ -100,11 +100,22 @@ func BenchmarkStreamOverhead(b *testing.B) {
 // session creation, reservation-free persistence of the user message and
 // reply, SSE encoding. Run with -cpu 1 for "one core".
 func BenchmarkTurn(b *testing.B) {
-	e := MustChatEnvB(b)
+	e := mustBenchEnv(b)
 	reply := anthropictest.Text("A short coaching reply of a few words.", 8)
 	e.fake.SetScript(func(*anthropictest.Request) anthropictest.Reply { return reply })
 	for b.Loop() {
 		firstDelta(b, e.url, e.alice.key, `{"message":"hi"}`)
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "turns/s")
+}
+
+// mustBenchEnv is a chat env whose user's budget outlasts any -benchtime
+// (the default 100,000 tokens ran out after a few dozen turns).
+func mustBenchEnv(b *testing.B) *chatEnv {
+	e := MustChatEnvB(b)
+	budget := int64(1) << 40
+	if _, err := e.db.UpdateUser(context.Background(), e.alice.ID, coachd.UserUpdate{TokenBudget: &budget}); err != nil {
+		b.Fatal(err)
+	}
+	return e
 }
