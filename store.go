@@ -19,6 +19,7 @@ type Store interface {
 	BudgetService
 	LimitService
 	ReviewService
+	VoiceService
 }
 
 // Clock tells the time; tests inject a fake one.
