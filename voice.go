@@ -2,6 +2,8 @@ package coachd
 
 import (
 	"context"
+	"regexp"
+	"slices"
 	"time"
 )
 
@@ -31,3 +33,16 @@ type VoiceService interface {
 	// ListVoiceSessions returns the user's voice sessions, newest first.
 	ListVoiceSessions(ctx context.Context, userID string, page Page) ([]*VoiceSession, string, error)
 }
+
+// Voices are the voice provider's built-in voices, the only ones an agent
+// file or a speech request may name.
+var Voices = []string{"alloy", "ash", "ballad", "cedar", "coral", "echo", "fable", "marin", "nova", "onyx", "sage", "shimmer", "verse"}
+
+// ValidVoice reports whether v is one of Voices.
+func ValidVoice(v string) bool { return slices.Contains(Voices, v) }
+
+var voiceModelRe = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,99}$`)
+
+// ValidVoiceModel reports whether m can name a provider model
+// ("gpt-realtime", "whisper-1").
+func ValidVoiceModel(m string) bool { return voiceModelRe.MatchString(m) }

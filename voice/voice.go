@@ -42,8 +42,6 @@ const (
 	maxErrorBody = 16 << 10
 )
 
-// Voices are the provider's built-in voices (speech and realtime).
-var Voices = []string{"alloy", "ash", "ballad", "cedar", "coral", "echo", "fable", "marin", "nova", "onyx", "sage", "shimmer", "verse"}
 
 // Formats maps the speech formats to their Content-Type.
 var Formats = map[string]string{
@@ -53,16 +51,6 @@ var Formats = map[string]string{
 	"flac": "audio/flac",
 	"wav":  "audio/wav",
 	"pcm":  "audio/L16;rate=24000;channels=1", // raw 16-bit little-endian samples at 24 kHz
-}
-
-// ValidVoice reports whether v is one of Voices.
-func ValidVoice(v string) bool {
-	for _, x := range Voices {
-		if v == x {
-			return true
-		}
-	}
-	return false
 }
 
 // Config configures a Client. APIKey is required; zero fields take the
