@@ -42,7 +42,6 @@ const (
 	maxErrorBody = 16 << 10
 )
 
-
 // Formats maps the speech formats to their Content-Type.
 var Formats = map[string]string{
 	"mp3":  "audio/mpeg",
