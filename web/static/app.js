@@ -8,6 +8,7 @@ import { isInteractive } from './interactions.js';
 import { NotesPanel } from './notes.js';
 import { describeError, Banner } from './banner.js';
 import { h, icon, relTime, humanize, formatTokens, toast } from './ui.js';
+import { VoiceButton } from './voice.js';
 
 const KEY = 'coachd.key';
 const $ = (id) => document.getElementById(id);
@@ -33,6 +34,13 @@ const transcript = new Transcript($('transcript'), $('scroller'));
 const banner = new Banner($('banner-host'), { onRetry: () => retry() });
 const phase = new StreamPhase(onPhase);
 let notes = null;
+// The microphone: shown when the server has voice; transcripts land in the session.
+const voice = new VoiceButton($('mic'), {
+  sessionId: () => state.sessionId,
+  adopt: (id) => { adoptSession(id); refreshSessions(); },
+  stored: (id) => { if (id === state.sessionId) openSession(id); },
+  error: (err) => toast(err.message || String(err), 'error'),
+});
 
 // ---- sign-in ---------------------------------------------------------------
 
@@ -84,6 +92,7 @@ async function signIn(key, fromForm) {
 function signOut(message = '') {
   stop();
   localStorage.removeItem(KEY);
+  voice.stop();
   state.api = null;
   state.user = null;
   state.sessionId = '';
@@ -111,6 +120,7 @@ function enterApp() {
   notes.api = state.api;
   notes.notes = [];
   notes.load();
+  voice.setup(state.api);
   refreshSessions();
   route();
 }
