@@ -77,7 +77,7 @@ export class VoiceButton {
       events.onmessage = (e) => this.onEvent(call, e.data);
       const offer = await call.pc.createOffer();
       await call.pc.setLocalDescription(offer);
-      const res = await fetch(`${minted.connect_url}?model=${encodeURIComponent(minted.model)}`, {
+      const res = await fetch(minted.connect_url, {
         method: 'POST',
         body: offer.sdp,
         headers: { Authorization: `Bearer ${minted.client_secret.value}`, 'Content-Type': 'application/sdp' },
