@@ -50,6 +50,9 @@ const (
 type Event struct {
 	Seq  int64     `json:"seq"`
 	Type EventType `json:"type"`
+	// Turn numbers the session's turns (the event log); 0 for events of
+	// no logged turn.
+	Turn int64 `json:"turn,omitempty"`
 
 	SessionID string `json:"session_id,omitempty"` // turn_started, turn_ended
 	MessageID string `json:"message_id,omitempty"` // turn_started
@@ -74,6 +77,12 @@ type Event struct {
 
 	Data json.RawMessage `json:"data,omitempty"` // review
 }
+
+// ID is the event's id in its session's log.
+func (ev Event) ID() EventID { return EventID{ev.Turn, ev.Seq} }
+
+// Terminal reports whether ev ends its turn's stream.
+func (ev Event) Terminal() bool { return ev.Type == EventTurnEnded }
 
 // TurnUsage is the token count of a turn so far.
 type TurnUsage struct {

@@ -20,6 +20,7 @@ type Store interface {
 	LimitService
 	ReviewService
 	VoiceService
+	StreamService
 }
 
 // Clock tells the time; tests inject a fake one.

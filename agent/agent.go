@@ -43,6 +43,12 @@ func (l Limits) withDefaults() Limits {
 	return l
 }
 
+// What a client leaving does to its turn.
+const (
+	OnDisconnectContinue = "continue"
+	OnDisconnectCancel   = "cancel"
+)
+
 // Agent is a coach: its prompt, model settings, tools and limits.
 type Agent struct {
 	Name        string
@@ -92,6 +98,10 @@ type Agent struct {
 	// SessionExpiry, when set, expires the agent's sessions after that long
 	// without a message (the server's sweeper does it).
 	SessionExpiry time.Duration
+	// OnDisconnect is what a client leaving its stream does to the turn:
+	// continue (it finishes, is stored and can be re-attached) or cancel
+	// (it stops, stored as partial); "" lets the dialect decide.
+	OnDisconnect string
 	// Commands is run_command's allow-list: whole command lines, matched
 	// word for word, never through a shell.
 	Commands []string

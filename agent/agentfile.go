@@ -32,6 +32,8 @@ type agentFile struct {
 	Default     bool                `yaml:"default"`
 	// SessionExpiry expires the agent's sessions idle that long (seed 002).
 	SessionExpiry string `yaml:"session_expiry"`
+	// OnDisconnect is what a client leaving does to its turn.
+	OnDisconnect string `yaml:"on_disconnect"`
 	// Commands are the command lines run_command may run for this agent,
 	// exactly as written ("go test ./...").
 	Commands []string `yaml:"commands"`
@@ -139,6 +141,12 @@ func parseAgent(fm *frontMatter, base string, known map[string]coachd.Tool, skil
 		a.Tools = append(a.Tools, "load_skill")
 	}
 	a.Commands = parseCommands(fm, f.Commands, a.Tools)
+	switch f.OnDisconnect {
+	case "", OnDisconnectContinue, OnDisconnectCancel:
+		a.OnDisconnect = f.OnDisconnect
+	default:
+		bad(fm.line("on_disconnect"), "on_disconnect must be continue or cancel")
+	}
 	if f.SessionExpiry != "" {
 		d, err := time.ParseDuration(f.SessionExpiry)
 		if err != nil || d < time.Minute || d > 90*24*time.Hour {

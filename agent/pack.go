@@ -24,6 +24,8 @@ type Pack struct {
 	Skills     []*Skill // sorted by name
 	Tools      []coachd.Tool
 	DataSchema string
+	// Data is the pack's data sources (data/*.yaml); nil without any.
+	Data Data
 	// Notes is the pack's note vocabulary (coachd.DefaultNoteVocabulary
 	// without a notes.yaml).
 	Notes coachd.NoteVocabulary
@@ -40,6 +42,45 @@ type PackOptions struct {
 	// LoadTool builds a pack tool from tools/<name>.yaml; nil makes any
 	// tool file a problem.
 	LoadTool func(path string, data []byte) (coachd.Tool, error)
+	// LoadData opens the data sources data/*.yaml declare (paths relative
+	// to dir); nil makes any data file a problem.
+	LoadData func(dir string, paths []string) (Data, error)
+}
+
+// Data is a pack's data sources, opened: an app's own database its
+// coaches read through tools and write through declared actions.
+type Data interface {
+	Tools() []coachd.Tool
+	Schema() coachd.DataSchema
+	// Prompt is the data_schema context section, within budget bytes.
+	Prompt(budget int) string
+	Close() error
+}
+
+// Close releases what the pack holds open (its data sources).
+func (p *Pack) Close() error {
+	if p == nil || p.Data == nil {
+		return nil
+	}
+	return p.Data.Close()
+}
+
+// loaderProblems adds the problems of a loader's error, one
+// "file:line: message" per line (file defaults to the given one).
+func loaderProblems(file string, err error, problem func(file string, line int, msg string)) {
+	for _, line := range strings.Split(err.Error(), "\n") {
+		f, msg := file, line
+		if name, rest, ok := strings.Cut(line, ":"); ok && strings.ContainsAny(name, "/.") && !strings.Contains(name, " ") {
+			f, msg = name, rest
+		}
+		n := 0
+		if num, rest, ok := strings.Cut(msg, ": "); ok {
+			if v, err := strconv.Atoi(num); err == nil {
+				n, msg = v, rest
+			}
+		}
+		problem(f, n, strings.TrimSpace(msg))
+	}
 }
 
 // LoadPack reads and validates the pack in dir. Every problem found is
@@ -96,17 +137,7 @@ func LoadPack(dir string, opts PackOptions) (*Pack, error) {
 		}
 		t, err := opts.LoadTool(file, data)
 		if err != nil {
-			for _, line := range strings.Split(err.Error(), "\n") {
-				// Loader errors read "file:line: message".
-				msg := strings.TrimPrefix(line, file+":")
-				n := 0
-				if num, rest, ok := strings.Cut(msg, ": "); ok {
-					if v, err := strconv.Atoi(num); err == nil {
-						n, msg = v, rest
-					}
-				}
-				problem(file, n, strings.TrimSpace(msg))
-			}
+			loaderProblems(file, err, problem)
 			continue
 		}
 		name := t.Definition().Name
@@ -123,6 +154,31 @@ func LoadPack(dir string, opts PackOptions) (*Pack, error) {
 			}
 			known[name] = t
 			p.Tools = append(p.Tools, t)
+		}
+	}
+	if files := glob(dir, "data", "*.yaml", "*.yml"); len(files) > 0 {
+		var paths []string
+		for _, f := range files {
+			paths = append(paths, rel(f))
+		}
+		d, err := loadData(dir, paths, opts.LoadData)
+		if err != nil {
+			loaderProblems(paths[0], err, problem)
+		} else {
+			p.Data = d
+			for _, t := range d.Tools() {
+				name := t.Definition().Name
+				if known[name] != nil {
+					problem(paths[0], 0, fmt.Sprintf("data tool %q is already defined (built-in or tools/%s.yaml)", name, name))
+					continue
+				}
+				if err := check.Add(t); err != nil {
+					problem(paths[0], 0, err.Error())
+					continue
+				}
+				known[name] = t
+				p.Tools = append(p.Tools, t)
+			}
 		}
 	}
 	for _, path := range glob(dir, "skills", "*.md") {
@@ -169,7 +225,13 @@ func LoadPack(dir string, opts PackOptions) (*Pack, error) {
 		}
 	}
 	if b, err := os.ReadFile(filepath.Join(dir, "schema.md")); err == nil {
+		if p.Data != nil {
+			problem("schema.md", 0, "the data files describe the data (the schema is generated from them): remove schema.md")
+		}
 		p.DataSchema = string(b)
+	}
+	if p.Data != nil {
+		p.DataSchema = p.Data.Prompt(DefaultBudgets[SectionDataSchema])
 	}
 	p.Notes = coachd.DefaultNoteVocabulary
 	if b, err := os.ReadFile(filepath.Join(dir, "notes.yaml")); err == nil {
@@ -182,6 +244,7 @@ func LoadPack(dir string, opts PackOptions) (*Pack, error) {
 			}
 			return probs[i].Line < probs[j].Line
 		})
+		p.Close()
 		return nil, &PackError{probs}
 	}
 	sort.Slice(p.Agents, func(i, j int) bool { return p.Agents[i].Name < p.Agents[j].Name })
@@ -208,6 +271,13 @@ func LoadPack(dir string, opts PackOptions) (*Pack, error) {
 		}
 	}
 	return p, nil
+}
+
+func loadData(dir string, paths []string, load func(string, []string) (Data, error)) (Data, error) {
+	if load == nil {
+		return nil, fmt.Errorf("%s: data sources are not supported here", paths[0])
+	}
+	return load(dir, paths)
 }
 
 func glob(dir, sub string, patterns ...string) []string {

@@ -48,6 +48,9 @@ type Result struct {
 // errSinkGone cancels a turn whose client went away.
 var errSinkGone = errors.New("agent: event receiver gone")
 
+// Agent returns the agent running the turn.
+func (t *Turn) Agent() *Agent { return t.agent }
+
 // Session returns the turn's session.
 func (t *Turn) Session() *coachd.Session { return t.sess }
 

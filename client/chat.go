@@ -30,6 +30,9 @@ type ToolResult struct {
 type StreamOptions struct {
 	Protocol string // coachd (default), asp or sage
 	WaitBusy bool   // on_busy=wait
+	// OnDisconnect is continue or cancel: what the turn does if this
+	// client leaves ("" lets the server decide: continue for coachd).
+	OnDisconnect string
 }
 
 // ChatStream runs a turn and calls fn for each event as it arrives, until
@@ -44,6 +47,9 @@ func (c *Client) ChatStream(ctx context.Context, req ChatRequest, opt StreamOpti
 	}
 	if opt.WaitBusy {
 		q.Set("on_busy", "wait")
+	}
+	if opt.OnDisconnect != "" {
+		q.Set("on_disconnect", opt.OnDisconnect)
 	}
 	hreq, err := c.newRequest(ctx, http.MethodPost, withQuery("/v1/chat/stream", q), req, "text/event-stream")
 	if err != nil {
@@ -71,4 +77,51 @@ func (c *Client) ChatStream(ctx context.Context, req ChatRequest, opt StreamOpti
 			return sid, err
 		}
 	}
+}
+
+// Resume follows the session's stream (GET /v1/sessions/{id}/stream) after
+// the event lastID, calling fn for each event, until the turn in progress
+// ends (message_end or error in the coachd dialect), fn fails or ctx is
+// done. It is how a client that lost its stream picks it up again.
+func (c *Client) Resume(ctx context.Context, sessionID, lastID string, opt StreamOptions, fn func(Event) error) error {
+	q := url.Values{}
+	if opt.Protocol != "" {
+		q.Set("protocol", opt.Protocol)
+	}
+	hreq, err := c.newRequest(ctx, http.MethodGet, withQuery("/v1/sessions/"+url.PathEscape(sessionID)+"/stream", q), nil, "text/event-stream")
+	if err != nil {
+		return err
+	}
+	if lastID != "" {
+		hreq.Header.Set("Last-Event-ID", lastID)
+	}
+	resp, err := c.hc.Do(hreq)
+	if err != nil {
+		return fmt.Errorf("client: resume stream: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode >= 400 {
+		return decodeError(resp)
+	}
+	er := NewEventReader(resp.Body)
+	for {
+		ev, err := er.Next()
+		if errors.Is(err, io.EOF) {
+			return fmt.Errorf("client: resume stream: %w", io.ErrUnexpectedEOF)
+		}
+		if err != nil {
+			return fmt.Errorf("client: resume stream: %w", err)
+		}
+		if err := fn(ev); err != nil {
+			return err
+		}
+		if ev.Name == "message_end" || ev.Name == "error" {
+			return nil
+		}
+	}
+}
+
+// Stop stops the session's running turn (POST /v1/sessions/{id}/stop).
+func (c *Client) Stop(ctx context.Context, sessionID string) error {
+	return c.do(ctx, http.MethodPost, "/v1/sessions/"+url.PathEscape(sessionID)+"/stop", nil, nil)
 }

@@ -11,18 +11,22 @@ import (
 const MaxEventBytes = 4 << 20
 
 // Event is one server-sent event: its name ("" for unnamed events, which
-// SSE calls "message") and its data.
+// SSE calls "message"), its data and the last event id the stream set
+// (coachd's turn:seq), which a reader resumes after.
 type Event struct {
 	Name string
 	Data []byte
+	ID   string
 }
 
 // EventReader reads server-sent events as the HTML standard defines them:
 // lines ending in LF, CR or CRLF; "event:" and "data:" fields (one optional
 // space after the colon); comments (":…", the server's heartbeats) and
-// other fields ignored; a blank line dispatches the event.
+// "id:" sets the last event id; other fields ignored; a blank line
+// dispatches the event.
 type EventReader struct {
 	r    *bufio.Reader
+	id   string
 	name string
 	data bytes.Buffer
 	has  bool
@@ -46,7 +50,7 @@ func (er *EventReader) Next() (Event, error) {
 				er.name = ""
 				continue
 			}
-			ev := Event{Name: er.name, Data: bytes.Clone(er.data.Bytes())}
+			ev := Event{Name: er.name, Data: bytes.Clone(er.data.Bytes()), ID: er.id}
 			er.name, er.has = "", false
 			er.data.Reset()
 			return ev, nil
@@ -59,6 +63,10 @@ func (er *EventReader) Next() (Event, error) {
 		switch field {
 		case "event":
 			er.name = value
+		case "id":
+			if !strings.ContainsRune(value, 0) {
+				er.id = value
+			}
 		case "data":
 			if er.has {
 				er.data.WriteByte('\n')

@@ -341,3 +341,44 @@ func TestSageInteractions(t *testing.T) {
 		t.Errorf("%d chat requests, want 3 (the message and two answers)", n)
 	}
 }
+
+// TestReconnectMidReply: the browser's stream is cut mid-reply (the proxy
+// drops it); the UI shows it is reconnecting, picks the turn up again after
+// the last event it had, and ends with exactly the stored reply.
+func TestReconnectMidReply(t *testing.T) {
+	e := newEnv(t, 1280, 800)
+	reply := "First the airport queue, then the stadium exit at ten, and finally the bars downtown until two."
+	e.fake.Enqueue(at.Text(reply, 4).Paced(0, 40*time.Millisecond))
+	e.signIn()
+	eval[chromedp.Void](e, `(() => {
+		window.__reconnecting = false;
+		new MutationObserver(() => {
+			if (document.querySelector(".msg-note.reconnecting")) window.__reconnecting = true;
+		}).observe(document.body, { childList: true, subtree: true });
+	})()`)
+	e.send("Plan my night")
+	e.waitJS("partial text", `document.querySelector(".msg.assistant .md")?.textContent.includes("airport")`)
+	if n := e.faults.cutStreams(); n != 1 {
+		t.Fatalf("cut %d streams", n)
+	}
+	e.waitIdle()
+	got := eval[string](e, `document.querySelector(".msg.assistant .md").textContent`)
+	if got != reply {
+		t.Errorf("after the cut the UI shows %q, want %q", got, reply)
+	}
+	if !eval[bool](e, `window.__reconnecting`) {
+		t.Error("the UI never showed it was reconnecting")
+	}
+	if n := e.faults.count("GET", "session stream"); n < 1 {
+		t.Errorf("%d re-attachments", n)
+	}
+	if eval[bool](e, `!!document.querySelector(".banner:not([hidden])")?.textContent.trim()`) {
+		t.Errorf("an error banner after a reconnect that worked: %s", eval[string](e, `document.querySelector(".banner").textContent`))
+	}
+	// The stored message is the same text.
+	e.run(chromedp.Reload())
+	e.waitJS("the stored reply", `document.querySelector(".msg.assistant .md")?.textContent.length > 0`)
+	if stored := eval[string](e, `document.querySelector(".msg.assistant .md").textContent`); stored != reply {
+		t.Errorf("stored %q", stored)
+	}
+}

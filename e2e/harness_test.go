@@ -164,6 +164,20 @@ type faults struct {
 	mu      sync.Mutex
 	next    []fault
 	counted map[string]int // "METHOD path-prefix" → requests seen
+	streams map[*http.Request]context.CancelFunc
+}
+
+// cutStreams cuts the streams passing through the proxy now, as a network
+// drop would: the browser's connection ends mid-reply.
+func (f *faults) cutStreams() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, cancel := range f.streams {
+		cancel()
+	}
+	n := len(f.streams)
+	f.streams = nil
+	return n
 }
 
 type fault struct {
@@ -203,6 +217,23 @@ func (f *faults) wrap(next http.Handler) http.Handler {
 			if strings.HasPrefix(r.URL.Path, p) {
 				f.counted[r.Method+" "+p]++
 			}
+		}
+		if strings.HasSuffix(r.URL.Path, "/stream") {
+			if strings.HasPrefix(r.URL.Path, "/v1/sessions/") {
+				f.counted[r.Method+" session stream"]++
+			}
+			ctx, cancel := context.WithCancel(r.Context())
+			r = r.WithContext(ctx)
+			if f.streams == nil {
+				f.streams = map[*http.Request]context.CancelFunc{}
+			}
+			f.streams[r] = cancel
+			defer func() {
+				f.mu.Lock()
+				delete(f.streams, r)
+				f.mu.Unlock()
+				cancel()
+			}()
 		}
 		var hit *fault
 		for i, ft := range f.next {

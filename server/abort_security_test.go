@@ -23,7 +23,7 @@ func TestSecurityAbortCharged(t *testing.T) {
 	e.fake.Enqueue(anthropictest.Text(reply, chunk).StallAfter(255))
 	cctx, cancel := context.WithCancel(ctx)
 	deltas, streamed := 0, 0
-	sid, _ := e.alice.c.ChatStream(cctx, client.ChatRequest{Message: "plan my evening"}, client.StreamOptions{}, func(ev client.Event) error {
+	sid, _ := e.alice.c.ChatStream(cctx, client.ChatRequest{Message: "plan my evening"}, client.StreamOptions{OnDisconnect: "cancel"}, func(ev client.Event) error {
 		if ev.Name == "content_delta" {
 			deltas++
 			streamed += chunk

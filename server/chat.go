@@ -65,34 +65,6 @@ func (s *Server) prepareTurn(r *http.Request) (*agent.Turn, error) {
 	return t, nil
 }
 
-// handleChatStream runs a turn and streams it as SSE in the dialect chosen
-// by ?protocol= (coachd, asp or sage).
-func (s *Server) handleChatStream() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		dialect := streamDialect(r)
-		if p := r.URL.Query().Get("protocol"); p != "" && p != dialect {
-			s.StreamError(w, r, sse.Coachd, coachd.Invalid(coachd.FieldError{Field: "protocol", Message: "must be coachd, asp or sage", Code: "enum"}))
-			return
-		}
-		if err := s.checkLimits(r); err != nil {
-			s.StreamError(w, r, dialect, err)
-			return
-		}
-		t, err := s.prepareTurn(r)
-		if err != nil {
-			s.StreamError(w, r, dialect, err)
-			return
-		}
-		w.Header().Set("X-Coachd-Session-Id", t.Session().ID)
-		s.observer.StreamOpened()
-		defer s.observer.StreamClosed()
-		sw := sse.NewWriter(w, r, dialect, s.heartbeat)
-		sw.SetWriteTimeout(s.writeTime)
-		t.Run(r.Context(), sw)
-		sw.Close()
-	})
-}
-
 // streamDialect is the dialect ?protocol= asks for; coachd when it names
 // none (or none known: that is answered as an error, in coachd's dialect).
 func streamDialect(r *http.Request) string {
@@ -110,8 +82,18 @@ func (s *Server) handleChat() http.Handler {
 			s.Error(w, r, err)
 			return
 		}
+		live, err := s.hub.Begin(r.Context(), UserFrom(r.Context()).ID, t.Session().ID)
+		if err != nil {
+			t.Close()
+			s.Error(w, r, err)
+			return
+		}
+		defer live.Finish()
+		ctx, cancel := context.WithCancelCause(r.Context())
+		defer cancel(nil)
+		live.SetCancel(cancel)
 		c := &collector{}
-		res := t.Run(r.Context(), c)
+		res := t.Run(ctx, teeSink{live, c})
 		if res.Err != nil && res.Text == "" && len(res.ToolCalls) == 0 {
 			s.Error(w, r, res.Err)
 			return

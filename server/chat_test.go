@@ -27,6 +27,7 @@ import (
 type chatEnv struct {
 	*env
 	fake *anthropictest.Server
+	api  *server.Server
 }
 
 // MustChatEnv starts a chat-capable server over a SQLite file; extra tools
@@ -68,15 +69,21 @@ func mustChatEnv(t testing.TB, limits server.Limits, ag *agent.Agent, extra ...c
 			return nil, false
 		},
 	})
-	srv := httptest.NewServer(server.New(server.Deps{Store: db, Logger: logger, AdminKey: adminKey, Runner: runner, Heartbeat: time.Hour, Limits: limits}))
+	api := server.New(server.Deps{Store: db, Logger: logger, AdminKey: adminKey, Runner: runner, Heartbeat: time.Hour, Limits: limits})
+	srv := httptest.NewServer(api)
 	t.Cleanup(func() {
+		// Turns may outlive their request (on_disconnect: continue).
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		api.Drain()
+		api.WaitTurns(ctx)
 		srv.Close()
 		fake.Close()
 	})
 	e := &env{t: t, db: db, url: srv.URL, logs: logs, admin: client.New(srv.URL, adminKey, srv.Client())}
 	e.alice = e.MustUser("alice")
 	e.bob = e.MustUser("bob")
-	return &chatEnv{env: e, fake: fake}
+	return &chatEnv{env: e, fake: fake, api: api}
 }
 
 // MustChatEnvB is MustChatEnv for benchmarks.
@@ -249,7 +256,8 @@ func TestChatErrorsBeforeStream(t *testing.T) {
 }
 
 // TestChatBusy runs one turn that stalls upstream, then a second on the
-// same session: 409 at once, or a queued wait with on_busy=wait.
+// same session: 409 at once, or a queued wait with on_busy=wait (the first
+// ends when its client leaves: on_disconnect=cancel).
 func TestChatBusy(t *testing.T) {
 	e := MustChatEnv(t, nil)
 	ctx := context.Background()
@@ -258,7 +266,7 @@ func TestChatBusy(t *testing.T) {
 	ctx1, cancel1 := context.WithCancel(ctx)
 	first := make(chan stream, 1)
 	body := `{"message":"one","session_id":"` + sess.ID + `"}`
-	go func() { first <- e.chat(ctx1, e.alice.key, "", body) }()
+	go func() { first <- e.chat(ctx1, e.alice.key, "?on_disconnect=cancel", body) }()
 	// The first turn holds the session once the fake has its request.
 	waitFor(t, func() bool { return len(e.fake.Requests()) == 1 })
 	s := e.chat(ctx, e.alice.key, "", `{"message":"two","session_id":"`+sess.ID+`"}`)
@@ -288,15 +296,15 @@ func waitFor(t *testing.T, cond func() bool) {
 	}
 }
 
-// TestChatDisconnect drops the client mid-stream: the upstream request is
-// closed, the partial reply is stored marked partial, and the session goes
-// on.
+// TestChatDisconnect drops the client mid-stream with on_disconnect=cancel:
+// the upstream request is closed, the partial reply is stored marked
+// partial, and the session goes on.
 func TestChatDisconnect(t *testing.T) {
 	e := MustChatEnv(t, nil)
 	ctx := context.Background()
 	e.fake.Enqueue(anthropictest.Text("A long answer that stops halfway", 4).StallAfter(6))
 	cctx, cancel := context.WithCancel(ctx)
-	sid, err := e.alice.c.ChatStream(cctx, client.ChatRequest{Message: "tell me"}, client.StreamOptions{}, func(ev client.Event) error {
+	sid, err := e.alice.c.ChatStream(cctx, client.ChatRequest{Message: "tell me"}, client.StreamOptions{OnDisconnect: "cancel"}, func(ev client.Event) error {
 		if ev.Name == "content_delta" {
 			cancel()
 		}

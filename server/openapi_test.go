@@ -89,6 +89,9 @@ func TestOpenAPIResponses(t *testing.T) {
 	check("GET", "/v1/users", "200", e.do(request{method: "GET", path: "/v1/users", key: adminKey}))
 	check("POST", "/v1/users", "201", e.post(adminKey, "/v1/users", `{"name":"zed"}`, nil, nil))
 	check("GET", "/healthz", "200", e.do(request{method: "GET", path: "/healthz"}))
+	for _, path := range []string{"/v1/schema", "/v1/schema/tables", "/v1/schema/prompt"} {
+		check("GET", path, "200", e.do(request{method: "GET", path: path, key: key}))
+	}
 	// An error, in the one shape.
 	r = e.post(key, "/v1/notes", `{"note_type":"nope"}`, nil, nil)
 	if r.status != 400 {

@@ -30,6 +30,10 @@ func (s *Server) routes() {
 	mux.Handle("GET /v1/sessions/{id}", user(s.handleSessionGet()))
 	mux.Handle("DELETE /v1/sessions/{id}", user(s.handleSessionDelete()))
 	mux.Handle("GET /v1/sessions/{id}/messages", user(s.handleMessageList()))
+	// Authenticates itself: a header, or an EventSource client's ?token=.
+	mux.Handle("GET /v1/sessions/{id}/stream", s.handleSessionStream())
+	mux.Handle("POST /v1/sessions/{id}/stream-token", user(s.handleStreamToken()))
+	mux.Handle("POST /v1/sessions/{id}/stop", user(s.handleSessionStop()))
 
 	mux.Handle("GET /v1/notes", user(s.handleNoteList()))
 	mux.Handle("POST /v1/notes", user(s.handleNoteCreate()))
@@ -59,6 +63,10 @@ func (s *Server) routes() {
 	mux.Handle("POST /v1/actions/validate", user(s.handleActionValidate()))
 	mux.Handle("POST /v1/actions/validate/batch", user(s.handleActionValidateBatch()))
 	mux.Handle("GET /v1/actions/schemas", user(s.handleActionSchemas()))
+
+	mux.Handle("GET /v1/schema", user(s.handleSchema()))
+	mux.Handle("GET /v1/schema/tables", user(s.handleSchemaTables()))
+	mux.Handle("GET /v1/schema/prompt", user(s.handleSchemaPrompt()))
 
 	// Voice (issue 12): secrets minted here, audio spoken by the provider.
 	mux.Handle("GET /v1/voice", user(s.handleVoiceInfo()))

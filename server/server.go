@@ -13,6 +13,7 @@ import (
 	"github.com/coachd/coachd/agent"
 	"github.com/coachd/coachd/review"
 	"github.com/coachd/coachd/sse"
+	"github.com/coachd/coachd/stream"
 	"github.com/coachd/coachd/voice"
 )
 
@@ -63,6 +64,8 @@ type Deps struct {
 	// Metrics serves GET /metrics behind the admin key; nil leaves the
 	// route out.
 	Metrics http.Handler
+	// Hub runs turns and their event log; nil makes one over Store.
+	Hub *stream.Hub
 	// CORSOrigins are the browser origins (https://app.example.com, or *)
 	// allowed to call the API from another origin; empty allows none.
 	CORSOrigins []string
@@ -93,6 +96,7 @@ type Server struct {
 	jwt         *jwtVerifier
 	metrics     http.Handler
 	voice       *voice.Client
+	hub         *stream.Hub
 
 	mux      *http.ServeMux
 	patterns []string // registered routes, for Routes
@@ -120,6 +124,7 @@ func New(deps Deps) *Server {
 		observer:    deps.Observer,
 		metrics:     deps.Metrics,
 		voice:       deps.Voice,
+		hub:         deps.Hub,
 		mux:         http.NewServeMux(),
 	}
 	if s.logger == nil {
@@ -127,6 +132,9 @@ func New(deps Deps) *Server {
 	}
 	if s.clock == nil {
 		s.clock = coachd.SystemClock{}
+	}
+	if s.hub == nil {
+		s.hub = stream.NewHub(s.store, s.logger.With("component", "stream"))
 	}
 	if s.observer == nil {
 		s.observer = coachd.NopObserver{}

@@ -5,11 +5,18 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
+	"net"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
+	"time"
 
+	"github.com/coachd/coachd"
 	"github.com/coachd/coachd/anthropic/anthropictest"
 	"github.com/coachd/coachd/client"
 )
@@ -78,4 +85,145 @@ func sameShape(t *testing.T, a, b []byte) bool {
 		delete(mb, k)
 	}
 	return mustJSONString(t, ma) == mustJSONString(t, mb)
+}
+
+// cutProxy forwards TCP connections to addr until cut closes them all.
+type cutProxy struct {
+	ln    net.Listener
+	mu    sync.Mutex
+	conns []net.Conn
+}
+
+func newCutProxy(t *testing.T, addr string) *cutProxy {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &cutProxy{ln: ln}
+	t.Cleanup(func() { ln.Close(); p.cut() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			s, err := net.Dial("tcp", addr)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			p.mu.Lock()
+			p.conns = append(p.conns, c, s)
+			p.mu.Unlock()
+			go func() { io.Copy(s, c); s.Close() }()
+			go func() { io.Copy(c, s); c.Close() }()
+		}
+	}()
+	return p
+}
+
+func (p *cutProxy) cut() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range p.conns {
+		c.Close()
+	}
+	p.conns = nil
+}
+
+// TestEventSourceFollowsAcrossCut: an EventSource client (the eventsource
+// package under Node) follows a session with GET and a stream token; its
+// connection is cut mid-reply; it reconnects by itself with Last-Event-ID
+// and reassembles exactly the stored reply, no event twice.
+func TestEventSourceFollowsAcrossCut(t *testing.T) {
+	dir, _ := filepath.Abs("testdata/sseclient")
+	node, err := exec.LookPath("node")
+	_, modErr := os.Stat(filepath.Join(dir, "node_modules", "eventsource"))
+	if err != nil || modErr != nil {
+		msg := "needs node and the eventsource package: npm ci --prefix server/testdata/sseclient"
+		if os.Getenv("CI") != "" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	e := MustChatEnv(t, nil)
+	ctx := context.Background()
+	sess := e.MustSession(e.alice)
+	r := e.post(e.alice.key, "/v1/sessions/"+sess.ID+"/stream-token", ``, nil, nil)
+	var tok struct {
+		StreamURL string `json:"stream_url"`
+	}
+	if json.Unmarshal(r.body, &tok); r.status != 201 {
+		t.Fatalf("token: %d %s", r.status, r.body)
+	}
+	u, _ := url.Parse(e.url)
+	proxy := newCutProxy(t, u.Host)
+	cmd := exec.Command(node, filepath.Join(dir, "follow.mjs"), "http://"+proxy.ln.Addr().String()+tok.StreamURL)
+	cmd.Dir = dir
+	stdout, _ := cmd.StdoutPipe()
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	lines := bufio.NewScanner(stdout)
+	type line struct {
+		Open    int    `json:"open"`
+		Dropped bool   `json:"dropped"`
+		Event   string `json:"event"`
+		Data    string `json:"data"`
+		ID      string `json:"id"`
+	}
+	next := func() line {
+		if !lines.Scan() {
+			t.Fatalf("node ended: %v", lines.Err())
+		}
+		var l line
+		if err := json.Unmarshal(lines.Bytes(), &l); err != nil {
+			t.Fatalf("%q: %v", lines.Text(), err)
+		}
+		return l
+	}
+	if l := next(); l.Open != 1 {
+		t.Fatalf("first line %+v", l)
+	}
+	reply := "Leave at six, take the tollway, and park at the cell phone lot until the first wave lands."
+	e.fake.Enqueue(anthropictest.Text(reply, 5).Paced(0, 20*time.Millisecond))
+	go e.chat(ctx, e.alice.key, "", `{"message":"go","session_id":"`+sess.ID+`"}`)
+	var text strings.Builder
+	var ids []string
+	opens, cut := 1, false
+	for {
+		l := next()
+		switch {
+		case l.Open > 0:
+			opens = l.Open
+			continue
+		case l.Dropped:
+			continue
+		}
+		if len(ids) > 0 && l.ID == ids[len(ids)-1] {
+			t.Fatalf("event %s twice", l.ID)
+		}
+		ids = append(ids, l.ID)
+		if l.Event == "content_delta" {
+			var d struct{ Text string }
+			json.Unmarshal([]byte(l.Data), &d)
+			text.WriteString(d.Text)
+			if !cut {
+				cut = true
+				proxy.cut()
+			}
+		}
+		if l.Event == "message_end" {
+			break
+		}
+	}
+	if opens != 2 || text.String() != reply {
+		t.Fatalf("opens %d, text %q", opens, text.String())
+	}
+	msgs, _, _ := e.alice.c.Messages(ctx, sess.ID, coachd.Page{})
+	if last := msgs[len(msgs)-1]; last.Content != reply || last.Partial {
+		t.Errorf("stored %q partial=%v", last.Content, last.Partial)
+	}
 }

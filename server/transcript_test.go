@@ -138,6 +138,9 @@ func TestTranscripts(t *testing.T) {
 			t.Fatalf("during a turn = %d %s", during.status, during.body)
 		}
 		// Once the turn is over the transcript is taken.
+		if r := e.post(key, "/v1/sessions/"+sess.ID+"/stop", "", nil, nil); r.status/100 != 2 {
+			t.Fatalf("stop = %d %s", r.status, r.body)
+		}
 		waitFor(t, func() bool {
 			return e.transcript(key, sess.ID, `{"role":"user","content":"hello?","source":"voice"}`).status == http.StatusCreated
 		})

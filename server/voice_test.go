@@ -69,12 +69,20 @@ func mustVoiceEnv(t *testing.T, limits server.Limits, key string) *voiceEnv {
 	if key != "" {
 		deps.Voice = voice.New(voice.Config{APIKey: key, BaseURL: provider.URL, HTTPClient: provider.Client(), Logger: logger})
 	}
-	srv := httptest.NewServer(server.New(deps))
-	t.Cleanup(srv.Close)
+	api := server.New(deps)
+	srv := httptest.NewServer(api)
+	t.Cleanup(func() {
+		// Turns may outlive their request (on_disconnect: continue).
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		api.Drain()
+		api.WaitTurns(ctx)
+		srv.Close()
+	})
 	e := &env{t: t, db: db, url: srv.URL, logs: logs, admin: client.New(srv.URL, adminKey, srv.Client())}
 	e.alice = e.MustUser("alice")
 	e.bob = e.MustUser("bob")
-	return &voiceEnv{chatEnv: &chatEnv{env: e, fake: fake}, provider: provider}
+	return &voiceEnv{chatEnv: &chatEnv{env: e, fake: fake, api: api}, provider: provider}
 }
 
 // noKey fails when any part of the provider key is in r.

@@ -1,6 +1,7 @@
 package sse
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -124,6 +125,9 @@ func (w *Writer) Send(ev coachd.Event) error {
 		}
 	}
 	w.buf = Encode(w.buf, w.dialect, ev)
+	if ev.Turn > 0 {
+		w.buf = withID(w.buf, ev.ID())
+	}
 	if ev.Type == coachd.EventError {
 		w.errored = true
 	}
@@ -131,6 +135,32 @@ func (w *Writer) Send(ev coachd.Event) error {
 		return w.check()
 	}
 	return w.write(w.buf)
+}
+
+// withID gives the last frame in buf the event's id (an event may take
+// more than one frame; a reader cut between them resumes before it).
+func withID(buf []byte, id coachd.EventID) []byte {
+	if len(buf) == 0 {
+		return buf
+	}
+	start := bytes.LastIndex(buf[:len(buf)-2], []byte("\n\n"))
+	start++
+	if start > 0 {
+		start++
+	}
+	line := "id: " + id.String() + "\n"
+	buf = append(buf, line...)
+	copy(buf[start+len(line):], buf[start:len(buf)-len(line)])
+	copy(buf[start:], line)
+	return buf
+}
+
+// Retry sends the reconnection delay hint (retry:) EventSource clients
+// wait before they reconnect.
+func (w *Writer) Retry(d time.Duration) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.write([]byte(fmt.Sprintf("retry: %d\n\n", d.Milliseconds())))
 }
 
 // Close writes the dialect's closing bytes (sage's [DONE]), makes sure the

@@ -88,7 +88,7 @@ func (c budgetConfig) store() coachd.BudgetConfig {
 // sessionExpiry maps an agent to how long its sessions may stay idle.
 type sessionExpiry map[string]time.Duration
 
-func sweep(ctx context.Context, store *sqlstore.DB, ttl time.Duration, expiry sessionExpiry, logger *slog.Logger) {
+func sweep(ctx context.Context, store *sqlstore.DB, ttl time.Duration, expiry sessionExpiry, retention time.Duration, logger *slog.Logger) {
 	every := min(max(ttl/4, 50*time.Millisecond), 30*time.Second)
 	tick := time.NewTicker(every)
 	defer tick.Stop()
@@ -110,6 +110,13 @@ func sweep(ctx context.Context, store *sqlstore.DB, ttl time.Duration, expiry se
 			} else if n > 0 {
 				logger.Info("expired idle sessions", "agent", agent, "count", n)
 			}
+		}
+		// Turns' event logs older than the retention (and stream tokens
+		// that expired).
+		if n, err := store.PruneEvents(ctx, time.Now().Add(-retention)); err != nil && ctx.Err() == nil {
+			logger.Error("prune event log", "err", err)
+		} else if n > 0 {
+			logger.Info("pruned event logs", "turns", n)
 		}
 		// Windows of the current month must stay: the monthly limit counts in them.
 		month := coachd.PeriodMonthly.Start(time.Now())

@@ -4,17 +4,21 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
 	"strings"
+	"time"
 
+	"github.com/coachd/coachd"
 	"github.com/coachd/coachd/client"
 )
 
 // runChat is a terminal client: one turn when a message is given, a REPL
-// otherwise. Ctrl-C cancels the running turn (the server stores what was
-// said so far) and exits.
+// otherwise. A stream cut by the network is picked up again where it
+// stopped (Last-Event-ID); Ctrl-C stops the running turn (the server stores
+// what was said so far) and exits.
 func runChat(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := newFlagSet("chat", "Usage: coachd chat [flags] [message]\n\n"+
 		"Talks to a coach. With a message, runs one turn and exits; without, reads messages line by line.")
@@ -29,7 +33,7 @@ func runChat(ctx context.Context, args []string, getenv func(string) string, std
 		fmt.Fprintln(stderr, "coachd chat: --key (or COACHD_KEY) is required")
 		return errUsage
 	}
-	c := &chatter{cl: client.New(*base, *key, nil), session: *sid, agent: *agentName, in: bufio.NewReader(stdin), out: stdout}
+	c := &chatter{cl: client.New(*base, *key, nil), session: *sid, agent: *agentName, in: bufio.NewReader(stdin), out: stdout, errOut: stderr}
 	if msg := strings.Join(fs.Args(), " "); msg != "" {
 		err := c.turn(ctx, client.ChatRequest{Message: msg})
 		if c.session != "" {
@@ -59,6 +63,17 @@ type chatter struct {
 	agent   string
 	in      *bufio.Reader
 	out     io.Writer
+	errOut  io.Writer // notices: reconnecting
+}
+
+// isNetErr reports a stream lost on the way (not an error the server
+// sent).
+func isNetErr(err error) bool {
+	if err == nil {
+		return false
+	}
+	var ce *coachd.Error
+	return !errors.As(err, &ce)
 }
 
 // turn streams one turn, then answers any interaction it ends on.
@@ -66,19 +81,41 @@ func (c *chatter) turn(ctx context.Context, req client.ChatRequest) error {
 	for {
 		req.SessionID, req.Agent = c.session, c.agent
 		var pending *interaction
-		sid, err := c.cl.ChatStream(ctx, req, client.StreamOptions{}, func(ev client.Event) error {
+		lastID, ended := "", false
+		show := func(ev client.Event) error {
+			lastID, ended = ev.ID, ev.Name == "message_end" || ev.Name == "error"
 			p, err := c.show(ev)
 			if p != nil {
 				pending = p
 			}
 			return err
-		})
+		}
+		sid, err := c.cl.ChatStream(ctx, req, client.StreamOptions{}, show)
 		if sid != "" {
 			c.session = sid
 		}
+		// A stream cut before the turn's end: the turn goes on on the
+		// server; pick it up after the last event shown.
+		for try := 0; try < 5 && ctx.Err() == nil && !ended && lastID != "" && c.session != "" && isNetErr(err); try++ {
+			fmt.Fprintln(c.errOut, "\n(reconnecting…)")
+			select {
+			case <-ctx.Done():
+			case <-time.After(time.Duration(250<<try) * time.Millisecond):
+			}
+			err = c.cl.Resume(ctx, c.session, lastID, client.StreamOptions{}, show)
+		}
 		if ctx.Err() != nil {
+			// Ctrl-C: the turn would go on without us; stop it.
+			if c.session != "" && !ended {
+				sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+				c.cl.Stop(sctx, c.session)
+				cancel()
+			}
 			fmt.Fprintln(c.out, "\n(stopped)")
 			return nil
+		}
+		if err == nil && !ended && lastID != "" {
+			err = errors.New("chat: the stream ended before the turn did")
 		}
 		if err != nil {
 			return err

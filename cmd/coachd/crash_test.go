@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -110,9 +111,11 @@ func TestShutdownCancelsLongTurns(t *testing.T) {
 	fake.Enqueue(anthropictest.Text("Halfway through a long answer", 4).StallAfter(6))
 	sidc := make(chan string, 1)
 	started := make(chan struct{}, 1)
+	var last client.Event
 	go func() {
 		sid, _ := client.New(p.url, key, nil).ChatStream(ctx, client.ChatRequest{Message: "tell me everything"}, client.StreamOptions{},
 			func(ev client.Event) error {
+				last = ev
 				if ev.Name == "content_delta" {
 					select {
 					case started <- struct{}{}:
@@ -132,6 +135,17 @@ func TestShutdownCancelsLongTurns(t *testing.T) {
 		t.Fatalf("run = %v, want nil", err)
 	}
 	sid := <-sidc
+	// The stream's last word: a retryable server_shutdown error naming the
+	// last event id, which the client resumes from after the restart.
+	var shut struct {
+		Type        string `json:"type"`
+		Retryable   bool   `json:"retryable"`
+		LastEventID string `json:"last_event_id"`
+	}
+	json.Unmarshal(last.Data, &shut)
+	if last.Name != "error" || shut.Type != "server_shutdown" || !shut.Retryable || shut.LastEventID == "" || shut.LastEventID != last.ID {
+		t.Errorf("last event %s %s (id %q)", last.Name, last.Data, last.ID)
+	}
 	store := mustOpen(t, db)
 	users, _, _ := store.ListUsers(ctx, coachd.Page{})
 	msgs, err := store.History(ctx, users[0].ID, sid)

@@ -7,9 +7,11 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/coachd/coachd"
 	"github.com/coachd/coachd/agent"
+	"github.com/coachd/coachd/datasource"
 	"github.com/coachd/coachd/review"
 	"github.com/coachd/coachd/tools"
 )
@@ -42,6 +44,7 @@ func runPack(_ context.Context, args []string, getenv func(string) string, stdou
 		}
 		return err
 	}
+	defer p.Close()
 	if args[0] == "validate" {
 		fmt.Fprintf(stdout, "%s: ok (%d agents, %d skills, %d pack tools)\n", args[1], len(p.Agents), len(p.Skills), len(p.Tools))
 		return nil
@@ -78,6 +81,11 @@ func loadPack(dir string, getenv func(string) string, allow string) (*agent.Pack
 		Builtins: append(tools.Builtins(), review.Unbound()...),
 		LoadTool: func(path string, data []byte) (coachd.Tool, error) {
 			return tools.ParseWebhook(path, data, getenv, policy)
+		},
+		LoadData: func(dir string, paths []string) (agent.Data, error) {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			return datasource.Load(ctx, dir, paths, getenv, nil)
 		},
 	})
 }

@@ -32,16 +32,27 @@ func TestPackCommand(t *testing.T) {
 	})
 	t.Run("ValidateExamples", func(t *testing.T) {
 		// One pack per seed; each validates with no environment set (webhook
-		// URLs default to placeholders).
+		// URLs default to placeholders) but the rideshare database.
+		dbPath, _ := buildRideshareDB(t)
 		for name, want := range map[string]string{
-			"rlcoach": "ok (1 agents, 0 skills, 3 pack tools)", "rideshare": "ok (1 agents, 0 skills, 5 pack tools)",
+			"rlcoach": "ok (1 agents, 0 skills, 3 pack tools)", "rideshare": "ok (1 agents, 0 skills, 8 pack tools)",
 			"sage": "ok (1 agents, 10 skills", "autobuild": "ok (2 agents", "fitness": "ok (1 agents, 0 skills, 4 pack tools)",
 		} {
 			out := &syncBuffer{}
 			dir := filepath.Join("..", "..", "examples", name)
-			if err := run(context.Background(), []string{"coachd", "pack", "validate", dir}, getenvFrom(nil), out, out); err != nil || !strings.Contains(out.String(), want) {
+			env := getenvFrom(map[string]string{"RIDESHARE_DB": dbPath})
+			if err := run(context.Background(), []string{"coachd", "pack", "validate", dir}, env, out, out); err != nil || !strings.Contains(out.String(), want) {
 				t.Errorf("%s: %v\n%s", name, err, out)
 			}
+		}
+	})
+	t.Run("ErrDataSource", func(t *testing.T) {
+		// The rideshare pack without its database: the data file's line.
+		out := &syncBuffer{}
+		env := getenvFrom(map[string]string{"RIDESHARE_DB": filepath.Join(t.TempDir(), "none.db")})
+		err := run(context.Background(), []string{"coachd", "pack", "validate", rideshareDir}, env, out, out)
+		if err == nil || !strings.Contains(out.String(), "data/rideshare.yaml:7: dsn: cannot open none.db read-only") {
+			t.Errorf("%v\n%s", err, out)
 		}
 	})
 	t.Run("List", func(t *testing.T) {

@@ -57,6 +57,8 @@ type serveConfig struct {
 	WebhookAllow string
 	// ShutdownGrace is how long running requests may finish on SIGTERM.
 	ShutdownGrace time.Duration
+	// EventRetention is how long turns' event logs are kept.
+	EventRetention time.Duration
 }
 
 // LogValue masks secrets: the admin key and a database password never
@@ -96,6 +98,8 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	cfg.Budget.register(fs, getenv)
 	cfg.Edge.register(fs, getenv)
 	cfg.Voice.register(fs, getenv)
+	fs.DurationVar(&cfg.EventRetention, "event-retention", envDuration(getenv, "COACHD_EVENT_RETENTION", 7*24*time.Hour),
+		"how long turns' event logs are kept for clients re-attaching to a stream (also 20 turns per session at most) (env COACHD_EVENT_RETENTION)")
 	fs.DurationVar(&cfg.ShutdownGrace, "shutdown-grace", envDuration(getenv, "COACHD_SHUTDOWN_GRACE", defaultShutdownGrace),
 		"on SIGINT/SIGTERM, how long running requests may finish before their turns are cancelled (env COACHD_SHUTDOWN_GRACE)")
 	fs.StringVar(&cfg.Pack, "pack", getenv("COACHD_PACK"), "coach pack directory (agents/, skills/, tools/); empty serves the built-in default agent (env COACHD_PACK)")
@@ -186,6 +190,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		if pack, err = loadPack(cfg.Pack, getenv, cfg.WebhookAllow); err != nil {
 			return err
 		}
+		defer pack.Close()
 		logger.Info("coach pack loaded", "dir", cfg.Pack, "agents", len(pack.Agents), "skills", len(pack.Skills), "tools", len(pack.Tools))
 		store.SetNoteVocabulary(pack.Notes)
 		for _, a := range pack.Agents {
@@ -196,7 +201,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	sweepCtx, stopSweep := context.WithCancel(ctx)
 	defer stopSweep()
-	go sweep(sweepCtx, store, cfg.Budget.ReservationTTL, expiry, logger.With("component", "sweeper"))
+	go sweep(sweepCtx, store, cfg.Budget.ReservationTTL, expiry, cfg.EventRetention, logger.With("component", "sweeper"))
 	m := metrics.New()
 	store.SetObserver(m)
 	runner, err := newRunner(store, model, logger, pack, cfg.Model, m)
@@ -222,29 +227,30 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	// instead of cutting them off mid-write.
 	base, cancelBase := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelBase()
+	api := server.New(server.Deps{
+		Store:       store,
+		Logger:      logger,
+		Clock:       coachd.SystemClock{},
+		AdminKey:    cfg.AdminKey,
+		Ping:        store.SQL().PingContext,
+		Ready:       store.CheckMigrations,
+		Runner:      runner,
+		Pack:        pack,
+		Heartbeat:   cfg.Model.Heartbeat,
+		Limits:      cfg.Budget.limits(),
+		Reviews:     reviewer,
+		CORSOrigins: origins,
+		Observer:    m,
+		JWT:         jwt,
+		Metrics:     m.Handler(),
+		Voice:       cfg.Voice.build(logger),
+
+		BodyTimeout:  cfg.Edge.BodyTimeout,
+		WriteTimeout: cfg.Edge.WriteTimeout,
+	})
 	srv := &http.Server{
 		BaseContext: func(net.Listener) context.Context { return base },
-		Handler: withUI(server.New(server.Deps{
-			Store:       store,
-			Logger:      logger,
-			Clock:       coachd.SystemClock{},
-			AdminKey:    cfg.AdminKey,
-			Ping:        store.SQL().PingContext,
-			Ready:       store.CheckMigrations,
-			Runner:      runner,
-			Pack:        pack,
-			Heartbeat:   cfg.Model.Heartbeat,
-			Limits:      cfg.Budget.limits(),
-			Reviews:     reviewer,
-			CORSOrigins: origins,
-			Observer:    m,
-			JWT:         jwt,
-			Metrics:     m.Handler(),
-			Voice:       cfg.Voice.build(logger),
-
-			BodyTimeout:  cfg.Edge.BodyTimeout,
-			WriteTimeout: cfg.Edge.WriteTimeout,
-		}), cfg.Voice.origin()),
+		Handler:     withUI(api, cfg.Voice.origin()),
 		// No ReadTimeout or WriteTimeout: chat responses are SSE streams
 		// that stay open for minutes, and either whole-request deadline
 		// would cut them. The API bounds each body and each write instead;
@@ -292,7 +298,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	case <-ctx.Done():
 	}
 	logger.Info("shutting down", "grace", cfg.ShutdownGrace.String())
-	if err := shutdown(srv, cfg.ShutdownGrace, cancelBase, logger); err != nil {
+	if err := shutdown(srv, api, cfg.ShutdownGrace, cancelBase, logger); err != nil {
 		return fmt.Errorf("shutdown: %w", err)
 	}
 	if err := <-serveErr; err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -357,20 +363,40 @@ func withUI(api http.Handler, connect ...string) http.Handler {
 }
 
 // shutdown stops accepting requests and waits up to grace for the running
-// ones; then it cancels them (turns end as aborted, stored and settled)
-// and waits a little more for their handlers to return.
-func shutdown(srv *http.Server, grace time.Duration, cancelRequests context.CancelFunc, logger *slog.Logger) error {
+// ones and for the turns that outlive their request (on_disconnect:
+// continue); then every open stream gets a retryable server_shutdown error
+// with its last event id (a client resumes elsewhere or after the
+// restart), the turns still running stop (stored and settled as aborted),
+// the requests are cancelled, and it waits a little more for all of them.
+func shutdown(srv *http.Server, api *server.Server, grace time.Duration, cancelRequests context.CancelFunc, logger *slog.Logger) error {
 	ctx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
 	err := srv.Shutdown(ctx)
+	if err == nil {
+		err = api.WaitTurns(ctx)
+	}
 	if !errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
-	logger.Warn("shutdown grace over: cancelling the requests still running")
-	cancelRequests()
-	ctx2, cancel2 := context.WithTimeout(context.Background(), 10*time.Second)
+	logger.Warn("shutdown grace over: ending the streams and stopping the turns still running")
+	api.Drain()
+	// The streams send their last event and end by themselves; what is
+	// still running after that is cancelled.
+	ctx2, cancel2 := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel2()
-	return srv.Shutdown(ctx2)
+	if err := srv.Shutdown(ctx2); !errors.Is(err, context.DeadlineExceeded) {
+		ctx3, cancel3 := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel3()
+		return api.WaitTurns(ctx3)
+	}
+	cancelRequests()
+	ctx3, cancel3 := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel3()
+	err = srv.Shutdown(ctx3)
+	if werr := api.WaitTurns(ctx3); err == nil {
+		err = werr
+	}
+	return err
 }
 
 // parseOrigins reads --cors-origins: "*" or origins like

@@ -98,8 +98,9 @@ export class Api {
   restoreNote(id) { return this.request('POST', `/v1/notes/${encodeURIComponent(id)}/restore`); }
 
   // chatStream starts a turn and returns the streaming Response; errors
-  // before the stream (402, 409, 429, …) throw ApiError. Abort the signal
-  // to stop the turn: the server cancels it and keeps the partial text.
+  // before the stream (402, 409, 429, …) throw ApiError. The turn goes on
+  // on the server if the connection drops (resume picks it up); stop()
+  // ends it.
   async chatStream(body, signal) {
     const res = await fetch(`${this.base}/v1/chat/stream?protocol=coachd`, {
       method: 'POST',
@@ -110,4 +111,18 @@ export class Api {
     if (!res.ok) throw await errorFrom(res);
     return res;
   }
+
+  // resume follows the session's stream after the event lastId (its
+  // Last-Event-ID), for a turn whose stream was cut.
+  async resume(sessionId, lastId, signal) {
+    const res = await fetch(`${this.base}/v1/sessions/${encodeURIComponent(sessionId)}/stream?protocol=coachd`, {
+      headers: { ...this.headers(false), Accept: 'text/event-stream', 'Last-Event-ID': lastId },
+      signal,
+    });
+    if (!res.ok) throw await errorFrom(res);
+    return res;
+  }
+
+  // stopTurn stops the session's running turn, wherever it runs.
+  stopTurn(sessionId) { return this.request('POST', `/v1/sessions/${encodeURIComponent(sessionId)}/stop`); }
 }

@@ -251,7 +251,20 @@ function retry() {
 }
 
 function stop() {
+  // The turn outlives its connection: stop it on the server, then stop
+  // reading.
+  if (state.sessionId && phase.phase !== Phase.idle) state.api.stopTurn(state.sessionId).catch(() => {});
   if (state.controller) state.controller.abort();
+}
+
+// RECONNECTS bounds how many times a cut stream is picked up again.
+const RECONNECTS = 6;
+
+function sleep(ms, signal) {
+  return new Promise((resolve) => {
+    const t = setTimeout(resolve, ms);
+    signal.addEventListener('abort', () => { clearTimeout(t); resolve(); }, { once: true });
+  });
 }
 
 // runTurn streams one turn. It resolves true when the server accepted the
@@ -276,7 +289,9 @@ async function runTurn(body) {
     const res = await state.api.chatStream(req, controller.signal);
     accepted = true;
     adoptSession(res.headers.get('X-Coachd-Session-Id'));
-    for await (const { event, data } of readEvents(res.body)) {
+    let lastId = '';
+    let ended = false;
+    const handle = (event, data) => {
       switch (event) {
         case 'message_start': adoptSession(data.session_id); break;
         case 'content_delta': replied = true; phase.text(); batcher.push(data.text); break;
@@ -305,8 +320,9 @@ async function runTurn(body) {
         }
         case 'session_changed': onSessionChanged(data); break;
         case 'usage': onUsage(data); break;
-        case 'message_end': batcher.flush(); phase.complete(); break;
+        case 'message_end': ended = true; batcher.flush(); phase.complete(); break;
         case 'error':
+          ended = true;
           batcher.flush();
           // The server stored the message before the upstream failed:
           // Retry re-runs it instead of sending it a second time.
@@ -315,6 +331,35 @@ async function runTurn(body) {
           break;
         default: // unknown events are ignored, so the server can add more
       }
+    };
+    // consume reads a stream to its end; a dropped connection is not an
+    // error here: the turn goes on on the server and is picked up again.
+    const consume = async (r) => {
+      try {
+        for await (const { event, data, id } of readEvents(r.body)) {
+          if (id) lastId = id;
+          handle(event, data);
+          if (ended) return;
+        }
+      } catch (err) {
+        if (controller.signal.aborted || err instanceof ApiError) throw err;
+      }
+    };
+    await consume(res);
+    for (let n = 0; !ended && !controller.signal.aborted && lastId && state.sessionId && n < RECONNECTS; n++) {
+      batcher.flush();
+      view.reconnecting(true);
+      await sleep(Math.min(250 * 2 ** n, 4000), controller.signal);
+      if (controller.signal.aborted) break;
+      try {
+        await consume(await state.api.resume(state.sessionId, lastId, controller.signal));
+      } catch (err) {
+        if (controller.signal.aborted || (err instanceof ApiError && err.status !== 0)) throw err;
+      }
+    }
+    view.reconnecting(false);
+    if (!ended && !controller.signal.aborted) {
+      throw new TypeError('the stream ended before the turn did');
     }
   } catch (err) {
     batcher.flush();

@@ -120,6 +120,19 @@ export class AssistantView {
     this.typing = null;
   }
 
+  // reconnecting shows or hides the state of a stream being picked up
+  // again after its connection dropped.
+  reconnecting(on) {
+    if (on && !this.reconnect) {
+      this.reconnect = h('div', { class: 'msg-note reconnecting', role: 'status' }, 'Reconnecting…');
+      this.body.append(this.reconnect);
+      this.transcript.stick();
+    } else if (!on && this.reconnect) {
+      this.reconnect.remove();
+      this.reconnect = null;
+    }
+  }
+
   note(text, cls = '') {
     this.body.append(h('div', { class: `msg-note ${cls}` }, text));
   }
@@ -129,6 +142,7 @@ export class AssistantView {
   finish() {
     this.hideTyping();
     this.setActivity(false);
+    this.reconnecting(false);
     if (this.body.childElementCount === 0) this.el.remove();
   }
 

@@ -84,7 +84,7 @@ export class SSEParser {
   }
 }
 
-// readEvents yields {event, data} from a fetch Response body, decoding
+// readEvents yields {event, data, id} from a fetch Response body, decoding
 // UTF-8 across chunk boundaries. JSON data is parsed; a frame whose data
 // is not JSON is yielded with data as the raw string.
 export async function* readEvents(body) {
@@ -97,7 +97,7 @@ export async function* readEvents(body) {
       const frames = done
         ? parser.push(decoder.decode()).concat(parser.end())
         : parser.push(decoder.decode(value, { stream: true }));
-      for (const f of frames) yield { event: f.event, data: parseData(f.data) };
+      for (const f of frames) yield { event: f.event, data: parseData(f.data), id: f.id };
       if (done) return;
     }
   } finally {

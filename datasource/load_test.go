@@ -1,0 +1,123 @@
+package datasource_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/coachd/coachd/datasource"
+)
+
+// TestLoadProblems: a bad declaration is reported with file:line, every
+// problem at once, and opens nothing.
+func TestLoadProblems(t *testing.T) {
+	dsn, _ := backends[0].open(t)
+	cases := []struct {
+		name, file string
+		want       []string
+	}{
+		{"UnknownTableAndColumn", `dsn: ` + dsn + `
+tables:
+  nope:
+    shared: true
+    columns: [id]
+  events:
+    scope: user_id
+    columns: [id, titel]
+`, []string{"data/app.yaml:3: table nope is not in the database", "data/app.yaml:8: table events has no column titel"}},
+		{"WriteWithoutScope", `dsn: ` + dsn + `
+tables:
+  venues: {shared: true, columns: [id, name]}
+actions:
+  rename:
+    description: Rename a venue.
+    table: venues
+    update: {key: id, match: [{input: id, column: id}], set: {name: $name}}
+    input_schema: {type: object, properties: {id: {type: string}, name: {type: string}}}
+`, []string{"data/app.yaml:5: action rename: a write needs a user scope"}},
+		{"ScopeColumnAndRefs", `dsn: ` + dsn + `
+tables:
+  zones: {shared: true, scope: owner, columns: [id, name]}
+actions:
+  add:
+    description: Add a zone.
+    table: zones
+    insert: {owner: bob, name: $nme, colour: red}
+    input_schema: {type: object, properties: {name: {type: string}}}
+`, []string{"data/app.yaml:8: action add: coachd sets the scope column owner itself",
+			"data/app.yaml:8: action add: $nme is not a property of its input_schema",
+			"data/app.yaml:8: action add: table zones has no column colour"}},
+		{"NoScopeDeclared", `dsn: ` + dsn + `
+tables:
+  events: {columns: [id]}
+`, []string{"data/app.yaml:3: table events: give the column that scopes rows to the user"}},
+		{"DSN", `dsn: sqlite:missing.db
+tables:
+  events: {scope: user_id, columns: [id]}
+`, []string{"data/app.yaml:1: dsn: cannot open missing.db read-only"}},
+		{"DSNScheme", `dsn: mysql://x
+tables:
+  events: {scope: user_id, columns: [id]}
+`, []string{"data/app.yaml:1: dsn must start with sqlite:, file: or postgres://"}},
+		{"MissingEnv", `dsn: ${APP_DB}
+tables:
+  events: {scope: user_id, columns: [id]}
+`, []string{"data/app.yaml:1: dsn: environment variable APP_DB is not set"}},
+		{"Keys", `dsn: ` + dsn + `
+user_key: email
+max_rows: 100000
+sql: SELECT 1
+tables:
+  events: {scope: user_id, columns: ["id; DROP TABLE events"]}
+`, []string{"data/app.yaml:2: user_key must be id, name or subject", "data/app.yaml:3: max_rows must be 1 to 500",
+			`data/app.yaml:4: unknown key "sql"`, `data/app.yaml:6: column "id; DROP TABLE events": not a plain SQL name`}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			os.MkdirAll(filepath.Join(dir, "data"), 0o755)
+			os.WriteFile(filepath.Join(dir, "data", "app.yaml"), []byte(c.file), 0o644)
+			_, err := datasource.Load(context.Background(), dir, []string{"data/app.yaml"}, func(string) string { return "" }, nil)
+			if err == nil {
+				t.Fatal("loaded")
+			}
+			for _, w := range c.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("missing %q in:\n%v", w, err)
+				}
+			}
+		})
+	}
+}
+
+// TestSchemaPrompt: the prompt section comes from the declaration and
+// the database's own types, and stays inside its budget.
+func TestSchemaPrompt(t *testing.T) {
+	e := openEnv(t, backends[0])
+	p := e.set.Prompt(4000)
+	for _, want := range []string{"- events (per user): id text, title text, city text, rank integer, is_active integer",
+		"- venues (shared)", "active_events: Active events", "deactivate / DEACTIVATE (update events)", "add_zone / ADD_ZONE (insert zones)"} {
+		if !strings.Contains(p, want) {
+			t.Errorf("prompt lacks %q:\n%s", want, p)
+		}
+	}
+	if strings.Contains(p, "secret") {
+		t.Errorf("the prompt shows an undeclared column:\n%s", p)
+	}
+	for _, budget := range []int{len(p) - 1, 600, 450} {
+		small := e.set.Prompt(budget)
+		if len(small) > budget || small == "" {
+			t.Errorf("budget %d: %d bytes", budget, len(small))
+		}
+	}
+	if small := e.set.Prompt(len(p) - 1); strings.Contains(small, " text") {
+		t.Errorf("a tight budget keeps the types:\n%s", small)
+	}
+	sc := e.set.Schema()
+	if got := fmt.Sprintln(sc.Tables[0].Access, sc.Tables[2].Access, sc.Tables[2].Scope); got != "read_write read_write owner\n" {
+		t.Errorf("access: %s", got)
+	}
+}

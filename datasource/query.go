@@ -1,0 +1,346 @@
+package datasource
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Bounds of one query_data request.
+const (
+	maxConditions = 10
+	maxOrderBy    = 3
+	maxInList     = 50
+	maxValueBytes = 1000
+)
+
+// selectSpec is one read, resolved against a table: every identifier in it
+// is a declared one.
+type selectSpec struct {
+	t       *table
+	columns []string
+	conds   []cond
+	orderBy []string // "col" or "-col"
+	limit   int
+	user    string
+}
+
+// cond is one WHERE condition: column op value(s).
+type cond struct {
+	column string
+	op     string // = != < <= > >= like in null notnull
+	args   []any
+}
+
+// ops maps the operators query_data accepts to SQL.
+var ops = map[string]string{
+	"=": "=", "eq": "=", "!=": "!=", "ne": "!=", "<": "<", "lt": "<", "<=": "<=", "lte": "<=",
+	">": ">", "gt": ">", ">=": ">=", "gte": ">=", "like": "like", "contains": "like", "in": "in",
+}
+
+// errBad is a request the model can fix; its text is the tool result.
+type errBad struct{ msg string }
+
+func (e errBad) Error() string { return e.msg }
+
+func bad(format string, args ...any) error { return errBad{fmt.Sprintf(format, args...)} }
+
+// parseWhere reads query_data's where: {"column": value} for equality,
+// {"column": {"op": value}} otherwise; null is IS NULL, {"!=": null} IS
+// NOT NULL. Values are strings, numbers and booleans (lists for "in"),
+// always bound as parameters.
+func parseWhere(t *table, raw json.RawMessage) ([]cond, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	var where map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &where); err != nil {
+		return nil, bad("where must be an object of column: value")
+	}
+	if len(where) > maxConditions {
+		return nil, bad("where: at most %d conditions", maxConditions)
+	}
+	var out []cond
+	for col, v := range where {
+		if !t.readable(col) {
+			return nil, bad("where: %q is not a column of %s; columns: %s", clip(col), t.name, strings.Join(t.read, ", "))
+		}
+		op, arg := "=", v
+		if bytes.HasPrefix(bytes.TrimSpace(v), []byte("{")) {
+			var m map[string]json.RawMessage
+			if err := json.Unmarshal(v, &m); err != nil || len(m) != 1 {
+				return nil, bad("where.%s: an object must have one operator: {\">=\": 5}", col)
+			}
+			for k, x := range m {
+				op, arg = ops[strings.ToLower(k)], x
+				if op == "" {
+					return nil, bad("where.%s: unknown operator %q; use = != < <= > >= like in", col, clip(k))
+				}
+			}
+		}
+		c := cond{column: col, op: op}
+		if op == "in" {
+			var list []json.RawMessage
+			if err := json.Unmarshal(arg, &list); err != nil || len(list) == 0 || len(list) > maxInList {
+				return nil, bad("where.%s: in takes a list of 1 to %d values", col, maxInList)
+			}
+			for _, x := range list {
+				a, err := scalar(col, x)
+				if err != nil || a == nil {
+					return nil, bad("where.%s: in takes strings, numbers or booleans", col)
+				}
+				c.args = append(c.args, a)
+			}
+			out = append(out, c)
+			continue
+		}
+		a, err := scalar(col, arg)
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case a == nil && op == "=":
+			c.op = "null"
+		case a == nil && op == "!=":
+			c.op = "notnull"
+		case a == nil:
+			return nil, bad("where.%s: null only compares with = or !=", col)
+		case op == "like":
+			s, ok := a.(string)
+			if !ok {
+				return nil, bad("where.%s: like takes a string", col)
+			}
+			c.args = []any{"%" + escapeLike(strings.ToLower(s)) + "%"}
+		default:
+			c.args = []any{a}
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// scalar decodes a JSON string, number, boolean or null.
+func scalar(col string, raw json.RawMessage) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, bad("where.%s: not a JSON value", col)
+	}
+	switch x := v.(type) {
+	case nil, bool:
+		return x, nil
+	case string:
+		if len(x) > maxValueBytes {
+			return nil, bad("where.%s: a value is at most %d bytes", col, maxValueBytes)
+		}
+		return x, nil
+	case json.Number:
+		return number(x)
+	}
+	return nil, bad("where.%s: a value is a string, number, boolean or null", col)
+}
+
+func number(n json.Number) (any, error) {
+	if i, err := n.Int64(); err == nil {
+		return i, nil
+	}
+	f, err := n.Float64()
+	if err != nil || math.IsInf(f, 0) {
+		return nil, bad("%s is not a usable number", clip(n.String()))
+	}
+	return f, nil
+}
+
+// escapeLike escapes LIKE's wildcards: the model's text matches as text.
+func escapeLike(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
+}
+
+// clip bounds model text quoted back in an error.
+func clip(s string) string {
+	if len(s) > 60 {
+		s = s[:60] + "…"
+	}
+	return strings.ToValidUTF8(s, "")
+}
+
+// sql builds the statement and its arguments. Identifiers come from the
+// declaration only; every value is a parameter.
+func (q *selectSpec) sql() (string, []any) {
+	s := q.t.src
+	var b strings.Builder
+	var args []any
+	arg := func(v any) string {
+		args = append(args, v)
+		return s.ph(len(args))
+	}
+	b.WriteString("SELECT ")
+	for i, c := range q.columns {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(quote(c))
+	}
+	b.WriteString(" FROM " + quote(q.t.name))
+	var where []string
+	if !q.t.shared {
+		where = append(where, quote(q.t.scope)+" = "+arg(q.user))
+	}
+	for _, c := range q.conds {
+		col := quote(c.column)
+		switch c.op {
+		case "null":
+			where = append(where, col+" IS NULL")
+		case "notnull":
+			where = append(where, col+" IS NOT NULL")
+		case "like":
+			where = append(where, "lower("+col+") LIKE "+arg(c.args[0])+` ESCAPE '\'`)
+		case "in":
+			ph := make([]string, len(c.args))
+			for i, a := range c.args {
+				ph[i] = arg(a)
+			}
+			where = append(where, col+" IN ("+strings.Join(ph, ", ")+")")
+		default:
+			where = append(where, col+" "+c.op+" "+arg(c.args[0]))
+		}
+	}
+	if len(where) > 0 {
+		b.WriteString(" WHERE " + strings.Join(where, " AND "))
+	}
+	for i, o := range q.orderBy {
+		if i == 0 {
+			b.WriteString(" ORDER BY ")
+		} else {
+			b.WriteString(", ")
+		}
+		if c, ok := strings.CutPrefix(o, "-"); ok {
+			b.WriteString(quote(c) + " DESC")
+		} else {
+			b.WriteString(quote(o))
+		}
+	}
+	// One more row than asked says whether the result was cut.
+	fmt.Fprintf(&b, " LIMIT %d", q.limit+1)
+	return b.String(), args
+}
+
+// run reads the rows on the read-only connection within the time cap and
+// renders them as the tool result: {"table", "rows": [{col: value}],
+// "truncated"}.
+func (q *selectSpec) run(ctx context.Context) (string, error) {
+	s := q.t.src
+	ctx, cancel := context.WithTimeout(ctx, s.spec.timeout)
+	defer cancel()
+	tx, err := s.begin(ctx, s.ro, true)
+	if err != nil {
+		return "", timeoutOr(ctx, s, err)
+	}
+	defer tx.Rollback()
+	text, args := q.sql()
+	rows, err := tx.QueryContext(ctx, text, args...)
+	if err != nil {
+		return "", timeoutOr(ctx, s, err)
+	}
+	defer rows.Close()
+	var out bytes.Buffer
+	fmt.Fprintf(&out, `{"table":%q,"rows":[`, q.t.name)
+	vals := make([]any, len(q.columns))
+	ptrs := make([]any, len(vals))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	n, truncated := 0, false
+	for rows.Next() {
+		if n == q.limit {
+			truncated = true
+			break
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			return "", err
+		}
+		row := renderRow(q.columns, vals)
+		if out.Len()+len(row) > MaxResultBytes-64 {
+			truncated = true
+			break
+		}
+		if n > 0 {
+			out.WriteByte(',')
+		}
+		out.Write(row)
+		n++
+	}
+	if err := rows.Err(); err != nil {
+		return "", timeoutOr(ctx, s, err)
+	}
+	fmt.Fprintf(&out, `],"count":%d,"truncated":%t}`, n, truncated)
+	return out.String(), nil
+}
+
+// timeoutOr names a stopped query for what it is.
+func timeoutOr(ctx context.Context, s *Source, err error) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) || strings.Contains(err.Error(), "statement timeout") ||
+		strings.Contains(err.Error(), "interrupted") {
+		return bad("the query ran past its %s time limit and was stopped; narrow it with where or a smaller limit", s.spec.timeout)
+	}
+	return err
+}
+
+// renderRow renders one row as a JSON object in column order; long text
+// is cut and binary data summarised.
+func renderRow(cols []string, vals []any) []byte {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, c := range cols {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		k, _ := json.Marshal(c)
+		b.Write(k)
+		b.WriteByte(':')
+		v, err := json.Marshal(cell(vals[i]))
+		if err != nil {
+			v = []byte(`null`)
+		}
+		b.Write(v)
+	}
+	b.WriteByte('}')
+	return b.Bytes()
+}
+
+func cell(v any) any {
+	switch x := v.(type) {
+	case []byte:
+		if !utf8.Valid(x) {
+			return fmt.Sprintf("[%d bytes]", len(x))
+		}
+		return cut(string(x))
+	case string:
+		return cut(x)
+	case time.Time:
+		return x.UTC().Format(time.RFC3339)
+	case float64:
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return nil
+		}
+	}
+	return v
+}
+
+func cut(s string) string {
+	if len(s) <= maxCell {
+		return s
+	}
+	s = s[:maxCell]
+	for !utf8.ValidString(s) {
+		s = s[:len(s)-1]
+	}
+	return s + "…"
+}

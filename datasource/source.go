@@ -1,0 +1,316 @@
+package datasource
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/coachd/coachd"
+	_ "github.com/jackc/pgx/v5/stdlib" // the postgres driver
+	_ "modernc.org/sqlite"             // the sqlite driver
+)
+
+type dialect uint8
+
+const (
+	sqliteDialect dialect = iota
+	postgresDialect
+)
+
+// Source is one opened data file: its connections and what it declares,
+// checked against the database.
+type Source struct {
+	name    string // the file's base name
+	spec    *spec
+	dialect dialect
+	ro      *sql.DB // reads: read-only
+	rw      *sql.DB // actions; nil without any
+	tables  []*table
+}
+
+// table is a declared table with its columns as the database has them.
+type table struct {
+	src         *Source
+	name        string
+	description string
+	scope       string
+	shared      bool
+	read        []string          // readable columns, declared order
+	types       map[string]string // every column of the table → type
+	write       map[string]bool   // columns some action writes
+}
+
+func (t *table) readable(c string) bool { return slices.Contains(t.read, c) }
+
+// open opens the connections of s and checks its declarations against
+// the database; problems go to probs.
+func (s *Source) open(ctx context.Context, dir string, probs *problems) {
+	dsn := s.spec.dsn
+	var roDSN, rwDSN, driver string
+	switch {
+	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
+		s.dialect, driver = postgresDialect, "pgx"
+		roDSN, rwDSN = dsn, dsn
+	case strings.HasPrefix(dsn, "sqlite:"), strings.HasPrefix(dsn, "file:"):
+		s.dialect, driver = sqliteDialect, "sqlite"
+		file := strings.TrimPrefix(strings.TrimPrefix(dsn, "sqlite:"), "file:")
+		if strings.ContainsAny(file, "?#%") || file == "" {
+			probs.add(s.spec.dsnLine, "dsn: a SQLite file name without ?, # or %%")
+			return
+		}
+		if !filepath.IsAbs(file) {
+			file = filepath.Join(dir, file)
+		}
+		if abs, err := filepath.Abs(file); err == nil {
+			file = abs
+		}
+		if _, err := os.Stat(file); err != nil {
+			probs.add(s.spec.dsnLine, "dsn: cannot open %s read-only: %v", filepath.Base(file), errors.Unwrap(err))
+			return
+		}
+		u := (&url.URL{Scheme: "file", Path: file}).String()
+		roDSN = u + "?mode=ro&_pragma=query_only(1)&_pragma=busy_timeout(2000)"
+		rwDSN = u + "?mode=rw&_pragma=busy_timeout(5000)&_txlock=immediate"
+	default:
+		probs.add(s.spec.dsnLine, "dsn must start with sqlite:, file: or postgres://")
+		return
+	}
+	ro, err := sql.Open(driver, roDSN)
+	if err == nil {
+		err = ro.PingContext(ctx)
+	}
+	if err != nil {
+		probs.add(s.spec.dsnLine, "dsn: cannot open the database read-only: %s", redact(err, dsn))
+		if ro != nil {
+			ro.Close()
+		}
+		return
+	}
+	ro.SetMaxOpenConns(8)
+	s.ro = ro
+	if len(s.spec.actions) > 0 {
+		rw, err := sql.Open(driver, rwDSN)
+		if err == nil {
+			err = rw.PingContext(ctx)
+		}
+		if err != nil {
+			probs.add(s.spec.dsnLine, "dsn: cannot open the database for the actions: %s", redact(err, dsn))
+		} else {
+			rw.SetMaxOpenConns(4)
+			s.rw = rw
+		}
+	}
+	s.check(ctx, probs)
+}
+
+// redact keeps a DSN's password out of an error.
+func redact(err error, dsn string) string {
+	msg := err.Error()
+	if u, perr := url.Parse(dsn); perr == nil && u.User != nil {
+		if pw, ok := u.User.Password(); ok && pw != "" {
+			msg = strings.ReplaceAll(msg, pw, "***")
+		}
+	}
+	return msg
+}
+
+// columns introspects a table: column → type; empty when there is none.
+func (s *Source) columns(ctx context.Context, name string) (map[string]string, error) {
+	q := `SELECT name, type FROM pragma_table_info(?)`
+	if s.dialect == postgresDialect {
+		q = `SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = $1`
+	}
+	rows, err := s.ro.QueryContext(ctx, q, name)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]string{}
+	for rows.Next() {
+		var c, t string
+		if err := rows.Scan(&c, &t); err != nil {
+			return nil, err
+		}
+		out[c] = strings.ToLower(t)
+	}
+	return out, rows.Err()
+}
+
+// check introspects the declared tables and checks the queries and
+// actions against them.
+func (s *Source) check(ctx context.Context, probs *problems) {
+	byName := map[string]*table{}
+	for _, ts := range s.spec.tables {
+		cols, err := s.columns(ctx, ts.name)
+		if err != nil {
+			probs.add(ts.line, "table %s: %v", ts.name, err)
+			continue
+		}
+		if len(cols) == 0 {
+			probs.add(ts.line, "table %s is not in the database", ts.name)
+			continue
+		}
+		t := &table{src: s, name: ts.name, description: ts.description, scope: ts.scope, shared: ts.shared,
+			types: cols, write: map[string]bool{}}
+		for i, c := range ts.columns {
+			if _, ok := cols[c]; !ok {
+				probs.add(ts.columnLines[i], "table %s has no column %s", ts.name, c)
+				continue
+			}
+			t.read = append(t.read, c)
+		}
+		if ts.scope != "" {
+			if _, ok := cols[ts.scope]; !ok {
+				probs.add(ts.scopeLine, "table %s has no column %s (its scope)", ts.name, ts.scope)
+			}
+		}
+		byName[t.name] = t
+		s.tables = append(s.tables, t)
+	}
+	for _, q := range s.spec.queries {
+		t := byName[q.table]
+		if t == nil {
+			probs.add(q.line, "query %s: table %q is not declared under tables:", q.name, q.table)
+			continue
+		}
+		for _, c := range q.columns {
+			if !t.readable(c) {
+				probs.add(q.line, "query %s: %s is not a readable column of %s", q.name, c, t.name)
+			}
+		}
+		for c, v := range q.where {
+			if !t.readable(c) {
+				probs.add(q.line, "query %s: where %s: not a readable column of %s", q.name, c, t.name)
+			}
+			checkRef(probs, q.line, "query "+q.name, v, q.inputSchema)
+		}
+		for _, c := range q.orderBy {
+			if !t.readable(strings.TrimPrefix(c, "-")) {
+				probs.add(q.line, "query %s: order_by %s: not a readable column of %s", q.name, c, t.name)
+			}
+		}
+		if q.limit < 0 || q.limit > s.spec.maxRows {
+			probs.add(q.line, "query %s: limit must be 1 to max_rows (%d)", q.name, s.spec.maxRows)
+		}
+	}
+	for _, a := range s.spec.actions {
+		t := byName[a.table]
+		switch {
+		case t == nil:
+			probs.add(a.line, "action %s: table %q is not declared under tables:", a.name, a.table)
+			continue
+		case t.scope == "":
+			probs.add(a.line, "action %s: a write needs a user scope: give tables.%s a scope column", a.name, t.name)
+			continue
+		}
+		has := func(c string) bool { _, ok := t.types[c]; return ok }
+		for _, as := range a.values {
+			switch {
+			case !has(as.column):
+				probs.add(as.line, "action %s: table %s has no column %s", a.name, t.name, as.column)
+			case as.column == t.scope:
+				probs.add(as.line, "action %s: coachd sets the scope column %s itself", a.name, t.scope)
+			default:
+				t.write[as.column] = true
+			}
+			checkRef(probs, as.line, "action "+a.name, as.value, a.inputSchema)
+		}
+		if a.kind == "update" {
+			if !has(a.key) {
+				probs.add(a.line, "action %s: key: table %s has no column %s", a.name, t.name, a.key)
+			}
+			for _, m := range a.match {
+				if !has(m.column) {
+					probs.add(a.line, "action %s: match: table %s has no column %s", a.name, t.name, m.column)
+				}
+				checkRef(probs, a.line, "action "+a.name, value{ref: m.input}, a.inputSchema)
+			}
+			for c, v := range a.where {
+				if !has(c) {
+					probs.add(a.line, "action %s: where: table %s has no column %s", a.name, t.name, c)
+				}
+				checkRef(probs, a.line, "action "+a.name, v, a.inputSchema)
+			}
+		}
+	}
+}
+
+// checkRef reports a $field that the input schema does not declare.
+func checkRef(probs *problems, line int, what string, v value, schema []byte) {
+	if v.ref == "" {
+		return
+	}
+	var sc struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	json.Unmarshal(schema, &sc)
+	if _, ok := sc.Properties[v.ref]; !ok {
+		probs.add(line, "%s: $%s is not a property of its input_schema", what, v.ref)
+	}
+}
+
+// Close closes the connections.
+func (s *Source) Close() error {
+	var errs []error
+	for _, db := range []*sql.DB{s.ro, s.rw} {
+		if db != nil {
+			errs = append(errs, db.Close())
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// ph returns the n-th (1-based) placeholder.
+func (s *Source) ph(n int) string {
+	if s.dialect == postgresDialect {
+		return fmt.Sprintf("$%d", n)
+	}
+	return "?"
+}
+
+// quote quotes an identifier; every identifier was checked against
+// identRe and against the database.
+func quote(id string) string { return `"` + id + `"` }
+
+// begin opens a transaction bounded by the source's time cap; Postgres
+// also bounds each statement on the server.
+func (s *Source) begin(ctx context.Context, db *sql.DB, readOnly bool) (*sql.Tx, error) {
+	opts := &sql.TxOptions{ReadOnly: readOnly && s.dialect == postgresDialect}
+	tx, err := db.BeginTx(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	if s.dialect == postgresDialect {
+		ms := s.spec.timeout / time.Millisecond
+		if _, err := tx.ExecContext(ctx, fmt.Sprintf("SET LOCAL statement_timeout = %d", ms)); err != nil {
+			tx.Rollback()
+			return nil, err
+		}
+	}
+	return tx, nil
+}
+
+// userKey is the value the scope columns hold for u.
+func (s *Source) userKey(u *coachd.User) string {
+	if u == nil {
+		return ""
+	}
+	switch s.spec.userKey {
+	case "name":
+		return u.Name
+	case "subject":
+		if _, sub, ok := strings.Cut(u.ExternalID, "|"); ok {
+			return sub
+		}
+		return ""
+	}
+	return u.ID
+}

@@ -1,0 +1,251 @@
+package server
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"math"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/coachd/coachd"
+	"github.com/coachd/coachd/agent"
+	"github.com/coachd/coachd/sse"
+	"github.com/coachd/coachd/stream"
+)
+
+// StreamTokenTTL is how long a stream token lets an EventSource client
+// (re)connect to its session's stream.
+const StreamTokenTTL = 10 * time.Minute
+
+// retryHint is the reconnection delay sent to EventSource clients.
+const retryHint = 2 * time.Second
+
+var errClientGone = errors.New("server: the client left and the turn follows it (on_disconnect: cancel)")
+
+// Drain ends every open stream with a retryable server_shutdown error
+// carrying its last event id, and stops the turns still running here
+// (stored and settled as if their client had left). The serve command
+// calls it when the shutdown grace runs out.
+func (s *Server) Drain() { s.hub.Shutdown() }
+
+// WaitTurns waits until no turn runs in this process (turns may outlive
+// their request), or ctx is done.
+func (s *Server) WaitTurns(ctx context.Context) error { return s.hub.Wait(ctx) }
+
+// onDisconnect is what the client leaving does to the turn: the
+// request's ?on_disconnect=, else the agent's, else continue in the
+// coachd dialect and cancel in the seeds' (their documents stop the loop
+// when the client goes).
+func onDisconnect(r *http.Request, dialect string, a *agent.Agent) (string, error) {
+	switch v := r.URL.Query().Get("on_disconnect"); v {
+	case agent.OnDisconnectContinue, agent.OnDisconnectCancel:
+		return v, nil
+	case "":
+	default:
+		return "", coachd.Invalid(coachd.FieldError{Field: "on_disconnect", Message: "must be continue or cancel", Code: "enum"})
+	}
+	if a != nil && a.OnDisconnect != "" {
+		return a.OnDisconnect, nil
+	}
+	if dialect == sse.Coachd {
+		return agent.OnDisconnectContinue, nil
+	}
+	return agent.OnDisconnectCancel, nil
+}
+
+// runLive runs a prepared turn in its own goroutine, logging its events,
+// and returns the Live readers follow and a channel closed when the turn
+// is over (stored, settled, its session released). The turn stops with
+// ctx, with Hub.Stop or on Drain.
+func (s *Server) runLive(ctx context.Context, t *agent.Turn, extra coachd.EventSink) (*stream.Live, <-chan struct{}, context.CancelCauseFunc, error) {
+	u := UserFrom(ctx)
+	live, err := s.hub.Begin(ctx, u.ID, t.Session().ID)
+	if err != nil {
+		t.Close()
+		return nil, nil, nil, err
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	live.SetCancel(cancel)
+	var sink coachd.EventSink = live
+	if extra != nil {
+		sink = teeSink{live, extra}
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer cancel(nil)
+		defer live.Finish()
+		defer func() {
+			// The turn runs outside the handler: its panic is ours to
+			// catch (Run has stored its history and settled by now).
+			if p := recover(); p != nil {
+				s.logger.Error("turn panicked", "session", t.Session().ID, "panic", p)
+			}
+		}()
+		t.Run(ctx, sink)
+	}()
+	return live, done, cancel, nil
+}
+
+// teeSink sends events to the log and to a second sink.
+type teeSink struct{ a, b coachd.EventSink }
+
+func (t teeSink) Send(ev coachd.Event) error {
+	t.a.Send(ev)
+	return t.b.Send(ev)
+}
+
+// handleChatStream runs a turn and streams it as SSE in the dialect chosen
+// by ?protocol= (coachd, asp or sage). Each event carries its id
+// (turn:seq); a client that loses the stream re-attaches with
+// GET /v1/sessions/{id}/stream and Last-Event-ID.
+func (s *Server) handleChatStream() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		dialect := streamDialect(r)
+		if p := r.URL.Query().Get("protocol"); p != "" && p != dialect {
+			s.StreamError(w, r, sse.Coachd, coachd.Invalid(coachd.FieldError{Field: "protocol", Message: "must be coachd, asp or sage", Code: "enum"}))
+			return
+		}
+		if err := s.checkLimits(r); err != nil {
+			s.StreamError(w, r, dialect, err)
+			return
+		}
+		t, err := s.prepareTurn(r)
+		if err != nil {
+			s.StreamError(w, r, dialect, err)
+			return
+		}
+		policy, err := onDisconnect(r, dialect, t.Agent())
+		if err != nil {
+			t.Close()
+			s.StreamError(w, r, dialect, err)
+			return
+		}
+		ctx := r.Context()
+		if policy == agent.OnDisconnectContinue {
+			ctx = context.WithoutCancel(ctx)
+		}
+		live, done, cancel, err := s.runLive(ctx, t, nil)
+		if err != nil {
+			s.StreamError(w, r, dialect, err)
+			return
+		}
+		w.Header().Set("X-Coachd-Session-Id", t.Session().ID)
+		w.Header().Set("X-Coachd-Turn", strconv.FormatInt(live.Turn(), 10))
+		s.observer.StreamOpened()
+		defer s.observer.StreamClosed()
+		sw := sse.NewWriter(w, r, dialect, s.heartbeat)
+		sw.SetWriteTimeout(s.writeTime)
+		err = s.hub.Follow(r.Context(), UserFrom(r.Context()).ID, t.Session().ID, coachd.EventID{}, live.Turn(), sw.Send)
+		switch {
+		case err == nil:
+			// The client read the turn to its end: answer once the turn
+			// has released its session, so its next request finds it free.
+			<-done
+		case policy == agent.OnDisconnectCancel:
+			cancel(errClientGone)
+			<-done
+		}
+		sw.Close()
+	})
+}
+
+// handleSessionStream is GET /v1/sessions/{id}/stream: it follows the
+// session's turns as SSE in any dialect, for EventSource clients too.
+// With Last-Event-ID (or ?last_event_id=) it replays what came after that
+// event and goes on live; without, it starts at the running turn's
+// beginning, or waits for the next turn. Authentication is the usual
+// header, or ?token= minted by POST /v1/sessions/{id}/stream-token.
+func (s *Server) handleSessionStream() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		dialect := streamDialect(r)
+		q := r.URL.Query()
+		if p := q.Get("protocol"); p != "" && p != dialect {
+			s.StreamError(w, r, sse.Coachd, coachd.Invalid(coachd.FieldError{Field: "protocol", Message: "must be coachd, asp or sage", Code: "enum"}))
+			return
+		}
+		id := r.PathValue("id")
+		var u *coachd.User
+		var err error
+		if tok := q.Get("token"); tok != "" && r.Header.Get("Authorization") == "" {
+			u, err = s.store.StreamTokenUser(r.Context(), hashStreamToken(tok), id)
+		} else {
+			u, err = s.Authenticate(r)
+		}
+		if err != nil {
+			s.StreamError(w, r, dialect, err)
+			return
+		}
+		last := r.Header.Get("Last-Event-ID")
+		if last == "" {
+			last = q.Get("last_event_id")
+		}
+		after, err := coachd.ParseEventID(last)
+		if err != nil {
+			s.StreamError(w, r, dialect, err)
+			return
+		}
+		if last == "" {
+			tl, err := s.store.LatestTurn(r.Context(), u.ID, id)
+			if err != nil {
+				s.StreamError(w, r, dialect, orNotFound(err, "session"))
+				return
+			}
+			after = coachd.EventID{Turn: tl.Turn, Seq: math.MaxInt64}
+			if !tl.Ended && tl.Turn > 0 {
+				after.Seq = 0
+			}
+		} else if _, err := s.store.FindSession(r.Context(), u.ID, id); err != nil {
+			s.StreamError(w, r, dialect, orNotFound(err, "session"))
+			return
+		}
+		w.Header().Set("X-Coachd-Session-Id", id)
+		s.observer.StreamOpened()
+		defer s.observer.StreamClosed()
+		sw := sse.NewWriter(w, r, dialect, s.heartbeat)
+		sw.SetWriteTimeout(s.writeTime)
+		if sw.Retry(retryHint) == nil {
+			s.hub.Follow(r.Context(), u.ID, id, after, 0, sw.Send)
+		}
+		sw.Close()
+	})
+}
+
+// handleStreamToken is POST /v1/sessions/{id}/stream-token.
+func (s *Server) handleStreamToken() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		u, id := UserFrom(r.Context()), r.PathValue("id")
+		tok := "st_" + NewAPIKey()[len(APIKeyPrefix):]
+		expires := s.clock.Now().Add(StreamTokenTTL).UTC().Truncate(time.Second)
+		if err := s.store.CreateStreamToken(r.Context(), u.ID, id, hashStreamToken(tok), expires); err != nil {
+			s.Error(w, r, orNotFound(err, "session"))
+			return
+		}
+		s.encode(w, r, http.StatusCreated, map[string]any{
+			"token": tok, "expires_at": expires,
+			"stream_url": "/v1/sessions/" + id + "/stream?token=" + tok,
+		})
+	})
+}
+
+func hashStreamToken(tok string) string {
+	sum := sha256.Sum256([]byte(tok))
+	return hex.EncodeToString(sum[:])
+}
+
+// handleSessionStop is POST /v1/sessions/{id}/stop: it stops the session's
+// running turn, wherever it runs; the turn ends as aborted, stored and
+// settled like a client leaving with on_disconnect: cancel.
+func (s *Server) handleSessionStop() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		u, id := UserFrom(r.Context()), r.PathValue("id")
+		if err := s.hub.Stop(r.Context(), u.ID, id); err != nil {
+			s.Error(w, r, orNotFound(err, "session"))
+			return
+		}
+		s.encode(w, r, http.StatusAccepted, map[string]any{"session_id": id, "stopping": true})
+	})
+}

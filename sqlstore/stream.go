@@ -1,0 +1,228 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/coachd/coachd"
+)
+
+// loggedEvent is an event as the log keeps it: the event and its error,
+// which coachd.Event leaves out of its JSON.
+type loggedEvent struct {
+	coachd.Event
+	Error *loggedError `json:"error,omitempty"`
+}
+
+type loggedError struct {
+	Code         string              `json:"code"`
+	Message      string              `json:"message"`
+	Details      []coachd.FieldError `json:"details,omitempty"`
+	Retryable    bool                `json:"retryable,omitempty"`
+	RetryAfterMS int64               `json:"retry_after_ms,omitempty"`
+	Extra        map[string]any      `json:"extra,omitempty"`
+}
+
+func encodeEvent(ev coachd.Event) ([]byte, error) {
+	le := loggedEvent{Event: ev}
+	if e := ev.Err; e != nil {
+		le.Error = &loggedError{Code: e.Code, Message: e.Message, Details: e.Details, Retryable: e.Retryable,
+			RetryAfterMS: e.RetryAfter.Milliseconds(), Extra: e.Extra}
+	}
+	return json.Marshal(le)
+}
+
+func decodeEvent(b []byte) (coachd.Event, error) {
+	var le loggedEvent
+	if err := json.Unmarshal(b, &le); err != nil {
+		return coachd.Event{}, err
+	}
+	ev := le.Event
+	if e := le.Error; e != nil {
+		ev.Err = &coachd.Error{Code: e.Code, Message: e.Message, Details: e.Details, Retryable: e.Retryable,
+			RetryAfter: time.Duration(e.RetryAfterMS) * time.Millisecond, Extra: e.Extra}
+	}
+	return ev, nil
+}
+
+// BeginTurn implements coachd.StreamService: the next turn number comes
+// from the log itself, in the same statement that records the turn (the
+// session's turn lease keeps two turns of one session from racing).
+func (db *DB) BeginTurn(ctx context.Context, userID, sessionID, owner string, keep int) (int64, error) {
+	tx, err := db.beginWrite(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer tx.Rollback()
+	if _, err := findSession(ctx, tx, userID, sessionID); err != nil {
+		return 0, err
+	}
+	var turn int64
+	now := tx.time(tx.now)
+	if err := tx.queryRow(ctx, `INSERT INTO turns (session_id, turn, user_id, owner, started_at, alive_at)
+		SELECT ?, COALESCE(MAX(turn), 0) + 1, ?, ?, ?, ? FROM turns WHERE session_id = ?
+		RETURNING turn`, sessionID, userID, owner, now, now, sessionID).Scan(&turn); err != nil {
+		return 0, dbError(err, "begin turn")
+	}
+	if keep > 0 {
+		// Retention per session: the events of the last keep turns.
+		if _, err := tx.exec(ctx, `DELETE FROM turns WHERE session_id = ? AND turn <= ?`, sessionID, turn-int64(keep)); err != nil {
+			return 0, dbError(err, "prune turns")
+		}
+	}
+	return turn, tx.commit()
+}
+
+// AppendEvents implements coachd.StreamService.
+func (db *DB) AppendEvents(ctx context.Context, userID, sessionID string, turn int64, events []coachd.Event, ended bool) (bool, error) {
+	tx, err := db.beginWrite(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer tx.Rollback()
+	var stop bool
+	if err := tx.queryRow(ctx, `UPDATE turns SET alive_at = ?, ended = ended OR ?
+		WHERE session_id = ? AND turn = ? AND user_id = ? RETURNING stop_requested`,
+		tx.time(tx.now), ended, sessionID, turn, userID).Scan(&stop); err != nil {
+		return false, dbError(err, "append events")
+	}
+	for _, ev := range events {
+		b, err := encodeEvent(ev)
+		if err != nil {
+			return false, internal(err, "encode event")
+		}
+		if _, err := tx.exec(ctx, `INSERT INTO turn_events (session_id, turn, seq, data) VALUES (?, ?, ?, ?)
+			ON CONFLICT (session_id, turn, seq) DO NOTHING`, sessionID, turn, ev.Seq, string(b)); err != nil {
+			return false, dbError(err, "append events")
+		}
+	}
+	return stop, tx.commit()
+}
+
+// Events implements coachd.StreamService.
+func (db *DB) Events(ctx context.Context, userID, sessionID string, after coachd.EventID, limit int) ([]coachd.Event, error) {
+	tx, err := db.beginRead(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	rows, err := tx.query(ctx, `SELECT e.data FROM turn_events e JOIN turns t ON t.session_id = e.session_id AND t.turn = e.turn
+		WHERE e.session_id = ? AND t.user_id = ? AND (e.turn > ? OR (e.turn = ? AND e.seq > ?))
+		ORDER BY e.turn, e.seq LIMIT ?`, sessionID, userID, after.Turn, after.Turn, after.Seq, limit)
+	if err != nil {
+		return nil, dbError(err, "list events")
+	}
+	defer rows.Close()
+	var out []coachd.Event
+	for rows.Next() {
+		var data string
+		if err := rows.Scan(&data); err != nil {
+			return nil, dbError(err, "list events")
+		}
+		ev, err := decodeEvent([]byte(data))
+		if err != nil {
+			return nil, internal(err, "decode event")
+		}
+		out = append(out, ev)
+	}
+	return out, dbError(rows.Err(), "list events")
+}
+
+// LatestTurn implements coachd.StreamService.
+func (db *DB) LatestTurn(ctx context.Context, userID, sessionID string) (coachd.TurnLog, error) {
+	tx, err := db.beginRead(ctx)
+	if err != nil {
+		return coachd.TurnLog{}, err
+	}
+	defer tx.Rollback()
+	var t coachd.TurnLog
+	err = tx.queryRow(ctx, `SELECT turn, owner, started_at, alive_at, ended, stop_requested FROM turns
+		WHERE session_id = ? AND user_id = ? ORDER BY turn DESC LIMIT 1`, sessionID, userID).
+		Scan(&t.Turn, &t.Owner, timeCol{&t.StartedAt}, timeCol{&t.AliveAt}, &t.Ended, &t.StopRequested)
+	if errors.Is(err, sql.ErrNoRows) {
+		if _, err := findSession(ctx, tx, userID, sessionID); err != nil {
+			return coachd.TurnLog{}, err
+		}
+		return coachd.TurnLog{}, nil
+	}
+	return t, dbError(err, "latest turn")
+}
+
+// RequestStop implements coachd.StreamService.
+func (db *DB) RequestStop(ctx context.Context, userID, sessionID string) error {
+	tx, err := db.beginWrite(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	res, err := tx.exec(ctx, `UPDATE turns SET stop_requested = ? WHERE session_id = ? AND user_id = ? AND NOT ended
+		AND turn = (SELECT MAX(turn) FROM turns WHERE session_id = ?)`, true, sessionID, userID, sessionID)
+	if err != nil {
+		return dbError(err, "request stop")
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		if _, err := findSession(ctx, tx, userID, sessionID); err != nil {
+			return err
+		}
+		return coachd.Errorf(coachd.ENOTFOUND, "no turn is running on this session")
+	}
+	return tx.commit()
+}
+
+// PruneEvents implements coachd.StreamService.
+func (db *DB) PruneEvents(ctx context.Context, before time.Time) (int, error) {
+	tx, err := db.beginWrite(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer tx.Rollback()
+	res, err := tx.exec(ctx, `DELETE FROM turns WHERE started_at < ? AND (ended OR alive_at < ?)`,
+		tx.time(storeTime(before)), tx.time(storeTime(before)))
+	if err != nil {
+		return 0, dbError(err, "prune events")
+	}
+	if _, err := tx.exec(ctx, `DELETE FROM stream_tokens WHERE expires_at < ?`, tx.time(tx.now)); err != nil {
+		return 0, dbError(err, "prune stream tokens")
+	}
+	n, _ := res.RowsAffected()
+	return int(n), tx.commit()
+}
+
+// CreateStreamToken implements coachd.StreamService.
+func (db *DB) CreateStreamToken(ctx context.Context, userID, sessionID, tokenHash string, expires time.Time) error {
+	tx, err := db.beginWrite(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if _, err := findSession(ctx, tx, userID, sessionID); err != nil {
+		return err
+	}
+	if _, err := tx.exec(ctx, `INSERT INTO stream_tokens (token_hash, user_id, session_id, expires_at) VALUES (?, ?, ?, ?)`,
+		tokenHash, userID, sessionID, tx.time(storeTime(expires))); err != nil {
+		return dbError(err, "create stream token")
+	}
+	return tx.commit()
+}
+
+// StreamTokenUser implements coachd.StreamService.
+func (db *DB) StreamTokenUser(ctx context.Context, tokenHash, sessionID string) (*coachd.User, error) {
+	tx, err := db.beginRead(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	var userID string
+	err = tx.queryRow(ctx, `SELECT user_id FROM stream_tokens WHERE token_hash = ? AND session_id = ? AND expires_at > ?`,
+		tokenHash, sessionID, tx.time(tx.now)).Scan(&userID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, coachd.Errorf(coachd.EUNAUTHORIZED, "the stream token is unknown, expired or for another session: mint a new one")
+	}
+	if err != nil {
+		return nil, dbError(err, "stream token")
+	}
+	return findUser(ctx, tx, userID)
+}

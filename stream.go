@@ -1,0 +1,84 @@
+package coachd
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// A turn's events are kept in a log so that a client that lost its
+// connection, or attaches from another replica or after a restart, can
+// follow the turn from where it left: every event has an id "turn:seq",
+// turn counting the session's turns from 1 and seq the events of a turn.
+
+// EventID identifies an event within its session; ids order as events
+// happened.
+type EventID struct {
+	Turn int64
+	Seq  int64
+}
+
+func (id EventID) String() string { return fmt.Sprintf("%d:%d", id.Turn, id.Seq) }
+
+// Before reports whether id comes before other.
+func (id EventID) Before(other EventID) bool {
+	return id.Turn < other.Turn || id.Turn == other.Turn && id.Seq < other.Seq
+}
+
+// ParseEventID reads "turn:seq"; the empty string is the zero id (before
+// every event).
+func ParseEventID(s string) (EventID, error) {
+	if s == "" {
+		return EventID{}, nil
+	}
+	t, q, ok := strings.Cut(s, ":")
+	turn, err1 := strconv.ParseInt(t, 10, 64)
+	seq, err2 := strconv.ParseInt(q, 10, 64)
+	if !ok || err1 != nil || err2 != nil || turn < 0 || seq < 0 {
+		return EventID{}, Invalid(FieldError{Field: "last_event_id", Message: "must be turn:seq, as the id: lines carry it", Code: "format"})
+	}
+	return EventID{turn, seq}, nil
+}
+
+// TurnLog is a session's turn as the event log knows it.
+type TurnLog struct {
+	Turn      int64
+	Owner     string    // the process running it
+	StartedAt time.Time // when it began
+	AliveAt   time.Time // the last sign of life of the process running it
+	Ended     bool      // its last event (turn_ended) is in the log
+	// StopRequested asks the process running the turn to stop it.
+	StopRequested bool
+}
+
+// StreamService is the event log of turns.
+type StreamService interface {
+	// BeginTurn starts the session's next turn in the log and returns its
+	// number. Events of turns older than keep turns are deleted.
+	BeginTurn(ctx context.Context, userID, sessionID, owner string, keep int) (int64, error)
+	// AppendEvents adds events of a turn (in order, Turn and Seq set),
+	// marks the turn alive, and ended when ended is set. It reports
+	// whether a stop was requested.
+	AppendEvents(ctx context.Context, userID, sessionID string, turn int64, events []Event, ended bool) (stop bool, err error)
+	// Events returns at most limit of the session's logged events after
+	// the given id, in order.
+	Events(ctx context.Context, userID, sessionID string, after EventID, limit int) ([]Event, error)
+	// LatestTurn returns the session's latest turn in the log; Turn 0
+	// when there is none.
+	LatestTurn(ctx context.Context, userID, sessionID string) (TurnLog, error)
+	// RequestStop asks whoever runs the session's running turn to stop
+	// it; ENOTFOUND when no turn is running.
+	RequestStop(ctx context.Context, userID, sessionID string) error
+	// PruneEvents deletes the events of turns that started before the
+	// given time (and expired stream tokens) and returns how many turns it
+	// deleted.
+	PruneEvents(ctx context.Context, before time.Time) (int, error)
+	// CreateStreamToken records a token (its hash) that lets the user
+	// follow one session's stream until expires.
+	CreateStreamToken(ctx context.Context, userID, sessionID, tokenHash string, expires time.Time) error
+	// StreamTokenUser returns the user an unexpired token for the
+	// session belongs to; EUNAUTHORIZED otherwise.
+	StreamTokenUser(ctx context.Context, tokenHash, sessionID string) (*User, error)
+}

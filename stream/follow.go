@@ -1,0 +1,150 @@
+package stream
+
+import (
+	"context"
+	"time"
+
+	"github.com/coachd/coachd"
+)
+
+// Follow sends the session's events after the id after, in order, with no
+// gap and no duplicate: first what the log (or this process) already has,
+// then each event as it happens. With turn set it follows that turn only
+// and returns nil after its last event; otherwise it follows the session,
+// turn after turn, until ctx is done or send fails (whose error it
+// returns). A turn whose process stopped showing life for DeadAfter ends
+// with a retryable turn_interrupted error. On Shutdown the reader gets a
+// retryable server_shutdown error carrying the last id it was sent, and
+// Follow returns ErrShutdown.
+func (h *Hub) Follow(ctx context.Context, userID, sessionID string, after coachd.EventID, turn int64, send func(coachd.Event) error) error {
+	cur := after
+	if turn > 0 && cur.Turn < turn {
+		cur = coachd.EventID{Turn: turn}
+	}
+	// out sends one event unless it was sent already; it reports whether
+	// the followed turn is over.
+	out := func(ev coachd.Event) (bool, error) {
+		if turn > 0 && ev.Turn != turn {
+			return ev.Turn > turn, nil
+		}
+		if !cur.Before(ev.ID()) {
+			return false, nil
+		}
+		if err := send(ev); err != nil {
+			return false, err
+		}
+		cur = ev.ID()
+		return turn > 0 && ev.Terminal(), nil
+	}
+	var givenUp int64
+	for {
+		if l := h.local(sessionID); l != nil && l.user == userID && l.turn >= cur.Turn && (turn == 0 || l.turn == turn) {
+			// The older turns' events, from the log, then this one's
+			// from memory.
+			for cur.Turn < l.turn {
+				evs, err := h.store.Events(ctx, userID, sessionID, cur, pageSize)
+				if err != nil {
+					return err
+				}
+				for _, ev := range evs {
+					if ev.Turn >= l.turn {
+						break
+					}
+					if _, err := out(ev); err != nil {
+						return err
+					}
+				}
+				if len(evs) < pageSize || evs[len(evs)-1].Turn >= l.turn {
+					cur = coachd.EventID{Turn: l.turn}
+				}
+			}
+			over, err := h.followLive(ctx, l, out)
+			if err != nil || over {
+				return h.ending(err, cur, send)
+			}
+			continue
+		}
+		evs, err := h.store.Events(ctx, userID, sessionID, cur, pageSize)
+		if err != nil {
+			return err
+		}
+		for _, ev := range evs {
+			over, err := out(ev)
+			if err != nil {
+				return err
+			}
+			if over {
+				return nil
+			}
+		}
+		if len(evs) == pageSize {
+			continue
+		}
+		tl, err := h.store.LatestTurn(ctx, userID, sessionID)
+		if err != nil {
+			return err
+		}
+		if tl.Turn > 0 && !tl.Ended && tl.Turn >= cur.Turn && tl.Turn != givenUp && time.Since(tl.AliveAt) > h.DeadAfter {
+			// Log the ending, so every reader of the turn sees the same.
+			seq := int64(0)
+			if cur.Turn == tl.Turn {
+				seq = cur.Seq
+			}
+			givenUp = tl.Turn
+			h.logger.Warn("turn given up: its process shows no life", "session", sessionID, "turn", tl.Turn, "alive_at", tl.AliveAt)
+			if _, err := h.store.AppendEvents(ctx, userID, sessionID, tl.Turn, interrupted(tl.Turn, seq, "the server running this turn stopped"), true); err != nil {
+				return err
+			}
+			continue
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-h.shutdown:
+			return h.ending(ErrShutdown, cur, send)
+		case <-h.waitBegin():
+		case <-time.After(h.PollEvery):
+		}
+	}
+}
+
+// followLive sends the events of a turn running here as they come; it
+// returns once the turn's last event went out, or the reader's followed
+// turn is over.
+func (h *Hub) followLive(ctx context.Context, l *Live, out func(coachd.Event) (bool, error)) (bool, error) {
+	i := 0
+	for {
+		evs, ended, changed := l.snapshot(i)
+		for _, ev := range evs {
+			i++
+			over, err := out(ev)
+			if err != nil || over {
+				return over, err
+			}
+		}
+		if ended && len(evs) == 0 {
+			return false, nil
+		}
+		if len(evs) > 0 {
+			continue
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return false, ctx.Err()
+		case <-h.shutdown:
+			return false, ErrShutdown
+		}
+	}
+}
+
+// ending turns Shutdown into the reader's last event.
+func (h *Hub) ending(err error, cur coachd.EventID, send func(coachd.Event) error) error {
+	if err != ErrShutdown {
+		return err
+	}
+	send(coachd.Event{Type: coachd.EventError, Turn: cur.Turn, Seq: cur.Seq, Err: &coachd.Error{
+		Code: CodeShutdown, Message: "the server is restarting: reconnect with Last-Event-ID " + cur.String(),
+		Retryable: true, Extra: map[string]any{"last_event_id": cur.String()}}})
+	return ErrShutdown
+}

@@ -1,0 +1,174 @@
+package stream
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/coachd/coachd"
+)
+
+// Live is a turn running in this process. It is the turn's event sink:
+// Send never fails, since the turn no longer depends on any one reader.
+type Live struct {
+	hub                *Hub
+	user, session      string
+	turn               int64
+	flushMu            sync.Mutex // one write to the log at a time, in order
+	mu                 sync.Mutex
+	events             []coachd.Event // every event of the turn, in order
+	logged             int            // how many of events are in the log
+	changed            chan struct{}  // closed and replaced on every change
+	ended              bool
+	cancel             context.CancelCauseFunc
+	stopCause          error
+	flushed            chan struct{} // closed when the flush loop is over
+	lastFlushErrLogged time.Time
+}
+
+var _ coachd.EventSink = (*Live)(nil)
+
+// Turn returns the turn's number in its session.
+func (l *Live) Turn() int64 { return l.turn }
+
+// SetCancel gives the Live the way to stop its turn (Hub.Stop, a stop
+// asked through the log, Shutdown). A stop asked before is applied now.
+func (l *Live) SetCancel(cancel context.CancelCauseFunc) {
+	l.mu.Lock()
+	l.cancel = cancel
+	cause := l.stopCause
+	l.mu.Unlock()
+	if cause != nil {
+		cancel(cause)
+	}
+}
+
+func (l *Live) stop(cause error) {
+	l.mu.Lock()
+	if l.stopCause == nil {
+		l.stopCause = cause
+	}
+	cancel := l.cancel
+	l.mu.Unlock()
+	if cancel != nil {
+		cancel(cause)
+	}
+}
+
+// Send records an event of the turn and wakes its readers. The turn's
+// last event (turn_ended) is logged before Send returns, so the log is
+// complete by the time the turn releases its session.
+func (l *Live) Send(ev coachd.Event) error {
+	ev.Turn = l.turn
+	l.mu.Lock()
+	if l.ended {
+		l.mu.Unlock()
+		return nil
+	}
+	l.events = append(l.events, ev)
+	l.ended = ev.Terminal()
+	close(l.changed)
+	l.changed = make(chan struct{})
+	l.mu.Unlock()
+	if ev.Terminal() {
+		l.flush(context.Background())
+		l.hub.done(l)
+	}
+	return nil
+}
+
+// Finish ends a turn that stopped without its last event (a panic): the
+// readers get an interrupted ending.
+func (l *Live) Finish() {
+	l.mu.Lock()
+	ended, seq := l.ended, int64(0)
+	if n := len(l.events); n > 0 {
+		seq = l.events[n-1].Seq
+	}
+	l.mu.Unlock()
+	if !ended {
+		for _, ev := range interrupted(l.turn, seq, "the turn stopped unexpectedly") {
+			l.Send(ev)
+		}
+	}
+}
+
+// snapshot returns the events from index i on, whether the turn ended,
+// and a channel closed on the next change.
+func (l *Live) snapshot(i int) ([]coachd.Event, bool, <-chan struct{}) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var evs []coachd.Event
+	if i < len(l.events) {
+		evs = l.events[i:len(l.events):len(l.events)]
+	}
+	return evs, l.ended, l.changed
+}
+
+// flushLoop logs the pending events every FlushEvery and shows the turn
+// alive every AliveEvery, until the turn ended and everything is logged.
+func (l *Live) flushLoop() {
+	defer close(l.flushed)
+	tick := time.NewTicker(l.hub.FlushEvery)
+	defer tick.Stop()
+	lastAlive := time.Now()
+	for {
+		<-tick.C
+		l.mu.Lock()
+		pending, ended := len(l.events) > l.logged, l.ended
+		l.mu.Unlock()
+		if pending || time.Since(lastAlive) >= l.hub.AliveEvery {
+			l.flush(context.Background())
+			lastAlive = time.Now()
+		}
+		l.mu.Lock()
+		done := l.ended && l.logged == len(l.events)
+		l.mu.Unlock()
+		if done && ended {
+			return
+		}
+	}
+}
+
+// flush writes the events not yet logged; it also marks the turn alive
+// and learns whether a stop was asked for. A failure is retried at the
+// next flush; it is logged once a minute at most.
+func (l *Live) flush(ctx context.Context) {
+	l.flushMu.Lock()
+	defer l.flushMu.Unlock()
+	l.mu.Lock()
+	batch := l.events[l.logged:len(l.events):len(l.events)]
+	ended := l.ended
+	l.mu.Unlock()
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	stop, err := l.hub.store.AppendEvents(ctx, l.user, l.session, l.turn, batch, ended)
+	if err != nil {
+		if time.Since(l.lastFlushErrLogged) > time.Minute {
+			l.lastFlushErrLogged = time.Now()
+			l.hub.logger.Error("event log", "session", l.session, "turn", l.turn, "err", err)
+		}
+		if ended {
+			// The last write: do not leave the loop waiting for it.
+			l.mu.Lock()
+			l.logged = len(l.events)
+			l.mu.Unlock()
+		}
+		return
+	}
+	l.mu.Lock()
+	l.logged += len(batch)
+	l.mu.Unlock()
+	if stop && !ended {
+		l.stop(ErrStopRequested)
+	}
+}
+
+// interrupted is the ending readers get for a turn that can no longer end
+// by itself, after its event seq: a retryable error, then turn_ended.
+func interrupted(turn, seq int64, msg string) []coachd.Event {
+	return []coachd.Event{
+		{Type: coachd.EventError, Turn: turn, Seq: seq + 1, Err: &coachd.Error{Code: CodeInterrupted, Message: msg, Retryable: true}},
+		{Type: coachd.EventTurnEnded, Turn: turn, Seq: seq + 2, StopReason: coachd.TurnError},
+	}
+}
