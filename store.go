@@ -21,6 +21,7 @@ type Store interface {
 	ReviewService
 	VoiceService
 	StreamService
+	UploadService
 }
 
 // Clock tells the time; tests inject a fake one.

@@ -25,7 +25,7 @@ const TurnBudget = "budget_exhausted"
 
 // EstimateTokens estimates the input tokens of a request from its size:
 // a quarter of the characters of its system prompt, messages and tools as
-// JSON (the Messages API form).
+// JSON (the Messages API form), with images and PDFs priced apart.
 func EstimateTokens(req *coachd.ModelRequest) int64 {
 	n := 0
 	for _, b := range req.System {
@@ -34,7 +34,10 @@ func EstimateTokens(req *coachd.ModelRequest) int64 {
 	msgs, _ := json.Marshal(req.Messages)
 	tools, _ := json.Marshal(req.Tools)
 	n += len(msgs) + len(tools)
-	return coachd.TokensOfBytes(n)
+	// Images and PDFs are priced by the picture and the page, not by the
+	// size of their base64.
+	data, media := attachmentTokens(req.Messages)
+	return coachd.TokensOfBytes(n-data) + media
 }
 
 // Estimate returns the tokens to reserve for a turn whose first request is

@@ -20,6 +20,7 @@ const InterruptedText = "interrupted: the turn ended before this tool returned; 
 //   - every tool_use is answered by a tool_result in the next user message
 //     (synthetic "interrupted" errors fill gaps; results placed first), and
 //     tool_results that answer nothing are dropped;
+//   - only the newest attachments are re-sent (limitAttachments);
 //   - inputs of tools with a re-send policy are shortened (truncate maps a
 //     tool name to the input fields to replace).
 //
@@ -41,6 +42,7 @@ func History(msgs []*coachd.Message, truncate map[string][]string) []coachd.Mode
 		out = append(out, coachd.ModelMessage{Role: m.Role, Blocks: blocks})
 	}
 	out = pairToolResults(out)
+	limitAttachments(out)
 	for i := range out {
 		if out[i].Role == coachd.RoleAssistant {
 			out[i].Blocks = shorten(out[i].Blocks, truncate)

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"strings"
 	"time"
@@ -96,6 +97,9 @@ type TurnRequest struct {
 	Agent     string // used when creating a session
 	Message   string
 	Answer    *Answer
+	// Attachments are image and document blocks (coachd.AttachmentBlock,
+	// already checked), stored in the user message before its text.
+	Attachments []coachd.Block
 	// Retry runs again a turn that failed before the model answered: its
 	// user message is stored already and is not stored twice.
 	Retry bool
@@ -114,12 +118,15 @@ type TurnRequest struct {
 func (req *TurnRequest) Valid() []coachd.FieldError {
 	var errs []coachd.FieldError
 	switch {
-	case req.Retry && (req.Message != "" || req.Answer != nil):
+	case req.Retry && (req.Message != "" || req.Answer != nil || len(req.Attachments) > 0):
 		errs = append(errs, coachd.FieldError{Field: "retry", Message: "goes alone: it re-runs the stored message", Code: "exclusive"})
 	case req.Retry && req.SessionID == "":
 		errs = append(errs, coachd.FieldError{Field: "session_id", Message: "is required with retry", Code: "required"})
-	case !req.Retry && strings.TrimSpace(req.Message) == "" && req.Answer == nil:
-		errs = append(errs, coachd.FieldError{Field: "message", Message: "message, tool_result or retry is required", Code: "required"})
+	case !req.Retry && strings.TrimSpace(req.Message) == "" && req.Answer == nil && len(req.Attachments) == 0:
+		errs = append(errs, coachd.FieldError{Field: "message", Message: "message, attachments, tool_result or retry is required", Code: "required"})
+	}
+	if len(req.Attachments) > coachd.MaxAttachments {
+		errs = append(errs, coachd.FieldError{Field: "attachments", Message: fmt.Sprintf("must be at most %d", coachd.MaxAttachments), Code: "length"})
 	}
 	if utf8.RuneCountInString(req.Message) > MaxMessageChars {
 		errs = append(errs, coachd.FieldError{Field: "message", Message: "must be at most 32000 characters", Code: "length"})

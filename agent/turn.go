@@ -177,6 +177,9 @@ func (t *Turn) userBlocks() []coachd.Block {
 			blocks = append(blocks, b)
 		}
 	}
+	// Attachments go first: the API reads an image before the question
+	// about it best.
+	blocks = append(blocks, t.req.Attachments...)
 	if t.req.Message != "" {
 		blocks = append(blocks, coachd.TextBlock(t.req.Message))
 	}

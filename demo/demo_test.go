@@ -318,3 +318,19 @@ func TestClose(t *testing.T) {
 		t.Error("stream usable after Close")
 	}
 }
+
+func TestAttachments(t *testing.T) {
+	img := coachd.AttachmentBlock(coachd.MediaPNG, "", make([]byte, 12*1024))
+	doc := coachd.AttachmentBlock(coachd.MediaText, "notes.txt", []byte("hello"))
+	req := &coachd.ModelRequest{Messages: []coachd.ModelMessage{{Role: coachd.RoleUser, Blocks: []coachd.Block{img, doc, coachd.TextBlock("what do you think?")}}}}
+	s := demo.New(demo.Config{}).Stream(context.Background(), req)
+	for s.Next() {
+	}
+	got := coachd.BlocksText(s.Response().Blocks)
+	if want := "I see 1 image (image/png, 12 KB) and 1 document (“notes.txt”, text/plain, 1 KB)."; !strings.Contains(got, want) {
+		t.Fatalf("reply %q does not contain %q", got, want)
+	}
+	if in := s.Response().Usage.InputTokens; in > 5000 {
+		t.Fatalf("input tokens = %d: the image's base64 was counted as text", in)
+	}
+}

@@ -71,6 +71,13 @@ func plan(req *coachd.ModelRequest) reply {
 	} else {
 		text, call = respond(said, offered, req.Messages)
 	}
+	if last != nil {
+		if ack := seen(last.Blocks); ack != "" && said == "" && len(results) == 0 {
+			text = ack + " What would you like me to look at?"
+		} else if ack != "" {
+			text = ack + " " + text
+		}
+	}
 	if firstReply {
 		text = Disclaimer + "\n\n" + text
 	}
@@ -410,7 +417,8 @@ func conversationKey(req *coachd.ModelRequest) string {
 func requestChars(req *coachd.ModelRequest) int {
 	n := utf8.RuneCountInString(coachd.BlocksText(req.System))
 	raw, _ := json.Marshal(req.Messages)
-	n += utf8.RuneCount(raw)
+	data, instead := mediaChars(req.Messages)
+	n += utf8.RuneCount(raw) - data + instead
 	for _, t := range req.Tools {
 		n += utf8.RuneCountInString(t.Name) + utf8.RuneCountInString(t.Description) + utf8.RuneCount(t.InputSchema)
 	}

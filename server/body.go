@@ -31,14 +31,15 @@ func (s *Server) withBody(h http.Handler) http.Handler {
 			h.ServeHTTP(w, r)
 			return
 		}
-		if s.bodyTime > 0 {
+		limit, timeout := s.bodyLimits(r)
+		if timeout > 0 {
 			// A deadline on the connection, not a whole-request
 			// http.Server.ReadTimeout: net/http lifts it by itself once
 			// the body is read to its end, so a stream answering this
 			// request may last as long as it needs.
-			_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(s.bodyTime))
+			_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(timeout))
 		}
-		b := &trackedBody{ReadCloser: http.MaxBytesReader(w, r.Body, s.maxBody)}
+		b := &trackedBody{ReadCloser: http.MaxBytesReader(w, r.Body, limit)}
 		r.Body = b
 		h.ServeHTTP(&bodyGuard{ResponseWriter: w, body: b}, r)
 	})

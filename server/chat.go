@@ -19,13 +19,21 @@ type chatRequest struct {
 	ToolResult *agent.Answer `json:"tool_result"`
 	// Retry re-runs the session's last turn that failed before a reply.
 	Retry bool `json:"retry"`
+	// Attachments are images and documents for the model (attach.go).
+	Attachments []attachmentRequest `json:"attachments"`
 }
 
 func (req chatRequest) Valid(context.Context) []coachd.FieldError {
 	if len(req.Agent) > 100 {
 		return []coachd.FieldError{{Field: "agent", Message: "must be at most 100 characters", Code: "length"}}
 	}
+	if errs := validAttachments(req.Attachments); len(errs) > 0 {
+		return errs
+	}
 	t := req.turn(nil, false)
+	// Stand-ins for the attachments: Valid counts them, prepareTurn
+	// builds them.
+	t.Attachments = make([]coachd.Block, len(req.Attachments))
 	return t.Valid()
 }
 
@@ -58,7 +66,14 @@ func (s *Server) prepareTurn(r *http.Request) (*agent.Turn, error) {
 	if err != nil {
 		return nil, err
 	}
-	t, err := s.runner.Prepare(r.Context(), req.turn(UserFrom(r.Context()), wait))
+	u := UserFrom(r.Context())
+	tr := req.turn(u, wait)
+	if len(req.Attachments) > 0 {
+		if tr.Attachments, err = s.attachmentBlocks(r.Context(), u.ID, req.Attachments); err != nil {
+			return nil, err
+		}
+	}
+	t, err := s.runner.Prepare(r.Context(), tr)
 	if err != nil {
 		return nil, orNotFound(err, "session")
 	}

@@ -48,6 +48,10 @@ func (s *Server) routes() {
 	mux.Handle("POST /v1/chat/stream", s.requireUserStream(s.handleChatStream()))
 	mux.Handle("POST /v1/chat", user(s.limited(s.handleChat())))
 
+	mux.Handle("POST /v1/uploads", user(s.handleUploadCreate()))
+	mux.Handle("GET /v1/uploads/{id}", user(s.handleUploadGet()))
+	mux.Handle("DELETE /v1/uploads/{id}", user(s.handleUploadDelete()))
+
 	mux.Handle("GET /v1/tools", user(s.handleToolList()))
 	mux.Handle("GET /v1/tools/schema", user(s.handleToolList())) // seed 000's name for it
 	mux.Handle("POST /v1/tools/execute", user(s.limitedTools(s.handleToolExecute())))

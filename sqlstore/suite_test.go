@@ -19,6 +19,7 @@ func runStoreSuite(t *testing.T, newDSN func(tb testing.TB) string) {
 	t.Run("Messages", func(t *testing.T) { testMessages(t, newDSN) })
 	t.Run("Notes", func(t *testing.T) { testNotes(t, newDSN) })
 	t.Run("Scoping", func(t *testing.T) { testScoping(t, newDSN) })
+	t.Run("Uploads", func(t *testing.T) { testUploads(t, newDSN) })
 }
 
 func testOpen(t *testing.T, newDSN func(tb testing.TB) string) {

@@ -23,10 +23,11 @@ var static = func() fs.FS {
 	return sub
 }()
 
-// csp allows only the UI's own files and calls to its own origin. Model
+// csp allows only the UI's own files and calls to its own origin (and
+// data: and blob: images: attachment thumbnails are their own bytes). Model
 // text is never parsed as HTML, and this is the second line of defence
 // if that ever changes.
-const csp = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
+const csp = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; " +
 	"connect-src 'self'; font-src 'self'; manifest-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 
 // Handler serves the UI: the app at "/" and its files at "/assets/…".

@@ -157,6 +157,9 @@ func errorType(status int) string {
 // parseRequest checks a Messages API body the way the API does.
 // countOnly relaxes what count_tokens does not need.
 func parseRequest(raw []byte, countOnly bool) (*wireRequest, error) {
+	if len(raw) > maxRequest {
+		return nil, tooLarge()
+	}
 	var req wireRequest
 	if err := json.Unmarshal(raw, &req); err != nil {
 		return nil, invalid("request body is not valid JSON: %v", err)
@@ -201,6 +204,7 @@ func parseRequest(raw []byte, countOnly bool) (*wireRequest, error) {
 	}
 	count(sys)
 	var pending []string // tool_use ids of the previous assistant message
+	images := 0
 	for i, m := range req.Messages {
 		if m.Role != "user" && m.Role != "assistant" {
 			return nil, invalid("messages.%d.role: Input should be 'user' or 'assistant'", i)
@@ -230,6 +234,13 @@ func parseRequest(raw []byte, countOnly bool) (*wireRequest, error) {
 					return nil, invalid("messages.%d.content.%d: unexpected `tool_use_id` found in `tool_result` blocks: %s. Each `tool_result` block must have a corresponding `tool_use` block in the previous message.", i, j, b.ToolUseID)
 				}
 				results = append(results, b.ToolUseID)
+			case coachd.BlockImage, coachd.BlockDocument:
+				if err := checkMedia(fmt.Sprintf("messages.%d.content.%d", i, j), m.Role, b); err != nil {
+					return nil, err
+				}
+				if b.Type == coachd.BlockImage {
+					images++
+				}
 			}
 		}
 		for _, id := range pending {
@@ -243,6 +254,9 @@ func parseRequest(raw []byte, countOnly bool) (*wireRequest, error) {
 		// A trailing assistant message with tool_use is a prefill the API
 		// cannot continue without results.
 		return nil, invalid("messages.%d: `tool_use` ids were found without `tool_result` blocks immediately after: %s. Each `tool_use` block must have a corresponding `tool_result` block in the next message.", len(req.Messages)-1, pending[0])
+	}
+	if images > maxImages {
+		return nil, invalid("messages: too many images in the request: %d > %d", images, maxImages)
 	}
 	if breakpoints > 4 {
 		return nil, invalid("A maximum of 4 blocks with cache_control may be provided. Found %d.", breakpoints)

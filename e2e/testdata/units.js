@@ -61,12 +61,12 @@ export const tests = {
     eq(parseAll(['event: x\ndata: y']), [['x', 'y']], 'unterminated final event');
   },
   'sse/utf8 across chunks': async () => {
-    const bytes = new TextEncoder().encode('event: content_delta\ndata: {"text":"héllo — 👋"}\n\n');
+    const bytes = new TextEncoder().encode('id: 3:7\nevent: content_delta\ndata: {"text":"héllo — 👋"}\n\n');
     const { readEvents } = await import(at('/assets/stream.js'));
     const body = new ReadableStream({ start(c) { for (const b of bytes) c.enqueue(new Uint8Array([b])); c.close(); } });
     const got = [];
     for await (const ev of readEvents(body)) got.push(ev);
-    eq(got, [{ event: 'content_delta', data: { text: 'héllo — 👋' } }], 'decoded');
+    eq(got, [{ event: 'content_delta', data: { text: 'héllo — 👋' }, id: '3:7' }], 'decoded, with its id');
   },
   'phase/tool round trip': () => {
     const c = fakeClock();

@@ -8,6 +8,7 @@ import { isInteractive } from './interactions.js';
 import { NotesPanel } from './notes.js';
 import { describeError, Banner } from './banner.js';
 import { h, icon, relTime, humanize, formatTokens, toast } from './ui.js';
+import { Attachments } from './attach.js';
 import { VoiceButton } from './voice.js';
 
 const KEY = 'coachd.key';
@@ -34,12 +35,14 @@ const transcript = new Transcript($('transcript'), $('scroller'));
 const banner = new Banner($('banner-host'), { onRetry: () => retry() });
 const phase = new StreamPhase(onPhase);
 let notes = null;
-// The microphone: shown when the server has voice; transcripts land in the session.
+const attachments = new Attachments({
+  button: $('attach'), input: $('attach-input'), tray: $('attach-tray'), error: $('attach-error'),
+  dropZone: $('composer'), getApi: () => state.api, onChange: () => updateSend(),
+});
 const voice = new VoiceButton($('mic'), {
   sessionId: () => state.sessionId,
   adopt: (id) => { adoptSession(id); refreshSessions(); },
   stored: (id) => { if (id === state.sessionId) openSession(id); },
-  error: (err) => toast(err.message || String(err), 'error'),
 });
 
 // ---- sign-in ---------------------------------------------------------------
@@ -214,21 +217,23 @@ function onPhase(s) {
 }
 
 function updateSend() {
-  $('send').disabled = phase.phase !== Phase.idle || $('input').value.trim() === '';
+  $('send').disabled = phase.phase !== Phase.idle || ($('input').value.trim() === '' && !attachments.ready()) || attachments.busy();
 }
 
 async function send(text) {
   text = text.trim();
-  if (!text || phase.phase !== Phase.idle) return;
+  if ((!text && !attachments.ready()) || attachments.busy() || phase.phase !== Phase.idle) return;
+  const refs = attachments.refs();
   $('input').value = '';
   autosize();
   showWelcome(false);
-  const bubble = transcript.addUser(text);
+  const bubble = transcript.addUser(text, '', attachments.previews());
   // A message instead of an answer dismisses a pending question (the
   // server records it so); its controls go quiet.
   const open = [...document.querySelectorAll('.interaction:not(.inactive)')];
-  const accepted = await runTurn({ message: text });
+  const accepted = await runTurn(refs.length > 0 ? { message: text, attachments: refs } : { message: text });
   if (accepted) open.forEach((el) => el.markAnswered && el.markAnswered(''));
+  if (accepted) attachments.clear();
   if (!accepted) {
     bubble.classList.add('failed');
     bubble.append(h('span', { class: 'msg-note' }, 'Not sent'));

@@ -4,6 +4,7 @@
 import { renderSafe } from './markdown.js';
 import { h, icon, humanize } from './ui.js';
 import { isInteractive, renderInteraction, answerLabel } from './interactions.js';
+import { attachmentView, userBubble } from './attach.js';
 
 // AssistantView is one assistant turn on screen: text segments, collapsed
 // thinking and tool cards in the order they happened.
@@ -192,8 +193,9 @@ export class Transcript {
     if (this.pinned) this.scroller.scrollTop = this.scroller.scrollHeight;
   }
 
-  addUser(text, extraClass = '') {
-    const el = h('article', { class: `msg user ${extraClass}`.trim() }, h('div', { class: 'bubble' }, text));
+  addUser(text, extraClass = '', attachments = []) {
+    const bubble = attachments.length > 0 ? userBubble(attachments, text) : h('div', { class: 'bubble' }, text);
+    const el = h('article', { class: `msg user ${extraClass}`.trim() }, bubble);
     this.el.append(el);
     this.stick(true);
     return el;
@@ -219,7 +221,9 @@ export class Transcript {
       const blocks = blocksOf(m);
       if (m.role === 'user') {
         let said = false;
+        let atts = []; // image and document blocks, shown above the text after them
         for (const b of blocks) {
+          if (b.type === 'image' || b.type === 'document') { atts.push(attachmentView(b)); continue; }
           if (b.type === 'tool_result') {
             const it = interactive.get(b.tool_use_id);
             if (it) {
@@ -231,10 +235,12 @@ export class Transcript {
             const c = this.cards.get(b.tool_use_id);
             if (c) setToolResult(c, b.content, b.is_error);
           } else if (b.type === 'text' && b.text.trim() !== '') {
-            this.addUser(b.text);
+            this.addUser(b.text, '', atts);
+            atts = [];
             said = true;
           }
         }
+        if (atts.length > 0) { this.addUser('', '', atts); said = true; }
         if (said) view = null;
         continue;
       }

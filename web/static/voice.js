@@ -4,6 +4,8 @@
 // call to the provider with it, and posts each finished transcript back
 // to the session so that the text coach sees the conversation.
 
+import { toast } from './ui.js';
+
 const SVG = 'http://www.w3.org/2000/svg';
 const MIC = 'M12 14a3 3 0 0 0 3-3V5a3 3 0 0 0-6 0v6a3 3 0 0 0 3 3zm5-3a5 5 0 0 1-10 0H5a7 7 0 0 0 6 6.92V21h2v-3.08A7 7 0 0 0 19 11h-2z';
 
@@ -33,8 +35,8 @@ export function transcriptOf(ev) {
 
 export class VoiceButton {
   // hooks: sessionId() → the open session ('' for none), adopt(id) when
-  // a new session was made for the call, stored() after a transcript is
-  // stored, error(err) for anything to show.
+  // a new session was made for the call, stored(id) after a transcript
+  // is stored, error(err) for anything to show (a toast by default).
   constructor(button, hooks) {
     this.button = button;
     this.hooks = hooks;
@@ -88,7 +90,7 @@ export class VoiceButton {
     } catch (err) {
       if (!call || this.call === call) {
         this.stop();
-        this.hooks.error(err);
+        this.error(err);
       }
     }
   }
@@ -103,8 +105,13 @@ export class VoiceButton {
         { role: t[0], content: t[1].trim().slice(0, 32000), source: 'voice' });
       this.hooks.stored(call.sessionId);
     } catch (err) {
-      this.hooks.error(err);
+      this.error(err);
     }
+  }
+
+  error(err) {
+    if (this.hooks.error) this.hooks.error(err);
+    else toast(err.message || String(err), 'error');
   }
 
   stop() {

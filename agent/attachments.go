@@ -1,0 +1,112 @@
+package agent
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"regexp"
+
+	"github.com/coachd/coachd"
+)
+
+// Bounds on the attachments re-sent with a history. Every stored image and
+// document goes back to the API on each later turn of its session; without
+// a bound, a session with many attachments would pass the API's 32 MB
+// request limit (or its 100 images) and fail for good. The newest
+// attachments are sent; older ones become a short text note.
+const (
+	MaxHistoryAttachments     = 20
+	MaxHistoryAttachmentBytes = 20 << 20 // of source data as sent (base64 or text)
+)
+
+// imageTokens is a reservation's estimate for one image: the API resizes
+// large images to about 1.15 megapixels, about 1,600 tokens.
+const imageTokens = 1600
+
+// pdfPageTokens is a reservation's estimate for one PDF page: its text and
+// its image.
+const pdfPageTokens = 2500
+
+// limitAttachments keeps the newest image and document blocks of user
+// messages within MaxHistoryAttachments and MaxHistoryAttachmentBytes and
+// replaces the older ones with a text note. msgs is changed in place; its
+// block slices are copied first, so stored messages are not.
+func limitAttachments(msgs []coachd.ModelMessage) {
+	count, size := 0, 0
+	for i := len(msgs) - 1; i >= 0; i-- {
+		m := &msgs[i]
+		if m.Role != coachd.RoleUser {
+			continue
+		}
+		copied := false
+		for j := len(m.Blocks) - 1; j >= 0; j-- {
+			b := m.Blocks[j]
+			typ, n, ok := coachd.AttachmentInfo(b)
+			if !ok {
+				continue
+			}
+			sent := sourceLen(b)
+			if count < MaxHistoryAttachments && size+sent <= MaxHistoryAttachmentBytes {
+				count, size = count+1, size+sent
+				continue
+			}
+			if !copied {
+				m.Blocks, copied = append([]coachd.Block(nil), m.Blocks...), true
+			}
+			m.Blocks[j] = coachd.TextBlock(fmt.Sprintf("[%s attachment %s (%s, %d KB) sent earlier in this conversation; not re-sent]",
+				b.Type, attachmentTitle(b), typ, (n+1023)/1024))
+		}
+	}
+}
+
+// sourceLen is the length of a block's source data as sent.
+func sourceLen(b coachd.Block) int {
+	var s struct {
+		Data string `json:"data"`
+	}
+	_ = json.Unmarshal(b.Source, &s)
+	return len(s.Data)
+}
+
+func attachmentTitle(b coachd.Block) string {
+	var title string
+	if raw, ok := b.Extra["title"]; ok && json.Unmarshal(raw, &title) == nil && title != "" {
+		return fmt.Sprintf("%q", title)
+	}
+	return "(untitled)"
+}
+
+// pdfPageRe finds a PDF's page objects (not its /Pages tree nodes).
+var pdfPageRe = regexp.MustCompile(`/Type\s*/Page[^s]`)
+
+// attachmentTokens estimates the tokens of the images and PDFs in msgs,
+// and returns the bytes of source data they hold in the request, which a
+// size-based estimate must not count as text.
+func attachmentTokens(msgs []coachd.ModelMessage) (data int, tokens int64) {
+	for _, m := range msgs {
+		for _, b := range m.Blocks {
+			typ, _, ok := coachd.AttachmentInfo(b)
+			if !ok || typ == coachd.MediaText {
+				continue
+			}
+			n := sourceLen(b)
+			data += n
+			if typ != coachd.MediaPDF {
+				tokens += imageTokens
+				continue
+			}
+			var s struct {
+				Data string `json:"data"`
+			}
+			_ = json.Unmarshal(b.Source, &s)
+			raw, _ := base64.StdEncoding.DecodeString(s.Data)
+			pages := len(pdfPageRe.FindAllIndex(raw, -1))
+			if pages == 0 && len(bytes.TrimSpace(raw)) > 0 {
+				pages = 1
+			}
+			tokens += int64(pages) * pdfPageTokens
+		}
+	}
+	return data, tokens
+}

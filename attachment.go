@@ -1,0 +1,154 @@
+package coachd
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// Attachment limits. A user message carries at most MaxAttachments
+// images and documents, inline or by upload reference.
+//
+//   - MaxAttachmentBytes (per file, decoded): 3 MiB, so that an image's
+//     base64 (4 MiB) stays under the Messages API's 5 MB per image, and a
+//     PDF stays well under its 32 MB per request.
+//   - MaxAttachmentBytesPerMessage (decoded): 10 MiB, which sizes the chat
+//     endpoints' body limit (about 13.4 MiB of base64 plus the text).
+//   - MaxUploadsPerUser, MaxUploadBytesPerUser: what POST /v1/uploads may
+//     keep for one user; beyond them an upload is ECONFLICT until some are
+//     deleted.
+const (
+	MaxAttachments               = 5
+	MaxAttachmentBytes           = 3 << 20
+	MaxAttachmentBytesPerMessage = 10 << 20
+	MaxUploadsPerUser            = 100
+	MaxUploadBytesPerUser        = 50 << 20
+	// MaxImageSide is the API's largest image side, in pixels.
+	MaxImageSide = 8000
+)
+
+// Attachment media types.
+const (
+	MediaPNG  = "image/png"
+	MediaJPEG = "image/jpeg"
+	MediaGIF  = "image/gif"
+	MediaWebP = "image/webp"
+	MediaPDF  = "application/pdf"
+	MediaText = "text/plain"
+)
+
+// AttachmentTypes are the media types an attachment may have.
+var AttachmentTypes = []string{MediaPNG, MediaJPEG, MediaGIF, MediaWebP, MediaPDF, MediaText}
+
+// PrefixUpload prefixes upload IDs.
+const PrefixUpload = "upl"
+
+// Upload is a file the user sent with POST /v1/uploads, to attach to a
+// message by its ID. Its media type is the one sniffed from its bytes.
+type Upload struct {
+	ID        string    `json:"id"`
+	UserID    string    `json:"user_id"`
+	Name      string    `json:"name"`
+	MediaType string    `json:"media_type"`
+	Bytes     int       `json:"bytes"`
+	CreatedAt time.Time `json:"created_at"`
+	Data      []byte    `json:"-"`
+}
+
+// UploadService stores the user's uploads, scoped to their user: another
+// user's upload is ENOTFOUND, as a missing one.
+type UploadService interface {
+	// CreateUpload stores u (ID, Bytes and CreatedAt are set), within
+	// MaxUploadsPerUser and MaxUploadBytesPerUser (ECONFLICT beyond).
+	CreateUpload(ctx context.Context, u *Upload) error
+	// FindUpload returns the user's upload with its bytes.
+	FindUpload(ctx context.Context, userID, id string) (*Upload, error)
+	DeleteUpload(ctx context.Context, userID, id string) error
+}
+
+// Validate checks an upload before it is stored.
+func (u *Upload) Validate() []FieldError {
+	var errs []FieldError
+	if !ValidFileName(u.Name) {
+		errs = append(errs, FieldError{"name", "must be a file name without path, control or invisible formatting characters", "format"})
+	}
+	if err := CheckAttachment(u.MediaType, u.Data); err != nil {
+		errs = append(errs, *err)
+	}
+	return errs
+}
+
+// CheckAttachment reports whether data is an attachment of mediaType:
+// one of AttachmentTypes, at most MaxAttachmentBytes, and what its bytes
+// say it is (SniffMediaType). The error's Field is "data" or
+// "media_type"; callers rename it.
+func CheckAttachment(mediaType string, data []byte) *FieldError {
+	switch {
+	case len(data) == 0:
+		return &FieldError{"data", "is empty", "required"}
+	case len(data) > MaxAttachmentBytes:
+		return &FieldError{"data", fmt.Sprintf("is %d bytes; at most %d (%d MiB) per attachment", len(data), MaxAttachmentBytes, MaxAttachmentBytes>>20), "length"}
+	}
+	got := SniffMediaType(data)
+	switch {
+	case got == "":
+		return &FieldError{"data", "is not a supported file: images png, jpeg, gif, webp; documents pdf, plain UTF-8 text", "media_type"}
+	case got != mediaType:
+		return &FieldError{"media_type", fmt.Sprintf("is %q but the content is %s", mediaType, got), "mismatch"}
+	}
+	if err := checkImage(mediaType, data); err != "" {
+		return &FieldError{"data", err, "format"}
+	}
+	return nil
+}
+
+// AttachmentBlock is the Messages API block for an attachment already
+// checked with CheckAttachment: an image with a base64 source, a PDF
+// document with a base64 source, or a text document with a text source.
+// Documents carry name as their title; images have no place for it.
+func AttachmentBlock(mediaType, name string, data []byte) Block {
+	src := map[string]string{"type": "base64", "media_type": mediaType}
+	b := Block{Type: BlockDocument}
+	switch mediaType {
+	case MediaText:
+		src["type"], src["data"] = "text", string(data)
+	default:
+		src["data"] = base64.StdEncoding.EncodeToString(data)
+	}
+	if isImage(mediaType) {
+		b.Type = BlockImage
+	} else if name != "" {
+		title, _ := json.Marshal(name)
+		b.Extra = map[string]json.RawMessage{"title": title}
+	}
+	b.Source, _ = json.Marshal(src)
+	return b
+}
+
+// AttachmentInfo describes an image or document block: its media type and
+// size in bytes (decoded), and ok false for any other block.
+func AttachmentInfo(b Block) (mediaType string, size int, ok bool) {
+	if b.Type != BlockImage && b.Type != BlockDocument {
+		return "", 0, false
+	}
+	var s blockSource
+	if json.Unmarshal(b.Source, &s) != nil {
+		return "", 0, false
+	}
+	size = len(s.Data)
+	if s.Type == "base64" {
+		size = base64.StdEncoding.DecodedLen(len(s.Data)) - bytes.Count([]byte(s.Data[max(0, len(s.Data)-2):]), []byte("="))
+	}
+	return s.MediaType, size, true
+}
+
+func isImage(mediaType string) bool {
+	switch mediaType {
+	case MediaPNG, MediaJPEG, MediaGIF, MediaWebP:
+		return true
+	}
+	return false
+}

@@ -1,0 +1,147 @@
+// Attachments: the composer's attach button and drop zone, uploads through
+// POST /v1/uploads, and how stored image and document blocks are shown.
+// The server checks everything again (it sniffs the bytes); the checks here
+// only spare the user an upload that would be refused.
+
+import { h } from './ui.js';
+
+// The server's limits (coachd.MaxAttachments, coachd.MaxAttachmentBytes).
+export const MAX_FILES = 5;
+export const MAX_BYTES = 3 * 1024 * 1024;
+export const TYPES = ['image/png', 'image/jpeg', 'image/gif', 'image/webp', 'application/pdf', 'text/plain'];
+
+function kb(n) { return `${Math.max(1, Math.round(n / 1024))} KB`; }
+
+// Attachments holds the files picked for the next message.
+export class Attachments {
+  constructor({ button, input, tray, error, dropZone, getApi, onChange }) {
+    this.items = []; // {file, id, el, state: 'uploading' | 'ready' | 'failed'}
+    this.tray = tray;
+    this.errorEl = error;
+    this.getApi = getApi;
+    this.onChange = onChange || (() => {});
+    button.addEventListener('click', () => input.click());
+    input.addEventListener('change', () => { this.add([...input.files]); input.value = ''; });
+    dropZone.addEventListener('dragover', (e) => {
+      if (e.dataTransfer && [...e.dataTransfer.types].includes('Files')) {
+        e.preventDefault();
+        dropZone.classList.add('dragging');
+      }
+    });
+    dropZone.addEventListener('dragleave', () => dropZone.classList.remove('dragging'));
+    dropZone.addEventListener('drop', (e) => {
+      dropZone.classList.remove('dragging');
+      if (!e.dataTransfer || e.dataTransfer.files.length === 0) return;
+      e.preventDefault();
+      this.add([...e.dataTransfer.files]);
+    });
+  }
+
+  // add checks and uploads files; refused ones are named in the error line
+  // and never leave the browser.
+  add(files) {
+    const problems = [];
+    for (const file of files) {
+      if (this.items.length >= MAX_FILES) {
+        problems.push(`${file.name}: at most ${MAX_FILES} files per message`);
+      } else if (!TYPES.includes(file.type)) {
+        problems.push(`${file.name}: not a supported file (PNG, JPEG, GIF, WebP, PDF or plain text)`);
+      } else if (file.size > MAX_BYTES) {
+        problems.push(`${file.name} is ${kb(file.size)}: files must be at most 3 MB`);
+      } else if (file.size === 0) {
+        problems.push(`${file.name} is empty`);
+      } else {
+        this.upload(file);
+      }
+    }
+    this.showError(problems.join(' · '));
+  }
+
+  showError(text) {
+    this.errorEl.textContent = text;
+    this.errorEl.hidden = !text;
+  }
+
+  async upload(file) {
+    const remove = h('button', { type: 'button', class: 'attach-remove', 'aria-label': `Remove ${file.name}`, text: '×' });
+    const el = h('li', { class: 'attach-chip uploading', title: file.name },
+      h('span', { class: 'attach-name', text: file.name }), h('span', { class: 'attach-size', text: kb(file.size) }), remove);
+    const item = { file, id: '', el, state: 'uploading' };
+    remove.addEventListener('click', () => this.remove(item));
+    this.items.push(item);
+    this.tray.append(el);
+    this.tray.hidden = false;
+    this.onChange();
+    try {
+      const api = this.getApi();
+      const form = new FormData();
+      form.append('file', file, file.name);
+      const res = await fetch(`${api.base}/v1/uploads`, { method: 'POST', headers: api.headers(false), body: form });
+      const body = await res.json().catch(() => ({}));
+      if (!res.ok) throw new Error((body.error && body.error.message) || `upload failed (${res.status})`);
+      item.id = body.id;
+      item.state = 'ready';
+      el.classList.remove('uploading');
+    } catch (err) {
+      item.state = 'failed';
+      el.classList.add('failed');
+      this.showError(`${file.name}: ${err.message}`);
+    }
+    this.onChange();
+  }
+
+  remove(item) {
+    this.items = this.items.filter((i) => i !== item);
+    item.el.remove();
+    this.tray.hidden = this.items.length === 0;
+    this.onChange();
+  }
+
+  // busy is true while an upload runs: sending waits for it.
+  busy() { return this.items.some((i) => i.state === 'uploading'); }
+
+  // ready is true when there is something to send.
+  ready() { return this.items.some((i) => i.state === 'ready') && !this.busy(); }
+
+  // refs are the chat request's attachments.
+  refs() { return this.items.filter((i) => i.state === 'ready').map((i) => ({ upload_id: i.id })); }
+
+  // previews are elements showing the files being sent, for the user's
+  // bubble before the history is reloaded.
+  previews() {
+    return this.items.filter((i) => i.state === 'ready').map((i) => (i.file.type.startsWith('image/')
+      ? h('img', { class: 'attach-thumb', src: URL.createObjectURL(i.file), alt: i.file.name })
+      : docChip(i.file.name, i.file.type)));
+  }
+
+  clear() {
+    this.items.forEach((i) => i.el.remove());
+    this.items = [];
+    this.tray.hidden = true;
+    this.showError('');
+    this.onChange();
+  }
+}
+
+function docChip(name, type) {
+  return h('span', { class: 'attach-doc', title: type }, h('span', { class: 'attach-name', text: name || 'Document' }), h('span', { class: 'attach-size', text: type === 'application/pdf' ? 'PDF' : 'Text' }));
+}
+
+// attachmentView shows a stored image or document block: a thumbnail from
+// a data: URL (the image's own bytes; the page's CSP allows data: images)
+// or a chip with the document's title.
+export function attachmentView(b) {
+  const src = b.source || {};
+  if (b.type === 'image' && src.type === 'base64' && TYPES.includes(src.media_type)) {
+    return h('img', { class: 'attach-thumb', src: `data:${src.media_type};base64,${src.data}`, alt: 'Attached image', loading: 'lazy' });
+  }
+  return docChip(b.title, src.media_type);
+}
+
+// userBubble is a user message with its attachments above its text.
+export function userBubble(attachments, text) {
+  const bubble = h('div', { class: 'bubble' });
+  if (attachments.length > 0) bubble.append(h('div', { class: 'attach-list' }, attachments));
+  if (text) bubble.append(h('div', { class: 'bubble-text', text }));
+  return bubble;
+}
