@@ -30,7 +30,7 @@ type env struct {
 	a, b *stream.Hub // two replicas over one store
 }
 
-func mustEnv(t *testing.T, dsn string) *env {
+func mustEnv(t testing.TB, dsn string) *env {
 	t.Helper()
 	ctx := context.Background()
 	db, err := sqlstore.Open(ctx, dsn, nil)
