@@ -19,6 +19,7 @@ type Store interface {
 	BudgetService
 	LimitService
 	ReviewService
+	VoiceService
 	StreamService
 	UploadService
 }

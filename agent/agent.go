@@ -105,6 +105,9 @@ type Agent struct {
 	// Commands is run_command's allow-list: whole command lines, matched
 	// word for word, never through a shell.
 	Commands []string
+	// Voice is the agent's realtime voice settings; nil takes the
+	// server's defaults.
+	Voice *Voice
 }
 
 // DefaultMaxTokens is the output cap when an agent sets none.

@@ -37,6 +37,8 @@ type agentFile struct {
 	// Commands are the command lines run_command may run for this agent,
 	// exactly as written ("go test ./...").
 	Commands []string `yaml:"commands"`
+	// Voice configures realtime voice sessions with this agent.
+	Voice *Voice `yaml:"voice"`
 
 	// Claude Code agent files carry these; coachd reads them too.
 	Triggers         *[]string `yaml:"triggers"` // [] : no user key may start the agent
@@ -153,6 +155,7 @@ func parseAgent(fm *frontMatter, base string, known map[string]coachd.Tool, skil
 		a.SessionExpiry = d
 	}
 	a.Limits = parseLimits(fm, f.Limits)
+	a.Voice = parseVoice(fm, f.Voice)
 	parsePermissions(fm, a)
 	a.Context.validate(fm)
 	a.Contracts = parseContracts(fm, f.Contracts, a, known)

@@ -14,6 +14,7 @@ import (
 	"github.com/coachd/coachd/review"
 	"github.com/coachd/coachd/sse"
 	"github.com/coachd/coachd/stream"
+	"github.com/coachd/coachd/voice"
 )
 
 // DefaultMaxBodyBytes limits request bodies when Deps.MaxBodyBytes is zero.
@@ -68,6 +69,9 @@ type Deps struct {
 	// CORSOrigins are the browser origins (https://app.example.com, or *)
 	// allowed to call the API from another origin; empty allows none.
 	CORSOrigins []string
+	// Voice is the realtime voice provider; nil turns the voice routes
+	// off (403) and GET /v1/voice says so.
+	Voice *voice.Client
 }
 
 // Server is the coachd HTTP API. It is an http.Handler.
@@ -91,6 +95,7 @@ type Server struct {
 	observer    coachd.Observer
 	jwt         *jwtVerifier
 	metrics     http.Handler
+	voice       *voice.Client
 	hub         *stream.Hub
 
 	mux      *http.ServeMux
@@ -118,6 +123,7 @@ func New(deps Deps) *Server {
 		corsOrigins: deps.CORSOrigins,
 		observer:    deps.Observer,
 		metrics:     deps.Metrics,
+		voice:       deps.Voice,
 		hub:         deps.Hub,
 		mux:         http.NewServeMux(),
 	}

@@ -243,8 +243,8 @@ func nameFree(ctx context.Context, tx *tx, name, except string) error {
 }
 
 // DeleteUser removes the user and everything of theirs: sessions and
-// messages, notes, files, reservations, ledger, reviews (the foreign keys
-// cascade). ENOTFOUND when there is no such user.
+// messages, notes, files, reservations, ledger, reviews, voice sessions
+// (the foreign keys cascade). ENOTFOUND when there is no such user.
 func (db *DB) DeleteUser(ctx context.Context, id string) error {
 	tx, err := db.beginWrite(ctx)
 	if err != nil {

@@ -35,7 +35,11 @@ const csp = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 's
 //
 //	mux.Handle("GET /{$}", ui)
 //	mux.Handle("GET /assets/", ui)
-func Handler() http.Handler {
+//
+// connect lists the other origins the page may call (the voice
+// provider's, for the realtime connection); empty ones are skipped.
+func Handler(connect ...string) http.Handler {
+	policy := cspFor(connect)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")
@@ -48,7 +52,7 @@ func Handler() http.Handler {
 			return
 		}
 		h := w.Header()
-		h.Set("Content-Security-Policy", csp)
+		h.Set("Content-Security-Policy", policy)
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("Referrer-Policy", "no-referrer")
 		h.Set("X-Frame-Options", "DENY")
@@ -60,6 +64,22 @@ func Handler() http.Handler {
 		}
 		http.ServeFileFS(w, r, static, name)
 	})
+}
+
+// cspFor is csp with connect-src widened to the given origins, and the
+// remote audio of a realtime call allowed to play.
+func cspFor(connect []string) string {
+	var extra []string
+	for _, o := range connect {
+		if o != "" && !strings.ContainsAny(o, " ;,'\"") {
+			extra = append(extra, o)
+		}
+	}
+	if len(extra) == 0 {
+		return csp
+	}
+	p := strings.Replace(csp, "connect-src 'self'", "connect-src 'self' "+strings.Join(extra, " "), 1)
+	return p + "; media-src 'self' blob: mediastream:"
 }
 
 // fileFor maps a URL path to an embedded file name.

@@ -38,6 +38,7 @@ type serveConfig struct {
 	Model     modelConfig
 	Budget    budgetConfig
 	Edge      edgeConfig
+	Voice     voiceConfig
 	Pack      string
 	// Workspaces is the directory POST /v1/reviews workspaces live under;
 	// "" turns reviews off.
@@ -76,6 +77,7 @@ func (c serveConfig) LogValue() slog.Value {
 		slog.Any("model", c.Model),
 		slog.Any("budget", c.Budget),
 		slog.Any("edge", c.Edge),
+		slog.Any("voice", c.Voice),
 		slog.String("pack", c.Pack),
 		slog.String("workspaces", c.Workspaces),
 		slog.String("webhook_allow", c.WebhookAllow),
@@ -95,6 +97,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	cfg.Model.register(fs, getenv)
 	cfg.Budget.register(fs, getenv)
 	cfg.Edge.register(fs, getenv)
+	cfg.Voice.register(fs, getenv)
 	fs.DurationVar(&cfg.EventRetention, "event-retention", envDuration(getenv, "COACHD_EVENT_RETENTION", 7*24*time.Hour),
 		"how long turns' event logs are kept for clients re-attaching to a stream (also 20 turns per session at most) (env COACHD_EVENT_RETENTION)")
 	fs.DurationVar(&cfg.ShutdownGrace, "shutdown-grace", envDuration(getenv, "COACHD_SHUTDOWN_GRACE", defaultShutdownGrace),
@@ -131,7 +134,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		fmt.Fprintf(stderr, "coachd serve: --webhook-allow: %v\n", err)
 		return errUsage
 	}
-	for _, check := range []func() error{cfg.Budget.check, cfg.Edge.check} {
+	for _, check := range []func() error{cfg.Budget.check, cfg.Edge.check, cfg.Voice.check} {
 		if err := check(); err != nil {
 			fmt.Fprintf(stderr, "coachd serve: %v\n", err)
 			return errUsage
@@ -240,13 +243,14 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		Observer:    m,
 		JWT:         jwt,
 		Metrics:     m.Handler(),
+		Voice:       cfg.Voice.build(logger),
 
 		BodyTimeout:  cfg.Edge.BodyTimeout,
 		WriteTimeout: cfg.Edge.WriteTimeout,
 	})
 	srv := &http.Server{
 		BaseContext: func(net.Listener) context.Context { return base },
-		Handler:     withUI(api),
+		Handler:     withUI(api, cfg.Voice.origin()),
 		// No ReadTimeout or WriteTimeout: chat responses are SSE streams
 		// that stay open for minutes, and either whole-request deadline
 		// would cut them. The API bounds each body and each write instead;
@@ -349,9 +353,9 @@ func findUserByName(ctx context.Context, store coachd.UserService, name string) 
 
 // withUI serves the embedded browser UI at / and /assets/, and the API
 // everywhere else (so unknown /v1 routes keep their JSON errors).
-func withUI(api http.Handler) http.Handler {
+func withUI(api http.Handler, connect ...string) http.Handler {
 	mux := http.NewServeMux()
-	ui := web.Handler()
+	ui := web.Handler(connect...)
 	mux.Handle("GET /{$}", ui)
 	mux.Handle("GET /assets/", ui)
 	mux.Handle("/", api)

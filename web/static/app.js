@@ -9,6 +9,7 @@ import { NotesPanel } from './notes.js';
 import { describeError, Banner } from './banner.js';
 import { h, icon, relTime, humanize, formatTokens, toast } from './ui.js';
 import { Attachments } from './attach.js';
+import { VoiceButton } from './voice.js';
 
 const KEY = 'coachd.key';
 const $ = (id) => document.getElementById(id);
@@ -37,6 +38,11 @@ let notes = null;
 const attachments = new Attachments({
   button: $('attach'), input: $('attach-input'), tray: $('attach-tray'), error: $('attach-error'),
   dropZone: $('composer'), getApi: () => state.api, onChange: () => updateSend(),
+});
+const voice = new VoiceButton($('mic'), {
+  sessionId: () => state.sessionId,
+  adopt: (id) => { adoptSession(id); refreshSessions(); },
+  stored: (id) => { if (id === state.sessionId) openSession(id); },
 });
 
 // ---- sign-in ---------------------------------------------------------------
@@ -89,6 +95,7 @@ async function signIn(key, fromForm) {
 function signOut(message = '') {
   stop();
   localStorage.removeItem(KEY);
+  voice.stop();
   state.api = null;
   state.user = null;
   state.sessionId = '';
@@ -116,6 +123,7 @@ function enterApp() {
   notes.api = state.api;
   notes.notes = [];
   notes.load();
+  voice.setup(state.api);
   refreshSessions();
   route();
 }

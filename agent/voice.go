@@ -1,0 +1,118 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/coachd/coachd"
+)
+
+// Voice is an agent's realtime voice settings (the agent file's voice:
+// mapping); empty fields take the server's defaults.
+type Voice struct {
+	Voice              string `yaml:"voice" json:"voice,omitempty"`
+	Model              string `yaml:"model" json:"model,omitempty"`
+	TranscriptionModel string `yaml:"transcription_model" json:"transcription_model,omitempty"`
+	// Instructions are added to the system prompt for voice only ("keep
+	// spoken replies to two sentences").
+	Instructions string `yaml:"instructions" json:"instructions,omitempty"`
+}
+
+var voiceKeys = yamlKeys(Voice{})
+
+// MaxVoiceInstructions bounds an agent's voice instructions.
+const MaxVoiceInstructions = 4000
+
+// parseVoice checks the agent file's voice mapping.
+func parseVoice(fm *frontMatter, v *Voice) *Voice {
+	if v == nil {
+		return nil
+	}
+	fm.checkKeys(fm.node("voice"), voiceKeys)
+	if v.Voice != "" && !coachd.ValidVoice(v.Voice) {
+		fm.bad(fm.line("voice", "voice"), fmt.Sprintf("voice.voice %q is not a known voice (%s)", v.Voice, strings.Join(coachd.Voices, ", ")))
+	}
+	if v.Model != "" && !coachd.ValidVoiceModel(v.Model) {
+		fm.bad(fm.line("voice", "model"), fmt.Sprintf("voice.model %q is not a model name (like gpt-realtime)", v.Model))
+	}
+	if v.TranscriptionModel != "" && !coachd.ValidVoiceModel(v.TranscriptionModel) {
+		fm.bad(fm.line("voice", "transcription_model"), fmt.Sprintf("voice.transcription_model %q is not a model name (like whisper-1)", v.TranscriptionModel))
+	}
+	v.Instructions = strings.TrimSpace(v.Instructions)
+	if utf8.RuneCountInString(v.Instructions) > MaxVoiceInstructions {
+		fm.bad(fm.line("voice", "instructions"), fmt.Sprintf("voice.instructions must be at most %d characters", MaxVoiceInstructions))
+	}
+	return v
+}
+
+// VoiceInstructions is what the agent is told in a voice session: its
+// system prompt, then its voice instructions.
+func (a *Agent) VoiceInstructions() string {
+	if a.Voice == nil || a.Voice.Instructions == "" {
+		return a.Prompt
+	}
+	return a.Prompt + "\n\n" + a.Voice.Instructions
+}
+
+// MaxTranscriptChars bounds one transcript message.
+const MaxTranscriptChars = MaxMessageChars
+
+// AppendTranscript stores a message a voice client heard or spoke in the
+// user's session, with metadata source "voice", so that the text coach
+// sees it on the next turn. It takes the session's turn slot for the
+// write: while a turn runs on the session it is ETURNINPROGRESS, never a
+// message slipped into the middle of a round.
+func (r *Runner) AppendTranscript(ctx context.Context, u *coachd.User, sessionID string, role coachd.Role, text string) (*coachd.Message, error) {
+	if role != coachd.RoleUser && role != coachd.RoleAssistant {
+		return nil, coachd.Invalid(coachd.FieldError{Field: "role", Message: "must be user or assistant", Code: "enum"})
+	}
+	text = strings.TrimSpace(text)
+	if text == "" || utf8.RuneCountInString(text) > MaxTranscriptChars {
+		return nil, coachd.Invalid(coachd.FieldError{Field: "content", Message: fmt.Sprintf("must be 1 to %d characters", MaxTranscriptChars), Code: "length"})
+	}
+	sess, err := r.cfg.Store.FindSession(ctx, u.ID, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	release, err := r.guard.acquire(ctx, u.ID, sess.ID, false, r.cfg.TurnLease)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	// Read again under the slot: a turn may have ended just before.
+	if sess, err = r.cfg.Store.FindSession(ctx, u.ID, sessionID); err != nil {
+		return nil, err
+	}
+	switch {
+	case sess.Status != coachd.SessionActive:
+		return nil, coachd.Errorf(coachd.ECONFLICT, "session is %s; start a new session", sess.Status)
+	case sess.Pending != nil:
+		return nil, coachd.Errorf(coachd.ECONFLICT, "the session waits for an answer to %s; answer it or send a message first", sess.Pending.Name)
+	}
+	meta, _ := json.Marshal(map[string]string{"source": "voice"})
+	m := &coachd.Message{Role: role, Content: text, Blocks: []coachd.Block{coachd.TextBlock(text)}, Metadata: meta}
+	msgs := []*coachd.Message{m}
+	if role == coachd.RoleAssistant {
+		// A history starts with the user: a coach that greets first in a
+		// new session would be dropped from it, so a marker goes first.
+		first, _, err := r.cfg.Store.ListMessages(ctx, u.ID, sess.ID, coachd.Page{Limit: 1})
+		if err != nil {
+			return nil, err
+		}
+		if len(first) == 0 {
+			msgs = []*coachd.Message{{Role: coachd.RoleUser, Content: VoiceStartText,
+				Blocks: []coachd.Block{coachd.TextBlock(VoiceStartText)}, Metadata: meta}, m}
+		}
+	}
+	if err := r.cfg.Store.AppendMessages(ctx, u.ID, sess.ID, msgs); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// VoiceStartText is the user message stored before a coach's first words
+// in a session that starts by voice.
+const VoiceStartText = "(voice conversation started)"

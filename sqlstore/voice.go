@@ -1,0 +1,85 @@
+package sqlstore
+
+import (
+	"context"
+	"time"
+
+	"github.com/coachd/coachd"
+)
+
+const voiceColumns = `id, user_id, session_id, agent, model, voice, expires_at, created_at`
+
+func scanVoiceSession(row interface{ Scan(...any) error }) (*coachd.VoiceSession, error) {
+	v := &coachd.VoiceSession{}
+	var sessionID *string
+	if err := row.Scan(&v.ID, &v.UserID, &sessionID, &v.Agent, &v.Model, &v.Voice,
+		timeCol{&v.ExpiresAt}, timeCol{&v.CreatedAt}); err != nil {
+		return nil, err
+	}
+	if sessionID != nil {
+		v.SessionID = *sessionID
+	}
+	return v, nil
+}
+
+// CreateVoiceSession records a minted voice secret for its user. A
+// SessionID must name one of the user's sessions.
+func (db *DB) CreateVoiceSession(ctx context.Context, v *coachd.VoiceSession) error {
+	if v.Agent == "" || v.Model == "" || v.Voice == "" || len(v.Agent)+len(v.Model)+len(v.Voice) > 600 {
+		return coachd.Errorf(coachd.EINVALID, "voice session: agent, model and voice are required (at most 200 characters each)")
+	}
+	tx, err := db.beginWrite(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if _, err := findUser(ctx, tx, v.UserID); err != nil {
+		return err
+	}
+	var sessionID any
+	if v.SessionID != "" {
+		if _, err := findSession(ctx, tx, v.UserID, v.SessionID); err != nil {
+			return err
+		}
+		sessionID = v.SessionID
+	}
+	v.ID, v.CreatedAt = coachd.NewID(coachd.PrefixVoice, tx.now), tx.now
+	v.ExpiresAt = storeTime(v.ExpiresAt)
+	if _, err := tx.exec(ctx, `INSERT INTO voice_sessions (`+voiceColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+		v.ID, v.UserID, sessionID, v.Agent, v.Model, v.Voice, tx.time(v.ExpiresAt), tx.time(v.CreatedAt)); err != nil {
+		return dbError(err, "create voice session")
+	}
+	return tx.commit()
+}
+
+// ListVoiceSessions returns the user's voice sessions, newest first.
+func (db *DB) ListVoiceSessions(ctx context.Context, userID string, page coachd.Page) ([]*coachd.VoiceSession, string, error) {
+	limit := pageLimit(page)
+	q := `SELECT ` + voiceColumns + ` FROM voice_sessions WHERE user_id = ?`
+	args := []any{userID}
+	if page.Cursor != "" {
+		c, err := decodeTimeIDCursor(page.Cursor, coachd.PrefixVoice)
+		if err != nil {
+			return nil, "", err
+		}
+		at := db.dialect.timeArg(time.UnixMicro(c.micros))
+		q += ` AND (created_at < ? OR (created_at = ? AND id < ?))`
+		args = append(args, at, at, c.id)
+	}
+	q += ` ORDER BY created_at DESC, id DESC LIMIT ?`
+	args = append(args, limit+1)
+
+	tx, err := db.beginRead(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	defer tx.Rollback()
+	list, err := queryAll(ctx, tx, "list voice sessions", scanVoiceSession, q, args...)
+	if err != nil {
+		return nil, "", err
+	}
+	list, next := pageOf(list, limit, func(v *coachd.VoiceSession) string {
+		return timeIDCursor{v.CreatedAt.UnixMicro(), v.ID}.String()
+	})
+	return list, next, tx.commit()
+}

@@ -1,0 +1,133 @@
+// Voice: a microphone button that talks to the coach through the voice
+// provider's realtime API. coachd mints a short-lived secret (the
+// provider key never reaches the browser); the browser opens a WebRTC
+// call to the provider with it, and posts each finished transcript back
+// to the session so that the text coach sees the conversation.
+
+import { toast } from './ui.js';
+
+const SVG = 'http://www.w3.org/2000/svg';
+const MIC = 'M12 14a3 3 0 0 0 3-3V5a3 3 0 0 0-6 0v6a3 3 0 0 0 3 3zm5-3a5 5 0 0 1-10 0H5a7 7 0 0 0 6 6.92V21h2v-3.08A7 7 0 0 0 19 11h-2z';
+
+function micIcon() {
+  const svg = document.createElementNS(SVG, 'svg');
+  svg.setAttribute('viewBox', '0 0 24 24');
+  svg.setAttribute('class', 'icon');
+  svg.setAttribute('aria-hidden', 'true');
+  const p = document.createElementNS(SVG, 'path');
+  p.setAttribute('d', MIC);
+  svg.append(p);
+  return svg;
+}
+
+// transcriptOf returns [role, text] for a provider event that finishes a
+// transcript, or null. Both the GA and the older event names are read.
+export function transcriptOf(ev) {
+  switch (ev && ev.type) {
+    case 'conversation.item.input_audio_transcription.completed':
+      return ['user', ev.transcript];
+    case 'response.output_audio_transcript.done':
+    case 'response.audio_transcript.done':
+      return ['assistant', ev.transcript];
+  }
+  return null;
+}
+
+export class VoiceButton {
+  // hooks: sessionId() → the open session ('' for none), adopt(id) when
+  // a new session was made for the call, stored(id) after a transcript
+  // is stored, error(err) for anything to show (a toast by default).
+  constructor(button, hooks) {
+    this.button = button;
+    this.hooks = hooks;
+    this.api = null;
+    this.call = null; // {pc, stream, audio}
+    button.hidden = true;
+    button.append(micIcon());
+    button.addEventListener('click', () => (this.call ? this.stop() : this.start()));
+  }
+
+  // setup asks the server whether voice is configured; the button shows
+  // only when it is.
+  async setup(api) {
+    this.api = api;
+    this.stop();
+    let info = { enabled: false };
+    try {
+      info = await api.request('GET', '/v1/voice');
+    } catch {
+      // an older server without voice: no button
+    }
+    this.button.hidden = !info.enabled;
+    document.body.dataset.voice = info.enabled ? 'on' : 'off';
+  }
+
+  async start() {
+    this.setState('connecting');
+    let call = null;
+    try {
+      const sid = this.hooks.sessionId();
+      const minted = await this.api.request('POST', '/v1/realtime/session', sid ? { session_id: sid } : {});
+      if (minted.session_id !== sid) this.hooks.adopt(minted.session_id);
+      call = { pc: new RTCPeerConnection(), stream: null, audio: new Audio(), sessionId: minted.session_id };
+      this.call = call;
+      call.audio.autoplay = true;
+      call.pc.ontrack = (e) => { call.audio.srcObject = e.streams[0]; };
+      call.stream = await navigator.mediaDevices.getUserMedia({ audio: true });
+      call.stream.getTracks().forEach((t) => call.pc.addTrack(t, call.stream));
+      const events = call.pc.createDataChannel('oai-events');
+      events.onmessage = (e) => this.onEvent(call, e.data);
+      const offer = await call.pc.createOffer();
+      await call.pc.setLocalDescription(offer);
+      const res = await fetch(minted.connect_url, {
+        method: 'POST',
+        body: offer.sdp,
+        headers: { Authorization: `Bearer ${minted.client_secret.value}`, 'Content-Type': 'application/sdp' },
+      });
+      if (!res.ok) throw new Error(`The voice provider refused the call (HTTP ${res.status}).`);
+      await call.pc.setRemoteDescription({ type: 'answer', sdp: await res.text() });
+      if (this.call === call) this.setState('live');
+    } catch (err) {
+      if (!call || this.call === call) {
+        this.stop();
+        this.error(err);
+      }
+    }
+  }
+
+  async onEvent(call, data) {
+    let ev;
+    try { ev = JSON.parse(data); } catch { return; }
+    const t = transcriptOf(ev);
+    if (!t || !t[1] || !t[1].trim()) return;
+    try {
+      await this.api.request('POST', `/v1/sessions/${encodeURIComponent(call.sessionId)}/messages`,
+        { role: t[0], content: t[1].trim().slice(0, 32000), source: 'voice' });
+      this.hooks.stored(call.sessionId);
+    } catch (err) {
+      this.error(err);
+    }
+  }
+
+  error(err) {
+    if (this.hooks.error) this.hooks.error(err);
+    else toast(err.message || String(err), 'error');
+  }
+
+  stop() {
+    const call = this.call;
+    this.call = null;
+    if (call) {
+      if (call.stream) call.stream.getTracks().forEach((t) => t.stop());
+      call.pc.close();
+      call.audio.srcObject = null;
+    }
+    this.setState('idle');
+  }
+
+  setState(state) {
+    this.button.dataset.state = state;
+    this.button.setAttribute('aria-pressed', state === 'idle' ? 'false' : 'true');
+    this.button.title = state === 'idle' ? 'Talk to your coach' : 'End the voice conversation';
+  }
+}
