@@ -101,6 +101,9 @@ func (t *Turn) Run(ctx context.Context, sink coachd.EventSink) *Result {
 	t.settle(ctx)
 	t.res.Usage = t.usage
 	t.res.LatencyMS = r.cfg.Clock.Now().Sub(start).Milliseconds()
+	// Everything is stored and settled: the session is free before the
+	// client hears the turn is over, so its next request finds it free.
+	t.release()
 	if t.res.Err != nil {
 		t.emit(coachd.Event{Type: coachd.EventError, Err: t.res.Err})
 	}

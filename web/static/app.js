@@ -294,7 +294,9 @@ async function runTurn(body) {
     const res = await state.api.chatStream(req, controller.signal);
     accepted = true;
     adoptSession(res.headers.get('X-Coachd-Session-Id'));
-    let lastId = '';
+    // A stream cut before its first event resumes from the turn's start.
+    const turn = res.headers.get('X-Coachd-Turn');
+    let lastId = turn ? `${turn}:0` : '';
     let ended = false;
     const handle = (event, data) => {
       switch (event) {
