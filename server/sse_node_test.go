@@ -25,16 +25,7 @@ import (
 // package under Node, a client that shares no code with coachd, and checks
 // it sees exactly the events coachd's own reader sees.
 func TestIndependentSSEClient(t *testing.T) {
-	dir, _ := filepath.Abs("testdata/sseclient")
-	node, err := exec.LookPath("node")
-	_, modErr := os.Stat(filepath.Join(dir, "node_modules", "eventsource"))
-	if err != nil || modErr != nil {
-		msg := "needs node and the eventsource package: npm ci --prefix server/testdata/sseclient"
-		if os.Getenv("CI") != "" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
+	node, dir := needSSEClient(t)
 	e := MustChatEnv(t, nil)
 	replies := func() {
 		e.fake.Enqueue(anthropictest.Blocks(anthropictest.TextBlock("Line one\nline two: “quotes” ünïcode ", 7),
@@ -136,16 +127,7 @@ func (p *cutProxy) cut() {
 // connection is cut mid-reply; it reconnects by itself with Last-Event-ID
 // and reassembles exactly the stored reply, no event twice.
 func TestEventSourceFollowsAcrossCut(t *testing.T) {
-	dir, _ := filepath.Abs("testdata/sseclient")
-	node, err := exec.LookPath("node")
-	_, modErr := os.Stat(filepath.Join(dir, "node_modules", "eventsource"))
-	if err != nil || modErr != nil {
-		msg := "needs node and the eventsource package: npm ci --prefix server/testdata/sseclient"
-		if os.Getenv("CI") != "" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
+	node, dir := needSSEClient(t)
 	e := MustChatEnv(t, nil)
 	ctx := context.Background()
 	sess := e.MustSession(e.alice)
@@ -226,4 +208,21 @@ func TestEventSourceFollowsAcrossCut(t *testing.T) {
 	if last := msgs[len(msgs)-1]; last.Content != reply || last.Partial {
 		t.Errorf("stored %q partial=%v", last.Content, last.Partial)
 	}
+}
+
+// needSSEClient returns node and the directory of the eventsource package's
+// client scripts; without them the test is skipped (failed on CI).
+func needSSEClient(t *testing.T) (node, dir string) {
+	t.Helper()
+	dir, _ = filepath.Abs("testdata/sseclient")
+	node, err := exec.LookPath("node")
+	_, modErr := os.Stat(filepath.Join(dir, "node_modules", "eventsource"))
+	if err != nil || modErr != nil {
+		msg := "needs node and the eventsource package: npm ci --prefix server/testdata/sseclient"
+		if os.Getenv("CI") != "" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	return node, dir
 }

@@ -1,9 +1,11 @@
 package sqlstore
 
 import (
+	"context"
 	"encoding/base64"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/coachd/coachd"
 )
@@ -123,4 +125,36 @@ func pageLimit(p coachd.Page) int {
 		return coachd.MaxPageLimit
 	}
 	return p.Limit
+}
+
+// listNewestFirst pages through a user's rows of table, newest first by
+// (created_at, id), with time-and-id cursors of the given id prefix.
+func listNewestFirst[T any](ctx context.Context, db *DB, what, table, columns, prefix string,
+	scan func(interface{ Scan(...any) error }) (T, error), key func(T) timeIDCursor, userID string, page coachd.Page) ([]T, string, error) {
+	limit := pageLimit(page)
+	q := `SELECT ` + columns + ` FROM ` + table + ` WHERE user_id = ?`
+	args := []any{userID}
+	if page.Cursor != "" {
+		c, err := decodeTimeIDCursor(page.Cursor, prefix)
+		if err != nil {
+			return nil, "", err
+		}
+		at := db.dialect.timeArg(time.UnixMicro(c.micros))
+		q += ` AND (created_at < ? OR (created_at = ? AND id < ?))`
+		args = append(args, at, at, c.id)
+	}
+	q += ` ORDER BY created_at DESC, id DESC LIMIT ?`
+	args = append(args, limit+1)
+
+	tx, err := db.beginRead(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	defer tx.Rollback()
+	list, err := queryAll(ctx, tx, what, scan, q, args...)
+	if err != nil {
+		return nil, "", err
+	}
+	list, next := pageOf(list, limit, func(v T) string { return key(v).String() })
+	return list, next, tx.commit()
 }

@@ -3,7 +3,6 @@ package sqlstore
 import (
 	"context"
 	"encoding/json"
-	"time"
 
 	"github.com/coachd/coachd"
 )
@@ -91,34 +90,8 @@ func (db *DB) FindSession(ctx context.Context, userID, id string) (*coachd.Sessi
 
 // ListSessions returns the user's sessions, newest first.
 func (db *DB) ListSessions(ctx context.Context, userID string, page coachd.Page) ([]*coachd.Session, string, error) {
-	limit := pageLimit(page)
-	q := `SELECT ` + sessionColumns + ` FROM sessions WHERE user_id = ?`
-	args := []any{userID}
-	if page.Cursor != "" {
-		c, err := decodeTimeIDCursor(page.Cursor, coachd.PrefixSession)
-		if err != nil {
-			return nil, "", err
-		}
-		at := db.dialect.timeArg(time.UnixMicro(c.micros))
-		q += ` AND (created_at < ? OR (created_at = ? AND id < ?))`
-		args = append(args, at, at, c.id)
-	}
-	q += ` ORDER BY created_at DESC, id DESC LIMIT ?`
-	args = append(args, limit+1)
-
-	tx, err := db.beginRead(ctx)
-	if err != nil {
-		return nil, "", err
-	}
-	defer tx.Rollback()
-	list, err := queryAll(ctx, tx, "list sessions", scanSession, q, args...)
-	if err != nil {
-		return nil, "", err
-	}
-	list, next := pageOf(list, limit, func(s *coachd.Session) string {
-		return timeIDCursor{s.CreatedAt.UnixMicro(), s.ID}.String()
-	})
-	return list, next, tx.commit()
+	return listNewestFirst(ctx, db, "list sessions", "sessions", sessionColumns, coachd.PrefixSession, scanSession,
+		func(v *coachd.Session) timeIDCursor { return timeIDCursor{v.CreatedAt.UnixMicro(), v.ID} }, userID, page)
 }
 
 // UpdateSession applies upd to the user's session and returns the result.

@@ -2,7 +2,6 @@ package sqlstore
 
 import (
 	"context"
-	"time"
 
 	"github.com/coachd/coachd"
 )
@@ -54,32 +53,6 @@ func (db *DB) CreateVoiceSession(ctx context.Context, v *coachd.VoiceSession) er
 
 // ListVoiceSessions returns the user's voice sessions, newest first.
 func (db *DB) ListVoiceSessions(ctx context.Context, userID string, page coachd.Page) ([]*coachd.VoiceSession, string, error) {
-	limit := pageLimit(page)
-	q := `SELECT ` + voiceColumns + ` FROM voice_sessions WHERE user_id = ?`
-	args := []any{userID}
-	if page.Cursor != "" {
-		c, err := decodeTimeIDCursor(page.Cursor, coachd.PrefixVoice)
-		if err != nil {
-			return nil, "", err
-		}
-		at := db.dialect.timeArg(time.UnixMicro(c.micros))
-		q += ` AND (created_at < ? OR (created_at = ? AND id < ?))`
-		args = append(args, at, at, c.id)
-	}
-	q += ` ORDER BY created_at DESC, id DESC LIMIT ?`
-	args = append(args, limit+1)
-
-	tx, err := db.beginRead(ctx)
-	if err != nil {
-		return nil, "", err
-	}
-	defer tx.Rollback()
-	list, err := queryAll(ctx, tx, "list voice sessions", scanVoiceSession, q, args...)
-	if err != nil {
-		return nil, "", err
-	}
-	list, next := pageOf(list, limit, func(v *coachd.VoiceSession) string {
-		return timeIDCursor{v.CreatedAt.UnixMicro(), v.ID}.String()
-	})
-	return list, next, tx.commit()
+	return listNewestFirst(ctx, db, "list voice sessions", "voice_sessions", voiceColumns, coachd.PrefixVoice, scanVoiceSession,
+		func(v *coachd.VoiceSession) timeIDCursor { return timeIDCursor{v.CreatedAt.UnixMicro(), v.ID} }, userID, page)
 }
