@@ -50,29 +50,7 @@ func TestOpenAPIRoutes(t *testing.T) {
 // response schemas.
 func TestOpenAPIResponses(t *testing.T) {
 	e := MustChatEnv(t, nil)
-	c := jsonschema.NewCompiler()
-	var doc any
-	if err := json.Unmarshal(server.OpenAPI, &doc); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.AddResource("openapi.json", doc); err != nil {
-		t.Fatal(err)
-	}
-	check := func(method, path, status string, r response) {
-		t.Helper()
-		ptr := strings.NewReplacer("~", "~0", "/", "~1").Replace(path)
-		sch, err := c.Compile(fmt.Sprintf("openapi.json#/paths/%s/%s/responses/%s/content/application~1json/schema", ptr, strings.ToLower(method), status))
-		if err != nil {
-			t.Fatalf("%s %s %s: %v", method, path, status, err)
-		}
-		v, err := jsonschema.UnmarshalJSON(bytes.NewReader(r.body))
-		if err != nil {
-			t.Fatalf("%s %s: %v: %s", method, path, err, r.body)
-		}
-		if err := sch.Validate(v); err != nil {
-			t.Errorf("%s %s (%d) does not match the document: %v\n%s", method, path, r.status, err, r.body)
-		}
-	}
+	check, c := openAPIChecker(t)
 	key := e.alice.key
 	r := e.do(request{method: "GET", path: "/v1/me", key: key})
 	check("GET", "/v1/me", "200", r)
@@ -105,4 +83,32 @@ func TestOpenAPIResponses(t *testing.T) {
 	if err := sch.Validate(v); err != nil {
 		t.Errorf("the error does not match Error: %v\n%s", err, r.body)
 	}
+}
+
+// openAPIChecker returns a check that a response matches the document's
+// schema for that route and status, and the compiler it uses.
+func openAPIChecker(t *testing.T) (func(method, path, status string, r response), *jsonschema.Compiler) {
+	c := jsonschema.NewCompiler()
+	var doc any
+	if err := json.Unmarshal(server.OpenAPI, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.AddResource("openapi.json", doc); err != nil {
+		t.Fatal(err)
+	}
+	return func(method, path, status string, r response) {
+		t.Helper()
+		ptr := strings.NewReplacer("~", "~0", "/", "~1").Replace(path)
+		sch, err := c.Compile(fmt.Sprintf("openapi.json#/paths/%s/%s/responses/%s/content/application~1json/schema", ptr, strings.ToLower(method), status))
+		if err != nil {
+			t.Fatalf("%s %s %s: %v", method, path, status, err)
+		}
+		v, err := jsonschema.UnmarshalJSON(bytes.NewReader(r.body))
+		if err != nil {
+			t.Fatalf("%s %s: %v: %s", method, path, err, r.body)
+		}
+		if err := sch.Validate(v); err != nil {
+			t.Errorf("%s %s (%d) does not match the document: %v\n%s", method, path, r.status, err, r.body)
+		}
+	}, c
 }

@@ -3,8 +3,6 @@ package server_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -23,7 +21,6 @@ import (
 	"github.com/coachd/coachd/tools"
 	"github.com/coachd/coachd/voice"
 	"github.com/coachd/coachd/voice/voicetest"
-	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // voiceKey is the long-lived provider key: it must never reach a client.
@@ -344,29 +341,7 @@ func TestTTS(t *testing.T) {
 // TestVoiceOpenAPIResponses: the voice routes' answers match the document.
 func TestVoiceOpenAPIResponses(t *testing.T) {
 	e := mustVoiceEnv(t, server.Limits{}, voiceKey)
-	c := jsonschema.NewCompiler()
-	var doc any
-	if err := json.Unmarshal(server.OpenAPI, &doc); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.AddResource("openapi.json", doc); err != nil {
-		t.Fatal(err)
-	}
-	check := func(method, path, status string, r response) {
-		t.Helper()
-		ptr := strings.NewReplacer("~", "~0", "/", "~1").Replace(path)
-		sch, err := c.Compile(fmt.Sprintf("openapi.json#/paths/%s/%s/responses/%s/content/application~1json/schema", ptr, strings.ToLower(method), status))
-		if err != nil {
-			t.Fatalf("%s %s %s: %v", method, path, status, err)
-		}
-		v, err := jsonschema.UnmarshalJSON(bytes.NewReader(r.body))
-		if err != nil {
-			t.Fatalf("%s %s: %v: %s", method, path, err, r.body)
-		}
-		if err := sch.Validate(v); err != nil {
-			t.Errorf("%s %s (%d) does not match the document: %v\n%s", method, path, r.status, err, r.body)
-		}
-	}
+	check, _ := openAPIChecker(t)
 	key := e.alice.key
 	check("GET", "/v1/voice", "200", e.do(request{method: "GET", path: "/v1/voice", key: key}))
 	var m minted
