@@ -79,3 +79,11 @@ type SessionService interface {
 	// ReleaseTurn ends owner's lease.
 	ReleaseTurn(ctx context.Context, userID, sessionID, owner string) error
 }
+
+// FingerprintService remembers which session a conversation, as an
+// OpenAI-compatible client resends it, continues.
+type FingerprintService interface {
+	SaveFingerprint(ctx context.Context, userID, fingerprint, sessionID string) error
+	// FindFingerprint returns the session id, or ENOTFOUND.
+	FindFingerprint(ctx context.Context, userID, fingerprint string) (string, error)
+}

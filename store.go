@@ -21,6 +21,7 @@ type Store interface {
 	ReviewService
 	VoiceService
 	StreamService
+	FingerprintService
 	UploadService
 }
 

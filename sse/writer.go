@@ -155,6 +155,28 @@ func withID(buf []byte, id coachd.EventID) []byte {
 	return buf
 }
 
+// SendData writes one unnamed frame whose data is v as JSON, for the
+// wire formats that are not dialects of coachd.Event (OpenAI's chunks).
+func (w *Writer) SendData(v any) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return ErrClosed
+	}
+	w.buf = frame(w.buf[:0], "", v)
+	return w.write(w.buf)
+}
+
+// SendDone writes the data: [DONE] sentinel.
+func (w *Writer) SendDone() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return ErrClosed
+	}
+	return w.write([]byte("data: [DONE]\n\n"))
+}
+
 // Retry sends the reconnection delay hint (retry:) EventSource clients
 // wait before they reconnect.
 func (w *Writer) Retry(d time.Duration) error {

@@ -1,0 +1,105 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/coachd/coachd/anthropic/anthropictest"
+)
+
+// needNodePackage returns node and the directory of a Node test client
+// whose packages (package-lock.json) are installed; without them the test
+// is skipped (failed on CI).
+func needNodePackage(t *testing.T, dir, pkg string) (node, abs string) {
+	t.Helper()
+	node = needNode(t)
+	abs, _ = filepath.Abs(dir)
+	if _, err := os.Stat(filepath.Join(abs, "node_modules", pkg)); err != nil {
+		msg := "needs the " + pkg + " package: npm ci --prefix cmd/coachd/" + dir
+		if os.Getenv("CI") != "" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	return node, abs
+}
+
+// TestOpenAIClient plays the official openai npm package against the real
+// binary: models are the agents, a completion, the conversation resent
+// whole and streamed continues the same session from the stored history,
+// and errors come in OpenAI's shape.
+func TestOpenAIClient(t *testing.T) {
+	node, dir := needNodePackage(t, filepath.Join("testdata", "openaiclient"), "openai")
+	fake := anthropictest.NewServer()
+	defer fake.Close()
+	p := MustStart(t, []string{"ANTHROPIC_API_KEY=test", "ANTHROPIC_BASE_URL=" + fake.URL()},
+		"--db", filepath.Join(t.TempDir(), "c.db"), "--demo")
+	fake.Enqueue(anthropictest.Text("Hello, driver. What is on your mind?", 5),
+		anthropictest.Text("Tonight: the stadium lets out at ten.", 5))
+	cmd := exec.Command(node, filepath.Join(dir, "client.mjs"), p.url, p.key, "default")
+	cmd.Dir = dir
+	raw, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node: %v\n%s\n%s", err, raw, p.stderr)
+	}
+	type failure struct {
+		Status  int    `json:"status"`
+		Type    string `json:"type"`
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	}
+	var out struct {
+		Models []string `json:"models"`
+		First  struct {
+			Text, Finish, Object, Session string
+			Usage                         struct{ TotalTokens int `json:"total_tokens"` }
+		}
+		Second struct {
+			Text, Finish string
+			Chunks       int
+			Usage        *struct{ TotalTokens int `json:"total_tokens"` }
+		}
+		BadModel, Tools, BadKey failure
+	}
+	if err := json.Unmarshal(raw, &out); err != nil {
+		t.Fatalf("%s: %v", raw, err)
+	}
+	if len(out.Models) != 1 || out.Models[0] != "default" {
+		t.Errorf("models %v", out.Models)
+	}
+	if out.First.Text != "Hello, driver. What is on your mind?" || out.First.Finish != "stop" || out.First.Object != "chat.completion" ||
+		out.First.Usage.TotalTokens == 0 || !strings.HasPrefix(out.First.Session, "sess_") {
+		t.Errorf("first: %+v", out.First)
+	}
+	if out.Second.Text != "Tonight: the stadium lets out at ten." || out.Second.Finish != "stop" || out.Second.Usage == nil ||
+		out.Second.Usage.TotalTokens == 0 || out.Second.Chunks < 4 {
+		t.Errorf("second: %+v", out.Second)
+	}
+	// The second turn continued the first's session, from the store.
+	reqs := fake.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d model requests", len(reqs))
+	}
+	msgs := reqs[1].Messages()
+	if len(msgs) != 3 || msgs[1].Blocks[0].Text != "Hello, driver. What is on your mind?" || msgs[2].Blocks[len(msgs[2].Blocks)-1].Text != "And tonight?" {
+		t.Errorf("the second request's history: %+v", msgs)
+	}
+	var sessions struct{ Sessions []any }
+	call(t, "GET", p.url+"/v1/sessions", p.key, "", nil, &sessions)
+	if len(sessions.Sessions) != 1 {
+		t.Errorf("%d sessions, want the one continued", len(sessions.Sessions))
+	}
+	if out.BadModel.Status != 404 || out.BadModel.Type != "not_found_error" || !strings.Contains(out.BadModel.Message, "default") {
+		t.Errorf("unknown model: %+v", out.BadModel)
+	}
+	if out.Tools.Status != 400 || out.Tools.Type != "invalid_request_error" {
+		t.Errorf("client tools: %+v", out.Tools)
+	}
+	if out.BadKey.Status != 401 || out.BadKey.Code != "invalid_api_key" {
+		t.Errorf("bad key: %+v", out.BadKey)
+	}
+}

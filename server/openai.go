@@ -1,0 +1,267 @@
+package server
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/coachd/coachd"
+	"github.com/coachd/coachd/agent"
+)
+
+// The OpenAI Chat Completions front door: POST /v1/chat/completions and
+// GET /v1/models, for the clients that speak that API (the openai SDKs,
+// Open WebUI, LibreChat). The model names the agent. These clients resend
+// the whole conversation each time; coachd's stored history is the truth:
+// the new turn is the last user message, and the session is the one named
+// by X-Coachd-Session-Id, else the one whose conversation the messages
+// before it are (a fingerprint per user), else a new one. coachd runs the
+// coach's tools itself: client-sent tools are refused.
+
+type oaiMessage struct {
+	Role    string          `json:"role"`
+	Content json.RawMessage `json:"content"`
+}
+
+type oaiRequest struct {
+	Model         string       `json:"model"`
+	Messages      []oaiMessage `json:"messages"`
+	Stream        bool         `json:"stream"`
+	StreamOptions *struct {
+		IncludeUsage bool `json:"include_usage"`
+	} `json:"stream_options"`
+	Tools     json.RawMessage `json:"tools"`
+	Functions json.RawMessage `json:"functions"`
+}
+
+// oaiErrorTypes maps coachd error codes to OpenAI's error types.
+var oaiErrorTypes = map[string]string{
+	coachd.EINVALID: "invalid_request_error", coachd.ETOOLARGE: "invalid_request_error", coachd.EUNSUPPORTED: "invalid_request_error",
+	coachd.EUNAUTHORIZED: "authentication_error", coachd.EFORBIDDEN: "permission_error", coachd.ENOTFOUND: "not_found_error",
+	coachd.ECONFLICT: "conflict_error", coachd.ETURNINPROGRESS: "conflict_error", coachd.EBUDGET: "insufficient_quota",
+	coachd.ERATELIMITED: "rate_limit_error", coachd.EUPSTREAMBUSY: "rate_limit_error",
+}
+
+// oaiError answers err in OpenAI's error shape, with coachd's status and
+// headers (Retry-After).
+func (s *Server) oaiError(w http.ResponseWriter, r *http.Request, err error) {
+	e, status := s.answer(w, r, err)
+	typ, code := oaiErrorTypes[e.Code], e.Code
+	if typ == "" {
+		typ = "api_error"
+	}
+	switch e.Code {
+	case coachd.EBUDGET:
+		code = "insufficient_quota"
+	case coachd.EUNAUTHORIZED:
+		code = "invalid_api_key"
+	}
+	writeJSON(w, status, oaiErrorBody(e.Message, typ, code))
+}
+
+func oaiErrorBody(msg, typ, code string) map[string]any {
+	return map[string]any{"error": map[string]any{"message": msg, "type": typ, "code": code, "param": nil}}
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(v)
+}
+
+// oaiAuth authenticates like every route but answers in OpenAI's shape.
+func (s *Server) oaiAuth(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		u, err := s.Authenticate(r)
+		if err != nil {
+			s.oaiError(w, r, err)
+			return
+		}
+		h.ServeHTTP(w, r.WithContext(WithUser(r.Context(), u)))
+	})
+}
+
+// handleModels is GET /v1/models: the agents a user key may start.
+func (s *Server) handleModels() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		type model struct {
+			ID      string `json:"id"`
+			Object  string `json:"object"`
+			Created int64  `json:"created"`
+			OwnedBy string `json:"owned_by"`
+		}
+		out := []model{}
+		for _, a := range s.userAgents() {
+			out = append(out, model{ID: a.Name, Object: "model", Created: 0, OwnedBy: "coachd"})
+		}
+		s.encode(w, r, http.StatusOK, map[string]any{"object": "list", "data": out})
+	})
+}
+
+// userAgents are the agents a user key may start.
+func (s *Server) userAgents() []*agent.Agent {
+	var out []*agent.Agent
+	switch {
+	case s.pack != nil:
+		for _, a := range s.pack.Agents {
+			if !a.Internal {
+				out = append(out, a)
+			}
+		}
+	case s.runner != nil:
+		if a, ok := s.runner.Agent(""); ok {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// text reads a message's content: a string, or text parts.
+func (m oaiMessage) text() (string, bool) {
+	var s string
+	if json.Unmarshal(m.Content, &s) == nil {
+		return s, true
+	}
+	var parts []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if json.Unmarshal(m.Content, &parts) != nil {
+		return "", false
+	}
+	var sb strings.Builder
+	for _, p := range parts {
+		if p.Type != "text" {
+			return "", false
+		}
+		sb.WriteString(p.Text)
+	}
+	return sb.String(), true
+}
+
+// fingerprint identifies a conversation by its user and assistant texts.
+func fingerprint(model string, msgs []oaiMessage, reply *string) string {
+	h := sha256.New()
+	h.Write([]byte(model))
+	for _, m := range msgs {
+		if m.Role != "user" && m.Role != "assistant" {
+			continue
+		}
+		t, _ := m.text()
+		h.Write([]byte{0})
+		h.Write([]byte(m.Role))
+		h.Write([]byte{0})
+		h.Write([]byte(strconv.Itoa(len(t))))
+		h.Write([]byte{0})
+		h.Write([]byte(t))
+	}
+	if reply != nil {
+		h.Write([]byte("\x00assistant\x00" + strconv.Itoa(len(*reply)) + "\x00" + *reply))
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// oaiTurn checks the request and makes the coachd turn it asks for.
+func (s *Server) oaiTurn(r *http.Request, req *oaiRequest) (agent.TurnRequest, error) {
+	u := UserFrom(r.Context())
+	bad := func(field, msg, code string) error {
+		return coachd.Invalid(coachd.FieldError{Field: field, Message: msg, Code: code})
+	}
+	if t := strings.TrimSpace(string(req.Tools)); (t != "" && t != "null" && t != "[]") || (len(req.Functions) > 0 && string(req.Functions) != "null") {
+		return agent.TurnRequest{}, bad("tools", "coachd runs the coach's own tools on the server; a client may not send tools", "unsupported")
+	}
+	known := false
+	for _, a := range s.userAgents() {
+		known = known || a.Name == req.Model
+	}
+	if !known {
+		names := []string{}
+		for _, a := range s.userAgents() {
+			names = append(names, a.Name)
+		}
+		return agent.TurnRequest{}, coachd.Errorf(coachd.ENOTFOUND, "the model %q does not exist: the models are this server's agents (%s)", clip(req.Model), strings.Join(names, ", "))
+	}
+	n := len(req.Messages)
+	if n == 0 || req.Messages[n-1].Role != "user" {
+		return agent.TurnRequest{}, bad("messages", "must end with the user's new message", "required")
+	}
+	text, ok := req.Messages[n-1].text()
+	if !ok || strings.TrimSpace(text) == "" {
+		return agent.TurnRequest{}, bad("messages", "the last message must be text (a string or text parts)", "format")
+	}
+	tr := agent.TurnRequest{User: u, Agent: req.Model, Message: text, SessionID: r.Header.Get("X-Coachd-Session-Id")}
+	if tr.SessionID == "" && n > 1 {
+		if id, err := s.store.FindFingerprint(r.Context(), u.ID, fingerprint(req.Model, req.Messages[:n-1], nil)); err == nil {
+			tr.SessionID = id
+		}
+	}
+	if tr.SessionID != "" {
+		sess, err := s.store.FindSession(r.Context(), u.ID, tr.SessionID)
+		if err != nil {
+			return agent.TurnRequest{}, orNotFound(err, "session")
+		}
+		// A pending question answered by number or by the option's text.
+		if p := sess.Pending; p != nil {
+			if opt := chosenOption(p.Input, text); opt != "" {
+				content, _ := json.Marshal(opt)
+				tr.Message, tr.Answer = "", &agent.Answer{ToolUseID: p.ToolUseID, Content: content}
+			}
+		}
+	}
+	return tr, nil
+}
+
+// chosenOption is the option of a show_options input the text picks: its
+// number (1-based) or its text; "" when it picks none.
+func chosenOption(input json.RawMessage, text string) string {
+	var in struct {
+		Options []string `json:"options"`
+	}
+	if json.Unmarshal(input, &in) != nil || len(in.Options) == 0 {
+		return ""
+	}
+	t := strings.TrimSuffix(strings.TrimSpace(text), ".")
+	if i, err := strconv.Atoi(t); err == nil && i >= 1 && i <= len(in.Options) {
+		return in.Options[i-1]
+	}
+	for _, o := range in.Options {
+		if strings.EqualFold(o, t) {
+			return o
+		}
+	}
+	return ""
+}
+
+// optionsText renders an interactive tool's question as text with
+// numbered choices, for clients that only show text.
+func optionsText(input json.RawMessage) string {
+	var in struct {
+		Prompt  string   `json:"prompt"`
+		Context string   `json:"context"`
+		Options []string `json:"options"`
+	}
+	json.Unmarshal(input, &in)
+	var sb strings.Builder
+	sb.WriteString("\n\n")
+	if q := in.Prompt + in.Context; q != "" {
+		sb.WriteString(q + "\n")
+	}
+	for i, o := range in.Options {
+		sb.WriteString(strconv.Itoa(i+1) + ". " + o + "\n")
+	}
+	if len(in.Options) > 0 {
+		sb.WriteString("(Answer with a number.)")
+	}
+	return sb.String()
+}
+
+// clip bounds caller text quoted back.
+func clip(s string) string {
+	if len(s) > 100 {
+		return s[:100] + "…"
+	}
+	return s
+}

@@ -1,0 +1,201 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/coachd/coachd"
+	"github.com/coachd/coachd/sse"
+)
+
+// oaiChunk is one chat.completion.chunk of a stream.
+type oaiChunk struct {
+	ID      string         `json:"id"`
+	Object  string         `json:"object"`
+	Created int64          `json:"created"`
+	Model   string         `json:"model"`
+	Choices []oaiChoice    `json:"choices"`
+	Usage   *oaiUsage      `json:"usage,omitempty"`
+	Error   map[string]any `json:"error,omitempty"`
+}
+
+type oaiChoice struct {
+	Index        int             `json:"index"`
+	Delta        *oaiDelta       `json:"delta,omitempty"`
+	Message      *oaiAnswer      `json:"message,omitempty"`
+	FinishReason *string         `json:"finish_reason"`
+	Logprobs     json.RawMessage `json:"logprobs"`
+}
+
+type oaiDelta struct {
+	Role    string `json:"role,omitempty"`
+	Content string `json:"content"`
+}
+
+type oaiAnswer struct {
+	Role    string  `json:"role"`
+	Content string  `json:"content"`
+	Refusal *string `json:"refusal"`
+}
+
+type oaiUsage struct {
+	PromptTokens     int64 `json:"prompt_tokens"`
+	CompletionTokens int64 `json:"completion_tokens"`
+	TotalTokens      int64 `json:"total_tokens"`
+}
+
+func finishReason(stop string) *string {
+	r := "stop"
+	if stop == coachd.TurnMaxTokens {
+		r = "length"
+	}
+	return &r
+}
+
+func usageOf(u *coachd.TurnUsage) *oaiUsage {
+	if u == nil {
+		return &oaiUsage{}
+	}
+	in := u.InputTokens + u.CacheReadInputTokens + u.CacheCreationInputTokens
+	return &oaiUsage{PromptTokens: in, CompletionTokens: u.OutputTokens, TotalTokens: in + u.OutputTokens}
+}
+
+// handleChatCompletions is POST /v1/chat/completions, streamed
+// (stream: true, SSE chat.completion.chunk data lines, then [DONE]) or
+// not (one chat.completion).
+func (s *Server) handleChatCompletions() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.runner == nil {
+			s.oaiError(w, r, coachd.Errorf(coachd.EAPI, "this server has no model configured"))
+			return
+		}
+		var req oaiRequest
+		dec := json.NewDecoder(r.Body)
+		if err := dec.Decode(&req); err != nil {
+			var tooLarge *http.MaxBytesError
+			if errors.As(err, &tooLarge) {
+				s.oaiError(w, r, coachd.Errorf(coachd.ETOOLARGE, "the request body is too large"))
+				return
+			}
+			s.oaiError(w, r, coachd.Invalid(coachd.FieldError{Message: "the body must be a JSON chat completion request", Code: "json"}))
+			return
+		}
+		if err := s.checkLimits(r); err != nil {
+			s.oaiError(w, r, err)
+			return
+		}
+		tr, err := s.oaiTurn(r, &req)
+		if err != nil {
+			s.oaiError(w, r, err)
+			return
+		}
+		t, err := s.runner.Prepare(r.Context(), tr)
+		if err != nil {
+			s.oaiError(w, r, orNotFound(err, "session"))
+			return
+		}
+		live, done, _, err := s.runLive(r.Context(), t, nil)
+		if err != nil {
+			s.oaiError(w, r, err)
+			return
+		}
+		sid := t.Session().ID
+		w.Header().Set("X-Coachd-Session-Id", sid)
+		id := "chatcmpl-" + sid + "-" + strconv.FormatInt(live.Turn(), 10)
+		created := time.Now().Unix()
+		var reply strings.Builder
+		var end coachd.Event
+		var turnErr *coachd.Error
+		// collect turns the turn's events into text: the reply, and an
+		// interactive question as numbered choices.
+		collect := func(ev coachd.Event) string {
+			switch ev.Type {
+			case coachd.EventTextDelta:
+				return ev.Text
+			case coachd.EventInteractionRequested:
+				return optionsText(ev.Input)
+			case coachd.EventError:
+				turnErr = ev.Err
+			case coachd.EventTurnEnded:
+				end = ev
+			}
+			return ""
+		}
+		if req.Stream {
+			s.streamCompletion(w, r, live.Turn(), sid, id, created, req, collect, &reply, &end, &turnErr)
+		} else {
+			err = s.hub.Follow(r.Context(), UserFrom(r.Context()).ID, sid, coachd.EventID{}, live.Turn(), func(ev coachd.Event) error {
+				reply.WriteString(collect(ev))
+				return nil
+			})
+		}
+		<-done
+		if err != nil {
+			return
+		}
+		if turnErr != nil && reply.Len() == 0 && !req.Stream {
+			s.oaiError(w, r, turnErr)
+			return
+		}
+		text := reply.String()
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), 5*time.Second)
+		defer cancel()
+		if err := s.store.SaveFingerprint(ctx, UserFrom(r.Context()).ID, fingerprint(req.Model, req.Messages, &text), sid); err != nil {
+			s.log(r).Warn("save conversation fingerprint", "session", sid, "err", err)
+		}
+		if req.Stream {
+			return
+		}
+		s.encode(w, r, http.StatusOK, oaiChunk{ID: id, Object: "chat.completion", Created: created, Model: req.Model,
+			Choices: []oaiChoice{{Message: &oaiAnswer{Role: "assistant", Content: text}, FinishReason: finishReason(end.StopReason)}},
+			Usage:   usageOf(end.Usage)})
+	})
+}
+
+// streamCompletion streams the turn as chat.completion.chunk data lines.
+func (s *Server) streamCompletion(w http.ResponseWriter, r *http.Request, turn int64, sid, id string, created int64, req oaiRequest,
+	collect func(coachd.Event) string, reply *strings.Builder, end *coachd.Event, turnErr **coachd.Error) {
+	s.observer.StreamOpened()
+	defer s.observer.StreamClosed()
+	sw := sse.NewWriter(w, r, sse.Coachd, s.heartbeat)
+	sw.SetWriteTimeout(s.writeTime)
+	defer sw.Close()
+	chunk := func(d *oaiDelta, finish *string) oaiChunk {
+		return oaiChunk{ID: id, Object: "chat.completion.chunk", Created: created, Model: req.Model,
+			Choices: []oaiChoice{{Delta: d, FinishReason: finish}}}
+	}
+	if sw.SendData(chunk(&oaiDelta{Role: "assistant"}, nil)) != nil {
+		return
+	}
+	s.hub.Follow(r.Context(), UserFrom(r.Context()).ID, sid, coachd.EventID{}, turn, func(ev coachd.Event) error {
+		if text := collect(ev); text != "" {
+			reply.WriteString(text)
+			return sw.SendData(chunk(&oaiDelta{Content: text}, nil))
+		}
+		if ev.Type != coachd.EventTurnEnded {
+			return nil
+		}
+		if e := *turnErr; e != nil {
+			typ := oaiErrorTypes[e.Code]
+			if typ == "" {
+				typ = "api_error"
+			}
+			return sw.SendData(oaiChunk{ID: id, Object: "chat.completion.chunk", Created: created, Model: req.Model,
+				Choices: []oaiChoice{}, Error: oaiErrorBody(e.Message, typ, e.Code)["error"].(map[string]any)})
+		}
+		if err := sw.SendData(chunk(&oaiDelta{}, finishReason(ev.StopReason))); err != nil {
+			return err
+		}
+		if req.StreamOptions != nil && req.StreamOptions.IncludeUsage {
+			return sw.SendData(oaiChunk{ID: id, Object: "chat.completion.chunk", Created: created, Model: req.Model,
+				Choices: []oaiChoice{}, Usage: usageOf(ev.Usage)})
+		}
+		return nil
+	})
+	sw.SendDone()
+}

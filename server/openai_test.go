@@ -1,0 +1,114 @@
+package server_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coachd/coachd"
+	"github.com/coachd/coachd/anthropic/anthropictest"
+	"github.com/coachd/coachd/server"
+)
+
+type completion struct {
+	Choices []struct {
+		Message      struct{ Content string }
+		FinishReason string `json:"finish_reason"`
+	}
+}
+
+func oaiBody(messages ...string) string {
+	var msgs []map[string]string
+	for i, m := range messages {
+		role := "user"
+		if i%2 == 1 {
+			role = "assistant"
+		}
+		msgs = append(msgs, map[string]string{"role": role, "content": m})
+	}
+	b, _ := json.Marshal(map[string]any{"model": "default", "messages": msgs})
+	return string(b)
+}
+
+func oaiErrorOf(t *testing.T, r response) (typ, code string) {
+	t.Helper()
+	var e struct {
+		Error struct{ Type, Code, Message string }
+	}
+	if err := json.Unmarshal(r.body, &e); err != nil || e.Error.Message == "" {
+		t.Fatalf("not an OpenAI error: %d %s", r.status, r.body)
+	}
+	return e.Error.Type, e.Error.Code
+}
+
+// TestOpenAIPauseAnsweredByNumber: an interactive tool renders as numbered
+// choices; the next message's number answers it as the tool's result.
+func TestOpenAIPauseAnsweredByNumber(t *testing.T) {
+	e := MustChatEnv(t, nil)
+	e.fake.Enqueue(anthropictest.Blocks(anthropictest.TextBlock("Where to?", 4),
+		anthropictest.ToolUse("toolu_o", "show_options", `{"prompt":"Pick a zone","options":["Airport","Downtown"]}`)),
+		anthropictest.Text("Downtown it is.", 4))
+	var c completion
+	r := e.post(e.alice.key, "/v1/chat/completions", oaiBody("where should I drive?"), nil, &c)
+	text := c.Choices[0].Message.Content
+	if r.status != 200 || !strings.Contains(text, "Pick a zone\n1. Airport\n2. Downtown") {
+		t.Fatalf("pause: %d %s", r.status, r.body)
+	}
+	r = e.post(e.alice.key, "/v1/chat/completions", oaiBody("where should I drive?", text, "2"), nil, &c)
+	if r.status != 200 || c.Choices[0].Message.Content != "Downtown it is." {
+		t.Fatalf("answer: %d %s", r.status, r.body)
+	}
+	reqs := e.fake.Requests()
+	res := reqs[len(reqs)-1].ToolResults()
+	if len(res) != 1 || res[0].ResultText() != "Downtown" {
+		t.Errorf("the tool's result: %+v", res)
+	}
+}
+
+// TestOpenAISessionHeader: X-Coachd-Session-Id names the session whatever
+// the messages; another user's is not found.
+func TestOpenAISessionHeader(t *testing.T) {
+	e := MustChatEnv(t, nil)
+	sess := e.MustSession(e.alice)
+	e.fake.Enqueue(anthropictest.Text("Continuing.", 4))
+	r := e.post(e.alice.key, "/v1/chat/completions", oaiBody("new words"), map[string]string{"X-Coachd-Session-Id": sess.ID}, nil)
+	if r.status != 200 || r.header.Get("X-Coachd-Session-Id") != sess.ID {
+		t.Fatalf("%d %s", r.status, r.body)
+	}
+	if msgs := e.fake.Requests()[0].Messages(); msgs[0].Blocks[0].Text != "When should I drive?" {
+		t.Errorf("the stored history was not used: %+v", msgs)
+	}
+	r = e.post(e.bob.key, "/v1/chat/completions", oaiBody("hi"), map[string]string{"X-Coachd-Session-Id": sess.ID}, nil)
+	if typ, _ := oaiErrorOf(t, r); r.status != 404 || typ != "not_found_error" {
+		t.Errorf("bob: %d %s", r.status, r.body)
+	}
+}
+
+// TestOpenAIErrors: budget, rate limit, bad body, a mid-stream failure,
+// all in OpenAI's shape.
+func TestOpenAIErrors(t *testing.T) {
+	e := MustBudgetEnv(t, server.Limits{Rate: coachd.RateLimit{N: 2, Per: time.Hour}})
+	r := e.post(e.alice.key, "/v1/chat/completions", `{"model":`, nil, nil)
+	if typ, _ := oaiErrorOf(t, r); r.status != 400 || typ != "invalid_request_error" {
+		t.Errorf("bad body: %d %s", r.status, r.body)
+	}
+	e.fake.Enqueue(anthropictest.Text("The first words, then", 4).ErrorAfter(4, "api_error", "boom"))
+	s := e.do(request{method: "POST", path: "/v1/chat/completions", key: e.alice.key,
+		body: `{"model":"default","stream":true,"messages":[{"role":"user","content":"go"}]}`})
+	if s.status != 200 || !strings.Contains(string(s.body), `"error":{`) || !strings.HasSuffix(string(s.body), "data: [DONE]\n\n") {
+		t.Errorf("mid-stream error: %d %s", s.status, s.body)
+	}
+	zero := int64(0)
+	if _, err := e.db.UpdateUser(t.Context(), e.alice.ID, coachd.UserUpdate{TokenBudget: &zero}); err != nil {
+		t.Fatal(err)
+	}
+	r = e.post(e.alice.key, "/v1/chat/completions", oaiBody("hi"), nil, nil)
+	if typ, code := oaiErrorOf(t, r); r.status != 402 || typ != "insufficient_quota" || code != "insufficient_quota" {
+		t.Errorf("budget: %d %s", r.status, r.body)
+	}
+	r = e.post(e.alice.key, "/v1/chat/completions", oaiBody("hi"), nil, nil)
+	if typ, _ := oaiErrorOf(t, r); r.status != 429 || typ != "rate_limit_error" || r.header.Get("Retry-After") == "" {
+		t.Errorf("rate limit: %d %s %v", r.status, r.body, r.header)
+	}
+}
