@@ -56,12 +56,16 @@ func TestOpenAIClient(t *testing.T) {
 		Models []string `json:"models"`
 		First  struct {
 			Text, Finish, Object, Session string
-			Usage                         struct{ TotalTokens int `json:"total_tokens"` }
+			Usage                         struct {
+				TotalTokens int `json:"total_tokens"`
+			}
 		}
 		Second struct {
 			Text, Finish string
 			Chunks       int
-			Usage        *struct{ TotalTokens int `json:"total_tokens"` }
+			Usage        *struct {
+				TotalTokens int `json:"total_tokens"`
+			}
 		}
 		BadModel, Tools, BadKey failure
 	}
