@@ -106,14 +106,20 @@ func (s *Server) handleChatStream() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		dialect := streamDialect(r)
 		if p := r.URL.Query().Get("protocol"); p != "" && p != dialect {
-			s.StreamError(w, r, sse.Coachd, coachd.Invalid(coachd.FieldError{Field: "protocol", Message: "must be coachd, asp or sage", Code: "enum"}))
+			s.StreamError(w, r, sse.Coachd, coachd.Invalid(coachd.FieldError{Field: "protocol", Message: "must be coachd, asp, sage or ai-sdk", Code: "enum"}))
 			return
 		}
 		if err := s.checkLimits(r); err != nil {
 			s.StreamError(w, r, dialect, err)
 			return
 		}
-		t, err := s.prepareTurn(r)
+		var t *agent.Turn
+		var err error
+		if dialect == sse.AISDK {
+			t, err = s.prepareUIChatTurn(r)
+		} else {
+			t, err = s.prepareTurn(r)
+		}
 		if err != nil {
 			s.StreamError(w, r, dialect, err)
 			return
@@ -164,7 +170,7 @@ func (s *Server) handleSessionStream() http.Handler {
 		dialect := streamDialect(r)
 		q := r.URL.Query()
 		if p := q.Get("protocol"); p != "" && p != dialect {
-			s.StreamError(w, r, sse.Coachd, coachd.Invalid(coachd.FieldError{Field: "protocol", Message: "must be coachd, asp or sage", Code: "enum"}))
+			s.StreamError(w, r, sse.Coachd, coachd.Invalid(coachd.FieldError{Field: "protocol", Message: "must be coachd, asp, sage or ai-sdk", Code: "enum"}))
 			return
 		}
 		id := r.PathValue("id")

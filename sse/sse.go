@@ -34,7 +34,7 @@ const (
 // ValidDialect reports whether s names a dialect.
 func ValidDialect(s string) bool {
 	switch s {
-	case Coachd, ASP, Sage:
+	case Coachd, ASP, Sage, AISDK:
 		return true
 	}
 	return false
@@ -58,7 +58,7 @@ func Encode(dst []byte, dialect string, ev coachd.Event) []byte {
 // Done returns the bytes that close a stream in dialect: the [DONE]
 // sentinel for sage, nothing for the others.
 func Done(dialect string) []byte {
-	if dialect == Sage {
+	if dialect == Sage || dialect == AISDK {
 		return []byte("data: [DONE]\n\n")
 	}
 	return nil

@@ -47,6 +47,7 @@ type Writer struct {
 	closed  bool
 	errored bool          // an error event went out
 	status  int           // the HTTP status sent with the headers (200 unless SetStatus)
+	ai      *aiState      // the ai-sdk dialect's open parts
 	timeout time.Duration // per write; 0: none
 
 	stop chan struct{} // closed by Close
@@ -77,6 +78,9 @@ func NewWriter(w http.ResponseWriter, r *http.Request, dialect string, heartbeat
 		last:      time.Now(),
 		stop:      make(chan struct{}),
 		done:      make(chan struct{}),
+	}
+	if dialect == AISDK {
+		sw.ai = &aiState{}
 	}
 	if heartbeat > 0 {
 		go sw.beat()
@@ -120,11 +124,15 @@ func (w *Writer) Send(ev coachd.Event) error {
 		if w.dialect == Coachd && w.errored {
 			return w.check() // the coachd stream ends at its error
 		}
-		if !w.errored {
+		if !w.errored && w.ai == nil {
 			w.buf = abnormalStop(w.buf, w.dialect, ev.StopReason)
 		}
 	}
-	w.buf = Encode(w.buf, w.dialect, ev)
+	if w.ai != nil {
+		w.buf = w.ai.encode(w.buf, ev)
+	} else {
+		w.buf = Encode(w.buf, w.dialect, ev)
+	}
 	if ev.Turn > 0 {
 		w.buf = withID(w.buf, ev.ID())
 	}
@@ -241,6 +249,9 @@ func (w *Writer) write(p []byte) error {
 		h.Set("Cache-Control", "no-cache")
 		h.Set("X-Accel-Buffering", "no")
 		h.Set("Connection", "keep-alive")
+		if w.dialect == AISDK {
+			h.Set("X-Vercel-AI-UI-Message-Stream", "v1")
+		}
 		status := w.status
 		if status == 0 {
 			status = http.StatusOK

@@ -1,0 +1,123 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/coachd/coachd"
+	"github.com/coachd/coachd/agent"
+)
+
+// The body the AI SDK's useChat sends (DefaultChatTransport) to
+// POST /v1/chat/stream?protocol=ai-sdk: {id, messages, trigger,
+// messageId}. id names the chat, which is one coachd session of the user
+// (made on first sight); the stored history is the truth, so only the last
+// message is read: a user message is the new turn, an assistant message
+// whose paused tool got its output (addToolResult) answers the pause.
+
+type uiPart struct {
+	Type       string          `json:"type"`
+	Text       string          `json:"text"`
+	ToolCallID string          `json:"toolCallId"`
+	State      string          `json:"state"`
+	Output     json.RawMessage `json:"output"`
+}
+
+type uiMessage struct {
+	ID    string   `json:"id"`
+	Role  string   `json:"role"`
+	Parts []uiPart `json:"parts"`
+}
+
+type uiChatRequest struct {
+	ID       string      `json:"id"`
+	Messages []uiMessage `json:"messages"`
+	Trigger  string      `json:"trigger"`
+	Agent    string      `json:"agent"`
+}
+
+// chatKey is the fingerprint that maps a useChat id to its session.
+func chatKey(id string) string { return "ai-sdk-chat:" + id }
+
+// prepareUIChatTurn decodes useChat's body and prepares its turn.
+func (s *Server) prepareUIChatTurn(r *http.Request) (*agent.Turn, error) {
+	if s.runner == nil {
+		return nil, coachd.Errorf(coachd.EAPI, "this server has no model configured")
+	}
+	var req uiChatRequest
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			return nil, coachd.Errorf(coachd.ETOOLARGE, "the request body is too large")
+		}
+		return nil, coachd.Invalid(coachd.FieldError{Message: "the body must be useChat's JSON {id, messages, trigger}", Code: "json"})
+	}
+	bad := func(field, msg, code string) error {
+		return coachd.Invalid(coachd.FieldError{Field: field, Message: msg, Code: code})
+	}
+	switch {
+	case req.ID == "" || len(req.ID) > 200:
+		return nil, bad("id", "must be the chat's id, 1 to 200 characters", "length")
+	case req.Trigger != "" && req.Trigger != "submit-message":
+		return nil, bad("trigger", "only submit-message: coachd keeps the history, a reply is not regenerated", "enum")
+	case len(req.Messages) == 0:
+		return nil, bad("messages", "must hold the new message", "required")
+	}
+	u := UserFrom(r.Context())
+	tr := agent.TurnRequest{User: u, Agent: req.Agent}
+	if id, err := s.store.FindFingerprint(r.Context(), u.ID, chatKey(req.ID)); err == nil {
+		tr.SessionID = id
+	} else if coachd.ErrorCode(err) != coachd.ENOTFOUND {
+		return nil, err
+	}
+	last := req.Messages[len(req.Messages)-1]
+	switch last.Role {
+	case "user":
+		var sb strings.Builder
+		for _, p := range last.Parts {
+			if p.Type == "text" {
+				sb.WriteString(p.Text)
+			}
+		}
+		tr.Message = sb.String()
+	case "assistant":
+		// addToolResult: the paused tool's part now has its output.
+		if tr.SessionID == "" {
+			return nil, bad("messages", "an answer to a paused tool needs the chat's session", "state")
+		}
+		sess, err := s.store.FindSession(r.Context(), u.ID, tr.SessionID)
+		if err != nil {
+			return nil, orNotFound(err, "session")
+		}
+		for _, p := range last.Parts {
+			if sess.Pending != nil && p.ToolCallID == sess.Pending.ToolUseID && p.State == "output-available" {
+				tr.Answer = &agent.Answer{ToolUseID: p.ToolCallID, Content: p.Output}
+			}
+		}
+		if tr.Answer == nil {
+			return nil, coachd.Errorf(coachd.ECONFLICT, "the last message answers no paused tool of this chat")
+		}
+	default:
+		return nil, bad("messages", "the last message must be the user's, or the assistant's with a tool output", "enum")
+	}
+	if errs := tr.Valid(); len(errs) > 0 {
+		return nil, coachd.Invalid(errs...)
+	}
+	t, err := s.runner.Prepare(r.Context(), tr)
+	if err != nil {
+		return nil, orNotFound(err, "session")
+	}
+	if tr.SessionID == "" {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), 5*time.Second)
+		defer cancel()
+		if err := s.store.SaveFingerprint(ctx, u.ID, chatKey(req.ID), t.Session().ID); err != nil {
+			t.Close()
+			return nil, err
+		}
+	}
+	return t, nil
+}

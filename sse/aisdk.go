@@ -1,0 +1,133 @@
+package sse
+
+import (
+	"encoding/json"
+	"strconv"
+
+	"github.com/coachd/coachd"
+)
+
+// The ai-sdk dialect: the Vercel AI SDK's UI message stream (what useChat
+// reads), unnamed data lines of JSON chunks, then data: [DONE], with the
+// header x-vercel-ai-ui-message-stream: v1.
+//
+//	turn_started          → start {messageId}, start-step
+//	text_delta            → text-start (once per text part), text-delta {id, delta}
+//	thinking_delta        → reasoning-start (once), reasoning-delta {id, delta}
+//	tool_call_started     → tool-input-start {toolCallId, toolName}
+//	tool_call_ready       → tool-input-available {toolCallId, toolName, input}
+//	tool_result           → tool-output-available {toolCallId, output} | tool-output-error {toolCallId, errorText}
+//	round_boundary        → finish-step, start-step
+//	interaction_requested → (nothing: the tool part waits for its output, addToolResult answers it)
+//	session_changed       → data-coachd-session {change, mode}
+//	error                 → error {errorText}
+//	turn_ended            → finish-step, finish {finishReason}
+//
+// Unlike the other dialects it has state: text and reasoning parts are
+// opened and closed around the deltas, so it is encoded by the Writer.
+const AISDK = "ai-sdk"
+
+// aiState is the open parts of an ai-sdk stream.
+type aiState struct {
+	text, reasoning string // ids of the open parts, "" when none
+	n               int    // parts opened so far
+}
+
+type aiChunk struct {
+	Type       string          `json:"type"`
+	ID         string          `json:"id,omitempty"`
+	Delta      string          `json:"delta,omitempty"`
+	MessageID  string          `json:"messageId,omitempty"`
+	ToolCallID string          `json:"toolCallId,omitempty"`
+	ToolName   string          `json:"toolName,omitempty"`
+	Input      json.RawMessage `json:"input,omitempty"`
+	Output     any             `json:"output,omitempty"`
+	ErrorText  string          `json:"errorText,omitempty"`
+	Reason     string          `json:"finishReason,omitempty"`
+	Data       any             `json:"data,omitempty"`
+}
+
+// aiFinish maps a stop reason to the AI SDK's finish reasons.
+func aiFinish(stop string) string {
+	switch stop {
+	case coachd.TurnEndTurn:
+		return "stop"
+	case coachd.TurnMaxTokens:
+		return "length"
+	case coachd.TurnAwaitingInput:
+		return "tool-calls"
+	case coachd.TurnError:
+		return "error"
+	case coachd.TurnAborted:
+		return "interrupted"
+	}
+	return "other"
+}
+
+func (st *aiState) close(dst []byte) []byte {
+	if st.text != "" {
+		dst = frame(dst, "", aiChunk{Type: "text-end", ID: st.text})
+		st.text = ""
+	}
+	if st.reasoning != "" {
+		dst = frame(dst, "", aiChunk{Type: "reasoning-end", ID: st.reasoning})
+		st.reasoning = ""
+	}
+	return dst
+}
+
+func (st *aiState) open(dst []byte, kind string, id *string) []byte {
+	if *id != "" {
+		return dst
+	}
+	dst = st.close(dst)
+	st.n++
+	*id = kind[:1] + strconv.Itoa(st.n)
+	return frame(dst, "", aiChunk{Type: kind + "-start", ID: *id})
+}
+
+func (st *aiState) encode(dst []byte, ev coachd.Event) []byte {
+	switch ev.Type {
+	case coachd.EventTurnStarted:
+		dst = frame(dst, "", aiChunk{Type: "start", MessageID: ev.MessageID})
+		return frame(dst, "", aiChunk{Type: "start-step"})
+	case coachd.EventTextDelta:
+		dst = st.open(dst, "text", &st.text)
+		return frame(dst, "", aiChunk{Type: "text-delta", ID: st.text, Delta: ev.Text})
+	case coachd.EventThinkingDelta:
+		dst = st.open(dst, "reasoning", &st.reasoning)
+		return frame(dst, "", aiChunk{Type: "reasoning-delta", ID: st.reasoning, Delta: ev.Text})
+	case coachd.EventToolCallStarted:
+		dst = st.close(dst)
+		return frame(dst, "", aiChunk{Type: "tool-input-start", ToolCallID: ev.ToolUseID, ToolName: ev.ToolName})
+	case coachd.EventToolCallReady:
+		return frame(dst, "", aiChunk{Type: "tool-input-available", ToolCallID: ev.ToolUseID, ToolName: ev.ToolName, Input: rawOr(ev.Input, "{}")})
+	case coachd.EventToolResult:
+		if ev.IsError {
+			return frame(dst, "", aiChunk{Type: "tool-output-error", ToolCallID: ev.ToolUseID, ErrorText: ev.Result})
+		}
+		var out any = ev.Result
+		if json.Valid([]byte(ev.Result)) {
+			out = json.RawMessage(ev.Result)
+		}
+		return frame(dst, "", aiChunk{Type: "tool-output-available", ToolCallID: ev.ToolUseID, Output: out})
+	case coachd.EventRoundBoundary:
+		dst = st.close(dst)
+		dst = frame(dst, "", aiChunk{Type: "finish-step"})
+		return frame(dst, "", aiChunk{Type: "start-step"})
+	case coachd.EventSessionChanged:
+		return frame(dst, "", aiChunk{Type: "data-coachd-session", Data: map[string]string{"change": ev.Change, "mode": ev.Mode}})
+	case coachd.EventError:
+		dst = st.close(dst)
+		msg := "error"
+		if ev.Err != nil {
+			msg = ev.Err.Message
+		}
+		return frame(dst, "", aiChunk{Type: "error", ErrorText: msg})
+	case coachd.EventTurnEnded:
+		dst = st.close(dst)
+		dst = frame(dst, "", aiChunk{Type: "finish-step"})
+		return frame(dst, "", aiChunk{Type: "finish", Reason: aiFinish(ev.StopReason)})
+	}
+	return dst
+}
