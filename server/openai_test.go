@@ -112,3 +112,31 @@ func TestOpenAIErrors(t *testing.T) {
 		t.Errorf("rate limit: %d %s %v", r.status, r.body, r.header)
 	}
 }
+
+// TestUIChatScopedToUser: a useChat id names a session of its user only:
+// another user with the same id gets a chat of their own; a bad body or
+// trigger is refused before any turn.
+func TestUIChatScopedToUser(t *testing.T) {
+	e := MustChatEnv(t, nil)
+	body := `{"id":"chat-1","trigger":"submit-message","messages":[{"id":"u1","role":"user","parts":[{"type":"text","text":"hi"}]}]}`
+	e.fake.Enqueue(anthropictest.Text("For alice.", 4), anthropictest.Text("For bob.", 4))
+	a := e.chat(t.Context(), e.alice.key, "?protocol=ai-sdk", body)
+	b := e.chat(t.Context(), e.bob.key, "?protocol=ai-sdk", body)
+	if a.status != 200 || b.status != 200 || a.header.Get("X-Vercel-AI-UI-Message-Stream") != "v1" {
+		t.Fatalf("%d %d %v", a.status, b.status, a.header)
+	}
+	if sa, sb := a.header.Get("X-Coachd-Session-Id"), b.header.Get("X-Coachd-Session-Id"); sa == "" || sa == sb {
+		t.Errorf("sessions %q and %q", sa, sb)
+	}
+	if !strings.Contains(string(a.raw), `"type":"text-delta"`) || !strings.HasSuffix(string(a.raw), "data: [DONE]\n\n") {
+		t.Errorf("stream:\n%s", a.raw)
+	}
+	if len(e.fake.Requests()[1].Messages()) != 1 {
+		t.Error("bob's turn saw alice's history")
+	}
+	for _, bad := range []string{`{"id":"","messages":[]}`, `{"id":"c","trigger":"regenerate-message","messages":[{"role":"user","parts":[]}]}`} {
+		if s := e.chat(t.Context(), e.alice.key, "?protocol=ai-sdk", bad); s.status != 400 {
+			t.Errorf("%s: %d", bad, s.status)
+		}
+	}
+}
