@@ -46,7 +46,16 @@ type Webhook struct {
 	timeout  time.Duration
 	maxBytes int64
 	client   *http.Client
-	query    url.Values // the URL's own query: GET input may not override it
+	query    url.Values    // the URL's own query: GET input may not override it
+	secret   WebhookSecret // signs each call; nil: unsigned
+}
+
+// UseSecret signs the tool's calls with secret unless the tool has its own
+// (secret: in its file).
+func (w *Webhook) UseSecret(secret WebhookSecret) {
+	if w.secret == nil {
+		w.secret = secret
+	}
 }
 
 // webhookFile is the YAML shape of tools/<name>.yaml.
@@ -61,6 +70,7 @@ type webhookFile struct {
 	MaxResponseBytes int64             `yaml:"max_response_bytes"`
 	InputSchema      yaml.Node         `yaml:"input_schema"`
 	Allow            []string          `yaml:"allow"`
+	Secret           string            `yaml:"secret"`
 }
 
 // ParseWebhook reads a webhook tool definition. path prefixes every
@@ -86,7 +96,8 @@ func ParseWebhook(path string, data []byte, getenv func(string) string, policy *
 		errs = append(errs, fmt.Errorf("%s:%d: %s", path, keyLine(root, key), fmt.Sprintf(format, args...)))
 	}
 	known := map[string]bool{"name": true, "description": true, "kind": true, "method": true, "url": true,
-		"headers": true, "timeout": true, "max_response_bytes": true, "input_schema": true, "category": true, "allow": true}
+		"headers": true, "timeout": true, "max_response_bytes": true, "input_schema": true, "category": true, "allow": true,
+		"secret": true}
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		if k := root.Content[i]; !known[k.Value] {
 			errs = append(errs, fmt.Errorf("%s:%d: unknown key %q", path, k.Line, k.Value))
@@ -147,6 +158,21 @@ func ParseWebhook(path string, data []byte, getenv func(string) string, policy *
 			continue
 		}
 		w.headers.Set(k, resolve("headers", v))
+	}
+	if f.Secret != "" {
+		// Resolved like a header: ${NAME} from the environment.
+		v := envRefRe.ReplaceAllStringFunc(f.Secret, func(m string) string {
+			sub := envRefRe.FindStringSubmatch(m)
+			if e := getenv(sub[1]); e != "" {
+				return e
+			}
+			return strings.TrimPrefix(sub[2], ":-")
+		})
+		if k, err := ParseWebhookSecret(v); err != nil {
+			bad("secret", "secret: %v", err)
+		} else {
+			w.secret = k
+		}
 	}
 	w.timeout = DefaultWebhookTimeout
 	if f.Timeout != "" {
@@ -245,6 +271,7 @@ func (w *Webhook) Execute(ctx context.Context, call coachd.ToolCall, env coachd.
 func (w *Webhook) request(ctx context.Context, call coachd.ToolCall, env coachd.ToolEnv) (*http.Request, string, error) {
 	u := w.url
 	var body io.Reader
+	var raw []byte
 	if w.method == http.MethodGet || w.method == http.MethodDelete {
 		var in map[string]any
 		_ = json.Unmarshal(call.Input, &in) // validated as an object before Execute
@@ -276,7 +303,7 @@ func (w *Webhook) request(ctx context.Context, call coachd.ToolCall, env coachd.
 		if err != nil {
 			return nil, "", err
 		}
-		body = bytes.NewReader(b)
+		body, raw = bytes.NewReader(b), b
 	}
 	req, err := http.NewRequestWithContext(ctx, w.method, u, body)
 	if err != nil {
@@ -293,6 +320,9 @@ func (w *Webhook) request(ctx context.Context, call coachd.ToolCall, env coachd.
 	req.Header.Set("X-Coachd-Tool-Use-Id", call.ID)
 	// The turn's trace goes on into the app (traceparent, tracestate).
 	propagation.TraceContext{}.Inject(ctx, propagation.HeaderCarrier(req.Header))
+	if w.secret != nil {
+		w.secret.sign(req.Header, raw, time.Now())
+	}
 	return req, "", nil
 }
 

@@ -33,7 +33,7 @@ func runPack(_ context.Context, args []string, getenv func(string) string, stdou
 		fmt.Fprint(stderr, packUsage)
 		return errUsage
 	}
-	p, err := loadPack(args[1], getenv, getenv("COACHD_WEBHOOK_ALLOW"))
+	p, err := loadPack(args[1], getenv, getenv("COACHD_WEBHOOK_ALLOW"), getenv("COACHD_WEBHOOK_SECRET"))
 	if err != nil {
 		var pe *agent.PackError
 		if errors.As(err, &pe) {
@@ -71,16 +71,29 @@ func runPack(_ context.Context, args []string, getenv func(string) string, stdou
 
 // loadPack reads and validates the pack in dir, with webhook tools whose
 // ${ENV} secrets come from getenv.
-// allow is the operator's webhook address policy (--webhook-allow).
-func loadPack(dir string, getenv func(string) string, allow string) (*agent.Pack, error) {
+// allow is the operator's webhook address policy (--webhook-allow), secret
+// the key that signs webhook calls (--webhook-secret; "" leaves them
+// unsigned unless a tool has its own).
+func loadPack(dir string, getenv func(string) string, allow, secret string) (*agent.Pack, error) {
 	policy, err := tools.ParseAddrPolicy(allow)
 	if err != nil {
 		return nil, fmt.Errorf("--webhook-allow: %v", err)
 	}
+	var key tools.WebhookSecret
+	if secret != "" {
+		if key, err = tools.ParseWebhookSecret(secret); err != nil {
+			return nil, fmt.Errorf("--webhook-secret: %v", err)
+		}
+	}
 	return agent.LoadPack(dir, agent.PackOptions{
 		Builtins: append(tools.Builtins(), review.Unbound()...),
 		LoadTool: func(path string, data []byte) (coachd.Tool, error) {
-			return tools.ParseWebhook(path, data, getenv, policy)
+			w, err := tools.ParseWebhook(path, data, getenv, policy)
+			if err != nil {
+				return nil, err
+			}
+			w.UseSecret(key)
+			return w, nil
 		},
 		LoadData: func(dir string, paths []string) (agent.Data, error) {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -85,7 +85,7 @@ func (l *localFlags) open(ctx context.Context, name string, stderr io.Writer) (r
 		l.pack = dir
 		fmt.Fprintln(stderr, "coachd: using the built-in autobuild pack (examples/autobuild)")
 	}
-	pack, err := loadPack(l.pack, l.getenv, l.getenv("COACHD_WEBHOOK_ALLOW"))
+	pack, err := loadPack(l.pack, l.getenv, l.getenv("COACHD_WEBHOOK_ALLOW"), l.getenv("COACHD_WEBHOOK_SECRET"))
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}

@@ -55,6 +55,8 @@ type serveConfig struct {
 	// WebhookAllow lists the non-public hosts and CIDRs webhook tools may
 	// reach.
 	WebhookAllow string
+	// WebhookSecret (whsec_…) signs webhook calls; a tool's secret: wins.
+	WebhookSecret string
 	// ShutdownGrace is how long running requests may finish on SIGTERM.
 	ShutdownGrace time.Duration
 	// EventRetention is how long turns' event logs are kept.
@@ -81,6 +83,7 @@ func (c serveConfig) LogValue() slog.Value {
 		slog.String("pack", c.Pack),
 		slog.String("workspaces", c.Workspaces),
 		slog.String("webhook_allow", c.WebhookAllow),
+		slog.Bool("webhook_signing", c.WebhookSecret != ""),
 		slog.String("cors_origins", c.CORSOrigins),
 	)
 }
@@ -116,6 +119,8 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		"browser origins allowed to call the API from another origin, comma-separated (https://app.example.com), or *; empty allows none (env COACHD_CORS_ORIGINS)")
 	fs.StringVar(&cfg.WebhookAllow, "webhook-allow", getenv("COACHD_WEBHOOK_ALLOW"),
 		"non-public hosts and CIDRs webhook tools may reach, comma-separated (e.g. 127.0.0.1/32,10.0.0.0/8); loopback, private and link-local addresses are refused otherwise (env COACHD_WEBHOOK_ALLOW)")
+	fs.StringVar(&cfg.WebhookSecret, "webhook-secret", getenv("COACHD_WEBHOOK_SECRET"),
+		"sign webhook calls (Standard Webhooks headers) with this whsec_… secret; prefer the environment, a flag shows in ps (env COACHD_WEBHOOK_SECRET)")
 	if done, err := parseFlags(fs, args, stdout, stderr); done || err != nil {
 		return err
 	}
@@ -133,6 +138,12 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	if _, err := tools.ParseAddrPolicy(cfg.WebhookAllow); err != nil {
 		fmt.Fprintf(stderr, "coachd serve: --webhook-allow: %v\n", err)
 		return errUsage
+	}
+	if cfg.WebhookSecret != "" {
+		if _, err := tools.ParseWebhookSecret(cfg.WebhookSecret); err != nil {
+			fmt.Fprintf(stderr, "coachd serve: --webhook-secret: %v\n", err)
+			return errUsage
+		}
 	}
 	for _, check := range []func() error{cfg.Budget.check, cfg.Edge.check, cfg.Voice.check} {
 		if err := check(); err != nil {
@@ -187,7 +198,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	var pack *agent.Pack
 	expiry := sessionExpiry{}
 	if cfg.Pack != "" {
-		if pack, err = loadPack(cfg.Pack, getenv, cfg.WebhookAllow); err != nil {
+		if pack, err = loadPack(cfg.Pack, getenv, cfg.WebhookAllow, cfg.WebhookSecret); err != nil {
 			return err
 		}
 		defer pack.Close()
