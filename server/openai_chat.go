@@ -127,7 +127,10 @@ func (s *Server) handleChatCompletions() http.Handler {
 			return ""
 		}
 		if req.Stream {
-			s.streamCompletion(w, r, live.Turn(), sid, id, created, req, collect, &reply, &end, &turnErr)
+			// The conversation is remembered before the client reads its
+			// end, so that its next request finds the session.
+			s.streamCompletion(w, r, live.Turn(), sid, id, created, req, collect, &reply, &turnErr,
+				func() { s.saveFingerprint(r, req, reply.String(), sid) })
 		} else {
 			err = s.hub.Follow(r.Context(), UserFrom(r.Context()).ID, sid, coachd.EventID{}, live.Turn(), func(ev coachd.Event) error {
 				reply.WriteString(collect(ev))
@@ -142,15 +145,11 @@ func (s *Server) handleChatCompletions() http.Handler {
 			s.oaiError(w, r, turnErr)
 			return
 		}
-		text := reply.String()
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), 5*time.Second)
-		defer cancel()
-		if err := s.store.SaveFingerprint(ctx, UserFrom(r.Context()).ID, fingerprint(req.Model, req.Messages, &text), sid); err != nil {
-			s.log(r).Warn("save conversation fingerprint", "session", sid, "err", err)
-		}
 		if req.Stream {
 			return
 		}
+		text := reply.String()
+		s.saveFingerprint(r, req, text, sid)
 		s.encode(w, r, http.StatusOK, oaiChunk{ID: id, Object: "chat.completion", Created: created, Model: req.Model,
 			Choices: []oaiChoice{{Message: &oaiAnswer{Role: "assistant", Content: text}, FinishReason: finishReason(end.StopReason)}},
 			Usage:   usageOf(end.Usage)})
@@ -159,7 +158,7 @@ func (s *Server) handleChatCompletions() http.Handler {
 
 // streamCompletion streams the turn as chat.completion.chunk data lines.
 func (s *Server) streamCompletion(w http.ResponseWriter, r *http.Request, turn int64, sid, id string, created int64, req oaiRequest,
-	collect func(coachd.Event) string, reply *strings.Builder, end *coachd.Event, turnErr **coachd.Error) {
+	collect func(coachd.Event) string, reply *strings.Builder, turnErr **coachd.Error, ended func()) {
 	s.observer.StreamOpened()
 	defer s.observer.StreamClosed()
 	sw := sse.NewWriter(w, r, sse.Coachd, s.heartbeat)
@@ -180,6 +179,7 @@ func (s *Server) streamCompletion(w http.ResponseWriter, r *http.Request, turn i
 		if ev.Type != coachd.EventTurnEnded {
 			return nil
 		}
+		ended()
 		if e := *turnErr; e != nil {
 			typ := oaiErrorTypes[e.Code]
 			if typ == "" {
@@ -198,4 +198,14 @@ func (s *Server) streamCompletion(w http.ResponseWriter, r *http.Request, turn i
 		return nil
 	})
 	sw.SendDone()
+}
+
+// saveFingerprint remembers that the conversation of req, with reply,
+// continues session sid.
+func (s *Server) saveFingerprint(r *http.Request, req oaiRequest, reply, sid string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), 5*time.Second)
+	defer cancel()
+	if err := s.store.SaveFingerprint(ctx, UserFrom(r.Context()).ID, fingerprint(req.Model, req.Messages, &reply), sid); err != nil {
+		s.log(r).Warn("save conversation fingerprint", "session", sid, "err", err)
+	}
 }
