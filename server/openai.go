@@ -59,17 +59,11 @@ func (s *Server) oaiError(w http.ResponseWriter, r *http.Request, err error) {
 	case coachd.EUNAUTHORIZED:
 		code = "invalid_api_key"
 	}
-	writeJSON(w, status, oaiErrorBody(e.Message, typ, code))
+	s.encode(w, r, status, oaiErrorBody(e.Message, typ, code))
 }
 
 func oaiErrorBody(msg, typ, code string) map[string]any {
 	return map[string]any{"error": map[string]any{"message": msg, "type": typ, "code": code, "param": nil}}
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(v)
 }
 
 // oaiAuth authenticates like every route but answers in OpenAI's shape.
