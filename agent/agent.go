@@ -54,6 +54,9 @@ type Agent struct {
 	Name        string
 	Description string
 	Model       string // "" uses the model's default
+	// FallbackModel, when set, serves a round that Model answered
+	// overloaded or unavailable before any of it reached the client.
+	FallbackModel string
 	MaxTokens   int64
 	Thinking    int64 // thinking budget; 0 is off
 	Temperature *float64

@@ -16,6 +16,9 @@ type agentFile struct {
 	Name        string              `yaml:"name"`
 	Description string              `yaml:"description"`
 	Model       string              `yaml:"model"`
+	// FallbackModel serves a round the model refused as overloaded or
+	// unavailable before anything reached the client.
+	FallbackModel string `yaml:"fallback_model"`
 	MaxTokens   int64               `yaml:"max_tokens"`
 	Thinking    int64               `yaml:"thinking"`
 	Temperature *float64            `yaml:"temperature"`
@@ -95,6 +98,13 @@ func parseAgent(fm *frontMatter, base string, known map[string]coachd.Tool, skil
 			bad(fm.line("model"), fmt.Sprintf("unknown model %q: use sonnet, opus, haiku or a Claude model id", f.Model))
 		}
 		a.Model = id
+	}
+	if f.FallbackModel != "" {
+		id, ok := coachd.ResolveModel(f.FallbackModel)
+		if !ok {
+			bad(fm.line("fallback_model"), fmt.Sprintf("unknown model %q: use sonnet, opus, haiku or a Claude model id", f.FallbackModel))
+		}
+		a.FallbackModel = id
 	}
 	for i, name := range f.CollaboratesWith {
 		if !nameRe.MatchString(name) {

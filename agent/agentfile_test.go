@@ -106,7 +106,7 @@ func TestSeedAgentFile(t *testing.T) {
 	t.Run("ErrProblems", func(t *testing.T) {
 		dir := t.TempDir()
 		os.MkdirAll(filepath.Join(dir, "agents"), 0o755)
-		os.WriteFile(filepath.Join(dir, "agents", "coach.md"), []byte("---\nname: coach\ndescription: d\nmodel: gpt-9\ncollaborates_with: [ghost]\ncontracts:\n  must_call: [a.b.nope]\n  must_not: [save_note]\n  ordered: true\n---\nprompt\n"), 0o644)
+		os.WriteFile(filepath.Join(dir, "agents", "coach.md"), []byte("---\nname: coach\ndescription: d\nmodel: gpt-9\ncollaborates_with: [ghost]\ncontracts:\n  must_call: [a.b.nope]\n  must_not: [save_note]\n  ordered: true\nfallback_model: gpt-8\non_disconnect: sometimes\n---\nprompt\n"), 0o644)
 		_, err := agent.LoadPack(dir, agent.PackOptions{Builtins: seedBuiltins()})
 		if err == nil {
 			t.Fatal("loaded")
@@ -114,6 +114,7 @@ func TestSeedAgentFile(t *testing.T) {
 		for _, want := range []string{
 			`coach.md:4: unknown model "gpt-9"`, `collaborates_with "ghost": the pack has no agents/ghost.md`,
 			`must_call "a.b.nope" is not a known tool`, "ordered needs at least two must_call tools",
+			`coach.md:10: unknown model "gpt-8"`, "coach.md:11: on_disconnect must be continue or cancel",
 		} {
 			if !strings.Contains(err.Error(), want) {
 				t.Errorf("problems lack %q:\n%v", want, err)

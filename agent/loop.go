@@ -30,7 +30,7 @@ func (t *Turn) loop(ctx context.Context, lim Limits) string {
 		if round > 0 {
 			t.emit(coachd.Event{Type: coachd.EventRoundBoundary})
 		}
-		resp, err := t.stream(ctx, req)
+		resp, err := t.streamOrFallback(ctx, req)
 		if t.agent.ActionTags && err != nil {
 			stripTags(resp) // a broken reply's tags are not run, nor stored
 		}
@@ -125,6 +125,32 @@ func (t *Turn) stopReason(ctx context.Context) string {
 		return coachd.TurnDeadline
 	}
 	return coachd.TurnAborted
+}
+
+// streamOrFallback runs the round's model call; when the model answers
+// overloaded or unavailable before any event of the call reached the
+// client, the agent's fallback model (if any) serves the round instead.
+func (t *Turn) streamOrFallback(ctx context.Context, req *coachd.ModelRequest) (*coachd.ModelResponse, error) {
+	before := t.emitted()
+	resp, err := t.stream(ctx, req)
+	fb := t.agent.FallbackModel
+	code := coachd.ErrorCode(err)
+	if err == nil || fb == "" || fb == req.Model || ctx.Err() != nil || t.emitted() != before ||
+		(code != coachd.EUPSTREAMBUSY && code != coachd.EAPI) {
+		return resp, err
+	}
+	t.r.cfg.Logger.Warn("model unavailable: the round goes to the fallback model", "session", t.sess.ID,
+		"model", req.Model, "fallback", fb, "code", code, "err", err)
+	t.usage = t.usage.Add(resp.Usage)
+	req.Model = fb
+	return t.stream(ctx, req)
+}
+
+// emitted is how many events the turn has sent.
+func (t *Turn) emitted() int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.seq
 }
 
 // stream runs one model call, forwarding deltas. It always returns a
