@@ -57,12 +57,12 @@ type Agent struct {
 	// FallbackModel, when set, serves a round that Model answered
 	// overloaded or unavailable before any of it reached the client.
 	FallbackModel string
-	MaxTokens   int64
-	Thinking    int64 // thinking budget; 0 is off
-	Temperature *float64
-	Tools       []string // tool names this agent may call
-	Limits      Limits
-	Prompt      string // the system prompt
+	MaxTokens     int64
+	Thinking      int64 // thinking budget; 0 is off
+	Temperature   *float64
+	Tools         []string // tool names this agent may call
+	Limits        Limits
+	Prompt        string // the system prompt
 
 	// Reserve is the budget reservation policy: "estimate" or "max".
 	Reserve string

@@ -13,26 +13,26 @@ import (
 
 // agentFile is an agent's front matter.
 type agentFile struct {
-	Name        string              `yaml:"name"`
-	Description string              `yaml:"description"`
-	Model       string              `yaml:"model"`
+	Name        string `yaml:"name"`
+	Description string `yaml:"description"`
+	Model       string `yaml:"model"`
 	// FallbackModel serves a round the model refused as overloaded or
 	// unavailable before anything reached the client.
-	FallbackModel string `yaml:"fallback_model"`
-	MaxTokens   int64               `yaml:"max_tokens"`
-	Thinking    int64               `yaml:"thinking"`
-	Temperature *float64            `yaml:"temperature"`
-	Tools       []string            `yaml:"tools"`
-	Skills      []string            `yaml:"skills"`
-	Limits      limitsFile          `yaml:"limits"`
-	Permissions map[string][]string `yaml:"permissions"`
-	Arcs        []string            `yaml:"arcs"`
-	Context     *ContextSpec        `yaml:"context"`
-	Contracts   contractsFile       `yaml:"contracts"`
-	ActionTags  bool                `yaml:"action_tags"`
-	Preview     int                 `yaml:"free_preview_turns"`
-	Reserve     string              `yaml:"reserve"`
-	Default     bool                `yaml:"default"`
+	FallbackModel string              `yaml:"fallback_model"`
+	MaxTokens     int64               `yaml:"max_tokens"`
+	Thinking      int64               `yaml:"thinking"`
+	Temperature   *float64            `yaml:"temperature"`
+	Tools         []string            `yaml:"tools"`
+	Skills        []string            `yaml:"skills"`
+	Limits        limitsFile          `yaml:"limits"`
+	Permissions   map[string][]string `yaml:"permissions"`
+	Arcs          []string            `yaml:"arcs"`
+	Context       *ContextSpec        `yaml:"context"`
+	Contracts     contractsFile       `yaml:"contracts"`
+	ActionTags    bool                `yaml:"action_tags"`
+	Preview       int                 `yaml:"free_preview_turns"`
+	Reserve       string              `yaml:"reserve"`
+	Default       bool                `yaml:"default"`
 	// SessionExpiry expires the agent's sessions idle that long (seed 002).
 	SessionExpiry string `yaml:"session_expiry"`
 	// OnDisconnect is what a client leaving does to its turn.
