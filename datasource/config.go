@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/coachd/coachd"
 	"gopkg.in/yaml.v3"
 )
 
@@ -37,7 +38,6 @@ const (
 var (
 	identRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,62}$`)
 	nameRe  = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
-	envRe   = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-[^}]*)?\}`)
 )
 
 // spec is a data file as declared, with the line of each part for
@@ -137,7 +137,7 @@ func parse(path string, data []byte, getenv func(string) string, probs *problems
 		switch k.Value {
 		case "dsn":
 			s.dsnLine = v.Line
-			s.dsn = expand(v.Value, getenv, func(name string) {
+			s.dsn = coachd.ExpandEnv(v.Value, getenv, func(name string) {
 				probs.add(v.Line, "dsn: environment variable %s is not set (write ${%s:-default} for a default)", name, name)
 			})
 			if s.dsn == "" {
@@ -232,15 +232,11 @@ func parseQuery(k, v *yaml.Node, probs *problems) *querySpec {
 		case "table":
 			q.table = v.Value
 		case "columns":
-			for _, c := range seq(v, probs) {
-				q.columns = append(q.columns, c.Value)
-			}
+			q.columns = names(v, probs)
 		case "where":
-			eachKey(v, probs, func(k, v *yaml.Node) { q.where[k.Value] = parseValue(v, probs) })
+			q.where = values(v, probs)
 		case "order_by":
-			for _, c := range seq(v, probs) {
-				q.orderBy = append(q.orderBy, c.Value)
-			}
+			q.orderBy = names(v, probs)
 		case "limit":
 			q.limit, _ = strconv.Atoi(v.Value)
 		case "input_schema":
@@ -284,7 +280,7 @@ func parseAction(k, v *yaml.Node, probs *problems) *actionSpec {
 				case "set":
 					a.values = assigns(v)
 				case "where":
-					eachKey(v, probs, func(k, v *yaml.Node) { a.where[k.Value] = parseValue(v, probs) })
+					a.where = values(v, probs)
 				case "match":
 					if v.Kind != yaml.SequenceNode {
 						probs.add(v.Line, "match: expected a list")
@@ -374,6 +370,22 @@ func schemaJSON(v *yaml.Node, probs *problems) json.RawMessage {
 	return b
 }
 
+// values reads a mapping of column: value.
+func values(n *yaml.Node, probs *problems) map[string]value {
+	out := map[string]value{}
+	eachKey(n, probs, func(k, v *yaml.Node) { out[k.Value] = parseValue(v, probs) })
+	return out
+}
+
+// names reads a list of names.
+func names(n *yaml.Node, probs *problems) []string {
+	var out []string
+	for _, c := range seq(n, probs) {
+		out = append(out, c.Value)
+	}
+	return out
+}
+
 // eachKey calls fn for each key of a mapping node, in order.
 func eachKey(n *yaml.Node, probs *problems, fn func(k, v *yaml.Node)) {
 	if n.Kind != yaml.MappingNode {
@@ -400,20 +412,4 @@ func seq(n *yaml.Node, probs *problems) []*yaml.Node {
 		out = append(out, c)
 	}
 	return out
-}
-
-// expand resolves ${NAME} and ${NAME:-default}; missing is called for a
-// variable with neither a value nor a default.
-func expand(s string, getenv func(string) string, missing func(string)) string {
-	return envRe.ReplaceAllStringFunc(s, func(m string) string {
-		sub := envRe.FindStringSubmatch(m)
-		if v := getenv(sub[1]); v != "" {
-			return v
-		}
-		if sub[2] != "" {
-			return sub[2][2:]
-		}
-		missing(sub[1])
-		return ""
-	})
 }

@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"strings"
 	"time"
@@ -49,12 +48,8 @@ func (s *Server) prepareUIChatTurn(r *http.Request) (*agent.Turn, error) {
 		return nil, coachd.Errorf(coachd.EAPI, "this server has no model configured")
 	}
 	var req uiChatRequest
-	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
-			return nil, coachd.Errorf(coachd.ETOOLARGE, "the request body is too large")
-		}
-		return nil, coachd.Invalid(coachd.FieldError{Message: "the body must be useChat's JSON {id, messages, trigger}", Code: "json"})
+	if err := decodeForeign(r, &req, "useChat's JSON {id, messages, trigger}"); err != nil {
+		return nil, err
 	}
 	bad := func(field, msg, code string) error {
 		return coachd.Invalid(coachd.FieldError{Field: field, Message: msg, Code: code})

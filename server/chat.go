@@ -97,16 +97,13 @@ func (s *Server) handleChat() http.Handler {
 			s.Error(w, r, err)
 			return
 		}
-		live, err := s.hub.Begin(r.Context(), UserFrom(r.Context()).ID, t.Session().ID)
+		live, ctx, cancel, err := s.beginLive(r.Context(), t)
 		if err != nil {
-			t.Close()
 			s.Error(w, r, err)
 			return
 		}
 		defer live.Finish()
-		ctx, cancel := context.WithCancelCause(r.Context())
 		defer cancel(nil)
-		live.SetCancel(cancel)
 		c := &collector{}
 		res := t.Run(ctx, teeSink{live, c})
 		if res.Err != nil && res.Text == "" && len(res.ToolCalls) == 0 {

@@ -28,16 +28,9 @@ func decode[T Validator](r *http.Request) (T, error) {
 	if err := requireJSON(r); err != nil {
 		return v, err
 	}
-	body, err := io.ReadAll(r.Body)
+	body, err := readBody(r)
 	if err != nil {
-		if e := bodyTimeoutError(err); e != nil {
-			return v, e
-		}
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			return v, &coachd.Error{Code: coachd.ETOOLARGE, Message: fmt.Sprintf("request body is larger than %d bytes", tooBig.Limit), Err: err}
-		}
-		return v, &coachd.Error{Code: coachd.EINVALID, Message: "request body could not be read", Err: err}
+		return v, err
 	}
 	if err := unmarshalStrict(body, &v); err != nil {
 		return v, err
@@ -46,6 +39,38 @@ func decode[T Validator](r *http.Request) (T, error) {
 		return v, coachd.Invalid(errs...)
 	}
 	return v, nil
+}
+
+// readBody reads the request body within its bounds: a body over its size
+// limit is 413, one too slow to arrive is answered as bodyTimeoutError says.
+func readBody(r *http.Request) ([]byte, error) {
+	body, err := io.ReadAll(r.Body)
+	if err == nil {
+		return body, nil
+	}
+	if e := bodyTimeoutError(err); e != nil {
+		return nil, e
+	}
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		return nil, &coachd.Error{Code: coachd.ETOOLARGE, Message: fmt.Sprintf("request body is larger than %d bytes", tooBig.Limit), Err: err}
+	}
+	return nil, &coachd.Error{Code: coachd.EINVALID, Message: "request body could not be read", Err: err}
+}
+
+// decodeForeign reads the JSON body of a client whose format coachd does
+// not define (OpenAI's, the AI SDK's): fields coachd does not read are
+// ignored, since those clients send many; the bounds hold as for decode.
+// shape names the expected body in the error.
+func decodeForeign(r *http.Request, v any, shape string) error {
+	body, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		return coachd.Invalid(coachd.FieldError{Message: "the body must be " + shape, Code: "json"})
+	}
+	return nil
 }
 
 // decodeOptional is decode for bodies that may be left out entirely: an

@@ -167,16 +167,13 @@ func (s *Server) oaiTurn(r *http.Request, req *oaiRequest) (agent.TurnRequest, e
 	if t := strings.TrimSpace(string(req.Tools)); (t != "" && t != "null" && t != "[]") || (len(req.Functions) > 0 && string(req.Functions) != "null") {
 		return agent.TurnRequest{}, bad("tools", "coachd runs the coach's own tools on the server; a client may not send tools", "unsupported")
 	}
-	known := false
+	known, names := false, []string{}
 	for _, a := range s.userAgents() {
 		known = known || a.Name == req.Model
+		names = append(names, a.Name)
 	}
 	if !known {
-		names := []string{}
-		for _, a := range s.userAgents() {
-			names = append(names, a.Name)
-		}
-		return agent.TurnRequest{}, coachd.Errorf(coachd.ENOTFOUND, "the model %q does not exist: the models are this server's agents (%s)", clip(req.Model), strings.Join(names, ", "))
+		return agent.TurnRequest{}, coachd.Errorf(coachd.ENOTFOUND, "the model %q does not exist: the models are this server's agents (%s)", truncate(req.Model, 100), strings.Join(names, ", "))
 	}
 	n := len(req.Messages)
 	if n == 0 || req.Messages[n-1].Role != "user" {
@@ -250,12 +247,4 @@ func optionsText(input json.RawMessage) string {
 		sb.WriteString("(Answer with a number.)")
 	}
 	return sb.String()
-}
-
-// clip bounds caller text quoted back.
-func clip(s string) string {
-	if len(s) > 100 {
-		return s[:100] + "…"
-	}
-	return s
 }

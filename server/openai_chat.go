@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -75,14 +74,8 @@ func (s *Server) handleChatCompletions() http.Handler {
 			return
 		}
 		var req oaiRequest
-		dec := json.NewDecoder(r.Body)
-		if err := dec.Decode(&req); err != nil {
-			var tooLarge *http.MaxBytesError
-			if errors.As(err, &tooLarge) {
-				s.oaiError(w, r, coachd.Errorf(coachd.ETOOLARGE, "the request body is too large"))
-				return
-			}
-			s.oaiError(w, r, coachd.Invalid(coachd.FieldError{Message: "the body must be a JSON chat completion request", Code: "json"}))
+		if err := decodeForeign(r, &req, "a JSON chat completion request"); err != nil {
+			s.oaiError(w, r, err)
 			return
 		}
 		if err := s.checkLimits(r); err != nil {
@@ -99,7 +92,7 @@ func (s *Server) handleChatCompletions() http.Handler {
 			s.oaiError(w, r, orNotFound(err, "session"))
 			return
 		}
-		live, done, _, err := s.runLive(r.Context(), t, nil)
+		live, done, _, err := s.runLive(r.Context(), t)
 		if err != nil {
 			s.oaiError(w, r, err)
 			return

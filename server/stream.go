@@ -60,18 +60,10 @@ func onDisconnect(r *http.Request, dialect string, a *agent.Agent) (string, erro
 // and returns the Live readers follow and a channel closed when the turn
 // is over (stored, settled, its session released). The turn stops with
 // ctx, with Hub.Stop or on Drain.
-func (s *Server) runLive(ctx context.Context, t *agent.Turn, extra coachd.EventSink) (*stream.Live, <-chan struct{}, context.CancelCauseFunc, error) {
-	u := UserFrom(ctx)
-	live, err := s.hub.Begin(ctx, u.ID, t.Session().ID)
+func (s *Server) runLive(ctx context.Context, t *agent.Turn) (*stream.Live, <-chan struct{}, context.CancelCauseFunc, error) {
+	live, ctx, cancel, err := s.beginLive(ctx, t)
 	if err != nil {
-		t.Close()
 		return nil, nil, nil, err
-	}
-	ctx, cancel := context.WithCancelCause(ctx)
-	live.SetCancel(cancel)
-	var sink coachd.EventSink = live
-	if extra != nil {
-		sink = teeSink{live, extra}
 	}
 	done := make(chan struct{})
 	go func() {
@@ -85,9 +77,23 @@ func (s *Server) runLive(ctx context.Context, t *agent.Turn, extra coachd.EventS
 				s.logger.Error("turn panicked", "session", t.Session().ID, "panic", p)
 			}
 		}()
-		t.Run(ctx, sink)
+		t.Run(ctx, live)
 	}()
 	return live, done, cancel, nil
+}
+
+// beginLive starts logging a prepared turn and returns its Live and the
+// context to run it in, which Hub.Stop, a stop asked through the log and
+// Drain cancel. A failure gives the turn up.
+func (s *Server) beginLive(ctx context.Context, t *agent.Turn) (*stream.Live, context.Context, context.CancelCauseFunc, error) {
+	live, err := s.hub.Begin(ctx, UserFrom(ctx).ID, t.Session().ID)
+	if err != nil {
+		t.Close()
+		return nil, nil, nil, err
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	live.SetCancel(cancel)
+	return live, ctx, cancel, nil
 }
 
 // teeSink sends events to the log and to a second sink.
@@ -134,7 +140,7 @@ func (s *Server) handleChatStream() http.Handler {
 		if policy == agent.OnDisconnectContinue {
 			ctx = context.WithoutCancel(ctx)
 		}
-		live, done, cancel, err := s.runLive(ctx, t, nil)
+		live, done, cancel, err := s.runLive(ctx, t)
 		if err != nil {
 			s.StreamError(w, r, dialect, err)
 			return

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/coachd/coachd"
@@ -89,18 +90,36 @@ func (db *DB) AppendEvents(ctx context.Context, userID, sessionID string, turn i
 		tx.time(tx.now), ended, sessionID, turn, userID).Scan(&stop); err != nil {
 		return false, dbError(err, "append events")
 	}
-	for _, ev := range events {
-		b, err := encodeEvent(ev)
-		if err != nil {
-			return false, internal(err, "encode event")
+	// One statement per batch of rows, not one per event: a turn's deltas
+	// come in batches of dozens.
+	for len(events) > 0 {
+		n := min(len(events), appendBatch)
+		var q strings.Builder
+		q.WriteString(`INSERT INTO turn_events (session_id, turn, seq, data) VALUES `)
+		args := make([]any, 0, 4*n)
+		for i, ev := range events[:n] {
+			b, err := encodeEvent(ev)
+			if err != nil {
+				return false, internal(err, "encode event")
+			}
+			if i > 0 {
+				q.WriteString(", ")
+			}
+			q.WriteString("(?, ?, ?, ?)")
+			args = append(args, sessionID, turn, ev.Seq, string(b))
 		}
-		if _, err := tx.exec(ctx, `INSERT INTO turn_events (session_id, turn, seq, data) VALUES (?, ?, ?, ?)
-			ON CONFLICT (session_id, turn, seq) DO NOTHING`, sessionID, turn, ev.Seq, string(b)); err != nil {
+		q.WriteString(` ON CONFLICT (session_id, turn, seq) DO NOTHING`)
+		if _, err := tx.exec(ctx, q.String(), args...); err != nil {
 			return false, dbError(err, "append events")
 		}
+		events = events[n:]
 	}
 	return stop, tx.commit()
 }
+
+// appendBatch bounds the rows of one INSERT (4 parameters each, well under
+// either dialect's limit).
+const appendBatch = 200
 
 // Events implements coachd.StreamService.
 func (db *DB) Events(ctx context.Context, userID, sessionID string, after coachd.EventID, limit int) ([]coachd.Event, error) {

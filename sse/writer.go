@@ -182,7 +182,7 @@ func (w *Writer) SendDone() error {
 	if w.closed {
 		return ErrClosed
 	}
-	return w.write([]byte("data: [DONE]\n\n"))
+	return w.write(Done(Sage))
 }
 
 // Retry sends the reconnection delay hint (retry:) EventSource clients

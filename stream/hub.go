@@ -83,13 +83,14 @@ func NewHub(store coachd.StreamService, logger *slog.Logger) *Hub {
 }
 
 // Begin starts logging the session's next turn; the caller runs the turn
-// with the Live as its event sink and calls Stopper to let it be stopped.
+// with the Live as its event sink and gives it the turn's cancel
+// (SetCancel) so that it can be stopped.
 func (h *Hub) Begin(ctx context.Context, userID, sessionID string) (*Live, error) {
 	turn, err := h.store.BeginTurn(ctx, userID, sessionID, h.owner, h.KeepTurns)
 	if err != nil {
 		return nil, err
 	}
-	l := &Live{hub: h, user: userID, session: sessionID, turn: turn, changed: make(chan struct{}), flushed: make(chan struct{})}
+	l := &Live{hub: h, user: userID, session: sessionID, turn: turn, changed: make(chan struct{})}
 	h.mu.Lock()
 	h.live[sessionID] = l
 	close(h.begun)

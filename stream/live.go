@@ -22,7 +22,6 @@ type Live struct {
 	ended              bool
 	cancel             context.CancelCauseFunc
 	stopCause          error
-	flushed            chan struct{} // closed when the flush loop is over
 	lastFlushErrLogged time.Time
 }
 
@@ -108,24 +107,19 @@ func (l *Live) snapshot(i int) ([]coachd.Event, bool, <-chan struct{}) {
 // flushLoop logs the pending events every FlushEvery and shows the turn
 // alive every AliveEvery, until the turn ended and everything is logged.
 func (l *Live) flushLoop() {
-	defer close(l.flushed)
 	tick := time.NewTicker(l.hub.FlushEvery)
 	defer tick.Stop()
 	lastAlive := time.Now()
-	for {
-		<-tick.C
+	for range tick.C {
 		l.mu.Lock()
-		pending, ended := len(l.events) > l.logged, l.ended
+		pending, done := len(l.events) > l.logged, l.ended && l.logged == len(l.events)
 		l.mu.Unlock()
+		if done {
+			return // the last event's own flush logged everything
+		}
 		if pending || time.Since(lastAlive) >= l.hub.AliveEvery {
 			l.flush(context.Background())
 			lastAlive = time.Now()
-		}
-		l.mu.Lock()
-		done := l.ended && l.logged == len(l.events)
-		l.mu.Unlock()
-		if done && ended {
-			return
 		}
 	}
 }

@@ -28,7 +28,6 @@ const (
 
 var (
 	toolNameRe = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
-	envRefRe   = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-[^}]*)?\}`)
 )
 
 // Webhook is a pack tool that calls an app's own HTTP endpoint, defined in
@@ -132,17 +131,7 @@ func ParseWebhook(path string, data []byte, getenv func(string) string, policy *
 		bad("method", "method must be GET, POST, PUT, PATCH or DELETE")
 	}
 	resolve := func(key, s string) string {
-		return envRefRe.ReplaceAllStringFunc(s, func(ref string) string {
-			m := envRefRe.FindStringSubmatch(ref) // ${NAME} or ${NAME:-default}
-			v := getenv(m[1])
-			switch {
-			case v == "" && m[2] != "":
-				v = m[2][2:]
-			case v == "":
-				bad(key, "environment variable %s is not set", m[1])
-			}
-			return v
-		})
+		return coachd.ExpandEnv(s, getenv, func(name string) { bad(key, "environment variable %s is not set", name) })
 	}
 	w.url = resolve("url", f.URL)
 	if u, err := url.Parse(w.url); f.URL == "" || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -160,14 +149,7 @@ func ParseWebhook(path string, data []byte, getenv func(string) string, policy *
 		w.headers.Set(k, resolve("headers", v))
 	}
 	if f.Secret != "" {
-		// Resolved like a header: ${NAME} from the environment.
-		v := envRefRe.ReplaceAllStringFunc(f.Secret, func(m string) string {
-			sub := envRefRe.FindStringSubmatch(m)
-			if e := getenv(sub[1]); e != "" {
-				return e
-			}
-			return strings.TrimPrefix(sub[2], ":-")
-		})
+		v := resolve("secret", f.Secret)
 		if k, err := ParseWebhookSecret(v); err != nil {
 			bad("secret", "secret: %v", err)
 		} else {
