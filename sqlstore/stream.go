@@ -58,17 +58,17 @@ func (db *DB) BeginTurn(ctx context.Context, userID, sessionID, owner string, ke
 		return 0, err
 	}
 	defer tx.Rollback()
-	if _, err := findSession(ctx, tx, userID, sessionID); err != nil {
-		return 0, err
-	}
+	// One statement: the session must be the user's (no row otherwise:
+	// not found), and the number follows the session's last turn.
 	var turn int64
 	now := tx.time(tx.now)
 	if err := tx.queryRow(ctx, `INSERT INTO turns (session_id, turn, user_id, owner, started_at, alive_at)
-		SELECT ?, COALESCE(MAX(turn), 0) + 1, ?, ?, ?, ? FROM turns WHERE session_id = ?
-		RETURNING turn`, sessionID, userID, owner, now, now, sessionID).Scan(&turn); err != nil {
-		return 0, dbError(err, "begin turn")
+		SELECT s.id, COALESCE((SELECT MAX(t.turn) FROM turns t WHERE t.session_id = s.id), 0) + 1, s.user_id, ?, ?, ?
+		FROM sessions s WHERE s.id = ? AND s.user_id = ?
+		RETURNING turn`, owner, now, now, sessionID, userID).Scan(&turn); err != nil {
+		return 0, dbError(err, "begin turn: session %s", sessionID)
 	}
-	if keep > 0 {
+	if keep > 0 && turn > int64(keep) {
 		// Retention per session: the events of the last keep turns.
 		if _, err := tx.exec(ctx, `DELETE FROM turns WHERE session_id = ? AND turn <= ?`, sessionID, turn-int64(keep)); err != nil {
 			return 0, dbError(err, "prune turns")
