@@ -72,10 +72,23 @@ func New(cfg Config) *Model {
 	case cfg.MaxRetries < 0:
 		opts = append(opts, option.WithMaxRetries(0))
 	}
-	if cfg.HTTPClient != nil {
-		opts = append(opts, option.WithHTTPClient(cfg.HTTPClient))
+	if cfg.HTTPClient == nil {
+		cfg.HTTPClient = &http.Client{Transport: upstreamTransport()}
 	}
+	opts = append(opts, option.WithHTTPClient(cfg.HTTPClient))
 	return &Model{client: sdk.NewClient(opts...), cfg: cfg}
+}
+
+// upstreamTransport is the default transport's settings with room for
+// the concurrent turns of a busy server: net/http keeps only 2 idle
+// connections per host by default, so under load most calls to the one
+// upstream host opened a new connection (and, to the real API, a new TLS
+// session).
+func upstreamTransport() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConns = 256
+	t.MaxIdleConnsPerHost = 128
+	return t
 }
 
 // Stream starts one streaming Messages API call. Errors, including a bad

@@ -151,7 +151,7 @@ func (s *Server) handleChatStream() http.Handler {
 		defer s.observer.StreamClosed()
 		sw := sse.NewWriter(w, r, dialect, s.heartbeat)
 		sw.SetWriteTimeout(s.writeTime)
-		err = s.hub.Follow(r.Context(), UserFrom(r.Context()).ID, t.Session().ID, coachd.EventID{}, live.Turn(), sw.Send)
+		err = s.hub.FollowBuffered(r.Context(), UserFrom(r.Context()).ID, t.Session().ID, coachd.EventID{}, live.Turn(), sw.Queue, sw.Flush)
 		switch {
 		case err == nil:
 			// The client read the turn to its end: answer once the turn
@@ -220,7 +220,7 @@ func (s *Server) handleSessionStream() http.Handler {
 		sw := sse.NewWriter(w, r, dialect, s.heartbeat)
 		sw.SetWriteTimeout(s.writeTime)
 		if sw.Retry(retryHint) == nil {
-			s.hub.Follow(r.Context(), u.ID, id, after, 0, sw.Send)
+			s.hub.FollowBuffered(r.Context(), u.ID, id, after, 0, sw.Queue, sw.Flush)
 		}
 		sw.Close()
 	})

@@ -62,10 +62,11 @@ func Open(ctx context.Context, dsn string, clock coachd.Clock) (*DB, error) {
 		db.write, db.read = pool, pool
 	} else {
 		db.dialect = dialectSQLite
-		w, err := sql.Open("sqlite", sqliteDSN(dsn, true))
+		wc, err := newStmtCacheConnector(sqliteDSN(dsn, true))
 		if err != nil {
 			return nil, internal(err, "open sqlite")
 		}
+		w := sql.OpenDB(wc)
 		w.SetMaxOpenConns(1)
 		w.SetMaxIdleConns(1)
 		w.SetConnMaxLifetime(0)
@@ -77,11 +78,12 @@ func Open(ctx context.Context, dsn string, clock coachd.Clock) (*DB, error) {
 			w.Close()
 			return nil, internal(err, "open sqlite %s", dsn)
 		}
-		r, err := sql.Open("sqlite", sqliteDSN(dsn, false))
+		rc, err := newStmtCacheConnector(sqliteDSN(dsn, false))
 		if err != nil {
 			w.Close()
 			return nil, internal(err, "open sqlite")
 		}
+		r := sql.OpenDB(rc)
 		n := max(4, runtime.GOMAXPROCS(0))
 		r.SetMaxOpenConns(n)
 		r.SetMaxIdleConns(n)

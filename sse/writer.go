@@ -119,10 +119,49 @@ func (w *Writer) Send(ev coachd.Event) error {
 	if w.closed {
 		return ErrClosed
 	}
+	w.encode(ev)
+	return w.flush()
+}
+
+// Queue encodes ev behind the events queued before it, to be written by
+// the next Flush (or Send): a reader with several events at hand sends
+// them in one write. It fails like Send.
+func (w *Writer) Queue(ev coachd.Event) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return ErrClosed
+	}
+	if err := w.check(); err != nil {
+		return err
+	}
+	w.encode(ev)
+	return nil
+}
+
+// Flush writes the queued events, if any.
+func (w *Writer) Flush() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.flush()
+}
+
+// flush writes and empties w.buf. Callers hold mu.
+func (w *Writer) flush() error {
+	if len(w.buf) == 0 {
+		return w.check()
+	}
+	err := w.write(w.buf)
 	w.buf = w.buf[:0]
+	return err
+}
+
+// encode appends ev's frames to w.buf. Callers hold mu.
+func (w *Writer) encode(ev coachd.Event) {
+	start := len(w.buf)
 	if ev.Type == coachd.EventTurnEnded {
 		if w.dialect == Coachd && w.errored {
-			return w.check() // the coachd stream ends at its error
+			return // the coachd stream ends at its error
 		}
 		if !w.errored && w.ai == nil {
 			w.buf = abnormalStop(w.buf, w.dialect, ev.StopReason)
@@ -133,16 +172,12 @@ func (w *Writer) Send(ev coachd.Event) error {
 	} else {
 		w.buf = Encode(w.buf, w.dialect, ev)
 	}
-	if ev.Turn > 0 {
-		w.buf = withID(w.buf, ev.ID())
+	if ev.Turn > 0 && len(w.buf) > start {
+		w.buf = withID(w.buf, ev.ID()) // the last frame is this event's
 	}
 	if ev.Type == coachd.EventError {
 		w.errored = true
 	}
-	if len(w.buf) == 0 {
-		return w.check()
-	}
-	return w.write(w.buf)
 }
 
 // withID gives the last frame in buf the event's id (an event may take
@@ -171,8 +206,8 @@ func (w *Writer) SendData(v any) error {
 	if w.closed {
 		return ErrClosed
 	}
-	w.buf = frame(w.buf[:0], "", v)
-	return w.write(w.buf)
+	w.buf = frame(w.buf, "", v)
+	return w.flush()
 }
 
 // SendDone writes the data: [DONE] sentinel.
@@ -202,7 +237,7 @@ func (w *Writer) Close() error {
 	if !w.closed {
 		w.closed = true
 		close(w.stop)
-		if w.check() == nil {
+		if w.flush() == nil { // what was queued, then the closing bytes
 			_ = w.write(Done(w.dialect)) // sets w.err on failure
 		}
 	}

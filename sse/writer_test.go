@@ -264,3 +264,60 @@ func TestWriterConcurrent(t *testing.T) {
 		t.Errorf("got %d frames, want %d", n, senders*each)
 	}
 }
+
+// flushCounter is a ResponseWriter that counts writes and flushes.
+type flushCounter struct {
+	*httptest.ResponseRecorder
+	writes, flushes int
+}
+
+func (f *flushCounter) Write(p []byte) (int, error) { f.writes++; return f.ResponseRecorder.Write(p) }
+func (f *flushCounter) Flush()                      { f.flushes++; f.ResponseRecorder.Flush() }
+
+// Queued events go out together at Flush, in order, each with its id;
+// Send after queued events writes them first; Close writes what is queued.
+func TestWriterQueue(t *testing.T) {
+	rec := &flushCounter{ResponseRecorder: httptest.NewRecorder()}
+	w := sse.NewWriter(rec, httptest.NewRequest("GET", "/", nil), sse.Coachd, -1)
+	for i, s := range []string{"a", "b", "c"} {
+		ev := text(s)
+		ev.Turn, ev.Seq = 1, int64(i+1)
+		if err := w.Queue(ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if rec.Body.Len() != 0 || rec.writes != 0 {
+		t.Fatalf("Queue wrote %q before Flush", rec.Body.String())
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if rec.writes != 1 || rec.flushes != 1 {
+		t.Errorf("three queued events took %d writes and %d flushes, want 1 and 1", rec.writes, rec.flushes)
+	}
+	want := "id: 1:1\nevent: content_delta\ndata: {\"text\":\"a\"}\n\n" +
+		"id: 1:2\nevent: content_delta\ndata: {\"text\":\"b\"}\n\n" +
+		"id: 1:3\nevent: content_delta\ndata: {\"text\":\"c\"}\n\n"
+	if got := rec.Body.String(); got != want {
+		t.Fatalf("body:\n%s\nwant:\n%s", got, want)
+	}
+	if err := w.Flush(); err != nil || rec.writes != 1 {
+		t.Errorf("an empty Flush wrote (%d writes, %v)", rec.writes, err)
+	}
+	rec.Body.Reset()
+	w.Queue(text("d"))
+	if err := w.Send(text("e")); err != nil {
+		t.Fatal(err)
+	}
+	if got := rec.Body.String(); !strings.Contains(got, `"d"`) || strings.Index(got, `"d"`) > strings.Index(got, `"e"`) {
+		t.Errorf("Send after a queued event wrote %q: want d then e", got)
+	}
+	rec.Body.Reset()
+	w.Queue(text("f"))
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(rec.Body.String(), `"f"`) {
+		t.Errorf("Close dropped the queued event: %q", rec.Body.String())
+	}
+}

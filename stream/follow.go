@@ -17,6 +17,21 @@ import (
 // retryable server_shutdown error carrying the last id it was sent, and
 // Follow returns ErrShutdown.
 func (h *Hub) Follow(ctx context.Context, userID, sessionID string, after coachd.EventID, turn int64, send func(coachd.Event) error) error {
+	return h.FollowBuffered(ctx, userID, sessionID, after, turn, send, func() error { return nil })
+}
+
+// FollowBuffered is Follow for a sender that may hold the events it is
+// given: flush is called whenever Follow has no further event at hand
+// (before it waits, and before it returns), so deltas that arrived
+// together go out in one write and the first of them is not delayed.
+func (h *Hub) FollowBuffered(ctx context.Context, userID, sessionID string, after coachd.EventID, turn int64, send func(coachd.Event) error, flush func() error) (err error) {
+	defer func() {
+		// The last events (or the shutdown notice) go out; a failure
+		// to send them is the result unless something failed first.
+		if ferr := flush(); err == nil {
+			err = ferr
+		}
+	}()
 	cur := after
 	if turn > 0 && cur.Turn < turn {
 		cur = coachd.EventID{Turn: turn}
@@ -58,7 +73,7 @@ func (h *Hub) Follow(ctx context.Context, userID, sessionID string, after coachd
 					cur = coachd.EventID{Turn: l.turn}
 				}
 			}
-			over, err := h.followLive(ctx, l, out)
+			over, err := h.followLive(ctx, l, out, flush)
 			if err != nil || over {
 				return h.ending(err, cur, send)
 			}
@@ -97,6 +112,9 @@ func (h *Hub) Follow(ctx context.Context, userID, sessionID string, after coachd
 			}
 			continue
 		}
+		if err := flush(); err != nil {
+			return err
+		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
@@ -111,7 +129,7 @@ func (h *Hub) Follow(ctx context.Context, userID, sessionID string, after coachd
 // followLive sends the events of a turn running here as they come; it
 // returns once the turn's last event went out, or the reader's followed
 // turn is over.
-func (h *Hub) followLive(ctx context.Context, l *Live, out func(coachd.Event) (bool, error)) (bool, error) {
+func (h *Hub) followLive(ctx context.Context, l *Live, out func(coachd.Event) (bool, error), flush func() error) (bool, error) {
 	i := 0
 	for {
 		evs, ended, changed := l.snapshot(i)
@@ -127,6 +145,9 @@ func (h *Hub) followLive(ctx context.Context, l *Live, out func(coachd.Event) (b
 		}
 		if len(evs) > 0 {
 			continue
+		}
+		if err := flush(); err != nil {
+			return false, err
 		}
 		select {
 		case <-changed:
@@ -148,3 +169,4 @@ func (h *Hub) ending(err error, cur coachd.EventID, send func(coachd.Event) erro
 		Retryable: true, Extra: map[string]any{"last_event_id": cur.String()}}})
 	return ErrShutdown
 }
+

@@ -351,3 +351,65 @@ func TestFinishWithoutEnd(t *testing.T) {
 		t.Fatalf("events: %+v", got)
 	}
 }
+
+// FollowBuffered flushes whenever it has no further event at hand: an
+// event sent while the turn runs reaches the reader before the turn ends,
+// and events that were at hand together are flushed once.
+func TestFollowBufferedFlushes(t *testing.T) {
+	e := mustEnv(t, filepath.Join(t.TempDir(), "c.db"))
+	sid := e.session(t)
+	l, err := e.a.Begin(context.Background(), e.user.ID, sid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= 3; i++ {
+		l.Send(coachd.Event{Seq: int64(i), Type: coachd.EventTextDelta, Text: fmt.Sprint(i)})
+	}
+	var mu sync.Mutex
+	var held, out []string
+	flushes := 0
+	flushed := make(chan int, 16)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		done <- e.a.FollowBuffered(ctx, e.user.ID, sid, coachd.EventID{}, l.Turn(), func(ev coachd.Event) error {
+			mu.Lock()
+			defer mu.Unlock()
+			held = append(held, ev.Text)
+			return nil
+		}, func() error {
+			mu.Lock()
+			defer mu.Unlock()
+			if len(held) == 0 {
+				return nil
+			}
+			out = append(out, strings.Join(held, ""))
+			held = nil
+			flushes++
+			flushed <- flushes
+			return nil
+		})
+	}()
+	// The three events at hand go out in one flush, while the turn runs.
+	select {
+	case <-flushed:
+	case <-ctx.Done():
+		t.Fatal("no flush while the turn was running")
+	}
+	l.Send(coachd.Event{Seq: 4, Type: coachd.EventTextDelta, Text: "4"})
+	select {
+	case <-flushed:
+	case <-ctx.Done():
+		t.Fatal("the fourth event was not flushed")
+	}
+	l.Send(coachd.Event{Seq: 5, Type: coachd.EventTurnEnded, StopReason: coachd.TurnEndTurn})
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(out) < 3 || out[0] != "123" || out[1] != "4" {
+		t.Fatalf("flushed %q, want [123 4 <end>]", out)
+	}
+}

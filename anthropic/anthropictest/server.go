@@ -32,6 +32,7 @@ type Server struct {
 	n           int               // messages served, for ids
 	count       int64             // SetCount: count_tokens answers this when > 0
 	disconnects chan time.Time
+	norecord    bool // SetRecording(false)
 	closed      chan struct{}
 	closeOnce   sync.Once
 }
@@ -95,6 +96,14 @@ func (s *Server) SetScript(f func(req *Request) Reply) {
 	s.script = f
 }
 
+// SetRecording turns the request log (Requests) on or off; a long load
+// test turns it off so the fake's memory stays flat.
+func (s *Server) SetRecording(on bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.norecord = !on
+}
+
 // Requests returns every request received so far, in order.
 func (s *Server) Requests() []Request {
 	s.mu.Lock()
@@ -131,7 +140,9 @@ func (s *Server) receive(w http.ResponseWriter, r *http.Request, countOnly bool)
 	if wire != nil {
 		rec.wire, rec.Stream, rec.Model = wire, wire.Stream, wire.Model
 	}
-	s.requests = append(s.requests, rec)
+	if !s.norecord {
+		s.requests = append(s.requests, rec)
+	}
 	key := s.apiKey
 	s.mu.Unlock()
 

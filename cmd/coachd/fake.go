@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/coachd/coachd/anthropic/anthropictest"
+	"github.com/coachd/coachd/loadtest"
 )
 
 // runFake serves the fake Anthropic Messages API, for trying coachd and
@@ -24,6 +25,9 @@ func runFake(ctx context.Context, args []string, getenv func(string) string, std
 	key := fs.String("key", "", "accept only this x-api-key (default: any non-empty key)")
 	replay := fs.String("replay", "", "comma-separated .sse files to serve, one per request, in order")
 	delay := fs.Duration("event-delay", 0, "pause before each streamed event of the echo replies")
+	bench := fs.Bool("bench", false, "answer like `coachd bench` expects: a save_note round for messages starting \"tool:\", then 20 text deltas")
+	benchFirst := fs.Duration("bench-first", loadtest.DefaultPace.First, "with --bench: pause before the first event of each reply")
+	benchEach := fs.Duration("bench-each", loadtest.DefaultPace.Each, "with --bench: pause between events")
 	if done, err := parseFlags(fs, args, stdout, stderr); done || err != nil {
 		return err
 	}
@@ -45,6 +49,10 @@ func runFake(ctx context.Context, args []string, getenv func(string) string, std
 		fake.SetScript(func(req *anthropictest.Request) anthropictest.Reply {
 			return anthropictest.Text("(fake) you said: "+req.LastUserText(), 8).Paced(d, d)
 		})
+	}
+	if *bench {
+		fake.SetScript(loadtest.ScriptAny(loadtest.Pace{First: *benchFirst, Each: *benchEach}))
+		fake.SetRecording(false) // a load test would hold every request
 	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {

@@ -45,6 +45,7 @@ Commands:
   doctor     check that every user's token totals equal the ledger
   chat       talk to a coach from the terminal
   fake-anthropic  serve a fake Anthropic API (for demos and load tests)
+  bench      load-test a running coachd against the paced fake
   pack       validate or list a coach pack (agents, skills, tools)
   review     run the validator coach over a directory (exit 0: approved)
   autobuild  the player/coach loop over a scratch copy of a directory
@@ -76,6 +77,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return runChat(ctx, rest, getenv, os.Stdin, stdout, stderr)
 	case "fake-anthropic":
 		return runFake(ctx, rest, getenv, stdout, stderr)
+	case "bench":
+		return runBench(ctx, rest, getenv, stdout, stderr)
 	case "version":
 		return runVersion(rest, stdout, stderr)
 	case "pack":

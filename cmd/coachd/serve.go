@@ -61,6 +61,8 @@ type serveConfig struct {
 	ShutdownGrace time.Duration
 	// EventRetention is how long turns' event logs are kept.
 	EventRetention time.Duration
+	// Pprof, when set, serves net/http/pprof there (loopback only).
+	Pprof string
 }
 
 // LogValue masks secrets: the admin key and a database password never
@@ -119,6 +121,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		"browser origins allowed to call the API from another origin, comma-separated (https://app.example.com), or *; empty allows none (env COACHD_CORS_ORIGINS)")
 	fs.StringVar(&cfg.WebhookAllow, "webhook-allow", getenv("COACHD_WEBHOOK_ALLOW"),
 		"non-public hosts and CIDRs webhook tools may reach, comma-separated (e.g. 127.0.0.1/32,10.0.0.0/8); loopback, private and link-local addresses are refused otherwise (env COACHD_WEBHOOK_ALLOW)")
+	fs.StringVar(&cfg.Pprof, "pprof", getenv("COACHD_PPROF"), "serve /debug/pprof/ on this loopback address, e.g. 127.0.0.1:6060; off by default (env COACHD_PPROF)")
 	fs.StringVar(&cfg.WebhookSecret, "webhook-secret", getenv("COACHD_WEBHOOK_SECRET"),
 		"sign webhook calls (Standard Webhooks headers) with this whsec_… secret; prefer the environment, a flag shows in ps (env COACHD_WEBHOOK_SECRET)")
 	if done, err := parseFlags(fs, args, stdout, stderr); done || err != nil {
@@ -271,6 +274,13 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		IdleTimeout:       120 * time.Second,
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(handler, slog.LevelWarn),
+	}
+	if cfg.Pprof != "" {
+		stop, err := servePprof(cfg.Pprof, logger)
+		if err != nil {
+			return err
+		}
+		defer stop()
 	}
 	if cfg.MetricsAddr != "" {
 		mln, err := net.Listen("tcp", cfg.MetricsAddr)
