@@ -169,4 +169,3 @@ func (h *Hub) ending(err error, cur coachd.EventID, send func(coachd.Event) erro
 		Retryable: true, Extra: map[string]any{"last_event_id": cur.String()}}})
 	return ErrShutdown
 }
-
