@@ -98,23 +98,29 @@ func (t *Turn) reserve(ctx context.Context) error {
 // hold's expiry moves on) and, under reserve: max, stops the turn when the
 // next round might not fit in what is left of the hold.
 func (t *Turn) roundBudget(ctx context.Context, round int, req *coachd.ModelRequest) string {
-	if round == 0 || t.resv == nil || t.resv.FreePreview {
+	t.mu.Lock()
+	resv := t.resv // a charge behind may be replacing it
+	t.mu.Unlock()
+	if round == 0 || resv == nil || resv.FreePreview {
 		return ""
 	}
-	used := t.usage.Total()
-	wctx, done := persistCtx(ctx)
-	defer done()
-	if res, err := t.r.cfg.Store.Charge(wctx, t.req.User.ID, t.resv.ID, used); err != nil {
-		t.r.cfg.Logger.Error("charging a round", "reservation", t.resv.ID, "err", err)
-	} else {
-		t.mu.Lock()
-		t.resv = res
-		t.mu.Unlock()
-	}
+	used, id := t.usage.Total(), resv.ID
+	// Charged while the round's model call starts (see appendBehind); a
+	// failure is logged, and the turn's settlement charges it all anyway.
+	t.behind(ctx, func(wctx context.Context) error {
+		if res, err := t.r.cfg.Store.Charge(wctx, t.req.User.ID, id, used); err != nil {
+			t.r.cfg.Logger.Error("charging a round", "reservation", id, "err", err)
+		} else {
+			t.mu.Lock()
+			t.resv = res
+			t.mu.Unlock()
+		}
+		return nil
+	})
 	if t.agent.Reserve != ReserveMax {
 		return ""
 	}
-	if used+EstimateTokens(req)+req.MaxTokens > t.resv.Estimate {
+	if used+EstimateTokens(req)+req.MaxTokens > resv.Estimate {
 		return TurnBudget
 	}
 	return ""
@@ -125,6 +131,7 @@ func (t *Turn) roundBudget(ctx context.Context, round int, req *coachd.ModelRequ
 // failed or panicked (StopReason still empty). Run calls it before
 // turn_ended and again, deferred, for panics; Close for a turn never run.
 func (t *Turn) settle(ctx context.Context) {
+	_ = t.sync() // a charge behind comes first; a failure was reported
 	t.mu.Lock()
 	res, done := t.resv, t.settled
 	t.settled = true

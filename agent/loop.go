@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -83,6 +84,10 @@ func (t *Turn) loop(ctx context.Context, lim Limits) string {
 			}
 			return coachd.TurnToolLimit
 		}
+		// Tools may read what the turn stored (its messages).
+		if err := t.sync(); err != nil {
+			return t.fail(err)
+		}
 		forbidden := t.x.forbid
 		t.x.misordered = t.x.misordered[:0]
 		outs, interactive := t.runTools(ctx, lim, uses)
@@ -161,16 +166,29 @@ func (t *Turn) stream(ctx context.Context, req *coachd.ModelRequest) (resp *coac
 	s := t.r.cfg.Model.Stream(ctx, req)
 	defer s.Close()
 	var tags *TagFilter // holds back text that may be an action tag
+	var werr error      // a write behind failed: no text goes out
+	// reply sends the reply's text once the writes behind it are stored.
+	reply := func(ev coachd.Event) bool {
+		if werr == nil {
+			werr = t.sync()
+		}
+		if werr != nil {
+			return false
+		}
+		t.emit(ev)
+		return true
+	}
 	if t.agent.ActionTags {
 		tags = &TagFilter{}
 		defer func() {
 			if rest := tags.Flush(); rest != "" {
-				t.emit(coachd.Event{Type: coachd.EventTextDelta, Text: rest})
+				reply(coachd.Event{Type: coachd.EventTextDelta, Text: rest})
 			}
 		}()
 	}
 	for s.Next() {
 		ev := s.Event()
+		ok := true
 		switch ev.Type {
 		case coachd.ModelTextDelta:
 			text := ev.Text
@@ -178,12 +196,15 @@ func (t *Turn) stream(ctx context.Context, req *coachd.ModelRequest) (resp *coac
 				text = tags.Write(text)
 			}
 			if text != "" {
-				t.emit(coachd.Event{Type: coachd.EventTextDelta, Text: text})
+				ok = reply(coachd.Event{Type: coachd.EventTextDelta, Text: text})
 			}
 		case coachd.ModelThinkingDelta:
-			t.emit(coachd.Event{Type: coachd.EventThinkingDelta, Text: ev.Text})
+			ok = reply(coachd.Event{Type: coachd.EventThinkingDelta, Text: ev.Text})
 		case coachd.ModelToolUseStart:
 			t.emit(coachd.Event{Type: coachd.EventToolCallStarted, ToolUseID: ev.ID, ToolName: ev.Name})
+		}
+		if !ok {
+			break
 		}
 	}
 	resp = s.Response()
@@ -197,7 +218,7 @@ func (t *Turn) stream(ctx context.Context, req *coachd.ModelRequest) (resp *coac
 			resp.Blocks[i].Input = validInput(b.Input)
 		}
 	}
-	err = s.Err()
+	err = cmp.Or(werr, s.Err())
 	if err == nil && ctx.Err() != nil {
 		err = ctx.Err()
 	}

@@ -52,8 +52,12 @@ func (t *Turn) assistantMessage(resp *coachd.ModelResponse, partial bool) *coach
 	return m
 }
 
-// append stores messages atomically and adds them to the turn's history.
+// append stores messages atomically, after the writes still behind, and
+// adds them to the turn's history.
 func (t *Turn) append(ctx context.Context, msgs ...*coachd.Message) error {
+	if err := t.sync(); err != nil {
+		return err
+	}
 	wctx, done := persistCtx(ctx)
 	defer done()
 	if err := t.r.cfg.Store.AppendMessages(wctx, t.req.User.ID, t.sess.ID, msgs); err != nil {
@@ -61,6 +65,55 @@ func (t *Turn) append(ctx context.Context, msgs ...*coachd.Message) error {
 	}
 	t.history = append(t.history, msgs...)
 	return nil
+}
+
+// writeBehind is a store write the turn does not wait for.
+type writeBehind struct {
+	done chan struct{}
+	err  error
+}
+
+// appendBehind stores messages like append, but the write runs while the
+// turn goes on (the next model call starts at once) instead of before.
+// Durability is unchanged where it matters: no text of the reply reaches
+// the client before the writes behind it are stored (stream syncs before
+// its first text), and tools, pauses, synchronous writes and the turn's
+// end wait for them too. A failed write fails the turn at that point.
+func (t *Turn) appendBehind(ctx context.Context, msgs ...*coachd.Message) {
+	t.history = append(t.history, msgs...)
+	t.behind(ctx, func(wctx context.Context) error {
+		return t.r.cfg.Store.AppendMessages(wctx, t.req.User.ID, t.sess.ID, msgs)
+	})
+}
+
+// behind runs write after the turn's earlier writes behind, without
+// waiting for it. Only the turn's own goroutine calls it.
+func (t *Turn) behind(ctx context.Context, write func(context.Context) error) {
+	prev, w := t.pending, &writeBehind{done: make(chan struct{})}
+	t.pending = w
+	go func() {
+		defer close(w.done)
+		if prev != nil {
+			if <-prev.done; prev.err != nil {
+				w.err = prev.err // not written: the turn fails at its next sync
+				return
+			}
+		}
+		wctx, done := persistCtx(ctx)
+		defer done()
+		w.err = write(wctx)
+	}()
+}
+
+// sync waits for the writes behind and returns the first failure.
+func (t *Turn) sync() error {
+	w := t.pending
+	if w == nil {
+		return nil
+	}
+	<-w.done
+	t.pending = nil
+	return w.err
 }
 
 // finish stores a final response. Tool calls it holds (cut by max_tokens or
@@ -105,9 +158,7 @@ func (t *Turn) saveRound(ctx context.Context, resp *coachd.ModelResponse, calls 
 	}
 	asst := t.assistantMessage(resp, false)
 	if interactive < 0 {
-		if err := t.append(ctx, asst, &coachd.Message{Role: coachd.RoleUser, Blocks: results}); err != nil {
-			return t.fail(err)
-		}
+		t.appendBehind(ctx, asst, &coachd.Message{Role: coachd.RoleUser, Blocks: results})
 		return ""
 	}
 	c := calls[interactive]

@@ -27,6 +27,7 @@ type Turn struct {
 	usage      coachd.Usage
 	res        Result
 	savedReply bool
+	pending    *writeBehind        // the last write behind (persist.go); turn goroutine only
 	resv       *coachd.Reservation // nil when not reserved (Close before Prepare's reserve)
 	settled    bool
 	x          turnState // pack features: prompt, contracts, action tags (contract.go)
@@ -97,6 +98,9 @@ func (t *Turn) Run(ctx context.Context, sink coachd.EventSink) *Result {
 	if stop == "" {
 		stop = t.loop(ctx, lim)
 	}
+	if err := t.sync(); err != nil && stop != coachd.TurnError {
+		stop = t.fail(err)
+	}
 	t.res.StopReason = stop
 	t.settle(ctx)
 	t.res.Usage = t.usage
@@ -129,9 +133,14 @@ func (t *Turn) begin(ctx context.Context) string {
 	if t.req.Retry {
 		return "" // the user message is the last one stored
 	}
+	msg := &coachd.Message{Role: coachd.RoleUser, Blocks: t.userBlocks()}
+	if t.sess.Pending == nil {
+		// Stored while the first model call starts (see appendBehind).
+		t.appendBehind(ctx, msg)
+		return ""
+	}
 	wctx, done := persistCtx(ctx)
 	defer done()
-	msg := &coachd.Message{Role: coachd.RoleUser, Blocks: t.userBlocks()}
 	if err := st.AppendMessages(wctx, t.req.User.ID, t.sess.ID, []*coachd.Message{msg}); err != nil {
 		return t.fail(err)
 	}

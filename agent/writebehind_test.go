@@ -1,0 +1,159 @@
+package agent_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/coachd/coachd"
+	"github.com/coachd/coachd/agent"
+	"github.com/coachd/coachd/anthropic"
+	"github.com/coachd/coachd/anthropic/anthropictest"
+)
+
+// gatedStore is the real store whose AppendMessages calls after the first
+// `free` ones wait for open: a slow disk, made to order.
+type gatedStore struct {
+	coachd.Store
+	free  int32
+	calls atomic.Int32
+	open  chan struct{}
+}
+
+func (g *gatedStore) AppendMessages(ctx context.Context, userID, sessionID string, msgs []*coachd.Message) error {
+	if g.calls.Add(1) > g.free {
+		<-g.open
+	}
+	return g.Store.AppendMessages(ctx, userID, sessionID, msgs)
+}
+
+// checkingSink records, at the first text delta, how many messages the
+// store held: what a crash at that moment would have kept.
+type checkingSink struct {
+	sink
+	store     coachd.Store
+	user, sid string
+	once      sync.Once
+	stored    int
+}
+
+func (c *checkingSink) Send(ev coachd.Event) error {
+	if ev.Type == coachd.EventTurnStarted {
+		c.sid = ev.SessionID
+	}
+	if ev.Type == coachd.EventTextDelta {
+		c.once.Do(func() {
+			msgs, _ := c.store.History(context.Background(), c.user, c.sid)
+			c.stored = len(msgs)
+		})
+	}
+	return c.sink.Send(ev)
+}
+
+// A tool round is stored behind the next model call, but no text of the
+// reply reaches the client before it is: the round's write is held until
+// the fake has streamed its whole (slow) text reply, and the first text
+// delta must still find the user message and the round stored.
+func TestWriteBehindTextWaitsForRound(t *testing.T) {
+	h := newHarness(t, agent.Limits{})
+	fake := anthropictest.New()
+	replied := make(chan struct{}, 4)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fake.Handler().ServeHTTP(w, r)
+		replied <- struct{}{}
+	}))
+	t.Cleanup(srv.Close)
+	t.Cleanup(fake.Close)
+	fake.Enqueue(
+		anthropictest.Blocks(use("tu_1", "echo", `{"x":1}`)),
+		anthropictest.Text("one two three four five", 5).Paced(0, 5*time.Millisecond),
+	)
+	gated := &gatedStore{Store: h.store, free: 1, open: make(chan struct{})}
+	r := h.newRunner(nil, nil, func(c *agent.Config) {
+		ts, _ := agent.NewToolset(echoTool)
+		c.Tools = ts
+		c.Store = gated
+		c.Model = anthropic.New(anthropic.Config{APIKey: "test", BaseURL: srv.URL, MaxRetries: -1})
+		c.Agents = func(string) (*agent.Agent, bool) {
+			a := agent.DefaultAgent()
+			a.Tools = []string{"echo"}
+			return a, true
+		}
+	})
+	go func() {
+		<-replied // the tool call
+		<-replied // the whole text reply: only now may the round be stored
+		close(gated.open)
+	}()
+	tr, err := r.Prepare(context.Background(), agent.TurnRequest{User: h.user, Message: "hi"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &checkingSink{store: h.store, user: h.user.ID}
+	res := tr.Run(context.Background(), s)
+	if res.StopReason != coachd.TurnEndTurn {
+		t.Fatalf("stop %q (%v)", res.StopReason, res.Err)
+	}
+	// user message, assistant tool_use, user tool_result
+	if s.stored < 3 {
+		t.Fatalf("at the first text delta the store held %d messages, want the user message and the round (3)", s.stored)
+	}
+	if got := len(h.history(res.SessionID)); got != 4 {
+		t.Fatalf("stored %d messages, want 4", got)
+	}
+	h.assertValidHistory(res.SessionID)
+}
+
+// failingStore fails AppendMessages after the first `ok` calls.
+type failingStore struct {
+	coachd.Store
+	ok    int32
+	calls atomic.Int32
+}
+
+func (f *failingStore) AppendMessages(ctx context.Context, userID, sessionID string, msgs []*coachd.Message) error {
+	if f.calls.Add(1) > f.ok {
+		return coachd.Errorf(coachd.EINTERNAL, "disk full")
+	}
+	return f.Store.AppendMessages(ctx, userID, sessionID, msgs)
+}
+
+// A write behind that fails ends the turn in an error before any text of
+// the reply goes out, and the reservation is released, not leaked.
+func TestWriteBehindFailureStopsText(t *testing.T) {
+	for _, ok := range []int32{0, 1} { // the user message fails; the round fails
+		h := newHarness(t, agent.Limits{})
+		h.fake.Enqueue(
+			anthropictest.Blocks(use("tu_1", "echo", `{"x":1}`)),
+			anthropictest.Text("should never be shown", 5),
+		)
+		r := h.newRunner(append([]coachd.Tool{}, echoTool), func(string) (*agent.Agent, bool) {
+			a := agent.DefaultAgent()
+			a.Tools = []string{"echo"}
+			return a, true
+		}, func(c *agent.Config) { c.Store = &failingStore{Store: h.store, ok: ok} })
+		tr, err := r.Prepare(context.Background(), agent.TurnRequest{User: h.user, Message: "hi"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := &sink{}
+		res := tr.Run(context.Background(), s)
+		if res.StopReason != coachd.TurnError || res.Err == nil {
+			t.Fatalf("ok=%d: stop %q err %v, want an error", ok, res.StopReason, res.Err)
+		}
+		if n := len(s.of(coachd.EventTextDelta)); n != 0 {
+			t.Fatalf("ok=%d: %d text deltas went out although their history was not stored", ok, n)
+		}
+		st, err := h.store.BudgetStatus(context.Background(), h.user.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.TokensReserved != 0 {
+			t.Fatalf("ok=%d: %d tokens still reserved after the failed turn", ok, st.TokensReserved)
+		}
+	}
+}
