@@ -29,6 +29,7 @@ import (
 type DB struct {
 	write   *sql.DB // SQLite: one connection; Postgres: the pool
 	read    *sql.DB // SQLite: read-only pool; Postgres: same as write
+	group   *group  // SQLite: write transactions committed together
 	dialect dialect
 	clock   coachd.Clock
 	budget  coachd.BudgetConfig   // see SetBudgetConfig
@@ -71,7 +72,7 @@ func Open(ctx context.Context, dsn string, clock coachd.Clock) (*DB, error) {
 		w.SetMaxIdleConns(1)
 		w.SetConnMaxLifetime(0)
 		w.SetConnMaxIdleTime(0)
-		db.write = w
+		db.write, db.group = w, &group{db: w}
 		// Ping the writer first: it switches the file to WAL before any
 		// reader opens it.
 		if err := w.PingContext(ctx); err != nil {
@@ -123,11 +124,22 @@ type tx struct {
 	kind  string    // read or write, for the observer
 	start time.Time // wall time of begin
 	obs   coachd.Observer
+	g     *group // SQLite writes: the group this is a member of
+	ended bool   // a group member committed or rolled back
 }
 
-// beginWrite starts a read-write transaction (BEGIN IMMEDIATE on SQLite).
+// beginWrite starts a read-write transaction: on SQLite, a member of the
+// writer's group (group.go), in a BEGIN IMMEDIATE transaction.
 func (db *DB) beginWrite(ctx context.Context) (*tx, error) {
-	return db.begin(ctx, db.write, "write")
+	if db.group == nil {
+		return db.begin(ctx, db.write, "write")
+	}
+	start := time.Now()
+	t, err := db.group.join(ctx)
+	if err != nil {
+		return nil, internal(err, "begin transaction")
+	}
+	return &tx{Tx: t, d: db.dialect, now: storeTime(db.clock.Now()), kind: "write", start: start, obs: db.obs, g: db.group}, nil
 }
 
 // beginRead starts a transaction for a method that only reads.
@@ -149,22 +161,53 @@ func (db *DB) begin(ctx context.Context, pool *sql.DB, kind string) (*tx, error)
 func (db *DB) SetObserver(o coachd.Observer) { db.obs = o }
 
 func (tx *tx) exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
-	return tx.ExecContext(ctx, tx.d.rebind(q), args...)
+	return tx.ExecContext(tx.stmtCtx(ctx), tx.d.rebind(q), args...)
 }
 
 func (tx *tx) query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
-	return tx.QueryContext(ctx, tx.d.rebind(q), args...)
+	return tx.QueryContext(tx.stmtCtx(ctx), tx.d.rebind(q), args...)
 }
 
 func (tx *tx) queryRow(ctx context.Context, q string, args ...any) *sql.Row {
-	return tx.QueryRowContext(ctx, tx.d.rebind(q), args...)
+	return tx.QueryRowContext(tx.stmtCtx(ctx), tx.d.rebind(q), args...)
+}
+
+// stmtCtx is the context a statement runs under. A group member's
+// statements are not interrupted by its caller's cancellation: SQLite
+// rolls back the whole transaction when a write is interrupted, which
+// would undo the other members' work.
+func (tx *tx) stmtCtx(ctx context.Context) context.Context {
+	if tx.g != nil {
+		return context.WithoutCancel(ctx)
+	}
+	return ctx
 }
 
 func (tx *tx) commit() error {
-	if err := tx.Commit(); err != nil {
+	var err error
+	if tx.g != nil {
+		tx.ended = true
+		err = tx.g.commit(context.Background())
+	} else {
+		err = tx.Commit()
+	}
+	if err != nil {
 		return dbError(err, "commit")
 	}
 	tx.obs.DBTransaction(tx.kind, time.Since(tx.start))
+	return nil
+}
+
+// Rollback undoes the transaction unless it was committed (it is
+// deferred by every method); a group member undoes its own work only.
+func (tx *tx) Rollback() error {
+	if tx.g == nil {
+		return tx.Tx.Rollback()
+	}
+	if !tx.ended {
+		tx.ended = true
+		tx.g.rollback(context.Background())
+	}
 	return nil
 }
 

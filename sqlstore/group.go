@@ -1,0 +1,127 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"sync"
+	"sync/atomic"
+)
+
+// maxGroup bounds how many write transactions share one commit, so the
+// first of them does not wait behind an endless line.
+const maxGroup = 64
+
+// group commits SQLite write transactions together. SQLite has one
+// writer: concurrent write transactions queue for it, and each paid its
+// own BEGIN IMMEDIATE and COMMIT (the WAL append of every page it
+// touched). A group runs the queued transactions one after another inside
+// one real transaction, each in a savepoint of its own, and commits once
+// when no one else is waiting. A member whose work fails rolls back to its
+// savepoint and leaves the others untouched; a member's commit returns
+// only once the group's COMMIT is done, with its result, so durability is
+// exactly as before: a write reported stored is committed.
+type group struct {
+	db      *sql.DB
+	mu      sync.Mutex   // held by the member running statements
+	waiting atomic.Int32 // callers blocked on mu
+	tx      *sql.Tx      // the open transaction; nil between groups
+	members []chan error // released savepoints waiting for the COMMIT
+	commits atomic.Int64 // COMMITs done, for tests and figures
+}
+
+// join waits for the writer and opens a savepoint in the group's
+// transaction (beginning one if none is open).
+func (g *group) join(ctx context.Context) (*sql.Tx, error) {
+	g.waiting.Add(1)
+	g.mu.Lock()
+	g.waiting.Add(-1)
+	if err := ctx.Err(); err != nil {
+		g.pass()
+		return nil, err
+	}
+	if g.tx == nil {
+		// Not the caller's context: the transaction outlives it.
+		t, err := g.db.BeginTx(context.WithoutCancel(ctx), nil)
+		if err != nil {
+			g.mu.Unlock()
+			return nil, err
+		}
+		g.tx = t
+	}
+	if _, err := g.tx.ExecContext(ctx, "SAVEPOINT member"); err != nil {
+		g.abort(err)
+		return nil, err
+	}
+	return g.tx, nil
+}
+
+// commit releases the member's savepoint and waits for the group's
+// COMMIT: done here when no one else is waiting (or the group is full),
+// else by a later member.
+func (g *group) commit(ctx context.Context) error {
+	if _, err := g.tx.ExecContext(context.WithoutCancel(ctx), "RELEASE member"); err != nil {
+		g.abort(err)
+		return err
+	}
+	done := make(chan error, 1)
+	g.members = append(g.members, done)
+	if g.waiting.Load() > 0 && len(g.members) < maxGroup {
+		g.mu.Unlock()
+	} else {
+		g.flush()
+	}
+	return <-done
+}
+
+// rollback undoes the member's work and ends its turn at the writer.
+func (g *group) rollback(ctx context.Context) {
+	ctx = context.WithoutCancel(ctx)
+	if _, err := g.tx.ExecContext(ctx, "ROLLBACK TO member"); err != nil {
+		g.abort(err)
+		return
+	}
+	if _, err := g.tx.ExecContext(ctx, "RELEASE member"); err != nil {
+		g.abort(err)
+		return
+	}
+	g.pass()
+}
+
+// pass ends a member's turn at the writer without joining the commit: the
+// next waiting caller goes on in the same transaction, or the group
+// commits (or, empty, rolls back) now. Callers hold mu.
+func (g *group) pass() {
+	switch {
+	case g.tx == nil || g.waiting.Load() > 0:
+		g.mu.Unlock()
+	case len(g.members) == 0:
+		g.tx.Rollback()
+		g.tx = nil
+		g.mu.Unlock()
+	default:
+		g.flush()
+	}
+}
+
+// flush commits the group and tells every member. Callers hold mu.
+func (g *group) flush() {
+	err := g.tx.Commit()
+	g.commits.Add(1)
+	g.end(err)
+}
+
+// abort rolls back a transaction that failed as a whole (a savepoint that
+// could not be taken, released or undone): every member waiting for it
+// learns it was not stored. Callers hold mu.
+func (g *group) abort(err error) {
+	g.tx.Rollback()
+	g.end(err)
+}
+
+func (g *group) end(err error) {
+	for _, m := range g.members {
+		m <- err
+	}
+	g.tx, g.members = nil, nil
+	g.mu.Unlock()
+}

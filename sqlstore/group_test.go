@@ -1,0 +1,130 @@
+package sqlstore
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"testing"
+
+	"github.com/coachd/coachd"
+)
+
+func openGrouped(t *testing.T) *DB {
+	t.Helper()
+	ctx := context.Background()
+	db, err := Open(ctx, filepath.Join(t.TempDir(), "c.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if err := db.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
+// holdWriter takes the writer, as a long transaction would, until the
+// returned func is called once n callers are queued behind it.
+func holdWriter(t *testing.T, db *DB, n int) (releaseWhenQueued func()) {
+	db.group.mu.Lock()
+	return func() {
+		for int(db.group.waiting.Load()) < n {
+			runtime.Gosched() // waiting for the callers to queue, observed
+		}
+		db.group.mu.Unlock()
+	}
+}
+
+// Writers that queued together share one COMMIT, and every one of them is
+// stored when its call returns.
+func TestGroupCommitsQueuedWritersOnce(t *testing.T) {
+	db := openGrouped(t)
+	const n = 40
+	before := db.group.commits.Load()
+	release := holdWriter(t, db, n)
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	users := make([]*coachd.User, n)
+	for i := range n {
+		users[i] = &coachd.User{Name: fmt.Sprint("user-", i), TokenBudget: 10}
+		wg.Go(func() { errs[i] = db.CreateUser(context.Background(), users[i], fmt.Sprint("hash-", i)) })
+	}
+	release()
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("user %d: %v", i, err)
+		}
+		if _, err := db.FindUserByID(context.Background(), users[i].ID); err != nil {
+			t.Fatalf("user %d not stored after its call returned: %v", i, err)
+		}
+	}
+	if got := db.group.commits.Load() - before; got != 1 {
+		t.Fatalf("%d queued writers took %d commits, want 1", n, got)
+	}
+}
+
+// A member that fails rolls back its own work only: the others of its
+// group are stored, and it gets its own error.
+func TestGroupMemberFailureIsolated(t *testing.T) {
+	db := openGrouped(t)
+	ctx := context.Background()
+	if err := db.CreateUser(ctx, &coachd.User{Name: "taken"}, "hash-taken"); err != nil {
+		t.Fatal(err)
+	}
+	release := holdWriter(t, db, 3)
+	var wg sync.WaitGroup
+	a, b, dup := &coachd.User{Name: "a"}, &coachd.User{Name: "b"}, &coachd.User{Name: "x"}
+	var errA, errB, errDup error
+	wg.Go(func() { errA = db.CreateUser(ctx, a, "hash-a") })
+	wg.Go(func() { errDup = db.CreateUser(ctx, dup, "hash-taken") }) // the key hash is unique
+	wg.Go(func() { errB = db.CreateUser(ctx, b, "hash-b") })
+	release()
+	wg.Wait()
+	if errA != nil || errB != nil {
+		t.Fatalf("the good members failed: %v, %v", errA, errB)
+	}
+	if coachd.ErrorCode(errDup) != coachd.ECONFLICT {
+		t.Fatalf("duplicate key: %v, want a conflict", errDup)
+	}
+	for _, u := range []*coachd.User{a, b} {
+		if _, err := db.FindUserByID(ctx, u.ID); err != nil {
+			t.Fatalf("%s not stored: %v", u.Name, err)
+		}
+	}
+	if _, err := db.FindUserByKeyHash(ctx, "hash-taken"); err != nil {
+		t.Fatal(err)
+	}
+	if dup.ID != "" {
+		if _, err := db.FindUserByID(ctx, dup.ID); err == nil {
+			t.Fatal("the failed member's user was stored")
+		}
+	}
+}
+
+// A caller whose context ended while it queued stores nothing and does
+// not stop the group.
+func TestGroupCancelledWhileQueued(t *testing.T) {
+	db := openGrouped(t)
+	cctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	release := holdWriter(t, db, 2)
+	var wg sync.WaitGroup
+	var errC, errOK error
+	ok := &coachd.User{Name: "ok"}
+	wg.Go(func() { errC = db.CreateUser(cctx, &coachd.User{Name: "c"}, "hash-c") })
+	wg.Go(func() { errOK = db.CreateUser(context.Background(), ok, "hash-ok") })
+	release()
+	wg.Wait()
+	if errC == nil {
+		t.Fatal("a cancelled caller's write went through")
+	}
+	if errOK != nil {
+		t.Fatal(errOK)
+	}
+	if _, err := db.FindUserByID(context.Background(), ok.ID); err != nil {
+		t.Fatal(err)
+	}
+}
