@@ -117,6 +117,7 @@ type Result struct {
 	PerEventP50  time.Duration // (total − ttft) / deltas, p50
 	TotalP50     time.Duration
 	MeanTurnTime time.Duration
+	Samples      []Sample
 }
 
 // Run plays turns with clients in parallel until d has passed (each
@@ -157,15 +158,38 @@ func Run(ctx context.Context, name string, t Target, clients int, d time.Duratio
 		})
 	}
 	wg.Wait()
-	elapsed := time.Since(start)
-	r := Result{Name: name, Clients: clients, Turns: len(samples), Errors: errs, FirstErr: first, Elapsed: elapsed}
+	return summarize(Result{Name: name, Clients: clients, Errors: errs, FirstErr: first, Elapsed: time.Since(start), Samples: samples})
+}
+
+// Merge sums runs of one target made in slices (interleaved with the
+// other targets', so a machine whose load drifts weighs on all alike).
+func Merge(runs ...Result) Result {
+	if len(runs) == 0 {
+		return Result{}
+	}
+	m := Result{Name: runs[0].Name, Clients: runs[0].Clients}
+	for _, r := range runs {
+		m.Errors += r.Errors
+		m.Elapsed += r.Elapsed
+		m.Samples = append(m.Samples, r.Samples...)
+		if m.FirstErr == nil {
+			m.FirstErr = r.FirstErr
+		}
+	}
+	return summarize(m)
+}
+
+// summarize computes r's figures from its samples.
+func summarize(r Result) Result {
+	samples := r.Samples
+	r.Turns = len(samples)
 	if len(samples) == 0 {
 		if r.FirstErr == nil {
 			r.FirstErr = errors.New("no turn finished")
 		}
 		return r
 	}
-	r.TurnsPerSec = float64(len(samples)) / elapsed.Seconds()
+	r.TurnsPerSec = float64(len(samples)) / r.Elapsed.Seconds()
 	ttft := make([]time.Duration, len(samples))
 	total := make([]time.Duration, len(samples))
 	per := make([]time.Duration, len(samples))

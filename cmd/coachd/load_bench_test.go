@@ -1,0 +1,111 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coachd/coachd/anthropic"
+	"github.com/coachd/coachd/anthropic/anthropictest"
+	"github.com/coachd/coachd/loadtest"
+	"github.com/coachd/coachd/sqlstore/pgtest"
+)
+
+// BenchmarkLoad is the load benchmark of issue 13, in one process
+// invocation and against one paced fake upstream: the bare SDK calling
+// the fake with nothing stored (the floor), then full turns through a real
+// `coachd serve` process on SQLite and on PostgreSQL, at 1 and 8 clients,
+// for plain and tool-round turns. It prints turns/s, time to first text
+// p50/p99 and the delay per streamed event, with ratios to the floor, and
+// reports the ratios as metrics. Each target's run is cut into 3 slices
+// taken in turn with the other targets'. LOAD_DURATION sets each target's
+// total time per row (default 3s), LOAD_CLIENTS the client counts
+// (default "1,8").
+//
+//	go test ./cmd/coachd -run '^$' -bench Load -benchtime 1x
+func BenchmarkLoad(b *testing.B) {
+	const slices = 3
+	dur := 3 * time.Second
+	if d, err := time.ParseDuration(os.Getenv("LOAD_DURATION")); err == nil && d > 0 {
+		dur = d
+	}
+	counts := []int{1, 8}
+	if s := os.Getenv("LOAD_CLIENTS"); s != "" {
+		var err error
+		if counts, err = intList(s); err != nil {
+			b.Fatal(err)
+		}
+	}
+	fake := anthropictest.New()
+	fake.SetScript(loadtest.ScriptAny(loadtest.DefaultPace))
+	fake.SetRecording(false)
+	up := httptest.NewServer(fake.Handler())
+	defer up.Close()
+	defer fake.Close()
+
+	const admin = "bench-admin-key-0123456789"
+	env := []string{"ANTHROPIC_BASE_URL=" + up.URL, "ANTHROPIC_API_KEY=bench", "COACHD_LOG_LEVEL=warn"}
+	type server struct {
+		name string
+		url  string
+		keys []string
+	}
+	start := func(name, dsn string) server {
+		p := MustStart(b, env, "--db", dsn, "--admin-key", admin)
+		keys, err := benchUsers(context.Background(), p.url, admin, 8)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return server{name, p.url, keys}
+	}
+	servers := []server{start("coachd sqlite", b.TempDir()+"/load.db")}
+	servers = append(servers, start("coachd postgres", pgtest.NewDatabase(b)))
+
+	for b.Loop() {
+		var out strings.Builder
+		for _, kind := range []loadtest.Kind{loadtest.Plain, loadtest.Tool} {
+			for _, n := range counts {
+				// The targets take turns in slices, so that load from
+				// elsewhere on the machine falls on all of them alike.
+				ctx := context.Background()
+				targets := []loadtest.Target{loadtest.NewDirect(up.URL, anthropic.DefaultModel, kind, n)}
+				names := []string{"bare SDK (floor)"}
+				for _, s := range servers {
+					targets = append(targets, loadtest.NewCoachd(s.url, s.keys, kind, n))
+					names = append(names, s.name)
+				}
+				runs := make([][]loadtest.Result, len(targets))
+				for slice := range slices {
+					warm := 0
+					if slice == 0 {
+						warm = 2
+					}
+					for i, t := range targets {
+						runs[i] = append(runs[i], loadtest.Run(ctx, names[i], t, n, dur/slices, warm))
+					}
+				}
+				floor := loadtest.Merge(runs[0]...)
+				results := []loadtest.Result{floor}
+				for i, s := range servers {
+					r := loadtest.Merge(runs[i+1]...)
+					results = append(results, r)
+					if r.Errors > 0 {
+						b.Errorf("%s, %s, %d clients: %d failed turns, first: %v", s.name, kind, n, r.Errors, r.FirstErr)
+					}
+					if floor.Turns > 0 && r.Turns > 0 {
+						tag := fmt.Sprintf("%s-%s-%dc", strings.TrimPrefix(s.name, "coachd "), kind, n)
+						b.ReportMetric(100*r.TurnsPerSec/floor.TurnsPerSec, tag+"-%floor")
+						b.ReportMetric(float64((r.TTFTp50-floor.TTFTp50).Microseconds()), tag+"-added-ttft-µs")
+					}
+				}
+				fmt.Fprintf(&out, "\n== %s turns, %d client(s), %s each\n", kind, n, dur)
+				loadtest.Report(&out, &floor, results...)
+			}
+		}
+		fmt.Fprint(os.Stdout, out.String())
+	}
+}
