@@ -99,7 +99,7 @@ func BenchmarkLoad(b *testing.B) {
 					if floor.Turns > 0 && r.Turns > 0 {
 						tag := fmt.Sprintf("%s-%s-%dc", strings.TrimPrefix(s.name, "coachd "), kind, n)
 						b.ReportMetric(100*r.TurnsPerSec/floor.TurnsPerSec, tag+"-%floor")
-						b.ReportMetric(float64((r.TTFTp50-floor.TTFTp50).Microseconds()), tag+"-added-ttft-µs")
+						b.ReportMetric(float64((r.TTFTp50 - floor.TTFTp50).Microseconds()), tag+"-added-ttft-µs")
 					}
 				}
 				fmt.Fprintf(&out, "\n== %s turns, %d client(s), %s each\n", kind, n, dur)
