@@ -47,6 +47,7 @@ type Config struct {
 type Runner struct {
 	cfg   Config
 	guard *guard
+	hist  *historyCache
 }
 
 // NewRunner returns a Runner.
@@ -75,7 +76,7 @@ func NewRunner(cfg Config) *Runner {
 	if cfg.Observer == nil {
 		cfg.Observer = coachd.NopObserver{}
 	}
-	return &Runner{cfg: cfg, guard: newGuard(cfg.Store, cfg.Clock)}
+	return &Runner{cfg: cfg, guard: newGuard(cfg.Store, cfg.Clock), hist: newHistoryCache()}
 }
 
 // Agent resolves an agent by name ("" is the default).
@@ -183,7 +184,7 @@ func (r *Runner) Prepare(ctx context.Context, req TurnRequest) (*Turn, error) {
 		release()
 		return nil, err
 	}
-	if t.history, err = st.History(ctx, req.User.ID, sess.ID); err != nil {
+	if t.history, err = r.hist.load(ctx, st, req.User.ID, sess.ID); err != nil {
 		release()
 		return nil, err
 	}

@@ -81,7 +81,7 @@ func (s *sink) of(typ coachd.EventType) []coachd.Event {
 }
 
 type harness struct {
-	t      *testing.T
+	t      testing.TB
 	store  *sqlstore.DB
 	fake   *anthropictest.Server
 	runner *agent.Runner
@@ -102,7 +102,7 @@ func newHarness(t *testing.T, lim agent.Limits) *harness {
 
 // harnessOver starts a real SQLite store, a fake Anthropic API and a
 // runner serving agents over toolList, with one user.
-func harnessOver(t *testing.T, toolList []coachd.Tool, agents func(string) (*agent.Agent, bool)) *harness {
+func harnessOver(t testing.TB, toolList []coachd.Tool, agents func(string) (*agent.Agent, bool)) *harness {
 	t.Helper()
 	ctx := context.Background()
 	db, err := sqlstore.Open(ctx, filepath.Join(t.TempDir(), "coachd.db"), coachd.SystemClock{})

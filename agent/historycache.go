@@ -1,0 +1,106 @@
+package agent
+
+import (
+	"container/list"
+	"context"
+	"slices"
+	"strconv"
+	"sync"
+
+	"github.com/coachd/coachd"
+)
+
+// maxCachedMessages bounds the history cache: about 200 MB at the
+// ~2 KiB a stored message takes in memory, far less for typical chat.
+const maxCachedMessages = 100_000
+
+// historyCache keeps sessions' stored messages between turns, so a turn
+// reads only the messages stored since the last one it saw (its own last
+// turn's, or another replica's) instead of the whole session: a long
+// session's turn no longer costs a read of every message. Messages are
+// append-only (a session is deleted whole), so a cached prefix stays
+// true; a session gone from the store fails the read as before.
+type historyCache struct {
+	mu    sync.Mutex
+	lru   *list.List // of *historyEntry, most recent first
+	byID  map[string]*list.Element
+	count int // messages cached
+}
+
+type historyEntry struct {
+	session, user string
+	msgs          []*coachd.Message
+}
+
+func newHistoryCache() *historyCache {
+	return &historyCache{lru: list.New(), byID: map[string]*list.Element{}}
+}
+
+// load returns the session's whole history: the cached prefix plus what
+// the store holds after it.
+func (c *historyCache) load(ctx context.Context, st coachd.Store, userID, sessionID string) ([]*coachd.Message, error) {
+	cached := c.get(userID, sessionID)
+	if cached == nil {
+		msgs, err := st.History(ctx, userID, sessionID)
+		if err != nil {
+			return nil, err
+		}
+		c.put(userID, sessionID, msgs)
+		return slices.Clip(msgs), nil
+	}
+	msgs := cached
+	cursor := strconv.FormatInt(cached[len(cached)-1].Seq, 10)
+	for {
+		page, next, err := st.ListMessages(ctx, userID, sessionID, coachd.Page{Cursor: cursor, Limit: coachd.MaxPageLimit})
+		if err != nil {
+			return nil, err
+		}
+		msgs = append(msgs, page...)
+		if next == "" {
+			break
+		}
+		cursor = next
+	}
+	c.put(userID, sessionID, msgs)
+	return slices.Clip(msgs), nil
+}
+
+// get returns the cached messages of the user's session, nil when none.
+func (c *historyCache) get(userID, sessionID string) []*coachd.Message {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	el, ok := c.byID[sessionID]
+	if !ok {
+		return nil
+	}
+	e := el.Value.(*historyEntry)
+	if e.user != userID || len(e.msgs) == 0 {
+		return nil
+	}
+	c.lru.MoveToFront(el)
+	return slices.Clip(e.msgs) // appends by the caller copy
+}
+
+func (c *historyCache) put(userID, sessionID string, msgs []*coachd.Message) {
+	if len(msgs) == 0 || len(msgs) > maxCachedMessages/4 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.byID[sessionID]; ok {
+		e := el.Value.(*historyEntry)
+		c.count += len(msgs) - len(e.msgs)
+		e.user, e.msgs = userID, msgs
+		c.lru.MoveToFront(el)
+	} else {
+		c.byID[sessionID] = c.lru.PushFront(&historyEntry{session: sessionID, user: userID, msgs: msgs})
+		c.count += len(msgs)
+	}
+	for c.count > maxCachedMessages {
+		el := c.lru.Back()
+		e := el.Value.(*historyEntry)
+		c.lru.Remove(el)
+		delete(c.byID, e.session)
+		c.count -= len(e.msgs)
+	}
+}
