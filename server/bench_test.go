@@ -5,6 +5,7 @@ import (
 	"context"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -118,4 +119,22 @@ func mustBenchEnv(b *testing.B) *chatEnv {
 		b.Fatal(err)
 	}
 	return e
+}
+
+// BenchmarkTurnDeltas is a whole turn streaming 20 and 220 text deltas:
+// the difference between the two, over 200, is the cost of one streamed
+// delta (time and allocations), end to end from the fake's bytes to the
+// client's (run with -benchmem).
+func BenchmarkTurnDeltas(b *testing.B) {
+	for _, n := range []int{20, 220} {
+		b.Run(strconv.Itoa(n), func(b *testing.B) {
+			e := mustBenchEnv(b)
+			reply := anthropictest.Text(strings.Repeat("word ", n), len("word "))
+			e.fake.SetScript(func(*anthropictest.Request) anthropictest.Reply { return reply })
+			e.fake.SetRecording(false)
+			for b.Loop() {
+				firstDelta(b, e.url, e.alice.key, `{"message":"hi"}`)
+			}
+		})
+	}
 }
