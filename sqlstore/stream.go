@@ -92,6 +92,7 @@ func (db *DB) AppendEvents(ctx context.Context, userID, sessionID string, turn i
 	}
 	// One statement per batch of rows, not one per event: a turn's deltas
 	// come in batches of dozens.
+	sid, tn := any(sessionID), any(turn) // boxed once, not once per row
 	for len(events) > 0 {
 		n := min(len(events), appendBatch)
 		var q strings.Builder
@@ -106,7 +107,7 @@ func (db *DB) AppendEvents(ctx context.Context, userID, sessionID string, turn i
 				q.WriteString(", ")
 			}
 			q.WriteString("(?, ?, ?, ?)")
-			args = append(args, sessionID, turn, ev.Seq, string(b))
+			args = append(args, sid, tn, ev.Seq, string(b))
 		}
 		q.WriteString(` ON CONFLICT (session_id, turn, seq) DO NOTHING`)
 		if _, err := tx.exec(ctx, q.String(), args...); err != nil {

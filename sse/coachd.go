@@ -98,7 +98,10 @@ func encodeCoachd(dst []byte, ev coachd.Event) []byte {
 	case coachd.EventTurnStarted:
 		return frame(dst, "message_start", coachdStart{ev.SessionID, ev.MessageID})
 	case coachd.EventTextDelta:
-		return frame(dst, "content_delta", coachdText{ev.Text})
+		// The most frequent frame, encoded without reflection.
+		dst = append(dst, "event: content_delta\ndata: {\"text\":"...)
+		dst = appendJSONString(dst, ev.Text)
+		return append(dst, "}\n\n"...)
 	case coachd.EventThinkingDelta:
 		return frame(dst, "thinking_delta", coachdText{ev.Text})
 	case coachd.EventToolCallStarted:

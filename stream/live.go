@@ -18,7 +18,8 @@ type Live struct {
 	mu                 sync.Mutex
 	events             []coachd.Event // every event of the turn, in order
 	logged             int            // how many of events are in the log
-	changed            chan struct{}  // closed and replaced on every change
+	changed            chan struct{}  // closed and replaced on a change someone waits for
+	watched            bool           // changed was handed to a reader since it was made
 	ended              bool
 	cancel             context.CancelCauseFunc
 	stopCause          error
@@ -66,8 +67,12 @@ func (l *Live) Send(ev coachd.Event) error {
 	}
 	l.events = append(l.events, ev)
 	l.ended = ev.Terminal()
-	close(l.changed)
-	l.changed = make(chan struct{})
+	if l.watched {
+		// Readers busy writing earlier events have not taken the
+		// channel: they see this event when they look again.
+		close(l.changed)
+		l.changed, l.watched = make(chan struct{}), false
+	}
 	l.mu.Unlock()
 	if ev.Terminal() {
 		l.flush(context.Background())
@@ -101,6 +106,7 @@ func (l *Live) snapshot(i int) ([]coachd.Event, bool, <-chan struct{}) {
 	if i < len(l.events) {
 		evs = l.events[i:len(l.events):len(l.events)]
 	}
+	l.watched = true
 	return evs, l.ended, l.changed
 }
 
