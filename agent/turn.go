@@ -31,6 +31,8 @@ type Turn struct {
 	settled    bool
 	x          turnState // pack features: prompt, contracts, action tags (contract.go)
 	firstText  time.Time // when the first text streamed, for time-to-first-token
+
+	ap approvalState // a call waiting for, or resumed by, the user's approval (approve.go)
 }
 
 // Result sums up a finished turn.
@@ -131,13 +133,20 @@ func (t *Turn) begin(ctx context.Context) string {
 	}
 	wctx, done := persistCtx(ctx)
 	defer done()
+	if p := t.sess.Pending; p != nil && p.Kind == coachd.PendingApproval {
+		if err := t.decide(ctx, p); err != nil {
+			return t.fail(err)
+		}
+	}
 	msg := &coachd.Message{Role: coachd.RoleUser, Blocks: t.userBlocks()}
 	if err := st.AppendMessages(wctx, t.req.User.ID, t.sess.ID, []*coachd.Message{msg}); err != nil {
 		return t.fail(err)
 	}
 	if p := t.sess.Pending; p != nil {
 		upd := coachd.SessionUpdate{SetPending: true}
-		if _, err := st.UpdateSession(wctx, t.req.User.ID, t.sess.ID, upd); err != nil {
+		if t.ap.cleared {
+			// An approved call's record was cleared before it ran.
+		} else if _, err := st.UpdateSession(wctx, t.req.User.ID, t.sess.ID, upd); err != nil {
 			return t.fail(err)
 		}
 		t.sess.Pending = nil
@@ -167,12 +176,7 @@ func (t *Turn) recordAnswer(ctx context.Context, name string) {
 func (t *Turn) userBlocks() []coachd.Block {
 	var blocks []coachd.Block
 	if p := t.sess.Pending; p != nil {
-		var answer coachd.Block
-		if a := t.req.Answer; a != nil {
-			answer = coachd.ToolResultBlock(p.ToolUseID, answerText(a.Content), false)
-		} else {
-			answer = coachd.ToolResultBlock(p.ToolUseID, "dismissed: the user sent a message instead of answering", false)
-		}
+		answer := t.pendingAnswer(p)
 		for _, b := range p.Held {
 			if b.ToolUseID == p.ToolUseID {
 				b = answer
