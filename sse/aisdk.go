@@ -19,6 +19,8 @@ import (
 //	tool_result           → tool-output-available {toolCallId, output} | tool-output-error {toolCallId, errorText}
 //	round_boundary        → finish-step, start-step
 //	interaction_requested → (nothing: the tool part waits for its output, addToolResult answers it)
+//	approval_required     → tool-approval-request {approvalId, toolCallId} (addToolApprovalResponse answers it)
+//	tool_result (denied)  → tool-output-denied {toolCallId}
 //	session_changed       → data-coachd-session {change, mode}
 //	error                 → error {errorText}
 //	turn_ended            → finish-step, finish {finishReason}
@@ -38,6 +40,7 @@ type aiChunk struct {
 	ID         string          `json:"id,omitempty"`
 	Delta      string          `json:"delta,omitempty"`
 	MessageID  string          `json:"messageId,omitempty"`
+	ApprovalID string          `json:"approvalId,omitempty"`
 	ToolCallID string          `json:"toolCallId,omitempty"`
 	ToolName   string          `json:"toolName,omitempty"`
 	Input      json.RawMessage `json:"input,omitempty"`
@@ -102,7 +105,13 @@ func (st *aiState) encode(dst []byte, ev coachd.Event) []byte {
 		return frame(dst, "", aiChunk{Type: "tool-input-start", ToolCallID: ev.ToolUseID, ToolName: ev.ToolName})
 	case coachd.EventToolCallReady:
 		return frame(dst, "", aiChunk{Type: "tool-input-available", ToolCallID: ev.ToolUseID, ToolName: ev.ToolName, Input: rawOr(ev.Input, "{}")})
+	case coachd.EventApprovalRequired:
+		// The approval's id is the call's: the answer names the call.
+		return frame(dst, "", aiChunk{Type: "tool-approval-request", ApprovalID: ev.ToolUseID, ToolCallID: ev.ToolUseID})
 	case coachd.EventToolResult:
+		if ev.Denied {
+			return frame(dst, "", aiChunk{Type: "tool-output-denied", ToolCallID: ev.ToolUseID})
+		}
 		if ev.IsError {
 			return frame(dst, "", aiChunk{Type: "tool-output-error", ToolCallID: ev.ToolUseID, ErrorText: ev.Result})
 		}
