@@ -19,7 +19,7 @@ import (
 //	tool_result           → tool-output-available {toolCallId, output} | tool-output-error {toolCallId, errorText}
 //	round_boundary        → finish-step, start-step
 //	interaction_requested → (nothing: the tool part waits for its output, addToolResult answers it)
-//	approval_required     → tool-approval-request {approvalId, toolCallId} (addToolApprovalResponse answers it)
+//	approval_required     → tool-approval-request {approvalId, toolCallId, reason} (addToolApprovalResponse answers it)
 //	tool_result (denied)  → tool-output-denied {toolCallId}
 //	session_changed       → data-coachd-session {change, mode}
 //	error                 → error {errorText}
@@ -47,6 +47,7 @@ type aiChunk struct {
 	Output     any             `json:"output,omitempty"`
 	ErrorText  string          `json:"errorText,omitempty"`
 	Reason     string          `json:"finishReason,omitempty"`
+	Why        string          `json:"reason,omitempty"` // tool-approval-request
 	Data       any             `json:"data,omitempty"`
 }
 
@@ -107,7 +108,7 @@ func (st *aiState) encode(dst []byte, ev coachd.Event) []byte {
 		return frame(dst, "", aiChunk{Type: "tool-input-available", ToolCallID: ev.ToolUseID, ToolName: ev.ToolName, Input: rawOr(ev.Input, "{}")})
 	case coachd.EventApprovalRequired:
 		// The approval's id is the call's: the answer names the call.
-		return frame(dst, "", aiChunk{Type: "tool-approval-request", ApprovalID: ev.ToolUseID, ToolCallID: ev.ToolUseID})
+		return frame(dst, "", aiChunk{Type: "tool-approval-request", ApprovalID: ev.ToolUseID, ToolCallID: ev.ToolUseID, Why: ev.Reason})
 	case coachd.EventToolResult:
 		if ev.Denied {
 			return frame(dst, "", aiChunk{Type: "tool-output-denied", ToolCallID: ev.ToolUseID})
