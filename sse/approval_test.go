@@ -134,7 +134,7 @@ func TestApprovalShapes(t *testing.T) {
 	t.Run("ai-sdk", func(t *testing.T) {
 		fs := frames(sse.AISDK)
 		req := find(fs, "type", "tool-approval-request")
-		if req == nil || req["toolCallId"] != "toolu_01" || req["approvalId"] != "toolu_01" {
+		if req == nil || req["toolCallId"] != "toolu_01" || req["approvalId"] != "toolu_01" || req["reason"] == "" {
 			t.Fatalf("approval request %v", req)
 		}
 		if d := find(fs, "type", "tool-output-denied"); d == nil || d["toolCallId"] != "toolu_01" {
