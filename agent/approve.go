@@ -137,7 +137,8 @@ func (t *Turn) decide(ctx context.Context, p *coachd.PendingInteraction) error {
 	} else {
 		ans.Reason = "they sent a message instead of answering"
 	}
-	ev := coachd.Event{Type: coachd.EventToolResult, ToolUseID: p.ToolUseID, ToolName: p.Name}
+	// The input goes along: the call was made in an earlier stream.
+	ev := coachd.Event{Type: coachd.EventToolResult, ToolUseID: p.ToolUseID, ToolName: p.Name, Input: p.Input}
 	var b coachd.Block
 	if !ans.Approved {
 		text := "The user denied this call; it did not run."

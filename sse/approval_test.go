@@ -27,12 +27,12 @@ func approvalTurns() []coachd.Event {
 		{Type: coachd.EventTurnEnded, SessionID: "sess_01", StopReason: coachd.TurnAwaitingInput},
 		// Resumed, approved.
 		{Type: coachd.EventTurnStarted, SessionID: "sess_01", MessageID: "msg_02"},
-		{Type: coachd.EventToolResult, ToolUseID: "toolu_01", ToolName: "billing__refund", Result: `{"refunded":500}`},
+		{Type: coachd.EventToolResult, ToolUseID: "toolu_01", ToolName: "billing__refund", Input: in, Result: `{"refunded":500}`},
 		{Type: coachd.EventTextDelta, Text: "Done."},
 		{Type: coachd.EventTurnEnded, SessionID: "sess_01", StopReason: coachd.TurnEndTurn},
 		// Resumed, denied.
 		{Type: coachd.EventTurnStarted, SessionID: "sess_01", MessageID: "msg_03"},
-		{Type: coachd.EventToolResult, ToolUseID: "toolu_01", ToolName: "billing__refund",
+		{Type: coachd.EventToolResult, ToolUseID: "toolu_01", ToolName: "billing__refund", Input: in,
 			Result: "The user denied this call: too much", IsError: true, Denied: true, Reason: "too much"},
 		{Type: coachd.EventTurnEnded, SessionID: "sess_01", StopReason: coachd.TurnEndTurn},
 	}
@@ -42,19 +42,32 @@ func approvalTurns() []coachd.Event {
 	return evs
 }
 
-// writeAll runs the events through a Writer, as the server does (ai-sdk
-// keeps state across events, so only the Writer encodes it).
+// writeAll runs each turn of evs through its own Writer, as the server
+// does (ai-sdk keeps state across a stream's events, so only the Writer
+// encodes it), and joins the streams.
 func writeAll(t *testing.T, dialect string, evs []coachd.Event) []byte {
 	t.Helper()
-	rec := httptest.NewRecorder()
-	w := sse.NewWriter(rec, httptest.NewRequest("POST", "/", nil), dialect, -1)
+	var out []byte
+	var w *sse.Writer
+	var rec *httptest.ResponseRecorder
+	flush := func() {
+		if w != nil {
+			w.Close()
+			out = append(out, rec.Body.Bytes()...)
+		}
+	}
 	for _, ev := range evs {
+		if ev.Type == coachd.EventTurnStarted {
+			flush()
+			rec = httptest.NewRecorder()
+			w = sse.NewWriter(rec, httptest.NewRequest("POST", "/", nil), dialect, -1)
+		}
 		if err := w.Send(ev); err != nil {
 			t.Fatal(err)
 		}
 	}
-	w.Close()
-	return rec.Body.Bytes()
+	flush()
+	return out
 }
 
 func TestApprovalGolden(t *testing.T) {
