@@ -3,13 +3,20 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
+	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/coachd/coachd"
 	"github.com/coachd/coachd/agent"
+	"github.com/coachd/coachd/anthropic"
 	"github.com/coachd/coachd/anthropic/anthropictest"
+	"github.com/coachd/coachd/client"
+	"github.com/coachd/coachd/server"
+	"github.com/coachd/coachd/tools"
 )
 
 // refundTool counts its runs: what an approval must gate.
@@ -139,4 +146,58 @@ func TestUIChatApproval(t *testing.T) {
 	if got := e.fake.Requests()[1].ToolResults(); len(got) != 1 || !got[0].IsError || got[0].ResultText() != "The user denied this call: not this month" {
 		t.Fatalf("model got %+v", got)
 	}
+}
+
+// TestChatApprovalReplicas: one replica pauses the turn, another (its own
+// runner and database handle on the same database) takes the approval and
+// runs the call; on SQLite and on Postgres.
+func TestChatApprovalReplicas(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, dsn string) {
+		runs := &atomic.Int64{}
+		ag := agent.DefaultAgent()
+		ag.Tools = append(ag.Tools, "refund")
+		ag.Approvals = []agent.ApprovalRule{{Tool: "refund"}}
+		fake := anthropictest.NewServer()
+		t.Cleanup(fake.Close)
+		replica := func() (string, *env) {
+			db := mustDB(t, dsn, nil)
+			ts, err := agent.NewToolset(append(tools.Builtins(), refundTool{runs})...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			runner := agent.NewRunner(agent.Config{
+				Store: db, Tools: ts,
+				Model:  anthropic.New(anthropic.Config{APIKey: "test", BaseURL: fake.URL(), MaxRetries: -1, NoCache: true}),
+				Agents: func(string) (*agent.Agent, bool) { return ag, true },
+			})
+			api := server.New(server.Deps{Store: db, Logger: slog.New(slog.DiscardHandler), AdminKey: adminKey, Runner: runner, Heartbeat: time.Hour})
+			srv := httptest.NewServer(api)
+			t.Cleanup(func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				api.Drain()
+				api.WaitTurns(ctx)
+				srv.Close()
+			})
+			return srv.URL, &env{t: t, db: db, url: srv.URL, logs: &syncBuffer{}, admin: client.New(srv.URL, adminKey, srv.Client())}
+		}
+		urlA, envA := replica()
+		urlB, _ := replica()
+		alice := envA.MustUser("alice")
+		a := &chatEnv{env: &env{t: t, url: urlA}, fake: fake}
+		b := &chatEnv{env: &env{t: t, url: urlB}, fake: fake}
+		fake.Enqueue(anthropictest.Blocks(anthropictest.ToolUse("toolu_r", "refund", `{"amount":5}`)), anthropictest.Text("Refunded.", 2))
+		s := a.chat(t.Context(), alice.key, "", `{"message":"refund"}`)
+		if s.data(t, "approval_required")["tool_use_id"] != "toolu_r" || runs.Load() != 0 {
+			t.Fatalf("pause on A:\n%s", s.raw)
+		}
+		sid := s.header.Get("X-Coachd-Session-Id")
+		r := b.chat(t.Context(), alice.key, "", `{"session_id":"`+sid+`","tool_result":{"tool_use_id":"toolu_r","content":{"approved":true}}}`)
+		if r.status != 200 || r.data(t, "message_end")["stop_reason"] != "end_turn" || runs.Load() != 1 {
+			t.Fatalf("approve on B: %d runs %d\n%s", r.status, runs.Load(), r.raw)
+		}
+		if again := a.chat(t.Context(), alice.key, "", `{"session_id":"`+sid+`","tool_result":{"tool_use_id":"toolu_r","content":{"approved":true}}}`); again.status != 409 || runs.Load() != 1 {
+			t.Fatalf("second answer on A: %d, %d runs", again.status, runs.Load())
+		}
+	})
 }
