@@ -201,3 +201,26 @@ func TestChatApprovalReplicas(t *testing.T) {
 		}
 	})
 }
+
+// TestOpenAIApproval: the OpenAI-compatible reply shows a call waiting for
+// approval as numbered choices, and the next message "1" approves it.
+func TestOpenAIApproval(t *testing.T) {
+	e, runs := mustApprovalEnv(t)
+	refundRound(e)
+	r := e.post(e.alice.key, "/v1/chat/completions", oaiBody("refund me"), nil, nil)
+	var got struct {
+		Choices []struct {
+			Message struct{ Content string } `json:"message"`
+		} `json:"choices"`
+	}
+	mustUnmarshal(t, r.body, &got)
+	if r.status != 200 || len(got.Choices) != 1 || !strings.Contains(got.Choices[0].Message.Content, "refund needs your approval when amount > 100: refund {\"amount\":250}\n1. Approve\n2. Deny") {
+		t.Fatalf("%d %s", r.status, r.body)
+	}
+	sid := r.header.Get("X-Coachd-Session-Id")
+	e.fake.Enqueue(anthropictest.Text("Refunded.", 3))
+	r = e.post(e.alice.key, "/v1/chat/completions", oaiBody("1"), map[string]string{"X-Coachd-Session-Id": sid}, nil)
+	if r.status != 200 || runs.Load() != 1 {
+		t.Fatalf("approve: %d, %d runs, %s", r.status, runs.Load(), r.body)
+	}
+}
