@@ -297,3 +297,46 @@ func TestApproval(t *testing.T) {
 type laterClock struct{ d time.Duration }
 
 func (c laterClock) Now() time.Time { return time.Now().Add(c.d) }
+
+// probeTool reports whether its session still held a pending record while
+// it ran.
+type probeTool struct{ pendingWhileRunning *atomic.Int64 }
+
+func (probeTool) Definition() coachd.ToolDef {
+	return coachd.ToolDef{Name: "probe", Description: "probe", Category: coachd.ToolInstant, RequiresApproval: true,
+		InputSchema: json.RawMessage(`{"type":"object"}`)}
+}
+
+func (p probeTool) Execute(ctx context.Context, _ coachd.ToolCall, env coachd.ToolEnv) (coachd.ToolResult, error) {
+	s, err := env.Store.FindSession(ctx, env.User.ID, env.Session.ID)
+	if err != nil {
+		return coachd.ToolResult{}, err
+	}
+	if s.Pending != nil {
+		p.pendingWhileRunning.Add(1)
+	}
+	return coachd.ToolResult{Content: "probed"}, nil
+}
+
+// TestApprovalAtMostOnce: the pending record is gone from the store
+// before an approved call runs, so no second answer (from any replica,
+// even after a crash mid-call) can run it again.
+func TestApprovalAtMostOnce(t *testing.T) {
+	var seen atomic.Int64
+	ag := agent.DefaultAgent()
+	ag.Tools = append(ag.Tools, "probe")
+	h := harnessOver(t, append(tools.Builtins(), probeTool{&seen}), func(string) (*agent.Agent, bool) { return ag, true })
+	h.fake.Enqueue(anthropictest.Blocks(use("p1", "probe", `{}`)), anthropictest.Text("ok", 1))
+	res := h.turn(agent.TurnRequest{Message: "probe"}, &sink{})
+	if res.StopReason != coachd.TurnAwaitingInput {
+		t.Fatalf("stop %s", res.StopReason)
+	}
+	res2 := h.turn(agent.TurnRequest{SessionID: res.SessionID, Answer: &agent.Answer{ToolUseID: "p1", Content: json.RawMessage(`"approve"`)}}, &sink{})
+	if res2.StopReason != coachd.TurnEndTurn || seen.Load() != 0 {
+		t.Fatalf("stop %s; the record was still pending while the call ran (%d)", res2.StopReason, seen.Load())
+	}
+	if got := h.fake.Requests()[1].ToolResults(); len(got) != 1 || got[0].ResultText() != "probed" {
+		t.Fatalf("sent %+v", got)
+	}
+	h.assertValidHistory(res.SessionID)
+}

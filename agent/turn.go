@@ -131,23 +131,26 @@ func (t *Turn) begin(ctx context.Context) string {
 	if t.req.Retry {
 		return "" // the user message is the last one stored
 	}
-	wctx, done := persistCtx(ctx)
-	defer done()
+	// An approved call runs first, under the turn's context (its
+	// timeout, the client leaving), not the store's.
 	if p := t.sess.Pending; p != nil && p.Kind == coachd.PendingApproval {
 		if err := t.decide(ctx, p); err != nil {
 			return t.fail(err)
 		}
 	}
+	wctx, done := persistCtx(ctx)
+	defer done()
 	msg := &coachd.Message{Role: coachd.RoleUser, Blocks: t.userBlocks()}
 	if err := st.AppendMessages(wctx, t.req.User.ID, t.sess.ID, []*coachd.Message{msg}); err != nil {
 		return t.fail(err)
 	}
 	if p := t.sess.Pending; p != nil {
 		upd := coachd.SessionUpdate{SetPending: true}
-		if t.ap.cleared {
-			// An approved call's record was cleared before it ran.
-		} else if _, err := st.UpdateSession(wctx, t.req.User.ID, t.sess.ID, upd); err != nil {
-			return t.fail(err)
+		// An approved call's record was cleared before the call ran.
+		if !t.ap.cleared {
+			if _, err := st.UpdateSession(wctx, t.req.User.ID, t.sess.ID, upd); err != nil {
+				return t.fail(err)
+			}
 		}
 		t.sess.Pending = nil
 		t.recordAnswer(wctx, p.Name)
@@ -161,7 +164,7 @@ func (t *Turn) begin(ctx context.Context) string {
 func (t *Turn) recordAnswer(ctx context.Context, name string) {
 	tool, ok := t.tool(name)
 	rec, isRec := tool.(coachd.AnswerRecorder)
-	if !ok || !isRec || t.req.Answer == nil {
+	if !ok || !isRec || t.req.Answer == nil || t.ap.answer != nil {
 		return
 	}
 	env := coachd.ToolEnv{User: t.req.User, Session: t.sess, Store: t.r.cfg.Store, Emit: t.emit}
