@@ -47,11 +47,8 @@ var approvalOps = []string{"eq", "ne", "lt", "lte", "gt", "gte", "in", "contains
 
 var opSymbols = map[string]string{"eq": "=", "ne": "≠", "lt": "<", "lte": "≤", "gt": ">", "gte": "≥", "in": "in", "contains": "contains"}
 
-// matches reports whether the rule holds for a call of tool name with input.
-func (r ApprovalRule) matches(name string, input map[string]any) bool {
-	if ok, _ := path.Match(r.Tool, name); !ok {
-		return false
-	}
+// holds reports whether every condition of the rule holds for input.
+func (r ApprovalRule) holds(input map[string]any) bool {
 	for _, c := range r.When {
 		if !c.holds(input) {
 			return false
@@ -149,12 +146,17 @@ func (a *Agent) ApprovalReason(def coachd.ToolDef, input json.RawMessage) (reaso
 	if len(a.Approvals) == 0 {
 		return "", false
 	}
-	var in map[string]any
-	if err := json.Unmarshal(input, &in); err != nil {
-		in = map[string]any{} // inputs are objects; a broken one matches unconditional rules only
-	}
+	var in map[string]any // decoded once, when a rule with conditions names the tool
 	for _, r := range a.Approvals {
-		if r.matches(def.Name, in) {
+		if ok, _ := path.Match(r.Tool, def.Name); !ok {
+			continue
+		}
+		if in == nil && len(r.When) > 0 {
+			if err := json.Unmarshal(input, &in); err != nil || in == nil {
+				in = map[string]any{} // inputs are objects; a broken one matches no condition but ne
+			}
+		}
+		if r.holds(in) {
 			return r.reason(def.Name), true
 		}
 	}

@@ -135,3 +135,32 @@ func TestApprovalConditions(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkApprovalReason is the check every tool call pays: without rules,
+// with rules that name other tools, and with a conditioned rule on the
+// called tool (its input is decoded) that does not hold.
+func BenchmarkApprovalReason(b *testing.B) {
+	def := coachd.ToolDef{Name: "save_note"}
+	in := json.RawMessage(`{"note_type":"tip","title":"Hydrate","content":"Drink water","importance":3}`)
+	b.Run("NoRules", func(b *testing.B) {
+		a := &agent.Agent{}
+		for b.Loop() {
+			a.ApprovalReason(def, in)
+		}
+	})
+	rules := &agent.Agent{Approvals: []agent.ApprovalRule{
+		{Tool: "crm__*"},
+		{Tool: "save_note", When: []agent.Condition{{Field: "importance", Op: "gte", Value: 5.0}}},
+	}}
+	b.Run("OtherTools", func(b *testing.B) {
+		other := coachd.ToolDef{Name: "list_notes"}
+		for b.Loop() {
+			rules.ApprovalReason(other, in)
+		}
+	})
+	b.Run("Condition", func(b *testing.B) {
+		for b.Loop() {
+			rules.ApprovalReason(def, in)
+		}
+	})
+}
