@@ -21,6 +21,9 @@ const (
 	// EventReview ends a streamed review (POST /v1/reviews): Data is the
 	// stored review, decision included.
 	EventReview EventType = "review"
+	// EventApprovalRequired: the turn pauses until the user approves or
+	// denies the call (ToolUseID, ToolName, Input, Reason).
+	EventApprovalRequired EventType = "approval_required"
 )
 
 // Turn stop reasons: why a turn ended.
@@ -64,6 +67,10 @@ type Event struct {
 	Input     json.RawMessage `json:"input,omitempty"`  // tool_call_ready, interaction_requested
 	Result    string          `json:"result,omitempty"` // tool_result
 	IsError   bool            `json:"is_error,omitempty"`
+	// Reason: approval_required, why the call needs approval; tool_result
+	// of a denied call, the user's reason.
+	Reason string `json:"reason,omitempty"`
+	Denied bool   `json:"denied,omitempty"` // tool_result: the user denied the call, it did not run
 
 	Change string `json:"change,omitempty"` // session_changed: completed, mode_entered, arc_completed
 	Mode   string `json:"mode,omitempty"`   // session_changed

@@ -52,7 +52,16 @@ type PendingInteraction struct {
 	Input     json.RawMessage `json:"input"`
 	Held      []Block         `json:"held,omitempty"`
 	ExpiresAt time.Time       `json:"expires_at"`
+	// Kind is PendingApproval for a call waiting for the user's approval
+	// before it runs; "" for an interactive tool the user answers.
+	Kind string `json:"kind,omitempty"`
+	// Reason says why the call needs approval (approval only).
+	Reason string `json:"reason,omitempty"`
 }
+
+// PendingApproval is the Kind of a pending call that waits for the user to
+// approve or deny it (requires_approval in the pack).
+const PendingApproval = "approval"
 
 // SessionUpdate lists the fields that may change; nil leaves a field alone.
 type SessionUpdate struct {

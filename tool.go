@@ -26,6 +26,9 @@ type ToolDef struct {
 	// by "[saved: N chars]" when history is re-sent to the model; the stored
 	// message keeps the original.
 	Truncate []string `json:"-"`
+	// RequiresApproval pauses the turn before every call of the tool
+	// until the user approves it (a webhook's requires_approval: true).
+	RequiresApproval bool `json:"requires_approval,omitempty"`
 }
 
 // ToolCall is one tool_use the model asked for.

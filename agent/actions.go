@@ -60,6 +60,8 @@ func (t *Turn) runActions(ctx context.Context, lim Limits, tags []ActionTag) {
 		default:
 			if err := t.tools.ValidateInput(name, input); err != nil {
 				out = errOutcome(id, InvalidInputText(name, err))
+			} else if reason, ok := t.needsApproval(tool, call); ok {
+				out = errOutcome(id, fmt.Sprintf("not run: %s, which an action tag cannot ask for; call %s as a tool", reason, name))
 			} else {
 				out = t.runTool(ctx, lim.ToolTimeout, tool, call)
 			}

@@ -111,6 +111,9 @@ type Agent struct {
 	// Voice is the agent's realtime voice settings; nil takes the
 	// server's defaults.
 	Voice *Voice
+	// Approvals are the calls that wait for the user's approval before
+	// they run (requires_approval; approval.go).
+	Approvals []ApprovalRule
 }
 
 // DefaultMaxTokens is the output cap when an agent sets none.

@@ -42,6 +42,9 @@ type agentFile struct {
 	Commands []string `yaml:"commands"`
 	// Voice configures realtime voice sessions with this agent.
 	Voice *Voice `yaml:"voice"`
+	// RequiresApproval lists the calls that wait for the user's approval
+	// (approval.go).
+	RequiresApproval yaml.Node `yaml:"requires_approval"`
 
 	// Claude Code agent files carry these; coachd reads them too.
 	Triggers         *[]string `yaml:"triggers"` // [] : no user key may start the agent
@@ -169,6 +172,7 @@ func parseAgent(fm *frontMatter, base string, known map[string]coachd.Tool, skil
 	parsePermissions(fm, a)
 	a.Context.validate(fm)
 	a.Contracts = parseContracts(fm, f.Contracts, a, known)
+	a.Approvals = parseApprovals(fm, a, known)
 	switch f.Reserve {
 	case "", "estimate", "max":
 	default:

@@ -22,11 +22,13 @@ type outcome struct {
 // timeout and panic recovery, and returns the results in call order.
 // Lifecycle calls are barriers: they run alone, after the calls before
 // them and before the calls after them. The
-// first interactive call is not run: its index is returned and its result
-// block is a placeholder answered later by the user.
+// first interactive call, or call that needs approval (t.ap.reason says
+// why), is not run: its index is returned and its result block is a
+// placeholder answered later by the user.
 func (t *Turn) runTools(ctx context.Context, lim Limits, calls []coachd.ToolCall) ([]outcome, int) {
 	outs := make([]outcome, len(calls))
 	interactive := -1
+	t.ap.reason = ""
 	var wg sync.WaitGroup
 	for i, c := range calls {
 		if t.forbidden(c.Name) {
@@ -41,6 +43,16 @@ func (t *Turn) runTools(ctx context.Context, lim Limits, calls []coachd.ToolCall
 		}
 		if err := t.tools.ValidateInput(c.Name, c.Input); err != nil {
 			outs[i] = errOutcome(c.ID, InvalidInputText(c.Name, err))
+			continue
+		}
+		if reason, ok := t.needsApproval(tool, c); ok {
+			// Like an interactive call: it waits, the others run.
+			if interactive >= 0 {
+				outs[i] = errOutcome(c.ID, "not run: another call of this round waits for the user; call "+c.Name+" again once it is answered")
+				continue
+			}
+			interactive, t.ap.reason = i, reason
+			outs[i] = outcome{block: coachd.ToolResultBlock(c.ID, "", false)}
 			continue
 		}
 		category := t.tools.Category(c.Name)

@@ -161,11 +161,7 @@ func (t *Turn) saveRound(ctx context.Context, resp *coachd.ModelResponse, calls 
 		t.appendBehind(ctx, asst, &coachd.Message{Role: coachd.RoleUser, Blocks: results})
 		return ""
 	}
-	c := calls[interactive]
-	pending := &coachd.PendingInteraction{
-		ToolUseID: c.ID, Name: c.Name, Input: c.Input, Held: results,
-		ExpiresAt: t.r.cfg.Clock.Now().Add(t.r.cfg.InteractionTTL),
-	}
+	pending, ev := t.pause(calls[interactive], results)
 	if err := t.append(ctx, asst); err != nil {
 		return t.fail(err)
 	}
@@ -176,7 +172,7 @@ func (t *Turn) saveRound(ctx context.Context, resp *coachd.ModelResponse, calls 
 		return t.fail(err)
 	}
 	t.sess = sess
-	t.emit(coachd.Event{Type: coachd.EventInteractionRequested, ToolUseID: c.ID, ToolName: c.Name, Input: c.Input})
+	t.emit(ev)
 	return ""
 }
 

@@ -249,14 +249,7 @@ func (t *Turn) checkSession() error {
 	if !p.ExpiresAt.IsZero() && t.r.cfg.Clock.Now().After(p.ExpiresAt) {
 		return coachd.Errorf(coachd.ECONFLICT, "the pending interaction expired; send a message instead")
 	}
-	if err := t.tools.ValidateResult(p.Name, a.Content); err != nil {
-		e := coachd.AsError(err)
-		for i := range e.Details {
-			e.Details[i].Field = "tool_result.content." + e.Details[i].Field
-		}
-		return e
-	}
-	return nil
+	return t.validateAnswer(p, a.Content)
 }
 
 func title(msg string) string {

@@ -32,6 +32,8 @@ type Turn struct {
 	settled    bool
 	x          turnState // pack features: prompt, contracts, action tags (contract.go)
 	firstText  time.Time // when the first text streamed, for time-to-first-token
+
+	ap approvalState // a call waiting for, or resumed by, the user's approval (approve.go)
 }
 
 // Result sums up a finished turn.
@@ -133,21 +135,31 @@ func (t *Turn) begin(ctx context.Context) string {
 	if t.req.Retry {
 		return "" // the user message is the last one stored
 	}
-	msg := &coachd.Message{Role: coachd.RoleUser, Blocks: t.userBlocks()}
 	if t.sess.Pending == nil {
 		// Stored while the first model call starts (see appendBehind).
-		t.appendBehind(ctx, msg)
+		t.appendBehind(ctx, &coachd.Message{Role: coachd.RoleUser, Blocks: t.userBlocks()})
 		return ""
+	}
+	// An approved call runs first, under the turn's context (its
+	// timeout, the client leaving), not the store's.
+	if p := t.sess.Pending; p.Kind == coachd.PendingApproval {
+		if err := t.decide(ctx, p); err != nil {
+			return t.fail(err)
+		}
 	}
 	wctx, done := persistCtx(ctx)
 	defer done()
+	msg := &coachd.Message{Role: coachd.RoleUser, Blocks: t.userBlocks()}
 	if err := st.AppendMessages(wctx, t.req.User.ID, t.sess.ID, []*coachd.Message{msg}); err != nil {
 		return t.fail(err)
 	}
 	if p := t.sess.Pending; p != nil {
 		upd := coachd.SessionUpdate{SetPending: true}
-		if _, err := st.UpdateSession(wctx, t.req.User.ID, t.sess.ID, upd); err != nil {
-			return t.fail(err)
+		// An approved call's record was cleared before the call ran.
+		if !t.ap.cleared {
+			if _, err := st.UpdateSession(wctx, t.req.User.ID, t.sess.ID, upd); err != nil {
+				return t.fail(err)
+			}
 		}
 		t.sess.Pending = nil
 		t.recordAnswer(wctx, p.Name)
@@ -161,7 +173,7 @@ func (t *Turn) begin(ctx context.Context) string {
 func (t *Turn) recordAnswer(ctx context.Context, name string) {
 	tool, ok := t.tool(name)
 	rec, isRec := tool.(coachd.AnswerRecorder)
-	if !ok || !isRec || t.req.Answer == nil {
+	if !ok || !isRec || t.req.Answer == nil || t.ap.answer != nil {
 		return
 	}
 	env := coachd.ToolEnv{User: t.req.User, Session: t.sess, Store: t.r.cfg.Store, Emit: t.emit}
@@ -176,12 +188,7 @@ func (t *Turn) recordAnswer(ctx context.Context, name string) {
 func (t *Turn) userBlocks() []coachd.Block {
 	var blocks []coachd.Block
 	if p := t.sess.Pending; p != nil {
-		var answer coachd.Block
-		if a := t.req.Answer; a != nil {
-			answer = coachd.ToolResultBlock(p.ToolUseID, answerText(a.Content), false)
-		} else {
-			answer = coachd.ToolResultBlock(p.ToolUseID, "dismissed: the user sent a message instead of answering", false)
-		}
+		answer := t.pendingAnswer(p)
 		for _, b := range p.Held {
 			if b.ToolUseID == p.ToolUseID {
 				b = answer

@@ -16,7 +16,8 @@ import (
 // messageId}. id names the chat, which is one coachd session of the user
 // (made on first sight); the stored history is the truth, so only the last
 // message is read: a user message is the new turn, an assistant message
-// whose paused tool got its output (addToolResult) answers the pause.
+// whose paused tool got its output (addToolResult), or its approval
+// (addToolApprovalResponse), answers the pause.
 
 type uiPart struct {
 	Type       string          `json:"type"`
@@ -24,6 +25,11 @@ type uiPart struct {
 	ToolCallID string          `json:"toolCallId"`
 	State      string          `json:"state"`
 	Output     json.RawMessage `json:"output"`
+	// Approval is what addToolApprovalResponse sets (approval-responded).
+	Approval *struct {
+		Approved bool   `json:"approved"`
+		Reason   string `json:"reason,omitempty"`
+	} `json:"approval"`
 }
 
 type uiMessage struct {
@@ -89,8 +95,16 @@ func (s *Server) prepareUIChatTurn(r *http.Request) (*agent.Turn, error) {
 			return nil, orNotFound(err, "session")
 		}
 		for _, p := range last.Parts {
-			if sess.Pending != nil && p.ToolCallID == sess.Pending.ToolUseID && p.State == "output-available" {
+			if sess.Pending == nil || p.ToolCallID != sess.Pending.ToolUseID {
+				continue
+			}
+			switch {
+			case p.State == "output-available":
 				tr.Answer = &agent.Answer{ToolUseID: p.ToolCallID, Content: p.Output}
+			case p.State == "approval-responded" && p.Approval != nil:
+				// addToolApprovalResponse: the answer to a call waiting for approval.
+				content, _ := json.Marshal(p.Approval)
+				tr.Answer = &agent.Answer{ToolUseID: p.ToolCallID, Content: content}
 			}
 		}
 		if tr.Answer == nil {

@@ -129,6 +129,9 @@ type interaction struct {
 	ToolUseID string          `json:"tool_use_id"`
 	Name      string          `json:"name"`
 	Input     json.RawMessage `json:"input"`
+	// Approval marks a call waiting for the user's approval; Reason says why.
+	Approval bool   `json:"approval,omitempty"`
+	Reason   string `json:"reason,omitempty"`
 }
 
 // collector is the event sink of a non-streaming turn.
@@ -138,9 +141,10 @@ type collector struct {
 }
 
 func (c *collector) Send(ev coachd.Event) error {
-	if ev.Type == coachd.EventInteractionRequested {
+	if ev.Type == coachd.EventInteractionRequested || ev.Type == coachd.EventApprovalRequired {
 		c.mu.Lock()
-		c.interaction = &interaction{ToolUseID: ev.ToolUseID, Name: ev.ToolName, Input: ev.Input}
+		c.interaction = &interaction{ToolUseID: ev.ToolUseID, Name: ev.ToolName, Input: ev.Input,
+			Approval: ev.Type == coachd.EventApprovalRequired, Reason: ev.Reason}
 		c.mu.Unlock()
 	}
 	return nil

@@ -195,7 +195,11 @@ func (s *Server) oaiTurn(r *http.Request, req *oaiRequest) (agent.TurnRequest, e
 			return agent.TurnRequest{}, orNotFound(err, "session")
 		}
 		// A pending question answered by number or by the option's text.
-		if p := sess.Pending; p != nil {
+		if p := sess.Pending; p != nil && p.Kind == coachd.PendingApproval {
+			if content := approvalChoice(text); content != nil {
+				tr.Message, tr.Answer = "", &agent.Answer{ToolUseID: p.ToolUseID, Content: content}
+			}
+		} else if p != nil {
 			if opt := chosenOption(p.Input, text); opt != "" {
 				content, _ := json.Marshal(opt)
 				tr.Message, tr.Answer = "", &agent.Answer{ToolUseID: p.ToolUseID, Content: content}

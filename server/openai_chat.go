@@ -112,6 +112,8 @@ func (s *Server) handleChatCompletions() http.Handler {
 				return ev.Text
 			case coachd.EventInteractionRequested:
 				return optionsText(ev.Input)
+			case coachd.EventApprovalRequired:
+				return approvalText(ev)
 			case coachd.EventError:
 				turnErr = ev.Err
 			case coachd.EventTurnEnded:

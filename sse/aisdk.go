@@ -19,6 +19,10 @@ import (
 //	tool_result           → tool-output-available {toolCallId, output} | tool-output-error {toolCallId, errorText}
 //	round_boundary        → finish-step, start-step
 //	interaction_requested → (nothing: the tool part waits for its output, addToolResult answers it)
+//	approval_required     → tool-approval-request {approvalId, toolCallId, reason} (addToolApprovalResponse answers it)
+//	tool_result (denied)  → tool-output-denied {toolCallId}
+//	                        (a call this stream did not announce, answered after a
+//	                        pause, gets its tool-input-available first)
 //	session_changed       → data-coachd-session {change, mode}
 //	error                 → error {errorText}
 //	turn_ended            → finish-step, finish {finishReason}
@@ -29,8 +33,9 @@ const AISDK = "ai-sdk"
 
 // aiState is the open parts of an ai-sdk stream.
 type aiState struct {
-	text, reasoning string // ids of the open parts, "" when none
-	n               int    // parts opened so far
+	text, reasoning string          // ids of the open parts, "" when none
+	n               int             // parts opened so far
+	calls           map[string]bool // tool calls this stream has announced
 }
 
 type aiChunk struct {
@@ -38,12 +43,14 @@ type aiChunk struct {
 	ID         string          `json:"id,omitempty"`
 	Delta      string          `json:"delta,omitempty"`
 	MessageID  string          `json:"messageId,omitempty"`
+	ApprovalID string          `json:"approvalId,omitempty"`
 	ToolCallID string          `json:"toolCallId,omitempty"`
 	ToolName   string          `json:"toolName,omitempty"`
 	Input      json.RawMessage `json:"input,omitempty"`
 	Output     any             `json:"output,omitempty"`
 	ErrorText  string          `json:"errorText,omitempty"`
 	Reason     string          `json:"finishReason,omitempty"`
+	Why        string          `json:"reason,omitempty"` // tool-approval-request
 	Data       any             `json:"data,omitempty"`
 }
 
@@ -62,6 +69,13 @@ func aiFinish(stop string) string {
 		return "interrupted"
 	}
 	return "other"
+}
+
+func (st *aiState) announce(id string) {
+	if st.calls == nil {
+		st.calls = map[string]bool{}
+	}
+	st.calls[id] = true
 }
 
 func (st *aiState) close(dst []byte) []byte {
@@ -99,10 +113,25 @@ func (st *aiState) encode(dst []byte, ev coachd.Event) []byte {
 		return frame(dst, "", aiChunk{Type: "reasoning-delta", ID: st.reasoning, Delta: ev.Text})
 	case coachd.EventToolCallStarted:
 		dst = st.close(dst)
+		st.announce(ev.ToolUseID)
 		return frame(dst, "", aiChunk{Type: "tool-input-start", ToolCallID: ev.ToolUseID, ToolName: ev.ToolName})
 	case coachd.EventToolCallReady:
+		st.announce(ev.ToolUseID)
 		return frame(dst, "", aiChunk{Type: "tool-input-available", ToolCallID: ev.ToolUseID, ToolName: ev.ToolName, Input: rawOr(ev.Input, "{}")})
+	case coachd.EventApprovalRequired:
+		// The approval's id is the call's: the answer names the call.
+		return frame(dst, "", aiChunk{Type: "tool-approval-request", ApprovalID: ev.ToolUseID, ToolCallID: ev.ToolUseID, Why: ev.Reason})
 	case coachd.EventToolResult:
+		if !st.calls[ev.ToolUseID] && ev.Input != nil {
+			// A call made in an earlier stream (answered after a pause):
+			// announced first, so that a reader of this stream alone has
+			// the part its output goes to.
+			st.announce(ev.ToolUseID)
+			dst = frame(dst, "", aiChunk{Type: "tool-input-available", ToolCallID: ev.ToolUseID, ToolName: ev.ToolName, Input: rawOr(ev.Input, "{}")})
+		}
+		if ev.Denied {
+			return frame(dst, "", aiChunk{Type: "tool-output-denied", ToolCallID: ev.ToolUseID})
+		}
 		if ev.IsError {
 			return frame(dst, "", aiChunk{Type: "tool-output-error", ToolCallID: ev.ToolUseID, ErrorText: ev.Result})
 		}

@@ -20,6 +20,9 @@ import (
 //	                    MAX_STEPS", as the seed's own loop says) and no error
 //	                    was sent yet
 //	error             → {"type":"error","code","message"[,"retryable"]}
+//	approval_required → {"type":"approval_required","tool_use_id","name","input","reason"}
+//	                    (the call's tool event came before it; message_stop says
+//	                    awaiting_input; a denied call's tool_result has denied)
 //
 // Dropped: tool_call_started (an ASP tool event carries the full input, so
 // it is sent when the input is complete), round_boundary, interaction_
@@ -54,6 +57,7 @@ type aspToolResult struct {
 	ToolUseID string          `json:"tool_use_id"`
 	Content   json.RawMessage `json:"content"` // the result itself when it is JSON, else a JSON string
 	IsError   bool            `json:"is_error,omitempty"`
+	Denied    bool            `json:"denied,omitempty"`
 }
 
 type aspStop struct {
@@ -79,7 +83,9 @@ func encodeASP(dst []byte, ev coachd.Event) []byte {
 	case coachd.EventToolCallReady:
 		return frame(dst, "", aspTool{"tool", ev.ToolUseID, ev.ToolName, rawOr(ev.Input, "{}")})
 	case coachd.EventToolResult:
-		return frame(dst, "", aspToolResult{"tool_result", ev.ToolUseID, coachd.JSONOrString(ev.Result), ev.IsError})
+		return frame(dst, "", aspToolResult{"tool_result", ev.ToolUseID, coachd.JSONOrString(ev.Result), ev.IsError, ev.Denied})
+	case coachd.EventApprovalRequired:
+		return frame(dst, "", withType{"approval_required", approvalOf(ev)})
 	case coachd.EventTurnEnded:
 		return frame(dst, "", aspStop{"message_stop", ev.StopReason})
 	case coachd.EventError:

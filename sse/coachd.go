@@ -17,6 +17,9 @@ import (
 //	                        (a failed tool's result is {"error":true,"code":"execution_error","message"} as a string)
 //	round_boundary        → round_boundary  {}
 //	interaction_requested → interaction     {tool_use_id, name, input}
+//	approval_required     → approval_required {tool_use_id, name, input, reason}
+//	                        (answered {"approved": bool, "reason"}; a denied call's
+//	                        function_result has is_error and denied)
 //	session_changed       → session_changed {change[, mode]}
 //	usage                 → usage           {input_tokens, output_tokens, ..., tokens_used[, budget_remaining]}
 //	turn_ended            → message_end     {session_id, tokens_used, latency_ms, stop_reason}
@@ -49,6 +52,7 @@ type coachdResult struct {
 	Name      string `json:"name"`
 	Result    string `json:"result"`
 	IsError   bool   `json:"is_error,omitempty"`
+	Denied    bool   `json:"denied,omitempty"`
 }
 
 // toolError is a failed tool's function_result.result, as seed 004 has it.
@@ -113,11 +117,13 @@ func encodeCoachd(dst []byte, ev coachd.Event) []byte {
 			b, _ := json.Marshal(toolError{true, "execution_error", ev.Result})
 			result = string(b)
 		}
-		return frame(dst, "function_result", coachdResult{ev.ToolUseID, ev.ToolName, result, ev.IsError})
+		return frame(dst, "function_result", coachdResult{ev.ToolUseID, ev.ToolName, result, ev.IsError, ev.Denied})
 	case coachd.EventRoundBoundary:
 		return frame(dst, "round_boundary", struct{}{})
 	case coachd.EventInteractionRequested:
 		return frame(dst, "interaction", coachdInteraction{ev.ToolUseID, ev.ToolName, rawOr(ev.Input, "{}")})
+	case coachd.EventApprovalRequired:
+		return frame(dst, "approval_required", approvalOf(ev))
 	case coachd.EventSessionChanged:
 		return frame(dst, "session_changed", coachdSessionChanged{ev.Change, ev.Mode})
 	case coachd.EventUsage:

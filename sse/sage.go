@@ -14,6 +14,9 @@ import (
 //	round_boundary                    → {"roundBoundary":true}
 //	interaction_requested (show_options)     → {"showOptions":{"options","toolUseId"}}
 //	interaction_requested (show_pulse_check) → {"showPulseCheck":{"context","toolUseId"}}
+//	approval_required                 → {"text":"\n\n<reason>: <input>"}, then
+//	                                    {"showOptions":{"options":["Approve","Deny"],"toolUseId","approval":{...}}}
+//	                                    (a sage client shows the pills; the pick it sends back is the answer)
 //	session_changed completed         → {"sessionCompleted":true}
 //	session_changed mode_entered      → {"modeChange":mode}
 //	session_changed arc_completed     → {"arcCompleted":mode} ({"arcCompleted":true} without a mode)
@@ -56,6 +59,15 @@ type sagePulseCheck struct {
 	} `json:"showPulseCheck"`
 }
 
+// sageApproval offers a call waiting for approval as two options.
+type sageApproval struct {
+	ShowOptions struct {
+		Options   []string `json:"options"`
+		ToolUseID string   `json:"toolUseId"`
+		Approval  approval `json:"approval"`
+	} `json:"showOptions"`
+}
+
 type sageCompleted struct {
 	SessionCompleted bool `json:"sessionCompleted"`
 }
@@ -82,6 +94,14 @@ func encodeSage(dst []byte, ev coachd.Event) []byte {
 		return frame(dst, "", sageRoundBoundary{true})
 	case coachd.EventInteractionRequested:
 		return encodeSageInteraction(dst, ev)
+	case coachd.EventApprovalRequired:
+		a := approvalOf(ev)
+		dst = frame(dst, "", sageText{"\n\n" + a.Reason + ": " + string(compactJSON(a.Input))})
+		var v sageApproval
+		v.ShowOptions.Options = []string{"Approve", "Deny"}
+		v.ShowOptions.ToolUseID = ev.ToolUseID
+		v.ShowOptions.Approval = a
+		return frame(dst, "", v)
 	case coachd.EventSessionChanged:
 		switch ev.Change {
 		case coachd.ChangeCompleted:

@@ -201,3 +201,45 @@ func (w withFields) MarshalJSON() ([]byte, error) {
 	}
 	return append(out, '}'), nil
 }
+
+// approval is a call waiting for the user's approval, as the coachd, asp
+// and sage dialects carry it.
+type approval struct {
+	ToolUseID string          `json:"tool_use_id"`
+	Name      string          `json:"name"`
+	Input     json.RawMessage `json:"input"`
+	Reason    string          `json:"reason"`
+}
+
+func approvalOf(ev coachd.Event) approval {
+	return approval{ev.ToolUseID, ev.ToolName, rawOr(ev.Input, "{}"), ev.Reason}
+}
+
+// withType is v's JSON object with "type" first (asp's frames).
+type withType struct {
+	Type string
+	v    any
+}
+
+func (w withType) MarshalJSON() ([]byte, error) {
+	body, ok := appendJSONStrict(nil, w.v)
+	if !ok || len(body) < 2 || body[0] != '{' {
+		return nil, fmt.Errorf("sse: %T is not a JSON object", w.v)
+	}
+	out, _ := appendJSONStrict(nil, w.Type)
+	out = append([]byte(`{"type":`), out...)
+	if len(body) > 2 {
+		out = append(out, ',')
+	}
+	return append(out, body[1:]...), nil
+}
+
+// compactJSON is raw without insignificant space (raw itself when it is
+// not valid JSON).
+func compactJSON(raw json.RawMessage) []byte {
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return raw
+	}
+	return b.Bytes()
+}

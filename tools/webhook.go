@@ -70,6 +70,9 @@ type webhookFile struct {
 	InputSchema      yaml.Node         `yaml:"input_schema"`
 	Allow            []string          `yaml:"allow"`
 	Secret           string            `yaml:"secret"`
+	// RequiresApproval pauses the turn before each call until the user
+	// approves it.
+	RequiresApproval bool `yaml:"requires_approval"`
 }
 
 // ParseWebhook reads a webhook tool definition. path prefixes every
@@ -96,7 +99,7 @@ func ParseWebhook(path string, data []byte, getenv func(string) string, policy *
 	}
 	known := map[string]bool{"name": true, "description": true, "kind": true, "method": true, "url": true,
 		"headers": true, "timeout": true, "max_response_bytes": true, "input_schema": true, "category": true, "allow": true,
-		"secret": true}
+		"secret": true, "requires_approval": true}
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		if k := root.Content[i]; !known[k.Value] {
 			errs = append(errs, fmt.Errorf("%s:%d: unknown key %q", path, k.Line, k.Value))
@@ -182,7 +185,8 @@ func ParseWebhook(path string, data []byte, getenv func(string) string, policy *
 			bad("input_schema", "input_schema: %v", err)
 		}
 	}
-	w.def = coachd.ToolDef{Name: f.Name, Description: f.Description, InputSchema: schema, Category: coachd.ToolInstant}
+	w.def = coachd.ToolDef{Name: f.Name, Description: f.Description, InputSchema: schema, Category: coachd.ToolInstant,
+		RequiresApproval: f.RequiresApproval}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}

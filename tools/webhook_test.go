@@ -151,3 +151,25 @@ func hookWithSrc(t *testing.T, src string, vars map[string]string) *tools.Webhoo
 	}
 	return w
 }
+
+func TestWebhookRequiresApproval(t *testing.T) {
+	parse := func(extra string) (*tools.Webhook, error) {
+		src := "name: refund\ndescription: d\nurl: https://app.example.com/refund\n" + extra
+		return tools.ParseWebhook("tools/refund.yaml", []byte(src), func(string) string { return "" }, nil)
+	}
+	for _, c := range []struct {
+		extra string
+		want  bool
+	}{{"", false}, {"requires_approval: true\n", true}, {"requires_approval: false\n", false}} {
+		w, err := parse(c.extra)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := w.Definition().RequiresApproval; got != c.want {
+			t.Errorf("%q: RequiresApproval %v, want %v", c.extra, got, c.want)
+		}
+	}
+	if _, err := parse("requires_approval: sometimes\n"); err == nil || !strings.Contains(err.Error(), "tools/refund.yaml") {
+		t.Fatalf("a non-boolean requires_approval: %v", err)
+	}
+}

@@ -85,3 +85,66 @@ func TestAISDKClients(t *testing.T) {
 		t.Errorf("the paused tool's result: %+v", res)
 	}
 }
+
+// TestAISDKApproval plays useChat's approval flow against the real binary
+// serving a pack whose important notes need approval: the paused tool part
+// is approval-requested with the call's reason, and the part answered as
+// addToolApprovalResponse leaves it runs the call (approved) or gets
+// tool-output-denied (denied).
+func TestAISDKApproval(t *testing.T) {
+	node, dir := needNodePackage(t, filepath.Join("testdata", "aisdkclient"), "ai")
+	fake := anthropictest.NewServer()
+	defer fake.Close()
+	p := MustStart(t, []string{"ANTHROPIC_API_KEY=test", "ANTHROPIC_BASE_URL=" + fake.URL()},
+		"--db", filepath.Join(t.TempDir(), "c.db"), "--demo", "--pack", filepath.Join("testdata", "approvalpack"))
+	save := func(id string) anthropictest.Reply {
+		return anthropictest.Blocks(anthropictest.TextBlock("Saving.", 2),
+			anthropictest.ToolUse(id, "save_note", `{"note_type":"preference","title":"Morning runs","content":"Runs early","importance":9}`))
+	}
+	fake.Enqueue(save("toolu_a"), anthropictest.Text("Saved.", 2), save("toolu_d"), anthropictest.Text("Not saved.", 2))
+	cmd := exec.Command(node, filepath.Join(dir, "approval.mjs"), p.url, p.key)
+	cmd.Dir = dir
+	raw, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("node: %v\n%s\n%s", err, raw, p.stderr)
+	}
+	type part struct {
+		Type, State, Text, ToolCallID string
+		Approval                      map[string]any
+	}
+	type flow struct {
+		Paused, Resumed []part
+		Sends           bool
+	}
+	var out struct{ Approve, Deny flow }
+	if err := json.Unmarshal(raw, &out); err != nil {
+		t.Fatalf("%s: %v", raw, err)
+	}
+	tool := func(parts []part) *part {
+		for i := range parts {
+			if parts[i].Type == "tool-save_note" {
+				return &parts[i]
+			}
+		}
+		return nil
+	}
+	for name, f := range map[string]flow{"approve": out.Approve, "deny": out.Deny} {
+		pt := tool(f.Paused)
+		if pt == nil || pt.State != "approval-requested" || pt.Approval["requestReason"] != "save_note needs your approval when importance ≥ 5" || !f.Sends {
+			t.Errorf("%s: paused %+v (sends %v)", name, f.Paused, f.Sends)
+		}
+	}
+	if pt := tool(out.Approve.Resumed); pt == nil || pt.State != "output-available" {
+		t.Errorf("approved: %+v", out.Approve.Resumed)
+	}
+	if pt := tool(out.Deny.Resumed); pt == nil || pt.State != "output-denied" {
+		t.Errorf("denied: %+v", out.Deny.Resumed)
+	}
+	reqs := fake.Requests()
+	if res := reqs[1].ToolResults(); len(res) != 1 || res[0].IsError {
+		t.Errorf("approved call's result: %+v", res)
+	}
+	if res := reqs[3].ToolResults(); len(res) != 1 || res[0].ResultText() != "The user denied this call: not now" {
+		t.Errorf("denied call's result: %+v", res)
+	}
+}

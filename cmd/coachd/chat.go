@@ -174,6 +174,21 @@ func (c *chatter) show(ev client.Event) (*interaction, error) {
 			return nil, fmt.Errorf("chat: bad interaction: %w", err)
 		}
 		return &in, nil
+	case "approval_required":
+		// Shown as two options; the pick ("Approve" / "Deny") is the answer.
+		var a struct {
+			ToolUseID string          `json:"tool_use_id"`
+			Name      string          `json:"name"`
+			Input     json.RawMessage `json:"input"`
+			Reason    string          `json:"reason"`
+		}
+		if err := json.Unmarshal(ev.Data, &a); err != nil {
+			return nil, fmt.Errorf("chat: bad approval_required: %w", err)
+		}
+		in := &interaction{ToolUseID: a.ToolUseID, Name: a.Name}
+		in.Input.Prompt = a.Reason + ": " + a.Name + " " + clip(string(a.Input), 300)
+		in.Input.Options = []string{"Approve", "Deny"}
+		return in, nil
 	case "error":
 		fmt.Fprintf(c.out, "\n[error %s] %s\n", d.Type, d.Message)
 	case "message_end":

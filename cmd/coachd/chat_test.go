@@ -74,3 +74,32 @@ func TestChatCommand(t *testing.T) {
 		}
 	})
 }
+
+// TestChatCommandApproval: coachd chat shows a call waiting for approval
+// as Approve / Deny, and the pick answers it.
+func TestChatCommandApproval(t *testing.T) {
+	fake := anthropictest.NewServer()
+	defer fake.Close()
+	env := map[string]string{"ANTHROPIC_API_KEY": "test", "ANTHROPIC_BASE_URL": fake.URL(), "COACHD_ADDR": "127.0.0.1:0"}
+	p := MustServe(t, env, "--db", filepath.Join(t.TempDir(), "c.db"), "--demo", "--pack", filepath.Join("testdata", "approvalpack"))
+	key := apiKeyRe.FindStringSubmatch(p.stdout.String())[1]
+	chatEnv := getenvFrom(map[string]string{"COACHD_URL": p.url, "COACHD_KEY": key})
+	fake.Enqueue(
+		anthropictest.Blocks(anthropictest.ToolUse("toolu_s", "save_note", `{"note_type":"tip","title":"Hydrate","content":"Drink water","importance":7}`)),
+		anthropictest.Text("Not saved.", 3),
+	)
+	out := &syncBuffer{}
+	if err := runChat(context.Background(), []string{"remember to hydrate"}, chatEnv, strings.NewReader("2\n"), out, out); err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	for _, want := range []string{"save_note needs your approval when importance ≥ 5: save_note", "  1) Approve", "  2) Deny", "✗ save_note: ", "Not saved."} {
+		if !strings.Contains(got, want) {
+			t.Errorf("output lacks %q:\n%s", want, got)
+		}
+	}
+	last := fake.Requests()[len(fake.Requests())-1].ToolResults()
+	if len(last) != 1 || !last[0].IsError || !strings.Contains(last[0].ResultText(), "denied") {
+		t.Fatalf("answer sent: %+v", last)
+	}
+}

@@ -3,7 +3,7 @@
 
 import { Api, ApiError } from './api.js';
 import { readEvents, StreamPhase, TextBatcher, Phase } from './stream.js';
-import { Transcript, setToolResult } from './messages.js';
+import { Transcript, setToolResult, setToolWaiting } from './messages.js';
 import { isInteractive } from './interactions.js';
 import { NotesPanel } from './notes.js';
 import { describeError, Banner } from './banner.js';
@@ -315,7 +315,7 @@ async function runTurn(body) {
           break;
         case 'function_result': {
           const c = transcript.cards.get(data.tool_use_id);
-          if (c) setToolResult(c, data.result, data.is_error);
+          if (c) setToolResult(c, data.result, data.is_error, data.denied);
           phase.toolFinished(data.tool_use_id);
           break;
         }
@@ -323,6 +323,15 @@ async function runTurn(body) {
         case 'interaction': {
           batcher.flush();
           view.interaction(data, { onAnswer: answer });
+          break;
+        }
+        case 'approval_required': {
+          // The call's card waits; Approve / Deny resume the turn.
+          batcher.flush();
+          phase.toolFinished(data.tool_use_id);
+          const c = transcript.cards.get(data.tool_use_id);
+          if (c) setToolWaiting(c);
+          view.interaction({ ...data, approval: true }, { onAnswer: answer });
           break;
         }
         case 'session_changed': onSessionChanged(data); break;

@@ -11,6 +11,8 @@ export const answers = {
   // ratings: [{domain, rating 1-5}], one per domain the model asked about.
   show_pulse_check: (ratings, note) => (note ? { ratings, note } : { ratings }),
   other: (text) => text,
+  // approval answers a call that waits for the user's approval.
+  approval: (approved, reason) => (reason ? { approved, reason } : { approved }),
 };
 
 export function isInteractive(name) {
@@ -52,8 +54,8 @@ const RATINGS = [
 // the clicks come. opts.inactive draws it as history, without controls.
 export function renderInteraction(data, opts = {}) {
   const input = data.input || {};
-  const prompt = input.prompt || input.context || input.question || '';
-  const box = h('div', { class: 'interaction', dataset: { tool: data.name, id: data.tool_use_id } });
+  const prompt = data.approval ? data.reason || `${data.name} needs your approval` : input.prompt || input.context || input.question || '';
+  const box = h('div', { class: data.approval ? 'interaction approval' : 'interaction', dataset: { tool: data.name, id: data.tool_use_id } });
   if (prompt) box.append(h('p', { class: 'interaction-prompt' }, prompt));
   let submitted = Boolean(opts.inactive);
   const controls = [];
@@ -75,7 +77,22 @@ export function renderInteraction(data, opts = {}) {
     }
   };
 
-  if (data.name === 'show_options') {
+  if (data.approval) {
+    // A call waiting for approval: what would run, and Approve / Deny.
+    box.append(h('div', { class: 'approval-call' },
+      h('code', { class: 'approval-tool' }, data.name),
+      h('pre', { class: 'tool-pre approval-input' }, JSON.stringify(input, null, 2))));
+    const reason = h('input', { class: 'input approval-reason', placeholder: 'Reason (optional)', maxlength: 1000 });
+    const approve = h('button', { type: 'button', class: 'btn primary approve', dataset: { value: 'Approved' } }, 'Approve');
+    const deny = h('button', { type: 'button', class: 'btn deny', dataset: { value: 'Denied' } }, 'Deny');
+    approve.addEventListener('click', () => submit(answers.approval(true, reason.value.trim()), 'Approved', approve));
+    deny.addEventListener('click', () => {
+      const why = reason.value.trim();
+      submit(answers.approval(false, why), why ? `Denied: ${why}` : 'Denied', deny);
+    });
+    controls.push(reason, approve, deny);
+    box.append(h('div', { class: 'approval-actions' }, reason, approve, deny));
+  } else if (data.name === 'show_options') {
     const pills = h('div', { class: 'pills', role: 'group', 'aria-label': prompt || 'Options' });
     for (const opt of input.options || []) {
       const b = h('button', { type: 'button', class: 'pill', dataset: { value: opt } }, opt);
@@ -135,8 +152,8 @@ export function renderInteraction(data, opts = {}) {
     submitted = true;
     box.classList.add('answered', 'inactive');
     controls.forEach((c) => { c.disabled = true; });
-    box.querySelectorAll('.pill').forEach((p) => {
-      if (p.dataset.value === label) p.classList.add('chosen');
+    box.querySelectorAll('.pill, .approval-actions .btn').forEach((p) => {
+      if (p.dataset.value === label || (label && label.startsWith(`${p.dataset.value}:`))) p.classList.add('chosen');
     });
   };
   return box;

@@ -155,11 +155,23 @@ export class AssistantView {
 }
 
 // setToolResult fills a card with its result.
-export function setToolResult(c, content, isError) {
+export function setToolResult(c, content, isError, denied) {
+  const text = resultText(content);
+  // A call the user denied did not fail: it never ran.
+  if (denied || (isError && text.startsWith('The user denied this call'))) {
+    c.card.dataset.state = 'denied';
+    c.status.replaceChildren(icon('alert', 'icon'), 'Denied');
+    return;
+  }
   c.card.dataset.state = isError ? 'error' : 'done';
   c.status.replaceChildren(isError ? icon('alert', 'icon') : icon('check', 'icon'), isError ? 'Failed' : 'Done');
-  const text = resultText(content);
   if (text) c.detail.append(h('div', { class: 'tool-label' }, 'Result'), h('pre', { class: 'tool-pre' }, text));
+}
+
+// setToolWaiting marks a call's card as waiting for the user's approval.
+export function setToolWaiting(c) {
+  c.card.dataset.state = 'waiting';
+  c.status.replaceChildren('Needs approval');
 }
 
 // resultText reads a tool_result content: a string, or a list of blocks.
@@ -250,7 +262,12 @@ export class Transcript {
           case 'text': view.text(b.text); break;
           case 'thinking': if (b.thinking) view.thinking(b.thinking); break;
           case 'tool_use':
-            if (isInteractive(b.name)) {
+            if (pending && pending.kind === 'approval' && pending.tool_use_id === b.id) {
+              // The call waits for approval: its card, and the controls.
+              setToolWaiting(view.toolCall(b.id, b.name, b.input));
+              view.interaction({ tool_use_id: b.id, name: b.name, input: b.input || {}, approval: true, reason: pending.reason }, opts);
+              interactive.set(b.id, { name: b.name, input: b.input, el: null });
+            } else if (isInteractive(b.name)) {
               const live = pending && pending.tool_use_id === b.id;
               const el = view.interaction({ tool_use_id: b.id, name: b.name, input: b.input || {} }, live ? opts : { ...opts, inactive: true });
               interactive.set(b.id, { name: b.name, input: b.input, el });
@@ -268,7 +285,8 @@ export class Transcript {
     // its controls.
     if (pending && !interactive.has(pending.tool_use_id)) {
       if (!view) view = this.startAssistant();
-      view.interaction({ tool_use_id: pending.tool_use_id, name: pending.name, input: pending.input || {} }, opts);
+      view.interaction({ tool_use_id: pending.tool_use_id, name: pending.name, input: pending.input || {},
+        approval: pending.kind === 'approval', reason: pending.reason }, opts);
     }
     this.el.querySelectorAll('.msg.assistant').forEach((a) => {
       if (a.querySelector('.msg-body').childElementCount === 0) a.remove();
