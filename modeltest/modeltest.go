@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/coachd/coachd"
 	"github.com/coachd/coachd/agent"
@@ -235,7 +236,8 @@ func testBusyMidStream(t *testing.T, b Backend) {
 func testCancel(t *testing.T, b Backend) {
 	b.Enqueue(Script{Text: "Thinking out loud", Stall: true})
 	primary, _ := b.ModelNames()
-	ctx, cancel := context.WithCancel(context.Background())
+	// The deadline only keeps a broken adapter from hanging the suite.
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	s := b.Model().Stream(ctx, Hello(primary))
 	defer s.Close()
@@ -243,16 +245,14 @@ func testCancel(t *testing.T, b Backend) {
 	for s.Next() {
 		if ev := s.Event(); ev.Type == coachd.ModelTextDelta {
 			text += ev.Text
-			if text == "Thinking out loud" {
-				cancel()
-			}
+			cancel() // the client went away mid-reply
 		}
 	}
 	if !errors.Is(s.Err(), context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", s.Err())
 	}
-	if r := s.Response(); len(r.Blocks) != 1 || r.Blocks[0].Text != "Thinking out loud" {
-		t.Errorf("partial response = %+v", r.Blocks)
+	if r := s.Response(); text == "" || len(r.Blocks) != 1 || r.Blocks[0].Text != text {
+		t.Errorf("partial response = %+v, streamed %q", r.Blocks, text)
 	}
 }
 
