@@ -45,8 +45,9 @@ type Config struct {
 
 // Model is a coachd.Model backed by the Anthropic Messages API.
 type Model struct {
-	client sdk.Client
-	cfg    Config
+	client   sdk.Client
+	cfg      Config
+	platform string // "" (the Anthropic API), bedrock or vertex
 }
 
 var _ coachd.Model = (*Model)(nil)
@@ -56,6 +57,12 @@ func New(cfg Config) *Model {
 	if cfg.Model == "" {
 		cfg.Model = DefaultModel
 	}
+	return &Model{client: newClient(cfg), cfg: cfg}
+}
+
+// newClient builds the SDK client for cfg; extra options (a platform's)
+// are applied last.
+func newClient(cfg Config, extra ...option.RequestOption) sdk.Client {
 	var opts []option.RequestOption
 	if cfg.APIKey != "" {
 		opts = append(opts, option.WithAPIKey(cfg.APIKey))
@@ -75,7 +82,7 @@ func New(cfg Config) *Model {
 	if cfg.HTTPClient != nil {
 		opts = append(opts, option.WithHTTPClient(cfg.HTTPClient))
 	}
-	return &Model{client: sdk.NewClient(opts...), cfg: cfg}
+	return sdk.NewClient(append(opts, extra...)...)
 }
 
 // Stream starts one streaming Messages API call. Errors, including a bad
