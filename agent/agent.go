@@ -111,6 +111,9 @@ type Agent struct {
 	// Voice is the agent's realtime voice settings; nil takes the
 	// server's defaults.
 	Voice *Voice
+	// Provider is the API serving Model and FallbackModel; the zero value
+	// is the server's own model (Config.ModelFor resolves the others).
+	Provider Provider
 }
 
 // DefaultMaxTokens is the output cap when an agent sets none.
