@@ -6,7 +6,9 @@ package anthropic
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/coachd/coachd"
@@ -41,6 +43,8 @@ type Config struct {
 	// NoCache turns prompt-caching breakpoints off for every request.
 	NoCache    bool
 	HTTPClient *http.Client
+	// Logger reports, once, what a platform cannot carry; nil discards.
+	Logger *slog.Logger
 }
 
 // Model is a coachd.Model backed by the Anthropic Messages API.
@@ -48,6 +52,7 @@ type Model struct {
 	client   sdk.Client
 	cfg      Config
 	platform string // "" (the Anthropic API), bedrock or vertex
+	noUser   sync.Once
 }
 
 var _ coachd.Model = (*Model)(nil)
@@ -169,7 +174,16 @@ func (m *Model) params(req *coachd.ModelRequest) (sdk.MessageNewParams, error) {
 	if len(req.StopSequences) > 0 {
 		p.StopSequences = req.StopSequences
 	}
-	if req.UserID != "" {
+	if req.UserID != "" && m.platform == platformBedrock {
+		// Bedrock refuses the body ("extraneous key [metadata] is not
+		// permitted"): the user id is left out, and said so once.
+		m.noUser.Do(func() {
+			if m.cfg.Logger != nil {
+				m.cfg.Logger.Warn("model feature not available from this provider", "provider", platformBedrock,
+					"feature", "metadata.user_id", "reason", "Bedrock takes no metadata; requests are sent without the user id")
+			}
+		})
+	} else if req.UserID != "" {
 		p.Metadata = sdk.MetadataParam{UserID: param.NewOpt(req.UserID)}
 	}
 	return p, nil

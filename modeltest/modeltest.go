@@ -82,7 +82,7 @@ func Drain(s coachd.ModelStream) ([]coachd.ModelEvent, *coachd.ModelResponse, er
 
 // Hello is a one-message request.
 func Hello(model string) *coachd.ModelRequest {
-	return &coachd.ModelRequest{Model: model, MaxTokens: 1024,
+	return &coachd.ModelRequest{Model: model, MaxTokens: 1024, UserID: "usr_conformance",
 		System:   []coachd.Block{coachd.TextBlock("You are terse.")},
 		Messages: []coachd.ModelMessage{{Role: coachd.RoleUser, Blocks: []coachd.Block{coachd.TextBlock("Hello")}}},
 		Tools: []coachd.ToolSpec{{Name: "echo", Description: "echoes",

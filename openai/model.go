@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -112,8 +113,7 @@ func (m *Model) post(ctx context.Context, body []byte) (*http.Response, error) {
 			return resp, nil
 		}
 		ce, _ := err.(*coachd.Error)
-		retry := ce != nil && (ce.Retryable || ce.Code == coachd.EAPI) && ctx.Err() == nil
-		if !retry || attempt >= m.cfg.MaxRetries {
+		if ce == nil || !retryable(ce) || ctx.Err() != nil || attempt >= m.cfg.MaxRetries {
 			return nil, err
 		}
 		wait := time.Duration(500<<attempt) * time.Millisecond
@@ -128,6 +128,19 @@ func (m *Model) post(ctx context.Context, body []byte) (*http.Response, error) {
 		case <-t.C:
 		}
 	}
+}
+
+// retryable: busy, a 5xx, or a connection that failed; not a refusal
+// that would be refused again (a bad request, a key, a spent quota).
+func retryable(ce *coachd.Error) bool {
+	if ce.Retryable {
+		return true
+	}
+	var he *httpError
+	if errors.As(ce.Err, &he) {
+		return he.status >= 500 && ce.Code == coachd.EAPI
+	}
+	return ce.Code == coachd.EAPI
 }
 
 func (m *Model) send(ctx context.Context, body []byte) (*http.Response, error) {

@@ -103,6 +103,10 @@ func (s *Server) platformRequest(w http.ResponseWriter, r *http.Request, model, 
 		platformError(raw, http.StatusBadRequest, "ValidationException", "model belongs in the URL, not the body")
 		return
 	}
+	if _, ok := fields["metadata"]; ok && stream {
+		platformError(raw, http.StatusBadRequest, "ValidationException", "extraneous key [metadata] is not permitted")
+		return
+	}
 	delete(fields, "anthropic_version")
 	fields["model"], _ = json.Marshal(model)
 	if stream {

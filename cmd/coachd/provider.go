@@ -113,7 +113,7 @@ func (p *providers) build(spec agent.Provider) (coachd.Model, error) {
 		return openai.New(openai.Config{BaseURL: base, APIKey: key, Model: p.mc.openAIModel(), Timeout: timeout, Logger: log}), nil
 	case agent.ProviderBedrock:
 		m, err := anthropic.NewBedrock(ctx, anthropic.BedrockConfig{
-			Config: anthropic.Config{BaseURL: spec.BaseURL, Model: p.mc.Model, Timeout: timeout, NoCache: p.mc.NoCache},
+			Config: anthropic.Config{BaseURL: spec.BaseURL, Model: p.mc.Model, Timeout: timeout, NoCache: p.mc.NoCache, Logger: log},
 			Region: or(spec.Region, "AWS_REGION", "AWS_DEFAULT_REGION"),
 		})
 		if err != nil {
