@@ -111,3 +111,31 @@ func TestEventstreamMessage(t *testing.T) {
 	}
 	var _ coachd.Model = (*anthropic.Model)(nil)
 }
+
+// BenchmarkBedrockStream is events/s for BenchmarkStream's reply through
+// Bedrock's wire: SigV4 signing and the eventstream-to-SSE translation.
+func BenchmarkBedrockStream(b *testing.B) {
+	fake := anthropictest.NewServer()
+	defer fake.Close()
+	reply := anthropictest.Text(strings.Repeat("word ", 400), 4)
+	fake.SetScript(func(*anthropictest.Request) anthropictest.Reply { return reply })
+	ts := httptest.NewServer(fake.BedrockHandler("AKIDCOACHDTEST", "eu-central-1"))
+	defer ts.Close()
+	m, err := anthropic.NewBedrock(context.Background(), anthropic.BedrockConfig{
+		Config: anthropic.Config{BaseURL: ts.URL, MaxRetries: -1},
+		Region: "eu-central-1", AccessKeyID: "AKIDCOACHDTEST", SecretAccessKey: "not-a-secret",
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	req := modeltest.Hello("anthropic.claude-haiku-4-5-20251001-v1:0")
+	events := 0
+	for b.Loop() {
+		evs, resp, err := modeltest.Drain(m.Stream(context.Background(), req))
+		if err != nil || len(resp.Blocks) != 1 {
+			b.Fatal(err)
+		}
+		events += len(evs)
+	}
+	b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
+}

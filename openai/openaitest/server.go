@@ -22,6 +22,7 @@ type Server struct {
 	mu       sync.Mutex
 	apiKey   string
 	queue    []Reply
+	fallback *Reply // SetDefault
 	requests []Request
 	n        int
 
@@ -62,6 +63,14 @@ func (s *Server) Enqueue(r ...Reply) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.queue = append(s.queue, r...)
+}
+
+// SetDefault answers r once the queue is empty (benchmarks, demos);
+// without it an unscripted request is a 500.
+func (s *Server) SetDefault(r Reply) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.fallback = &r
 }
 
 // Requests returns the requests received so far.
@@ -105,6 +114,8 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	ok := len(s.queue) > 0
 	if ok {
 		reply, s.queue = s.queue[0], s.queue[1:]
+	} else if s.fallback != nil {
+		reply, ok = *s.fallback, true
 	}
 	s.mu.Unlock()
 	if !ok {
