@@ -115,6 +115,18 @@ func TestStreamShapes(t *testing.T) {
 			t.Errorf("response %+v", resp)
 		}
 	})
+	t.Run("CallsByIDWithoutIndex", func(t *testing.T) {
+		// The id repeated on every fragment, no index: two calls, not four.
+		chunk := func(id, name, args string) string {
+			return `data: {"id":"c5","choices":[{"index":0,"delta":{"tool_calls":[{"id":"` + id + `","function":{"name":"` + name + `","arguments":` + args + `}}]}}]}` + "\n\n"
+		}
+		m := serveRaw(t, chunk("a", "echo", `"{\"te"`)+chunk("a", "", `"xt\":1}"`)+chunk("b", "echo", `"{}"`)+
+			`event: ping`+"\n\n"+`data: {"id":"c5","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}`+"\n\n")
+		_, resp, err := modeltest.Drain(m.Stream(context.Background(), modeltest.Hello("")))
+		if err != nil || len(resp.Blocks) != 2 || string(resp.Blocks[0].Input) != `{"text":1}` || resp.Blocks[1].ID != "b" {
+			t.Errorf("err %v, blocks %+v", err, resp.Blocks)
+		}
+	})
 	t.Run("NoUsageNoDone", func(t *testing.T) {
 		// A server ignoring include_usage, ending without [DONE]: charged by size.
 		m := serveRaw(t, `data: {"id":"c2","choices":[{"index":0,"delta":{"content":"Hello world"},"finish_reason":"stop"}]}`+"\n\n")

@@ -39,14 +39,11 @@ func (m *Model) request(model string, req *coachd.ModelRequest) ([]byte, error) 
 		out.Messages = append(out.Messages, chatMessage{Role: "system", Content: strings.Join(sys, "\n\n")})
 	}
 	for i, msg := range req.Messages {
-		var err error
-		switch msg.Role {
-		case coachd.RoleAssistant:
-			err = m.assistant(&out, model, msg.Blocks)
-		default:
-			err = m.user(&out, model, msg.Blocks)
+		if msg.Role == coachd.RoleAssistant {
+			m.assistant(&out, model, msg.Blocks)
+			continue
 		}
-		if err != nil {
+		if err := m.user(&out, model, msg.Blocks); err != nil {
 			return nil, coachd.Errorf(coachd.EINVALID, "message %d: %v", i, err)
 		}
 	}
@@ -85,7 +82,7 @@ func (m *Model) request(model string, req *coachd.ModelRequest) ([]byte, error) 
 
 // assistant maps an assistant message: its text joined, its tool_use
 // blocks as tool_calls. Thinking cannot be sent back.
-func (m *Model) assistant(out *chatRequest, model string, blocks []coachd.Block) error {
+func (m *Model) assistant(out *chatRequest, model string, blocks []coachd.Block) {
 	msg := chatMessage{Role: "assistant"}
 	var text strings.Builder
 	for _, b := range blocks {
@@ -102,7 +99,7 @@ func (m *Model) assistant(out *chatRequest, model string, blocks []coachd.Block)
 		case coachd.BlockThinking, coachd.BlockRedactedThinking:
 			m.degrade(model, "thinking_history", "thinking blocks from another model cannot be sent to chat completions; dropped from history")
 		default:
-			return fmt.Errorf("an assistant %s block cannot be sent to chat completions", b.Type)
+			m.degrade(model, "history_"+b.Type, "a "+b.Type+" block from another model cannot be sent to chat completions; dropped from history")
 		}
 	}
 	if text.Len() > 0 {
@@ -112,7 +109,6 @@ func (m *Model) assistant(out *chatRequest, model string, blocks []coachd.Block)
 		msg.Content = ""
 	}
 	out.Messages = append(out.Messages, msg)
-	return nil
 }
 
 // user maps a user message: tool results become role "tool" messages
@@ -143,7 +139,7 @@ func (m *Model) user(out *chatRequest, model string, blocks []coachd.Block) erro
 			m.degrade(model, "document", "chat completions take no PDF documents; the model is told one was left out")
 			parts = append(parts, contentPart{Type: "text", Text: "[a document was attached here, but this model cannot read documents]"})
 		default:
-			return fmt.Errorf("a user %s block cannot be sent to chat completions", b.Type)
+			m.degrade(model, "history_"+b.Type, "a user "+b.Type+" block cannot be sent to chat completions; dropped")
 		}
 	}
 	if len(parts) == 0 {

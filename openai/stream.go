@@ -129,6 +129,7 @@ func (s *stream) readEvent() (data []byte, ok bool, err error) {
 		switch {
 		case len(line) == 0:
 			if lines == 0 {
+				name = "" // an event without data: nothing to dispatch
 				continue
 			}
 			if name == "error" {
@@ -208,13 +209,7 @@ func (s *stream) accept(data []byte) error {
 			s.addText(*d.Refusal)
 		}
 		for _, tc := range d.ToolCalls {
-			idx := len(s.calls)
-			switch {
-			case tc.Index != nil:
-				idx = *tc.Index
-			case tc.ID == "" && len(s.calls) > 0:
-				idx = len(s.calls) - 1 // a fragment of the last call
-			}
+			idx := s.callIndex(tc.Index, tc.ID)
 			s.addCall(idx, tc.ID, tc.Function.Name, tc.Function.Arguments)
 		}
 		if ch.FinishReason != nil && *ch.FinishReason != "" {
@@ -222,6 +217,23 @@ func (s *stream) accept(data []byte) error {
 		}
 	}
 	return nil
+}
+
+// callIndex keys a tool call delta: by its index, or, from servers that
+// send none, by its id (repeated or new), else it continues the last call.
+func (s *stream) callIndex(index *int, id string) int {
+	if index != nil {
+		return *index
+	}
+	if id != "" {
+		for idx, bi := range s.calls {
+			if s.blocks[bi].b.ID == id {
+				return idx
+			}
+		}
+		return len(s.calls)
+	}
+	return max(len(s.calls)-1, 0)
 }
 
 func (s *stream) addText(t string) {
