@@ -192,6 +192,8 @@ func TestErrors(t *testing.T) {
 		{openaitest.Status(504, nil, "<html>gateway</html>"), coachd.ETIMEOUT, false},
 		{openaitest.Text("partial").ErrorAfter(2, "rate_limit_exceeded", nil), coachd.EUPSTREAMBUSY, true},
 		{openaitest.Text("partial").ErrorAfter(2, "BadRequestError", 400), coachd.EINVALID, false},
+		{openaitest.Text("partial").ErrorAfter(2, "server_error", nil), coachd.EAPI, false},
+		{openaitest.Text("partial").ErrorAfter(2, "RateLimitError", "429"), coachd.EUPSTREAMBUSY, true},
 	} {
 		srv.Enqueue(tt.reply)
 		_, _, err := modeltest.Drain(m.Stream(context.Background(), modeltest.Hello("gpt-5.1")))
