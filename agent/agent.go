@@ -114,6 +114,9 @@ type Agent struct {
 	// Approvals are the calls that wait for the user's approval before
 	// they run (requires_approval; approval.go).
 	Approvals []ApprovalRule
+	// Provider is the API serving Model and FallbackModel; the zero value
+	// is the server's own model (Config.ModelFor resolves the others).
+	Provider Provider
 }
 
 // DefaultMaxTokens is the output cap when an agent sets none.

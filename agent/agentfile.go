@@ -50,6 +50,10 @@ type agentFile struct {
 	Triggers         *[]string `yaml:"triggers"` // [] : no user key may start the agent
 	Stack            string    `yaml:"stack"`
 	CollaboratesWith []string  `yaml:"collaborates_with"`
+
+	// Provider is the API serving Model: a name, or a mapping with the
+	// name and its settings (Provider).
+	Provider yaml.Node `yaml:"provider"`
 }
 
 // The keys each mapping may hold, from the yaml tags.
@@ -95,19 +99,14 @@ func parseAgent(fm *frontMatter, base string, known map[string]coachd.Tool, skil
 		a.Triggers = *f.Triggers
 		a.Internal = len(a.Triggers) == 0
 	}
+	a.Provider = parseProvider(fm, f.Provider)
 	if f.Model != "" {
-		id, ok := coachd.ResolveModel(f.Model)
-		if !ok {
-			bad(fm.line("model"), fmt.Sprintf("unknown model %q: use sonnet, opus, haiku or a Claude model id", f.Model))
-		}
-		a.Model = id
+		a.Model = resolveModel(fm, a.Provider, "model", f.Model)
+	} else if a.Provider.Name != "" && a.Provider.Name != ProviderAnthropic {
+		bad(fm.line("provider"), fmt.Sprintf("provider %s needs model: the provider's model id", a.Provider.Name))
 	}
 	if f.FallbackModel != "" {
-		id, ok := coachd.ResolveModel(f.FallbackModel)
-		if !ok {
-			bad(fm.line("fallback_model"), fmt.Sprintf("unknown model %q: use sonnet, opus, haiku or a Claude model id", f.FallbackModel))
-		}
-		a.FallbackModel = id
+		a.FallbackModel = resolveModel(fm, a.Provider, "fallback_model", f.FallbackModel)
 	}
 	for i, name := range f.CollaboratesWith {
 		if !nameRe.MatchString(name) {

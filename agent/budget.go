@@ -59,7 +59,7 @@ func (a *Agent) Estimate(req *coachd.ModelRequest, in int64) int64 {
 // otherwise or when counting fails.
 func (t *Turn) estimate(ctx context.Context, req *coachd.ModelRequest) int64 {
 	in := EstimateTokens(req)
-	if tc, ok := t.r.cfg.Model.(coachd.TokenCounter); ok && t.r.cfg.CountTokens {
+	if tc, ok := t.model().(coachd.TokenCounter); ok && t.r.cfg.CountTokens {
 		if n, err := tc.CountTokens(ctx, req); err == nil {
 			in = n
 		} else {

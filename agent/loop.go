@@ -163,7 +163,7 @@ func (t *Turn) emitted() int64 {
 func (t *Turn) stream(ctx context.Context, req *coachd.ModelRequest) (resp *coachd.ModelResponse, err error) {
 	ctx, span := startChatSpan(ctx, req)
 	defer func() { endChatSpan(span, resp, err) }()
-	s := t.r.cfg.Model.Stream(ctx, req)
+	s := t.model().Stream(ctx, req)
 	defer s.Close()
 	var tags *TagFilter // holds back text that may be an action tag
 	var werr error      // a write behind failed: no text goes out

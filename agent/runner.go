@@ -41,6 +41,9 @@ type Config struct {
 	// running its turn died (the lease is renewed while the turn runs);
 	// defaults to DefaultTurnLease.
 	TurnLease time.Duration
+	// ModelFor returns the model of an agent that names a Provider; nil,
+	// or a nil result, uses Model.
+	ModelFor func(*Agent) coachd.Model
 }
 
 // Runner runs turns.

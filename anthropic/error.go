@@ -55,14 +55,18 @@ func apiError(e *sdk.Error) *coachd.Error {
 	if status == http.StatusOK {
 		// An `event: error` mid-stream: only its type says what happened.
 		switch typ {
-		case "overloaded_error", "rate_limit_error":
+		case "overloaded_error", "rate_limit_error",
+			// Bedrock's stream exceptions, as the SDK names them.
+			"throttlingException", "ThrottlingException",
+			"serviceUnavailableException", "ServiceUnavailableException":
 			status = 529
 		default:
 			status = 500
 		}
 	}
 	switch {
-	case status == http.StatusTooManyRequests || status == 529:
+	case status == http.StatusTooManyRequests || status == 529 || status == http.StatusServiceUnavailable:
+		// 503 is Bedrock's and Vertex's "unavailable": busy, as 529 is.
 		out.Code, out.Message, out.Retryable = coachd.EUPSTREAMBUSY, "model is busy, retry in a few seconds", true
 		if e.Response != nil {
 			out.RetryAfter = retryAfter(e.Response.Header)

@@ -6,7 +6,9 @@ package anthropic
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/coachd/coachd"
@@ -41,12 +43,16 @@ type Config struct {
 	// NoCache turns prompt-caching breakpoints off for every request.
 	NoCache    bool
 	HTTPClient *http.Client
+	// Logger reports, once, what a platform cannot carry; nil discards.
+	Logger *slog.Logger
 }
 
 // Model is a coachd.Model backed by the Anthropic Messages API.
 type Model struct {
-	client sdk.Client
-	cfg    Config
+	client   sdk.Client
+	cfg      Config
+	platform string // "" (the Anthropic API), bedrock or vertex
+	noUser   sync.Once
 }
 
 var _ coachd.Model = (*Model)(nil)
@@ -56,6 +62,12 @@ func New(cfg Config) *Model {
 	if cfg.Model == "" {
 		cfg.Model = DefaultModel
 	}
+	return &Model{client: newClient(cfg), cfg: cfg}
+}
+
+// newClient builds the SDK client for cfg; extra options (a platform's)
+// are applied last.
+func newClient(cfg Config, extra ...option.RequestOption) sdk.Client {
 	var opts []option.RequestOption
 	if cfg.APIKey != "" {
 		opts = append(opts, option.WithAPIKey(cfg.APIKey))
@@ -75,8 +87,10 @@ func New(cfg Config) *Model {
 	if cfg.HTTPClient == nil {
 		cfg.HTTPClient = &http.Client{Transport: upstreamTransport()}
 	}
+	// Extra options (Bedrock's signing, Vertex's authenticated client)
+	// come last, so theirs win.
 	opts = append(opts, option.WithHTTPClient(cfg.HTTPClient))
-	return &Model{client: sdk.NewClient(opts...), cfg: cfg}
+	return sdk.NewClient(append(opts, extra...)...)
 }
 
 // upstreamTransport is the default transport's settings with room for
@@ -175,7 +189,16 @@ func (m *Model) params(req *coachd.ModelRequest) (sdk.MessageNewParams, error) {
 	if len(req.StopSequences) > 0 {
 		p.StopSequences = req.StopSequences
 	}
-	if req.UserID != "" {
+	if req.UserID != "" && m.platform == platformBedrock {
+		// Bedrock refuses the body ("extraneous key [metadata] is not
+		// permitted"): the user id is left out, and said so once.
+		m.noUser.Do(func() {
+			if m.cfg.Logger != nil {
+				m.cfg.Logger.Warn("model feature not available from this provider", "provider", platformBedrock,
+					"feature", "metadata.user_id", "reason", "Bedrock takes no metadata; requests are sent without the user id")
+			}
+		})
+	} else if req.UserID != "" {
 		p.Metadata = sdk.MetadataParam{UserID: param.NewOpt(req.UserID)}
 	}
 	return p, nil

@@ -26,15 +26,18 @@ type modelConfig struct {
 	TurnLease time.Duration
 	// CountTokens estimates budgets with the API's count_tokens endpoint.
 	CountTokens bool
+
+	getenv func(string) string // provider settings: OPENAI_BASE_URL, AWS_REGION, ...
 }
 
 func (c *modelConfig) register(fs *flag.FlagSet, getenv func(string) string) {
 	c.APIKey = getenv("ANTHROPIC_API_KEY")
+	c.getenv = getenv
 	def := "demo"
 	if c.APIKey != "" {
 		def = "anthropic"
 	}
-	fs.StringVar(&c.Provider, "provider", envOr(getenv, "COACHD_PROVIDER", def), "model provider: anthropic or demo (default anthropic when ANTHROPIC_API_KEY is set) (env COACHD_PROVIDER)")
+	fs.StringVar(&c.Provider, "provider", envOr(getenv, "COACHD_PROVIDER", def), "model provider of agents that name none: anthropic, openai, bedrock, vertex or demo (default anthropic when ANTHROPIC_API_KEY is set) (env COACHD_PROVIDER)")
 	fs.StringVar(&c.BaseURL, "anthropic-base-url", getenv("ANTHROPIC_BASE_URL"), "Anthropic API base URL (env ANTHROPIC_BASE_URL)")
 	fs.StringVar(&c.Model, "model", envOr(getenv, "COACHD_MODEL", anthropic.DefaultModel), "Claude model for agents that name none (env COACHD_MODEL)")
 	fs.DurationVar(&c.Timeout, "model-timeout", envDuration(getenv, "COACHD_MODEL_TIMEOUT", 2*time.Minute), "timeout of one model request (env COACHD_MODEL_TIMEOUT)")
@@ -57,8 +60,13 @@ func (c modelConfig) LogValue() slog.Value {
 	)
 }
 
-func (c modelConfig) build() (coachd.Model, error) {
+func (c modelConfig) build(logger *slog.Logger) (coachd.Model, error) {
 	switch c.Provider {
+	case agent.ProviderOpenAI, agent.ProviderBedrock, agent.ProviderVertex:
+		if c.Provider == agent.ProviderOpenAI && c.openAIModel() == "" {
+			return nil, fmt.Errorf("--provider openai needs --model (COACHD_MODEL): the provider's model id")
+		}
+		return newProviders(c, c.getenv, logger).model(agent.Provider{Name: c.Provider})
 	case "anthropic":
 		if c.APIKey == "" {
 			return nil, fmt.Errorf("--provider anthropic needs ANTHROPIC_API_KEY")
@@ -69,7 +77,16 @@ func (c modelConfig) build() (coachd.Model, error) {
 	case "demo":
 		return demo.New(demo.Config{Delay: c.DemoDelay}), nil
 	}
-	return nil, fmt.Errorf("--provider must be anthropic or demo, not %q", c.Provider)
+	return nil, fmt.Errorf("--provider must be anthropic, openai, bedrock, vertex or demo, not %q", c.Provider)
+}
+
+// openAIModel is --model for an OpenAI-compatible server: empty when it
+// is still the Claude default.
+func (c modelConfig) openAIModel() string {
+	if c.Model == anthropic.DefaultModel {
+		return ""
+	}
+	return c.Model
 }
 
 // newRunner wires the agent runner with the built-in tools, and with the
@@ -85,6 +102,11 @@ func newRunner(store coachd.Store, model coachd.Model, logger *slog.Logger, pack
 	}
 	if pack != nil {
 		cfg.Agents = pack.Agent
+		reg := newProviders(mc, mc.getenv, logger)
+		if err := reg.check(pack.Agents); err != nil {
+			return nil, err
+		}
+		cfg.ModelFor = reg.For
 	}
 	return agent.NewRunner(cfg), nil
 }

@@ -72,7 +72,7 @@ func (l *localFlags) open(ctx context.Context, name string, stderr io.Writer) (r
 	if !coachd.ValidTaskID(l.taskID) {
 		return nil, nil, nil, nil, fmt.Errorf("--task-id %q: letters, digits, '.', '_' or '-', at most 100", l.taskID)
 	}
-	model, err := l.model.build()
+	model, err := l.model.build(slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}

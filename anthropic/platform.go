@@ -1,0 +1,119 @@
+package anthropic
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"golang.org/x/oauth2"
+	"golang.org/x/oauth2/google"
+
+	"github.com/anthropics/anthropic-sdk-go/bedrock"
+	"github.com/anthropics/anthropic-sdk-go/option"
+	"github.com/anthropics/anthropic-sdk-go/vertex"
+)
+
+// Claude on Amazon Bedrock and Google Vertex AI goes through the SDK's own
+// bedrock and vertex options: they rewrite the Messages request to the
+// platform's URL and body, sign it, and turn Bedrock's binary event stream
+// back into the Messages SSE, so the adapter's whole stream path (events,
+// usage, stop reasons, error mapping) serves all three.
+
+// BedrockConfig configures Claude on Amazon Bedrock. Credentials come from
+// the AWS default chain (environment, shared files, SSO, instance role)
+// unless a static key pair is given.
+type BedrockConfig struct {
+	Config        // Model is a Bedrock model id; BaseURL overrides the regional endpoint
+	Region string // AWS_REGION when empty
+	// AccessKeyID and SecretAccessKey (and SessionToken) are static
+	// credentials; empty uses the default chain.
+	AccessKeyID, SecretAccessKey, SessionToken string
+}
+
+// NewBedrock returns a Model for Claude on Amazon Bedrock.
+func NewBedrock(ctx context.Context, cfg BedrockConfig) (*Model, error) {
+	var ac aws.Config
+	if cfg.AccessKeyID != "" {
+		// Built by hand: no shared config files are read.
+		ac = aws.Config{Region: cfg.Region, Credentials: credentials.NewStaticCredentialsProvider(
+			cfg.AccessKeyID, cfg.SecretAccessKey, cfg.SessionToken)}
+	} else {
+		var opts []func(*awsconfig.LoadOptions) error
+		if cfg.Region != "" {
+			opts = append(opts, awsconfig.WithRegion(cfg.Region))
+		}
+		var err error
+		if ac, err = awsconfig.LoadDefaultConfig(ctx, opts...); err != nil {
+			return nil, fmt.Errorf("bedrock: loading AWS configuration: %w", err)
+		}
+	}
+	if ac.Region == "" {
+		return nil, fmt.Errorf("bedrock: no region (set region in the agent file or AWS_REGION)")
+	}
+	opts := []option.RequestOption{bedrock.WithConfig(ac)}
+	if cfg.BaseURL != "" {
+		opts = append(opts, option.WithBaseURL(cfg.BaseURL))
+	}
+	cfg.BaseURL, cfg.APIKey = "", ""
+	return newPlatform(cfg.Config, platformBedrock, opts), nil
+}
+
+// VertexConfig configures Claude on Google Vertex AI. Credentials are the
+// Application Default Credentials unless a token source is given.
+type VertexConfig struct {
+	Config         // Model is a Vertex model id; BaseURL overrides the regional endpoint
+	Region  string // a Vertex region, "global", "us" or "eu"
+	Project string // the Google Cloud project id
+	// TokenSource supplies OAuth tokens; nil uses the default credentials.
+	TokenSource oauth2.TokenSource
+}
+
+// NewVertex returns a Model for Claude on Google Vertex AI.
+func NewVertex(ctx context.Context, cfg VertexConfig) (*Model, error) {
+	if cfg.Region == "" {
+		return nil, fmt.Errorf("vertex: no region (set region in the agent file or CLOUD_ML_REGION)")
+	}
+	creds := &google.Credentials{TokenSource: cfg.TokenSource, ProjectID: cfg.Project}
+	if cfg.TokenSource == nil {
+		var err error
+		creds, err = google.FindDefaultCredentials(ctx, "https://www.googleapis.com/auth/cloud-platform")
+		if err != nil {
+			return nil, fmt.Errorf("vertex: finding Google credentials: %w", err)
+		}
+	}
+	if cfg.Project == "" {
+		cfg.Project = creds.ProjectID
+	}
+	if cfg.Project == "" {
+		return nil, fmt.Errorf("vertex: no project (set project in the agent file or GOOGLE_CLOUD_PROJECT)")
+	}
+	var opts []option.RequestOption
+	if cfg.HTTPClient != nil {
+		// Before the vertex option, which wraps it with authorization.
+		opts = append(opts, option.WithHTTPClient(cfg.HTTPClient))
+		cfg.HTTPClient = nil
+	}
+	opts = append(opts, vertex.WithCredentials(ctx, cfg.Region, cfg.Project, creds))
+	if cfg.BaseURL != "" {
+		opts = append(opts, option.WithBaseURL(cfg.BaseURL))
+	}
+	cfg.BaseURL, cfg.APIKey = "", ""
+	return newPlatform(cfg.Config, platformVertex, opts), nil
+}
+
+// Platforms serving Claude besides the Anthropic API.
+const (
+	platformBedrock = "bedrock"
+	platformVertex  = "vertex"
+)
+
+// newPlatform builds a Model whose client applies the platform's options
+// after the common ones.
+func newPlatform(cfg Config, platform string, opts []option.RequestOption) *Model {
+	m := New(cfg)
+	m.platform = platform
+	m.client = newClient(cfg, opts...)
+	return m
+}

@@ -1,0 +1,190 @@
+package openai
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/coachd/coachd"
+)
+
+// apiErrorBody is the error shape OpenAI, vLLM, Ollama and LiteLLM share:
+// {"error": {"message", "type", "code"}}. code is a string for OpenAI and
+// a number for vLLM and LiteLLM.
+type apiErrorBody struct {
+	Error *struct {
+		Message string          `json:"message"`
+		Type    string          `json:"type"`
+		Code    json.RawMessage `json:"code"`
+	} `json:"error"`
+}
+
+// kind names the error for the message: its type, or its code.
+func (b *apiErrorBody) kind() string {
+	if b.Error == nil {
+		return ""
+	}
+	if b.Error.Type != "" {
+		return b.Error.Type
+	}
+	var s string
+	if json.Unmarshal(b.Error.Code, &s) == nil {
+		return s
+	}
+	return string(b.Error.Code)
+}
+
+// status is the HTTP status an in-stream error names in its code, if any.
+func (b *apiErrorBody) status() int {
+	if b.Error == nil {
+		return 0
+	}
+	raw := strings.Trim(string(b.Error.Code), `"`)
+	if n, err := strconv.Atoi(raw); err == nil && n >= 400 && n < 600 {
+		return n
+	}
+	return 0
+}
+
+// busy reports whether an error's type or code says the upstream is out of
+// capacity (a rate limit or an overload) rather than that the request was
+// wrong. insufficient_quota arrives as a 429 but waiting does not cure it.
+func busy(kind string) bool {
+	k := strings.ToLower(kind)
+	if strings.Contains(k, "quota") {
+		return false
+	}
+	for _, w := range []string{"rate_limit", "ratelimit", "overload", "capacity", "unavailable", "throttl"} {
+		if strings.Contains(k, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// statusError maps an HTTP error response to a coded error, the same way
+// the Anthropic adapter maps its statuses: 429, 529 and 503 are a busy
+// upstream (retryable, and a reason for an agent's fallback_model).
+func statusError(status int, h http.Header, body []byte) *coachd.Error {
+	var b apiErrorBody
+	_ = json.Unmarshal(body, &b)
+	kind := b.kind()
+	out := &coachd.Error{Err: &httpError{status: status, kind: kind, message: message(&b)}}
+	switch {
+	case status == http.StatusTooManyRequests && strings.Contains(strings.ToLower(kind), "quota"):
+		out.Code, out.Message = coachd.EAPI, "model provider quota exhausted"
+	case status == http.StatusTooManyRequests || status == 529 || status == http.StatusServiceUnavailable:
+		out.Code, out.Message, out.Retryable = coachd.EUPSTREAMBUSY, "model is busy, retry in a few seconds", true
+		out.RetryAfter = retryAfter(h)
+	case status == http.StatusBadRequest || status == http.StatusRequestEntityTooLarge || status == http.StatusUnprocessableEntity:
+		out.Code, out.Message = coachd.EINVALID, "model rejected the request"
+	case status == http.StatusUnauthorized || status == http.StatusForbidden:
+		out.Code, out.Message = coachd.EUPSTREAMAUTH, "model rejected the credentials"
+	case status == http.StatusNotFound:
+		out.Code, out.Message = coachd.ENOTFOUND, "model or endpoint not found"
+	case status == http.StatusRequestTimeout || status == http.StatusGatewayTimeout:
+		out.Code, out.Message = coachd.ETIMEOUT, "model request timed out"
+	default:
+		out.Code, out.Message = coachd.EAPI, "model request failed"
+	}
+	if kind != "" {
+		out.Message += " (" + kind + ")"
+	}
+	return out
+}
+
+// streamError maps an error sent inside a 200 stream.
+func streamError(b *apiErrorBody) *coachd.Error {
+	if st := b.status(); st != 0 {
+		return statusError(st, nil, mustJSON(b))
+	}
+	kind := b.kind()
+	out := &coachd.Error{Code: coachd.EAPI, Message: "model stream failed",
+		Err: &httpError{status: http.StatusOK, kind: kind, message: message(b)}}
+	if busy(kind) {
+		out.Code, out.Message, out.Retryable = coachd.EUPSTREAMBUSY, "model is busy, retry in a few seconds", true
+	}
+	if kind != "" {
+		out.Message += " (" + kind + ")"
+	}
+	return out
+}
+
+func mustJSON(v any) []byte {
+	raw, _ := json.Marshal(v)
+	return raw
+}
+
+func message(b *apiErrorBody) string {
+	if b.Error == nil {
+		return ""
+	}
+	const max = 500 // an upstream's message is for the log, bounded
+	if len(b.Error.Message) > max {
+		return b.Error.Message[:max]
+	}
+	return b.Error.Message
+}
+
+// httpError is the upstream's answer, kept as the cause for the log.
+type httpError struct {
+	status  int
+	kind    string
+	message string
+}
+
+func (e *httpError) Error() string {
+	return "openai-compatible API: " + strconv.Itoa(e.status) + " " + e.kind + ": " + e.message
+}
+
+// transportError maps a failure to reach or read the upstream.
+func transportError(ctx context.Context, err error) error {
+	var ce *coachd.Error
+	switch {
+	case errors.As(err, &ce):
+		return err
+	case errors.Is(err, context.DeadlineExceeded):
+		return &coachd.Error{Code: coachd.ETIMEOUT, Message: "model request timed out", Err: err}
+	case errors.Is(err, context.Canceled) || ctx.Err() != nil:
+		cause := ctx.Err()
+		if cause == nil {
+			cause = err
+		}
+		return &coachd.Error{Code: coachd.EAPI, Message: "model request canceled", Err: errors.Join(cause, err)}
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return &coachd.Error{Code: coachd.ETIMEOUT, Message: "model request timed out", Err: err}
+	}
+	return &coachd.Error{Code: coachd.EAPI, Message: "model request failed", Err: err}
+}
+
+// retryAfter reads retry-after-ms or retry-after (seconds or an HTTP date).
+func retryAfter(h http.Header) time.Duration {
+	if h == nil {
+		return 0
+	}
+	if v := h.Get("retry-after-ms"); v != "" {
+		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms > 0 {
+			return time.Duration(ms * float64(time.Millisecond))
+		}
+	}
+	v := h.Get("retry-after")
+	if v == "" {
+		return 0
+	}
+	if s, err := strconv.ParseFloat(v, 64); err == nil && s > 0 {
+		return time.Duration(s * float64(time.Second))
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		if d := time.Until(t); d > 0 {
+			return d
+		}
+	}
+	return 0
+}
