@@ -111,6 +111,11 @@ type Agent struct {
 	// Voice is the agent's realtime voice settings; nil takes the
 	// server's defaults.
 	Voice *Voice
+	// MCP is the agent's MCP servers and tool filters; their tools join
+	// the agent's at each turn.
+	MCP *MCPAccess
+
+	mcpSpec *mcpFile // the mcp: key, resolved by the pack
 }
 
 // DefaultMaxTokens is the output cap when an agent sets none.

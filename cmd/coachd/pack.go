@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -12,6 +14,7 @@ import (
 	"github.com/coachd/coachd"
 	"github.com/coachd/coachd/agent"
 	"github.com/coachd/coachd/datasource"
+	"github.com/coachd/coachd/mcp"
 	"github.com/coachd/coachd/review"
 	"github.com/coachd/coachd/tools"
 )
@@ -46,7 +49,11 @@ func runPack(_ context.Context, args []string, getenv func(string) string, stdou
 	}
 	defer p.Close()
 	if args[0] == "validate" {
-		fmt.Fprintf(stdout, "%s: ok (%d agents, %d skills, %d pack tools)\n", args[1], len(p.Agents), len(p.Skills), len(p.Tools))
+		servers := ""
+		if len(p.MCP) > 0 {
+			servers = fmt.Sprintf(", %d MCP servers", len(p.MCP))
+		}
+		fmt.Fprintf(stdout, "%s: ok (%d agents, %d skills, %d pack tools%s)\n", args[1], len(p.Agents), len(p.Skills), len(p.Tools), servers)
 		return nil
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
@@ -75,6 +82,16 @@ func runPack(_ context.Context, args []string, getenv func(string) string, stdou
 // the key that signs webhook calls (--webhook-secret; "" leaves them
 // unsigned unless a tool has its own).
 func loadPack(dir string, getenv func(string) string, allow, secret string) (*agent.Pack, error) {
+	return loadPackLogged(dir, getenv, allow, secret, slog.New(slog.DiscardHandler))
+}
+
+// loadPackLogged is loadPack whose MCP servers log to logger (their
+// starts, crashes and stderr).
+func loadPackLogged(dir string, getenv func(string) string, allow, secret string, logger *slog.Logger) (*agent.Pack, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
 	policy, err := tools.ParseAddrPolicy(allow)
 	if err != nil {
 		return nil, fmt.Errorf("--webhook-allow: %v", err)
@@ -94,6 +111,14 @@ func loadPack(dir string, getenv func(string) string, allow, secret string) (*ag
 			}
 			w.UseSecret(key)
 			return w, nil
+		},
+		LoadMCP: func(path string, data []byte) (agent.MCPServer, error) {
+			c, err := mcp.ParseConfig(path, data, getenv)
+			if err != nil {
+				return nil, err
+			}
+			c.Dir = abs
+			return mcp.NewServer(c, mcp.Options{Logger: logger.With("component", "mcp")}), nil
 		},
 		LoadData: func(dir string, paths []string) (agent.Data, error) {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
