@@ -62,7 +62,7 @@ func TestTransports(t *testing.T) {
 					names = append(names, tool.Definition().Name)
 				}
 				slices.Sort(names)
-				want := []string{"fake__crash", "fake__echo", "fake__env", "fake__fail", "fake__hang", "fake__huge"}
+				want := []string{"fake__crash", "fake__echo", "fake__env", "fake__fail", "fake__hang", "fake__huge", "fake__pid"}
 				if !slices.Equal(names, want) {
 					t.Fatalf("tools = %v, want %v (bad.name skipped)", names, want)
 				}

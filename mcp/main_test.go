@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -67,6 +68,9 @@ func fakeServer() *sdk.Server {
 	})
 	add("env", "The server's environment.", func(context.Context, map[string]any, sdk.Meta) (*sdk.CallToolResult, error) {
 		return text("token="+os.Getenv("MCP_FAKE_TOKEN")+" secret="+os.Getenv("COACHD_TEST_SECRET"), false)
+	})
+	add("pid", "The server's process id.", func(context.Context, map[string]any, sdk.Meta) (*sdk.CallToolResult, error) {
+		return text(strconv.Itoa(os.Getpid()), false)
 	})
 	add("bad.name", "A name the Messages API refuses.", func(context.Context, map[string]any, sdk.Meta) (*sdk.CallToolResult, error) {
 		return text("unreachable", false)

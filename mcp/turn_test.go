@@ -7,7 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/coachd/coachd"
@@ -152,6 +154,19 @@ func TestTurnCallsMCPTool(t *testing.T) {
 	// The server's inputSchema is checked before the call is made.
 	if b := results["toolu_3"]; !b.IsError || !strings.Contains(b.ResultText(), "Invalid input for fake__echo") {
 		t.Errorf("toolu_3 = %q (error %v)", b.ResultText(), b.IsError)
+	}
+
+	// Closing the pack (what coachd serve does on shutdown) stops the
+	// server's process.
+	pid, err := strconv.Atoi(call(t, mustTool(t, pack.MCP[0].(*Server), "fake__pid"), `{}`).Content)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pack.Close(); err != nil {
+		t.Fatalf("close: %v", err)
+	}
+	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+		t.Errorf("server process %d still there after Close: %v", pid, err)
 	}
 }
 

@@ -1,0 +1,188 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coachd/coachd/mcp"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// bearerClient is an HTTP client that sends a user's key.
+func bearerClient(key string) *http.Client {
+	return &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		r = r.Clone(r.Context())
+		r.Header.Set("Authorization", "Bearer "+key)
+		return http.DefaultTransport.RoundTrip(r)
+	})}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// stdioSession runs "coachd mcp" in-process on pipes and connects the Go
+// SDK's client to it.
+func stdioSession(t *testing.T, url, key string) *sdk.ClientSession {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan error, 1)
+	var stderr bytes.Buffer
+	go func() {
+		done <- runMCP(ctx, []string{"--url", url}, getenvFrom(map[string]string{"COACHD_KEY": key}), inR, outW, &stderr)
+		outW.Close()
+	}()
+	sess, err := sdk.NewClient(&sdk.Implementation{Name: "desktop", Version: "1"}, nil).
+		Connect(ctx, &sdk.IOTransport{Reader: outR, Writer: inW}, nil)
+	if err != nil {
+		cancel()
+		t.Fatalf("connect to coachd mcp: %v (stderr %s)", err, stderr.String())
+	}
+	t.Cleanup(func() {
+		sess.Close()
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Error("coachd mcp did not stop")
+		}
+	})
+	return sess
+}
+
+func callText(t *testing.T, sess *sdk.ClientSession, name string, args map[string]any) (string, bool) {
+	t.Helper()
+	res, err := sess.CallTool(context.Background(), &sdk.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	var sb strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*sdk.TextContent); ok {
+			sb.WriteString(tc.Text)
+		}
+	}
+	return sb.String(), res.IsError
+}
+
+// mustCreateRichUser runs "coachd users create" with a budget for a
+// few turns and returns the key.
+func mustCreateRichUser(t *testing.T, dbPath, name string) string {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	if err := run(context.Background(), []string{"coachd", "users", "create", "--name", name, "--budget", "1000000"}, getenvFrom(map[string]string{"COACHD_DB": dbPath}), &stdout, &stderr); err != nil {
+		t.Fatalf("users create: %v\n%s", err, stderr.String())
+	}
+	return strings.TrimSuffix(stdout.String(), "\n")
+}
+
+// TestMCPServe: coachd serves a user's notes and coaches over MCP, on
+// stdio (coachd mcp) and streamable HTTP (/v1/mcp), each user seeing only
+// their own.
+func TestMCPServe(t *testing.T) {
+	dbPath := filepath.Join(t.TempDir(), "coachd.db")
+	keyA := mustCreateRichUser(t, dbPath, "ada")
+	keyB := mustCreateRichUser(t, dbPath, "bob")
+	p := MustServe(t, map[string]string{"COACHD_DB": dbPath})
+	sess := stdioSession(t, p.url, keyA)
+
+	t.Run("ListTools", func(t *testing.T) {
+		var names []string
+		for tool, err := range sess.Tools(context.Background(), nil) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			names = append(names, tool.Name)
+		}
+		got := strings.Join(names, ",")
+		for _, want := range []string{"save_note", "list_notes", mcp.ChatTool} {
+			if !strings.Contains(got, want) {
+				t.Errorf("tools %s lack %s", got, want)
+			}
+		}
+		// Interactive and lifecycle tools are not a client's to run.
+		if strings.Contains(got, "show_options") || strings.Contains(got, "complete_session") {
+			t.Errorf("tools = %s", got)
+		}
+	})
+	t.Run("SaveAndRead", func(t *testing.T) {
+		text, isErr := callText(t, sess, "save_note", map[string]any{"note_type": "preference", "title": "Mornings", "content": "Ada drives best before 9am."})
+		if isErr {
+			t.Fatalf("save_note: %s", text)
+		}
+		text, isErr = callText(t, sess, "list_notes", map[string]any{})
+		if isErr || !strings.Contains(text, "Ada drives best before 9am.") {
+			t.Fatalf("list_notes = %s (error %v)", text, isErr)
+		}
+	})
+	t.Run("InvalidInput", func(t *testing.T) {
+		text, isErr := callText(t, sess, "save_note", map[string]any{"title": "x"})
+		if !isErr || !strings.Contains(text, "content") {
+			t.Fatalf("save_note without content = %s (error %v)", text, isErr)
+		}
+	})
+	t.Run("Chat", func(t *testing.T) {
+		res, err := sess.CallTool(context.Background(), &sdk.CallToolParams{Name: mcp.ChatTool, Arguments: map[string]any{"message": "Hello coach"}})
+		if err != nil || res.IsError {
+			t.Fatalf("chat: %v %+v %s", err, res, res.Content[0].(*sdk.TextContent).Text)
+		}
+		out, _ := res.StructuredContent.(map[string]any)
+		sid, _ := out["session_id"].(string)
+		if !strings.HasPrefix(sid, "sess_") || out["text"] == "" {
+			t.Fatalf("chat = %+v", res.StructuredContent)
+		}
+		res, err = sess.CallTool(context.Background(), &sdk.CallToolParams{Name: mcp.ChatTool, Arguments: map[string]any{"message": "And again", "session_id": sid}})
+		if err != nil || res.IsError {
+			t.Fatalf("second chat: %v %+v", err, res)
+		}
+		if out, _ := res.StructuredContent.(map[string]any); out["session_id"] != sid {
+			t.Errorf("second chat went to %v, want %s", out["session_id"], sid)
+		}
+	})
+	t.Run("OtherUser", func(t *testing.T) {
+		c := sdk.NewClient(&sdk.Implementation{Name: "other", Version: "1"}, nil)
+		other, err := c.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: p.url + "/v1/mcp", HTTPClient: bearerClient(keyB), DisableStandaloneSSE: true}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer other.Close()
+		text, isErr := callText(t, other, "list_notes", map[string]any{})
+		if isErr || strings.Contains(text, "9am") {
+			t.Fatalf("bob's list_notes = %s", text)
+		}
+	})
+	t.Run("ErrNoKey", func(t *testing.T) {
+		c := sdk.NewClient(&sdk.Implementation{Name: "anon", Version: "1"}, nil)
+		_, err := c.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: p.url + "/v1/mcp", MaxRetries: -1, DisableStandaloneSSE: true}, nil)
+		if err == nil {
+			t.Fatal("connected without a key")
+		}
+		err = run(context.Background(), []string{"coachd", "mcp", "--url", p.url, "--key", "ck_wrong"}, getenvFrom(nil), io.Discard, io.Discard)
+		if err == nil {
+			t.Fatal("coachd mcp with a wrong key started")
+		}
+	})
+}
+
+func TestMCPHelp(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if err := run(context.Background(), []string{"coachd", "mcp", "-h"}, getenvFrom(nil), &stdout, &stderr); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Usage: coachd mcp", "-url", "-key", "COACHD_KEY", "/v1/mcp"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("coachd mcp -h lacks %q:\n%s", want, stdout.String())
+		}
+	}
+	if err := run(context.Background(), []string{"coachd", "mcp"}, getenvFrom(nil), io.Discard, io.Discard); err != errUsage {
+		t.Errorf("without a key: %v, want the usage error", err)
+	}
+}
