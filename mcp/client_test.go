@@ -3,12 +3,16 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/coachd/coachd"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 func mustServer(t *testing.T, cfg *Config, opts Options) *Server {
@@ -205,5 +209,44 @@ func TestAllowDeny(t *testing.T) {
 	slices.Sort(names)
 	if want := []string{"fake__echo", "fake__fail"}; !slices.Equal(names, want) {
 		t.Fatalf("tools = %v, want %v", names, want)
+	}
+}
+
+// TestHTTPServerRestart: a streamable HTTP server that restarted (its
+// sessions gone) is connected to again; at most one call fails.
+func TestHTTPServerRestart(t *testing.T) {
+	var mu sync.Mutex
+	newHandler := func() http.Handler {
+		srv := fakeServer()
+		return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil)
+	}
+	h := newHandler()
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		cur := h
+		mu.Unlock()
+		cur.ServeHTTP(w, r)
+	}))
+	defer ts.Close()
+	s := mustServer(t, &Config{Name: "remote", Prefix: "fake", URL: ts.URL, Timeout: 3 * time.Second, MaxOutput: 4096},
+		Options{Backoff: Backoff{Base: 10 * time.Millisecond, Max: 100 * time.Millisecond}})
+	echo := mustTool(t, s, "fake__echo")
+	if res := call(t, echo, `{"text":"one"}`); res.IsError {
+		t.Fatalf("first call: %+v", res)
+	}
+	mu.Lock()
+	h = newHandler() // the server restarted: it knows no session
+	mu.Unlock()
+	failed := 0
+	for range 2 {
+		if res := call(t, echo, `{"text":"two"}`); res.IsError {
+			failed++
+		}
+	}
+	if res := call(t, echo, `{"text":"three"}`); res.IsError || failed > 1 {
+		t.Fatalf("after the restart: %+v (%d failed)", res, failed)
+	}
+	if s.Starts() != 2 {
+		t.Errorf("starts = %d, want 2", s.Starts())
 	}
 }

@@ -1,6 +1,8 @@
 package mcp
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -81,4 +83,30 @@ colour: blue
 			t.Fatalf("err = %v", err)
 		}
 	})
+}
+
+// TestReadmeExamples: the README's MCP server files are valid.
+func TestReadmeExamples(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, block := range strings.Split(string(readme), "```yaml\n")[1:] {
+		block = block[:strings.Index(block, "```")]
+		first, _, _ := strings.Cut(block, "\n")
+		name, ok := strings.CutPrefix(first, "# mcp/")
+		if !ok {
+			continue
+		}
+		file := "mcp/" + strings.Fields(name)[0]
+		file = strings.TrimSuffix(file, ":")
+		if _, err := ParseConfig(file, []byte(block), func(string) string { return "x" }); err != nil {
+			t.Errorf("README %s: %v", file, err)
+		}
+		n++
+	}
+	if n != 2 {
+		t.Errorf("found %d README examples, want 2", n)
+	}
 }

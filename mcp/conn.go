@@ -286,11 +286,13 @@ func (s *Server) Tools(ctx context.Context) ([]coachd.Tool, error) {
 	return out, nil
 }
 
-// broken drops a session whose connection failed under a request (the
-// watcher may not have seen it yet).
+// broken drops a session whose connection failed under a request, or
+// that the server no longer knows (an HTTP server that restarted): the
+// watcher may not have seen it yet.
 func (s *Server) broken(sess *sdk.ClientSession, err error) {
-	if errors.Is(err, sdk.ErrConnectionClosed) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
-		strings.Contains(err.Error(), "connection closed") {
+	if errors.Is(err, sdk.ErrConnectionClosed) || errors.Is(err, sdk.ErrSessionMissing) || errors.Is(err, io.EOF) ||
+		errors.Is(err, io.ErrUnexpectedEOF) || strings.Contains(err.Error(), "connection closed") ||
+		strings.Contains(err.Error(), "session not found") {
 		s.drop(sess, err)
 	}
 }

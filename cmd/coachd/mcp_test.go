@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -184,5 +185,45 @@ func TestMCPHelp(t *testing.T) {
 	}
 	if err := run(context.Background(), []string{"coachd", "mcp"}, getenvFrom(nil), io.Discard, io.Discard); err != errUsage {
 		t.Errorf("without a key: %v, want the usage error", err)
+	}
+}
+
+// TestPackValidateMCP: coachd pack validate reports a bad MCP server file
+// and an agent's unknown server.
+func TestPackValidateMCP(t *testing.T) {
+	dir := t.TempDir()
+	for name, body := range map[string]string{
+		"agents/coach.md": "---\nname: coach\ndescription: A coach.\nmcp: {servers: [crm, ghost]}\n---\nYou coach.\n",
+		"mcp/crm.yaml":    "name: crm\nurl: https://crm.example/mcp\nheaders: {Authorization: \"Bearer ${CRM_TOKEN}\"}\nmax_output: 10\n",
+	} {
+		if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var stdout bytes.Buffer
+	err := run(context.Background(), []string{"coachd", "pack", "validate", dir}, getenvFrom(nil), &stdout, io.Discard)
+	if err == nil {
+		t.Fatal("a bad pack validated")
+	}
+	for _, want := range []string{
+		"mcp/crm.yaml:3: environment variable CRM_TOKEN is not set",
+		"mcp/crm.yaml:4: max_output must be between 256",
+		`agents/coach.md:4: unknown MCP server "ghost"`,
+	} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("missing %q in:\n%s", want, stdout.String())
+		}
+	}
+	stdout.Reset()
+	os.WriteFile(filepath.Join(dir, "agents/coach.md"), []byte("---\nname: coach\ndescription: A coach.\nmcp: {servers: [crm]}\n---\nYou coach.\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "mcp/crm.yaml"), []byte("name: crm\nurl: https://crm.example/mcp\n"), 0o644)
+	if err := run(context.Background(), []string{"coachd", "pack", "validate", dir}, getenvFrom(nil), &stdout, io.Discard); err != nil {
+		t.Fatalf("%v\n%s", err, stdout.String())
+	}
+	if !strings.Contains(stdout.String(), "1 MCP servers") {
+		t.Errorf("validate = %s", stdout.String())
 	}
 }
