@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/coachd/coachd"
@@ -94,14 +95,28 @@ func (r *Runner) withMCP(ctx context.Context, ag *Agent, ts *Toolset) (*Agent, *
 	}
 	ctx, cancel := context.WithTimeout(ctx, mcpListTimeout)
 	defer cancel()
-	var add []coachd.Tool
-	names := slices.Clip(ag.Tools)
-	for _, srv := range ag.MCP.Servers {
+	lists := make([][]coachd.Tool, len(ag.MCP.Servers))
+	for i, srv := range ag.MCP.Servers {
 		list, err := srv.Tools(ctx)
 		if err != nil {
 			r.cfg.Logger.Warn("mcp server left out of the turn", "agent", ag.Name, "server", srv.Name(), "err", err)
 			continue
 		}
+		lists[i] = list
+	}
+	if a, t, ok := r.mcp.get(ag, ts, lists); ok {
+		return a, t
+	}
+	a, t := r.bindMCPTools(ag, ts, lists)
+	r.mcp.put(ag, ts, lists, a, t)
+	return a, t
+}
+
+// bindMCPTools adds the listed tools the agent allows to its turn.
+func (r *Runner) bindMCPTools(ag *Agent, ts *Toolset, lists [][]coachd.Tool) (*Agent, *Toolset) {
+	var add []coachd.Tool
+	names := slices.Clip(ag.Tools)
+	for _, list := range lists {
 		for _, t := range list {
 			name := t.Definition().Name
 			if !ag.MCP.allowed(name) {
@@ -135,4 +150,58 @@ func (r *Runner) withMCP(ctx context.Context, ag *Agent, ts *Toolset) (*Agent, *
 	cp := *ag
 	cp.Tools = names
 	return &cp, out
+}
+
+// mcpCache keeps, per agent and base tool set, the turn's agent and tool
+// set built from its servers' lists: compiling the tools' schemas again
+// each turn would cost about a millisecond per turn for nothing. An entry
+// holds while every server answers with the same list (a server keeps its
+// list until it restarts or the list changes).
+type mcpCache struct {
+	mu sync.Mutex
+	m  map[mcpKey]mcpEntry
+}
+
+type mcpKey struct {
+	agent *Agent
+	tools *Toolset
+}
+
+type mcpEntry struct {
+	lists []*coachd.Tool // each list's first element (nil: empty), with lens
+	lens  []int
+	agent *Agent
+	tools *Toolset
+}
+
+func listIDs(lists [][]coachd.Tool) ([]*coachd.Tool, []int) {
+	ids, lens := make([]*coachd.Tool, len(lists)), make([]int, len(lists))
+	for i, l := range lists {
+		if len(l) > 0 {
+			ids[i] = &l[0]
+		}
+		lens[i] = len(l)
+	}
+	return ids, lens
+}
+
+func (c *mcpCache) get(ag *Agent, ts *Toolset, lists [][]coachd.Tool) (*Agent, *Toolset, bool) {
+	ids, lens := listIDs(lists)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.m[mcpKey{ag, ts}]
+	if !ok || !slices.Equal(e.lists, ids) || !slices.Equal(e.lens, lens) {
+		return nil, nil, false
+	}
+	return e.agent, e.tools, true
+}
+
+func (c *mcpCache) put(ag *Agent, ts *Toolset, lists [][]coachd.Tool, a *Agent, t *Toolset) {
+	ids, lens := listIDs(lists)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) > 1000 {
+		c.m = map[mcpKey]mcpEntry{} // bound tool sets (reviews) make new keys: start over
+	}
+	c.m[mcpKey{ag, ts}] = mcpEntry{lists: ids, lens: lens, agent: a, tools: t}
 }

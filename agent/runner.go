@@ -47,6 +47,7 @@ type Config struct {
 type Runner struct {
 	cfg   Config
 	guard *guard
+	mcp   mcpCache // turn tool sets with MCP tools, reused while the lists hold
 }
 
 // NewRunner returns a Runner.
