@@ -226,4 +226,16 @@ func TestPackValidateMCP(t *testing.T) {
 	if !strings.Contains(stdout.String(), "1 MCP servers") {
 		t.Errorf("validate = %s", stdout.String())
 	}
+	// An HTTP server on a loopback address needs the operator's leave,
+	// as a webhook does.
+	os.WriteFile(filepath.Join(dir, "mcp/crm.yaml"), []byte("name: crm\nurl: http://127.0.0.1:9/mcp\n"), 0o644)
+	stdout.Reset()
+	if err := run(context.Background(), []string{"coachd", "pack", "validate", dir}, getenvFrom(nil), &stdout, io.Discard); err == nil ||
+		!strings.Contains(stdout.String(), "mcp/crm.yaml: url: ") {
+		t.Errorf("loopback url: %v\n%s", err, stdout.String())
+	}
+	stdout.Reset()
+	if err := run(context.Background(), []string{"coachd", "pack", "validate", dir}, getenvFrom(map[string]string{"COACHD_WEBHOOK_ALLOW": "127.0.0.1/32"}), &stdout, io.Discard); err != nil {
+		t.Errorf("loopback url allowed: %v\n%s", err, stdout.String())
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
@@ -118,7 +119,18 @@ func loadPackLogged(dir string, getenv func(string) string, allow, secret string
 				return nil, err
 			}
 			c.Dir = abs
-			return mcp.NewServer(c, mcp.Options{Logger: logger.With("component", "mcp")}), nil
+			opts := mcp.Options{Logger: logger.With("component", "mcp")}
+			if c.URL != "" {
+				// The webhooks' address policy: a pack reaches only what
+				// the operator allows (--webhook-allow).
+				if u, err := url.Parse(c.URL); err == nil {
+					if err := policy.CheckURLHost(u.Hostname()); err != nil {
+						return nil, fmt.Errorf("%s: url: %v", path, err)
+					}
+				}
+				opts.HTTPClient = policy.Client()
+			}
+			return mcp.NewServer(c, opts), nil
 		},
 		LoadData: func(dir string, paths []string) (agent.Data, error) {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
