@@ -226,6 +226,11 @@ func TestPackValidateMCP(t *testing.T) {
 	if !strings.Contains(stdout.String(), "1 MCP servers") {
 		t.Errorf("validate = %s", stdout.String())
 	}
+	stdout.Reset()
+	if err := run(context.Background(), []string{"coachd", "pack", "list", dir}, getenvFrom(nil), &stdout, io.Discard); err != nil ||
+		!strings.Contains(stdout.String(), "MCP SERVERS\n  crm  agents: coach") {
+		t.Errorf("pack list: %v\n%s", err, stdout.String())
+	}
 	// An HTTP server on a loopback address needs the operator's leave,
 	// as a webhook does.
 	os.WriteFile(filepath.Join(dir, "mcp/crm.yaml"), []byte("name: crm\nurl: http://127.0.0.1:9/mcp\n"), 0o644)

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/url"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -73,6 +74,19 @@ func runPack(_ context.Context, args []string, getenv func(string) string, stdou
 	fmt.Fprintln(tw, "TOOLS")
 	for _, t := range p.Tools {
 		fmt.Fprintf(tw, "  %s\t%s\n", t.Definition().Name, t.Definition().Description)
+	}
+	if len(p.MCP) > 0 {
+		// Their tools are known once they run: listing does not start them.
+		fmt.Fprintln(tw, "MCP SERVERS")
+		for _, s := range p.MCP {
+			var users []string
+			for _, a := range p.Agents {
+				if a.MCP != nil && slices.Contains(a.MCP.Servers, s) {
+					users = append(users, a.Name)
+				}
+			}
+			fmt.Fprintf(tw, "  %s\tagents: %s\n", s.Name(), strings.Join(users, ", "))
+		}
 	}
 	return tw.Flush()
 }
