@@ -80,7 +80,7 @@ func (t *Tool) Execute(ctx context.Context, call coachd.ToolCall, env coachd.Too
 	if env.User != nil {
 		meta[MetaUser] = env.User.ID
 	}
-	if env.Session != nil {
+	if env.Session != nil && env.Session.ID != "" {
 		meta[MetaSession] = env.Session.ID
 	}
 	args := call.Input

@@ -156,6 +156,23 @@ func TestTurnCallsMCPTool(t *testing.T) {
 		t.Errorf("toolu_3 = %q (error %v)", b.ResultText(), b.IsError)
 	}
 
+	// The API for apps that run their own loop serves the same tools.
+	specs, err := runner.ToolSpecsContext(ctx, "coach")
+	if err != nil || !slices.ContainsFunc(specs, func(s coachd.ToolSpec) bool { return s.Name == "fake__echo" }) ||
+		slices.ContainsFunc(specs, func(s coachd.ToolSpec) bool { return s.Name == "fake__env" }) {
+		t.Errorf("tool specs = %v, %v", specs, err)
+	}
+	out, err := runner.ExecuteTool(ctx, agent.ExecRequest{User: u, Agent: "coach",
+		Call: coachd.ToolCall{Name: "fake__echo", Input: json.RawMessage(`{"text":"own loop"}`)}})
+	if err != nil || out.IsError || out.Result != "echo: own loop user="+u.ID+" session=<nil>" {
+		t.Errorf("execute = %+v, %v", out, err)
+	}
+	out, err = runner.ExecuteTool(ctx, agent.ExecRequest{User: u, Agent: "coach",
+		Call: coachd.ToolCall{Name: "fake__env", Input: json.RawMessage(`{}`)}})
+	if err != nil || !out.IsError || !strings.Contains(out.Result, "unknown tool") {
+		t.Errorf("a denied tool ran: %+v, %v", out, err)
+	}
+
 	// Closing the pack (what coachd serve does on shutdown) stops the
 	// server's process.
 	pid, err := strconv.Atoi(call(t, mustTool(t, pack.MCP[0].(*Server), "fake__pid"), `{}`).Content)

@@ -31,8 +31,8 @@ type mcpBackend struct {
 	agent string
 }
 
-func (b *mcpBackend) Tools(context.Context) ([]coachd.ToolSpec, error) {
-	specs, err := b.s.runner.ToolSpecs(b.agent)
+func (b *mcpBackend) Tools(ctx context.Context) ([]coachd.ToolSpec, error) {
+	specs, err := b.s.runner.ToolSpecsContext(ctx, b.agent)
 	if err != nil {
 		return nil, err
 	}
@@ -40,7 +40,8 @@ func (b *mcpBackend) Tools(context.Context) ([]coachd.ToolSpec, error) {
 	// tools change a running session: neither is a tool a client runs.
 	out := specs[:0:0]
 	for _, sp := range specs {
-		if b.s.runner.Toolset().Category(sp.Name) == coachd.ToolInstant {
+		// (An MCP server's tools are not in the base set: they are instant.)
+		if c := b.s.runner.Toolset().Category(sp.Name); c != coachd.ToolInteractive && c != coachd.ToolLifecycle {
 			out = append(out, sp)
 		}
 	}
