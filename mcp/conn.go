@@ -142,6 +142,7 @@ func (s *Server) session(ctx context.Context) (*sdk.ClientSession, error) {
 	}
 	s.sess, s.tools = sess, nil
 	s.starts++
+	s.log.Info("mcp server started", "starts", s.starts)
 	go s.watch(sess)
 	return sess, nil
 }

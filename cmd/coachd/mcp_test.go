@@ -3,11 +3,15 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -92,7 +96,7 @@ func TestMCPServe(t *testing.T) {
 	dbPath := filepath.Join(t.TempDir(), "coachd.db")
 	keyA := mustCreateRichUser(t, dbPath, "ada")
 	keyB := mustCreateRichUser(t, dbPath, "bob")
-	p := MustServe(t, map[string]string{"COACHD_DB": dbPath})
+	p := MustServe(t, map[string]string{"COACHD_DB": dbPath}, "--addr", "127.0.0.1:0")
 	sess := stdioSession(t, p.url, keyA)
 
 	t.Run("ListTools", func(t *testing.T) {
@@ -242,5 +246,71 @@ func TestPackValidateMCP(t *testing.T) {
 	stdout.Reset()
 	if err := run(context.Background(), []string{"coachd", "pack", "validate", dir}, getenvFrom(map[string]string{"COACHD_WEBHOOK_ALLOW": "127.0.0.1/32"}), &stdout, io.Discard); err != nil {
 		t.Errorf("loopback url allowed: %v\n%s", err, stdout.String())
+	}
+}
+
+// fakeMCPEnv, set to "stdio", makes the test binary an MCP server with a
+// pid tool (TestMain).
+const fakeMCPEnv = "COACHD_MCP_FAKE"
+
+func runFakeMCP() int {
+	s := sdk.NewServer(&sdk.Implementation{Name: "fake", Version: "1"}, nil)
+	s.AddTool(&sdk.Tool{Name: "pid", Description: "The server's process id.", InputSchema: map[string]any{"type": "object"}},
+		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: strconv.Itoa(os.Getpid())}}}, nil
+		})
+	if err := s.Run(context.Background(), &sdk.StdioTransport{}); err != nil {
+		return 1
+	}
+	return 0
+}
+
+// TestServeMCPPack: coachd serve --pack starts a pack's stdio MCP server
+// on first use (not at boot), serves its tools to the agent that mounts
+// it, and stops it when coachd shuts down.
+func TestServeMCPPack(t *testing.T) {
+	dir := t.TempDir()
+	for name, body := range map[string]string{
+		"agents/coach.md": "---\nname: coach\ndescription: A coach.\ntools: [save_note]\nmcp: {servers: [fake]}\n---\nYou coach.\n",
+		"mcp/fake.yaml":   "name: fake\ncommand: ${COACHD_TEST_BIN}\nenv: {" + fakeMCPEnv + ": stdio}\n",
+	} {
+		os.MkdirAll(filepath.Join(dir, filepath.Dir(name)), 0o755)
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dbPath := filepath.Join(t.TempDir(), "coachd.db")
+	key := mustCreateRichUser(t, dbPath, "ada")
+	p := MustServe(t, map[string]string{"COACHD_DB": dbPath, "COACHD_PACK": dir, "COACHD_TEST_BIN": os.Args[0]}, "--addr", "127.0.0.1:0")
+	if strings.Contains(p.stderr.String(), "mcp server started") {
+		t.Errorf("the MCP server started at boot:\n%s", p.stderr)
+	}
+	var list struct {
+		Tools []struct{ Name string } `json:"tools"`
+	}
+	if code := call(t, "GET", p.url+"/v1/tools?agent=coach", key, "", nil, &list); code != 200 ||
+		!slices.ContainsFunc(list.Tools, func(tl struct{ Name string }) bool { return tl.Name == "fake__pid" }) {
+		t.Fatalf("tools: %d %+v", code, list)
+	}
+	if !strings.Contains(p.stderr.String(), "mcp server started") {
+		t.Errorf("no start logged:\n%s", p.stderr)
+	}
+	var out struct {
+		Result  string `json:"result"`
+		IsError bool   `json:"is_error"`
+	}
+	code := call(t, "POST", p.url+"/v1/tools/execute", key, `{"tool_name":"fake__pid","agent":"coach"}`, nil, &out)
+	pid, err := strconv.Atoi(out.Result)
+	if code != 200 || out.IsError || err != nil || pid <= 0 {
+		t.Fatalf("execute: %d %+v", code, out)
+	}
+	if err := syscall.Kill(pid, 0); err != nil {
+		t.Fatalf("server process %d: %v", pid, err)
+	}
+	if err := p.stop(t); err != nil {
+		t.Fatalf("stop: %v", err)
+	}
+	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+		t.Errorf("server process %d still there after coachd stopped: %v", pid, err)
 	}
 }
