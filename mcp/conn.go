@@ -175,7 +175,7 @@ func (s *Server) drop(sess *sdk.ClientSession, err error) {
 			"retry_in", time.Until(s.retryAt).Round(time.Millisecond))
 	}
 	s.mu.Unlock()
-	sess.Close()
+	go sess.Close() // reaps the process; the caller does not wait for it
 }
 
 func (s *Server) connect(ctx context.Context) (*sdk.ClientSession, error) {

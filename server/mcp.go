@@ -15,12 +15,21 @@ import (
 // (the default agent without it), run as /v1/tools/execute runs them, and
 // chat, a turn with a coach. Everything is the user's own.
 func (s *Server) handleMCP() http.Handler {
-	return mcp.Handler(func(r *http.Request) (mcp.Backend, error) {
-		if s.runner == nil {
-			return nil, coachd.Errorf(coachd.EAPI, "this server has no runner configured")
-		}
+	h := mcp.Handler(func(r *http.Request) (mcp.Backend, error) {
 		return &mcpBackend{s: s, r: r, user: UserFrom(r.Context()), agent: r.URL.Query().Get("agent")}, nil
 	}, s.logger.With("component", "mcp"))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.runner == nil {
+			s.Error(w, r, coachd.Errorf(coachd.EAPI, "this server has no runner configured"))
+			return
+		}
+		// An unknown or internal agent is the API's error, not a bare 400.
+		if _, err := s.runner.AgentFor(r.URL.Query().Get("agent"), false); err != nil {
+			s.Error(w, r, err)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // mcpBackend is one request's user and agent.

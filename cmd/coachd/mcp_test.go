@@ -170,6 +170,21 @@ func TestMCPServe(t *testing.T) {
 		if err == nil {
 			t.Fatal("connected without a key")
 		}
+		_, err = c.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: p.url + "/v1/mcp?agent=nope", HTTPClient: bearerClient(keyA), MaxRetries: -1, DisableStandaloneSSE: true}, nil)
+		if err == nil {
+			t.Fatal("connected to an unknown agent")
+		}
+		req, _ := http.NewRequest("POST", p.url+"/v1/mcp?agent=nope", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+		req.Header.Set("Authorization", "Bearer "+keyA)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 400 || !strings.Contains(string(raw), `"agent"`) {
+			t.Errorf("unknown agent: %d %s", resp.StatusCode, raw)
+		}
 		err = run(context.Background(), []string{"coachd", "mcp", "--url", p.url, "--key", "ck_wrong"}, getenvFrom(nil), io.Discard, io.Discard)
 		if err == nil {
 			t.Fatal("coachd mcp with a wrong key started")
