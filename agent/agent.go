@@ -117,6 +117,11 @@ type Agent struct {
 	// Provider is the API serving Model and FallbackModel; the zero value
 	// is the server's own model (Config.ModelFor resolves the others).
 	Provider Provider
+	// MCP is the agent's MCP servers and tool filters; their tools join
+	// the agent's at each turn.
+	MCP *MCPAccess
+
+	mcpSpec *mcpFile // the mcp: key, resolved by the pack
 }
 
 // DefaultMaxTokens is the output cap when an agent sets none.

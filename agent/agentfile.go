@@ -45,6 +45,8 @@ type agentFile struct {
 	// RequiresApproval lists the calls that wait for the user's approval
 	// (approval.go).
 	RequiresApproval yaml.Node `yaml:"requires_approval"`
+	// MCP names the pack's MCP servers whose tools the agent may call.
+	MCP *mcpFile `yaml:"mcp"`
 
 	// Claude Code agent files carry these; coachd reads them too.
 	Triggers         *[]string `yaml:"triggers"` // [] : no user key may start the agent
@@ -91,7 +93,7 @@ func parseAgent(fm *frontMatter, base string, known map[string]coachd.Tool, skil
 		Thinking: f.Thinking, Temperature: f.Temperature, Tools: f.Tools, Permissions: f.Permissions,
 		Arcs: f.Arcs, Context: f.Context, ActionTags: f.ActionTags, Reserve: f.Reserve,
 		FreePreviewTurns: f.Preview, Prompt: strings.TrimSpace(fm.body), Source: fm.file,
-		Stack: strings.TrimSpace(f.Stack), CollaboratesWith: f.CollaboratesWith,
+		Stack: strings.TrimSpace(f.Stack), CollaboratesWith: f.CollaboratesWith, mcpSpec: f.MCP,
 	}
 	bad := fm.bad
 	fm.checkName(f.Name, base)

@@ -15,11 +15,18 @@ import (
 // ToolSpecs returns the sanitized specs of the named agent's tools ("" is
 // the default agent).
 func (r *Runner) ToolSpecs(agentName string) ([]coachd.ToolSpec, error) {
+	return r.ToolSpecsContext(context.Background(), agentName)
+}
+
+// ToolSpecsContext is ToolSpecs with the tools of the agent's MCP servers
+// (started if needed, within ctx).
+func (r *Runner) ToolSpecsContext(ctx context.Context, agentName string) ([]coachd.ToolSpec, error) {
 	ag, err := r.agentFor(agentName, false)
 	if err != nil {
 		return nil, err
 	}
-	return r.cfg.Tools.Specs(ag.Tools), nil
+	ag, ts := r.withMCP(ctx, ag, r.cfg.Tools)
+	return ts.Specs(ag.Tools), nil
 }
 
 // ExecRequest asks to run one tool outside a turn.
@@ -81,6 +88,7 @@ func (r *Runner) externalTurn(ctx context.Context, u *coachd.User, sessionID, ag
 		sess = &coachd.Session{UserID: u.ID, Agent: ag.Name, Status: coachd.SessionActive}
 	}
 	t := &Turn{r: r, req: TurnRequest{User: u, SessionID: sess.ID, Agent: ag.Name}, agent: ag, sess: sess, sink: dropSink{}, tools: r.cfg.Tools}
+	t.agent, t.tools = r.withMCP(ctx, ag, t.tools)
 	t.x.called = map[string]bool{}
 	return t, nil
 }

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -29,6 +30,8 @@ type Pack struct {
 	// Notes is the pack's note vocabulary (coachd.DefaultNoteVocabulary
 	// without a notes.yaml).
 	Notes coachd.NoteVocabulary
+	// MCP is the pack's MCP servers (mcp/*.yaml), sorted by name.
+	MCP []MCPServer
 
 	agents map[string]*Agent
 	skills map[string]*Skill
@@ -45,6 +48,9 @@ type PackOptions struct {
 	// LoadData opens the data sources data/*.yaml declare (paths relative
 	// to dir); nil makes any data file a problem.
 	LoadData func(dir string, paths []string) (Data, error)
+	// LoadMCP builds an MCP server from mcp/<name>.yaml (not started);
+	// nil makes any MCP server file a problem.
+	LoadMCP func(path string, data []byte) (MCPServer, error)
 }
 
 // Data is a pack's data sources, opened: an app's own database its
@@ -57,12 +63,20 @@ type Data interface {
 	Close() error
 }
 
-// Close releases what the pack holds open (its data sources).
+// Close releases what the pack holds open (its data sources, its MCP
+// servers).
 func (p *Pack) Close() error {
-	if p == nil || p.Data == nil {
+	if p == nil {
 		return nil
 	}
-	return p.Data.Close()
+	var errs []error
+	for _, s := range p.MCP {
+		errs = append(errs, s.Close())
+	}
+	if p.Data != nil {
+		errs = append(errs, p.Data.Close())
+	}
+	return errors.Join(errs...)
 }
 
 // loaderProblems adds the problems of a loader's error, one
@@ -181,6 +195,11 @@ func LoadPack(dir string, opts PackOptions) (*Pack, error) {
 			}
 		}
 	}
+	servers := loadMCP(dir, opts.LoadMCP, read, problem)
+	for _, s := range servers {
+		p.MCP = append(p.MCP, s)
+	}
+	sort.Slice(p.MCP, func(i, j int) bool { return p.MCP[i].Name() < p.MCP[j].Name() })
 	for _, path := range glob(dir, "skills", "*.md") {
 		fm, base := markdown(path)
 		if fm == nil {
@@ -205,6 +224,7 @@ func LoadPack(dir string, opts PackOptions) (*Pack, error) {
 		if a == nil || p.agents[a.Name] != nil {
 			continue
 		}
+		bindMCP(fm, a, a.mcpSpec, servers)
 		p.agents[a.Name] = a
 		p.Agents = append(p.Agents, a)
 		if isDefault {
@@ -271,6 +291,34 @@ func LoadPack(dir string, opts PackOptions) (*Pack, error) {
 		}
 	}
 	return p, nil
+}
+
+// loadMCP builds the pack's MCP servers from mcp/*.yaml, by name.
+func loadMCP(dir string, load func(string, []byte) (MCPServer, error), read func(string) (string, []byte, bool),
+	problem func(file string, line int, msg string)) map[string]MCPServer {
+	out := map[string]MCPServer{}
+	for _, path := range glob(dir, "mcp", "*.yaml", "*.yml") {
+		file, data, ok := read(path)
+		if !ok {
+			continue
+		}
+		if load == nil {
+			problem(file, 0, "MCP servers are not supported here")
+			continue
+		}
+		s, err := load(file, data)
+		if err != nil {
+			loaderProblems(file, err, problem)
+			continue
+		}
+		if out[s.Name()] != nil {
+			problem(file, 0, fmt.Sprintf("MCP server %q is defined twice", s.Name()))
+			s.Close()
+			continue
+		}
+		out[s.Name()] = s
+	}
+	return out
 }
 
 func loadData(dir string, paths []string, load func(string, []string) (Data, error)) (Data, error) {

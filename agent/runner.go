@@ -51,6 +51,7 @@ type Runner struct {
 	cfg   Config
 	guard *guard
 	hist  *historyCache
+	mcp   mcpCache // turn tool sets with MCP tools, reused while the lists hold
 }
 
 // NewRunner returns a Runner.
@@ -182,6 +183,8 @@ func (r *Runner) Prepare(ctx context.Context, req TurnRequest) (*Turn, error) {
 			return nil, coachd.Errorf(coachd.EINTERNAL, "bind tools: %v", err)
 		}
 	}
+	// The agent's MCP servers add their tools (started on first use).
+	t.agent, t.tools = r.withMCP(ctx, t.agent, t.tools)
 	// Re-read under the slot: the previous turn may have changed it.
 	if t.sess, err = st.FindSession(ctx, req.User.ID, sess.ID); err != nil {
 		release()

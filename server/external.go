@@ -22,7 +22,7 @@ func (s *Server) handleToolList() http.Handler {
 			s.Error(w, r, coachd.Errorf(coachd.EAPI, "this server has no runner configured"))
 			return
 		}
-		specs, err := s.runner.ToolSpecs(r.URL.Query().Get("agent"))
+		specs, err := s.runner.ToolSpecsContext(r.Context(), r.URL.Query().Get("agent"))
 		if err != nil {
 			s.Error(w, r, err)
 			return

@@ -199,3 +199,10 @@ func (p *AddrPolicy) client() *http.Client {
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
 }
+
+// Client is an HTTP client under the policy, for what else a pack makes
+// coachd call (an MCP server's streamable HTTP endpoint).
+func (p *AddrPolicy) Client() *http.Client { return p.client() }
+
+// CheckURLHost judges a URL's host at load time when it is a literal IP.
+func (p *AddrPolicy) CheckURLHost(host string) error { return p.checkURLHost(host) }

@@ -19,6 +19,9 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	if os.Getenv(fakeMCPEnv) == "stdio" {
+		os.Exit(runFakeMCP()) // the test binary as a pack's MCP server (mcp_test.go)
+	}
 	code := m.Run()
 	pgtest.Shutdown()
 	os.Exit(code)

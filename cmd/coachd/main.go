@@ -48,6 +48,7 @@ Commands:
   bench      load-test a running coachd against the paced fake
   pack       validate or list a coach pack (agents, skills, tools)
   review     run the validator coach over a directory (exit 0: approved)
+  mcp        serve a user's notes, files and coaches to an MCP client over stdio
   autobuild  the player/coach loop over a scratch copy of a directory
   version    print the version
 
@@ -85,6 +86,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return runPack(ctx, rest, getenv, stdout, stderr)
 	case "review":
 		return runReview(ctx, rest, getenv, stdout, stderr)
+	case "mcp":
+		// JSON-RPC on the process's stdin and stdout.
+		return runMCP(ctx, rest, getenv, os.Stdin, stdout, stderr)
 	case "autobuild":
 		return runAutobuild(ctx, rest, getenv, stdout, stderr)
 	case "help", "-h", "-help", "--help":

@@ -5,6 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
+	"net/url"
+	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -12,6 +16,7 @@ import (
 	"github.com/coachd/coachd"
 	"github.com/coachd/coachd/agent"
 	"github.com/coachd/coachd/datasource"
+	"github.com/coachd/coachd/mcp"
 	"github.com/coachd/coachd/review"
 	"github.com/coachd/coachd/tools"
 )
@@ -46,7 +51,11 @@ func runPack(_ context.Context, args []string, getenv func(string) string, stdou
 	}
 	defer p.Close()
 	if args[0] == "validate" {
-		fmt.Fprintf(stdout, "%s: ok (%d agents, %d skills, %d pack tools)\n", args[1], len(p.Agents), len(p.Skills), len(p.Tools))
+		servers := ""
+		if len(p.MCP) > 0 {
+			servers = fmt.Sprintf(", %d MCP servers", len(p.MCP))
+		}
+		fmt.Fprintf(stdout, "%s: ok (%d agents, %d skills, %d pack tools%s)\n", args[1], len(p.Agents), len(p.Skills), len(p.Tools), servers)
 		return nil
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
@@ -66,6 +75,19 @@ func runPack(_ context.Context, args []string, getenv func(string) string, stdou
 	for _, t := range p.Tools {
 		fmt.Fprintf(tw, "  %s\t%s\n", t.Definition().Name, t.Definition().Description)
 	}
+	if len(p.MCP) > 0 {
+		// Their tools are known once they run: listing does not start them.
+		fmt.Fprintln(tw, "MCP SERVERS")
+		for _, s := range p.MCP {
+			var users []string
+			for _, a := range p.Agents {
+				if a.MCP != nil && slices.Contains(a.MCP.Servers, s) {
+					users = append(users, a.Name)
+				}
+			}
+			fmt.Fprintf(tw, "  %s\tagents: %s\n", s.Name(), strings.Join(users, ", "))
+		}
+	}
 	return tw.Flush()
 }
 
@@ -75,6 +97,16 @@ func runPack(_ context.Context, args []string, getenv func(string) string, stdou
 // the key that signs webhook calls (--webhook-secret; "" leaves them
 // unsigned unless a tool has its own).
 func loadPack(dir string, getenv func(string) string, allow, secret string) (*agent.Pack, error) {
+	return loadPackLogged(dir, getenv, allow, secret, slog.New(slog.DiscardHandler))
+}
+
+// loadPackLogged is loadPack whose MCP servers log to logger (their
+// starts, crashes and stderr).
+func loadPackLogged(dir string, getenv func(string) string, allow, secret string, logger *slog.Logger) (*agent.Pack, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
 	policy, err := tools.ParseAddrPolicy(allow)
 	if err != nil {
 		return nil, fmt.Errorf("--webhook-allow: %v", err)
@@ -94,6 +126,25 @@ func loadPack(dir string, getenv func(string) string, allow, secret string) (*ag
 			}
 			w.UseSecret(key)
 			return w, nil
+		},
+		LoadMCP: func(path string, data []byte) (agent.MCPServer, error) {
+			c, err := mcp.ParseConfig(path, data, getenv)
+			if err != nil {
+				return nil, err
+			}
+			c.Dir = abs
+			opts := mcp.Options{Logger: logger.With("component", "mcp")}
+			if c.URL != "" {
+				// The webhooks' address policy: a pack reaches only what
+				// the operator allows (--webhook-allow).
+				if u, err := url.Parse(c.URL); err == nil {
+					if err := policy.CheckURLHost(u.Hostname()); err != nil {
+						return nil, fmt.Errorf("%s: url: %v", path, err)
+					}
+				}
+				opts.HTTPClient = policy.Client()
+			}
+			return mcp.NewServer(c, opts), nil
 		},
 		LoadData: func(dir string, paths []string) (agent.Data, error) {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -201,9 +201,10 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	var pack *agent.Pack
 	expiry := sessionExpiry{}
 	if cfg.Pack != "" {
-		if pack, err = loadPack(cfg.Pack, getenv, cfg.WebhookAllow, cfg.WebhookSecret); err != nil {
+		if pack, err = loadPackLogged(cfg.Pack, getenv, cfg.WebhookAllow, cfg.WebhookSecret, logger); err != nil {
 			return err
 		}
+		// Runs after the HTTP shutdown: stops the pack's MCP servers.
 		defer pack.Close()
 		logger.Info("coach pack loaded", "dir", cfg.Pack, "agents", len(pack.Agents), "skills", len(pack.Skills), "tools", len(pack.Tools))
 		store.SetNoteVocabulary(pack.Notes)

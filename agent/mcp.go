@@ -1,0 +1,207 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/coachd/coachd"
+)
+
+// MCPServer is a pack's MCP server (mcp/<name>.yaml). Its tools are known
+// only once it runs, so an agent names servers (its mcp: key) and each
+// turn asks them for their tools; a server starts on first use.
+type MCPServer interface {
+	Name() string
+	// Tools lists the server's tools, named <prefix>__<tool>.
+	Tools(ctx context.Context) ([]coachd.Tool, error)
+	Close() error
+}
+
+// MCPAccess is what an agent may use of the pack's MCP servers.
+type MCPAccess struct {
+	Servers []MCPServer
+	// Allow and Deny filter tools by their full name (<prefix>__<tool>),
+	// as names or path.Match patterns ("files__read_*"); an empty Allow
+	// allows every tool Deny does not name.
+	Allow, Deny []string
+}
+
+// mcpFile is an agent file's mcp: key.
+type mcpFile struct {
+	Servers []string `yaml:"servers"`
+	Allow   []string `yaml:"allow"`
+	Deny    []string `yaml:"deny"`
+}
+
+var mcpKeys = yamlKeys(mcpFile{})
+
+// bindMCP resolves an agent's mcp: key against the pack's servers.
+func bindMCP(fm *frontMatter, a *Agent, f *mcpFile, servers map[string]MCPServer) {
+	if f == nil {
+		return
+	}
+	fm.checkKeys(fm.node("mcp"), mcpKeys)
+	acc := &MCPAccess{Allow: f.Allow, Deny: f.Deny}
+	for i, name := range f.Servers {
+		srv := servers[name]
+		switch {
+		case srv == nil:
+			fm.bad(fm.itemLine(i, "mcp", "servers"), fmt.Sprintf("unknown MCP server %q (no mcp/%s.yaml)", name, name))
+		case slices.Index(f.Servers, name) != i:
+			fm.bad(fm.itemLine(i, "mcp", "servers"), fmt.Sprintf("MCP server %q listed twice", name))
+		default:
+			acc.Servers = append(acc.Servers, srv)
+		}
+	}
+	if len(f.Servers) == 0 {
+		fm.bad(fm.line("mcp"), "mcp needs servers: the names of the pack's mcp/<name>.yaml files")
+	}
+	for key, list := range map[string][]string{"allow": f.Allow, "deny": f.Deny} {
+		for i, p := range list {
+			if _, err := path.Match(p, ""); err != nil || p == "" || len(p) > 128 {
+				fm.bad(fm.itemLine(i, "mcp", key), fmt.Sprintf("mcp.%s: %q is not a tool name or pattern", key, p))
+			}
+		}
+	}
+	a.MCP = acc
+}
+
+func (acc *MCPAccess) allowed(name string) bool {
+	match := func(list []string) bool {
+		for _, p := range list {
+			if ok, _ := path.Match(p, name); ok {
+				return true
+			}
+		}
+		return false
+	}
+	return (len(acc.Allow) == 0 || match(acc.Allow)) && !match(acc.Deny)
+}
+
+// mcpListTimeout bounds listing an agent's MCP tools before a turn (a
+// server that does not start in time is left out of the turn).
+const mcpListTimeout = 15 * time.Second
+
+// withMCP returns the agent and tool set of a turn with the tools of the
+// agent's MCP servers added. A server that cannot list its tools is
+// logged and left out: the turn goes on with the tools it has.
+func (r *Runner) withMCP(ctx context.Context, ag *Agent, ts *Toolset) (*Agent, *Toolset) {
+	if ag.MCP == nil || len(ag.MCP.Servers) == 0 {
+		return ag, ts
+	}
+	ctx, cancel := context.WithTimeout(ctx, mcpListTimeout)
+	defer cancel()
+	lists := make([][]coachd.Tool, len(ag.MCP.Servers))
+	for i, srv := range ag.MCP.Servers {
+		list, err := srv.Tools(ctx)
+		if err != nil {
+			r.cfg.Logger.Warn("mcp server left out of the turn", "agent", ag.Name, "server", srv.Name(), "err", err)
+			continue
+		}
+		lists[i] = list
+	}
+	if a, t, ok := r.mcp.get(ag, ts, lists); ok {
+		return a, t
+	}
+	a, t := r.bindMCPTools(ag, ts, lists)
+	r.mcp.put(ag, ts, lists, a, t)
+	return a, t
+}
+
+// bindMCPTools adds the listed tools the agent allows to its turn.
+func (r *Runner) bindMCPTools(ag *Agent, ts *Toolset, lists [][]coachd.Tool) (*Agent, *Toolset) {
+	var add []coachd.Tool
+	names := slices.Clip(ag.Tools)
+	for _, list := range lists {
+		for _, t := range list {
+			name := t.Definition().Name
+			if !ag.MCP.allowed(name) {
+				continue
+			}
+			if _, taken := ts.Get(name); taken || slices.Contains(names, name) {
+				r.cfg.Logger.Warn("mcp tool skipped: the name is taken", "agent", ag.Name, "tool", name)
+				continue
+			}
+			add = append(add, t)
+			names = append(names, name)
+		}
+	}
+	if len(add) == 0 {
+		return ag, ts
+	}
+	out, err := ts.With(add...)
+	if err != nil {
+		// One bad schema must not hide the others: add them one by one.
+		out = ts
+		names = slices.Clip(ag.Tools)
+		for _, t := range add {
+			next, err := out.With(t)
+			if err != nil {
+				r.cfg.Logger.Warn("mcp tool skipped", "agent", ag.Name, "tool", t.Definition().Name, "err", err)
+				continue
+			}
+			out, names = next, append(names, t.Definition().Name)
+		}
+	}
+	cp := *ag
+	cp.Tools = names
+	return &cp, out
+}
+
+// mcpCache keeps, per agent and base tool set, the turn's agent and tool
+// set built from its servers' lists: compiling the tools' schemas again
+// each turn would cost about a millisecond per turn for nothing. An entry
+// holds while every server answers with the same list (a server keeps its
+// list until it restarts or the list changes).
+type mcpCache struct {
+	mu sync.Mutex
+	m  map[mcpKey]mcpEntry
+}
+
+type mcpKey struct {
+	agent *Agent
+	tools *Toolset
+}
+
+type mcpEntry struct {
+	lists []*coachd.Tool // each list's first element (nil: empty), with lens
+	lens  []int
+	agent *Agent
+	tools *Toolset
+}
+
+func listIDs(lists [][]coachd.Tool) ([]*coachd.Tool, []int) {
+	ids, lens := make([]*coachd.Tool, len(lists)), make([]int, len(lists))
+	for i, l := range lists {
+		if len(l) > 0 {
+			ids[i] = &l[0]
+		}
+		lens[i] = len(l)
+	}
+	return ids, lens
+}
+
+func (c *mcpCache) get(ag *Agent, ts *Toolset, lists [][]coachd.Tool) (*Agent, *Toolset, bool) {
+	ids, lens := listIDs(lists)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.m[mcpKey{ag, ts}]
+	if !ok || !slices.Equal(e.lists, ids) || !slices.Equal(e.lens, lens) {
+		return nil, nil, false
+	}
+	return e.agent, e.tools, true
+}
+
+func (c *mcpCache) put(ag *Agent, ts *Toolset, lists [][]coachd.Tool, a *Agent, t *Toolset) {
+	ids, lens := listIDs(lists)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) > 1000 {
+		c.m = map[mcpKey]mcpEntry{} // bound tool sets (reviews) make new keys: start over
+	}
+	c.m[mcpKey{ag, ts}] = mcpEntry{lists: ids, lens: lens, agent: a, tools: t}
+}

@@ -1,0 +1,350 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/coachd/coachd"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Backoff bounds the wait before a crashed or unreachable server is
+// started again: Base after the first failure, doubling, at most Max.
+type Backoff struct {
+	Base, Max time.Duration
+}
+
+// DefaultBackoff is the restart policy of pack servers.
+var DefaultBackoff = Backoff{Base: 250 * time.Millisecond, Max: 30 * time.Second}
+
+// delay is the wait after n consecutive failures (n ≥ 1).
+func (b Backoff) delay(n int) time.Duration {
+	d := b.Base
+	for i := 1; i < n && d < b.Max; i++ {
+		d *= 2
+	}
+	return min(d, b.Max)
+}
+
+// toolsTTL is how long a server's tool list is reused before it is
+// listed again (a restart lists it again at once).
+const toolsTTL = 5 * time.Minute
+
+// Server is one mounted MCP server: started on first use, started again
+// (after a backoff) when it crashed, stopped by Close. It implements
+// agent.MCPServer.
+type Server struct {
+	cfg     Config
+	log     *slog.Logger
+	backoff Backoff
+	hc      *http.Client // streamable HTTP; nil for stdio
+
+	dial sync.Mutex // one connection attempt at a time
+
+	mu       sync.Mutex
+	sess     *sdk.ClientSession
+	tools    []coachd.Tool
+	listedAt time.Time
+	failures int       // consecutive failed starts or crashes
+	retryAt  time.Time // no start before this
+	starts   int
+	closed   bool
+}
+
+// Options tune a Server.
+type Options struct {
+	Logger  *slog.Logger
+	Backoff Backoff // zero: DefaultBackoff
+	// HTTPClient carries streamable HTTP requests (nil: a plain client);
+	// the server's headers are added to each request.
+	HTTPClient *http.Client
+}
+
+// NewServer returns a server that starts on first use.
+func NewServer(cfg *Config, opts Options) *Server {
+	s := &Server{cfg: *cfg, log: opts.Logger, backoff: opts.Backoff}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	s.log = s.log.With("mcp_server", cfg.Name)
+	if s.backoff.Base <= 0 || s.backoff.Max < s.backoff.Base {
+		s.backoff = DefaultBackoff
+	}
+	if cfg.URL != "" {
+		base := opts.HTTPClient
+		if base == nil {
+			base = &http.Client{}
+		}
+		hc := *base
+		rt := hc.Transport
+		if rt == nil {
+			rt = http.DefaultTransport
+		}
+		hc.Transport = headerTransport{h: cfg.Headers, next: rt}
+		s.hc = &hc
+	}
+	return s
+}
+
+// Name is the server's name (its file's).
+func (s *Server) Name() string { return s.cfg.Name }
+
+// Starts is how many times the server was started (or connected to).
+func (s *Server) Starts() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.starts
+}
+
+// session returns the running session, starting the server when it is
+// not running; after a failure it first waits out the backoff (within
+// ctx).
+func (s *Server) session(ctx context.Context) (*sdk.ClientSession, error) {
+	s.dial.Lock()
+	defer s.dial.Unlock()
+	s.mu.Lock()
+	sess, closed, wait := s.sess, s.closed, time.Until(s.retryAt)
+	s.mu.Unlock()
+	switch {
+	case closed:
+		return nil, errors.New("the MCP server is shut down")
+	case sess != nil:
+		return sess, nil
+	case wait > 0:
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return nil, fmt.Errorf("the MCP server is restarting (next attempt in %s)", wait.Round(time.Millisecond))
+		}
+	}
+	sess, err := s.connect(ctx)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err != nil {
+		s.fail()
+		s.log.Warn("mcp server did not start", "err", err, "failures", s.failures, "retry_in", time.Until(s.retryAt).Round(time.Millisecond))
+		return nil, err
+	}
+	if s.closed {
+		sess.Close()
+		return nil, errors.New("the MCP server is shut down")
+	}
+	s.sess, s.tools = sess, nil
+	s.starts++
+	s.log.Info("mcp server started", "starts", s.starts)
+	go s.watch(sess)
+	return sess, nil
+}
+
+// fail counts a failed start or a crash; s.mu is held.
+func (s *Server) fail() {
+	s.failures++
+	s.retryAt = time.Now().Add(s.backoff.delay(s.failures))
+}
+
+// watch waits for the session to end; an end nobody asked for is a
+// crash, answered by a restart on next use, after the backoff.
+func (s *Server) watch(sess *sdk.ClientSession) {
+	err := sess.Wait()
+	s.drop(sess, err)
+}
+
+// drop forgets a session that ended (once), and reaps its process.
+func (s *Server) drop(sess *sdk.ClientSession, err error) {
+	s.mu.Lock()
+	if s.sess != sess {
+		s.mu.Unlock()
+		return
+	}
+	s.sess, s.tools = nil, nil
+	closed := s.closed
+	if !closed {
+		s.fail()
+		s.log.Warn("mcp server stopped; it is restarted on next use", "err", err, "failures", s.failures,
+			"retry_in", time.Until(s.retryAt).Round(time.Millisecond))
+	}
+	s.mu.Unlock()
+	go sess.Close() // reaps the process; the caller does not wait for it
+}
+
+func (s *Server) connect(ctx context.Context) (*sdk.ClientSession, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
+	defer cancel()
+	client := sdk.NewClient(&sdk.Implementation{Name: "coachd", Version: "1"}, &sdk.ClientOptions{
+		Capabilities: &sdk.ClientCapabilities{},
+		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) {
+			s.mu.Lock()
+			s.tools = nil
+			s.mu.Unlock()
+		},
+	})
+	var t sdk.Transport
+	if s.cfg.URL != "" {
+		t = &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: s.hc, MaxRetries: -1, DisableStandaloneSSE: true}
+	} else {
+		// Not exec.CommandContext: the process outlives this call.
+		cmd := exec.Command(s.cfg.Command, s.cfg.Args...)
+		cmd.Dir = s.cfg.Dir
+		cmd.Env = childEnv(s.cfg.Env)
+		cmd.Stderr = &logWriter{log: s.log}
+		t = &sdk.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}
+	}
+	sess, err := client.Connect(ctx, t, nil)
+	if err != nil {
+		return nil, fmt.Errorf("connect: %w", err)
+	}
+	return sess, nil
+}
+
+// childEnv is a stdio server's environment: what a program needs to run
+// (PATH, HOME, locale, temp dir) and what its file sets, never coachd's
+// own secrets.
+func childEnv(set map[string]string) []string {
+	var env []string
+	for _, k := range []string{"PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "TZ"} {
+		if v, ok := os.LookupEnv(k); ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	for k, v := range set {
+		env = append(env, k+"="+v)
+	}
+	return env
+}
+
+// Close stops the server (closing stdin, then SIGTERM, then SIGKILL for a
+// stdio one); later uses fail.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	sess := s.sess
+	s.closed, s.sess, s.tools = true, nil, nil
+	s.mu.Unlock()
+	if sess == nil {
+		return nil
+	}
+	if err := sess.Close(); err != nil && !errors.Is(err, sdk.ErrConnectionClosed) {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			return fmt.Errorf("mcp %s: close: %w", s.cfg.Name, err)
+		}
+	}
+	return nil
+}
+
+// Tools lists the server's tools as coachd tools named <prefix>__<tool>,
+// filtered by the file's allow and deny lists, starting the server if
+// needed. A tool whose name the Messages API would refuse is skipped and
+// logged.
+func (s *Server) Tools(ctx context.Context) ([]coachd.Tool, error) {
+	s.mu.Lock()
+	if s.tools != nil && time.Since(s.listedAt) < toolsTTL {
+		defer s.mu.Unlock()
+		return s.tools, nil
+	}
+	s.mu.Unlock()
+	sess, err := s.session(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("mcp %s: %w", s.cfg.Name, err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
+	defer cancel()
+	out := []coachd.Tool{}
+	for t, err := range sess.Tools(ctx, nil) {
+		if err != nil {
+			s.broken(sess, err)
+			return nil, fmt.Errorf("mcp %s: list tools: %w", s.cfg.Name, err)
+		}
+		if len(out) >= 200 {
+			s.log.Warn("mcp server lists more than 200 tools; the rest are skipped")
+			break
+		}
+		if !Allowed(t.Name, s.cfg.Allow, s.cfg.Deny) {
+			continue
+		}
+		tool, err := newTool(s, t)
+		if err != nil {
+			s.log.Warn("mcp tool skipped", "tool", t.Name, "reason", err.Error())
+			continue
+		}
+		out = append(out, tool)
+	}
+	s.mu.Lock()
+	if s.sess == sess {
+		s.tools, s.listedAt = out, time.Now()
+	}
+	s.mu.Unlock()
+	return out, nil
+}
+
+// broken drops a session whose connection failed under a request, or
+// that the server no longer knows (an HTTP server that restarted): the
+// watcher may not have seen it yet.
+func (s *Server) broken(sess *sdk.ClientSession, err error) {
+	if errors.Is(err, sdk.ErrConnectionClosed) || errors.Is(err, sdk.ErrSessionMissing) || errors.Is(err, io.EOF) ||
+		errors.Is(err, io.ErrUnexpectedEOF) || strings.Contains(err.Error(), "connection closed") ||
+		strings.Contains(err.Error(), "session not found") {
+		s.drop(sess, err)
+	}
+}
+
+// succeeded ends a run of failures: the next crash waits Base again.
+func (s *Server) succeeded() {
+	s.mu.Lock()
+	s.failures = 0
+	s.mu.Unlock()
+}
+
+// headerTransport adds a server file's headers to every request.
+type headerTransport struct {
+	h    http.Header
+	next http.RoundTripper
+}
+
+func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if len(t.h) > 0 {
+		r = r.Clone(r.Context())
+		for k, v := range t.h {
+			r.Header[k] = v
+		}
+	}
+	return t.next.RoundTrip(r)
+}
+
+// logWriter logs a stdio server's stderr, line by line, bounded.
+type logWriter struct {
+	log *slog.Logger
+	mu  sync.Mutex
+	n   int
+}
+
+func (w *logWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.n > 1000 {
+		return len(p), nil // a chatty server cannot fill the log
+	}
+	for _, line := range strings.Split(strings.TrimRight(string(p), "\n"), "\n") {
+		if w.n++; line != "" && w.n <= 1000 {
+			w.log.Info("mcp server stderr", "line", truncate(line, 500))
+		}
+	}
+	return len(p), nil
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return cut(s, n) + "…"
+}

@@ -1,0 +1,116 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+
+	"github.com/coachd/coachd"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// This file is the server side: coachd as an MCP server, so a desktop
+// client can read and write a user's notes and files and talk to a coach.
+
+// Backend is what coachd's MCP server serves, for one authenticated user:
+// the user's tools, run the way the API's /v1/tools/execute runs them, and
+// turns with a coach.
+type Backend interface {
+	// Tools lists the tools a client may call (not chat).
+	Tools(ctx context.Context) ([]coachd.ToolSpec, error)
+	// Execute runs one tool, in sessionID when it is not "".
+	Execute(ctx context.Context, name string, input json.RawMessage, sessionID string) (coachd.ToolResult, error)
+	// Chat runs one turn and returns its reply.
+	Chat(ctx context.Context, in ChatInput) (*ChatOutput, error)
+}
+
+// ChatInput is the chat tool's input.
+type ChatInput struct {
+	Message   string `json:"message" jsonschema:"what the user says to the coach"`
+	SessionID string `json:"session_id,omitempty" jsonschema:"continue this session (sess_...); empty starts a new one"`
+	Agent     string `json:"agent,omitempty" jsonschema:"the coach (agent name) for a new session; empty is the default coach"`
+}
+
+// ChatOutput is the chat tool's result.
+type ChatOutput struct {
+	SessionID  string `json:"session_id"`
+	Text       string `json:"text"`
+	StopReason string `json:"stop_reason"`
+}
+
+// ChatTool is the name of the tool that runs a turn.
+const ChatTool = "chat"
+
+// NewCoachServer returns an MCP server over b: the backend's tools, and
+// chat. A tool's failure is an isError result the client's model reads.
+func NewCoachServer(ctx context.Context, b Backend, log *slog.Logger) (*sdk.Server, error) {
+	srv := sdk.NewServer(&sdk.Implementation{Name: "coachd", Version: "1"}, &sdk.ServerOptions{Logger: log})
+	specs, err := b.Tools(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, spec := range specs {
+		if spec.Name == ChatTool || !objectSchema(spec.InputSchema) {
+			continue
+		}
+		name := spec.Name
+		srv.AddTool(&sdk.Tool{Name: name, Description: spec.Description, InputSchema: spec.InputSchema},
+			func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+				session, _ := req.Params.Meta[MetaSession].(string)
+				res, err := b.Execute(ctx, name, req.Params.Arguments, session)
+				if err != nil {
+					return textResult(name+": "+coachd.ErrorMessage(err), true), nil
+				}
+				return textResult(res.Content, res.IsError), nil
+			})
+	}
+	sdk.AddTool(srv, &sdk.Tool{Name: ChatTool, Description: "Send a message to a coach and get its reply. " +
+		"Pass the returned session_id to continue the conversation."},
+		func(ctx context.Context, _ *sdk.CallToolRequest, in ChatInput) (*sdk.CallToolResult, ChatOutput, error) {
+			out, err := b.Chat(ctx, in)
+			if err != nil {
+				return textResult("chat: "+coachd.ErrorMessage(err), true), ChatOutput{}, nil
+			}
+			return nil, *out, nil
+		})
+	return srv, nil
+}
+
+// Handler serves coachd's MCP server over streamable HTTP, statelessly:
+// every request builds its server for the backend of the request's
+// (authenticated) user, so a session id can never carry one user's
+// access into another's request.
+func Handler(backend func(*http.Request) (Backend, error), log *slog.Logger) http.Handler {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	h := sdk.NewStreamableHTTPHandler(func(r *http.Request) *sdk.Server {
+		b, err := backend(r)
+		if err != nil {
+			log.Warn("mcp: no backend", "err", err)
+			return nil
+		}
+		srv, err := NewCoachServer(r.Context(), b, log)
+		if err != nil {
+			log.Warn("mcp: list tools", "err", err)
+			return nil
+		}
+		return srv
+	}, &sdk.StreamableHTTPOptions{
+		Stateless: true, JSONResponse: true, Logger: log,
+		// Every request carries the user's key: a page that rebinds a
+		// name to 127.0.0.1 has no key to send.
+		DisableLocalhostProtection: true,
+	})
+	return h
+}
+
+func textResult(text string, isError bool) *sdk.CallToolResult {
+	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}}, IsError: isError}
+}
+
+func objectSchema(raw json.RawMessage) bool {
+	var m map[string]any
+	return json.Unmarshal(raw, &m) == nil && m["type"] == "object"
+}
