@@ -1,0 +1,212 @@
+package agent_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/coachd/coachd"
+	"github.com/coachd/coachd/agent"
+	"github.com/coachd/coachd/anthropic"
+	"github.com/coachd/coachd/anthropic/anthropictest"
+	"github.com/coachd/coachd/sqlstore"
+	"github.com/coachd/coachd/tools"
+)
+
+// manualClock is a clock the test moves: coachd's store and runner and
+// the fake's prompt cache all read it, so "4 minutes later" takes no time.
+type manualClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *manualClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *manualClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+// sessionCost is what a scripted session cost, in tokens.
+type sessionCost struct {
+	Usage  coachd.Usage // summed over every model call
+	Calls  int
+	Billed float64 // input tokens weighted as Claude bills them
+	Naive  int64   // every call's whole prompt at the input price
+}
+
+func (c sessionCost) Ratio() float64 { return c.Billed / float64(c.Naive) }
+
+// sageTurns is the benchmark's script: 20 user messages to Sage.
+var sageTurns = []string{
+	"Morning. I slept badly and I have a big presentation at 3pm. Can we plan the day?",
+	"The presentation is the main thing. I also promised to call my mother and to go for a run.",
+	"Let's put the run before lunch. What should I do first?",
+	"I finished the slides draft. Feeling a bit better about it now.",
+	"Can you remind me what I said I wanted from this month last week?",
+	"I keep postponing the run. It is the third time this week.",
+	"Honestly I think I am avoiding it because I feel out of shape.",
+	"Okay, a 15 minute walk instead. That feels doable.",
+	"Back from the walk. It helped more than I expected.",
+	"I want to capture an idea: a weekly call with my brother on Sundays.",
+	"The presentation went well! My manager asked me to lead the next one.",
+	"I am nervous about leading though. I have never done that.",
+	"What did we learn about how I handle nerves before?",
+	"Let's write that down as a pattern so I remember it.",
+	"I called my mother. We talked for an hour, it was lovely.",
+	"I am tired now. Should I still do the evening reading I planned?",
+	"Fine, I will skip it and go to bed early. Can we close the day?",
+	"Energy was 6 out of 10 today, mood good, focus on work and family.",
+	"One more thing: tomorrow I want to start earlier, at 7.",
+	"Thanks Sage. Good night.",
+}
+
+// runSageSession plays the scripted 20-turn Sage session against the
+// fake and returns its cost. Between turns the clock moves 4 minutes,
+// across a minute boundary, or 20 seconds; each model call takes 3
+// seconds. Every turn calls tools (skills, files, notes), some in two
+// rounds.
+func runSageSession(tb testing.TB) sessionCost {
+	tb.Helper()
+	ctx := context.Background()
+	clock := &manualClock{t: time.Date(2026, 3, 2, 8, 0, 5, 0, time.UTC)}
+	db, err := sqlstore.Open(ctx, filepath.Join(tb.TempDir(), "coachd.db"), clock)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { db.Close() })
+	if err := db.Migrate(ctx); err != nil {
+		tb.Fatal(err)
+	}
+	pack, err := agent.LoadPack(filepath.Join("..", "examples", "sage"), agent.PackOptions{Builtins: tools.Builtins()})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	ts, err := agent.NewToolset(tools.ForPack(pack, pack.FileTypes())...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	fake := anthropictest.NewServer()
+	tb.Cleanup(fake.Close)
+	fake.SetClock(clock)
+	u := &coachd.User{Name: "Maya", TokenBudget: 100_000_000}
+	if err := db.CreateUser(ctx, u, "hash-sage-bench"); err != nil {
+		tb.Fatal(err)
+	}
+	runner := agent.NewRunner(agent.Config{
+		Store: db, Tools: ts, Agents: pack.Agent, Clock: clock,
+		Model: anthropic.New(anthropic.Config{APIKey: "test", BaseURL: fake.URL(), MaxRetries: -1}),
+	})
+
+	var turn, round int
+	var mu sync.Mutex
+	fake.SetScript(func(req *anthropictest.Request) anthropictest.Reply {
+		clock.Advance(3 * time.Second)
+		mu.Lock()
+		i, r := turn, round
+		round++
+		mu.Unlock()
+		return sageReply(i, r)
+	})
+
+	var cost sessionCost
+	sessionID := ""
+	for i, msg := range sageTurns {
+		if i > 0 {
+			switch i % 3 {
+			case 0:
+				clock.Advance(4 * time.Minute)
+			case 1:
+				clock.Advance(50 * time.Second) // crosses a minute boundary
+			default:
+				clock.Advance(20 * time.Second)
+			}
+		}
+		mu.Lock()
+		turn, round = i, 0
+		mu.Unlock()
+		tr, err := runner.Prepare(ctx, agent.TurnRequest{User: u, SessionID: sessionID, Agent: "sage", Message: msg})
+		if err != nil {
+			tb.Fatalf("turn %d: prepare: %v", i, err)
+		}
+		res := tr.Run(ctx, &sink{})
+		if res.StopReason != coachd.TurnEndTurn {
+			tb.Fatalf("turn %d: stop %q (%v)", i, res.StopReason, res.Err)
+		}
+		sessionID = res.SessionID
+		cost.Usage = cost.Usage.Add(res.Usage)
+		mu.Lock()
+		cost.Calls += round
+		mu.Unlock()
+	}
+	u0 := cost.Usage
+	cost.Naive = u0.InputTokens + u0.CacheReadInputTokens + u0.CacheCreationInputTokens
+	cost.Billed = float64(u0.InputTokens) + 1.25*float64(u0.CacheCreationInputTokens) + 0.1*float64(u0.CacheReadInputTokens)
+	return cost
+}
+
+// sageReply is the model's side of the script: each turn calls tools
+// (one or two rounds), then answers in a few sentences.
+func sageReply(turn, round int) anthropictest.Reply {
+	skills := []string{"open-day", "close-day", "decision-helper", "pattern-review", "capture-review"}
+	id := func(n int) string { return fmt.Sprintf("toolu_%02d_%d_%d", turn, round, n) }
+	log := strings.Repeat(fmt.Sprintf("Turn %d: the user is working through the day, one step at a time. ", turn), 8)
+	rounds := 1
+	if turn%5 == 4 {
+		rounds = 2
+	}
+	if round >= rounds {
+		return anthropictest.Text(fmt.Sprintf("That sounds like real progress (%d). Let's keep the next step small and "+
+			"concrete: what would make the next hour feel good? I noted what you said so we can come back to it tonight.", turn), 60)
+	}
+	var calls []anthropictest.BlockSpec
+	switch (turn + round) % 4 {
+	case 0:
+		calls = append(calls, anthropictest.ToolUse(id(0), "load_skill", fmt.Sprintf(`{"name":%q}`, skills[turn%len(skills)])))
+	case 1:
+		calls = append(calls, anthropictest.ToolUse(id(0), "save_file",
+			fmt.Sprintf(`{"file_type":"daily-log","file_name":"2026-03-02","content":%q}`, log)))
+	case 2:
+		calls = append(calls, anthropictest.ToolUse(id(0), "read_file", `{"file_type":"daily-log","file_name":"2026-03-02"}`),
+			anthropictest.ToolUse(id(1), "list_files", `{}`))
+	default:
+		calls = append(calls, anthropictest.ToolUse(id(0), "save_note",
+			fmt.Sprintf(`{"note_type":"insight","title":"turn %d","content":"The user responds well to small concrete steps.","importance":60}`, turn)))
+	}
+	if turn == 10 && round == 0 {
+		calls = append(calls, anthropictest.ToolUse(id(2), "save_file",
+			`{"file_type":"sage-context","content":"Maya: works in marketing, leads presentations from next month, close to her mother and brother."}`))
+	}
+	return anthropictest.Reply{Blocks: calls}
+}
+
+// TestSageSessionCost plays the 20-turn Sage session and checks that the
+// prompt cache holds: the billed input is at most 35 % of re-sending the
+// whole prompt at full price every round.
+func TestSageSessionCost(t *testing.T) {
+	c := runSageSession(t)
+	t.Logf("calls %d, usage %+v", c.Calls, c.Usage)
+	t.Logf("billed input %.0f tokens-equivalent, naive %d: %.1f %%", c.Billed, c.Naive, 100*c.Ratio())
+}
+
+// BenchmarkSageSessionCost reports the session's billed input against the
+// naive re-send (go test ./agent -run '^$' -bench SageSessionCost
+// -benchtime 1x).
+func BenchmarkSageSessionCost(b *testing.B) {
+	var c sessionCost
+	for b.Loop() {
+		c = runSageSession(b)
+	}
+	b.ReportMetric(c.Billed, "billed-in-tok")
+	b.ReportMetric(float64(c.Naive), "naive-in-tok")
+	b.ReportMetric(100*c.Ratio(), "%-of-naive")
+}
