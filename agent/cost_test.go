@@ -2,7 +2,9 @@ package agent_test
 
 import (
 	"context"
+	"flag"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -70,12 +72,21 @@ var sageTurns = []string{
 	"Thanks Sage. Good night.",
 }
 
-// runSageSession plays the scripted 20-turn Sage session against the
-// fake and returns its cost. Between turns the clock moves 4 minutes,
-// across a minute boundary, or 20 seconds; each model call takes 3
-// seconds. Every turn calls tools (skills, files, notes), some in two
-// rounds.
-func runSageSession(tb testing.TB) sessionCost {
+// sageSession is a Sage session over a real SQLite store, the pack's
+// tools and the fake API, all on one manual clock.
+type sageSession struct {
+	tb     testing.TB
+	clock  *manualClock
+	fake   *anthropictest.Server
+	runner *agent.Runner
+	user   *coachd.User
+	id     string
+
+	mu          sync.Mutex
+	turn, round int
+}
+
+func newSageSession(tb testing.TB) *sageSession {
 	tb.Helper()
 	ctx := context.Background()
 	clock := &manualClock{t: time.Date(2026, 3, 2, 8, 0, 5, 0, time.UTC)}
@@ -102,51 +113,66 @@ func runSageSession(tb testing.TB) sessionCost {
 	if err := db.CreateUser(ctx, u, "hash-sage-bench"); err != nil {
 		tb.Fatal(err)
 	}
-	runner := agent.NewRunner(agent.Config{
+	s := &sageSession{tb: tb, clock: clock, fake: fake, user: u}
+	s.runner = agent.NewRunner(agent.Config{
 		Store: db, Tools: ts, Agents: pack.Agent, Clock: clock,
 		Model: anthropic.New(anthropic.Config{APIKey: "test", BaseURL: fake.URL(), MaxRetries: -1}),
 	})
-
-	var turn, round int
-	var mu sync.Mutex
 	fake.SetScript(func(req *anthropictest.Request) anthropictest.Reply {
-		clock.Advance(3 * time.Second)
-		mu.Lock()
-		i, r := turn, round
-		round++
-		mu.Unlock()
+		clock.Advance(3 * time.Second) // a model call takes a while
+		s.mu.Lock()
+		i, r := s.turn, s.round
+		s.round++
+		s.mu.Unlock()
 		return sageReply(i, r)
 	})
+	return s
+}
 
+// play runs turn i of the script and returns its result and how many
+// model calls it made.
+func (s *sageSession) play(i int) (*agent.Result, int) {
+	s.tb.Helper()
+	s.mu.Lock()
+	s.turn, s.round = i, 0
+	s.mu.Unlock()
+	tr, err := s.runner.Prepare(context.Background(), agent.TurnRequest{User: s.user, SessionID: s.id, Agent: "sage", Message: sageTurns[i]})
+	if err != nil {
+		s.tb.Fatalf("turn %d: prepare: %v", i, err)
+	}
+	res := tr.Run(context.Background(), &sink{})
+	if res.StopReason != coachd.TurnEndTurn {
+		s.tb.Fatalf("turn %d: stop %q (%v)", i, res.StopReason, res.Err)
+	}
+	s.id = res.SessionID
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return res, s.round
+}
+
+// runSageSession plays the scripted 20-turn Sage session against the
+// fake and returns its cost. Between turns the clock moves 4 minutes,
+// across a minute boundary, or 20 seconds; each model call takes 3
+// seconds. Every turn calls tools (skills, files, notes), some in two
+// rounds.
+func runSageSession(tb testing.TB) sessionCost {
+	tb.Helper()
+	s := newSageSession(tb)
 	var cost sessionCost
-	sessionID := ""
-	for i, msg := range sageTurns {
+	for i := range sageTurns {
 		if i > 0 {
 			switch i % 3 {
 			case 0:
-				clock.Advance(4 * time.Minute)
+				s.clock.Advance(4 * time.Minute)
 			case 1:
-				clock.Advance(50 * time.Second) // crosses a minute boundary
+				s.clock.Advance(50 * time.Second) // crosses a minute boundary
 			default:
-				clock.Advance(20 * time.Second)
+				s.clock.Advance(20 * time.Second)
 			}
 		}
-		mu.Lock()
-		turn, round = i, 0
-		mu.Unlock()
-		tr, err := runner.Prepare(ctx, agent.TurnRequest{User: u, SessionID: sessionID, Agent: "sage", Message: msg})
-		if err != nil {
-			tb.Fatalf("turn %d: prepare: %v", i, err)
-		}
-		res := tr.Run(ctx, &sink{})
-		if res.StopReason != coachd.TurnEndTurn {
-			tb.Fatalf("turn %d: stop %q (%v)", i, res.StopReason, res.Err)
-		}
-		sessionID = res.SessionID
+		res, calls := s.play(i)
 		cost.Usage = cost.Usage.Add(res.Usage)
-		mu.Lock()
-		cost.Calls += round
-		mu.Unlock()
+		cost.Calls += calls
 	}
 	u0 := cost.Usage
 	cost.Naive = u0.InputTokens + u0.CacheReadInputTokens + u0.CacheCreationInputTokens
@@ -196,6 +222,135 @@ func TestSageSessionCost(t *testing.T) {
 	c := runSageSession(t)
 	t.Logf("calls %d, usage %+v", c.Calls, c.Usage)
 	t.Logf("billed input %.0f tokens-equivalent, naive %d: %.1f %%", c.Billed, c.Naive, 100*c.Ratio())
+	if c.Ratio() > 0.35 {
+		t.Errorf("billed input is %.1f %% of the naive re-send, want at most 35 %%", 100*c.Ratio())
+	}
+	if c.Calls < 2*len(sageTurns) {
+		t.Errorf("%d model calls, want tool rounds in every turn", c.Calls)
+	}
+}
+
+// TestCacheAcrossTurns: the history written by one turn is read by the
+// next when the minute (or the files) changed in between, and written
+// again only when the cache expired (more than 5 minutes later).
+func TestCacheAcrossTurns(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		gap     time.Duration
+		rewrite bool
+	}{{"MinuteChange", 50 * time.Second, false}, {"FourMinutes", 4 * time.Minute, false}, {"Expired", 6 * time.Minute, true}} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newSageSession(t)
+			s.play(1) // saves a file: the recent files change
+			before := s.clock.Now()
+			s.clock.Advance(tt.gap)
+			if !tt.rewrite && s.clock.Now().Minute() == before.Minute() {
+				t.Fatal("the gap does not cross a minute boundary")
+			}
+			s.play(2)
+			reqs := s.fake.Requests()
+			if len(reqs) != 4 {
+				t.Fatalf("%d requests, want 2 per turn", len(reqs))
+			}
+			prev, next := reqs[1].Usage, reqs[2].Usage
+			cached := prev.CacheReadInputTokens + prev.CacheCreationInputTokens
+			t.Logf("last call of turn 1: %+v; first of turn 2: %+v", prev, next)
+			if tt.rewrite {
+				if next.CacheCreationInputTokens < cached {
+					t.Errorf("after expiry wrote %d, want the whole prefix (%d) again", next.CacheCreationInputTokens, cached)
+				}
+				return
+			}
+			if next.CacheReadInputTokens < cached {
+				t.Errorf("turn 2 read %d tokens, want at least the %d turn 1 cached", next.CacheReadInputTokens, cached)
+			}
+			// Only the reply that ended turn 1 and the new message are new.
+			if next.CacheCreationInputTokens > 200 {
+				t.Errorf("turn 2 wrote %d tokens: the history was re-cached", next.CacheCreationInputTokens)
+			}
+		})
+	}
+}
+
+// TestCacheLayoutGolden pins where the breakpoints of a Sage session's
+// requests go (coachd.CacheMarks) and where the turn's context sits.
+func TestCacheLayoutGolden(t *testing.T) {
+	s := newSageSession(t)
+	s.play(0)
+	s.clock.Advance(50 * time.Second)
+	s.play(2) // two parallel tool calls
+	var sb strings.Builder
+	for i, r := range s.fake.Requests() {
+		fmt.Fprintf(&sb, "request %d\n%s", i, layout(t, r.Body))
+	}
+	got := sb.String()
+	golden := filepath.Join("testdata", "cache_layout.golden")
+	if f := flag.Lookup("update"); f != nil && f.Value.String() == "true" { // the flag of context_internal_test.go
+		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (go test ./agent -run TestCacheLayoutGolden -update)", err)
+	}
+	if got != string(want) {
+		t.Errorf("layout differs from %s (-update to accept):\n%s", golden, got)
+	}
+	for i, r := range s.fake.Requests() {
+		if n := strings.Count(string(r.Raw), `"cache_control"`); n > coachd.MaxCacheBreakpoints || n < 3 {
+			t.Errorf("request %d has %d breakpoints", i, n)
+		}
+	}
+}
+
+// layout describes a request body: one line per block, with its kind, the
+// start of its text and whether it carries a breakpoint.
+func layout(t *testing.T, body map[string]any) string {
+	t.Helper()
+	var sb strings.Builder
+	line := func(where string, b map[string]any) {
+		kind, _ := b["type"].(string)
+		if kind == "" {
+			kind = "tool " + fmt.Sprint(b["name"])
+		}
+		text := fmt.Sprint(b["text"])
+		if kind != "text" {
+			text = ""
+		}
+		if len(text) > 24 {
+			text = text[:24]
+		}
+		mark := ""
+		if b["cache_control"] != nil {
+			mark = "  <- cache_control"
+		}
+		fmt.Fprintf(&sb, "  %s %s %q%s\n", where, kind, strings.ReplaceAll(text, "\n", " "), mark)
+	}
+	list := func(v any) []map[string]any {
+		var out []map[string]any
+		items, _ := v.([]any)
+		for _, it := range items {
+			m, _ := it.(map[string]any)
+			out = append(out, m)
+		}
+		return out
+	}
+	tools := list(body["tools"])
+	for i, b := range tools {
+		if i == len(tools)-1 || b["cache_control"] != nil {
+			line(fmt.Sprintf("tools[%d/%d]", i, len(tools)), b)
+		}
+	}
+	for i, b := range list(body["system"]) {
+		line(fmt.Sprintf("system[%d]", i), b)
+	}
+	for i, m := range list(body["messages"]) {
+		for j, b := range list(m["content"]) {
+			line(fmt.Sprintf("messages[%d] %s [%d]", i, m["role"], j), b)
+		}
+	}
+	return sb.String()
 }
 
 // BenchmarkSageSessionCost reports the session's billed input against the

@@ -220,6 +220,7 @@ func (t *Turn) modelRequest() *coachd.ModelRequest {
 		Tools:          t.tools.Specs(a.Tools),
 		UserID:         t.req.User.ID,
 	}
+	withTail(req, t.x.tail)
 	if len(t.x.system) > 0 {
 		req.System = t.x.system
 	} else if a.Prompt != "" {

@@ -38,16 +38,17 @@ func fullRequest() *coachd.ModelRequest {
 }
 
 // TestRequest checks every request field on the wire, and the caching
-// breakpoints: last tool, last system block, last block of the newest
-// message.
+// breakpoints (coachd.CacheMarks): the newest message's last block, the
+// first system block (tools and the stable prompt), the third message from
+// the end (the previous round's entry) and the last system block.
 func TestRequest(t *testing.T) {
 	want := `{"model":"claude-test","max_tokens":2048,"temperature":0.5,"stop_sequences":["END"],
 	"metadata":{"user_id":"user_1"},"thinking":{"type":"enabled","budget_tokens":1024},
 	"tool_choice":{"type":"auto","disable_parallel_tool_use":true},"stream":true,
-	"system":[{"type":"text","text":"You are a coach."},{"type":"text","text":"Be brief.","cache_control":{"type":"ephemeral"}}],
+	"system":[{"type":"text","text":"You are a coach.","cache_control":{"type":"ephemeral"}},{"type":"text","text":"Be brief.","cache_control":{"type":"ephemeral"}}],
 	"tools":[{"name":"a","description":"tool a","input_schema":{"type":"object"}},
-	  {"name":"b","input_schema":{"type":"object","properties":{"x":{"type":"string"}}},"cache_control":{"type":"ephemeral"}}],
-	"messages":[{"role":"user","content":[{"type":"text","text":"Weather?"}]},
+	  {"name":"b","input_schema":{"type":"object","properties":{"x":{"type":"string"}}}}],
+	"messages":[{"role":"user","content":[{"type":"text","text":"Weather?","cache_control":{"type":"ephemeral"}}]},
 	  {"role":"assistant","content":[{"type":"thinking","thinking":"hmm","signature":"sig"},{"type":"redacted_thinking","data":"opaque"},
 	    {"type":"server_tool_use","id":"srvtoolu_1","name":"web_search","input":{"q":"x"}},
 	    {"type":"text","text":"Paris is sunny.","citations":[{"type":"char_location","cited_text":"x"}]},

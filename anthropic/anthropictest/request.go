@@ -23,8 +23,11 @@ type Request struct {
 	Stream bool
 	// Model is the request's model.
 	Model string
+	// Usage is what the fake billed the request (its reply's usage).
+	Usage coachd.Usage
 
-	wire *wireRequest
+	wire  *wireRequest
+	index int // in Server.requests
 }
 
 // Messages returns the request's messages in coachd's types; string

@@ -132,6 +132,7 @@ func (s *Server) receive(w http.ResponseWriter, r *http.Request, countOnly bool)
 	if wire != nil {
 		rec.wire, rec.Stream, rec.Model = wire, wire.Stream, wire.Model
 	}
+	rec.index = len(s.requests)
 	s.requests = append(s.requests, rec)
 	key := s.apiKey
 	s.mu.Unlock()
@@ -274,6 +275,7 @@ func (s *Server) identity(req *Request, reply Reply) (string, string, coachd.Usa
 	if reply.Usage != nil {
 		u = *reply.Usage
 	}
+	s.requests[req.index].Usage = u
 	return id, model, u
 }
 
