@@ -78,6 +78,7 @@ type sageSession struct {
 	tb     testing.TB
 	clock  *manualClock
 	fake   *anthropictest.Server
+	db     *sqlstore.DB
 	runner *agent.Runner
 	user   *coachd.User
 	id     string
@@ -86,7 +87,10 @@ type sageSession struct {
 	turn, round int
 }
 
-func newSageSession(tb testing.TB) *sageSession {
+func newSageSession(tb testing.TB) *sageSession { return newSageSessionIn(tb, coachd.UnitTokens) }
+
+// newSageSessionIn is newSageSession with budgets in unit.
+func newSageSessionIn(tb testing.TB, unit coachd.BudgetUnit) *sageSession {
 	tb.Helper()
 	ctx := context.Background()
 	clock := &manualClock{t: time.Date(2026, 3, 2, 8, 0, 5, 0, time.UTC)}
@@ -98,6 +102,7 @@ func newSageSession(tb testing.TB) *sageSession {
 	if err := db.Migrate(ctx); err != nil {
 		tb.Fatal(err)
 	}
+	db.SetBudgetConfig(coachd.BudgetConfig{Unit: unit})
 	pack, err := agent.LoadPack(filepath.Join("..", "examples", "sage"), agent.PackOptions{Builtins: tools.Builtins()})
 	if err != nil {
 		tb.Fatal(err)
@@ -113,9 +118,9 @@ func newSageSession(tb testing.TB) *sageSession {
 	if err := db.CreateUser(ctx, u, "hash-sage-bench"); err != nil {
 		tb.Fatal(err)
 	}
-	s := &sageSession{tb: tb, clock: clock, fake: fake, user: u}
+	s := &sageSession{tb: tb, clock: clock, fake: fake, db: db, user: u}
 	s.runner = agent.NewRunner(agent.Config{
-		Store: db, Tools: ts, Agents: pack.Agent, Clock: clock,
+		Store: db, Tools: ts, Agents: pack.Agent, Clock: clock, BudgetUnit: unit,
 		Model: anthropic.New(anthropic.Config{APIKey: "test", BaseURL: fake.URL(), MaxRetries: -1}),
 	})
 	fake.SetScript(func(req *anthropictest.Request) anthropictest.Reply {
@@ -364,4 +369,66 @@ func BenchmarkSageSessionCost(b *testing.B) {
 	b.ReportMetric(c.Billed, "billed-in-tok")
 	b.ReportMetric(float64(c.Naive), "naive-in-tok")
 	b.ReportMetric(100*c.Ratio(), "%-of-naive")
+}
+
+// TestBilledBudgets: with budgets in tokens-equivalent or money, each
+// model call is charged at its price (a cache read a tenth of an input
+// token, a write 1.25, output 5 for Sonnet), the ledger carries both the
+// billed amount and the raw tokens, and it still balances (coachd doctor).
+func TestBilledBudgets(t *testing.T) {
+	for _, unit := range []coachd.BudgetUnit{coachd.UnitTokens, coachd.UnitWeighted, coachd.UnitMicroUSD} {
+		t.Run(string(unit), func(t *testing.T) {
+			s := newSageSessionIn(t, unit)
+			var billed, raw int64
+			for i := range 3 {
+				res, _ := s.play(i)
+				billed += res.Billed
+				raw += res.Usage.Total()
+				s.clock.Advance(time.Minute)
+			}
+			var want int64
+			for _, r := range s.fake.Requests() {
+				want += unit.Charge(r.Model, r.Usage)
+			}
+			if billed != want {
+				t.Errorf("billed %d, want %d (each call at its price)", billed, want)
+			}
+			switch unit {
+			case coachd.UnitTokens:
+				if billed != raw {
+					t.Errorf("tokens budget billed %d, want the raw %d as before", billed, raw)
+				}
+			case coachd.UnitWeighted:
+				if billed >= raw/2 {
+					t.Errorf("weighted %d not well under the raw %d: cache reads are billed at a tenth", billed, raw)
+				}
+			}
+			ctx := context.Background()
+			rows, err := s.db.Ledger(ctx, s.user.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var used, rawRows int64
+			for _, e := range rows {
+				used += e.Used
+				rawRows += e.RawTokens
+				if e.Unit != unit {
+					t.Errorf("ledger row %d in %q, want %q", e.ID, e.Unit, unit)
+				}
+			}
+			if used != billed || rawRows != raw {
+				t.Errorf("ledger used %d raw %d, want %d and %d", used, rawRows, billed, raw)
+			}
+			st, err := s.db.BudgetStatus(ctx, s.user.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.TokensUsed != billed || st.TokensReserved != 0 {
+				t.Errorf("status %+v, want %d used and nothing held", st, billed)
+			}
+			if drift, err := s.db.CheckLedger(ctx); err != nil || len(drift) > 0 {
+				t.Errorf("ledger drift %+v (%v)", drift, err)
+			}
+		})
+	}
 }

@@ -34,7 +34,7 @@ func (t *Turn) loop(ctx context.Context, lim Limits) string {
 		if t.agent.ActionTags && err != nil {
 			stripTags(resp) // a broken reply's tags are not run, nor stored
 		}
-		t.usage = t.usage.Add(resp.Usage)
+		t.addUsage(req, resp)
 		t.emit(coachd.Event{Type: coachd.EventUsage, Usage: t.turnUsage()})
 		if err != nil {
 			t.savePartial(ctx, resp)
@@ -141,7 +141,7 @@ func (t *Turn) streamOrFallback(ctx context.Context, req *coachd.ModelRequest) (
 	}
 	t.r.cfg.Logger.Warn("model unavailable: the round goes to the fallback model", "session", t.sess.ID,
 		"model", req.Model, "fallback", fb, "code", code, "err", err)
-	t.usage = t.usage.Add(resp.Usage)
+	t.addUsage(req, resp)
 	req.Model = fb
 	return t.stream(ctx, req)
 }

@@ -40,9 +40,9 @@ func (db *DB) Ledger(ctx context.Context, userID string) ([]coachd.LedgerEntry, 
 	out, err := queryAll(ctx, tx, "read ledger", func(row interface{ Scan(...any) error }) (coachd.LedgerEntry, error) {
 		var e coachd.LedgerEntry
 		err := row.Scan(&e.ID, &e.UserID, &e.ReservationID, &e.Used, &e.Reserved, &e.Reason,
-			timeCol{&e.PeriodStart}, timeCol{&e.CreatedAt})
+			timeCol{&e.PeriodStart}, timeCol{&e.CreatedAt}, &e.RawTokens, &e.Unit)
 		return e, err
-	}, `SELECT id, user_id, reservation_id, used_delta, reserved_delta, reason, period_start, created_at
+	}, `SELECT id, user_id, reservation_id, used_delta, reserved_delta, reason, period_start, created_at, raw_tokens, unit
 		FROM ledger WHERE user_id = ? ORDER BY id`, userID)
 	if err != nil {
 		return nil, err
@@ -90,8 +90,8 @@ func openingLedger(ctx context.Context, tx *tx, u *coachd.User) error {
 	if u.TokensUsed == 0 {
 		return nil
 	}
-	if _, err := tx.exec(ctx, `INSERT INTO ledger (user_id, reservation_id, used_delta, reserved_delta, reason, period_start, created_at)
-		VALUES (?, '', ?, 0, 'opening', ?, ?)`, u.ID, u.TokensUsed, tx.time(time.Unix(0, 0).UTC()), tx.time(tx.now)); err != nil {
+	if _, err := tx.exec(ctx, `INSERT INTO ledger (user_id, reservation_id, used_delta, reserved_delta, reason, period_start, created_at, raw_tokens)
+		VALUES (?, '', ?, 0, 'opening', ?, ?, ?)`, u.ID, u.TokensUsed, tx.time(time.Unix(0, 0).UTC()), tx.time(tx.now), u.TokensUsed); err != nil {
 		return dbError(err, "write ledger")
 	}
 	return nil
