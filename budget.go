@@ -106,6 +106,26 @@ type BudgetStatus struct {
 	TokensReserved int64     `json:"tokens_reserved"`
 	Remaining      int64     `json:"remaining"`
 	PeriodStart    time.Time `json:"period_start"`
+	// Unit is what the budget and the totals above count (BudgetUnit);
+	// RawTokensUsed is the raw token count behind TokensUsed.
+	Unit          BudgetUnit `json:"unit"`
+	RawTokensUsed int64      `json:"raw_tokens_used"`
+	// In dollars, when the unit is money.
+	BudgetUSD    *float64 `json:"budget_usd,omitempty"`
+	UsedUSD      *float64 `json:"used_usd,omitempty"`
+	RemainingUSD *float64 `json:"remaining_usd,omitempty"`
+}
+
+// SetUSD fills the dollar fields when the status counts money.
+func (st *BudgetStatus) SetUSD() {
+	usd := func(n int64) *float64 {
+		v, ok := st.Unit.USD(n)
+		if !ok {
+			return nil
+		}
+		return &v
+	}
+	st.BudgetUSD, st.UsedUSD, st.RemainingUSD = usd(st.TokenBudget), usd(st.TokensUsed), usd(st.Remaining)
 }
 
 // BudgetPeriod says when budgets reset.

@@ -18,15 +18,18 @@ func (db *DB) BudgetStatus(ctx context.Context, userID string) (*coachd.BudgetSt
 		return nil, err
 	}
 	defer tx.Rollback()
-	st := &coachd.BudgetStatus{}
-	if err := tx.queryRow(ctx, `SELECT token_budget, tokens_used, tokens_reserved, period_start FROM users WHERE id = ?`, userID).
-		Scan(&st.TokenBudget, &st.TokensUsed, &st.TokensReserved, timeCol{&st.PeriodStart}); err != nil {
+	st := &coachd.BudgetStatus{Unit: db.budget.Unit}
+	if err := tx.queryRow(ctx, `SELECT token_budget, tokens_used, tokens_reserved, period_start,
+		CAST(COALESCE((SELECT SUM(l.raw_tokens) FROM ledger l WHERE l.user_id = u.id AND l.period_start = u.period_start), 0) AS BIGINT)
+		FROM users u WHERE id = ?`, userID).
+		Scan(&st.TokenBudget, &st.TokensUsed, &st.TokensReserved, timeCol{&st.PeriodStart}, &st.RawTokensUsed); err != nil {
 		return nil, dbError(err, "user %q", userID)
 	}
 	if start := storeTime(db.budget.Period.Start(tx.now)); st.PeriodStart.Before(start) {
-		st.PeriodStart, st.TokensUsed = start, 0
+		st.PeriodStart, st.TokensUsed, st.RawTokensUsed = start, 0, 0
 	}
 	st.Remaining = coachd.RemainingTokens(st.TokenBudget, st.TokensUsed, st.TokensReserved)
+	st.SetUSD()
 	return st, tx.commit()
 }
 

@@ -26,6 +26,8 @@ type modelConfig struct {
 	TurnLease time.Duration
 	// CountTokens estimates budgets with the API's count_tokens endpoint.
 	CountTokens bool
+
+	unit coachd.BudgetUnit // what the runner prices usage in (--budget-unit)
 }
 
 func (c *modelConfig) register(fs *flag.FlagSet, getenv func(string) string) {
@@ -81,7 +83,7 @@ func newRunner(store coachd.Store, model coachd.Model, logger *slog.Logger, pack
 	}
 	cfg := agent.Config{
 		Store: store, Model: model, Tools: ts, Logger: logger.With("component", "runner"),
-		TurnLease: mc.TurnLease, CountTokens: mc.CountTokens, Observer: obs,
+		TurnLease: mc.TurnLease, CountTokens: mc.CountTokens, Observer: obs, BudgetUnit: mc.unit,
 	}
 	if pack != nil {
 		cfg.Agents = pack.Agent
