@@ -1,7 +1,9 @@
 package agent_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -431,4 +433,48 @@ func TestBilledBudgets(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestPreflightCacheBlocks: an app that runs its own loop gets the system
+// prompt as the blocks coachd sends, with the same cache markers, the
+// turn's context to append after its user message, and the agent's
+// sampling settings.
+func TestPreflightCacheBlocks(t *testing.T) {
+	s := newSageSession(t)
+	s.play(0)
+	pf, err := s.runner.Preflight(context.Background(), agent.PreflightRequest{User: s.user, SessionID: s.id, Message: "hello again"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqs := s.fake.Requests()
+	sent, err := json.Marshal(reqs[len(reqs)-1].Body["system"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := json.Marshal(pf.System)
+	if !jsonEqual(sent, got) {
+		t.Errorf("preflight system\n%s\nwant what the runner sent\n%s", got, sent)
+	}
+	if n := strings.Count(string(got), `"cache_control"`); n != 2 {
+		t.Errorf("%d breakpoints in the system blocks, want 2 (stable prompt, session context)", n)
+	}
+	if len(pf.TurnContext) != 1 || !strings.HasPrefix(pf.TurnContext[0].Text, "<turn_context>") {
+		t.Errorf("turn context %+v", pf.TurnContext)
+	}
+	if !strings.Contains(pf.SystemMessage, "<turn_context>") || !strings.Contains(pf.SystemMessage, "You are Sage") {
+		t.Errorf("system_message lacks part of the prompt")
+	}
+	if pf.Temperature == nil || *pf.Temperature != 0.7 || pf.ThinkingBudget != 0 {
+		t.Errorf("temperature %v, thinking %d: want the agent's 0.7 and off", pf.Temperature, pf.ThinkingBudget)
+	}
+}
+
+func jsonEqual(a, b []byte) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return false
+	}
+	xa, _ := json.Marshal(x)
+	ya, _ := json.Marshal(y)
+	return bytes.Equal(xa, ya)
 }
