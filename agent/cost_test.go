@@ -89,10 +89,11 @@ type sageSession struct {
 	turn, round int
 }
 
-func newSageSession(tb testing.TB) *sageSession { return newSageSessionIn(tb, coachd.UnitTokens) }
+func newSageSession(tb testing.TB) *sageSession { return newSageSessionIn(tb, coachd.UnitTokens, nil) }
 
-// newSageSessionIn is newSageSession with budgets in unit.
-func newSageSessionIn(tb testing.TB, unit coachd.BudgetUnit) *sageSession {
+// newSageSessionIn is newSageSession with budgets in unit and the Sage
+// agent changed by mod.
+func newSageSessionIn(tb testing.TB, unit coachd.BudgetUnit, mod func(*agent.Agent)) *sageSession {
 	tb.Helper()
 	ctx := context.Background()
 	clock := &manualClock{t: time.Date(2026, 3, 2, 8, 0, 5, 0, time.UTC)}
@@ -108,6 +109,10 @@ func newSageSessionIn(tb testing.TB, unit coachd.BudgetUnit) *sageSession {
 	pack, err := agent.LoadPack(filepath.Join("..", "examples", "sage"), agent.PackOptions{Builtins: tools.Builtins()})
 	if err != nil {
 		tb.Fatal(err)
+	}
+	if mod != nil {
+		a, _ := pack.Agent("sage")
+		mod(a)
 	}
 	ts, err := agent.NewToolset(tools.ForPack(pack, pack.FileTypes())...)
 	if err != nil {
@@ -127,6 +132,9 @@ func newSageSessionIn(tb testing.TB, unit coachd.BudgetUnit) *sageSession {
 	})
 	fake.SetScript(func(req *anthropictest.Request) anthropictest.Reply {
 		clock.Advance(3 * time.Second) // a model call takes a while
+		if strings.HasPrefix(req.LastUserText(), "Summarize our conversation") {
+			return anthropictest.Text("Maya is planning her days around a big presentation, a run she keeps postponing and calls with family.", 20)
+		}
 		s.mu.Lock()
 		i, r := s.turn, s.round
 		s.round++
@@ -380,7 +388,7 @@ func BenchmarkSageSessionCost(b *testing.B) {
 func TestBilledBudgets(t *testing.T) {
 	for _, unit := range []coachd.BudgetUnit{coachd.UnitTokens, coachd.UnitWeighted, coachd.UnitMicroUSD} {
 		t.Run(string(unit), func(t *testing.T) {
-			s := newSageSessionIn(t, unit)
+			s := newSageSessionIn(t, unit, nil)
 			var billed, raw int64
 			for i := range 3 {
 				res, _ := s.play(i)
@@ -477,4 +485,68 @@ func jsonEqual(a, b []byte) bool {
 	xa, _ := json.Marshal(x)
 	ya, _ := json.Marshal(y)
 	return bytes.Equal(xa, ya)
+}
+
+// TestCompaction: a long session's older large tool results are sent
+// shortened, and its oldest turns are replaced by a summary the model
+// wrote, stored as a message of its own; every request stays valid for the
+// API (the fake refuses a broken tool_use/tool_result pairing), the stored
+// history stays whole, and the summary call is charged like any other.
+func TestCompaction(t *testing.T) {
+	s := newSageSessionIn(t, coachd.UnitWeighted, func(a *agent.Agent) {
+		a.Compaction = &agent.Compaction{ShortenAfter: 1500, SummarizeAfter: 3000, KeepTurns: 2, ShortenOver: 500}
+	})
+	var billed int64
+	for i := range 12 {
+		res, _ := s.play(i)
+		billed += res.Billed
+		s.clock.Advance(20 * time.Second)
+	}
+	stored, err := s.db.History(context.Background(), s.user.ID, s.id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	summaries := 0
+	said := map[string]bool{}
+	for _, m := range stored {
+		if strings.Contains(string(m.Metadata), `"kind":"summary"`) {
+			summaries++
+			continue
+		}
+		said[coachd.BlocksText(m.Blocks)] = true
+	}
+	if summaries == 0 {
+		t.Fatal("no summary stored")
+	}
+	for i := range 12 {
+		if !said[sageTurns[i]] {
+			t.Errorf("turn %d's message is gone from the stored history", i)
+		}
+	}
+	reqs := s.fake.Requests()
+	var want int64
+	shortened, summaryCalls := false, 0
+	for _, r := range reqs {
+		want += coachd.UnitWeighted.Charge(r.Model, r.Usage)
+		shortened = shortened || strings.Contains(string(r.Raw), "shortened for this request")
+		if tc, _ := r.Body["tool_choice"].(map[string]any); tc["type"] == "none" {
+			summaryCalls++
+		}
+	}
+	if !shortened {
+		t.Error("no request sent a shortened tool result")
+	}
+	if summaryCalls != summaries {
+		t.Errorf("%d summary calls for %d summaries", summaryCalls, summaries)
+	}
+	if billed != want {
+		t.Errorf("turns billed %d, want %d: every call, the summaries' too", billed, want)
+	}
+	last := reqs[len(reqs)-1].Messages()
+	if first := coachd.BlocksText(last[0].Blocks); !strings.HasPrefix(first, "<conversation_summary>") {
+		t.Errorf("the last request starts with %.60q, want the summary", first)
+	}
+	if strings.Contains(string(reqs[len(reqs)-1].Raw), sageTurns[0]) {
+		t.Error("the first turn is still sent after it was summarized")
+	}
 }

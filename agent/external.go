@@ -177,7 +177,7 @@ func (r *Runner) Preflight(ctx context.Context, req PreflightRequest) (*Prefligh
 		return nil, err
 	}
 	t.prepareSystem(ctx)
-	history := History(h, t.tools.Truncations(t.agent.Tools))
+	history := History(compacted(h, t.agent.Compaction), t.tools.Truncations(t.agent.Tools))
 	t.history = append(h, &coachd.Message{Role: coachd.RoleUser, Blocks: []coachd.Block{coachd.TextBlock(req.Message)}})
 	mreq := t.modelRequest()
 	res, err := st.Reserve(ctx, coachd.ReserveRequest{

@@ -216,7 +216,7 @@ func (t *Turn) modelRequest() *coachd.ModelRequest {
 		MaxTokens:      maxTokens,
 		ThinkingBudget: a.Thinking,
 		Temperature:    a.Temperature,
-		Messages:       History(t.history, t.tools.Truncations(a.Tools)),
+		Messages:       History(compacted(t.history, a.Compaction), t.tools.Truncations(a.Tools)),
 		Tools:          t.tools.Specs(a.Tools),
 		UserID:         t.req.User.ID,
 	}

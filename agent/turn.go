@@ -98,6 +98,7 @@ func (t *Turn) Run(ctx context.Context, sink coachd.EventSink) *Result {
 
 	stop := t.begin(ctx)
 	if stop == "" {
+		t.compact(ctx)
 		stop = t.loop(ctx, lim)
 	}
 	t.res.StopReason = stop
