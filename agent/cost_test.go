@@ -191,7 +191,11 @@ func runSageSession(tb testing.TB) sessionCost {
 	}
 	u0 := cost.Usage
 	cost.Naive = u0.InputTokens + u0.CacheReadInputTokens + u0.CacheCreationInputTokens
-	cost.Billed = float64(u0.InputTokens) + 1.25*float64(u0.CacheCreationInputTokens) + 0.1*float64(u0.CacheReadInputTokens)
+	// Input only, weighted as Claude prices it (pricing.go): a cache read
+	// 0.1 of an input token, a 5-minute write 1.25.
+	in := u0
+	in.OutputTokens = 0
+	cost.Billed = coachd.Weighted(anthropic.DefaultModel, in)
 	return cost
 }
 
