@@ -19,7 +19,7 @@ type Price struct {
 // price builds a Price from the input and output prices with Claude's
 // cache multipliers.
 func price(in, out float64) Price {
-	return Price{Input: in, Output: out, CacheWrite5m: 1.25 * in, CacheWrite1h: 2 * in, CacheRead: 0.1 * in}
+	return Price{Input: in, Output: out, CacheWrite5m: 1.25 * in, CacheWrite1h: 2 * in, CacheRead: in / 10}
 }
 
 // prices is the one pricing table, by model id prefix (the longest
