@@ -130,9 +130,17 @@ func compacted(msgs []*coachd.Message, c *Compaction) []*coachd.Message {
 	return out
 }
 
-// historyTokens estimates the tokens of msgs as sent.
+// historyTokens estimates the tokens of msgs as sent, from the sizes of
+// their blocks' contents (cheap: it runs every round; attachments count
+// by their encoded size, which overstates them).
 func historyTokens(msgs []*coachd.Message) int64 {
-	return EstimateTokens(&coachd.ModelRequest{Messages: History(msgs, nil)})
+	n := 0
+	for _, m := range msgs {
+		for _, b := range m.Blocks {
+			n += len(b.Text) + len(b.Thinking) + len(b.Input) + len(b.Content) + len(b.Source) + len(b.Name) + 16
+		}
+	}
+	return coachd.TokensOfBytes(n)
 }
 
 // turnCut returns the index of the first message of the keep-th turn

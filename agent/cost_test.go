@@ -498,7 +498,7 @@ func jsonEqual(a, b []byte) bool {
 // history stays whole, and the summary call is charged like any other.
 func TestCompaction(t *testing.T) {
 	s := newSageSessionIn(t, coachd.UnitWeighted, func(a *agent.Agent) {
-		a.Compaction = &agent.Compaction{ShortenAfter: 1500, SummarizeAfter: 3000, KeepTurns: 2, ShortenOver: 500}
+		a.Compaction = &agent.Compaction{ShortenAfter: 1000, SummarizeAfter: 2000, KeepTurns: 2, ShortenOver: 500}
 	})
 	var billed int64
 	for i := range 12 {
