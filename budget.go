@@ -76,6 +76,9 @@ type Reservation struct {
 	// Remaining is the user's budget left (budget - used - reserved) right
 	// after the operation that returned the reservation.
 	Remaining int64 `json:"budget_remaining"`
+	// ChargedRaw is the raw token count behind Charged (which counts the
+	// budget's unit; the same number when the unit is tokens).
+	ChargedRaw int64 `json:"charged_raw_tokens"`
 }
 
 // LedgerEntry is one append-only change to a user's token accounts: Used
@@ -90,6 +93,10 @@ type LedgerEntry struct {
 	Reason        string    `json:"reason"` // reserve, charge, finalize, abort, expire
 	PeriodStart   time.Time `json:"period_start"`
 	CreatedAt     time.Time `json:"created_at"`
+	// RawTokens is the raw token count Used stands for; Unit is what Used
+	// and Reserved count (BudgetUnit).
+	RawTokens int64      `json:"raw_tokens"`
+	Unit      BudgetUnit `json:"unit"`
 }
 
 // BudgetStatus is a user's token account in the current period.
@@ -99,6 +106,26 @@ type BudgetStatus struct {
 	TokensReserved int64     `json:"tokens_reserved"`
 	Remaining      int64     `json:"remaining"`
 	PeriodStart    time.Time `json:"period_start"`
+	// Unit is what the budget and the totals above count (BudgetUnit);
+	// RawTokensUsed is the raw token count behind TokensUsed.
+	Unit          BudgetUnit `json:"unit"`
+	RawTokensUsed int64      `json:"raw_tokens_used"`
+	// In dollars, when the unit is money.
+	BudgetUSD    *float64 `json:"budget_usd,omitempty"`
+	UsedUSD      *float64 `json:"used_usd,omitempty"`
+	RemainingUSD *float64 `json:"remaining_usd,omitempty"`
+}
+
+// SetUSD fills the dollar fields when the status counts money.
+func (st *BudgetStatus) SetUSD() {
+	usd := func(n int64) *float64 {
+		v, ok := st.Unit.USD(n)
+		if !ok {
+			return nil
+		}
+		return &v
+	}
+	st.BudgetUSD, st.UsedUSD, st.RemainingUSD = usd(st.TokenBudget), usd(st.TokensUsed), usd(st.Remaining)
 }
 
 // BudgetPeriod says when budgets reset.
@@ -124,7 +151,28 @@ type BudgetConfig struct {
 	Period BudgetPeriod
 	// TTL is how long a reservation holds (DefaultReservationTTL when 0).
 	TTL time.Duration
+	// Unit is what budgets, reservations and the ledger count (UnitTokens
+	// when empty); the store only labels ledger rows with it, callers
+	// convert usage with Unit.Charge.
+	Unit BudgetUnit
 }
+
+// Spend is a turn's cumulative use so far: Amount in the budget's unit
+// (what is checked against the budget and summed by the ledger) and the
+// raw token count it stands for.
+type Spend struct {
+	Amount int64
+	Tokens int64
+}
+
+// SettleMode says what a settle does to a reservation.
+type SettleMode int
+
+const (
+	SettleCharge   SettleMode = iota // charge and keep the rest held
+	SettleFinalize                   // charge and release the hold
+	SettleAbort                      // charge what was used before an abort and release
+)
 
 // ReserveRequest asks for a hold of Estimate tokens for one turn.
 type ReserveRequest struct {
@@ -178,6 +226,9 @@ type BudgetService interface {
 	Finalize(ctx context.Context, userID, id string, tokensUsed int64) (*Reservation, error)
 	// Abort charges what was consumed before the abort and releases the rest.
 	Abort(ctx context.Context, userID, id string, tokensUsed int64) (*Reservation, error)
+	// Settle is Charge, Finalize or Abort of a Spend in billed units with
+	// its raw token count (Charge and friends are Settle with both equal).
+	Settle(ctx context.Context, userID, id string, s Spend, mode SettleMode) (*Reservation, error)
 	// ExpireReservations releases every active hold past its expiry and
 	// returns how many it released.
 	ExpireReservations(ctx context.Context) (int, error)

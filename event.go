@@ -94,8 +94,14 @@ func (ev Event) Terminal() bool { return ev.Type == EventTurnEnded }
 // TurnUsage is the token count of a turn so far.
 type TurnUsage struct {
 	Usage
-	TokensUsed      int64  `json:"tokens_used"`
+	TokensUsed      int64  `json:"tokens_used"` // raw: every token once
 	BudgetRemaining *int64 `json:"budget_remaining,omitempty"`
+	// Billed is the usage in the budget's Unit (what the budget is charged,
+	// and what BudgetRemaining counts); CostUSD is it in dollars at the
+	// model's list prices (pricing.go).
+	Billed  int64      `json:"billed,omitempty"`
+	Unit    BudgetUnit `json:"budget_unit,omitempty"`
+	CostUSD float64    `json:"cost_usd,omitempty"`
 }
 
 // EventSink receives a turn's events. Send returns an error when the

@@ -20,6 +20,11 @@ type ModelRequest struct {
 	UserID         string // sent as metadata.user_id
 	// NoCache turns prompt-caching breakpoints off for this request.
 	NoCache bool
+	// TailBlocks says the last message's final TailBlocks blocks are the
+	// turn's context (time, recent files, a due check-in), not history:
+	// they change every turn, so the cache breakpoint goes before them
+	// (CacheMarks).
+	TailBlocks int
 }
 
 // ModelMessage is one message of a model request.

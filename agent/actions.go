@@ -95,5 +95,5 @@ func (t *Turn) prepareSystem(ctx context.Context) {
 	if a.Prompt == "" && len(a.Skills) == 0 && d == nil {
 		return
 	}
-	t.x.system = systemPrompt(a, d)
+	t.x.system, t.x.tail = systemPrompt(a, d)
 }

@@ -66,6 +66,8 @@ type Agent struct {
 
 	// Reserve is the budget reservation policy: "estimate" or "max".
 	Reserve string
+	// Compaction shortens and summarizes long histories (nil: defaults).
+	Compaction *Compaction
 	// FreePreviewTurns lets a user without budget run this many turns.
 	FreePreviewTurns int
 

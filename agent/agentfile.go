@@ -28,6 +28,7 @@ type agentFile struct {
 	Permissions   map[string][]string `yaml:"permissions"`
 	Arcs          []string            `yaml:"arcs"`
 	Context       *ContextSpec        `yaml:"context"`
+	Compaction    *Compaction         `yaml:"compaction"`
 	Contracts     contractsFile       `yaml:"contracts"`
 	ActionTags    bool                `yaml:"action_tags"`
 	Preview       int                 `yaml:"free_preview_turns"`
@@ -172,6 +173,8 @@ func parseAgent(fm *frontMatter, base string, known map[string]coachd.Tool, skil
 	a.Voice = parseVoice(fm, f.Voice)
 	parsePermissions(fm, a)
 	a.Context.validate(fm)
+	a.Compaction = f.Compaction
+	a.Compaction.validate(fm)
 	a.Contracts = parseContracts(fm, f.Contracts, a, known)
 	a.Approvals = parseApprovals(fm, a, known)
 	switch f.Reserve {

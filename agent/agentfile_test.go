@@ -263,3 +263,29 @@ func TestAgentFileExpiryAndCommands(t *testing.T) {
 		}
 	}
 }
+
+func TestAgentFileCompaction(t *testing.T) {
+	write := func(front string) (*agent.Pack, error) {
+		dir := t.TempDir()
+		os.MkdirAll(filepath.Join(dir, "agents"), 0o755)
+		os.WriteFile(filepath.Join(dir, "agents", "a.md"), []byte("---\nname: a\ndescription: d\n"+front+"---\nhi\n"), 0o644)
+		return agent.LoadPack(dir, agent.PackOptions{Builtins: seedBuiltins()})
+	}
+	p, err := write("compaction:\n  summarize_after: 20000\n  keep_turns: 3\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := p.Agents[0].Compaction; c == nil || c.SummarizeAfter != 20000 || c.KeepTurns != 3 {
+		t.Fatalf("compaction %+v", c)
+	}
+	for front, want := range map[string]string{
+		"compaction:\n  keep_turns: 500\n":   "keep_turns must be between 1 and 100",
+		"compaction:\n  shorten_after: -1\n": "compaction sizes must be tokens",
+		"compaction:\n  shorten_over: 10\n":  "shorten_over must be at least",
+		"compaction:\n  summarise: 5\n":      "summarise",
+	} {
+		if _, err := write(front); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", front, err, want)
+		}
+	}
+}

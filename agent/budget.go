@@ -43,14 +43,47 @@ func EstimateTokens(req *coachd.ModelRequest) int64 {
 // Estimate returns the tokens to reserve for a turn whose first request is
 // req with in input tokens, under the agent's policy.
 func (a *Agent) Estimate(req *coachd.ModelRequest, in int64) int64 {
+	return a.estimateUsage(req, in).Total()
+}
+
+// estimateUsage is Estimate by kind of token: the input and output the
+// reservation covers, priced without cache (the first round of a session
+// reads nothing from it).
+func (a *Agent) estimateUsage(req *coachd.ModelRequest, in int64) coachd.Usage {
 	out := req.MaxTokens
 	if out <= 0 {
 		out = DefaultMaxTokens
 	}
 	if a.Reserve == ReserveMax {
-		return (in + out) * int64(a.Limits.withDefaults().MaxRounds)
+		rounds := int64(a.Limits.withDefaults().MaxRounds)
+		return coachd.Usage{InputTokens: in * rounds, OutputTokens: out * rounds}
 	}
-	return in + out
+	return coachd.Usage{InputTokens: in, OutputTokens: out}
+}
+
+// unit is what the runner's budgets count.
+func (t *Turn) unit() coachd.BudgetUnit {
+	if t.r.cfg.BudgetUnit == "" {
+		return coachd.UnitTokens
+	}
+	return t.r.cfg.BudgetUnit
+}
+
+// addUsage adds one model call's usage to the turn, priced for the model
+// that answered (the one asked for, when the answer does not say).
+func (t *Turn) addUsage(req *coachd.ModelRequest, resp *coachd.ModelResponse) {
+	model, u := resp.Model, resp.Usage
+	if model == "" {
+		model = req.Model
+	}
+	t.usage = t.usage.Add(u)
+	t.billed += t.unit().Charge(model, u)
+	t.cost += coachd.Cost(model, u)
+}
+
+// spend is the turn's cumulative use so far, for the store.
+func (t *Turn) spend() coachd.Spend {
+	return coachd.Spend{Amount: t.billed, Tokens: t.usage.Total()}
 }
 
 // estimate returns the reservation for a turn starting with req: its input
@@ -66,7 +99,7 @@ func (t *Turn) estimate(ctx context.Context, req *coachd.ModelRequest) int64 {
 			t.r.cfg.Logger.Warn("count_tokens failed; estimating from size", "session", t.sess.ID, "err", err)
 		}
 	}
-	return t.agent.Estimate(req, in)
+	return t.unit().Charge(req.Model, t.agent.estimateUsage(req, in))
 }
 
 // reserve holds the turn's estimate before anything is stored or sent:
@@ -104,11 +137,11 @@ func (t *Turn) roundBudget(ctx context.Context, round int, req *coachd.ModelRequ
 	if round == 0 || resv == nil || resv.FreePreview {
 		return ""
 	}
-	used, id := t.usage.Total(), resv.ID
+	used, id, spend := t.billed, resv.ID, t.spend()
 	// Charged while the round's model call starts (see appendBehind); a
 	// failure is logged, and the turn's settlement charges it all anyway.
 	t.behind(ctx, func(wctx context.Context) error {
-		if res, err := t.r.cfg.Store.Charge(wctx, t.req.User.ID, id, used); err != nil {
+		if res, err := t.r.cfg.Store.Settle(wctx, t.req.User.ID, id, spend, coachd.SettleCharge); err != nil {
 			t.r.cfg.Logger.Error("charging a round", "reservation", id, "err", err)
 		} else {
 			t.mu.Lock()
@@ -120,7 +153,8 @@ func (t *Turn) roundBudget(ctx context.Context, round int, req *coachd.ModelRequ
 	if t.agent.Reserve != ReserveMax {
 		return ""
 	}
-	if used+EstimateTokens(req)+req.MaxTokens > resv.Estimate {
+	next := t.unit().Charge(req.Model, coachd.Usage{InputTokens: EstimateTokens(req), OutputTokens: req.MaxTokens})
+	if used+next > resv.Estimate {
 		return TurnBudget
 	}
 	return ""
@@ -141,18 +175,17 @@ func (t *Turn) settle(ctx context.Context) {
 	}
 	wctx, cancel := persistCtx(ctx)
 	defer cancel()
-	st, used := t.r.cfg.Store, t.usage.Total()
-	var err error
+	st, used := t.r.cfg.Store, t.spend()
+	mode := coachd.SettleFinalize
 	switch t.res.StopReason {
 	case "", coachd.TurnAborted, coachd.TurnError:
-		res, err = st.Abort(wctx, t.req.User.ID, res.ID, used)
-	default:
-		res, err = st.Finalize(wctx, t.req.User.ID, res.ID, used)
+		mode = coachd.SettleAbort
 	}
+	res, err := st.Settle(wctx, t.req.User.ID, res.ID, used, mode)
 	if err != nil {
 		// The hold expires on its own; the usage is lost to the ledger,
 		// so say so loudly.
-		t.r.cfg.Logger.Error("settling reservation", "reservation", t.resv.ID, "tokens", used, "err", err)
+		t.r.cfg.Logger.Error("settling reservation", "reservation", t.resv.ID, "billed", used.Amount, "tokens", used.Tokens, "err", err)
 		return
 	}
 	t.mu.Lock()
@@ -172,7 +205,7 @@ func (t *Turn) budgetRemaining() *int64 {
 	}
 	left := res.Remaining
 	if !settled {
-		left += res.Held - max(t.usage.Total()-res.Charged, 0)
+		left += res.Held - max(t.billed-res.Charged, 0)
 	}
 	left = max(left, 0)
 	return &left

@@ -173,10 +173,20 @@ func (d *contextData) checkin(spec *ContextSpec) (bool, string) {
 	return true, "due (no " + ck.FileType + " yet)"
 }
 
-// systemPrompt assembles the system blocks: the agent's prompt and skill
-// summaries first (stable across turns, so the prompt cache holds), then
-// the skills whose rules match and the context sections.
-func systemPrompt(a *Agent, d *contextData) []coachd.Block {
+// systemPrompt assembles the turn's prompt, from the most to the least
+// stable part, so that the prompt cache holds (coachd.CacheMarks marks
+// the boundaries):
+//
+//   - system[0]: the agent's prompt and skill summaries — the same for
+//     every turn of every session of the agent;
+//   - system[1]: the session's context — matching skills, the user and
+//     their last session, standing files, notes, the data schema and the
+//     session mode — which changes only when those do;
+//   - tail: the turn's context — the time as a bracket and the date (not
+//     the minute), a due check-in and recent files — sent as the last
+//     blocks of the newest user message, after the cached history, so a
+//     new minute or a file saved this turn never invalidates the history.
+func systemPrompt(a *Agent, d *contextData) (system, tail []coachd.Block) {
 	var static strings.Builder
 	static.WriteString(a.Prompt)
 	if len(a.Skills) > 0 {
@@ -186,11 +196,11 @@ func systemPrompt(a *Agent, d *contextData) []coachd.Block {
 		}
 		static.WriteString("</skills>")
 	}
-	blocks := []coachd.Block{coachd.TextBlock(static.String())}
+	system = []coachd.Block{coachd.TextBlock(static.String())}
 	if d == nil {
-		return blocks
+		return system, nil
 	}
-	var parts []string
+	var parts, turn []string
 	spec := a.Context
 	var active []string
 	facts := d.facts(spec)
@@ -203,12 +213,16 @@ func systemPrompt(a *Agent, d *contextData) []coachd.Block {
 		parts = append(parts, "<active_skills>\n"+strings.Join(active, "\n")+"\n</active_skills>")
 	}
 	if spec != nil {
-		parts = append(parts, contextSections(spec, d)...)
+		session, now := contextSections(spec, d)
+		parts, turn = append(parts, session...), now
 	}
 	if len(parts) > 0 {
-		blocks = append(blocks, coachd.TextBlock(strings.Join(parts, "\n\n")))
+		system = append(system, coachd.TextBlock(strings.Join(parts, "\n\n")))
 	}
-	return blocks
+	if len(turn) > 0 {
+		tail = []coachd.Block{coachd.TextBlock(strings.Join(turn, "\n\n"))}
+	}
+	return system, tail
 }
 
 // MaxContextReadBytes bounds the stored text one turn's context reads and
@@ -246,8 +260,9 @@ func (r *reader) text(s string, n int) string {
 // spent reports whether the section's share is used up.
 func (r *reader) spent() bool { return r.left <= 0 }
 
-func contextSections(spec *ContextSpec, d *contextData) []string {
-	var out []string
+// contextSections renders the agent's context sections: those of the
+// session (system[1]) and those of the turn (the tail).
+func contextSections(spec *ContextSpec, d *contextData) (out, turn []string) {
 	total := 0
 	for _, name := range ContextSections {
 		if spec.has(name) {
@@ -255,13 +270,25 @@ func contextSections(spec *ContextSpec, d *contextData) []string {
 		}
 	}
 	rd := func(name string) *reader { return newReader(spec.budget(name), total) }
-	add := func(name, body string) {
+	render := func(tag, name, body string) string {
 		if body = strings.TrimSpace(body); body != "" {
-			out = append(out, "<"+tagOf(name)+">\n"+clip(body, spec.budget(name), 0)+"\n</"+tagOf(name)+">")
+			return "<" + tag + ">\n" + clip(body, spec.budget(name), 0) + "\n</" + tag + ">"
+		}
+		return ""
+	}
+	add := func(name, body string) {
+		if s := render(tagOf(name), name, body); s != "" {
+			out = append(out, s)
 		}
 	}
+	var now string
 	if spec.has(SectionHeader) {
-		add(SectionHeader, header(spec, d, rd(SectionHeader)))
+		h := rd(SectionHeader)
+		add(SectionHeader, header(spec, d, h))
+		now = render("turn_context", SectionHeader, turnHeader(spec, d))
+	}
+	if now != "" {
+		turn = append(turn, now)
 	}
 	var standing, recent []*coachd.File
 	days := spec.RecentDays
@@ -281,7 +308,9 @@ func contextSections(spec *ContextSpec, d *contextData) []string {
 		add(SectionStanding, fileList(standing, spec.budget(SectionStanding), d.now.Location(), rd(SectionStanding)))
 	}
 	if spec.has(SectionRecent) {
-		add(SectionRecent, fileList(recent, spec.budget(SectionRecent), d.now.Location(), rd(SectionRecent)))
+		if s := render(SectionRecent, SectionRecent, fileList(recent, spec.budget(SectionRecent), d.now.Location(), rd(SectionRecent))); s != "" {
+			turn = append(turn, s)
+		}
 	}
 	if spec.has(SectionNotes) {
 		add(SectionNotes, noteList(d.notes, spec.budget(SectionNotes), rd(SectionNotes)))
@@ -289,7 +318,7 @@ func contextSections(spec *ContextSpec, d *contextData) []string {
 	if spec.has(SectionDataSchema) {
 		add(SectionDataSchema, rd(SectionDataSchema).text(spec.DataSchema, spec.budget(SectionDataSchema)))
 	}
-	return out
+	return out, turn
 }
 
 // noteList renders notes until the section's budget is full.
@@ -330,12 +359,20 @@ func header(spec *ContextSpec, d *contextData, rd *reader) string {
 	} else {
 		sb.WriteString("Last session: none (first session)\n")
 	}
-	fmt.Fprintf(&sb, "Time: %s %s (%s, %s)\n", d.now.Weekday(), Bracket(d.now), d.now.Format("2006-01-02 15:04"), d.now.Location())
-	if _, desc := d.checkin(spec); desc != "" {
-		fmt.Fprintf(&sb, "Check-in: %s\n", desc)
-	}
 	if d.sess.Mode != "" {
 		fmt.Fprintf(&sb, "Session mode: %s\n", d.sess.Mode)
+	}
+	return sb.String()
+}
+
+// turnHeader is the part of the header that changes from turn to turn:
+// the time, to the bracket of the day (morning, afternoon…) and the date
+// so that it changes a few times a day, and the check-in's state.
+func turnHeader(spec *ContextSpec, d *contextData) string {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "Time: %s %s, %s (%s)\n", d.now.Weekday(), Bracket(d.now), d.now.Format("2006-01-02"), d.now.Location())
+	if _, desc := d.checkin(spec); desc != "" {
+		fmt.Fprintf(&sb, "Check-in: %s\n", desc)
 	}
 	return sb.String()
 }

@@ -106,16 +106,26 @@ func TestContextGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	var sb strings.Builder
-	blocks := systemPrompt(a, d)
-	if len(blocks) != 2 {
-		t.Fatalf("want 2 system blocks (stable, per turn), got %d", len(blocks))
+	system, tail := systemPrompt(a, d)
+	if len(system) != 2 || len(tail) != 1 {
+		t.Fatalf("want 2 system blocks (stable, session) and a tail (turn), got %d and %d", len(system), len(tail))
 	}
-	dynamic := blocks[1].Text
-	for i, b := range blocks {
+	dynamic := system[1].Text + tail[0].Text
+	for i, b := range system {
 		if i > 0 {
 			sb.WriteString("\n\n===== system block =====\n\n")
 		}
 		sb.WriteString(b.Text)
+	}
+	sb.WriteString("\n\n===== turn context (end of the last user message) =====\n\n")
+	sb.WriteString(tail[0].Text)
+	// The session's part holds across a turn: no time finer than the day's
+	// bracket anywhere, and nothing of the turn in the system prompt.
+	if strings.Contains(system[1].Text, "Time:") || strings.Contains(system[1].Text, "<recent_files>") {
+		t.Errorf("the session context holds the turn's time or recent files:\n%s", system[1].Text)
+	}
+	if strings.Contains(tail[0].Text, clock.Now().Format("15:04")) {
+		t.Errorf("the turn context names the minute:\n%s", tail[0].Text)
 	}
 	got := sb.String()
 	golden := filepath.Join("testdata", "prompt.golden")

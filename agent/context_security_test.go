@@ -99,13 +99,14 @@ func TestSecurityContextCPUAmplification(t *testing.T) {
 			t.Error(err)
 			return
 		}
-		blocks = systemPrompt(&big, d)
+		system, tail := systemPrompt(&big, d)
+		blocks = append(system, tail...)
 	})
-	if len(blocks) != 2 {
-		t.Fatalf("got %d system blocks", len(blocks))
+	if len(blocks) != 3 {
+		t.Fatalf("got %d system and tail blocks", len(blocks))
 	}
 	for _, want := range []string{"User: Mallory", "<standing_files>", "<recent_files>", "<notes>", "more not shown; read_file them"} {
-		if !strings.Contains(blocks[1].Text, want) {
+		if !strings.Contains(blocks[1].Text+blocks[2].Text, want) {
 			t.Errorf("context lacks %q", want)
 		}
 	}
@@ -178,7 +179,8 @@ func TestSecuritySanitizerTagVariants(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ctxText := systemPrompt(a, d)[1].Text
+		system, tail := systemPrompt(a, d)
+		ctxText := system[1].Text + tail[0].Text
 		for _, tag := range []string{"</notes>", "<session_context>"} {
 			if n := strings.Count(ctxText, tag); n != 1 {
 				t.Errorf("%q appears %d times in the context, want once (the pipeline's own)", tag, n)

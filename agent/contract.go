@@ -60,6 +60,7 @@ func (c *Contracts) SetMustOutput(schema json.RawMessage) error {
 // calls waiting to be recorded on the next assistant message.
 type turnState struct {
 	system  []coachd.Block
+	tail    []coachd.Block  // the turn's context, after the history (systemPrompt)
 	called  map[string]bool // tools that ran successfully this turn
 	repairs int
 	forbid  int // must_not_call calls refused

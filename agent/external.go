@@ -144,6 +144,18 @@ type Preflight struct {
 	Tools           []coachd.ToolSpec     `json:"tools"`
 	MaxTokens       int64                 `json:"max_tokens"`
 	Model           string                `json:"model,omitempty"`
+	// System is the system prompt as the blocks coachd itself sends, with
+	// its cache_control markers (coachd.CacheMarks): send it as is.
+	// TurnContext are the turn's context blocks (time, recent files, a
+	// due check-in), which coachd sends after the user's words in the new
+	// user message so that they never invalidate the cached history: append
+	// them to your user message, and put cache_control on its last block
+	// before them. SystemMessage is all of it as one text, for apps that
+	// send a plain string (and cache less).
+	System         []coachd.Block `json:"system"`
+	TurnContext    []coachd.Block `json:"turn_context"`
+	Temperature    *float64       `json:"temperature,omitempty"`
+	ThinkingBudget int64          `json:"thinking_budget"` // 0: thinking off
 }
 
 // Preflight validates the message, finds or creates the session, builds
@@ -173,7 +185,7 @@ func (r *Runner) Preflight(ctx context.Context, req PreflightRequest) (*Prefligh
 		return nil, err
 	}
 	t.prepareSystem(ctx)
-	history := History(h, t.tools.Truncations(t.agent.Tools))
+	history := History(compacted(h, t.agent.Compaction), t.tools.Truncations(t.agent.Tools))
 	t.history = append(h, &coachd.Message{Role: coachd.RoleUser, Blocks: []coachd.Block{coachd.TextBlock(req.Message)}})
 	mreq := t.modelRequest()
 	res, err := st.Reserve(ctx, coachd.ReserveRequest{
@@ -187,6 +199,17 @@ func (r *Runner) Preflight(ctx context.Context, req PreflightRequest) (*Prefligh
 	for _, b := range mreq.System {
 		sys = append(sys, b.Text)
 	}
+	for _, b := range t.x.tail {
+		sys = append(sys, b.Text)
+	}
+	marked, _ := coachd.CacheMarks(&coachd.ModelRequest{System: mreq.System, Tools: mreq.Tools})
+	system, tail := marked.System, t.x.tail
+	if system == nil {
+		system = []coachd.Block{}
+	}
+	if tail == nil {
+		tail = []coachd.Block{}
+	}
 	if history == nil {
 		history = []coachd.ModelMessage{}
 	}
@@ -195,5 +218,6 @@ func (r *Runner) Preflight(ctx context.Context, req PreflightRequest) (*Prefligh
 		BudgetRemaining: res.Remaining, IsFreePreview: res.FreePreview,
 		SystemMessage: strings.Join(sys, "\n\n"), History: history, Tools: mreq.Tools,
 		MaxTokens: mreq.MaxTokens, Model: mreq.Model,
+		System: system, TurnContext: tail, Temperature: mreq.Temperature, ThinkingBudget: mreq.ThinkingBudget,
 	}, nil
 }

@@ -35,7 +35,7 @@ func (t *Turn) loop(ctx context.Context, lim Limits) string {
 		if t.agent.ActionTags && err != nil {
 			stripTags(resp) // a broken reply's tags are not run, nor stored
 		}
-		t.usage = t.usage.Add(resp.Usage)
+		t.addUsage(req, resp)
 		t.emit(coachd.Event{Type: coachd.EventUsage, Usage: t.turnUsage()})
 		if err != nil {
 			t.savePartial(ctx, resp)
@@ -146,7 +146,7 @@ func (t *Turn) streamOrFallback(ctx context.Context, req *coachd.ModelRequest) (
 	}
 	t.r.cfg.Logger.Warn("model unavailable: the round goes to the fallback model", "session", t.sess.ID,
 		"model", req.Model, "fallback", fb, "code", code, "err", err)
-	t.usage = t.usage.Add(resp.Usage)
+	t.addUsage(req, resp)
 	req.Model = fb
 	return t.stream(ctx, req)
 }
@@ -237,10 +237,11 @@ func (t *Turn) modelRequest() *coachd.ModelRequest {
 		MaxTokens:      maxTokens,
 		ThinkingBudget: a.Thinking,
 		Temperature:    a.Temperature,
-		Messages:       History(t.history, t.tools.Truncations(a.Tools)),
+		Messages:       History(compacted(t.history, a.Compaction), t.tools.Truncations(a.Tools)),
 		Tools:          t.tools.Specs(a.Tools),
 		UserID:         t.req.User.ID,
 	}
+	withTail(req, t.x.tail)
 	if len(t.x.system) > 0 {
 		req.System = t.x.system
 	} else if a.Prompt != "" {

@@ -34,6 +34,9 @@ type Config struct {
 	// CountTokens estimates reservations with the model's count_tokens
 	// (when the model is a coachd.TokenCounter) instead of from size.
 	CountTokens bool
+	// BudgetUnit is what reservations and charges count (tokens when
+	// empty): usage is priced per call with BudgetUnit.Charge.
+	BudgetUnit coachd.BudgetUnit
 	// Observer is told about turns, tools and errors (metrics); nil
 	// observes nothing.
 	Observer coachd.Observer

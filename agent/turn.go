@@ -25,6 +25,8 @@ type Turn struct {
 	cancel     context.CancelCauseFunc
 	history    []*coachd.Message
 	usage      coachd.Usage
+	billed     int64   // usage in the budget's unit (addUsage)
+	cost       float64 // usage in US dollars at list prices
 	res        Result
 	savedReply bool
 	pending    *writeBehind        // the last write behind (persist.go); turn goroutine only
@@ -44,6 +46,7 @@ type Result struct {
 	Text       string            `json:"text"`
 	ToolCalls  []coachd.ToolCall `json:"tool_calls"`
 	Usage      coachd.Usage      `json:"usage"`
+	Billed     int64             `json:"billed"` // Usage in the budget's unit
 	LatencyMS  int64             `json:"latency_ms"`
 	Err        *coachd.Error     `json:"-"`
 }
@@ -98,6 +101,7 @@ func (t *Turn) Run(ctx context.Context, sink coachd.EventSink) *Result {
 
 	stop := t.begin(ctx)
 	if stop == "" {
+		t.compact(ctx)
 		stop = t.loop(ctx, lim)
 	}
 	if err := t.sync(); err != nil && stop != coachd.TurnError {
@@ -105,7 +109,7 @@ func (t *Turn) Run(ctx context.Context, sink coachd.EventSink) *Result {
 	}
 	t.res.StopReason = stop
 	t.settle(ctx)
-	t.res.Usage = t.usage
+	t.res.Usage, t.res.Billed = t.usage, t.billed
 	t.res.LatencyMS = r.cfg.Clock.Now().Sub(start).Milliseconds()
 	// Everything is stored and settled: the session is free before the
 	// client hears the turn is over, so its next request finds it free.
@@ -234,7 +238,8 @@ func (t *Turn) fail(err error) string {
 }
 
 func (t *Turn) turnUsage() *coachd.TurnUsage {
-	return &coachd.TurnUsage{Usage: t.usage, TokensUsed: t.usage.Total(), BudgetRemaining: t.budgetRemaining()}
+	return &coachd.TurnUsage{Usage: t.usage, TokensUsed: t.usage.Total(), BudgetRemaining: t.budgetRemaining(),
+		Billed: t.billed, Unit: t.unit(), CostUSD: t.cost}
 }
 
 // persistCtx outlives the turn's cancellation: what happened must be stored

@@ -24,9 +24,6 @@ const DefaultModel = "claude-sonnet-5-5"
 // DefaultMaxTokens is used when a request leaves MaxTokens at zero.
 const DefaultMaxTokens = 4096
 
-// maxBreakpoints is the API's limit of cache_control blocks per request.
-const maxBreakpoints = 4
-
 // Config configures the adapter. The zero value talks to api.anthropic.com
 // with the SDK's defaults (ANTHROPIC_API_KEY and ANTHROPIC_BASE_URL are read
 // by cmd/, not here).
@@ -129,23 +126,17 @@ func (m *Model) params(req *coachd.ModelRequest) (sdk.MessageNewParams, error) {
 	if p.MaxTokens <= 0 {
 		p.MaxTokens = DefaultMaxTokens
 	}
-	cache := !m.cfg.NoCache && !req.NoCache
-	budget := maxBreakpoints - countBreakpoints(req)
-	mark := func(b []byte) []byte {
-		if !cache || budget <= 0 {
-			return b
-		}
-		budget--
-		return withCacheControl(b)
+	markTool := false
+	if !m.cfg.NoCache && !req.NoCache {
+		req, markTool = coachd.CacheMarks(req) // the placement rule is documented there
 	}
-
 	for i, t := range req.Tools {
 		raw, err := toolJSON(t)
 		if err != nil {
 			return p, err
 		}
-		if i == len(req.Tools)-1 {
-			raw = mark(raw)
+		if markTool && i == len(req.Tools)-1 {
+			raw = withCacheControl(raw)
 		}
 		p.Tools = append(p.Tools, param.Override[sdk.ToolUnionParam](json.RawMessage(raw)))
 	}
@@ -153,9 +144,6 @@ func (m *Model) params(req *coachd.ModelRequest) (sdk.MessageNewParams, error) {
 		raw, err := json.Marshal(b)
 		if err != nil {
 			return p, coachd.Errorf(coachd.EINVALID, "system block %d: %v", i, err)
-		}
-		if i == len(req.System)-1 && b.Extra["cache_control"] == nil && b.Text != "" {
-			raw = mark(raw)
 		}
 		p.System = append(p.System, param.Override[sdk.TextBlockParam](json.RawMessage(raw)))
 	}
@@ -165,9 +153,6 @@ func (m *Model) params(req *coachd.ModelRequest) (sdk.MessageNewParams, error) {
 			raw, err := json.Marshal(b)
 			if err != nil {
 				return p, coachd.Errorf(coachd.EINVALID, "message %d block %d: %v", i, j, err)
-			}
-			if i == len(req.Messages)-1 && j == len(msg.Blocks)-1 && cacheable(b) {
-				raw = mark(raw)
 			}
 			mp.Content = append(mp.Content, param.Override[sdk.ContentBlockParamUnion](json.RawMessage(raw)))
 		}
@@ -218,39 +203,6 @@ func toolJSON(t coachd.ToolSpec) ([]byte, error) {
 		return nil, coachd.Errorf(coachd.EINVALID, "tool %q: %v", t.Name, err)
 	}
 	return raw, nil
-}
-
-// cacheable reports whether the API accepts cache_control on b: not on
-// thinking blocks, not on empty text, not twice.
-func cacheable(b coachd.Block) bool {
-	switch {
-	case b.Extra["cache_control"] != nil:
-		return false
-	case b.Type == coachd.BlockThinking || b.Type == coachd.BlockRedactedThinking:
-		return false
-	case b.Type == coachd.BlockText && b.Text == "":
-		return false
-	}
-	return true
-}
-
-// countBreakpoints counts the cache_control markers the caller already set,
-// so that ours never push a request over the API's limit.
-func countBreakpoints(req *coachd.ModelRequest) int {
-	n := 0
-	for _, b := range req.System {
-		if b.Extra["cache_control"] != nil {
-			n++
-		}
-	}
-	for _, m := range req.Messages {
-		for _, b := range m.Blocks {
-			if b.Extra["cache_control"] != nil {
-				n++
-			}
-		}
-	}
-	return n
 }
 
 // withCacheControl adds an ephemeral cache_control to a JSON object.

@@ -3,6 +3,7 @@ package anthropic_test
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/coachd/coachd"
@@ -37,16 +38,17 @@ func fullRequest() *coachd.ModelRequest {
 }
 
 // TestRequest checks every request field on the wire, and the caching
-// breakpoints: last tool, last system block, last block of the newest
-// message.
+// breakpoints (coachd.CacheMarks): the newest message's last block, the
+// first system block (tools and the stable prompt), the third message from
+// the end (the previous round's entry) and the last system block.
 func TestRequest(t *testing.T) {
 	want := `{"model":"claude-test","max_tokens":2048,"temperature":0.5,"stop_sequences":["END"],
 	"metadata":{"user_id":"user_1"},"thinking":{"type":"enabled","budget_tokens":1024},
 	"tool_choice":{"type":"auto","disable_parallel_tool_use":true},"stream":true,
-	"system":[{"type":"text","text":"You are a coach."},{"type":"text","text":"Be brief.","cache_control":{"type":"ephemeral"}}],
+	"system":[{"type":"text","text":"You are a coach.","cache_control":{"type":"ephemeral"}},{"type":"text","text":"Be brief.","cache_control":{"type":"ephemeral"}}],
 	"tools":[{"name":"a","description":"tool a","input_schema":{"type":"object"}},
-	  {"name":"b","input_schema":{"type":"object","properties":{"x":{"type":"string"}}},"cache_control":{"type":"ephemeral"}}],
-	"messages":[{"role":"user","content":[{"type":"text","text":"Weather?"}]},
+	  {"name":"b","input_schema":{"type":"object","properties":{"x":{"type":"string"}}}}],
+	"messages":[{"role":"user","content":[{"type":"text","text":"Weather?","cache_control":{"type":"ephemeral"}}]},
 	  {"role":"assistant","content":[{"type":"thinking","thinking":"hmm","signature":"sig"},{"type":"redacted_thinking","data":"opaque"},
 	    {"type":"server_tool_use","id":"srvtoolu_1","name":"web_search","input":{"q":"x"}},
 	    {"type":"text","text":"Paris is sunny.","citations":[{"type":"char_location","cited_text":"x"}]},
@@ -132,6 +134,9 @@ func TestCacheUsage(t *testing.T) {
 	m := newModel(srv, anthropic.Config{})
 	srv.Enqueue(anthropictest.Text("first answer", 0), anthropictest.Text("second answer", 0))
 	req := fullRequest()
+	// The API caches nothing shorter than the model's minimum (1024
+	// tokens for this model; the fake counts four bytes a token).
+	req.System[0].Text = strings.Repeat("You are a coach. ", 300)
 	_, first, err := drain(m.Stream(context.Background(), req))
 	if err != nil {
 		t.Fatal(err)

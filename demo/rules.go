@@ -56,8 +56,12 @@ func plan(req *coachd.ModelRequest) reply {
 	var said string
 	var results []coachd.Block
 	if last != nil {
-		said = strings.TrimSpace(coachd.BlocksText(last.Blocks))
-		for _, b := range last.Blocks {
+		blocks := last.Blocks
+		if last == &req.Messages[len(req.Messages)-1] && req.TailBlocks > 0 && req.TailBlocks <= len(blocks) {
+			blocks = blocks[:len(blocks)-req.TailBlocks] // the turn's context, not the user's words
+		}
+		said = strings.TrimSpace(coachd.BlocksText(blocks))
+		for _, b := range blocks {
 			if b.Type == coachd.BlockToolResult {
 				results = append(results, b)
 			}

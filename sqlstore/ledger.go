@@ -18,15 +18,18 @@ func (db *DB) BudgetStatus(ctx context.Context, userID string) (*coachd.BudgetSt
 		return nil, err
 	}
 	defer tx.Rollback()
-	st := &coachd.BudgetStatus{}
-	if err := tx.queryRow(ctx, `SELECT token_budget, tokens_used, tokens_reserved, period_start FROM users WHERE id = ?`, userID).
-		Scan(&st.TokenBudget, &st.TokensUsed, &st.TokensReserved, timeCol{&st.PeriodStart}); err != nil {
+	st := &coachd.BudgetStatus{Unit: db.budget.Unit}
+	if err := tx.queryRow(ctx, `SELECT token_budget, tokens_used, tokens_reserved, period_start,
+		CAST(COALESCE((SELECT SUM(l.raw_tokens) FROM ledger l WHERE l.user_id = u.id AND l.period_start = u.period_start), 0) AS BIGINT)
+		FROM users u WHERE id = ?`, userID).
+		Scan(&st.TokenBudget, &st.TokensUsed, &st.TokensReserved, timeCol{&st.PeriodStart}, &st.RawTokensUsed); err != nil {
 		return nil, dbError(err, "user %q", userID)
 	}
 	if start := storeTime(db.budget.Period.Start(tx.now)); st.PeriodStart.Before(start) {
-		st.PeriodStart, st.TokensUsed = start, 0
+		st.PeriodStart, st.TokensUsed, st.RawTokensUsed = start, 0, 0
 	}
 	st.Remaining = coachd.RemainingTokens(st.TokenBudget, st.TokensUsed, st.TokensReserved)
+	st.SetUSD()
 	return st, tx.commit()
 }
 
@@ -40,9 +43,9 @@ func (db *DB) Ledger(ctx context.Context, userID string) ([]coachd.LedgerEntry, 
 	out, err := queryAll(ctx, tx, "read ledger", func(row interface{ Scan(...any) error }) (coachd.LedgerEntry, error) {
 		var e coachd.LedgerEntry
 		err := row.Scan(&e.ID, &e.UserID, &e.ReservationID, &e.Used, &e.Reserved, &e.Reason,
-			timeCol{&e.PeriodStart}, timeCol{&e.CreatedAt})
+			timeCol{&e.PeriodStart}, timeCol{&e.CreatedAt}, &e.RawTokens, &e.Unit)
 		return e, err
-	}, `SELECT id, user_id, reservation_id, used_delta, reserved_delta, reason, period_start, created_at
+	}, `SELECT id, user_id, reservation_id, used_delta, reserved_delta, reason, period_start, created_at, raw_tokens, unit
 		FROM ledger WHERE user_id = ? ORDER BY id`, userID)
 	if err != nil {
 		return nil, err
@@ -90,8 +93,8 @@ func openingLedger(ctx context.Context, tx *tx, u *coachd.User) error {
 	if u.TokensUsed == 0 {
 		return nil
 	}
-	if _, err := tx.exec(ctx, `INSERT INTO ledger (user_id, reservation_id, used_delta, reserved_delta, reason, period_start, created_at)
-		VALUES (?, '', ?, 0, 'opening', ?, ?)`, u.ID, u.TokensUsed, tx.time(time.Unix(0, 0).UTC()), tx.time(tx.now)); err != nil {
+	if _, err := tx.exec(ctx, `INSERT INTO ledger (user_id, reservation_id, used_delta, reserved_delta, reason, period_start, created_at, raw_tokens)
+		VALUES (?, '', ?, 0, 'opening', ?, ?, ?)`, u.ID, u.TokensUsed, tx.time(time.Unix(0, 0).UTC()), tx.time(tx.now), u.TokensUsed); err != nil {
 		return dbError(err, "write ledger")
 	}
 	return nil

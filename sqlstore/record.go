@@ -59,7 +59,9 @@ func (db *DB) Record(ctx context.Context, userID string, rec coachd.TurnRecord) 
 		if err := appendInTx(ctx, tx, userID, rec.SessionID, rec.Messages, rows); err != nil {
 			return nil, err
 		}
-		if err := db.apply(ctx, tx, r, rec.TokensUsed, mode); err != nil {
+		// An external loop reports one number of tokens: charged as is,
+		// in every unit (see coachd.TurnRecord.TokensUsed).
+		if err := db.apply(ctx, tx, r, coachd.Spend{Amount: rec.TokensUsed, Tokens: rec.TokensUsed}, mode); err != nil {
 			return nil, err
 		}
 		if err := remaining(ctx, tx, r); err != nil {

@@ -19,15 +19,18 @@ func (db *DB) SetBudgetConfig(c coachd.BudgetConfig) {
 	if c.Period == "" {
 		c.Period = coachd.PeriodNone
 	}
+	if c.Unit == "" {
+		c.Unit = coachd.UnitTokens
+	}
 	db.budget = c
 }
 
-const reservationColumns = `id, user_id, session_id, agent, estimate, held, charged, state, free_preview, period_start, created_at, expires_at`
+const reservationColumns = `id, user_id, session_id, agent, estimate, held, charged, state, free_preview, period_start, created_at, expires_at, raw_charged`
 
 func scanReservation(row interface{ Scan(...any) error }) (*coachd.Reservation, error) {
 	r := &coachd.Reservation{}
 	err := row.Scan(&r.ID, &r.UserID, &r.SessionID, &r.Agent, &r.Estimate, &r.Held, &r.Charged, &r.State,
-		&r.FreePreview, timeCol{&r.PeriodStart}, timeCol{&r.CreatedAt}, timeCol{&r.ExpiresAt})
+		&r.FreePreview, timeCol{&r.PeriodStart}, timeCol{&r.CreatedAt}, timeCol{&r.ExpiresAt}, &r.ChargedRaw)
 	return r, err
 }
 
@@ -83,7 +86,7 @@ func (db *DB) Reserve(ctx context.Context, req coachd.ReserveRequest) (*coachd.R
 }
 
 func (db *DB) reserve(ctx context.Context, tx *tx, req coachd.ReserveRequest) (*coachd.Reservation, error) {
-	if _, err := expireUser(ctx, tx, req.UserID); err != nil {
+	if _, err := db.expireUser(ctx, tx, req.UserID); err != nil {
 		return nil, err
 	}
 	if err := db.rollPeriod(ctx, tx, req.UserID); err != nil {
@@ -113,13 +116,13 @@ func (db *DB) reserve(ctx context.Context, tx *tx, req coachd.ReserveRequest) (*
 		r.Remaining = coachd.RemainingTokens(budget, used, reserved)
 	}
 	if _, err := tx.exec(ctx, `INSERT INTO reservations (`+reservationColumns+`, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		r.ID, r.UserID, r.SessionID, r.Agent, r.Estimate, r.Held, r.Charged, string(r.State), r.FreePreview,
-		tx.time(r.PeriodStart), tx.time(r.CreatedAt), tx.time(r.ExpiresAt), tx.time(tx.now)); err != nil {
+		tx.time(r.PeriodStart), tx.time(r.CreatedAt), tx.time(r.ExpiresAt), r.ChargedRaw, tx.time(tx.now)); err != nil {
 		return nil, dbError(err, "create reservation")
 	}
 	if !r.FreePreview {
-		if err := addLedger(ctx, tx, r, 0, r.Estimate, "reserve"); err != nil {
+		if err := db.addLedger(ctx, tx, r, 0, r.Estimate, 0, "reserve"); err != nil {
 			return nil, err
 		}
 	}
@@ -175,40 +178,42 @@ func (db *DB) rollPeriod(ctx context.Context, tx *tx, userID string) error {
 
 // Charge charges cumulative usage and keeps the rest of the estimate held.
 func (db *DB) Charge(ctx context.Context, userID, id string, tokensUsed int64) (*coachd.Reservation, error) {
-	return db.settle(ctx, userID, id, tokensUsed, settleCharge)
+	return db.Settle(ctx, userID, id, coachd.Spend{Amount: tokensUsed, Tokens: tokensUsed}, settleCharge)
 }
 
 // Finalize charges real usage and releases the hold.
 func (db *DB) Finalize(ctx context.Context, userID, id string, tokensUsed int64) (*coachd.Reservation, error) {
-	return db.settle(ctx, userID, id, tokensUsed, settleFinalize)
+	return db.Settle(ctx, userID, id, coachd.Spend{Amount: tokensUsed, Tokens: tokensUsed}, settleFinalize)
 }
 
 // Abort charges the usage seen before an abort and releases the rest.
 func (db *DB) Abort(ctx context.Context, userID, id string, tokensUsed int64) (*coachd.Reservation, error) {
-	return db.settle(ctx, userID, id, tokensUsed, settleAbort)
+	return db.Settle(ctx, userID, id, coachd.Spend{Amount: tokensUsed, Tokens: tokensUsed}, settleAbort)
 }
 
-type settleMode int
+type settleMode = coachd.SettleMode
 
 const (
-	settleCharge settleMode = iota
-	settleFinalize
-	settleAbort
+	settleCharge   = coachd.SettleCharge
+	settleFinalize = coachd.SettleFinalize
+	settleAbort    = coachd.SettleAbort
 )
 
-func (db *DB) settle(ctx context.Context, userID, id string, total int64, mode settleMode) (*coachd.Reservation, error) {
-	if total < 0 {
+// Settle charges a cumulative spend (Amount in the budget's unit, Tokens
+// raw) as mode says.
+func (db *DB) Settle(ctx context.Context, userID, id string, s coachd.Spend, mode coachd.SettleMode) (*coachd.Reservation, error) {
+	if s.Amount < 0 || s.Tokens < 0 {
 		return nil, coachd.Invalid(coachd.FieldError{Field: "tokens_used", Message: "must not be negative", Code: "range"})
 	}
 	// Charges saturate at the bound rather than fail: a settle that
 	// failed would leave the hold until it expires, charging nothing.
-	total = min(total, coachd.MaxTurnTokens)
+	s.Amount, s.Tokens = min(s.Amount, coachd.MaxTurnTokens), min(s.Tokens, coachd.MaxTurnTokens)
 	return budgetTx(ctx, db, userID, func(tx *tx) (*coachd.Reservation, error) {
 		r, err := findReservation(ctx, tx, userID, id)
 		if err != nil {
 			return nil, err
 		}
-		if err := db.apply(ctx, tx, r, total, mode); err != nil {
+		if err := db.apply(ctx, tx, r, s, mode); err != nil {
 			return nil, err
 		}
 		if err := remaining(ctx, tx, r); err != nil {
@@ -240,8 +245,8 @@ func findReservation(ctx context.Context, tx *tx, userID, id string) (*coachd.Re
 // what was charged before (so a repeat changes nothing), sets the hold
 // (what is left of the estimate while a charge keeps it active, nothing
 // once settled) and writes the ledger row of the change.
-func (db *DB) apply(ctx context.Context, tx *tx, r *coachd.Reservation, total int64, mode settleMode) error {
-	diff := max(total-r.Charged, 0)
+func (db *DB) apply(ctx context.Context, tx *tx, r *coachd.Reservation, s coachd.Spend, mode settleMode) error {
+	diff, rawDiff := max(s.Amount-r.Charged, 0), max(s.Tokens-r.ChargedRaw, 0)
 	charged, held, state, expires := r.Charged+diff, int64(0), r.State, r.ExpiresAt
 	reason := "charge"
 	switch {
@@ -260,14 +265,14 @@ func (db *DB) apply(ctx context.Context, tx *tx, r *coachd.Reservation, total in
 		held = 0
 	}
 	heldDelta := held - r.Held
-	if diff == 0 && heldDelta == 0 && state == r.State && expires.Equal(r.ExpiresAt) {
+	if diff == 0 && rawDiff == 0 && heldDelta == 0 && state == r.State && expires.Equal(r.ExpiresAt) {
 		return nil
 	}
-	if _, err := tx.exec(ctx, `UPDATE reservations SET charged = ?, held = ?, state = ?, expires_at = ?, updated_at = ? WHERE id = ?`,
-		charged, held, string(state), tx.time(expires), tx.time(tx.now), r.ID); err != nil {
+	if _, err := tx.exec(ctx, `UPDATE reservations SET charged = ?, held = ?, state = ?, expires_at = ?, updated_at = ?, raw_charged = ? WHERE id = ?`,
+		charged, held, string(state), tx.time(expires), tx.time(tx.now), r.ChargedRaw+rawDiff, r.ID); err != nil {
 		return dbError(err, "settle reservation")
 	}
-	r.Charged, r.Held, r.State, r.ExpiresAt = charged, held, state, expires
+	r.Charged, r.Held, r.State, r.ExpiresAt, r.ChargedRaw = charged, held, state, expires, r.ChargedRaw+rawDiff
 	if r.FreePreview || (diff == 0 && heldDelta == 0) {
 		return nil
 	}
@@ -279,13 +284,15 @@ func (db *DB) apply(ctx context.Context, tx *tx, r *coachd.Reservation, total in
 		tx.time(r.PeriodStart), diff, heldDelta, r.UserID); err != nil {
 		return dbError(err, "charge user")
 	}
-	return addLedger(ctx, tx, r, diff, heldDelta, reason)
+	return db.addLedger(ctx, tx, r, diff, heldDelta, rawDiff, reason)
 }
 
-func addLedger(ctx context.Context, tx *tx, r *coachd.Reservation, used, reserved int64, reason string) error {
-	if _, err := tx.exec(ctx, `INSERT INTO ledger (user_id, reservation_id, used_delta, reserved_delta, reason, period_start, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?)`,
-		r.UserID, r.ID, used, reserved, reason, tx.time(r.PeriodStart), tx.time(tx.now)); err != nil {
+// addLedger writes a ledger row: used and reserved in the budget's unit,
+// raw the raw tokens used stands for.
+func (db *DB) addLedger(ctx context.Context, tx *tx, r *coachd.Reservation, used, reserved, raw int64, reason string) error {
+	if _, err := tx.exec(ctx, `INSERT INTO ledger (user_id, reservation_id, used_delta, reserved_delta, reason, period_start, created_at, raw_tokens, unit)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		r.UserID, r.ID, used, reserved, reason, tx.time(r.PeriodStart), tx.time(tx.now), raw, string(db.budget.Unit)); err != nil {
 		return dbError(err, "write ledger")
 	}
 	return nil
@@ -304,7 +311,7 @@ func remaining(ctx context.Context, tx *tx, r *coachd.Reservation) error {
 
 // expireUser releases the user's active holds past their expiry. The
 // caller holds the user's lock, so the rows read are the rows updated.
-func expireUser(ctx context.Context, tx *tx, userID string) (int, error) {
+func (db *DB) expireUser(ctx context.Context, tx *tx, userID string) (int, error) {
 	stale, err := queryAll(ctx, tx, "find stale reservations", scanReservation,
 		`SELECT `+reservationColumns+` FROM reservations WHERE user_id = ? AND state = 'active' AND expires_at <= ? ORDER BY id`,
 		userID, tx.time(tx.now))
@@ -322,7 +329,7 @@ func expireUser(ctx context.Context, tx *tx, userID string) (int, error) {
 		if _, err := tx.exec(ctx, `UPDATE users SET tokens_reserved = tokens_reserved - ? WHERE id = ?`, r.Held, userID); err != nil {
 			return 0, dbError(err, "release hold")
 		}
-		if err := addLedger(ctx, tx, r, 0, -r.Held, "expire"); err != nil {
+		if err := db.addLedger(ctx, tx, r, 0, -r.Held, 0, "expire"); err != nil {
 			return 0, err
 		}
 	}
@@ -343,7 +350,7 @@ func (db *DB) ExpireReservations(ctx context.Context) (int, error) {
 	}
 	total := 0
 	for _, u := range users {
-		n, err := budgetTx(ctx, db, u, func(tx *tx) (int, error) { return expireUser(ctx, tx, u) })
+		n, err := budgetTx(ctx, db, u, func(tx *tx) (int, error) { return db.expireUser(ctx, tx, u) })
 		if err != nil {
 			return total, err
 		}

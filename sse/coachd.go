@@ -80,6 +80,10 @@ type coachdUsage struct {
 	CacheCreationInputTokens int64  `json:"cache_creation_input_tokens"`
 	TokensUsed               int64  `json:"tokens_used"`
 	BudgetRemaining          *int64 `json:"budget_remaining,omitempty"`
+	// The usage in the budget's unit and in dollars (coachd.TurnUsage).
+	Billed     int64   `json:"billed,omitempty"`
+	BudgetUnit string  `json:"budget_unit,omitempty"`
+	CostUSD    float64 `json:"cost_usd,omitempty"`
 }
 
 type coachdEnd struct {
@@ -158,6 +162,9 @@ func usageOf(u *coachd.TurnUsage) coachdUsage {
 		CacheCreationInputTokens: u.CacheCreationInputTokens,
 		TokensUsed:               tokensUsed(u),
 		BudgetRemaining:          u.BudgetRemaining,
+		Billed:                   u.Billed,
+		BudgetUnit:               string(u.Unit),
+		CostUSD:                  u.CostUSD,
 	}
 }
 

@@ -23,8 +23,11 @@ type Request struct {
 	Stream bool
 	// Model is the request's model.
 	Model string
+	// Usage is what the fake billed the request (its reply's usage).
+	Usage coachd.Usage
 
-	wire *wireRequest
+	wire  *wireRequest
+	index int // in Server.requests
 }
 
 // Messages returns the request's messages in coachd's types; string
@@ -273,6 +276,7 @@ type segment struct {
 	prefix     [32]byte
 	size       int // bytes up to and including this segment
 	breakpoint bool
+	ttl        time.Duration // a breakpoint's cache lifetime
 }
 
 // segments cuts a request into cache segments. cache_control itself is
@@ -283,9 +287,14 @@ func (req *wireRequest) segments() []segment {
 	size := 0
 	add := func(role string, raw json.RawMessage) {
 		var m map[string]json.RawMessage
-		bp := false
+		bp, ttl := false, ttl5m
 		if json.Unmarshal(raw, &m) == nil {
-			_, bp = m["cache_control"]
+			var cc json.RawMessage
+			cc, bp = m["cache_control"]
+			var c struct{ TTL string }
+			if json.Unmarshal(cc, &c) == nil && c.TTL == "1h" {
+				ttl = ttl1h
+			}
 			delete(m, "cache_control")
 			raw, _ = json.Marshal(m)
 		}
@@ -294,7 +303,7 @@ func (req *wireRequest) segments() []segment {
 		size += len(raw)
 		var s segment
 		copy(s.prefix[:], h.Sum(nil))
-		s.size, s.breakpoint = size, bp
+		s.size, s.breakpoint, s.ttl = size, bp, ttl
 		out = append(out, s)
 	}
 	for _, t := range req.Tools {

@@ -28,9 +28,10 @@ type Server struct {
 	queue       []Reply
 	script      func(*Request) Reply
 	requests    []Request
-	seen        map[[32]byte]bool // cache prefixes written by earlier requests
-	n           int               // messages served, for ids
-	count       int64             // SetCount: count_tokens answers this when > 0
+	cache       map[[32]byte]cacheEntry // prefixes written by earlier requests (cache.go)
+	clock       coachd.Clock
+	n           int   // messages served, for ids
+	count       int64 // SetCount: count_tokens answers this when > 0
 	disconnects chan time.Time
 	norecord    bool // SetRecording(false)
 	closed      chan struct{}
@@ -41,7 +42,7 @@ type Server struct {
 // (`coachd fake-anthropic --addr`).
 func New() *Server {
 	return &Server{
-		seen:        map[[32]byte]bool{},
+		cache:       map[[32]byte]cacheEntry{},
 		disconnects: make(chan time.Time, 256),
 		closed:      make(chan struct{}),
 	}
@@ -140,7 +141,9 @@ func (s *Server) receive(w http.ResponseWriter, r *http.Request, countOnly bool)
 	if wire != nil {
 		rec.wire, rec.Stream, rec.Model = wire, wire.Stream, wire.Model
 	}
+	rec.index = -1
 	if !s.norecord {
+		rec.index = len(s.requests)
 		s.requests = append(s.requests, rec)
 	}
 	key := s.apiKey
@@ -284,31 +287,10 @@ func (s *Server) identity(req *Request, reply Reply) (string, string, coachd.Usa
 	if reply.Usage != nil {
 		u = *reply.Usage
 	}
+	if req.index >= 0 {
+		s.requests[req.index].Usage = u
+	}
 	return id, model, u
-}
-
-// account computes input usage: a prefix that ends at a cache breakpoint
-// of an earlier request is read from the cache, the part up to this
-// request's last breakpoint is written to it, the rest is plain input.
-// Called with s.mu held.
-func (s *Server) account(req *wireRequest) coachd.Usage {
-	segs := req.segments()
-	if len(segs) == 0 {
-		return coachd.Usage{InputTokens: 1}
-	}
-	total := tokens(segs[len(segs)-1].size)
-	var read, last int64
-	for _, seg := range segs {
-		if s.seen[seg.prefix] {
-			read = max(read, tokens(seg.size))
-		}
-		if seg.breakpoint {
-			last = tokens(seg.size)
-			s.seen[seg.prefix] = true
-		}
-	}
-	write := max(0, last-read)
-	return coachd.Usage{InputTokens: max(1, total-read-write), CacheReadInputTokens: read, CacheCreationInputTokens: write}
 }
 
 func (s *Server) status(w http.ResponseWriter, reply Reply, reqID string) {

@@ -27,6 +27,7 @@ type budgetConfig struct {
 	ReservationTTL  time.Duration
 	Period          string
 	DefaultBudget   int64
+	Unit            string
 
 	rate, toolRate coachd.RateLimit
 }
@@ -37,6 +38,7 @@ func (c *budgetConfig) register(fs *flag.FlagSet, getenv func(string) string) {
 	fs.Int64Var(&c.MonthlyMessages, "monthly-messages", envInt(getenv, "COACHD_MONTHLY_MESSAGES", 0), "per-user messages per calendar month; 0 is no limit (env COACHD_MONTHLY_MESSAGES)")
 	fs.DurationVar(&c.ReservationTTL, "reservation-expiry", envDuration(getenv, "COACHD_RESERVATION_EXPIRY", coachd.DefaultReservationTTL), "how long an unsettled budget reservation holds tokens (env COACHD_RESERVATION_EXPIRY)")
 	fs.StringVar(&c.Period, "budget-period", envOr(getenv, "COACHD_BUDGET_PERIOD", "none"), "when token budgets reset: none or monthly (env COACHD_BUDGET_PERIOD)")
+	fs.StringVar(&c.Unit, "budget-unit", envOr(getenv, "COACHD_BUDGET_UNIT", "tokens"), "what budgets count: tokens (every token once), weighted (tokens-equivalent: priced as Claude bills them relative to an input token) or usd (micro-dollars at list prices) (env COACHD_BUDGET_UNIT)")
 	defaultBudgetFlag(fs, &c.DefaultBudget, getenv)
 }
 
@@ -52,6 +54,9 @@ func (c *budgetConfig) check() error {
 		return fmt.Errorf("--rate-limit: %s", coachd.ErrorMessage(err))
 	}
 	c.rate = r
+	if _, err := coachd.ParseBudgetUnit(c.Unit); err != nil {
+		return fmt.Errorf("--budget-unit: %s", coachd.ErrorMessage(err))
+	}
 	if c.toolRate, err = coachd.ParseRateLimit(c.ToolRateLimit); err != nil {
 		return fmt.Errorf("--tool-rate-limit: %s", coachd.ErrorMessage(err))
 	}
@@ -70,7 +75,7 @@ func (c budgetConfig) LogValue() slog.Value {
 	return slog.GroupValue(
 		slog.String("rate_limit", c.RateLimit), slog.String("tool_rate_limit", c.ToolRateLimit), slog.Int64("monthly_messages", c.MonthlyMessages),
 		slog.Duration("reservation_expiry", c.ReservationTTL), slog.String("period", c.Period),
-		slog.Int64("default_budget", c.DefaultBudget),
+		slog.Int64("default_budget", c.DefaultBudget), slog.String("unit", c.Unit),
 	)
 }
 
@@ -79,7 +84,8 @@ func (c budgetConfig) limits() server.Limits {
 }
 
 func (c budgetConfig) store() coachd.BudgetConfig {
-	return coachd.BudgetConfig{Period: coachd.BudgetPeriod(c.Period), TTL: c.ReservationTTL}
+	unit, _ := coachd.ParseBudgetUnit(c.Unit)
+	return coachd.BudgetConfig{Period: coachd.BudgetPeriod(c.Period), TTL: c.ReservationTTL, Unit: unit}
 }
 
 // sweep releases expired reservations and old limit windows until ctx

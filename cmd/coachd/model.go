@@ -28,6 +28,7 @@ type modelConfig struct {
 	CountTokens bool
 
 	getenv func(string) string // provider settings: OPENAI_BASE_URL, AWS_REGION, ...
+	unit   coachd.BudgetUnit   // what the runner prices usage in (--budget-unit)
 }
 
 func (c *modelConfig) register(fs *flag.FlagSet, getenv func(string) string) {
@@ -98,7 +99,7 @@ func newRunner(store coachd.Store, model coachd.Model, logger *slog.Logger, pack
 	}
 	cfg := agent.Config{
 		Store: store, Model: model, Tools: ts, Logger: logger.With("component", "runner"),
-		TurnLease: mc.TurnLease, CountTokens: mc.CountTokens, Observer: obs,
+		TurnLease: mc.TurnLease, CountTokens: mc.CountTokens, Observer: obs, BudgetUnit: mc.unit,
 	}
 	if pack != nil {
 		cfg.Agents = pack.Agent

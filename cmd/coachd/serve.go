@@ -219,6 +219,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	go sweep(sweepCtx, store, cfg.Budget.ReservationTTL, expiry, cfg.EventRetention, logger.With("component", "sweeper"))
 	m := metrics.New()
 	store.SetObserver(m)
+	cfg.Model.unit = cfg.Budget.store().Unit
 	runner, err := newRunner(store, model, logger, pack, cfg.Model, m)
 	if err != nil {
 		return err

@@ -1,0 +1,257 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/coachd/coachd"
+)
+
+// Compaction keeps long sessions affordable: front matter `compaction:`.
+// Sizes are the estimated tokens of the history re-sent each round
+// (EstimateTokens of the messages).
+//
+//   - Past ShortenAfter, tool results larger than ShortenOver bytes in
+//     turns older than the last KeepTurns are sent shortened to their
+//     first shortenTo bytes (the stored result is unchanged; the model
+//     may call the tool again).
+//   - Past SummarizeAfter, before the turn's first round, the model
+//     summarizes every turn but the last KeepTurns; the summary is stored
+//     as a message of its own (metadata kind "summary", through_seq: the
+//     last message it covers) and sent instead of those turns from then
+//     on. The stored history stays whole; the summary call is charged to
+//     the turn like any other call. Cuts fall only between turns, so every
+//     tool_use keeps its tool_result.
+//
+// Each change rewrites the prompt cache from the cut on once; between
+// cuts the sent history only grows, so the cache holds.
+type Compaction struct {
+	ShortenAfter   int64 `yaml:"shorten_after"`
+	SummarizeAfter int64 `yaml:"summarize_after"`
+	KeepTurns      int   `yaml:"keep_turns"`
+	ShortenOver    int   `yaml:"shorten_over"`
+}
+
+// Compaction defaults.
+const (
+	DefaultShortenAfter   = 30_000
+	DefaultSummarizeAfter = 60_000
+	DefaultKeepTurns      = 4
+	DefaultShortenOver    = 1000 // bytes of a tool result worth shortening
+	shortenTo             = 300  // bytes kept of it
+	summaryMaxTokens      = 1024
+)
+
+var compactionKeys = yamlKeys(Compaction{})
+
+func (c *Compaction) withDefaults() Compaction {
+	out := Compaction{ShortenAfter: DefaultShortenAfter, SummarizeAfter: DefaultSummarizeAfter, KeepTurns: DefaultKeepTurns, ShortenOver: DefaultShortenOver}
+	if c == nil {
+		return out
+	}
+	if c.ShortenAfter > 0 {
+		out.ShortenAfter = c.ShortenAfter
+	}
+	if c.SummarizeAfter > 0 {
+		out.SummarizeAfter = c.SummarizeAfter
+	}
+	if c.KeepTurns > 0 {
+		out.KeepTurns = c.KeepTurns
+	}
+	if c.ShortenOver > 0 {
+		out.ShortenOver = max(c.ShortenOver, shortenTo+100)
+	}
+	return out
+}
+
+func (c *Compaction) validate(fm *frontMatter) {
+	if c == nil {
+		return
+	}
+	fm.checkKeys(fm.node("compaction"), compactionKeys)
+	if c.ShortenAfter < 0 || c.SummarizeAfter < 0 || c.ShortenAfter > 10_000_000 || c.SummarizeAfter > 10_000_000 {
+		fm.bad(fm.line("compaction"), "compaction sizes must be tokens from 0 (the default) to 10000000")
+	}
+	if c.KeepTurns < 0 || c.KeepTurns > 100 {
+		fm.bad(fm.line("compaction", "keep_turns"), "keep_turns must be between 1 and 100")
+	}
+	if c.ShortenOver < 0 || (c.ShortenOver > 0 && c.ShortenOver < shortenTo+100) {
+		fm.bad(fm.line("compaction", "shorten_over"), fmt.Sprintf("shorten_over must be at least %d bytes", shortenTo+100))
+	}
+}
+
+// summaryMeta is a summary row's metadata.
+type summaryMeta struct {
+	Kind       string `json:"kind"`
+	ThroughSeq int64  `json:"through_seq"`
+}
+
+// KindSummary marks a stored message that summarizes earlier turns.
+const KindSummary = "summary"
+
+func summaryOf(m *coachd.Message) (summaryMeta, bool) {
+	var meta summaryMeta
+	if len(m.Metadata) == 0 || json.Unmarshal(m.Metadata, &meta) != nil || meta.Kind != KindSummary {
+		return meta, false
+	}
+	return meta, true
+}
+
+// compacted is the stored history as the model is sent it: from the
+// latest summary on (the summary first, then the turns after the ones it
+// covers), with older large tool results shortened when the history is
+// past c.ShortenAfter. msgs are not changed.
+func compacted(msgs []*coachd.Message, c *Compaction) []*coachd.Message {
+	var latest *coachd.Message
+	var through int64 = -1
+	for _, m := range msgs {
+		if meta, ok := summaryOf(m); ok && (latest == nil || m.Seq > latest.Seq) {
+			latest, through = m, meta.ThroughSeq
+		}
+	}
+	out := make([]*coachd.Message, 0, len(msgs))
+	if latest != nil {
+		out = append(out, latest)
+	}
+	for _, m := range msgs {
+		if _, ok := summaryOf(m); !ok && (m.Seq > through || m.Seq == 0) { // 0: not stored yet
+			out = append(out, m)
+		}
+	}
+	cfg := c.withDefaults()
+	if historyTokens(out) <= cfg.ShortenAfter {
+		return out
+	}
+	cut := turnCut(out, cfg.KeepTurns)
+	for i := 0; i < cut; i++ {
+		out[i] = shortenResults(out[i], cfg.ShortenOver)
+	}
+	return out
+}
+
+// historyTokens estimates the tokens of msgs as sent, from the sizes of
+// their blocks' contents (cheap: it runs every round; attachments count
+// by their encoded size, which overstates them).
+func historyTokens(msgs []*coachd.Message) int64 {
+	n := 0
+	for _, m := range msgs {
+		for _, b := range m.Blocks {
+			n += len(b.Text) + len(b.Thinking) + len(b.Input) + len(b.Content) + len(b.Source) + len(b.Name) + 16
+		}
+	}
+	return coachd.TokensOfBytes(n)
+}
+
+// turnCut returns the index of the first message of the keep-th turn
+// from the end (a turn starts with a user message that answers no tool),
+// or 0 when there are not more than keep turns.
+func turnCut(msgs []*coachd.Message, keep int) int {
+	seen := 0
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if turnStart(msgs[i]) {
+			if seen++; seen == keep {
+				return i
+			}
+		}
+	}
+	return 0
+}
+
+func turnStart(m *coachd.Message) bool {
+	if m.Role != coachd.RoleUser {
+		return false
+	}
+	if _, ok := summaryOf(m); ok {
+		return false
+	}
+	for _, b := range m.Blocks {
+		if b.Type == coachd.BlockToolResult {
+			return false
+		}
+	}
+	return len(m.Blocks) > 0
+}
+
+// shortenResults returns m with its large text tool results cut.
+func shortenResults(m *coachd.Message, over int) *coachd.Message {
+	var blocks []coachd.Block
+	for i, b := range m.Blocks {
+		var s string
+		if b.Type != coachd.BlockToolResult || json.Unmarshal(b.Content, &s) != nil || len(s) <= over {
+			continue
+		}
+		if blocks == nil {
+			blocks = append([]coachd.Block(nil), m.Blocks...)
+		}
+		kept := runeCut(s, shortenTo)
+		nb := coachd.ToolResultBlock(b.ToolUseID, kept+fmt.Sprintf("\n[…shortened for this request: %d more characters; call the tool again for the full result]", len(s)-len(kept)), b.IsError)
+		nb.Extra = b.Extra
+		blocks[i] = nb
+	}
+	if blocks == nil {
+		return m
+	}
+	c := *m
+	c.Blocks = blocks
+	return &c
+}
+
+// summarizeInstruction asks for the summary that replaces the oldest turns.
+const summarizeInstruction = "Summarize our conversation so far for your own later reference, in under 300 words: " +
+	"what you know about the user, what was decided or done (files and notes saved), what tools found, and open threads. " +
+	"Plain prose; no greeting."
+
+// compact runs before the turn's first round: when the history sent is
+// past SummarizeAfter, the turns before the last KeepTurns are summarized
+// by the model and the summary is stored. A failure is logged and the turn
+// goes on uncompacted.
+func (t *Turn) compact(ctx context.Context) {
+	cfg := t.agent.Compaction.withDefaults()
+	view := compacted(t.history, t.agent.Compaction)
+	if historyTokens(view) <= cfg.SummarizeAfter {
+		return
+	}
+	cut := turnCut(view, cfg.KeepTurns)
+	if _, ok := summaryOf(view[max(cut-1, 0)]); cut == 0 || ok || view[cut-1].Seq == 0 {
+		return // nothing but the last summary before the kept turns
+	}
+	old := append(append([]*coachd.Message(nil), view[:cut]...),
+		&coachd.Message{Role: coachd.RoleUser, Blocks: []coachd.Block{coachd.TextBlock(summarizeInstruction)}})
+	req := t.modelRequest()
+	req.Messages, req.TailBlocks = History(old, t.tools.Truncations(t.agent.Tools)), 0
+	if len(req.System) > 1 {
+		req.System = req.System[:1] // the stable prompt: its cache entry is read
+	}
+	req.ToolChoice = &coachd.ToolChoice{Type: "none"}
+	req.MaxTokens, req.ThinkingBudget = summaryMaxTokens, 0
+	resp, err := t.summarize(ctx, req)
+	text := ""
+	if resp != nil {
+		t.addUsage(req, resp)
+		text = coachd.BlocksText(resp.Blocks)
+	}
+	if err != nil || text == "" {
+		t.r.cfg.Logger.Warn("compaction: no summary; the history is sent whole", "session", t.sess.ID, "err", err)
+		return
+	}
+	meta, _ := json.Marshal(summaryMeta{Kind: KindSummary, ThroughSeq: view[cut-1].Seq})
+	msg := &coachd.Message{Role: coachd.RoleUser, Metadata: meta, Usage: &resp.Usage,
+		Blocks: []coachd.Block{coachd.TextBlock("<conversation_summary>\n" + text + "\n</conversation_summary>")}}
+	wctx, done := persistCtx(ctx)
+	defer done()
+	if err := t.r.cfg.Store.AppendMessages(wctx, t.req.User.ID, t.sess.ID, []*coachd.Message{msg}); err != nil {
+		t.r.cfg.Logger.Error("compaction: storing the summary", "session", t.sess.ID, "err", err)
+		return
+	}
+	t.history = append(t.history, msg)
+}
+
+// summarize runs the summary call without streaming it to the client.
+func (t *Turn) summarize(ctx context.Context, req *coachd.ModelRequest) (*coachd.ModelResponse, error) {
+	s := t.r.cfg.Model.Stream(ctx, req)
+	defer s.Close()
+	for s.Next() {
+	}
+	return s.Response(), s.Err()
+}
