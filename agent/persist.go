@@ -105,15 +105,30 @@ func (t *Turn) behind(ctx context.Context, write func(context.Context) error) {
 	}()
 }
 
-// sync waits for the writes behind and returns the first failure.
+// sync waits for the writes behind and returns the first failure, every
+// time once there was one.
 func (t *Turn) sync() error {
-	w := t.pending
-	if w == nil {
-		return nil
+	if w := t.pending; w != nil {
+		<-w.done
+		t.pending = nil
+		if t.writeErr == nil {
+			t.writeErr = w.err
+		}
 	}
-	<-w.done
-	t.pending = nil
-	return w.err
+	return t.writeErr
+}
+
+// announce sends turn_started, held back by begin until the user message
+// stored behind it is in: turn_started is the client's acknowledgement of
+// its message, so a crash can never lose a message the client saw
+// acknowledged (the chaos suite caught that). A message that could not be
+// stored is not acknowledged; the turn fails at its next sync.
+func (t *Turn) announce() {
+	ev := t.unannounced
+	t.unannounced = nil
+	if t.sync() == nil {
+		t.emit(*ev)
+	}
 }
 
 // finish stores a final response. Tool calls it holds (cut by max_tokens or

@@ -29,11 +29,14 @@ type Turn struct {
 	cost       float64 // usage in US dollars at list prices
 	res        Result
 	savedReply bool
-	pending    *writeBehind        // the last write behind (persist.go); turn goroutine only
-	resv       *coachd.Reservation // nil when not reserved (Close before Prepare's reserve)
-	settled    bool
-	x          turnState // pack features: prompt, contracts, action tags (contract.go)
-	firstText  time.Time // when the first text streamed, for time-to-first-token
+	// Writes behind (persist.go), used by the turn's goroutine only.
+	pending     *writeBehind        // the last write behind
+	writeErr    error               // the first write behind that failed
+	unannounced *coachd.Event       // turn_started, held until the user message is stored
+	resv        *coachd.Reservation // nil when not reserved (Close before Prepare's reserve)
+	settled     bool
+	x           turnState // pack features: prompt, contracts, action tags (contract.go)
+	firstText   time.Time // when the first text streamed, for time-to-first-token
 
 	ap approvalState // a call waiting for, or resumed by, the user's approval (approve.go)
 }
@@ -68,6 +71,11 @@ func (t *Turn) Close() {
 
 // emit numbers and sends an event; a failed send cancels the turn.
 func (t *Turn) emit(ev coachd.Event) {
+	if t.unannounced != nil {
+		// Only the turn's goroutine gets here: tools, which may emit from
+		// others, run after the round's first events announced the turn.
+		t.announce()
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if ev.Type == coachd.EventTextDelta && t.firstText.IsZero() {
@@ -135,13 +143,18 @@ func (t *Turn) Run(ctx context.Context, sink coachd.EventSink) *Result {
 // interaction, or its dismissal) and adds it to the history.
 func (t *Turn) begin(ctx context.Context) string {
 	st := t.r.cfg.Store
-	t.emit(coachd.Event{Type: coachd.EventTurnStarted, SessionID: t.sess.ID, MessageID: t.res.MessageID})
+	// turn_started acknowledges the user's message: it goes out once the
+	// message is stored (see announce).
+	started := coachd.Event{Type: coachd.EventTurnStarted, SessionID: t.sess.ID, MessageID: t.res.MessageID}
 	if t.req.Retry {
+		t.emit(started)
 		return "" // the user message is the last one stored
 	}
 	if t.sess.Pending == nil {
-		// Stored while the first model call starts (see appendBehind).
+		// Stored while the first model call starts (see appendBehind);
+		// the turn's first event announces it once it is in.
 		t.appendBehind(ctx, &coachd.Message{Role: coachd.RoleUser, Blocks: t.userBlocks()})
+		t.unannounced = &started
 		return ""
 	}
 	// An approved call runs first, under the turn's context (its
@@ -157,6 +170,7 @@ func (t *Turn) begin(ctx context.Context) string {
 	if err := st.AppendMessages(wctx, t.req.User.ID, t.sess.ID, []*coachd.Message{msg}); err != nil {
 		return t.fail(err)
 	}
+	t.emit(started)
 	if p := t.sess.Pending; p != nil {
 		upd := coachd.SessionUpdate{SetPending: true}
 		// An approved call's record was cleared before the call ran.

@@ -39,11 +39,14 @@ type checkingSink struct {
 	user, sid string
 	once      sync.Once
 	stored    int
+	acked     int // messages stored when turn_started went out
 }
 
 func (c *checkingSink) Send(ev coachd.Event) error {
 	if ev.Type == coachd.EventTurnStarted {
 		c.sid = ev.SessionID
+		msgs, _ := c.store.History(context.Background(), c.user, c.sid)
+		c.acked = len(msgs)
 	}
 	if ev.Type == coachd.EventTextDelta {
 		c.once.Do(func() {
@@ -98,6 +101,9 @@ func TestWriteBehindTextWaitsForRound(t *testing.T) {
 	if res.StopReason != coachd.TurnEndTurn {
 		t.Fatalf("stop %q (%v)", res.StopReason, res.Err)
 	}
+	if s.acked < 1 {
+		t.Fatalf("turn_started (the message's acknowledgement) went out before the user message was stored")
+	}
 	// user message, assistant tool_use, user tool_result
 	if s.stored < 3 {
 		t.Fatalf("at the first text delta the store held %d messages, want the user message and the round (3)", s.stored)
@@ -145,6 +151,9 @@ func TestWriteBehindFailureStopsText(t *testing.T) {
 		if res.StopReason != coachd.TurnError || res.Err == nil {
 			t.Fatalf("ok=%d: stop %q err %v, want an error", ok, res.StopReason, res.Err)
 		}
+		if n := len(s.of(coachd.EventTurnStarted)); ok == 0 && n != 0 {
+			t.Fatalf("a user message that was not stored was acknowledged (turn_started)")
+		}
 		if n := len(s.of(coachd.EventTextDelta)); n != 0 {
 			t.Fatalf("ok=%d: %d text deltas went out although their history was not stored", ok, n)
 		}
@@ -155,5 +164,44 @@ func TestWriteBehindFailureStopsText(t *testing.T) {
 		if st.TokensReserved != 0 {
 			t.Fatalf("ok=%d: %d tokens still reserved after the failed turn", ok, st.TokensReserved)
 		}
+	}
+}
+
+// turn_started, the client's acknowledgement of its message, waits for
+// the message stored behind the first model call: here the write is held
+// until the fake has sent its whole reply.
+func TestWriteBehindAckWaitsForMessage(t *testing.T) {
+	h := newHarness(t, agent.Limits{})
+	fake := anthropictest.New()
+	replied := make(chan struct{}, 4)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fake.Handler().ServeHTTP(w, r)
+		replied <- struct{}{}
+	}))
+	t.Cleanup(srv.Close)
+	t.Cleanup(fake.Close)
+	fake.Enqueue(anthropictest.Text("one two three", 5).Paced(0, 5*time.Millisecond))
+	gated := &gatedStore{Store: h.store, free: 0, open: make(chan struct{})}
+	r := h.newRunner(nil, nil, func(c *agent.Config) {
+		c.Store = gated
+		c.Model = anthropic.New(anthropic.Config{APIKey: "test", BaseURL: srv.URL, MaxRetries: -1})
+	})
+	go func() {
+		<-replied
+		close(gated.open)
+	}()
+	tr, err := r.Prepare(context.Background(), agent.TurnRequest{User: h.user, Message: "hi"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &checkingSink{store: h.store, user: h.user.ID}
+	if res := tr.Run(context.Background(), s); res.StopReason != coachd.TurnEndTurn {
+		t.Fatalf("stop %q (%v)", res.StopReason, res.Err)
+	}
+	if s.acked != 1 {
+		t.Fatalf("turn_started went out with %d messages stored, want the user message (1)", s.acked)
+	}
+	if evs := s.sink.events; len(evs) == 0 || evs[0].Type != coachd.EventTurnStarted {
+		t.Fatalf("first event %v, want turn_started", evs)
 	}
 }
