@@ -125,8 +125,12 @@ func (t *Turn) Run(ctx context.Context, sink coachd.EventSink) *Result {
 // interaction, or its dismissal) and adds it to the history.
 func (t *Turn) begin(ctx context.Context) string {
 	st := t.r.cfg.Store
-	t.emit(coachd.Event{Type: coachd.EventTurnStarted, SessionID: t.sess.ID, MessageID: t.res.MessageID})
+	// turn_started is the client's acknowledgement of its message: it goes
+	// out once the message is stored, so a crash in between cannot lose a
+	// message the client saw acknowledged (the chaos suite caught that).
+	started := coachd.Event{Type: coachd.EventTurnStarted, SessionID: t.sess.ID, MessageID: t.res.MessageID}
 	if t.req.Retry {
+		t.emit(started)
 		return "" // the user message is the last one stored
 	}
 	wctx, done := persistCtx(ctx)
@@ -135,6 +139,7 @@ func (t *Turn) begin(ctx context.Context) string {
 	if err := st.AppendMessages(wctx, t.req.User.ID, t.sess.ID, []*coachd.Message{msg}); err != nil {
 		return t.fail(err)
 	}
+	t.emit(started)
 	if p := t.sess.Pending; p != nil {
 		upd := coachd.SessionUpdate{SetPending: true}
 		if _, err := st.UpdateSession(wctx, t.req.User.ID, t.sess.ID, upd); err != nil {
