@@ -163,7 +163,7 @@ func runChaos(t *testing.T, cfg config, dsn string, replicas int) {
 	for i := range users {
 		budget := int64(5_000_000)
 		if i%4 == 3 {
-			budget = 12_000
+			budget = 30_000
 		}
 		var u struct {
 			ID     string `json:"id"`
@@ -260,8 +260,8 @@ func runChaos(t *testing.T, cfg config, dsn string, replicas int) {
 		refused += l.refused
 	}
 	t.Logf("  retries after connection refused (replica down): %d", refused)
-	t.Logf("  kills=%d lost=%d unpaired=%d drift=%d over_budget=%d stale_holds=%d hangs=%d repaired_on_read=%d",
-		cl.kills.Load(), r.lost, r.unpaired, r.drift, r.overBudget, r.staleHolds, r.hangs, r.repaired)
+	t.Logf("  kills=%d lost=%d unpaired=%d drift=%d over_budget=%d stale_holds=%d hangs=%d repaired_on_read=%d requests_cut_by_kill=%d",
+		cl.kills.Load(), r.lost, r.unpaired, r.drift, r.overBudget, r.staleHolds, r.hangs, r.repaired, r.truncated)
 }
 
 // oneTurn runs one chat turn as a client and logs what it saw. Its

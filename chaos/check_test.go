@@ -26,7 +26,7 @@ type checkInput struct {
 type result struct {
 	outcomes                                             string
 	lost, unpaired, drift, overBudget, staleHolds, hangs int
-	repaired                                             int
+	repaired, truncated                                  int
 }
 
 // staleGrace is how long past its expiry an active hold may wait for the
@@ -121,7 +121,12 @@ func check(t *testing.T, ctx context.Context, in checkInput) result {
 		}
 		r.repaired += rawGaps(msgs)
 	}
-	if bad, first := validRequests(in.fake.Requests()); bad > 0 {
+	bad, truncated, first := validRequests(in.fake.Requests())
+	r.truncated = truncated
+	if truncated > 0 && in.cl.kills.Load() == 0 {
+		t.Errorf("INVARIANT valid-request: %d request bodies that are not JSON with no kill to cut them", truncated)
+	}
+	if bad > 0 {
 		r.unpaired += bad
 		t.Errorf("INVARIANT valid-history: coachd sent %d requests the API would refuse, first: %s", bad, first)
 	}

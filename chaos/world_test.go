@@ -134,8 +134,9 @@ func (s *script) reply(req *anthropictest.Request) anthropictest.Reply {
 
 // validRequests re-checks every request the fake received: the history
 // coachd sent must pair every tool_use with a tool_result and alternate
-// roles. It returns how many did not.
-func validRequests(reqs []anthropictest.Request) (bad int, first string) {
+// roles. It returns how many did not, and how many bodies were cut in
+// transit.
+func validRequests(reqs []anthropictest.Request) (bad, truncated int, first string) {
 	for _, r := range reqs {
 		if r.Path != "/v1/messages" {
 			continue
@@ -144,8 +145,9 @@ func validRequests(reqs []anthropictest.Request) (bad int, first string) {
 			Messages []coachd.ModelMessage `json:"messages"`
 		}
 		if err := json.Unmarshal(r.Raw, &body); err != nil {
-			bad++
-			first = err.Error()
+			// Not JSON at all: the body was cut while it was sent (a
+			// SIGKILL mid-request); the fake refused it unread.
+			truncated++
 			continue
 		}
 		if err := anthropictest.ValidateHistory(body.Messages); err != nil {
@@ -155,5 +157,5 @@ func validRequests(reqs []anthropictest.Request) (bad int, first string) {
 			bad++
 		}
 	}
-	return bad, first
+	return bad, truncated, first
 }
