@@ -9,7 +9,7 @@ import (
 )
 
 // mustCall sends a JSON request and decodes the answer into out.
-func mustCall(t *testing.T, base, key, method, path, body string, want int, out any) {
+func mustCall(t testing.TB, base, key, method, path, body string, want int, out any) {
 	t.Helper()
 	req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+key)
