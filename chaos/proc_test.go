@@ -91,6 +91,9 @@ func mustStart(tb testing.TB, env []string, args ...string) *proc {
 	tb.Helper()
 	cmd := exec.Command(mustBinary(tb), append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
 	cmd.Env = append(os.Environ(), env...)
+	// A test binary killed by its timeout runs no cleanup: the kernel
+	// ends the server with it instead of leaving it behind.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	p := &proc{cmd: cmd, stderr: &syncBuffer{}, exited: make(chan struct{})}
 	cmd.Stderr = p.stderr
 	out, err := cmd.StdoutPipe()
