@@ -90,6 +90,17 @@ func TestBadInput(t *testing.T) {
 			{"IncludeDeleted1", request{method: "GET", path: "/v1/notes?include_deleted=1", key: key}, 400, coachd.EINVALID, "include_deleted"},
 			{"UnknownRoute", request{method: "GET", path: "/v1/nope", key: key}, 404, coachd.ENOTFOUND, ""},
 			{"WrongMethod", request{method: "PATCH", path: "/v1/me", key: key, body: `{}`}, 405, coachd.EINVALID, ""},
+			// Issue 18's edge list: nesting, encodings, duplicates, ranges.
+			{"DeepNesting", request{method: "POST", path: "/v1/notes", key: key, body: noteBody(`,"importance":` + strings.Repeat("[", 100000) + strings.Repeat("]", 100000))}, 400, coachd.EINVALID, ""},
+			{"DeepNestingObject", request{method: "POST", path: "/v1/sessions", key: key, body: `{"title":` + strings.Repeat(`{"a":`, 50000) + `1` + strings.Repeat("}", 50000) + `}`}, 400, coachd.EINVALID, ""},
+			{"InvalidUTF8", request{method: "POST", path: "/v1/notes", key: key, body: "{\"note_type\":\"tip\",\"title\":\"\xff\xfe\",\"content\":\"c\"}"}, 400, coachd.EINVALID, ""},
+			{"NULInTitle", request{method: "POST", path: "/v1/notes", key: key, body: `{"note_type":"tip","title":"a\u0000b","content":"c"}`}, 400, coachd.EINVALID, "title"},
+			{"RawNULByte", request{method: "POST", path: "/v1/notes", key: key, body: "{\"note_type\":\"tip\",\"title\":\"a\x00b\",\"content\":\"c\"}"}, 400, coachd.EINVALID, ""},
+			{"DuplicateKey", request{method: "POST", path: "/v1/notes", key: key, body: `{"note_type":"tip","title":"a","title":"b","content":"c"}`}, 400, coachd.EINVALID, ""},
+			{"ImportanceHuge", request{method: "POST", path: "/v1/notes", key: key, body: noteBody(`,"importance":1e400`)}, 400, coachd.EINVALID, ""},
+			{"ImportanceOverflow", request{method: "POST", path: "/v1/notes", key: key, body: noteBody(`,"importance":99999999999999999999999`)}, 400, coachd.EINVALID, ""},
+			{"AdminBudgetOverflow", request{method: "POST", path: "/v1/users", key: adminKey, body: `{"name":"x","token_budget":9223372036854775808}`}, 400, coachd.EINVALID, ""},
+			{"SessionWrongType", request{method: "POST", path: "/v1/sessions", key: key, body: `{"title":"x"}`, header: map[string]string{"Content-Type": "application/xml"}}, 415, coachd.EUNSUPPORTED, ""},
 		}
 		before := mustJSON(t, e.dump())
 		for _, tt := range tests {

@@ -82,10 +82,9 @@ func NewWriter(w http.ResponseWriter, r *http.Request, dialect string, heartbeat
 	if dialect == AISDK {
 		sw.ai = &aiState{}
 	}
+	close(sw.done) // heartbeats come from the shared heart (heartbeat.go)
 	if heartbeat > 0 {
-		go sw.beat()
-	} else {
-		close(sw.done)
+		join(sw)
 	}
 	return sw
 }
@@ -237,6 +236,9 @@ func (w *Writer) Close() error {
 	if !w.closed {
 		w.closed = true
 		close(w.stop)
+		if w.heartbeat > 0 {
+			leave(w)
+		}
 		if w.flush() == nil { // what was queued, then the closing bytes
 			_ = w.write(Done(w.dialect)) // sets w.err on failure
 		}
@@ -307,36 +309,4 @@ func (w *Writer) write(p []byte) error {
 	}
 	w.last = time.Now()
 	return nil
-}
-
-// beat writes a heartbeat whenever the stream has been idle for a whole
-// interval, until Close or the client leaves.
-func (w *Writer) beat() {
-	defer close(w.done)
-	t := time.NewTimer(w.heartbeat)
-	defer t.Stop()
-	for {
-		select {
-		case <-w.stop:
-			return
-		case <-w.ctx.Done():
-			return
-		case <-t.C:
-		}
-		w.mu.Lock()
-		if w.closed {
-			w.mu.Unlock()
-			return
-		}
-		wait := w.heartbeat - time.Since(w.last)
-		if wait <= 0 {
-			if w.write(ping) != nil {
-				w.mu.Unlock()
-				return
-			}
-			wait = w.heartbeat
-		}
-		w.mu.Unlock()
-		t.Reset(wait)
-	}
 }

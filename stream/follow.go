@@ -52,6 +52,13 @@ func (h *Hub) FollowBuffered(ctx context.Context, userID, sessionID string, afte
 		return turn > 0 && ev.Terminal(), nil
 	}
 	var givenUp int64
+	// An idle session (no turn running anywhere) is polled less and less
+	// often, up to idlePoll: 10,000 idle followers at PollEvery were
+	// 200,000 queries a second. A turn here wakes the reader at once
+	// (waitBegin); one on another replica is found within idlePoll.
+	wait := h.PollEvery
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
 	for {
 		if l := h.local(sessionID); l != nil && l.user == userID && l.turn >= cur.Turn && (turn == 0 || l.turn == turn) {
 			// The older turns' events, from the log, then this one's
@@ -115,13 +122,20 @@ func (h *Hub) FollowBuffered(ctx context.Context, userID, sessionID string, afte
 		if err := flush(); err != nil {
 			return err
 		}
+		if len(evs) > 0 || (tl.Turn > 0 && !tl.Ended) {
+			wait = h.PollEvery
+		} else {
+			wait = min(wait*2, h.idlePoll())
+		}
+		timer.Reset(wait)
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-h.shutdown:
 			return h.ending(ErrShutdown, cur, send)
 		case <-h.waitBegin():
-		case <-time.After(h.PollEvery):
+			wait = h.PollEvery
+		case <-timer.C:
 		}
 	}
 }
@@ -168,4 +182,10 @@ func (h *Hub) ending(err error, cur coachd.EventID, send func(coachd.Event) erro
 		Code: CodeShutdown, Message: "the server is restarting: reconnect with Last-Event-ID " + cur.String(),
 		Retryable: true, Extra: map[string]any{"last_event_id": cur.String()}}})
 	return ErrShutdown
+}
+
+// idlePoll is the longest wait between two reads of an idle session's log:
+// ten times PollEvery, at most a second (never less than PollEvery).
+func (h *Hub) idlePoll() time.Duration {
+	return max(h.PollEvery, min(10*h.PollEvery, time.Second))
 }

@@ -33,7 +33,8 @@ type Server struct {
 	n           int   // messages served, for ids
 	count       int64 // SetCount: count_tokens answers this when > 0
 	disconnects chan time.Time
-	norecord    bool // SetRecording(false)
+	norecord    bool        // SetRecording(false)
+	chaos       *chaosState // SetChaos
 	closed      chan struct{}
 	closeOnce   sync.Once
 }
@@ -202,7 +203,7 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	reply := s.next(req)
+	reply := s.inject(s.next(req))
 	w.Header().Set("request-id", reqID)
 	if reply.err != nil {
 		writeError(w, &apiError{http.StatusInternalServerError, "api_error", "anthropictest: " + reply.err.Error()}, reqID)
@@ -351,7 +352,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, out io.Writer, f
 	f := reply.Fault
 	for i, ev := range events {
 		if f.Kind != NoFault && i == f.After {
-			s.fault(ctx, out, flush, f)
+			s.fault(ctx, w, out, flush, f)
 			return
 		}
 		delay := reply.EventDelay
@@ -373,7 +374,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, out io.Writer, f
 		flush()
 	}
 	if f.Kind != NoFault && f.After >= len(events) {
-		s.fault(ctx, out, flush, f)
+		s.fault(ctx, w, out, flush, f)
 		return
 	}
 	if c, ok := out.(io.Closer); ok {
@@ -381,7 +382,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, out io.Writer, f
 	}
 }
 
-func (s *Server) fault(ctx context.Context, out io.Writer, flush func(), f Fault) {
+func (s *Server) fault(ctx context.Context, w http.ResponseWriter, out io.Writer, flush func(), f Fault) {
 	switch f.Kind {
 	case FaultError:
 		typ, msg := f.ErrorType, f.Message
@@ -397,6 +398,9 @@ func (s *Server) fault(ctx context.Context, out io.Writer, flush func(), f Fault
 	case FaultDrop:
 		flush()
 		panic(http.ErrAbortHandler) // net/http closes the connection without ending the body
+	case FaultReset:
+		flush()
+		reset(w)
 	case FaultStall:
 		flush()
 		select {
