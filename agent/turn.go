@@ -158,8 +158,13 @@ func (t *Turn) begin(ctx context.Context) string {
 		return ""
 	}
 	// An approved call runs first, under the turn's context (its
-	// timeout, the client leaving), not the store's.
-	if p := t.sess.Pending; p.Kind == coachd.PendingApproval {
+	// timeout, the client leaving), not the store's. Its events belong to
+	// this turn, so the turn is announced before them: the answer is
+	// acknowledged before it is stored here, and a crash during the call
+	// leaves its tool_use answered as interrupted.
+	approval := t.sess.Pending.Kind == coachd.PendingApproval
+	if p := t.sess.Pending; approval {
+		t.emit(started)
 		if err := t.decide(ctx, p); err != nil {
 			return t.fail(err)
 		}
@@ -170,7 +175,9 @@ func (t *Turn) begin(ctx context.Context) string {
 	if err := st.AppendMessages(wctx, t.req.User.ID, t.sess.ID, []*coachd.Message{msg}); err != nil {
 		return t.fail(err)
 	}
-	t.emit(started)
+	if !approval {
+		t.emit(started)
+	}
 	if p := t.sess.Pending; p != nil {
 		upd := coachd.SessionUpdate{SetPending: true}
 		// An approved call's record was cleared before the call ran.
