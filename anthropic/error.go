@@ -5,8 +5,6 @@ import (
 	"errors"
 	"net"
 	"net/http"
-	"strconv"
-	"time"
 
 	"github.com/coachd/coachd"
 
@@ -69,7 +67,7 @@ func apiError(e *sdk.Error) *coachd.Error {
 		// 503 is Bedrock's and Vertex's "unavailable": busy, as 529 is.
 		out.Code, out.Message, out.Retryable = coachd.EUPSTREAMBUSY, "model is busy, retry in a few seconds", true
 		if e.Response != nil {
-			out.RetryAfter = retryAfter(e.Response.Header)
+			out.RetryAfter = coachd.RetryAfter(e.Response.Header)
 		}
 	case status == http.StatusBadRequest || status == http.StatusRequestEntityTooLarge:
 		out.Code, out.Message = coachd.EINVALID, "model rejected the request"
@@ -88,24 +86,3 @@ func apiError(e *sdk.Error) *coachd.Error {
 	return out
 }
 
-// retryAfter reads retry-after-ms or retry-after (seconds or an HTTP date).
-func retryAfter(h http.Header) time.Duration {
-	if v := h.Get("retry-after-ms"); v != "" {
-		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms > 0 {
-			return time.Duration(ms * float64(time.Millisecond))
-		}
-	}
-	v := h.Get("retry-after")
-	if v == "" {
-		return 0
-	}
-	if s, err := strconv.ParseFloat(v, 64); err == nil && s > 0 {
-		return time.Duration(s * float64(time.Second))
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		if d := time.Until(t); d > 0 {
-			return d
-		}
-	}
-	return 0
-}

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/coachd/coachd"
 )
@@ -80,7 +79,7 @@ func statusError(status int, h http.Header, body []byte) *coachd.Error {
 		out.Code, out.Message = coachd.EAPI, "model provider quota exhausted"
 	case status == http.StatusTooManyRequests || status == 529 || status == http.StatusServiceUnavailable:
 		out.Code, out.Message, out.Retryable = coachd.EUPSTREAMBUSY, "model is busy, retry in a few seconds", true
-		out.RetryAfter = retryAfter(h)
+		out.RetryAfter = coachd.RetryAfter(h)
 	case status == http.StatusBadRequest || status == http.StatusRequestEntityTooLarge || status == http.StatusUnprocessableEntity:
 		out.Code, out.Message = coachd.EINVALID, "model rejected the request"
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:
@@ -164,27 +163,3 @@ func transportError(ctx context.Context, err error) error {
 	return &coachd.Error{Code: coachd.EAPI, Message: "model request failed", Err: err}
 }
 
-// retryAfter reads retry-after-ms or retry-after (seconds or an HTTP date).
-func retryAfter(h http.Header) time.Duration {
-	if h == nil {
-		return 0
-	}
-	if v := h.Get("retry-after-ms"); v != "" {
-		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms > 0 {
-			return time.Duration(ms * float64(time.Millisecond))
-		}
-	}
-	v := h.Get("retry-after")
-	if v == "" {
-		return 0
-	}
-	if s, err := strconv.ParseFloat(v, 64); err == nil && s > 0 {
-		return time.Duration(s * float64(time.Second))
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		if d := time.Until(t); d > 0 {
-			return d
-		}
-	}
-	return 0
-}
