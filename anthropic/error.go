@@ -85,4 +85,3 @@ func apiError(e *sdk.Error) *coachd.Error {
 	}
 	return out
 }
-

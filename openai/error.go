@@ -162,4 +162,3 @@ func transportError(ctx context.Context, err error) error {
 	}
 	return &coachd.Error{Code: coachd.EAPI, Message: "model request failed", Err: err}
 }
-
