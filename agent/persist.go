@@ -81,8 +81,23 @@ type writeBehind struct {
 // end wait for them too. A failed write fails the turn at that point.
 func (t *Turn) appendBehind(ctx context.Context, msgs ...*coachd.Message) {
 	t.history = append(t.history, msgs...)
+	// The store fills in ids and seqs on what it writes: copies, so the
+	// turn may read its history meanwhile (a message not stored yet has
+	// seq 0); sync copies them back.
+	stored := make([]*coachd.Message, len(msgs))
+	for i, m := range msgs {
+		c := *m
+		stored[i] = &c
+	}
 	t.behind(ctx, func(wctx context.Context) error {
-		return t.r.cfg.Store.AppendMessages(wctx, t.req.User.ID, t.sess.ID, msgs)
+		return t.r.cfg.Store.AppendMessages(wctx, t.req.User.ID, t.sess.ID, stored)
+	})
+	t.stored = append(t.stored, func() {
+		for i, m := range msgs {
+			if s := stored[i]; s.Seq != 0 {
+				m.ID, m.SessionID, m.Seq, m.CreatedAt = s.ID, s.SessionID, s.Seq, s.CreatedAt
+			}
+		}
 	})
 }
 
@@ -114,6 +129,10 @@ func (t *Turn) sync() error {
 		if t.writeErr == nil {
 			t.writeErr = w.err
 		}
+		for _, f := range t.stored {
+			f()
+		}
+		t.stored = nil
 	}
 	return t.writeErr
 }

@@ -32,6 +32,7 @@ type Turn struct {
 	// Writes behind (persist.go), used by the turn's goroutine only.
 	pending     *writeBehind        // the last write behind
 	writeErr    error               // the first write behind that failed
+	stored      []func()            // copy what the writes behind stored into the history
 	unannounced *coachd.Event       // turn_started, held until the user message is stored
 	resv        *coachd.Reservation // nil when not reserved (Close before Prepare's reserve)
 	settled     bool
