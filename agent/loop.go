@@ -151,11 +151,12 @@ func (t *Turn) streamOrFallback(ctx context.Context, req *coachd.ModelRequest) (
 	return t.stream(ctx, req)
 }
 
-// emitted is how many events the turn has sent.
+// emitted is how many events of the reply the turn has sent (all but
+// turn_started, which the user message's write may send at any time).
 func (t *Turn) emitted() int64 {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.seq
+	return t.replied
 }
 
 // stream runs one model call, forwarding deltas. It always returns a

@@ -137,17 +137,37 @@ func (t *Turn) sync() error {
 	return t.writeErr
 }
 
-// announce sends turn_started, held back by begin until the user message
-// stored behind it is in: turn_started is the client's acknowledgement of
-// its message, so a crash can never lose a message the client saw
-// acknowledged (the chaos suite caught that). A message that could not be
-// stored is not acknowledged; the turn fails at its next sync.
-func (t *Turn) announce() {
-	ev := t.unannounced
-	t.unannounced = nil
-	if t.sync() == nil {
-		t.emit(*ev)
-	}
+// acknowledge stores the user message behind the first model call and
+// sends turn_started, the client's acknowledgement of its message, as
+// soon as the message is in (from the writing goroutine, so the ack does
+// not wait for the model): a crash can never lose a message the client saw
+// acknowledged (the chaos suite caught that). Until then, the turn's own
+// events wait for it (emit). A message that could not be stored is not
+// acknowledged; the turn fails at its next sync.
+func (t *Turn) acknowledge(ctx context.Context, msg *coachd.Message, started coachd.Event) {
+	t.acking.Store(true)
+	t.history = append(t.history, msg)
+	stored := *msg
+	t.behind(ctx, func(wctx context.Context) error {
+		err := t.r.cfg.Store.AppendMessages(wctx, t.req.User.ID, t.sess.ID, []*coachd.Message{&stored})
+		if err == nil {
+			t.ack(started)
+		}
+		return err
+	})
+	t.stored = append(t.stored, func() {
+		if stored.Seq != 0 {
+			msg.ID, msg.SessionID, msg.Seq, msg.CreatedAt = stored.ID, stored.SessionID, stored.Seq, stored.CreatedAt
+		}
+	})
+}
+
+// ack sends turn_started once, whoever gets there first.
+func (t *Turn) ack(started coachd.Event) {
+	t.acked.Do(func() {
+		t.acking.Store(false)
+		t.emit(started)
+	})
 }
 
 // finish stores a final response. Tool calls it holds (cut by max_tokens or

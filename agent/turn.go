@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/coachd/coachd"
@@ -22,6 +23,7 @@ type Turn struct {
 	mu         sync.Mutex
 	sink       coachd.EventSink
 	seq        int64
+	replied    int64 // events sent but turn_started (emitted)
 	cancel     context.CancelCauseFunc
 	history    []*coachd.Message
 	usage      coachd.Usage
@@ -30,14 +32,15 @@ type Turn struct {
 	res        Result
 	savedReply bool
 	// Writes behind (persist.go), used by the turn's goroutine only.
-	pending     *writeBehind        // the last write behind
-	writeErr    error               // the first write behind that failed
-	stored      []func()            // copy what the writes behind stored into the history
-	unannounced *coachd.Event       // turn_started, held until the user message is stored
-	resv        *coachd.Reservation // nil when not reserved (Close before Prepare's reserve)
-	settled     bool
-	x           turnState // pack features: prompt, contracts, action tags (contract.go)
-	firstText   time.Time // when the first text streamed, for time-to-first-token
+	pending   *writeBehind // the last write behind
+	writeErr  error        // the first write behind that failed
+	stored    []func()     // copy what the writes behind stored into the history
+	acking    atomic.Bool  // turn_started waits for the user message (acknowledge)
+	acked     sync.Once
+	resv      *coachd.Reservation // nil when not reserved (Close before Prepare's reserve)
+	settled   bool
+	x         turnState // pack features: prompt, contracts, action tags (contract.go)
+	firstText time.Time // when the first text streamed, for time-to-first-token
 
 	ap approvalState // a call waiting for, or resumed by, the user's approval (approve.go)
 }
@@ -72,10 +75,12 @@ func (t *Turn) Close() {
 
 // emit numbers and sends an event; a failed send cancels the turn.
 func (t *Turn) emit(ev coachd.Event) {
-	if t.unannounced != nil {
-		// Only the turn's goroutine gets here: tools, which may emit from
-		// others, run after the round's first events announced the turn.
-		t.announce()
+	if ev.Type != coachd.EventTurnStarted && t.acking.Load() {
+		// The turn's first events wait for turn_started, which the user
+		// message's write sends (acknowledge). Only the turn's goroutine
+		// gets here: tools, which may emit from others, run after a sync.
+		t.sync()
+		t.acking.Store(false) // sent, or the message failed: not sent
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -83,6 +88,9 @@ func (t *Turn) emit(ev coachd.Event) {
 		t.firstText = time.Now()
 	}
 	t.seq++
+	if ev.Type != coachd.EventTurnStarted {
+		t.replied++
+	}
 	ev.Seq = t.seq
 	if err := t.sink.Send(ev); err != nil && t.cancel != nil {
 		t.cancel(errSinkGone)
@@ -145,22 +153,20 @@ func (t *Turn) Run(ctx context.Context, sink coachd.EventSink) *Result {
 func (t *Turn) begin(ctx context.Context) string {
 	st := t.r.cfg.Store
 	// turn_started acknowledges the user's message: it goes out once the
-	// message is stored (see announce).
+	// message is stored (see acknowledge).
 	started := coachd.Event{Type: coachd.EventTurnStarted, SessionID: t.sess.ID, MessageID: t.res.MessageID}
 	if t.req.Retry {
 		t.emit(started)
 		return "" // the user message is the last one stored
 	}
 	if t.sess.Pending == nil {
-		// Stored while the first model call starts (see appendBehind);
-		// the turn's first event announces it once it is in.
-		t.appendBehind(ctx, &coachd.Message{Role: coachd.RoleUser, Blocks: t.userBlocks()})
-		t.unannounced = &started
+		// Stored while the first model call starts (see acknowledge).
+		t.acknowledge(ctx, &coachd.Message{Role: coachd.RoleUser, Blocks: t.userBlocks()}, started)
 		return ""
 	}
 	// An approved call runs first, under the turn's context (its
 	// timeout, the client leaving), not the store's. Its events belong to
-	// this turn, so the turn is announced before them: the answer is
+	// this turn, so turn_started goes before them: the answer is
 	// acknowledged before it is stored here, and a crash during the call
 	// leaves its tool_use answered as interrupted.
 	approval := t.sess.Pending.Kind == coachd.PendingApproval
