@@ -165,8 +165,10 @@ func (t *Turn) acknowledge(ctx context.Context, msg *coachd.Message, started coa
 // ack sends turn_started once, whoever gets there first.
 func (t *Turn) ack(started coachd.Event) {
 	t.acked.Do(func() {
-		t.acking.Store(false)
 		t.emit(started)
+		// Only now: the turn's own events, which skip waiting once this
+		// is false, must not overtake turn_started.
+		t.acking.Store(false)
 	})
 }
 
