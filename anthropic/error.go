@@ -3,7 +3,6 @@ package anthropic
 import (
 	"context"
 	"errors"
-	"net"
 	"net/http"
 
 	"github.com/coachd/coachd"
@@ -23,25 +22,10 @@ func mapError(ctx context.Context, err error) error {
 		return err
 	}
 	var apiErr *sdk.Error
-	switch {
-	case errors.As(err, &apiErr):
+	if errors.As(err, &apiErr) {
 		return apiError(apiErr)
-	case errors.Is(err, context.DeadlineExceeded):
-		return &coachd.Error{Code: coachd.ETIMEOUT, Message: "model request timed out", Err: err}
-	case errors.Is(err, context.Canceled) || ctx.Err() != nil:
-		// The caller gave up (client disconnect, shutdown). Not an upstream
-		// failure; the cause says so for errors.Is.
-		cause := ctx.Err()
-		if cause == nil {
-			cause = err
-		}
-		return &coachd.Error{Code: coachd.EAPI, Message: "model request canceled", Err: errors.Join(cause, err)}
 	}
-	var ne net.Error
-	if errors.As(err, &ne) && ne.Timeout() {
-		return &coachd.Error{Code: coachd.ETIMEOUT, Message: "model request timed out", Err: err}
-	}
-	return &coachd.Error{Code: coachd.EAPI, Message: "model request failed", Err: err}
+	return coachd.TransportError(ctx, err)
 }
 
 // apiError maps an HTTP error status, or an in-stream error event (status

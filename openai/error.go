@@ -1,10 +1,7 @@
 package openai
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -139,26 +136,4 @@ type httpError struct {
 
 func (e *httpError) Error() string {
 	return "openai-compatible API: " + strconv.Itoa(e.status) + " " + e.kind + ": " + e.message
-}
-
-// transportError maps a failure to reach or read the upstream.
-func transportError(ctx context.Context, err error) error {
-	var ce *coachd.Error
-	switch {
-	case errors.As(err, &ce):
-		return err
-	case errors.Is(err, context.DeadlineExceeded):
-		return &coachd.Error{Code: coachd.ETIMEOUT, Message: "model request timed out", Err: err}
-	case errors.Is(err, context.Canceled) || ctx.Err() != nil:
-		cause := ctx.Err()
-		if cause == nil {
-			cause = err
-		}
-		return &coachd.Error{Code: coachd.EAPI, Message: "model request canceled", Err: errors.Join(cause, err)}
-	}
-	var ne net.Error
-	if errors.As(err, &ne) && ne.Timeout() {
-		return &coachd.Error{Code: coachd.ETIMEOUT, Message: "model request timed out", Err: err}
-	}
-	return &coachd.Error{Code: coachd.EAPI, Message: "model request failed", Err: err}
 }

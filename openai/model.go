@@ -124,7 +124,7 @@ func (m *Model) post(ctx context.Context, body []byte) (*http.Response, error) {
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return nil, transportError(ctx, ctx.Err())
+			return nil, coachd.TransportError(ctx, ctx.Err())
 		case <-t.C:
 		}
 	}
@@ -155,7 +155,7 @@ func (m *Model) send(ctx context.Context, body []byte) (*http.Response, error) {
 	}
 	resp, err := m.client.Do(hr)
 	if err != nil {
-		return nil, transportError(ctx, err)
+		return nil, coachd.TransportError(ctx, err)
 	}
 	if resp.StatusCode >= 300 {
 		raw, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))

@@ -162,10 +162,10 @@ func (s *stream) readEvent() (data []byte, ok bool, err error) {
 		if errors.Is(err, bufio.ErrTooLong) {
 			return nil, false, &coachd.Error{Code: coachd.EAPI, Message: "model stream line too long", Err: err}
 		}
-		return nil, false, transportError(s.ctx, err)
+		return nil, false, coachd.TransportError(s.ctx, err)
 	}
 	if s.ctx.Err() != nil {
-		return nil, false, transportError(s.ctx, s.ctx.Err())
+		return nil, false, coachd.TransportError(s.ctx, s.ctx.Err())
 	}
 	if lines > 0 && string(bytes.TrimSpace(buf)) != "[DONE]" {
 		return buf, true, nil // the last event lacked its blank line
