@@ -115,12 +115,23 @@ func LoadPack(dir string, opts PackOptions) (*Pack, error) {
 	// file that cannot be read is a problem.
 	read := func(path string) (string, []byte, bool) {
 		file := rel(path)
-		data, err := os.ReadFile(path)
+		data, err := readPackFile(path)
 		if err != nil {
 			problem(file, 0, err.Error())
 			return file, nil, false
 		}
+		if line, bad := badText(data); bad != "" {
+			problem(file, line, bad)
+			return file, nil, false
+		}
 		return file, data, true
+	}
+	// readIfThere reads an optional file: absent is no problem.
+	readIfThere := func(path string) (string, []byte, bool) {
+		if _, err := os.Stat(path); err != nil {
+			return "", nil, false
+		}
+		return read(path)
 	}
 	// markdown reads agents/<name>.md or skills/<name>.md: its front
 	// matter (nil after a problem) and <name>.
@@ -244,7 +255,7 @@ func LoadPack(dir string, opts PackOptions) (*Pack, error) {
 			}
 		}
 	}
-	if b, err := os.ReadFile(filepath.Join(dir, "schema.md")); err == nil {
+	if _, b, ok := readIfThere(filepath.Join(dir, "schema.md")); ok {
 		if p.Data != nil {
 			problem("schema.md", 0, "the data files describe the data (the schema is generated from them): remove schema.md")
 		}
@@ -254,7 +265,7 @@ func LoadPack(dir string, opts PackOptions) (*Pack, error) {
 		p.DataSchema = p.Data.Prompt(DefaultBudgets[SectionDataSchema])
 	}
 	p.Notes = coachd.DefaultNoteVocabulary
-	if b, err := os.ReadFile(filepath.Join(dir, "notes.yaml")); err == nil {
+	if _, b, ok := readIfThere(filepath.Join(dir, "notes.yaml")); ok {
 		p.Notes = parseNoteVocabulary(b, problem)
 	}
 	if len(probs) > 0 {
