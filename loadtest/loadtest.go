@@ -238,3 +238,33 @@ func us(d time.Duration) string {
 	}
 	return fmt.Sprintf("%dµs", d.Microseconds())
 }
+
+// Named is a target with the name its results are reported under.
+type Named struct {
+	Name string
+	Target
+}
+
+// Compare runs targets with clients in parallel for d each, cut into
+// slices taken in turn (target 1, 2, …, 1, 2, …), so that load from
+// elsewhere on the machine falls on all of them alike, and returns each
+// target's merged result in order. The first slice of each starts with 2
+// uncounted warm-up turns per client.
+func Compare(ctx context.Context, clients int, d time.Duration, slices int, targets ...Named) []Result {
+	slices = max(slices, 1)
+	runs := make([][]Result, len(targets))
+	for slice := range slices {
+		warm := 0
+		if slice == 0 {
+			warm = 2
+		}
+		for i, t := range targets {
+			runs[i] = append(runs[i], Run(ctx, t.Name, t.Target, clients, d/time.Duration(slices), warm))
+		}
+	}
+	out := make([]Result, len(targets))
+	for i := range runs {
+		out[i] = Merge(runs[i]...)
+	}
+	return out
+}

@@ -22,9 +22,10 @@ const benchHelp = `Usage: coachd bench --url URL (--key KEY[,KEY...] | --admin-k
 
 Plays full turns against a running coachd (POST /v1/chat/stream) from
 parallel clients and prints turns/s, time to first text (p50, p99) and the
-delay per streamed event. With --floor, the same turns are first played by
+delay per streamed event. With --floor, the same turns are also played by
 the bare Anthropic SDK against the fake upstream at that URL, nothing
-stored, and coachd's figures are printed as ratios to that floor.
+stored, in slices taken in turn with coachd's, and coachd's figures are
+printed as ratios to that floor.
 
 The server's upstream must be the paced benchmark fake:
   coachd fake-anthropic --bench --addr 127.0.0.1:8090
@@ -33,6 +34,10 @@ The server's upstream must be the paced benchmark fake:
 
 With --admin-key, one user per client is created (huge budget, generous
 rate limit); with --key, the given keys are shared round-robin.`
+
+// benchSlices is how many turns the floor and coachd take (interleaved)
+// in each measurement.
+const benchSlices = 3
 
 func runBench(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("bench", benchHelp)
@@ -56,13 +61,11 @@ func runBench(ctx context.Context, args []string, getenv func(string) string, st
 		return benchUsage(fs, stderr, "--clients: "+err.Error())
 	}
 	var ks []loadtest.Kind
-	for _, k := range strings.Split(*kinds, ",") {
-		switch kind := loadtest.Kind(strings.TrimSpace(k)); kind {
-		case loadtest.Plain, loadtest.Tool:
-			ks = append(ks, kind)
-		default:
+	for _, k := range splitList(*kinds) {
+		if kind := loadtest.Kind(k); kind != loadtest.Plain && kind != loadtest.Tool {
 			return benchUsage(fs, stderr, fmt.Sprintf("--kinds: unknown kind %q", k))
 		}
+		ks = append(ks, loadtest.Kind(k))
 	}
 	userKeys := splitList(*keys)
 	if len(userKeys) == 0 {
@@ -73,16 +76,18 @@ func runBench(ctx context.Context, args []string, getenv func(string) string, st
 	for _, kind := range ks {
 		for _, n := range counts {
 			fmt.Fprintf(stdout, "\n== %s turns, %d client(s), %s each\n", kind, n, *dur)
-			var base *loadtest.Result
-			var results []loadtest.Result
+			coachd := loadtest.NewCoachd(*url, userKeys, kind, n)
+			coachd.Agent = *agentName
+			targets := []loadtest.Named{{Name: "coachd", Target: coachd}}
 			if *floor != "" {
-				r := loadtest.Run(ctx, "bare SDK (floor)", loadtest.NewDirect(*floor, *model, kind, n), n, *dur, 2)
-				base = &r
-				results = append(results, r)
+				floorT := loadtest.Named{Name: "bare SDK (floor)", Target: loadtest.NewDirect(*floor, *model, kind, n)}
+				targets = append([]loadtest.Named{floorT}, targets...)
 			}
-			target := loadtest.NewCoachd(*url, userKeys, kind, n)
-			target.Agent = *agentName
-			results = append(results, loadtest.Run(ctx, "coachd", target, n, *dur, 2))
+			results := loadtest.Compare(ctx, n, *dur, benchSlices, targets...)
+			var base *loadtest.Result
+			if *floor != "" {
+				base = &results[0]
+			}
 			loadtest.Report(stdout, base, results...)
 			if ctx.Err() != nil {
 				return ctx.Err()

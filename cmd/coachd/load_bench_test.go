@@ -69,30 +69,14 @@ func BenchmarkLoad(b *testing.B) {
 		var out strings.Builder
 		for _, kind := range []loadtest.Kind{loadtest.Plain, loadtest.Tool} {
 			for _, n := range counts {
-				// The targets take turns in slices, so that load from
-				// elsewhere on the machine falls on all of them alike.
-				ctx := context.Background()
-				targets := []loadtest.Target{loadtest.NewDirect(up.URL, anthropic.DefaultModel, kind, n)}
-				names := []string{"bare SDK (floor)"}
+				targets := []loadtest.Named{{Name: "bare SDK (floor)", Target: loadtest.NewDirect(up.URL, anthropic.DefaultModel, kind, n)}}
 				for _, s := range servers {
-					targets = append(targets, loadtest.NewCoachd(s.url, s.keys, kind, n))
-					names = append(names, s.name)
+					targets = append(targets, loadtest.Named{Name: s.name, Target: loadtest.NewCoachd(s.url, s.keys, kind, n)})
 				}
-				runs := make([][]loadtest.Result, len(targets))
-				for slice := range slices {
-					warm := 0
-					if slice == 0 {
-						warm = 2
-					}
-					for i, t := range targets {
-						runs[i] = append(runs[i], loadtest.Run(ctx, names[i], t, n, dur/slices, warm))
-					}
-				}
-				floor := loadtest.Merge(runs[0]...)
-				results := []loadtest.Result{floor}
+				results := loadtest.Compare(context.Background(), n, dur, slices, targets...)
+				floor := results[0]
 				for i, s := range servers {
-					r := loadtest.Merge(runs[i+1]...)
-					results = append(results, r)
+					r := results[i+1]
 					if r.Errors > 0 {
 						b.Errorf("%s, %s, %d clients: %d failed turns, first: %v", s.name, kind, n, r.Errors, r.FirstErr)
 					}
