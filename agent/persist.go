@@ -78,24 +78,29 @@ type writeBehind struct {
 // Durability is unchanged where it matters: no text of the reply reaches
 // the client before the writes behind it are stored (stream syncs before
 // its first text), and tools, pauses, synchronous writes and the turn's
-// end wait for them too. A failed write fails the turn at that point.
-func (t *Turn) appendBehind(ctx context.Context, msgs ...*coachd.Message) {
+// end wait for them too. A failed write fails the turn at that point;
+// stored, when not nil, runs (on the writing goroutine) once it succeeded.
+func (t *Turn) appendBehind(ctx context.Context, stored func(), msgs ...*coachd.Message) {
 	t.history = append(t.history, msgs...)
 	// The store fills in ids and seqs on what it writes: copies, so the
 	// turn may read its history meanwhile (a message not stored yet has
 	// seq 0); sync copies them back.
-	stored := make([]*coachd.Message, len(msgs))
+	copies := make([]*coachd.Message, len(msgs))
 	for i, m := range msgs {
 		c := *m
-		stored[i] = &c
+		copies[i] = &c
 	}
 	t.behind(ctx, func(wctx context.Context) error {
-		return t.r.cfg.Store.AppendMessages(wctx, t.req.User.ID, t.sess.ID, stored)
+		err := t.r.cfg.Store.AppendMessages(wctx, t.req.User.ID, t.sess.ID, copies)
+		if err == nil && stored != nil {
+			stored()
+		}
+		return err
 	})
 	t.stored = append(t.stored, func() {
 		for i, m := range msgs {
-			if s := stored[i]; s.Seq != 0 {
-				m.ID, m.SessionID, m.Seq, m.CreatedAt = s.ID, s.SessionID, s.Seq, s.CreatedAt
+			if c := copies[i]; c.Seq != 0 {
+				m.ID, m.SessionID, m.Seq, m.CreatedAt = c.ID, c.SessionID, c.Seq, c.CreatedAt
 			}
 		}
 	})
@@ -146,30 +151,12 @@ func (t *Turn) sync() error {
 // acknowledged; the turn fails at its next sync.
 func (t *Turn) acknowledge(ctx context.Context, msg *coachd.Message, started coachd.Event) {
 	t.acking.Store(true)
-	t.history = append(t.history, msg)
-	stored := *msg
-	t.behind(ctx, func(wctx context.Context) error {
-		err := t.r.cfg.Store.AppendMessages(wctx, t.req.User.ID, t.sess.ID, []*coachd.Message{&stored})
-		if err == nil {
-			t.ack(started)
-		}
-		return err
-	})
-	t.stored = append(t.stored, func() {
-		if stored.Seq != 0 {
-			msg.ID, msg.SessionID, msg.Seq, msg.CreatedAt = stored.ID, stored.SessionID, stored.Seq, stored.CreatedAt
-		}
-	})
-}
-
-// ack sends turn_started once, whoever gets there first.
-func (t *Turn) ack(started coachd.Event) {
-	t.acked.Do(func() {
+	t.appendBehind(ctx, func() {
 		t.emit(started)
-		// Only now: the turn's own events, which skip waiting once this
+		// Only now: the turn's own events, which stop waiting once this
 		// is false, must not overtake turn_started.
 		t.acking.Store(false)
-	})
+	}, msg)
 }
 
 // finish stores a final response. Tool calls it holds (cut by max_tokens or
@@ -214,7 +201,7 @@ func (t *Turn) saveRound(ctx context.Context, resp *coachd.ModelResponse, calls 
 	}
 	asst := t.assistantMessage(resp, false)
 	if interactive < 0 {
-		t.appendBehind(ctx, asst, &coachd.Message{Role: coachd.RoleUser, Blocks: results})
+		t.appendBehind(ctx, nil, asst, &coachd.Message{Role: coachd.RoleUser, Blocks: results})
 		return ""
 	}
 	pending, ev := t.pause(calls[interactive], results)

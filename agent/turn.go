@@ -32,11 +32,10 @@ type Turn struct {
 	res        Result
 	savedReply bool
 	// Writes behind (persist.go), used by the turn's goroutine only.
-	pending   *writeBehind // the last write behind
-	writeErr  error        // the first write behind that failed
-	stored    []func()     // copy what the writes behind stored into the history
-	acking    atomic.Bool  // turn_started waits for the user message (acknowledge)
-	acked     sync.Once
+	pending   *writeBehind        // the last write behind
+	writeErr  error               // the first write behind that failed
+	stored    []func()            // copy what the writes behind stored into the history
+	acking    atomic.Bool         // turn_started waits for the user message (acknowledge)
 	resv      *coachd.Reservation // nil when not reserved (Close before Prepare's reserve)
 	settled   bool
 	x         turnState // pack features: prompt, contracts, action tags (contract.go)

@@ -63,14 +63,7 @@ func (c *checkingSink) Send(ev coachd.Event) error {
 // delta must still find the user message and the round stored.
 func TestWriteBehindTextWaitsForRound(t *testing.T) {
 	h := newHarness(t, agent.Limits{})
-	fake := anthropictest.New()
-	replied := make(chan struct{}, 4)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		fake.Handler().ServeHTTP(w, r)
-		replied <- struct{}{}
-	}))
-	t.Cleanup(srv.Close)
-	t.Cleanup(fake.Close)
+	fake, url, replied := signallingFake(t)
 	fake.Enqueue(
 		anthropictest.Blocks(use("tu_1", "echo", `{"x":1}`)),
 		anthropictest.Text("one two three four five", 5).Paced(0, 5*time.Millisecond),
@@ -80,7 +73,7 @@ func TestWriteBehindTextWaitsForRound(t *testing.T) {
 		ts, _ := agent.NewToolset(echoTool)
 		c.Tools = ts
 		c.Store = gated
-		c.Model = anthropic.New(anthropic.Config{APIKey: "test", BaseURL: srv.URL, MaxRetries: -1})
+		c.Model = anthropic.New(anthropic.Config{APIKey: "test", BaseURL: url, MaxRetries: -1})
 		c.Agents = func(string) (*agent.Agent, bool) {
 			a := agent.DefaultAgent()
 			a.Tools = []string{"echo"}
@@ -172,19 +165,12 @@ func TestWriteBehindFailureStopsText(t *testing.T) {
 // until the fake has sent its whole reply.
 func TestWriteBehindAckWaitsForMessage(t *testing.T) {
 	h := newHarness(t, agent.Limits{})
-	fake := anthropictest.New()
-	replied := make(chan struct{}, 4)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		fake.Handler().ServeHTTP(w, r)
-		replied <- struct{}{}
-	}))
-	t.Cleanup(srv.Close)
-	t.Cleanup(fake.Close)
+	fake, url, replied := signallingFake(t)
 	fake.Enqueue(anthropictest.Text("one two three", 5).Paced(0, 5*time.Millisecond))
 	gated := &gatedStore{Store: h.store, free: 0, open: make(chan struct{})}
 	r := h.newRunner(nil, nil, func(c *agent.Config) {
 		c.Store = gated
-		c.Model = anthropic.New(anthropic.Config{APIKey: "test", BaseURL: srv.URL, MaxRetries: -1})
+		c.Model = anthropic.New(anthropic.Config{APIKey: "test", BaseURL: url, MaxRetries: -1})
 	})
 	go func() {
 		<-replied
@@ -204,4 +190,18 @@ func TestWriteBehindAckWaitsForMessage(t *testing.T) {
 	if evs := s.sink.events; len(evs) == 0 || evs[0].Type != coachd.EventTurnStarted {
 		t.Fatalf("first event %v, want turn_started", evs)
 	}
+}
+
+// signallingFake is a fake Anthropic API that tells, on replied, each time
+// it has sent a whole reply.
+func signallingFake(t *testing.T) (fake *anthropictest.Server, url string, replied <-chan struct{}) {
+	fake = anthropictest.New()
+	done := make(chan struct{}, 4)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fake.Handler().ServeHTTP(w, r)
+		done <- struct{}{}
+	}))
+	t.Cleanup(srv.Close)
+	t.Cleanup(fake.Close)
+	return fake, srv.URL, done
 }
