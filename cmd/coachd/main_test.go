@@ -24,14 +24,44 @@ import (
 
 // syncBuffer is a bytes.Buffer safe for the program's goroutines.
 type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
+	mu    sync.Mutex
+	buf   bytes.Buffer
+	grown chan struct{} // closed by the next Write; nil when nobody waits
 }
 
 func (b *syncBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.grown != nil {
+		close(b.grown)
+		b.grown = nil
+	}
 	return b.buf.Write(p)
+}
+
+// waitFor returns re's submatches in the buffer once it matches. A child
+// process's stderr is copied by its own goroutine, so a line it logged
+// before its stdout said "listening" may not be here yet when that arrives.
+func (b *syncBuffer) waitFor(t testing.TB, re *regexp.Regexp) []string {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
+	for {
+		b.mu.Lock()
+		m := re.FindStringSubmatch(b.buf.String())
+		if m == nil && b.grown == nil {
+			b.grown = make(chan struct{})
+		}
+		grown := b.grown
+		b.mu.Unlock()
+		if m != nil {
+			return m
+		}
+		select {
+		case <-grown:
+		case <-deadline:
+			t.Fatalf("no %q in the log after 10s:\n%s", re, b)
+		}
+	}
 }
 
 func (b *syncBuffer) String() string {

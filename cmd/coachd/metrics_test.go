@@ -73,10 +73,7 @@ func TestMetrics(t *testing.T) {
 		t.Errorf("input tokens not counted")
 	}
 	// The separate listener: its address is logged before "listening".
-	m := regexp.MustCompile(`metrics listening"? addr=(\S+)`).FindStringSubmatch(p.stderr.String())
-	if m == nil {
-		t.Fatalf("no metrics address logged:\n%s", p.stderr)
-	}
+	m := p.stderr.waitFor(t, regexp.MustCompile(`metrics listening"? addr=(\S+)`))
 	addr := m[1]
 	if st, body := scrape("http://"+addr+"/metrics", ""); st != 200 || !strings.Contains(body, "coachd_turns_total") {
 		t.Fatalf("--metrics-addr: %d", st)

@@ -27,10 +27,7 @@ func TestPprofLoopbackOnly(t *testing.T) {
 // serve --pprof answers /debug/pprof/ on its own listener.
 func TestServePprof(t *testing.T) {
 	p := MustStart(t, nil, "--db", t.TempDir()+"/c.db", "--demo", "--pprof", "127.0.0.1:0", "--log-level", "info")
-	m := pprofAddrRe.FindStringSubmatch(p.stderr.String())
-	if m == nil {
-		t.Fatalf("no pprof address logged:\n%s", p.stderr)
-	}
+	m := p.stderr.waitFor(t, pprofAddrRe)
 	resp, err := http.Get("http://" + m[1] + "/debug/pprof/goroutine?debug=1")
 	if err != nil {
 		t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -91,6 +92,7 @@ func TestServeOpenAIProvider(t *testing.T) {
 	if len(reqs[0].Tools) != 1 || reqs[0].Tools[0].Function.Name != "save_note" || reqs[0].Messages[0].Role != "system" {
 		t.Errorf("first request: tools %+v, first role %q", reqs[0].Tools, reqs[0].Messages[0].Role)
 	}
+	p.stderr.waitFor(t, regexp.MustCompile(`feature=thinking`))
 	logs := p.stderr.String()
 	if strings.Contains(logs, key) {
 		t.Errorf("the API key was logged")
