@@ -204,3 +204,7 @@ func (c *chunkConn) Write(p []byte) (int, error) {
 // SetWriteDeadline lets the sse.Writer bound a write to a client that
 // does not read.
 func (c *chunkConn) SetWriteDeadline(t time.Time) error { return c.conn.SetWriteDeadline(t) }
+
+// DetachedStreams returns how many session streams run off their request
+// (parked, or woken by a turn).
+func (s *Server) DetachedStreams() int { return s.detached.len() }
