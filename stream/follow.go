@@ -84,6 +84,15 @@ func (h *Hub) follow(ctx context.Context, userID, sessionID string, after coachd
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
+		select {
+		case <-h.shutdown:
+			// Parked followers all wake on Shutdown: a session's
+			// followers end without reading the log.
+			if l := h.local(sessionID); l == nil && turn == 0 {
+				return nil, h.ending(ErrShutdown, cur, send)
+			}
+		default:
+		}
 		if l := h.local(sessionID); l != nil && l.user == userID && l.turn >= cur.Turn && (turn == 0 || l.turn == turn) {
 			// The older turns' events, from the log, then this one's
 			// from memory.

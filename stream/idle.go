@@ -192,13 +192,11 @@ func (h *Hub) pollIdle() {
 			var woken []*parked
 			h.mu.Lock()
 			if is := h.idle[d.key]; is != nil {
-				if err != nil {
-					h.logger.Debug("idle poll", "session", d.session, "err", err)
-				} else {
-					woken = h.wakeLocked(d.key, is, func(p *parked) bool {
-						return tl.Turn != p.seen || (tl.Turn > 0 && !tl.Ended)
-					}, nil)
-				}
+				// A failed look wakes them all: their own read of the
+				// log ends their stream with the error (a session gone).
+				woken = h.wakeLocked(d.key, is, func(p *parked) bool {
+					return err != nil || tl.Turn != p.seen || (tl.Turn > 0 && !tl.Ended)
+				}, nil)
 				is.every = min(is.every*2, h.idlePoll())
 				is.next = time.Now().Add(is.every)
 			}
