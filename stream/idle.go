@@ -140,8 +140,8 @@ func wakeAll(ps []*parked) {
 	}
 }
 
-// wakeSessionLocked takes every follower of the session's parked
-// followers (whoever they authenticated as). Callers hold h.mu.
+// wakeSessionLocked takes the user's parked followers of the session
+// out of the hub (a turn of theirs begins). Callers hold h.mu.
 func (h *Hub) wakeSessionLocked(userID, sessionID string) []*parked {
 	key := idleKey(userID, sessionID)
 	if is := h.idle[key]; is != nil {
