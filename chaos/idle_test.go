@@ -71,7 +71,14 @@ func TestIdleStreams(t *testing.T) {
 	} else {
 		c.Close()
 	}
+	// ... and its end noticed (a parked stream's by the prober).
 	before := scrape(t, metricsAddr)
+	for deadline := time.Now().Add(30 * time.Second); before["coachd_open_streams"] != 0; before = scrape(t, metricsAddr) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the warm-up stream is still open: %v", before["coachd_open_streams"])
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	streams := make([]io.Closer, n)
 	var wg sync.WaitGroup
 	errs := make(chan error, n)
@@ -109,14 +116,22 @@ func TestIdleStreams(t *testing.T) {
 	for _, c := range streams {
 		c.Close()
 	}
-	// The streams end when their clients leave: goroutines come back.
+	// The streams end when their clients leave: goroutines, open streams
+	// and file descriptors come back.
+	if o := after["coachd_open_streams"] - before["coachd_open_streams"]; o != float64(n) {
+		t.Errorf("%v open streams counted, want %d", o, n)
+	}
 	for {
-		if g := scrape(t, metricsAddr)["go_goroutines"]; g < before["go_goroutines"]+float64(n)/10 {
+		m := scrape(t, metricsAddr)
+		if m["go_goroutines"] < before["go_goroutines"]+float64(n)/10 && m["coachd_open_streams"] == before["coachd_open_streams"] &&
+			m["process_open_fds"] < before["process_open_fds"]+float64(n)/10 {
 			break
 		}
 		select {
 		case <-ctx.Done():
-			t.Fatalf("goroutines did not come back after the clients left: %v", scrape(t, metricsAddr)["go_goroutines"])
+			t.Fatalf("the streams did not end after the clients left: goroutines %v, open streams %v, open fds %v (before: %v, %v, %v)",
+				m["go_goroutines"], m["coachd_open_streams"], m["process_open_fds"],
+				before["go_goroutines"], before["coachd_open_streams"], before["process_open_fds"])
 		case <-time.After(100 * time.Millisecond):
 		}
 	}

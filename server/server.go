@@ -97,6 +97,7 @@ type Server struct {
 	metrics     http.Handler
 	voice       *voice.Client
 	hub         *stream.Hub
+	detached    detachedStreams // session streams parked off their request (detach.go)
 
 	mux      *http.ServeMux
 	patterns []string // registered routes, for Routes

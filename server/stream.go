@@ -32,8 +32,14 @@ var errClientGone = errors.New("server: the client left and the turn follows it 
 func (s *Server) Drain() { s.hub.Shutdown() }
 
 // WaitTurns waits until no turn runs in this process (turns may outlive
-// their request), or ctx is done.
-func (s *Server) WaitTurns(ctx context.Context) error { return s.hub.Wait(ctx) }
+// their request) and every session stream parked off its request has
+// ended (they end on Drain), or ctx is done.
+func (s *Server) WaitTurns(ctx context.Context) error {
+	if err := s.hub.Wait(ctx); err != nil {
+		return err
+	}
+	return s.detached.wait(ctx)
+}
 
 // onDisconnect is what the client leaving does to the turn: the
 // request's ?on_disconnect=, else the agent's, else continue in the
@@ -216,11 +222,29 @@ func (s *Server) handleSessionStream() http.Handler {
 		}
 		w.Header().Set("X-Coachd-Session-Id", id)
 		s.observer.StreamOpened()
-		defer s.observer.StreamClosed()
+		parked := false
+		defer func() {
+			if !parked { // a parked stream counts itself closed when it ends
+				s.observer.StreamClosed()
+			}
+		}()
 		sw := sse.NewWriter(w, r, dialect, s.heartbeat)
 		sw.SetWriteTimeout(s.writeTime)
 		if sw.Retry(retryHint) == nil {
-			s.hub.FollowBuffered(r.Context(), u.ID, id, after, 0, sw.Queue, sw.Flush)
+			if detachable(r) {
+				// Idle: the stream is parked off this request (detach.go),
+				// which ends here; it closes itself.
+				at, err := s.hub.FollowUntilIdle(r.Context(), u.ID, id, after, sw.Queue, sw.Flush)
+				if err == nil && s.detach(w, sw, u.ID, id, at) {
+					parked = true
+					return
+				}
+				if err == nil {
+					s.hub.FollowBuffered(r.Context(), u.ID, id, at.After, 0, sw.Queue, sw.Flush)
+				}
+			} else {
+				s.hub.FollowBuffered(r.Context(), u.ID, id, after, 0, sw.Queue, sw.Flush)
+			}
 		}
 		sw.Close()
 	})

@@ -32,6 +32,26 @@ func (h *Hub) FollowBuffered(ctx context.Context, userID, sessionID string, afte
 			err = ferr
 		}
 	}()
+	for {
+		idle, err := h.follow(ctx, userID, sessionID, after, turn, send, flush)
+		if err != nil || idle == nil {
+			return err // idle == nil: the followed turn is over
+		}
+		// Nothing runs: wait, querying nothing, until something may
+		// have begun (Park wakes on ctx and Shutdown too).
+		woke := make(chan struct{})
+		h.Park(ctx, userID, sessionID, *idle, func() { close(woke) })
+		<-woke
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		after = idle.After
+	}
+}
+
+// follow sends events as Follow does until the session is idle: then it
+// returns where it stopped (everything flushed). Errors are Follow's.
+func (h *Hub) follow(ctx context.Context, userID, sessionID string, after coachd.EventID, turn int64, send func(coachd.Event) error, flush func() error) (*Idle, error) {
 	cur := after
 	if turn > 0 && cur.Turn < turn {
 		cur = coachd.EventID{Turn: turn}
@@ -52,28 +72,41 @@ func (h *Hub) FollowBuffered(ctx context.Context, userID, sessionID string, afte
 		return turn > 0 && ev.Terminal(), nil
 	}
 	var givenUp int64
-	// An idle session (no turn running anywhere) is polled less and less
-	// often, up to idlePoll: 10,000 idle followers at PollEvery were
-	// 200,000 queries a second. A turn here wakes the reader at once
-	// (waitBegin); one on another replica is found within idlePoll.
-	wait := h.PollEvery
-	timer := time.NewTimer(wait)
+	// settled is the latest turn the previous look at the log found
+	// ended (0: none), -1 if it found one running. The session is idle
+	// once a read of the log after such a look found nothing new and
+	// the turn is still the latest: events logged between the read and
+	// the look are not missed.
+	settled := int64(-1)
+	timer := time.NewTimer(h.PollEvery)
 	defer timer.Stop()
 	for {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		select {
+		case <-h.shutdown:
+			// Parked followers all wake on Shutdown: a session's
+			// followers end without reading the log.
+			if l := h.local(sessionID); l == nil && turn == 0 {
+				return nil, h.ending(ErrShutdown, cur, send)
+			}
+		default:
+		}
 		if l := h.local(sessionID); l != nil && l.user == userID && l.turn >= cur.Turn && (turn == 0 || l.turn == turn) {
 			// The older turns' events, from the log, then this one's
 			// from memory.
 			for cur.Turn < l.turn {
 				evs, err := h.store.Events(ctx, userID, sessionID, cur, pageSize)
 				if err != nil {
-					return err
+					return nil, err
 				}
 				for _, ev := range evs {
 					if ev.Turn >= l.turn {
 						break
 					}
 					if _, err := out(ev); err != nil {
-						return err
+						return nil, err
 					}
 				}
 				if len(evs) < pageSize || evs[len(evs)-1].Turn >= l.turn {
@@ -82,21 +115,22 @@ func (h *Hub) FollowBuffered(ctx context.Context, userID, sessionID string, afte
 			}
 			over, err := h.followLive(ctx, l, out, flush)
 			if err != nil || over {
-				return h.ending(err, cur, send)
+				return nil, h.ending(err, cur, send)
 			}
+			settled = -1
 			continue
 		}
 		evs, err := h.store.Events(ctx, userID, sessionID, cur, pageSize)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		for _, ev := range evs {
 			over, err := out(ev)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			if over {
-				return nil
+				return nil, nil
 			}
 		}
 		if len(evs) == pageSize {
@@ -104,7 +138,7 @@ func (h *Hub) FollowBuffered(ctx context.Context, userID, sessionID string, afte
 		}
 		tl, err := h.store.LatestTurn(ctx, userID, sessionID)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if tl.Turn > 0 && !tl.Ended && tl.Turn >= cur.Turn && tl.Turn != givenUp && time.Since(tl.AliveAt) > h.DeadAfter {
 			// Log the ending, so every reader of the turn sees the same.
@@ -115,26 +149,36 @@ func (h *Hub) FollowBuffered(ctx context.Context, userID, sessionID string, afte
 			givenUp = tl.Turn
 			h.logger.Warn("turn given up: its process shows no life", "session", sessionID, "turn", tl.Turn, "alive_at", tl.AliveAt)
 			if _, err := h.store.AppendEvents(ctx, userID, sessionID, tl.Turn, interrupted(tl.Turn, seq, "the server running this turn stopped"), true); err != nil {
-				return err
+				return nil, err
 			}
+			settled = -1
 			continue
 		}
 		if err := flush(); err != nil {
-			return err
+			return nil, err
 		}
-		if len(evs) > 0 || (tl.Turn > 0 && !tl.Ended) {
-			wait = h.PollEvery
-		} else {
-			wait = min(wait*2, h.idlePoll())
+		if tl.Turn == 0 || tl.Ended {
+			if len(evs) == 0 && settled == tl.Turn {
+				select {
+				case <-h.shutdown:
+					return nil, h.ending(ErrShutdown, cur, send)
+				default:
+				}
+				return &Idle{After: cur, latest: tl.Turn}, nil
+			}
+			settled = tl.Turn
+			continue // read the log once more, after this look
 		}
-		timer.Reset(wait)
+		settled = -1
+		// A turn runs on another replica: its events are read every
+		// PollEvery (a turn beginning here wakes the reader at once).
+		timer.Reset(h.PollEvery)
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
+			return nil, ctx.Err()
 		case <-h.shutdown:
-			return h.ending(ErrShutdown, cur, send)
+			return nil, h.ending(ErrShutdown, cur, send)
 		case <-h.waitBegin():
-			wait = h.PollEvery
 		case <-timer.C:
 		}
 	}

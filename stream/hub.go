@@ -65,6 +65,8 @@ type Hub struct {
 	shutdown chan struct{}    // closed by Shutdown
 	down     bool
 	turns    sync.WaitGroup
+	idle     map[string]*idleSession // user and session id → parked followers (idle.go)
+	polling  bool                    // the idle poller runs
 }
 
 // NewHub returns a hub logging to store.
@@ -78,7 +80,7 @@ func NewHub(store coachd.StreamService, logger *slog.Logger) *Hub {
 		store: store, logger: logger, owner: "proc_" + hex.EncodeToString(b[:]),
 		FlushEvery: DefaultFlushEvery, AliveEvery: DefaultAliveEvery, DeadAfter: DefaultDeadAfter,
 		PollEvery: DefaultPollEvery, KeepTurns: DefaultKeepTurns,
-		live: map[string]*Live{}, begun: make(chan struct{}), shutdown: make(chan struct{}),
+		live: map[string]*Live{}, idle: map[string]*idleSession{}, begun: make(chan struct{}), shutdown: make(chan struct{}),
 	}
 }
 
@@ -96,7 +98,9 @@ func (h *Hub) Begin(ctx context.Context, userID, sessionID string) (*Live, error
 	close(h.begun)
 	h.begun = make(chan struct{})
 	h.turns.Add(1)
+	woken := h.wakeSessionLocked(userID, sessionID)
 	h.mu.Unlock()
+	wakeAll(woken)
 	go l.flushLoop()
 	return l, nil
 }
@@ -159,7 +163,12 @@ func (h *Hub) Shutdown() {
 	for _, l := range h.live {
 		live = append(live, l)
 	}
+	var woken []*parked
+	for key, is := range h.idle {
+		woken = h.wakeLocked(key, is, nil, woken)
+	}
 	h.mu.Unlock()
+	wakeAll(woken) // they find the hub down and end with the notice
 	for _, l := range live {
 		l.stop(ErrShutdown)
 	}
