@@ -202,6 +202,11 @@ func TestStreamBadInput(t *testing.T) {
 
 func checkStreamRow(t *testing.T, r streamRow, evs []coachd.ModelEvent, resp *coachd.ModelResponse, err error) {
 	t.Helper()
+	for _, n := range []int64{resp.Usage.InputTokens, resp.Usage.OutputTokens, resp.Usage.CacheReadInputTokens, resp.Usage.CacheCreationInputTokens} {
+		if n < 0 || n > 1<<24 {
+			t.Fatalf("usage %+v out of range: a charge no upstream can have meant", resp.Usage)
+		}
+	}
 	if r.code == "" {
 		if err != nil {
 			t.Fatalf("want a message, got %v", err)

@@ -13,8 +13,8 @@ import (
 )
 
 // maxUsageTokens bounds a usage count the upstream reports: far above any
-// context window, far below what overflows a cost in micro-dollars.
-const maxUsageTokens = 1 << 32
+// context window (16.7M tokens), far below what overflows a cost.
+const maxUsageTokens = 1 << 24
 
 // checkInput notes, at a tool_use block's content_block_stop, an input that
 // is not a JSON object (cut, padded, or nested past the decoder's depth),
@@ -69,8 +69,12 @@ func validText(s string) string {
 	return strings.ToValidUTF8(s, "\uFFFD")
 }
 
-// clampTokens bounds a reported count to [0, maxUsageTokens], for the
-// charge of a stream that failed before checkMessage could refuse it.
-func clampTokens(n int64) int64 {
-	return min(max(n, 0), maxUsageTokens)
+// saneTokens is n, or 0 when n is out of range: a failed stream's charge
+// then falls back to the estimate of what was streamed, never to a count
+// the upstream cannot have meant.
+func saneTokens(n int64) int64 {
+	if n < 0 || n > maxUsageTokens {
+		return 0
+	}
+	return n
 }

@@ -153,7 +153,7 @@ func (s *stream) Response() *coachd.ModelResponse {
 		Usage:      usage(s.msg.Usage),
 		Blocks:     make([]coachd.Block, 0, len(s.msg.Content)),
 	}
-	if !s.final {
+	if !s.final || saneTokens(s.msg.Usage.OutputTokens) != s.msg.Usage.OutputTokens {
 		resp.Usage.OutputTokens = max(resp.Usage.OutputTokens, coachd.TokensOfBytes(s.output))
 	}
 	for i := range s.msg.Content {
@@ -212,9 +212,9 @@ func cloneExtra(m map[string]json.RawMessage) map[string]json.RawMessage {
 
 func usage(u sdk.Usage) coachd.Usage {
 	return coachd.Usage{
-		InputTokens:              clampTokens(u.InputTokens),
-		OutputTokens:             clampTokens(u.OutputTokens),
-		CacheReadInputTokens:     clampTokens(u.CacheReadInputTokens),
-		CacheCreationInputTokens: clampTokens(u.CacheCreationInputTokens),
+		InputTokens:              saneTokens(u.InputTokens),
+		OutputTokens:             saneTokens(u.OutputTokens),
+		CacheReadInputTokens:     saneTokens(u.CacheReadInputTokens),
+		CacheCreationInputTokens: saneTokens(u.CacheCreationInputTokens),
 	}
 }

@@ -153,6 +153,11 @@ func TestStreamBadInput(t *testing.T) {
 			if took := time.Since(start); took > limit+time.Second {
 				t.Fatalf("took %s", took)
 			}
+			for _, n := range []int64{resp.Usage.InputTokens, resp.Usage.OutputTokens, resp.Usage.CacheReadInputTokens, resp.Usage.CacheCreationInputTokens} {
+				if n < 0 || n > 1<<24 {
+					t.Fatalf("usage %+v out of range: a charge no upstream can have meant", resp.Usage)
+				}
+			}
 			if r.code == "" {
 				if err != nil {
 					t.Fatalf("want a message, got %v", err)

@@ -9,8 +9,8 @@ import (
 )
 
 // maxUsageTokens bounds a usage count the upstream reports: far above any
-// context window, far below what overflows a cost in micro-dollars.
-const maxUsageTokens = 1 << 32
+// context window (16.7M tokens), far below what overflows a cost.
+const maxUsageTokens = 1 << 24
 
 // check rejects a finished message the server cannot have meant (issue
 // 18's upstream-stream table): a usage count out of range (a negative
@@ -22,16 +22,8 @@ func (s *stream) check() error {
 	bad := func(format string, args ...any) error {
 		return &coachd.Error{Code: coachd.EAPI, Message: "malformed model stream", Err: fmt.Errorf(format, args...)}
 	}
-	if u := s.usage; u != nil {
-		counts := map[string]int64{"prompt_tokens": u.PromptTokens, "completion_tokens": u.CompletionTokens}
-		if d := u.PromptTokensDetails; d != nil {
-			counts["cached_tokens"] = d.CachedTokens
-		}
-		for name, n := range counts {
-			if n < 0 || n > maxUsageTokens {
-				return bad("usage %s %d is out of range", name, n)
-			}
-		}
+	if u := s.usage; u != nil && !u.sane() {
+		return bad("usage out of range: %d prompt, %d completion tokens", u.PromptTokens, u.CompletionTokens)
 	}
 	if s.stopReason() != coachd.StopToolUse {
 		return nil
@@ -47,8 +39,19 @@ func (s *stream) check() error {
 	return nil
 }
 
-// clampTokens bounds a reported count to [0, maxUsageTokens], for the
-// charge of a stream that failed before check could refuse it.
-func clampTokens(n int64) int64 {
-	return min(max(n, 0), maxUsageTokens)
+// sane reports whether every count is in [0, maxUsageTokens]; when not,
+// the charge of the stream is estimated from its size instead.
+func (u *chunkUsage) sane() bool {
+	ok := func(n int64) bool { return n >= 0 && n <= maxUsageTokens }
+	return ok(u.PromptTokens) && ok(u.CompletionTokens) && (u.PromptTokensDetails == nil || ok(u.PromptTokensDetails.CachedTokens))
+}
+
+// saneTokens is n, or 0 when n is out of range: a failed stream's charge
+// then falls back to the estimate of what was streamed, never to a count
+// the upstream cannot have meant.
+func saneTokens(n int64) int64 {
+	if n < 0 || n > maxUsageTokens {
+		return 0
+	}
+	return n
 }

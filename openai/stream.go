@@ -320,18 +320,18 @@ func (s *stream) stopReason() string {
 }
 
 func (s *stream) usageSoFar() coachd.Usage {
-	if s.usage == nil {
+	if s.usage == nil || !s.usage.sane() {
 		if s.inputEstimate == 0 && s.output == 0 {
 			return coachd.Usage{}
 		}
 		return coachd.Usage{InputTokens: s.inputEstimate, OutputTokens: coachd.TokensOfBytes(s.output)}
 	}
 	var cached int64
-	prompt := clampTokens(s.usage.PromptTokens)
+	prompt := saneTokens(s.usage.PromptTokens)
 	if d := s.usage.PromptTokensDetails; d != nil {
-		cached = min(clampTokens(d.CachedTokens), prompt)
+		cached = min(saneTokens(d.CachedTokens), prompt)
 	}
-	return coachd.Usage{InputTokens: prompt - cached, OutputTokens: clampTokens(s.usage.CompletionTokens),
+	return coachd.Usage{InputTokens: prompt - cached, OutputTokens: saneTokens(s.usage.CompletionTokens),
 		CacheReadInputTokens: cached}
 }
 
