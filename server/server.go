@@ -72,6 +72,9 @@ type Deps struct {
 	// Voice is the realtime voice provider; nil turns the voice routes
 	// off (403) and GET /v1/voice says so.
 	Voice *voice.Client
+	// MaxStreamsPerUser caps the session streams one user holds open
+	// here (default DefaultMaxStreamsPerUser; negative: no limit).
+	MaxStreamsPerUser int
 }
 
 // Server is the coachd HTTP API. It is an http.Handler.
@@ -97,6 +100,7 @@ type Server struct {
 	metrics     http.Handler
 	voice       *voice.Client
 	hub         *stream.Hub
+	streams     *streamSlots
 
 	mux      *http.ServeMux
 	patterns []string // registered routes, for Routes
@@ -125,6 +129,7 @@ func New(deps Deps) *Server {
 		metrics:     deps.Metrics,
 		voice:       deps.Voice,
 		hub:         deps.Hub,
+		streams:     newStreamSlots(deps.MaxStreamsPerUser),
 		mux:         http.NewServeMux(),
 	}
 	if s.logger == nil {

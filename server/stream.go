@@ -179,6 +179,10 @@ func (s *Server) handleSessionStream() http.Handler {
 			s.StreamError(w, r, sse.Coachd, coachd.Invalid(coachd.FieldError{Field: "protocol", Message: "must be coachd, asp, sage or ai-sdk", Code: "enum"}))
 			return
 		}
+		if err := noBody(r); err != nil {
+			s.StreamError(w, r, dialect, err)
+			return
+		}
 		id := r.PathValue("id")
 		var u *coachd.User
 		var err error
@@ -214,6 +218,12 @@ func (s *Server) handleSessionStream() http.Handler {
 			s.StreamError(w, r, dialect, orNotFound(err, "session"))
 			return
 		}
+		release, err := s.streams.acquire(u.ID)
+		if err != nil {
+			s.StreamError(w, r, dialect, err)
+			return
+		}
+		defer release()
 		w.Header().Set("X-Coachd-Session-Id", id)
 		s.observer.StreamOpened()
 		defer s.observer.StreamClosed()
