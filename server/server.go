@@ -73,7 +73,7 @@ type Deps struct {
 	// off (403) and GET /v1/voice says so.
 	Voice *voice.Client
 	// MaxStreamsPerUser caps the session streams one user holds open
-	// here (default DefaultMaxStreamsPerUser; negative: no limit).
+	// here; more are refused with 429 (zero or negative: no limit).
 	MaxStreamsPerUser int
 }
 

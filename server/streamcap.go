@@ -8,14 +8,9 @@ import (
 	"github.com/coachd/coachd"
 )
 
-// DefaultMaxStreamsPerUser caps the session streams (GET
-// /v1/sessions/{id}/stream) one user holds open in one process when
-// Deps.MaxStreamsPerUser is zero: more than any app's tabs and devices,
-// far below what would let one user take the --max-conns slots every
-// other user needs.
-const DefaultMaxStreamsPerUser = 32
-
-// streamSlots counts each user's open session streams.
+// streamSlots counts each user's open session streams (GET
+// /v1/sessions/{id}/stream) in this process, so that one user cannot take
+// the --max-conns slots every other user needs.
 type streamSlots struct {
 	max  int // <= 0: no limit
 	mu   sync.Mutex
@@ -23,9 +18,6 @@ type streamSlots struct {
 }
 
 func newStreamSlots(max int) *streamSlots {
-	if max == 0 {
-		max = DefaultMaxStreamsPerUser
-	}
 	return &streamSlots{max: max, open: map[string]int{}}
 }
 

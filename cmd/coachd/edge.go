@@ -40,8 +40,8 @@ func (c *edgeConfig) register(fs *flag.FlagSet, getenv func(string) string) {
 		"how long each write to a client (an SSE event, a response) may take before the client is taken for gone (env COACHD_WRITE_TIMEOUT)")
 	fs.DurationVar(&c.HeaderTimeout, "header-timeout", envDuration(getenv, "COACHD_HEADER_TIMEOUT", defaultHeaderTimeout),
 		"how long a request's headers may take to arrive before the connection is dropped (env COACHD_HEADER_TIMEOUT)")
-	fs.IntVar(&c.MaxStreamsPerUser, "max-streams-per-user", int(envInt(getenv, "COACHD_MAX_STREAMS_PER_USER", server.DefaultMaxStreamsPerUser)),
-		"most session streams one user holds open; more are refused with 429; -1 is no limit (env COACHD_MAX_STREAMS_PER_USER)")
+	fs.IntVar(&c.MaxStreamsPerUser, "max-streams-per-user", int(envInt(getenv, "COACHD_MAX_STREAMS_PER_USER", 0)),
+		"most session streams one user holds open; more are refused with 429; 0 is no limit (env COACHD_MAX_STREAMS_PER_USER)")
 }
 
 func (c *edgeConfig) check() error {
@@ -50,8 +50,8 @@ func (c *edgeConfig) check() error {
 		return fmt.Errorf("--max-conns must be 0 (no limit) or more")
 	case c.BodyTimeout <= 0, c.WriteTimeout <= 0, c.HeaderTimeout <= 0:
 		return fmt.Errorf("--body-timeout, --write-timeout and --header-timeout must be positive")
-	case c.MaxStreamsPerUser == 0 || c.MaxStreamsPerUser < -1:
-		return fmt.Errorf("--max-streams-per-user must be 1 or more, or -1 (no limit)")
+	case c.MaxStreamsPerUser < 0:
+		return fmt.Errorf("--max-streams-per-user must be 0 (no limit) or more")
 	}
 	return nil
 }
