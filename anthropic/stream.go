@@ -20,10 +20,11 @@ type stream struct {
 	sdk *ssestream.Stream[sdk.MessageStreamEventUnion]
 
 	msg     sdk.Message
-	started bool // message_start seen
-	final   bool // message_delta seen: the usage is the upstream's own count
-	stopped bool // message_stop seen
-	output  int  // bytes of text, thinking and tool input streamed
+	started bool   // message_start seen
+	final   bool   // message_delta seen: the usage is the upstream's own count
+	stopped bool   // message_stop seen
+	output  int    // bytes of text, thinking and tool input streamed
+	badTool string // a tool_use whose input was not a JSON object at its stop
 	ev      coachd.ModelEvent
 	err     error
 	done    bool
@@ -78,6 +79,10 @@ func (s *stream) accept(ev *sdk.MessageStreamEventUnion) (bool, error) {
 		}
 		s.started = true
 	}
+	// Accumulate empties a tool input that is not JSON: look first.
+	if err := s.checkInput(ev); err != nil {
+		return false, err
+	}
 	if err := s.msg.Accumulate(*ev); err != nil {
 		return false, &coachd.Error{Code: coachd.EAPI, Message: "malformed model stream", Err: err}
 	}
@@ -91,10 +96,10 @@ func (s *stream) accept(ev *sdk.MessageStreamEventUnion) (bool, error) {
 	case "content_block_delta":
 		switch ev.Delta.Type {
 		case "text_delta":
-			s.ev.Type, s.ev.Text = coachd.ModelTextDelta, ev.Delta.Text
+			s.ev.Type, s.ev.Text = coachd.ModelTextDelta, validText(ev.Delta.Text)
 			s.output += len(ev.Delta.Text)
 		case "thinking_delta":
-			s.ev.Type, s.ev.Text = coachd.ModelThinkingDelta, ev.Delta.Thinking
+			s.ev.Type, s.ev.Text = coachd.ModelThinkingDelta, validText(ev.Delta.Thinking)
 			s.output += len(ev.Delta.Thinking)
 		case "signature_delta":
 			s.ev.Type, s.ev.Text = coachd.ModelSignatureDelta, ev.Delta.Signature
@@ -148,7 +153,7 @@ func (s *stream) Response() *coachd.ModelResponse {
 		Usage:      usage(s.msg.Usage),
 		Blocks:     make([]coachd.Block, 0, len(s.msg.Content)),
 	}
-	if !s.final {
+	if !s.final || saneTokens(s.msg.Usage.OutputTokens) != s.msg.Usage.OutputTokens {
 		resp.Usage.OutputTokens = max(resp.Usage.OutputTokens, coachd.TokensOfBytes(s.output))
 	}
 	for i := range s.msg.Content {
@@ -173,7 +178,7 @@ func block(cb *sdk.ContentBlockUnion) (coachd.Block, bool) {
 	}
 	switch b.Type {
 	case coachd.BlockText:
-		b.Text = cb.Text
+		b.Text = validText(cb.Text)
 		if len(cb.Citations) > 0 {
 			raws := make([]json.RawMessage, len(cb.Citations))
 			for i, c := range cb.Citations {
@@ -185,7 +190,7 @@ func block(cb *sdk.ContentBlockUnion) (coachd.Block, bool) {
 			}
 		}
 	case coachd.BlockThinking:
-		b.Thinking, b.Signature = cb.Thinking, cb.Signature
+		b.Thinking, b.Signature = validText(cb.Thinking), cb.Signature
 	case coachd.BlockToolUse:
 		// Input cut off mid-JSON (max_tokens, fixture 03) is not valid
 		// JSON; like Accumulate, keep the empty object the block began with.
@@ -207,9 +212,9 @@ func cloneExtra(m map[string]json.RawMessage) map[string]json.RawMessage {
 
 func usage(u sdk.Usage) coachd.Usage {
 	return coachd.Usage{
-		InputTokens:              u.InputTokens,
-		OutputTokens:             u.OutputTokens,
-		CacheReadInputTokens:     u.CacheReadInputTokens,
-		CacheCreationInputTokens: u.CacheCreationInputTokens,
+		InputTokens:              saneTokens(u.InputTokens),
+		OutputTokens:             saneTokens(u.OutputTokens),
+		CacheReadInputTokens:     saneTokens(u.CacheReadInputTokens),
+		CacheCreationInputTokens: saneTokens(u.CacheCreationInputTokens),
 	}
 }

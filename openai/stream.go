@@ -288,6 +288,10 @@ func (s *stream) finishMessage() {
 		s.fail(&coachd.Error{Code: coachd.EAPI, Message: "model stream ended before finish_reason"})
 		return
 	}
+	if err := s.check(); err != nil {
+		s.fail(err)
+		return
+	}
 	for i, bs := range s.blocks {
 		if bs.b.Type == coachd.BlockToolUse && !bs.started {
 			s.fail(&coachd.Error{Code: coachd.EAPI, Message: "malformed model stream: a tool call without a name"})
@@ -316,17 +320,18 @@ func (s *stream) stopReason() string {
 }
 
 func (s *stream) usageSoFar() coachd.Usage {
-	if s.usage == nil {
+	if s.usage == nil || !s.usage.sane() {
 		if s.inputEstimate == 0 && s.output == 0 {
 			return coachd.Usage{}
 		}
 		return coachd.Usage{InputTokens: s.inputEstimate, OutputTokens: coachd.TokensOfBytes(s.output)}
 	}
 	var cached int64
+	prompt := saneTokens(s.usage.PromptTokens)
 	if d := s.usage.PromptTokensDetails; d != nil {
-		cached = min(d.CachedTokens, s.usage.PromptTokens)
+		cached = min(saneTokens(d.CachedTokens), prompt)
 	}
-	return coachd.Usage{InputTokens: s.usage.PromptTokens - cached, OutputTokens: s.usage.CompletionTokens,
+	return coachd.Usage{InputTokens: prompt - cached, OutputTokens: saneTokens(s.usage.CompletionTokens),
 		CacheReadInputTokens: cached}
 }
 

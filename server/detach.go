@@ -46,6 +46,7 @@ type detached struct {
 	ctx           context.Context
 	cancel        context.CancelFunc
 	user, session string
+	closed        func() // counts the stream closed, gives back its slot
 }
 
 // detachable reports whether a session stream's request can be parked:
@@ -56,9 +57,10 @@ func detachable(r *http.Request) bool {
 
 // detach parks an idle session stream off its request; false if the
 // connection cannot be hijacked (the stream is unchanged then). The
-// handler must return at once after true.
-func (s *Server) detach(w http.ResponseWriter, sw *sse.Writer, userID, sessionID string, at stream.Idle) bool {
-	d := &detached{s: s, sw: sw, user: userID, session: sessionID}
+// handler must return at once after true; closed is called when the
+// parked stream ends.
+func (s *Server) detach(w http.ResponseWriter, sw *sse.Writer, userID, sessionID string, at stream.Idle, closed func()) bool {
+	d := &detached{s: s, sw: sw, user: userID, session: sessionID, closed: closed}
 	d.ctx, d.cancel = context.WithCancel(context.Background())
 	err := sw.Detach(d.ctx, func() (http.ResponseWriter, error) {
 		conn, _, err := http.NewResponseController(w).Hijack()
@@ -101,7 +103,7 @@ func (d *detached) close() {
 	d.cancel()
 	d.conn.Close()
 	d.s.detached.remove(d)
-	d.s.observer.StreamClosed()
+	d.closed()
 }
 
 func (ds *detachedStreams) add(d *detached) {

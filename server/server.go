@@ -72,6 +72,9 @@ type Deps struct {
 	// Voice is the realtime voice provider; nil turns the voice routes
 	// off (403) and GET /v1/voice says so.
 	Voice *voice.Client
+	// MaxStreamsPerUser caps the session streams one user holds open
+	// here; more are refused with 429 (zero or negative: no limit).
+	MaxStreamsPerUser int
 }
 
 // Server is the coachd HTTP API. It is an http.Handler.
@@ -98,6 +101,7 @@ type Server struct {
 	voice       *voice.Client
 	hub         *stream.Hub
 	detached    detachedStreams // session streams parked off their request (detach.go)
+	streams     *streamSlots
 
 	mux      *http.ServeMux
 	patterns []string // registered routes, for Routes
@@ -126,6 +130,7 @@ func New(deps Deps) *Server {
 		metrics:     deps.Metrics,
 		voice:       deps.Voice,
 		hub:         deps.Hub,
+		streams:     newStreamSlots(deps.MaxStreamsPerUser),
 		mux:         http.NewServeMux(),
 	}
 	if s.logger == nil {

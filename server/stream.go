@@ -185,6 +185,10 @@ func (s *Server) handleSessionStream() http.Handler {
 			s.StreamError(w, r, sse.Coachd, coachd.Invalid(coachd.FieldError{Field: "protocol", Message: "must be coachd, asp, sage or ai-sdk", Code: "enum"}))
 			return
 		}
+		if err := noBody(r); err != nil {
+			s.StreamError(w, r, dialect, err)
+			return
+		}
 		id := r.PathValue("id")
 		var u *coachd.User
 		var err error
@@ -220,12 +224,18 @@ func (s *Server) handleSessionStream() http.Handler {
 			s.StreamError(w, r, dialect, orNotFound(err, "session"))
 			return
 		}
+		release, err := s.streams.acquire(u.ID)
+		if err != nil {
+			s.StreamError(w, r, dialect, err)
+			return
+		}
 		w.Header().Set("X-Coachd-Session-Id", id)
 		s.observer.StreamOpened()
+		closed := func() { s.observer.StreamClosed(); release() }
 		parked := false
 		defer func() {
-			if !parked { // a parked stream counts itself closed when it ends
-				s.observer.StreamClosed()
+			if !parked { // a parked stream closes itself when it ends
+				closed()
 			}
 		}()
 		sw := sse.NewWriter(w, r, dialect, s.heartbeat)
@@ -235,7 +245,7 @@ func (s *Server) handleSessionStream() http.Handler {
 				// Idle: the stream is parked off this request (detach.go),
 				// which ends here; it closes itself.
 				at, err := s.hub.FollowUntilIdle(r.Context(), u.ID, id, after, sw.Queue, sw.Flush)
-				if err == nil && s.detach(w, sw, u.ID, id, at) {
+				if err == nil && s.detach(w, sw, u.ID, id, at, closed) {
 					parked = true
 					return
 				}

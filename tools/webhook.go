@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -250,6 +251,18 @@ func (w *Webhook) Execute(ctx context.Context, call coachd.ToolCall, env coachd.
 	if !utf8.Valid(body) {
 		return refuse(fmt.Sprintf("%s: the response is not text", w.def.Name))
 	}
+	if bytes.IndexByte(body, 0) >= 0 {
+		return refuse(fmt.Sprintf("%s: the response is not text (it holds a NUL byte)", w.def.Name))
+	}
+	if isJSON(resp.Header.Get("Content-Type")) {
+		// Declared JSON must be JSON: a cut or padded body is the app's
+		// error, not data for the model to guess at. It is checked, never
+		// decoded (the model reads the text as sent).
+		var v json.RawMessage
+		if err := json.Unmarshal(body, &v); err != nil {
+			return refuse(fmt.Sprintf("%s: the response says it is JSON but is not valid JSON: %s", w.def.Name, snippet([]byte(err.Error()), 200)))
+		}
+	}
 	return coachd.ToolResult{Content: string(body)}, nil
 }
 
@@ -312,8 +325,17 @@ func (w *Webhook) request(ctx context.Context, call coachd.ToolCall, env coachd.
 	return req, "", nil
 }
 
+// isJSON reports whether a Content-Type names JSON (application/json or
+// a +json type).
+func isJSON(contentType string) bool {
+	mt, _, err := mime.ParseMediaType(contentType)
+	return err == nil && (mt == "application/json" || strings.HasSuffix(mt, "+json"))
+}
+
+// snippet is the start of b as text for the model: at most n runes, valid
+// UTF-8, without NUL bytes.
 func snippet(b []byte, n int) string {
-	r := []rune(strings.ToValidUTF8(string(b), ""))
+	r := []rune(strings.ReplaceAll(strings.ToValidUTF8(string(b), ""), "\x00", ""))
 	if len(r) > n {
 		return strings.TrimSpace(string(r[:n])) + "…"
 	}

@@ -21,7 +21,15 @@ type edgeConfig struct {
 	MaxConns     int
 	BodyTimeout  time.Duration
 	WriteTimeout time.Duration
+	// HeaderTimeout bounds how long a request's headers may take: a
+	// client sending them a byte at a time is dropped.
+	HeaderTimeout time.Duration
+	// MaxStreamsPerUser caps one user's open session streams.
+	MaxStreamsPerUser int
 }
+
+// defaultHeaderTimeout is --header-timeout's default.
+const defaultHeaderTimeout = 10 * time.Second
 
 func (c *edgeConfig) register(fs *flag.FlagSet, getenv func(string) string) {
 	fs.IntVar(&c.MaxConns, "max-conns", int(envInt(getenv, "COACHD_MAX_CONNS", defaultMaxConns)),
@@ -30,19 +38,26 @@ func (c *edgeConfig) register(fs *flag.FlagSet, getenv func(string) string) {
 		"how long a request body may take to arrive (env COACHD_BODY_TIMEOUT)")
 	fs.DurationVar(&c.WriteTimeout, "write-timeout", envDuration(getenv, "COACHD_WRITE_TIMEOUT", sse.DefaultWriteTimeout),
 		"how long each write to a client (an SSE event, a response) may take before the client is taken for gone (env COACHD_WRITE_TIMEOUT)")
+	fs.DurationVar(&c.HeaderTimeout, "header-timeout", envDuration(getenv, "COACHD_HEADER_TIMEOUT", defaultHeaderTimeout),
+		"how long a request's headers may take to arrive before the connection is dropped (env COACHD_HEADER_TIMEOUT)")
+	fs.IntVar(&c.MaxStreamsPerUser, "max-streams-per-user", int(envInt(getenv, "COACHD_MAX_STREAMS_PER_USER", 0)),
+		"most session streams one user holds open; more are refused with 429; 0 is no limit (env COACHD_MAX_STREAMS_PER_USER)")
 }
 
 func (c *edgeConfig) check() error {
 	switch {
 	case c.MaxConns < 0:
 		return fmt.Errorf("--max-conns must be 0 (no limit) or more")
-	case c.BodyTimeout <= 0, c.WriteTimeout <= 0:
-		return fmt.Errorf("--body-timeout and --write-timeout must be positive")
+	case c.BodyTimeout <= 0, c.WriteTimeout <= 0, c.HeaderTimeout <= 0:
+		return fmt.Errorf("--body-timeout, --write-timeout and --header-timeout must be positive")
+	case c.MaxStreamsPerUser < 0:
+		return fmt.Errorf("--max-streams-per-user must be 0 (no limit) or more")
 	}
 	return nil
 }
 
 func (c edgeConfig) LogValue() slog.Value {
 	return slog.GroupValue(slog.Int("max_conns", c.MaxConns),
-		slog.Duration("body_timeout", c.BodyTimeout), slog.Duration("write_timeout", c.WriteTimeout))
+		slog.Duration("body_timeout", c.BodyTimeout), slog.Duration("write_timeout", c.WriteTimeout),
+		slog.Duration("header_timeout", c.HeaderTimeout), slog.Int("max_streams_per_user", c.MaxStreamsPerUser))
 }

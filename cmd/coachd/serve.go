@@ -263,6 +263,8 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 
 		BodyTimeout:  cfg.Edge.BodyTimeout,
 		WriteTimeout: cfg.Edge.WriteTimeout,
+
+		MaxStreamsPerUser: cfg.Edge.MaxStreamsPerUser,
 	})
 	srv := &http.Server{
 		BaseContext: func(net.Listener) context.Context { return base },
@@ -272,7 +274,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		// would cut them. The API bounds each body and each write instead;
 		// slow headers are bounded here, idle keep-alives below, and the
 		// number of connections by the listener.
-		ReadHeaderTimeout: 10 * time.Second,
+		ReadHeaderTimeout: cfg.Edge.HeaderTimeout,
 		IdleTimeout:       120 * time.Second,
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(handler, slog.LevelWarn),
