@@ -98,6 +98,17 @@ func (b Block) MarshalJSON() ([]byte, error) {
 	return b.appendJSON(make([]byte, 0, b.jsonSizeHint())), nil
 }
 
+// AppendJSON appends the block's JSON as MarshalJSON returns it, for
+// callers that encode many blocks into one buffer. Like MarshalJSON it
+// writes raw fields (Input, Content, Source, Extra) as they are: json.Marshal
+// of a block also compacts them.
+func (b *Block) AppendJSON(dst []byte) ([]byte, error) {
+	if b.Type == "" {
+		return dst, fmt.Errorf("coachd: block without type")
+	}
+	return b.appendJSON(dst), nil
+}
+
 // jsonSizeHint is about the size of the block's JSON when little needs
 // escaping.
 func (b *Block) jsonSizeHint() int {
