@@ -89,23 +89,48 @@ func (b Block) ResultText() string {
 }
 
 // MarshalJSON writes the block's typed fields for its type, then Extra in
-// key order.
+// key order. It appends into one buffer sized up front: a history of many
+// blocks is encoded on every request and for every size estimate.
 func (b Block) MarshalJSON() ([]byte, error) {
 	if b.Type == "" {
 		return nil, fmt.Errorf("coachd: block without type")
 	}
-	var buf bytes.Buffer
-	buf.WriteString(`{"type":`)
-	t, _ := json.Marshal(b.Type)
-	buf.Write(t)
-	field := func(name string, v any) error {
-		raw, err := json.Marshal(v)
-		if err != nil {
-			return fmt.Errorf("coachd: block %s.%s: %w", b.Type, name, err)
-		}
-		buf.WriteString(`,"` + name + `":`)
-		buf.Write(raw)
-		return nil
+	return b.appendJSON(make([]byte, 0, b.jsonSizeHint())), nil
+}
+
+// AppendJSON appends the block's JSON as MarshalJSON returns it, for
+// callers that encode many blocks into one buffer. Like MarshalJSON it
+// writes raw fields (Input, Content, Source, Extra) as they are: json.Marshal
+// of a block also compacts them.
+func (b *Block) AppendJSON(dst []byte) ([]byte, error) {
+	if b.Type == "" {
+		return dst, fmt.Errorf("coachd: block without type")
+	}
+	return b.appendJSON(dst), nil
+}
+
+// jsonSizeHint is about the size of the block's JSON when little needs
+// escaping.
+func (b *Block) jsonSizeHint() int {
+	n := 64 + len(b.Type) + len(b.Text) + len(b.Thinking) + len(b.Signature) + len(b.Data) +
+		len(b.ID) + len(b.Name) + len(b.Input) + len(b.ToolUseID) + len(b.Content) + len(b.Source)
+	for k, v := range b.Extra {
+		n += len(k) + len(v) + 4
+	}
+	return n + n/16
+}
+
+// appendJSON appends the block's JSON (b.Type is not empty). Strings are
+// written as json.Marshal writes them, so the bytes are the same as when
+// each field went through it.
+func (b *Block) appendJSON(buf []byte) []byte {
+	buf = append(buf, `{"type":`...)
+	buf = appendJSONString(buf, b.Type)
+	field := func(name, v string) {
+		buf = append(buf, ',', '"')
+		buf = append(buf, name...)
+		buf = append(buf, '"', ':')
+		buf = appendJSONString(buf, v)
 	}
 	rawField := func(name string, raw json.RawMessage, def string) {
 		if len(raw) == 0 {
@@ -114,53 +139,48 @@ func (b Block) MarshalJSON() ([]byte, error) {
 			}
 			raw = json.RawMessage(def)
 		}
-		buf.WriteString(`,"` + name + `":`)
-		buf.Write(raw)
+		buf = append(buf, ',', '"')
+		buf = append(buf, name...)
+		buf = append(buf, '"', ':')
+		buf = append(buf, raw...)
 	}
-	var err error
 	switch b.Type {
 	case BlockText:
-		err = field("text", b.Text)
+		field("text", b.Text)
 	case BlockThinking:
-		if err = field("thinking", b.Thinking); err == nil {
-			err = field("signature", b.Signature)
-		}
+		field("thinking", b.Thinking)
+		field("signature", b.Signature)
 	case BlockRedactedThinking:
-		err = field("data", b.Data)
+		field("data", b.Data)
 	case BlockToolUse:
-		if err = field("id", b.ID); err == nil {
-			err = field("name", b.Name)
-		}
+		field("id", b.ID)
+		field("name", b.Name)
 		rawField("input", b.Input, "{}")
 	case BlockToolResult:
-		err = field("tool_use_id", b.ToolUseID)
+		field("tool_use_id", b.ToolUseID)
 		rawField("content", b.Content, "")
 		if b.IsError {
-			buf.WriteString(`,"is_error":true`)
+			buf = append(buf, `,"is_error":true`...)
 		}
 	case BlockImage, BlockDocument:
 		rawField("source", b.Source, "")
 	}
-	if err != nil {
-		return nil, err
-	}
-	keys := make([]string, 0, len(b.Extra))
-	for k := range b.Extra {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		if k == "type" {
-			continue
+	if len(b.Extra) > 0 {
+		keys := make([]string, 0, len(b.Extra))
+		for k := range b.Extra {
+			if k != "type" {
+				keys = append(keys, k)
+			}
 		}
-		kb, _ := json.Marshal(k)
-		buf.WriteByte(',')
-		buf.Write(kb)
-		buf.WriteByte(':')
-		buf.Write(b.Extra[k])
+		sort.Strings(keys)
+		for _, k := range keys {
+			buf = append(buf, ',')
+			buf = appendJSONString(buf, k)
+			buf = append(buf, ':')
+			buf = append(buf, b.Extra[k]...)
+		}
 	}
-	buf.WriteByte('}')
-	return buf.Bytes(), nil
+	return append(buf, '}')
 }
 
 // UnmarshalJSON reads a block, keeping unknown fields in Extra.

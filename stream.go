@@ -2,7 +2,6 @@ package coachd
 
 import (
 	"context"
-	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -20,7 +19,12 @@ type EventID struct {
 	Seq  int64
 }
 
-func (id EventID) String() string { return fmt.Sprintf("%d:%d", id.Turn, id.Seq) }
+func (id EventID) String() string {
+	var b [41]byte
+	out := strconv.AppendInt(b[:0], id.Turn, 10)
+	out = append(out, ':')
+	return string(strconv.AppendInt(out, id.Seq, 10))
+}
 
 // Before reports whether id comes before other.
 func (id EventID) Before(other EventID) bool {

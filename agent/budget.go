@@ -31,9 +31,8 @@ func EstimateTokens(req *coachd.ModelRequest) int64 {
 	for _, b := range req.System {
 		n += len(b.Text)
 	}
-	msgs, _ := json.Marshal(req.Messages)
 	tools, _ := json.Marshal(req.Tools)
-	n += len(msgs) + len(tools)
+	n += messagesJSONLen(req.Messages) + len(tools) // len(json.Marshal(req.Messages)), built for no message
 	// Images and PDFs are priced by the picture and the page, not by the
 	// size of their base64.
 	data, media := attachmentTokens(req.Messages)

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -90,9 +91,20 @@ type summaryMeta struct {
 // KindSummary marks a stored message that summarizes earlier turns.
 const KindSummary = "summary"
 
+var summaryWord = []byte(KindSummary)
+
 func summaryOf(m *coachd.Message) (summaryMeta, bool) {
+	// Metadata without the word (nor an escape that could spell it) is
+	// no summary's: most messages are decided without decoding theirs.
+	if len(m.Metadata) == 0 || !bytes.Contains(m.Metadata, summaryWord) && bytes.IndexByte(m.Metadata, '\\') < 0 {
+		return summaryMeta{}, false
+	}
+	return decodeSummary(m.Metadata)
+}
+
+func decodeSummary(raw json.RawMessage) (summaryMeta, bool) {
 	var meta summaryMeta
-	if len(m.Metadata) == 0 || json.Unmarshal(m.Metadata, &meta) != nil || meta.Kind != KindSummary {
+	if json.Unmarshal(raw, &meta) != nil || meta.Kind != KindSummary {
 		return meta, false
 	}
 	return meta, true

@@ -3,6 +3,7 @@ package agent
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/coachd/coachd"
 )
@@ -26,7 +27,7 @@ const InterruptedText = "interrupted: the turn ended before this tool returned; 
 //
 // The stored messages are not changed.
 func History(msgs []*coachd.Message, truncate map[string][]string) []coachd.ModelMessage {
-	var out []coachd.ModelMessage
+	out := make([]coachd.ModelMessage, 0, len(msgs))
 	for _, m := range msgs {
 		blocks := cleanBlocks(m.Role, m.Blocks)
 		if len(blocks) == 0 {
@@ -51,25 +52,42 @@ func History(msgs []*coachd.Message, truncate map[string][]string) []coachd.Mode
 	return out
 }
 
+// cleanBlocks returns the blocks of in a role can send. When it keeps
+// them all (the usual case) it returns in itself, clipped so that an
+// append (merging messages) copies instead of writing into the stored
+// message's array.
 func cleanBlocks(role coachd.Role, in []coachd.Block) []coachd.Block {
-	out := make([]coachd.Block, 0, len(in))
-	for _, b := range in {
-		switch {
-		case role == coachd.RoleUser && b.Type == coachd.BlockToolUse:
-		case role == coachd.RoleAssistant && b.Type == coachd.BlockToolResult:
-		case b.Type == coachd.BlockText && b.Text == "":
-		case b.Type == coachd.BlockThinking && b.Signature == "":
-		default:
-			out = append(out, b)
+	for i := range in {
+		if !sendable(role, &in[i]) {
+			out := make([]coachd.Block, 0, len(in)-1)
+			out = append(out, in[:i]...)
+			for j := i + 1; j < len(in); j++ {
+				if sendable(role, &in[j]) {
+					out = append(out, in[j])
+				}
+			}
+			return out
 		}
 	}
-	return out
+	return in[:len(in):len(in)]
+}
+
+func sendable(role coachd.Role, b *coachd.Block) bool {
+	switch {
+	case role == coachd.RoleUser && b.Type == coachd.BlockToolUse:
+	case role == coachd.RoleAssistant && b.Type == coachd.BlockToolResult:
+	case b.Type == coachd.BlockText && b.Text == "":
+	case b.Type == coachd.BlockThinking && b.Signature == "":
+	default:
+		return true
+	}
+	return false
 }
 
 // pairToolResults makes every assistant tool_use answered in the next user
 // message and drops orphan tool_results.
 func pairToolResults(msgs []coachd.ModelMessage) []coachd.ModelMessage {
-	var out []coachd.ModelMessage
+	out := make([]coachd.ModelMessage, 0, len(msgs)+1)
 	var open []string // tool_use ids of the previous assistant message
 	for i := 0; i < len(msgs); i++ {
 		m := msgs[i]
@@ -101,6 +119,9 @@ func pairToolResults(msgs []coachd.ModelMessage) []coachd.ModelMessage {
 // first, in call order (synthetic ones where missing), then everything else
 // but stray tool_results.
 func answer(blocks []coachd.Block, open []string) []coachd.Block {
+	if len(open) == 0 && len(blocks) > 0 && !slices.ContainsFunc(blocks, isToolResult) {
+		return blocks // nothing to answer, nothing stray: as it is
+	}
 	results := map[string]coachd.Block{}
 	var rest []coachd.Block
 	for _, b := range blocks {
@@ -126,6 +147,8 @@ func answer(blocks []coachd.Block, open []string) []coachd.Block {
 	}
 	return out
 }
+
+func isToolResult(b coachd.Block) bool { return b.Type == coachd.BlockToolResult }
 
 func interrupted(ids []string) []coachd.Block {
 	out := make([]coachd.Block, len(ids))

@@ -140,21 +140,32 @@ func (m *Model) params(req *coachd.ModelRequest) (sdk.MessageNewParams, error) {
 		}
 		p.Tools = append(p.Tools, param.Override[sdk.ToolUnionParam](json.RawMessage(raw)))
 	}
+	// Blocks go in as themselves: the SDK encodes each (Block.MarshalJSON,
+	// compacted as json.Marshal would) once, when it writes the body,
+	// instead of once here into a copy and again there. A block without a
+	// type, the one a Block cannot encode, is refused here as before.
+	if len(req.System) > 0 {
+		p.System = make([]sdk.TextBlockParam, 0, len(req.System))
+	}
 	for i, b := range req.System {
-		raw, err := json.Marshal(b)
-		if err != nil {
-			return p, coachd.Errorf(coachd.EINVALID, "system block %d: %v", i, err)
+		if b.Type == "" {
+			return p, coachd.Errorf(coachd.EINVALID, "system block %d: coachd: block without type", i)
 		}
-		p.System = append(p.System, param.Override[sdk.TextBlockParam](json.RawMessage(raw)))
+		p.System = append(p.System, param.Override[sdk.TextBlockParam](b))
+	}
+	if len(req.Messages) > 0 {
+		p.Messages = make([]sdk.MessageParam, 0, len(req.Messages))
 	}
 	for i, msg := range req.Messages {
 		mp := sdk.MessageParam{Role: sdk.MessageParamRole(msg.Role)}
+		if len(msg.Blocks) > 0 {
+			mp.Content = make([]sdk.ContentBlockParamUnion, 0, len(msg.Blocks))
+		}
 		for j, b := range msg.Blocks {
-			raw, err := json.Marshal(b)
-			if err != nil {
-				return p, coachd.Errorf(coachd.EINVALID, "message %d block %d: %v", i, j, err)
+			if b.Type == "" {
+				return p, coachd.Errorf(coachd.EINVALID, "message %d block %d: coachd: block without type", i, j)
 			}
-			mp.Content = append(mp.Content, param.Override[sdk.ContentBlockParamUnion](json.RawMessage(raw)))
+			mp.Content = append(mp.Content, param.Override[sdk.ContentBlockParamUnion](b))
 		}
 		p.Messages = append(p.Messages, mp)
 	}

@@ -25,10 +25,14 @@ type stream struct {
 	stopped bool   // message_stop seen
 	output  int    // bytes of text, thinking and tool input streamed
 	badTool string // a tool_use whose input was not a JSON object at its stop
-	ev      coachd.ModelEvent
-	err     error
-	done    bool
-	closed  bool
+	// Text or thinking deltas of block pendIndex not yet in s.msg (grow).
+	pend      []byte
+	pendKind  byte // 't' text, 'k' thinking, 0 none
+	pendIndex int
+	ev        coachd.ModelEvent
+	err       error
+	done      bool
+	closed    bool
 }
 
 func (s *stream) Next() bool {
@@ -83,8 +87,11 @@ func (s *stream) accept(ev *sdk.MessageStreamEventUnion) (bool, error) {
 	if err := s.checkInput(ev); err != nil {
 		return false, err
 	}
-	if err := s.msg.Accumulate(*ev); err != nil {
-		return false, &coachd.Error{Code: coachd.EAPI, Message: "malformed model stream", Err: err}
+	if !s.grow(ev) {
+		s.flush()
+		if err := s.msg.Accumulate(*ev); err != nil {
+			return false, &coachd.Error{Code: coachd.EAPI, Message: "malformed model stream", Err: err}
+		}
 	}
 	s.ev = coachd.ModelEvent{Index: int(ev.Index)}
 	switch ev.Type {
@@ -124,6 +131,46 @@ func (s *stream) accept(ev *sdk.MessageStreamEventUnion) (bool, error) {
 	return true, nil
 }
 
+// grow takes a text or thinking delta of an open block into s.pend
+// instead of Accumulate, whose `Text += delta` allocates (and copies the
+// whole text so far) on every delta; flush hands the text to the block
+// before Accumulate or Response read it. It reports whether it took ev.
+func (s *stream) grow(ev *sdk.MessageStreamEventUnion) bool {
+	if ev.Type != "content_block_delta" || ev.Index < 0 || ev.Index >= int64(len(s.msg.Content)) {
+		return false
+	}
+	var kind byte
+	var text string
+	switch ev.Delta.Type {
+	case "text_delta":
+		kind, text = 't', ev.Delta.Text
+	case "thinking_delta":
+		kind, text = 'k', ev.Delta.Thinking
+	default:
+		return false
+	}
+	if s.pendKind != kind || s.pendIndex != int(ev.Index) {
+		s.flush()
+		s.pendKind, s.pendIndex = kind, int(ev.Index)
+	}
+	s.pend = append(s.pend, text...)
+	return true
+}
+
+// flush adds the deltas grow took to their block.
+func (s *stream) flush() {
+	if s.pendKind == 0 {
+		return
+	}
+	cb := &s.msg.Content[s.pendIndex]
+	if s.pendKind == 't' {
+		cb.Text += string(s.pend)
+	} else {
+		cb.Thinking += string(s.pend)
+	}
+	s.pend, s.pendKind = s.pend[:0], 0
+}
+
 func (s *stream) fail(err error) {
 	s.err, s.done = err, true
 	s.Close()
@@ -146,6 +193,7 @@ func (s *stream) Close() error {
 // streamed (issue 20 finding 5): output generated and seen by the user is
 // paid for, whoever cut the stream.
 func (s *stream) Response() *coachd.ModelResponse {
+	s.flush()
 	resp := &coachd.ModelResponse{
 		ID:         s.msg.ID,
 		Model:      string(s.msg.Model),

@@ -1,6 +1,7 @@
 package sqlstore
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -27,13 +28,34 @@ type loggedError struct {
 	Extra        map[string]any      `json:"extra,omitempty"`
 }
 
-func encodeEvent(ev coachd.Event) ([]byte, error) {
+// logged is ev as the log keeps it.
+func logged(ev coachd.Event) loggedEvent {
 	le := loggedEvent{Event: ev}
 	if e := ev.Err; e != nil {
 		le.Error = &loggedError{Code: e.Code, Message: e.Message, Details: e.Details, Retryable: e.Retryable,
 			RetryAfterMS: e.RetryAfter.Milliseconds(), Extra: e.Extra}
 	}
-	return json.Marshal(le)
+	return le
+}
+
+// encodeEvents encodes a batch of events as json.Marshal(logged(ev)), into one
+// string: event i is data[ends[i-1]:ends[i]]. One buffer and one string
+// for the batch instead of two allocations and a copy per event (a
+// turn's deltas are most of the log).
+func encodeEvents(events []coachd.Event) (data string, ends []int, err error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf) // HTML escaping on, as json.Marshal
+	ends = make([]int, len(events))
+	var le loggedEvent
+	for i, ev := range events {
+		le = logged(ev)
+		if err := enc.Encode(&le); err != nil {
+			return "", nil, err
+		}
+		buf.Truncate(buf.Len() - 1) // Encode's newline
+		ends[i] = buf.Len()
+	}
+	return buf.String(), ends, nil
 }
 
 func decodeEvent(b []byte) (coachd.Event, error) {
@@ -95,19 +117,21 @@ func (db *DB) AppendEvents(ctx context.Context, userID, sessionID string, turn i
 	sid, tn := any(sessionID), any(turn) // boxed once, not once per row
 	for len(events) > 0 {
 		n := min(len(events), appendBatch)
+		data, ends, err := encodeEvents(events[:n])
+		if err != nil {
+			return false, internal(err, "encode event")
+		}
 		var q strings.Builder
 		q.WriteString(`INSERT INTO turn_events (session_id, turn, seq, data) VALUES `)
 		args := make([]any, 0, 4*n)
+		start := 0
 		for i, ev := range events[:n] {
-			b, err := encodeEvent(ev)
-			if err != nil {
-				return false, internal(err, "encode event")
-			}
 			if i > 0 {
 				q.WriteString(", ")
 			}
 			q.WriteString("(?, ?, ?, ?)")
-			args = append(args, sid, tn, ev.Seq, string(b))
+			args = append(args, sid, tn, ev.Seq, data[start:ends[i]])
+			start = ends[i]
 		}
 		q.WriteString(` ON CONFLICT (session_id, turn, seq) DO NOTHING`)
 		if _, err := tx.exec(ctx, q.String(), args...); err != nil {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"sync"
 	"time"
 
@@ -190,7 +191,12 @@ func withID(buf []byte, id coachd.EventID) []byte {
 	if start > 0 {
 		start++
 	}
-	line := "id: " + id.String() + "\n"
+	var lb [48]byte // "id: " and two int64s: the line is built on the stack
+	line := append(lb[:0], "id: "...)
+	line = strconv.AppendInt(line, id.Turn, 10)
+	line = append(line, ':')
+	line = strconv.AppendInt(line, id.Seq, 10)
+	line = append(line, '\n')
 	buf = append(buf, line...)
 	copy(buf[start+len(line):], buf[start:len(buf)-len(line)])
 	copy(buf[start:], line)
