@@ -18,6 +18,7 @@ type Turn struct {
 	agent   *Agent
 	sess    *coachd.Session
 	release func()
+	held    *heldTurn // the session's slot and lease (admit.go)
 	tools   *Toolset // the runner's, with the request's bound tools
 
 	mu         sync.Mutex
@@ -124,12 +125,11 @@ func (t *Turn) Run(ctx context.Context, sink coachd.EventSink) *Result {
 		stop = t.fail(err)
 	}
 	t.res.StopReason = stop
-	t.settle(ctx)
-	t.res.Usage, t.res.Billed = t.usage, t.billed
-	t.res.LatencyMS = r.cfg.Clock.Now().Sub(start).Milliseconds()
 	// Everything is stored and settled: the session is free before the
 	// client hears the turn is over, so its next request finds it free.
-	t.release()
+	t.end(ctx)
+	t.res.Usage, t.res.Billed = t.usage, t.billed
+	t.res.LatencyMS = r.cfg.Clock.Now().Sub(start).Milliseconds()
 	if t.res.Err != nil {
 		t.emit(coachd.Event{Type: coachd.EventError, Err: t.res.Err})
 	}

@@ -202,25 +202,39 @@ const (
 // Settle charges a cumulative spend (Amount in the budget's unit, Tokens
 // raw) as mode says.
 func (db *DB) Settle(ctx context.Context, userID, id string, s coachd.Spend, mode coachd.SettleMode) (*coachd.Reservation, error) {
-	if s.Amount < 0 || s.Tokens < 0 {
-		return nil, coachd.Invalid(coachd.FieldError{Field: "tokens_used", Message: "must not be negative", Code: "range"})
+	s, err := settleSpend(s)
+	if err != nil {
+		return nil, err
 	}
-	// Charges saturate at the bound rather than fail: a settle that
-	// failed would leave the hold until it expires, charging nothing.
-	s.Amount, s.Tokens = min(s.Amount, coachd.MaxTurnTokens), min(s.Tokens, coachd.MaxTurnTokens)
 	return budgetTx(ctx, db, userID, func(tx *tx) (*coachd.Reservation, error) {
-		r, err := findReservation(ctx, tx, userID, id)
-		if err != nil {
-			return nil, err
-		}
-		if err := db.apply(ctx, tx, r, s, mode); err != nil {
-			return nil, err
-		}
-		if err := remaining(ctx, tx, r); err != nil {
-			return nil, err
-		}
-		return r, nil
+		return db.settle(ctx, tx, userID, id, s, mode)
 	})
+}
+
+// settleSpend checks a spend and bounds it. Charges saturate at the bound
+// rather than fail: a settle that failed would leave the hold until it
+// expires, charging nothing.
+func settleSpend(s coachd.Spend) (coachd.Spend, error) {
+	if s.Amount < 0 || s.Tokens < 0 {
+		return s, coachd.Invalid(coachd.FieldError{Field: "tokens_used", Message: "must not be negative", Code: "range"})
+	}
+	s.Amount, s.Tokens = min(s.Amount, coachd.MaxTurnTokens), min(s.Tokens, coachd.MaxTurnTokens)
+	return s, nil
+}
+
+// settle is Settle inside a budget transaction (budgetTx).
+func (db *DB) settle(ctx context.Context, tx *tx, userID, id string, s coachd.Spend, mode coachd.SettleMode) (*coachd.Reservation, error) {
+	r, err := findReservation(ctx, tx, userID, id)
+	if err != nil {
+		return nil, err
+	}
+	if err := db.apply(ctx, tx, r, s, mode); err != nil {
+		return nil, err
+	}
+	if err := remaining(ctx, tx, r); err != nil {
+		return nil, err
+	}
+	return r, nil
 }
 
 // findReservation reads the user's reservation. Every write to a

@@ -1,0 +1,37 @@
+package coachd
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// ErrSessionChanged is AdmitTurn's answer when the session moved on (a
+// message stored, an update) since the turn read it: nothing was taken,
+// and the turn reads the session again.
+var ErrSessionChanged = errors.New("coachd: the session changed since it was read")
+
+// TurnAdmission is a turn's start, admitted in one write transaction.
+type TurnAdmission struct {
+	// Owner leases the session's turn until Until (see AcquireTurn).
+	Owner string
+	Until time.Time
+	// Seen is the session as the turn read it (without the lease):
+	// admission is ErrSessionChanged when its message count or update time
+	// differ from the stored ones.
+	Seen *Session
+	// Reserve is the turn's budget hold (see BudgetService.Reserve); its
+	// UserID and SessionID are Seen's.
+	Reserve ReserveRequest
+}
+
+// TurnService starts and ends a turn each in one write transaction.
+type TurnService interface {
+	// AdmitTurn takes the session's turn lease and reserves the turn's
+	// budget, both or neither: a live lease of another owner is
+	// ETURNINPROGRESS, a budget that cannot cover the estimate EBUDGET.
+	AdmitTurn(ctx context.Context, a TurnAdmission) (*Reservation, error)
+	// EndTurn settles the turn's reservation (Settle; reservationID ""
+	// settles nothing) and releases owner's lease (ReleaseTurn), together.
+	EndTurn(ctx context.Context, userID, sessionID, owner, reservationID string, s Spend, mode SettleMode) (*Reservation, error)
+}
