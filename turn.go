@@ -23,14 +23,31 @@ type TurnAdmission struct {
 	// Reserve is the turn's budget hold (see BudgetService.Reserve); its
 	// UserID and SessionID are Seen's.
 	Reserve ReserveRequest
+	// Stream, when not nil, starts the turn's event log as well
+	// (StreamService.BeginTurn).
+	Stream *StreamStart
+}
+
+// StreamStart is what StreamService.BeginTurn needs, for AdmitTurn.
+type StreamStart struct {
+	Owner string
+	Keep  int
+}
+
+// Admission is an admitted turn: its reservation and, when asked for, the
+// number of its turn in the event log (0 otherwise).
+type Admission struct {
+	Reservation *Reservation
+	StreamTurn  int64
 }
 
 // TurnService starts and ends a turn each in one write transaction.
 type TurnService interface {
-	// AdmitTurn takes the session's turn lease and reserves the turn's
-	// budget, both or neither: a live lease of another owner is
-	// ETURNINPROGRESS, a budget that cannot cover the estimate EBUDGET.
-	AdmitTurn(ctx context.Context, a TurnAdmission) (*Reservation, error)
+	// AdmitTurn takes the session's turn lease, reserves the turn's
+	// budget and, when asked, begins its event log, all or nothing: a live
+	// lease of another owner is ETURNINPROGRESS, a budget that cannot
+	// cover the estimate EBUDGET.
+	AdmitTurn(ctx context.Context, a TurnAdmission) (*Admission, error)
 	// EndTurn settles the turn's reservation (Settle; reservationID ""
 	// settles nothing) and releases owner's lease (ReleaseTurn), together.
 	EndTurn(ctx context.Context, userID, sessionID, owner, reservationID string, s Spend, mode SettleMode) (*Reservation, error)

@@ -82,8 +82,9 @@ func (r *Runner) admitOnce(ctx context.Context, req TurnRequest, sess *coachd.Se
 	// reservation prices, so it is assembled first, once for the turn.
 	t.prepareSystem(ctx)
 	owner := rand.Text()
-	res, err := st.AdmitTurn(ctx, coachd.TurnAdmission{
+	adm, err := st.AdmitTurn(ctx, coachd.TurnAdmission{
 		Owner: owner, Until: r.cfg.Clock.Now().Add(r.cfg.TurnLease), Seen: sess, Reserve: t.reservation(ctx),
+		Stream: req.Stream,
 	})
 	if err != nil {
 		if coachd.ErrorCode(err) == coachd.EBUDGET {
@@ -92,10 +93,14 @@ func (r *Runner) admitOnce(ctx context.Context, req TurnRequest, sess *coachd.Se
 		return nil, err
 	}
 	held.leased(owner, r.cfg.TurnLease)
-	t.resv, t.held = res, held
+	t.resv, t.held, t.streamTurn = adm.Reservation, held, adm.StreamTurn
 	t.release = func() { held.end(nil) }
 	return t, nil
 }
+
+// StreamTurn is the turn's number in the session's event log when its
+// admission began the log (TurnRequest.Stream), 0 otherwise.
+func (t *Turn) StreamTurn() int64 { return t.streamTurn }
 
 // end settles the turn's reservation and gives up its lease in one write
 // (Store.EndTurn), then frees its slot. When that write fails the lease

@@ -120,6 +120,8 @@ type TurnRequest struct {
 	// name (or adds them): a review binds read_file, run_command,
 	// record_decision… to its workspace and trace.
 	Bound []coachd.Tool
+	// Stream begins the turn's event log in its admission (Turn.StreamTurn).
+	Stream *coachd.StreamStart
 }
 
 // Valid checks the request's shape.

@@ -19,7 +19,9 @@ type Turn struct {
 	sess    *coachd.Session
 	release func()
 	held    *heldTurn // the session's slot and lease (admit.go)
-	tools   *Toolset // the runner's, with the request's bound tools
+	// streamTurn is the event log's turn begun with the admission.
+	streamTurn int64
+	tools      *Toolset // the runner's, with the request's bound tools
 
 	mu         sync.Mutex
 	sink       coachd.EventSink
@@ -70,6 +72,15 @@ func (t *Turn) Session() *coachd.Session { return t.sess }
 // Close gives up a prepared turn without running it.
 func (t *Turn) Close() {
 	t.settle(context.Background())
+	if t.streamTurn > 0 {
+		// The event log's turn begun with the admission ends empty:
+		// readers pass over it.
+		ctx, cancel := persistCtx(context.Background())
+		if _, err := t.r.cfg.Store.AppendEvents(ctx, t.req.User.ID, t.sess.ID, t.streamTurn, nil, true); err != nil {
+			t.r.cfg.Logger.Warn("ending an unrun turn's log", "session", t.sess.ID, "err", err)
+		}
+		cancel()
+	}
 	t.release()
 }
 

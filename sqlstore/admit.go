@@ -15,8 +15,8 @@ import (
 // message count and update time: when they moved since the turn read the
 // session (a.Seen), nothing is taken and the answer is
 // coachd.ErrSessionChanged. The reservation is Reserve's, under the same
-// user lock.
-func (db *DB) AdmitTurn(ctx context.Context, a coachd.TurnAdmission) (*coachd.Reservation, error) {
+// user lock; the event log's turn, when a.Stream asks for it, BeginTurn's.
+func (db *DB) AdmitTurn(ctx context.Context, a coachd.TurnAdmission) (*coachd.Admission, error) {
 	if a.Seen == nil || a.Owner == "" {
 		return nil, coachd.Invalid(coachd.FieldError{Field: "session", Message: "and owner are required", Code: "required"})
 	}
@@ -26,7 +26,7 @@ func (db *DB) AdmitTurn(ctx context.Context, a coachd.TurnAdmission) (*coachd.Re
 	}
 	req.Estimate = min(req.Estimate, coachd.MaxTurnTokens)
 	req.UserID, req.SessionID = a.Seen.UserID, a.Seen.ID
-	return budgetTx(ctx, db, req.UserID, func(tx *tx) (*coachd.Reservation, error) {
+	return budgetTx(ctx, db, req.UserID, func(tx *tx) (*coachd.Admission, error) {
 		var count int64
 		var updated time.Time
 		err := tx.queryRow(ctx, `UPDATE sessions SET turn_owner = ?, turn_until = ?
@@ -45,7 +45,17 @@ func (db *DB) AdmitTurn(ctx context.Context, a coachd.TurnAdmission) (*coachd.Re
 		case count != a.Seen.MessageCount || !updated.Equal(a.Seen.UpdatedAt):
 			return nil, coachd.ErrSessionChanged
 		}
-		return db.reserve(ctx, tx, req)
+		res, err := db.reserve(ctx, tx, req)
+		if err != nil {
+			return nil, err
+		}
+		adm := &coachd.Admission{Reservation: res}
+		if a.Stream != nil {
+			if adm.StreamTurn, err = beginTurn(ctx, tx, req.UserID, req.SessionID, a.Stream.Owner, a.Stream.Keep); err != nil {
+				return nil, err
+			}
+		}
+		return adm, nil
 	})
 }
 

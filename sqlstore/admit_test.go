@@ -41,9 +41,15 @@ func TestAdmitTurn(t *testing.T) {
 			s := mustSession(t, db, u)
 			until := clock.Now().Add(time.Minute)
 
-			res, err := db.AdmitTurn(ctx, admission(s, "A", until, 300))
+			a := admission(s, "A", until, 300)
+			a.Stream = &coachd.StreamStart{Owner: "proc_a", Keep: 20}
+			adm, err := db.AdmitTurn(ctx, a)
 			if err != nil {
 				t.Fatal(err)
+			}
+			res := adm.Reservation
+			if tl, err := db.LatestTurn(ctx, u.ID, s.ID); err != nil || adm.StreamTurn != 1 || tl.Turn != 1 || tl.Owner != "proc_a" || tl.Ended {
+				t.Fatalf("event log turn %d, latest %+v, %v", adm.StreamTurn, tl, err)
 			}
 			if res.SessionID != s.ID || res.UserID != u.ID || res.Held != 300 || res.State != coachd.ReservationActive || res.Remaining != 700 {
 				t.Fatalf("reservation %+v", res)
@@ -74,12 +80,18 @@ func TestAdmitTurn(t *testing.T) {
 			}
 			mustStatus(t, db, u.ID, 120, 0)
 
-			// Too little budget: EBUDGET, and the lease was not taken.
+			// Too little budget: EBUDGET, and neither the lease nor the
+			// event log's turn was taken.
 			s, _ = db.FindSession(ctx, u.ID, s.ID)
-			if _, err := db.AdmitTurn(ctx, admission(s, "D", until, 5000)); coachd.ErrorCode(err) != coachd.EBUDGET {
+			a = admission(s, "D", until, 5000)
+			a.Stream = &coachd.StreamStart{Owner: "proc_a", Keep: 20}
+			if _, err := db.AdmitTurn(ctx, a); coachd.ErrorCode(err) != coachd.EBUDGET {
 				t.Fatalf("over budget: %v", err)
 			}
 			mustStatus(t, db, u.ID, 120, 0)
+			if tl, err := db.LatestTurn(ctx, u.ID, s.ID); err != nil || tl.Turn != 1 {
+				t.Fatalf("a refused admission began the log's turn %d (%v)", tl.Turn, err)
+			}
 
 			// Changed since read: a message stored meanwhile.
 			stale := *s
