@@ -26,10 +26,15 @@ func (db *DB) AdmitTurn(ctx context.Context, a coachd.TurnAdmission) (*coachd.Ad
 	}
 	req.Estimate = min(req.Estimate, coachd.MaxTurnTokens)
 	req.UserID, req.SessionID = a.Seen.UserID, a.Seen.ID
-	return budgetTx(ctx, db, req.UserID, func(tx *tx) (*coachd.Admission, error) {
+	return writeTx(ctx, db, func(tx *tx) (*coachd.Admission, error) {
+		// The user's lock first, as every budget write takes it.
+		st, err := db.budgetState(ctx, tx, req.UserID)
+		if err != nil {
+			return nil, err
+		}
 		var count int64
 		var updated time.Time
-		err := tx.queryRow(ctx, `UPDATE sessions SET turn_owner = ?, turn_until = ?
+		err = tx.queryRow(ctx, `UPDATE sessions SET turn_owner = ?, turn_until = ?
 			WHERE id = ? AND user_id = ? AND (turn_owner IS NULL OR turn_owner = ? OR turn_until <= ?)
 			RETURNING message_count, updated_at`,
 			a.Owner, tx.time(storeTime(a.Until)), req.SessionID, req.UserID, a.Owner, tx.time(tx.now)).
@@ -45,7 +50,7 @@ func (db *DB) AdmitTurn(ctx context.Context, a coachd.TurnAdmission) (*coachd.Ad
 		case count != a.Seen.MessageCount || !updated.Equal(a.Seen.UpdatedAt):
 			return nil, coachd.ErrSessionChanged
 		}
-		res, err := db.reserve(ctx, tx, req)
+		res, err := db.reserve(ctx, tx, req, st)
 		if err != nil {
 			return nil, err
 		}

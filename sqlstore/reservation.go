@@ -54,6 +54,19 @@ func retry[T any](ctx context.Context, fn func() (T, error)) (T, error) {
 // runs it all again. Every write to a user's budget and reservations goes
 // through here.
 func budgetTx[T any](ctx context.Context, db *DB, userID string, fn func(*tx) (T, error)) (T, error) {
+	return writeTx(ctx, db, func(tx *tx) (T, error) {
+		if err := lockUser(ctx, tx, userID); err != nil {
+			var zero T
+			return zero, err
+		}
+		return fn(tx)
+	})
+}
+
+// writeTx runs fn in a write transaction and commits what it did; a
+// deadlock or serialization failure runs it all again. fn takes the locks
+// it needs: a budget write begins with lockUser or budgetState.
+func writeTx[T any](ctx context.Context, db *DB, fn func(*tx) (T, error)) (T, error) {
 	return retry(ctx, func() (T, error) {
 		var zero T
 		tx, err := db.beginWrite(ctx)
@@ -61,9 +74,6 @@ func budgetTx[T any](ctx context.Context, db *DB, userID string, fn func(*tx) (T
 			return zero, err
 		}
 		defer tx.Rollback()
-		if err := lockUser(ctx, tx, userID); err != nil {
-			return zero, err
-		}
 		v, err := fn(tx)
 		if err != nil {
 			return zero, err
@@ -82,15 +92,48 @@ func (db *DB) Reserve(ctx context.Context, req coachd.ReserveRequest) (*coachd.R
 		return nil, coachd.Invalid(coachd.FieldError{Field: "estimate", Message: "must not be negative", Code: "range"})
 	}
 	req.Estimate = min(req.Estimate, coachd.MaxTurnTokens)
-	return budgetTx(ctx, db, req.UserID, func(tx *tx) (*coachd.Reservation, error) { return db.reserve(ctx, tx, req) })
+	return writeTx(ctx, db, func(tx *tx) (*coachd.Reservation, error) {
+		st, err := db.budgetState(ctx, tx, req.UserID)
+		if err != nil {
+			return nil, err
+		}
+		return db.reserve(ctx, tx, req, st)
+	})
 }
 
-func (db *DB) reserve(ctx context.Context, tx *tx, req coachd.ReserveRequest) (*coachd.Reservation, error) {
-	if _, err := db.expireUser(ctx, tx, req.UserID); err != nil {
-		return nil, err
+// userBudgetState is what a reservation must do before it checks the
+// budget: release stale holds, start a new budget period.
+type userBudgetState struct{ stale, roll bool }
+
+// budgetState takes the user's lock (as lockUser) and, in the same
+// statement, finds whether the user has holds past their expiry and
+// whether the budget period moved on: a reservation then runs expireUser
+// and rollPeriod only when they have something to do.
+func (db *DB) budgetState(ctx context.Context, tx *tx, userID string) (userBudgetState, error) {
+	q := `SELECT period_start < ?, EXISTS (SELECT 1 FROM reservations r
+		WHERE r.user_id = users.id AND r.state = 'active' AND r.expires_at <= ?) FROM users WHERE id = ?`
+	if tx.d == dialectPostgres {
+		q += ` FOR UPDATE`
 	}
-	if err := db.rollPeriod(ctx, tx, req.UserID); err != nil {
-		return nil, err
+	var st userBudgetState
+	start := storeTime(db.budget.Period.Start(tx.now))
+	if err := tx.queryRow(ctx, q, tx.time(start), tx.time(tx.now), userID).Scan(&st.roll, &st.stale); err != nil {
+		return st, dbError(err, "user %q", userID)
+	}
+	return st, nil
+}
+
+// reserve is Reserve after budgetState (st) took the user's lock.
+func (db *DB) reserve(ctx context.Context, tx *tx, req coachd.ReserveRequest, st userBudgetState) (*coachd.Reservation, error) {
+	if st.stale {
+		if _, err := db.expireUser(ctx, tx, req.UserID); err != nil {
+			return nil, err
+		}
+	}
+	if st.roll {
+		if err := db.rollPeriod(ctx, tx, req.UserID); err != nil {
+			return nil, err
+		}
 	}
 	r := &coachd.Reservation{
 		ID: coachd.NewID(coachd.PrefixReservation, tx.now), UserID: req.UserID, SessionID: req.SessionID,
