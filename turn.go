@@ -48,7 +48,22 @@ type TurnService interface {
 	// lease of another owner is ETURNINPROGRESS, a budget that cannot
 	// cover the estimate EBUDGET.
 	AdmitTurn(ctx context.Context, a TurnAdmission) (*Admission, error)
-	// EndTurn settles the turn's reservation (Settle; reservationID ""
-	// settles nothing) and releases owner's lease (ReleaseTurn), together.
-	EndTurn(ctx context.Context, userID, sessionID, owner, reservationID string, s Spend, mode SettleMode) (*Reservation, error)
+	// EndTurn stores the turn's last messages, settles its reservation
+	// and releases its lease, all or nothing.
+	EndTurn(ctx context.Context, userID string, e TurnEnd) (*Reservation, error)
+}
+
+// TurnEnd is what EndTurn writes.
+type TurnEnd struct {
+	SessionID string
+	// Messages, when any, are appended first (as AppendMessages, which
+	// fills them in once stored).
+	Messages []*Message
+	// ReservationID is settled with Spend as Mode says (Settle); ""
+	// settles none.
+	ReservationID string
+	Spend         Spend
+	Mode          SettleMode
+	// Owner's lease is released (ReleaseTurn); "" releases none.
+	Owner string
 }

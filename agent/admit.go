@@ -102,30 +102,50 @@ func (r *Runner) admitOnce(ctx context.Context, req TurnRequest, sess *coachd.Se
 // admission began the log (TurnRequest.Stream), 0 otherwise.
 func (t *Turn) StreamTurn() int64 { return t.streamTurn }
 
-// end settles the turn's reservation and gives up its lease in one write
-// (Store.EndTurn), then frees its slot. When that write fails the lease
-// is released alone and the reservation settled apart (settle).
+// end stores the turn's last reply (held back by finish), settles its
+// reservation and gives up its lease in one write (Store.EndTurn), then
+// frees its slot. When that write fails, the reply is stored and the
+// reservation settled apart, still before the lease goes; a reply that
+// cannot be stored fails the turn.
 func (t *Turn) end(ctx context.Context) {
 	_ = t.sync() // a charge behind comes first; a failure was reported
+	final := t.final
+	t.final = nil
 	t.mu.Lock()
 	res, done := t.resv, t.settled
 	t.mu.Unlock()
 	if t.held == nil || res == nil || done {
+		t.storeFinal(ctx, final)
 		t.settle(ctx)
 		t.release()
 		return
 	}
-	used, mode := t.spend(), t.settleMode()
 	t.held.end(func(wctx context.Context) error {
-		r, err := t.r.cfg.Store.EndTurn(wctx, t.req.User.ID, t.sess.ID, t.held.owner, res.ID, used, mode)
+		r, err := t.r.cfg.Store.EndTurn(wctx, t.req.User.ID, coachd.TurnEnd{
+			SessionID: t.sess.ID, Messages: final,
+			ReservationID: res.ID, Spend: t.spend(), Mode: t.settleMode(), Owner: t.held.owner,
+		})
 		if err != nil {
-			t.r.cfg.Logger.Warn("ending turn; settling apart", "session", t.sess.ID, "err", err)
-			return err
+			t.r.cfg.Logger.Warn("ending turn; storing and settling apart", "session", t.sess.ID, "err", err)
+			t.storeFinal(ctx, final)
+			t.settle(ctx)
+			return err // the lease is released alone
 		}
+		t.history = append(t.history, final...)
 		t.mu.Lock()
 		t.resv, t.settled = r, true
 		t.mu.Unlock()
 		return nil
 	})
-	t.settle(ctx) // nothing left to do unless EndTurn failed
+}
+
+// storeFinal stores the reply finish held back; one that cannot be
+// stored fails the turn (its settlement then aborts).
+func (t *Turn) storeFinal(ctx context.Context, final []*coachd.Message) {
+	if len(final) == 0 {
+		return
+	}
+	if err := t.append(ctx, final...); err != nil {
+		t.res.StopReason = t.fail(err)
+	}
 }

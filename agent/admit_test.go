@@ -27,9 +27,9 @@ func (w *writeCounter) DBTransaction(kind string, _ time.Duration) {
 
 // A turn on an existing session writes once before its first model call
 // (AdmitTurn: lease and reservation; the user message is stored behind
-// the call) and once after its reply is stored (EndTurn: settlement and
-// release). Before, the lease, the reservation, the settlement and the
-// release were a transaction each.
+// the call) and once after its reply (EndTurn: the reply, the settlement
+// and the release). Before, the lease, the reservation, the reply, the
+// settlement and the release were a transaction each.
 func TestTurnWriteTransactions(t *testing.T) {
 	h := newHarness(t, agent.Limits{})
 	first := h.turn(agent.TurnRequest{Message: "hello"}, &sink{})
@@ -59,9 +59,12 @@ func TestTurnWriteTransactions(t *testing.T) {
 	if atCall < 1 || atCall > 2 {
 		t.Fatalf("%d write transactions before the model call, want the admission (and the user message)", atCall)
 	}
-	// admission, user message, reply, EndTurn
-	if n := wc.writes.Load(); n != 4 {
-		t.Fatalf("the turn committed %d write transactions, want 4", n)
+	// admission, user message, EndTurn
+	if n := wc.writes.Load(); n != 3 {
+		t.Fatalf("the turn committed %d write transactions, want 3", n)
+	}
+	if msgs := h.history(res.SessionID); len(msgs) != 4 || msgs[3].Role != coachd.RoleAssistant || msgs[3].ID != res.MessageID {
+		t.Fatalf("history after the turn: %d messages", len(msgs))
 	}
 	// Settled: nothing held, both turns charged.
 	bs, err := h.store.BudgetStatus(context.Background(), h.user.ID)
@@ -170,5 +173,60 @@ func TestAdmitOtherUsersBusySession(t *testing.T) {
 	}
 	if _, err := h.runner.Prepare(ctx, agent.TurnRequest{User: h.user, SessionID: first.SessionID, Message: "x"}); coachd.ErrorCode(err) != coachd.ETURNINPROGRESS {
 		t.Fatalf("the owner's second turn: %v", err)
+	}
+}
+
+// failingEnd is the real store whose EndTurn fails, and whose
+// AppendMessages fails too after `appends` calls (negative: never).
+type failingEnd struct {
+	coachd.Store
+	appends int32
+	calls   atomic.Int32
+}
+
+func (f *failingEnd) EndTurn(context.Context, string, coachd.TurnEnd) (*coachd.Reservation, error) {
+	return nil, coachd.Errorf(coachd.EINTERNAL, "disk full")
+}
+
+func (f *failingEnd) AppendMessages(ctx context.Context, userID, sessionID string, msgs []*coachd.Message) error {
+	if f.appends >= 0 && f.calls.Add(1) > f.appends {
+		return coachd.Errorf(coachd.EINTERNAL, "disk full")
+	}
+	return f.Store.AppendMessages(ctx, userID, sessionID, msgs)
+}
+
+// When the turn's one last write fails, its reply is stored and its
+// reservation settled apart, before the session is freed; a reply that
+// cannot be stored either fails the turn, whose reservation is aborted.
+func TestEndTurnFallback(t *testing.T) {
+	for _, appends := range []int32{-1, 1} {
+		h := newHarness(t, agent.Limits{})
+		st := &failingEnd{Store: h.store, appends: appends}
+		r := h.newRunner(nil, nil, func(c *agent.Config) { c.Store = st })
+		tr, err := r.Prepare(context.Background(), agent.TurnRequest{User: h.user, Message: "hello"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := &sink{}
+		res := tr.Run(context.Background(), s)
+		msgs := h.history(res.SessionID)
+		if appends < 0 {
+			if res.StopReason != coachd.TurnEndTurn || len(msgs) != 2 || msgs[1].Role != coachd.RoleAssistant {
+				t.Fatalf("stop %q (%v), %d messages", res.StopReason, res.Err, len(msgs))
+			}
+			h.mustSettled(res, coachd.ReservationFinalized)
+		} else {
+			if res.StopReason != coachd.TurnError || len(msgs) != 1 {
+				t.Fatalf("reply not storable: stop %q, %d messages", res.StopReason, len(msgs))
+			}
+			if last := s.events[len(s.events)-1]; last.Type != coachd.EventTurnEnded || last.StopReason != coachd.TurnError {
+				t.Fatalf("last event %+v", last)
+			}
+			h.mustSettled(res, coachd.ReservationAborted)
+		}
+		// The session is free.
+		if next := h.turn(agent.TurnRequest{SessionID: res.SessionID, Message: "again"}, &sink{}); next.Err != nil {
+			t.Fatalf("next turn: %v", next.Err)
+		}
 	}
 }

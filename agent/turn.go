@@ -21,7 +21,8 @@ type Turn struct {
 	held    *heldTurn // the session's slot and lease (admit.go)
 	// streamTurn is the event log's turn begun with the admission.
 	streamTurn int64
-	tools      *Toolset // the runner's, with the request's bound tools
+	final      []*coachd.Message // the last reply, stored by end
+	tools      *Toolset          // the runner's, with the request's bound tools
 
 	mu         sync.Mutex
 	sink       coachd.EventSink
@@ -139,6 +140,7 @@ func (t *Turn) Run(ctx context.Context, sink coachd.EventSink) *Result {
 	// Everything is stored and settled: the session is free before the
 	// client hears the turn is over, so its next request finds it free.
 	t.end(ctx)
+	stop = t.res.StopReason // a last reply that could not be stored fails the turn
 	t.res.Usage, t.res.Billed = t.usage, t.billed
 	t.res.LatencyMS = r.cfg.Clock.Now().Sub(start).Milliseconds()
 	if t.res.Err != nil {

@@ -64,27 +64,49 @@ func (db *DB) AdmitTurn(ctx context.Context, a coachd.TurnAdmission) (*coachd.Ad
 	})
 }
 
-// EndTurn settles the turn's reservation (as Settle; id "" settles
-// nothing) and releases owner's lease (as ReleaseTurn; owner "" releases
-// nothing) in one write transaction. It returns the settled reservation,
-// nil when there was none.
-func (db *DB) EndTurn(ctx context.Context, userID, sessionID, owner, id string, s coachd.Spend, mode coachd.SettleMode) (*coachd.Reservation, error) {
-	s, err := settleSpend(s)
+// EndTurn appends e.Messages (as AppendMessages), settles the turn's
+// reservation (as Settle; none when e.ReservationID is "") and releases
+// e.Owner's lease (as ReleaseTurn; none when e.Owner is "") in one write
+// transaction, all or nothing. It returns the settled reservation, nil
+// when there was none.
+func (db *DB) EndTurn(ctx context.Context, userID string, e coachd.TurnEnd) (*coachd.Reservation, error) {
+	s, err := settleSpend(e.Spend)
 	if err != nil {
 		return nil, err
 	}
-	return budgetTx(ctx, db, userID, func(tx *tx) (*coachd.Reservation, error) {
+	rows, err := encodeMessages(e.Messages)
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	var first int64
+	var now time.Time
+	r, err := budgetTx(ctx, db, userID, func(tx *tx) (*coachd.Reservation, error) {
 		var r *coachd.Reservation
-		if id != "" {
-			if r, err = db.settle(ctx, tx, userID, id, s, mode); err != nil {
+		var err error
+		if len(e.Messages) > 0 {
+			if ids, first, err = insertMessages(ctx, tx, userID, e.SessionID, e.Messages, rows); err != nil {
+				return nil, err
+			}
+			now = tx.now
+		}
+		if e.ReservationID != "" {
+			if r, err = db.settle(ctx, tx, userID, e.ReservationID, s, e.Mode); err != nil {
 				return nil, err
 			}
 		}
-		if owner != "" {
-			if err := releaseTurn(ctx, tx, userID, sessionID, owner); err != nil {
+		if e.Owner != "" {
+			if err := releaseTurn(ctx, tx, userID, e.SessionID, e.Owner); err != nil {
 				return nil, err
 			}
 		}
 		return r, nil
 	})
+	if err != nil {
+		return nil, err
+	}
+	if len(e.Messages) > 0 {
+		assignMessages(e.Messages, ids, e.SessionID, first, now)
+	}
+	return r, nil
 }

@@ -71,9 +71,17 @@ func TestAdmitTurn(t *testing.T) {
 			}
 
 			// EndTurn settles and releases together.
-			res, err = db.EndTurn(ctx, u.ID, s.ID, "A", res.ID, coachd.Spend{Amount: 120, Tokens: 120}, coachd.SettleFinalize)
+			reply := &coachd.Message{Role: coachd.RoleAssistant, Blocks: []coachd.Block{coachd.TextBlock("done")}}
+			res, err = db.EndTurn(ctx, u.ID, coachd.TurnEnd{SessionID: s.ID, Messages: []*coachd.Message{reply},
+				ReservationID: res.ID, Spend: coachd.Spend{Amount: 120, Tokens: 120}, Mode: coachd.SettleFinalize, Owner: "A"})
 			if err != nil {
 				t.Fatal(err)
+			}
+			if reply.Seq != 1 || reply.SessionID != s.ID || reply.ID == "" {
+				t.Fatalf("the stored reply was not filled in: %+v", reply)
+			}
+			if msgs, err := db.History(ctx, u.ID, s.ID); err != nil || len(msgs) != 1 || msgs[0].Content != "done" {
+				t.Fatalf("history %v (%v)", msgs, err)
 			}
 			if res.State != coachd.ReservationFinalized || res.Charged != 120 || res.Held != 0 || res.Remaining != 880 {
 				t.Fatalf("settled %+v", res)
@@ -127,16 +135,29 @@ func TestEndTurnAllOrNothing(t *testing.T) {
 				t.Fatal(err)
 			}
 			missing := coachd.NewID(coachd.PrefixReservation, clock.Now())
-			if _, err := db.EndTurn(ctx, u.ID, s.ID, "A", missing, coachd.Spend{}, coachd.SettleFinalize); coachd.ErrorCode(err) != coachd.ENOTFOUND {
+			reply := &coachd.Message{Role: coachd.RoleAssistant, Blocks: []coachd.Block{coachd.TextBlock("done")}}
+			end := coachd.TurnEnd{SessionID: s.ID, Messages: []*coachd.Message{reply}, ReservationID: missing,
+				Mode: coachd.SettleFinalize, Owner: "A"}
+			if _, err := db.EndTurn(ctx, u.ID, end); coachd.ErrorCode(err) != coachd.ENOTFOUND {
 				t.Fatalf("unknown reservation: %v", err)
 			}
 			if err := db.AcquireTurn(ctx, u.ID, s.ID, "B", until); coachd.ErrorCode(err) != coachd.ETURNINPROGRESS {
 				t.Fatalf("a failed EndTurn released the lease: %v", err)
 			}
-			if _, err := db.EndTurn(ctx, u.ID, s.ID, "A", "", coachd.Spend{Amount: -1}, coachd.SettleFinalize); coachd.ErrorCode(err) != coachd.EINVALID {
+			if msgs, err := db.History(ctx, u.ID, s.ID); err != nil || len(msgs) != 0 || reply.Seq != 0 {
+				t.Fatalf("a failed EndTurn stored %d messages (%v)", len(msgs), err)
+			}
+			end = coachd.TurnEnd{SessionID: s.ID, Spend: coachd.Spend{Amount: -1}, Owner: "A"}
+			if _, err := db.EndTurn(ctx, u.ID, end); coachd.ErrorCode(err) != coachd.EINVALID {
 				t.Fatalf("negative spend: %v", err)
 			}
-			if r, err := db.EndTurn(ctx, u.ID, s.ID, "A", "", coachd.Spend{}, coachd.SettleFinalize); err != nil || r != nil {
+			// Another user's session: nothing stored, nothing released.
+			other := budgetUser(t, db, 10)
+			end = coachd.TurnEnd{SessionID: s.ID, Messages: []*coachd.Message{reply}, Owner: "A"}
+			if _, err := db.EndTurn(ctx, other.ID, end); coachd.ErrorCode(err) != coachd.ENOTFOUND {
+				t.Fatalf("another user's session: %v", err)
+			}
+			if r, err := db.EndTurn(ctx, u.ID, coachd.TurnEnd{SessionID: s.ID, Owner: "A"}); err != nil || r != nil {
 				t.Fatalf("release only: %v, %+v", r, err)
 			}
 			if err := db.AcquireTurn(ctx, u.ID, s.ID, "B", until); err != nil {
