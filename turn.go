@@ -41,8 +41,12 @@ type Admission struct {
 	StreamTurn  int64
 }
 
-// TurnService starts and ends a turn each in one write transaction.
+// TurnService reads what a turn starts from in one read, and starts and
+// ends a turn each in one write transaction.
 type TurnService interface {
+	// ReadTurn reads what a turn starts from, in one read: the user's
+	// session and its messages after seq after (all of them when 0).
+	ReadTurn(ctx context.Context, userID, sessionID string, after int64) (*Session, []*Message, error)
 	// AdmitTurn takes the session's turn lease, reserves the turn's
 	// budget and, when asked, begins its event log, all or nothing: a live
 	// lease of another owner is ETURNINPROGRESS, a budget that cannot

@@ -18,19 +18,17 @@ const maxAdmitReads = 5
 // reads happen before the lease: in this process the slot excludes every
 // other turn of the session, and a turn of another process that stored
 // anything in between moves the session on, which the admission sees
-// (coachd.ErrSessionChanged): the turn then reads it again. sess, when
-// not nil, is the session just created for the turn.
-func (r *Runner) admit(ctx context.Context, req TurnRequest, sess *coachd.Session) (*Turn, error) {
+// (coachd.ErrSessionChanged): the turn then reads it again.
+func (r *Runner) admit(ctx context.Context, req TurnRequest) (*Turn, error) {
 	held, err := r.guard.lock(ctx, req.User.ID, req.SessionID, req.Wait)
 	if err != nil {
 		return nil, err
 	}
 	for reads := 1; ; reads++ {
-		t, err := r.admitOnce(ctx, req, sess, held)
+		t, err := r.admitOnce(ctx, req, held)
 		if err == nil {
 			return t, nil
 		}
-		sess = nil
 		switch {
 		case errors.Is(err, coachd.ErrSessionChanged) && reads < maxAdmitReads:
 			continue
@@ -47,15 +45,14 @@ func (r *Runner) admit(ctx context.Context, req TurnRequest, sess *coachd.Sessio
 	}
 }
 
-// admitOnce reads the session (unless given), checks the turn against it,
-// prices it and admits it.
-func (r *Runner) admitOnce(ctx context.Context, req TurnRequest, sess *coachd.Session, held *heldTurn) (*Turn, error) {
+// admitOnce reads the session, checks the turn against it, prices it and
+// admits it.
+func (r *Runner) admitOnce(ctx context.Context, req TurnRequest, held *heldTurn) (*Turn, error) {
 	st := r.cfg.Store
-	var err error
-	if sess == nil {
-		if sess, err = st.FindSession(ctx, req.User.ID, req.SessionID); err != nil {
-			return nil, err
-		}
+	// The session and its new messages, read together.
+	sess, history, err := r.hist.loadTurn(ctx, st, req.User.ID, req.SessionID)
+	if err != nil {
+		return nil, err
 	}
 	ag, ok := r.cfg.Agents(sess.Agent)
 	if !ok {
@@ -64,7 +61,7 @@ func (r *Runner) admitOnce(ctx context.Context, req TurnRequest, sess *coachd.Se
 	if _, err := r.agentFor(ag.Name, req.Trusted); err != nil {
 		return nil, err
 	}
-	t := &Turn{r: r, req: req, agent: ag, sess: sess, tools: r.cfg.Tools}
+	t := &Turn{r: r, req: req, agent: ag, sess: sess, tools: r.cfg.Tools, history: history}
 	if len(req.Bound) > 0 {
 		if t.tools, err = r.cfg.Tools.With(req.Bound...); err != nil {
 			return nil, coachd.Errorf(coachd.EINTERNAL, "bind tools: %v", err)
@@ -72,9 +69,6 @@ func (r *Runner) admitOnce(ctx context.Context, req TurnRequest, sess *coachd.Se
 	}
 	// The agent's MCP servers add their tools (started on first use).
 	t.agent, t.tools = r.withMCP(ctx, t.agent, t.tools)
-	if t.history, err = r.hist.load(ctx, st, req.User.ID, sess.ID); err != nil {
-		return nil, err
-	}
 	if err := t.checkSession(); err != nil {
 		return nil, err
 	}

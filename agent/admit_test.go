@@ -86,8 +86,8 @@ type replicaWrites struct {
 	reads atomic.Int32
 }
 
-func (r *replicaWrites) FindSession(ctx context.Context, userID, id string) (*coachd.Session, error) {
-	s, err := r.Store.FindSession(ctx, userID, id)
+func (r *replicaWrites) ReadTurn(ctx context.Context, userID, id string, after int64) (*coachd.Session, []*coachd.Message, error) {
+	s, msgs, err := r.Store.ReadTurn(ctx, userID, id, after)
 	r.reads.Add(1)
 	r.once.Do(func() {
 		msg := &coachd.Message{Role: coachd.RoleAssistant, Blocks: []coachd.Block{coachd.TextBlock("note from the other replica")}}
@@ -95,7 +95,7 @@ func (r *replicaWrites) FindSession(ctx context.Context, userID, id string) (*co
 			panic(err)
 		}
 	})
-	return s, err
+	return s, msgs, err
 }
 
 func TestAdmitReadsAgainWhenSessionChanged(t *testing.T) {

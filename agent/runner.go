@@ -166,15 +166,14 @@ func (r *Runner) Prepare(ctx context.Context, req TurnRequest) (*Turn, error) {
 		return nil, coachd.Invalid(errs...)
 	}
 	// A new session is created first; the turn then reads it like any.
-	var sess *coachd.Session
 	if req.SessionID == "" {
-		var err error
-		if sess, err = r.session(ctx, req.User, "", req.Agent, req.Message, req.Trusted); err != nil {
+		sess, err := r.session(ctx, req.User, "", req.Agent, req.Message, req.Trusted)
+		if err != nil {
 			return nil, err
 		}
 		req.SessionID = sess.ID
 	}
-	return r.admit(ctx, req, sess)
+	return r.admit(ctx, req)
 }
 
 // session finds the user's session, or creates one for agentName (titled

@@ -9,6 +9,27 @@ import (
 	"github.com/coachd/coachd"
 )
 
+// ReadTurn returns the user's session and its messages after seq after
+// (all of them when 0), from one read transaction: the message count
+// the session shows is the one the messages make.
+func (db *DB) ReadTurn(ctx context.Context, userID, sessionID string, after int64) (*coachd.Session, []*coachd.Message, error) {
+	tx, err := db.beginRead(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer tx.Rollback()
+	s, err := findSession(ctx, tx, userID, sessionID)
+	if err != nil {
+		return nil, nil, err
+	}
+	msgs, err := queryAll(ctx, tx, "list messages", scanMessage, `SELECT `+messageColumns+` FROM messages m
+		WHERE m.session_id = ? AND m.seq > ? ORDER BY m.seq`, s.ID, after)
+	if err != nil {
+		return nil, nil, err
+	}
+	return s, msgs, tx.commit()
+}
+
 // AdmitTurn takes the session's turn lease for a.Owner and reserves the
 // turn's budget in one write transaction: both or neither. The lease is
 // AcquireTurn's conditional UPDATE, which also returns the session's

@@ -221,3 +221,34 @@ func TestAdmitTurnConcurrent(t *testing.T) {
 		})
 	}
 }
+
+// TestReadTurn: the session and its messages after a seq, scoped to the
+// user.
+func TestReadTurn(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			ctx := context.Background()
+			db := MustOpen(t, b.newDSN(t), newClock())
+			u := budgetUser(t, db, 1000)
+			other := budgetUser(t, db, 1000)
+			s := mustSession(t, db, u)
+			if got, msgs, err := db.ReadTurn(ctx, u.ID, s.ID, 0); err != nil || got.ID != s.ID || len(msgs) != 0 {
+				t.Fatalf("empty session: %+v, %d messages, %v", got, len(msgs), err)
+			}
+			var batch []*coachd.Message
+			for _, text := range []string{"one", "two", "three"} {
+				batch = append(batch, &coachd.Message{Role: coachd.RoleUser, Blocks: []coachd.Block{coachd.TextBlock(text)}})
+			}
+			if err := db.AppendMessages(ctx, u.ID, s.ID, batch); err != nil {
+				t.Fatal(err)
+			}
+			got, msgs, err := db.ReadTurn(ctx, u.ID, s.ID, 1)
+			if err != nil || got.MessageCount != 3 || len(msgs) != 2 || msgs[0].Content != "two" || msgs[1].Seq != 3 {
+				t.Fatalf("after seq 1: %+v, %v, %v", got, msgs, err)
+			}
+			if _, _, err := db.ReadTurn(ctx, other.ID, s.ID, 0); coachd.ErrorCode(err) != coachd.ENOTFOUND {
+				t.Fatalf("another user's session: %v", err)
+			}
+		})
+	}
+}
