@@ -23,6 +23,7 @@ type Store interface {
 	StreamService
 	FingerprintService
 	UploadService
+	TurnService
 }
 
 // Clock tells the time; tests inject a fake one.

@@ -101,11 +101,10 @@ func (t *Turn) estimate(ctx context.Context, req *coachd.ModelRequest) int64 {
 	return t.unit().Charge(req.Model, t.agent.estimateUsage(req, in))
 }
 
-// reserve holds the turn's estimate before anything is stored or sent:
-// a budget that cannot cover it is EBUDGET (402) while the caller can
-// still answer with an HTTP error.
-func (t *Turn) reserve(ctx context.Context) error {
-	st := t.r.cfg.Store
+// reservation is the hold the turn asks for (AdmitTurn reserves it before
+// anything is stored or sent: a budget that cannot cover it is EBUDGET,
+// 402, while the caller can still answer with an HTTP error).
+func (t *Turn) reservation(ctx context.Context) coachd.ReserveRequest {
 	// Prepare read the history under the session's slot; Run starts from
 	// it too instead of reading it again.
 	h := t.history
@@ -114,15 +113,10 @@ func (t *Turn) reserve(ctx context.Context) error {
 	}
 	est := t.estimate(ctx, t.modelRequest())
 	t.history = h
-	res, err := st.Reserve(ctx, coachd.ReserveRequest{
+	return coachd.ReserveRequest{
 		UserID: t.req.User.ID, SessionID: t.sess.ID, Agent: t.agent.Name,
 		Estimate: est, FreePreviewTurns: t.agent.FreePreviewTurns,
-	})
-	if err != nil {
-		return err
 	}
-	t.resv = res
-	return nil
 }
 
 // roundBudget runs before every round after the first: it charges the
@@ -175,12 +169,7 @@ func (t *Turn) settle(ctx context.Context) {
 	wctx, cancel := persistCtx(ctx)
 	defer cancel()
 	st, used := t.r.cfg.Store, t.spend()
-	mode := coachd.SettleFinalize
-	switch t.res.StopReason {
-	case "", coachd.TurnAborted, coachd.TurnError:
-		mode = coachd.SettleAbort
-	}
-	res, err := st.Settle(wctx, t.req.User.ID, res.ID, used, mode)
+	res, err := st.Settle(wctx, t.req.User.ID, res.ID, used, t.settleMode())
 	if err != nil {
 		// The hold expires on its own; the usage is lost to the ledger,
 		// so say so loudly.
@@ -190,6 +179,16 @@ func (t *Turn) settle(ctx context.Context) {
 	t.mu.Lock()
 	t.resv = res
 	t.mu.Unlock()
+}
+
+// settleMode is Finalize when the turn ended on its own, Abort when it
+// was cancelled, failed or panicked (StopReason still empty).
+func (t *Turn) settleMode() coachd.SettleMode {
+	switch t.res.StopReason {
+	case "", coachd.TurnAborted, coachd.TurnError:
+		return coachd.SettleAbort
+	}
+	return coachd.SettleFinalize
 }
 
 // budgetRemaining is the user's budget left if the turn stopped now: what

@@ -39,65 +39,128 @@ func newGuard(store coachd.SessionService, clock coachd.Clock) *guard {
 // session is ETURNINPROGRESS at once; with wait it queues up to
 // MaxBusyWait (polling the lease when another process holds it).
 func (g *guard) acquire(ctx context.Context, userID, sessionID string, wait bool, lease time.Duration) (release func(), err error) {
-	timeout := time.NewTimer(MaxBusyWait)
-	defer timeout.Stop()
-	busy := func() error {
-		if wait {
-			return coachd.Errorf(coachd.ETURNINPROGRESS, "a turn is still running on this session after waiting %s", MaxBusyWait)
-		}
-		return coachd.Errorf(coachd.ETURNINPROGRESS, "a turn is already running on this session")
+	l, err := g.lock(ctx, userID, sessionID, wait)
+	if err != nil {
+		return nil, err
 	}
-	poll := 20 * time.Millisecond
 	for {
-		local, done := g.local(sessionID)
-		if local == nil {
-			if !wait {
-				return nil, busy()
-			}
-			select {
-			case <-done:
-				continue
-			case <-timeout.C:
-				return nil, busy()
-			case <-ctx.Done():
-				return nil, ctx.Err()
-			}
-		}
 		owner := rand.Text()
 		err := g.store.AcquireTurn(ctx, userID, sessionID, owner, g.clock.Now().Add(lease))
 		if err == nil {
-			stop := make(chan struct{})
-			renewed := make(chan struct{})
-			go g.renew(context.WithoutCancel(ctx), userID, sessionID, owner, lease, stop, renewed)
-			var once sync.Once
-			return func() {
-				once.Do(func() {
-					close(stop)
-					<-renewed
-					rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-					defer cancel()
-					g.store.ReleaseTurn(rctx, userID, sessionID, owner)
-					local()
-				})
-			}, nil
+			l.leased(owner, lease)
+			return func() { l.end(nil) }, nil
 		}
-		local()
-		if coachd.ErrorCode(err) != coachd.ETURNINPROGRESS {
+		if coachd.ErrorCode(err) != coachd.ETURNINPROGRESS || !wait {
+			l.end(nil)
 			return nil, err
 		}
-		if !wait {
-			return nil, busy()
+		if err := l.poll(ctx); err != nil {
+			l.end(nil)
+			return nil, err
 		}
-		// Another process runs the turn: poll its lease.
+	}
+}
+
+// heldTurn is a session's turn taken in this process: its local slot and,
+// once leased in the database (leased), the lease's renewal.
+type heldTurn struct {
+	g                 *guard
+	ctx               context.Context
+	userID, sessionID string
+	wait              bool
+	timeout           *time.Timer // MaxBusyWait, for a waiting request
+	pollEvery         time.Duration
+	local             func()
+
+	owner         string
+	stop, renewed chan struct{} // nil until leased
+	once          sync.Once
+}
+
+// lock takes the session's slot in this process. Without wait a busy
+// session is ETURNINPROGRESS at once; with wait it queues up to
+// MaxBusyWait, which also bounds poll.
+func (g *guard) lock(ctx context.Context, userID, sessionID string, wait bool) (*heldTurn, error) {
+	h := &heldTurn{g: g, ctx: ctx, userID: userID, sessionID: sessionID, wait: wait, pollEvery: 20 * time.Millisecond}
+	if wait {
+		h.timeout = time.NewTimer(MaxBusyWait)
+	}
+	for {
+		local, done := g.local(userID + "/" + sessionID)
+		if local != nil {
+			h.local = local
+			return h, nil
+		}
+		if !wait {
+			return nil, h.busy()
+		}
 		select {
-		case <-time.After(poll):
-			poll = min(2*poll, 500*time.Millisecond)
-		case <-timeout.C:
-			return nil, busy()
+		case <-done:
+		case <-h.timeout.C:
+			return nil, h.busy()
 		case <-ctx.Done():
+			h.timeout.Stop()
 			return nil, ctx.Err()
 		}
 	}
+}
+
+func (h *heldTurn) busy() error {
+	if h.timeout != nil {
+		h.timeout.Stop()
+	}
+	if h.wait {
+		return coachd.Errorf(coachd.ETURNINPROGRESS, "a turn is still running on this session after waiting %s", MaxBusyWait)
+	}
+	return coachd.Errorf(coachd.ETURNINPROGRESS, "a turn is already running on this session")
+}
+
+// poll waits before trying again a lease another process holds (doubling
+// up to 500 ms); past MaxBusyWait it is ETURNINPROGRESS.
+func (h *heldTurn) poll(ctx context.Context) error {
+	if !h.wait {
+		return h.busy()
+	}
+	select {
+	case <-time.After(h.pollEvery):
+		h.pollEvery = min(2*h.pollEvery, 500*time.Millisecond)
+		return nil
+	case <-h.timeout.C:
+		return h.busy()
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// leased starts renewing owner's lease, taken in the database.
+func (h *heldTurn) leased(owner string, lease time.Duration) {
+	if h.timeout != nil {
+		h.timeout.Stop()
+	}
+	h.owner, h.stop, h.renewed = owner, make(chan struct{}), make(chan struct{})
+	go h.g.renew(context.WithoutCancel(h.ctx), h.userID, h.sessionID, owner, lease, h.stop, h.renewed)
+}
+
+// end gives up the turn once: the renewal stops, the lease is released —
+// by write, when not nil, which releases it in a transaction of its own
+// (EndTurn); a write that failed leaves it to ReleaseTurn — and the local
+// slot is freed last.
+func (h *heldTurn) end(write func(ctx context.Context) error) {
+	h.once.Do(func() {
+		if h.timeout != nil {
+			h.timeout.Stop()
+		}
+		if h.stop != nil {
+			close(h.stop)
+			<-h.renewed
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(h.ctx), 5*time.Second)
+			defer cancel()
+			if write == nil || write(rctx) != nil {
+				h.g.store.ReleaseTurn(rctx, h.userID, h.sessionID, h.owner)
+			}
+		}
+		h.local()
+	})
 }
 
 // renew extends owner's lease until stop is closed.
@@ -119,19 +182,21 @@ func (g *guard) renew(ctx context.Context, userID, sessionID, owner string, leas
 	}
 }
 
-// local takes the session's slot in this process and returns its release,
-// or nil and a channel closed when the running turn here ends.
-func (g *guard) local(sessionID string) (release func(), done <-chan struct{}) {
+// local takes the slot of a user's session (key) in this process and
+// returns its release, or nil and a channel closed when the running turn
+// here ends. The key holds the user: another user naming the session is
+// never told it is busy (its read of the session is ENOTFOUND).
+func (g *guard) local(key string) (release func(), done <-chan struct{}) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if ch, busy := g.turns[sessionID]; busy {
+	if ch, busy := g.turns[key]; busy {
 		return nil, ch
 	}
 	ch := make(chan struct{})
-	g.turns[sessionID] = ch
+	g.turns[key] = ch
 	return func() {
 		g.mu.Lock()
-		delete(g.turns, sessionID)
+		delete(g.turns, key)
 		g.mu.Unlock()
 		close(ch)
 	}, nil

@@ -4,7 +4,6 @@ import (
 	"container/list"
 	"context"
 	"slices"
-	"strconv"
 	"sync"
 
 	"github.com/coachd/coachd"
@@ -36,33 +35,22 @@ func newHistoryCache() *historyCache {
 	return &historyCache{lru: list.New(), byID: map[string]*list.Element{}}
 }
 
-// load returns the session's whole history: the cached prefix plus what
-// the store holds after it.
-func (c *historyCache) load(ctx context.Context, st coachd.Store, userID, sessionID string) ([]*coachd.Message, error) {
+// loadTurn returns the session and its whole history: the cached prefix
+// plus what the store holds after it, read with the session in one read
+// (Store.ReadTurn).
+func (c *historyCache) loadTurn(ctx context.Context, st coachd.Store, userID, sessionID string) (*coachd.Session, []*coachd.Message, error) {
 	cached := c.get(userID, sessionID)
-	if cached == nil {
-		msgs, err := st.History(ctx, userID, sessionID)
-		if err != nil {
-			return nil, err
-		}
-		c.put(userID, sessionID, msgs)
-		return slices.Clip(msgs), nil
+	var after int64
+	if len(cached) > 0 {
+		after = cached[len(cached)-1].Seq
 	}
-	msgs := cached
-	cursor := strconv.FormatInt(cached[len(cached)-1].Seq, 10)
-	for {
-		page, next, err := st.ListMessages(ctx, userID, sessionID, coachd.Page{Cursor: cursor, Limit: coachd.MaxPageLimit})
-		if err != nil {
-			return nil, err
-		}
-		msgs = append(msgs, page...)
-		if next == "" {
-			break
-		}
-		cursor = next
+	sess, msgs, err := st.ReadTurn(ctx, userID, sessionID, after)
+	if err != nil {
+		return nil, nil, err
 	}
+	msgs = append(cached, msgs...)
 	c.put(userID, sessionID, msgs)
-	return slices.Clip(msgs), nil
+	return sess, slices.Clip(msgs), nil
 }
 
 // get returns the cached messages of the user's session, nil when none.

@@ -163,6 +163,14 @@ func (t *Turn) acknowledge(ctx context.Context, msg *coachd.Message, started coa
 // a refusal) are answered as interrupted so history stays valid.
 func (t *Turn) finish(ctx context.Context, resp *coachd.ModelResponse, stop string) string {
 	msgs := []*coachd.Message{t.assistantMessage(resp, false)}
+	if stop == coachd.TurnEndTurn && len(toolUses(resp.Blocks)) == 0 && t.held != nil {
+		// The turn's last write: stored with its settlement (end).
+		if err := t.sync(); err != nil {
+			return t.fail(err)
+		}
+		t.final = msgs
+		return stop
+	}
 	if ids := toolUses(resp.Blocks); len(ids) > 0 {
 		msgs = append(msgs, &coachd.Message{Role: coachd.RoleUser, Blocks: interruptedCalls(ids)})
 	}

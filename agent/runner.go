@@ -120,6 +120,8 @@ type TurnRequest struct {
 	// name (or adds them): a review binds read_file, run_command,
 	// record_decision… to its workspace and trace.
 	Bound []coachd.Tool
+	// Stream begins the turn's event log in its admission (Turn.StreamTurn).
+	Stream *coachd.StreamStart
 }
 
 // Valid checks the request's shape.
@@ -163,55 +165,15 @@ func (r *Runner) Prepare(ctx context.Context, req TurnRequest) (*Turn, error) {
 	if errs := req.Valid(); len(errs) > 0 {
 		return nil, coachd.Invalid(errs...)
 	}
-	st := r.cfg.Store
-	sess, err := r.session(ctx, req.User, req.SessionID, req.Agent, req.Message, req.Trusted)
-	if err != nil {
-		return nil, err
-	}
-	ag, ok := r.cfg.Agents(sess.Agent)
-	if !ok {
-		return nil, coachd.Errorf(coachd.ECONFLICT, "the session's agent %q is no longer available", sess.Agent)
-	}
-	if _, err := r.agentFor(ag.Name, req.Trusted); err != nil {
-		return nil, err
-	}
-	release, err := r.guard.acquire(ctx, req.User.ID, sess.ID, req.Wait, r.cfg.TurnLease)
-	if err != nil {
-		return nil, err
-	}
-	t := &Turn{r: r, req: req, agent: ag, release: release, tools: r.cfg.Tools}
-	if len(req.Bound) > 0 {
-		if t.tools, err = r.cfg.Tools.With(req.Bound...); err != nil {
-			release()
-			return nil, coachd.Errorf(coachd.EINTERNAL, "bind tools: %v", err)
+	// A new session is created first; the turn then reads it like any.
+	if req.SessionID == "" {
+		sess, err := r.session(ctx, req.User, "", req.Agent, req.Message, req.Trusted)
+		if err != nil {
+			return nil, err
 		}
+		req.SessionID = sess.ID
 	}
-	// The agent's MCP servers add their tools (started on first use).
-	t.agent, t.tools = r.withMCP(ctx, t.agent, t.tools)
-	// Re-read under the slot: the previous turn may have changed it.
-	if t.sess, err = st.FindSession(ctx, req.User.ID, sess.ID); err != nil {
-		release()
-		return nil, err
-	}
-	if t.history, err = r.hist.load(ctx, st, req.User.ID, sess.ID); err != nil {
-		release()
-		return nil, err
-	}
-	if err := t.checkSession(); err != nil {
-		release()
-		return nil, err
-	}
-	// The system prompt (skills, context sections) is part of what the
-	// reservation prices, so it is assembled first, once for the turn.
-	t.prepareSystem(ctx)
-	if err := t.reserve(ctx); err != nil {
-		release()
-		if coachd.ErrorCode(err) == coachd.EBUDGET {
-			r.cfg.Observer.Rejected(coachd.EBUDGET)
-		}
-		return nil, err
-	}
-	return t, nil
+	return r.admit(ctx, req)
 }
 
 // session finds the user's session, or creates one for agentName (titled

@@ -18,7 +18,11 @@ type Turn struct {
 	agent   *Agent
 	sess    *coachd.Session
 	release func()
-	tools   *Toolset // the runner's, with the request's bound tools
+	held    *heldTurn // the session's slot and lease (admit.go)
+	// streamTurn is the event log's turn begun with the admission.
+	streamTurn int64
+	final      []*coachd.Message // the last reply, stored by end
+	tools      *Toolset          // the runner's, with the request's bound tools
 
 	mu         sync.Mutex
 	sink       coachd.EventSink
@@ -69,6 +73,15 @@ func (t *Turn) Session() *coachd.Session { return t.sess }
 // Close gives up a prepared turn without running it.
 func (t *Turn) Close() {
 	t.settle(context.Background())
+	if t.streamTurn > 0 {
+		// The event log's turn begun with the admission ends empty:
+		// readers pass over it.
+		ctx, cancel := persistCtx(context.Background())
+		if _, err := t.r.cfg.Store.AppendEvents(ctx, t.req.User.ID, t.sess.ID, t.streamTurn, nil, true); err != nil {
+			t.r.cfg.Logger.Warn("ending an unrun turn's log", "session", t.sess.ID, "err", err)
+		}
+		cancel()
+	}
 	t.release()
 }
 
@@ -124,12 +137,12 @@ func (t *Turn) Run(ctx context.Context, sink coachd.EventSink) *Result {
 		stop = t.fail(err)
 	}
 	t.res.StopReason = stop
-	t.settle(ctx)
-	t.res.Usage, t.res.Billed = t.usage, t.billed
-	t.res.LatencyMS = r.cfg.Clock.Now().Sub(start).Milliseconds()
 	// Everything is stored and settled: the session is free before the
 	// client hears the turn is over, so its next request finds it free.
-	t.release()
+	t.end(ctx)
+	stop = t.res.StopReason // a last reply that could not be stored fails the turn
+	t.res.Usage, t.res.Billed = t.usage, t.billed
+	t.res.LatencyMS = r.cfg.Clock.Now().Sub(start).Milliseconds()
 	if t.res.Err != nil {
 		t.emit(coachd.Event{Type: coachd.EventError, Err: t.res.Err})
 	}

@@ -68,6 +68,7 @@ func (s *Server) prepareTurn(r *http.Request) (*agent.Turn, error) {
 	}
 	u := UserFrom(r.Context())
 	tr := req.turn(u, wait)
+	tr.Stream = s.hub.Start() // its callers log it (beginLive)
 	if len(req.Attachments) > 0 {
 		if tr.Attachments, err = s.attachmentBlocks(r.Context(), u.ID, req.Attachments); err != nil {
 			return nil, err

@@ -92,10 +92,15 @@ func (s *Server) runLive(ctx context.Context, t *agent.Turn) (*stream.Live, <-ch
 // context to run it in, which Hub.Stop, a stop asked through the log and
 // Drain cancel. A failure gives the turn up.
 func (s *Server) beginLive(ctx context.Context, t *agent.Turn) (*stream.Live, context.Context, context.CancelCauseFunc, error) {
-	live, err := s.hub.Begin(ctx, UserFrom(ctx).ID, t.Session().ID)
-	if err != nil {
-		t.Close()
-		return nil, nil, nil, err
+	var live *stream.Live
+	if n := t.StreamTurn(); n > 0 { // begun with the turn's admission
+		live = s.hub.BeginAt(UserFrom(ctx).ID, t.Session().ID, n)
+	} else {
+		var err error
+		if live, err = s.hub.Begin(ctx, UserFrom(ctx).ID, t.Session().ID); err != nil {
+			t.Close()
+			return nil, nil, nil, err
+		}
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	live.SetCancel(cancel)

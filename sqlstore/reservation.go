@@ -54,6 +54,19 @@ func retry[T any](ctx context.Context, fn func() (T, error)) (T, error) {
 // runs it all again. Every write to a user's budget and reservations goes
 // through here.
 func budgetTx[T any](ctx context.Context, db *DB, userID string, fn func(*tx) (T, error)) (T, error) {
+	return writeTx(ctx, db, func(tx *tx) (T, error) {
+		if err := lockUser(ctx, tx, userID); err != nil {
+			var zero T
+			return zero, err
+		}
+		return fn(tx)
+	})
+}
+
+// writeTx runs fn in a write transaction and commits what it did; a
+// deadlock or serialization failure runs it all again. fn takes the locks
+// it needs: a budget write begins with lockUser or budgetState.
+func writeTx[T any](ctx context.Context, db *DB, fn func(*tx) (T, error)) (T, error) {
 	return retry(ctx, func() (T, error) {
 		var zero T
 		tx, err := db.beginWrite(ctx)
@@ -61,9 +74,6 @@ func budgetTx[T any](ctx context.Context, db *DB, userID string, fn func(*tx) (T
 			return zero, err
 		}
 		defer tx.Rollback()
-		if err := lockUser(ctx, tx, userID); err != nil {
-			return zero, err
-		}
 		v, err := fn(tx)
 		if err != nil {
 			return zero, err
@@ -82,15 +92,48 @@ func (db *DB) Reserve(ctx context.Context, req coachd.ReserveRequest) (*coachd.R
 		return nil, coachd.Invalid(coachd.FieldError{Field: "estimate", Message: "must not be negative", Code: "range"})
 	}
 	req.Estimate = min(req.Estimate, coachd.MaxTurnTokens)
-	return budgetTx(ctx, db, req.UserID, func(tx *tx) (*coachd.Reservation, error) { return db.reserve(ctx, tx, req) })
+	return writeTx(ctx, db, func(tx *tx) (*coachd.Reservation, error) {
+		st, err := db.budgetState(ctx, tx, req.UserID)
+		if err != nil {
+			return nil, err
+		}
+		return db.reserve(ctx, tx, req, st)
+	})
 }
 
-func (db *DB) reserve(ctx context.Context, tx *tx, req coachd.ReserveRequest) (*coachd.Reservation, error) {
-	if _, err := db.expireUser(ctx, tx, req.UserID); err != nil {
-		return nil, err
+// userBudgetState is what a reservation must do before it checks the
+// budget: release stale holds, start a new budget period.
+type userBudgetState struct{ stale, roll bool }
+
+// budgetState takes the user's lock (as lockUser) and, in the same
+// statement, finds whether the user has holds past their expiry and
+// whether the budget period moved on: a reservation then runs expireUser
+// and rollPeriod only when they have something to do.
+func (db *DB) budgetState(ctx context.Context, tx *tx, userID string) (userBudgetState, error) {
+	q := `SELECT period_start < ?, EXISTS (SELECT 1 FROM reservations r
+		WHERE r.user_id = users.id AND r.state = 'active' AND r.expires_at <= ?) FROM users WHERE id = ?`
+	if tx.d == dialectPostgres {
+		q += ` FOR UPDATE`
 	}
-	if err := db.rollPeriod(ctx, tx, req.UserID); err != nil {
-		return nil, err
+	var st userBudgetState
+	start := storeTime(db.budget.Period.Start(tx.now))
+	if err := tx.queryRow(ctx, q, tx.time(start), tx.time(tx.now), userID).Scan(&st.roll, &st.stale); err != nil {
+		return st, dbError(err, "user %q", userID)
+	}
+	return st, nil
+}
+
+// reserve is Reserve after budgetState (st) took the user's lock.
+func (db *DB) reserve(ctx context.Context, tx *tx, req coachd.ReserveRequest, st userBudgetState) (*coachd.Reservation, error) {
+	if st.stale {
+		if _, err := db.expireUser(ctx, tx, req.UserID); err != nil {
+			return nil, err
+		}
+	}
+	if st.roll {
+		if err := db.rollPeriod(ctx, tx, req.UserID); err != nil {
+			return nil, err
+		}
 	}
 	r := &coachd.Reservation{
 		ID: coachd.NewID(coachd.PrefixReservation, tx.now), UserID: req.UserID, SessionID: req.SessionID,
@@ -202,25 +245,39 @@ const (
 // Settle charges a cumulative spend (Amount in the budget's unit, Tokens
 // raw) as mode says.
 func (db *DB) Settle(ctx context.Context, userID, id string, s coachd.Spend, mode coachd.SettleMode) (*coachd.Reservation, error) {
-	if s.Amount < 0 || s.Tokens < 0 {
-		return nil, coachd.Invalid(coachd.FieldError{Field: "tokens_used", Message: "must not be negative", Code: "range"})
+	s, err := settleSpend(s)
+	if err != nil {
+		return nil, err
 	}
-	// Charges saturate at the bound rather than fail: a settle that
-	// failed would leave the hold until it expires, charging nothing.
-	s.Amount, s.Tokens = min(s.Amount, coachd.MaxTurnTokens), min(s.Tokens, coachd.MaxTurnTokens)
 	return budgetTx(ctx, db, userID, func(tx *tx) (*coachd.Reservation, error) {
-		r, err := findReservation(ctx, tx, userID, id)
-		if err != nil {
-			return nil, err
-		}
-		if err := db.apply(ctx, tx, r, s, mode); err != nil {
-			return nil, err
-		}
-		if err := remaining(ctx, tx, r); err != nil {
-			return nil, err
-		}
-		return r, nil
+		return db.settle(ctx, tx, userID, id, s, mode)
 	})
+}
+
+// settleSpend checks a spend and bounds it. Charges saturate at the bound
+// rather than fail: a settle that failed would leave the hold until it
+// expires, charging nothing.
+func settleSpend(s coachd.Spend) (coachd.Spend, error) {
+	if s.Amount < 0 || s.Tokens < 0 {
+		return s, coachd.Invalid(coachd.FieldError{Field: "tokens_used", Message: "must not be negative", Code: "range"})
+	}
+	s.Amount, s.Tokens = min(s.Amount, coachd.MaxTurnTokens), min(s.Tokens, coachd.MaxTurnTokens)
+	return s, nil
+}
+
+// settle is Settle inside a budget transaction (budgetTx).
+func (db *DB) settle(ctx context.Context, tx *tx, userID, id string, s coachd.Spend, mode coachd.SettleMode) (*coachd.Reservation, error) {
+	r, err := findReservation(ctx, tx, userID, id)
+	if err != nil {
+		return nil, err
+	}
+	if err := db.apply(ctx, tx, r, s, mode); err != nil {
+		return nil, err
+	}
+	if err := remaining(ctx, tx, r); err != nil {
+		return nil, err
+	}
+	return r, nil
 }
 
 // findReservation reads the user's reservation. Every write to a

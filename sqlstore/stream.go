@@ -80,6 +80,15 @@ func (db *DB) BeginTurn(ctx context.Context, userID, sessionID, owner string, ke
 		return 0, err
 	}
 	defer tx.Rollback()
+	turn, err := beginTurn(ctx, tx, userID, sessionID, owner, keep)
+	if err != nil {
+		return 0, err
+	}
+	return turn, tx.commit()
+}
+
+// beginTurn is BeginTurn in the caller's write transaction.
+func beginTurn(ctx context.Context, tx *tx, userID, sessionID, owner string, keep int) (int64, error) {
 	// One statement: the session must be the user's (no row otherwise:
 	// not found), and the number follows the session's last turn.
 	var turn int64
@@ -96,7 +105,7 @@ func (db *DB) BeginTurn(ctx context.Context, userID, sessionID, owner string, ke
 			return 0, dbError(err, "prune turns")
 		}
 	}
-	return turn, tx.commit()
+	return turn, nil
 }
 
 // AppendEvents implements coachd.StreamService.

@@ -41,11 +41,18 @@ func (db *DB) ReleaseTurn(ctx context.Context, userID, sessionID, owner string) 
 		return err
 	}
 	defer tx.Rollback()
+	if err := releaseTurn(ctx, tx, userID, sessionID, owner); err != nil {
+		return err
+	}
+	return tx.commit()
+}
+
+func releaseTurn(ctx context.Context, tx *tx, userID, sessionID, owner string) error {
 	if _, err := tx.exec(ctx, `UPDATE sessions SET turn_owner = NULL, turn_until = NULL
 		WHERE id = ? AND user_id = ? AND turn_owner = ?`, sessionID, userID, owner); err != nil {
 		return dbError(err, "release turn")
 	}
-	return tx.commit()
+	return nil
 }
 
 // ExpireSessions marks agent's active sessions idle for longer than idle

@@ -92,6 +92,18 @@ func (h *Hub) Begin(ctx context.Context, userID, sessionID string) (*Live, error
 	if err != nil {
 		return nil, err
 	}
+	return h.BeginAt(userID, sessionID, turn), nil
+}
+
+// Start is what a turn's admission needs to begin its log in the same
+// transaction (agent.TurnRequest.Stream); BeginAt then takes it from there.
+func (h *Hub) Start() *coachd.StreamStart {
+	return &coachd.StreamStart{Owner: h.owner, Keep: h.KeepTurns}
+}
+
+// BeginAt is Begin for a turn whose log the store began already (with
+// Start's owner and retention), as turn.
+func (h *Hub) BeginAt(userID, sessionID string, turn int64) *Live {
 	l := &Live{hub: h, user: userID, session: sessionID, turn: turn, changed: make(chan struct{})}
 	h.mu.Lock()
 	h.live[sessionID] = l
@@ -102,7 +114,7 @@ func (h *Hub) Begin(ctx context.Context, userID, sessionID string) (*Live, error
 	h.mu.Unlock()
 	wakeAll(woken)
 	go l.flushLoop()
-	return l, nil
+	return l
 }
 
 // local returns the session's turn running here, if any.

@@ -1,0 +1,145 @@
+package agent
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+
+	"github.com/coachd/coachd"
+)
+
+// maxAdmitReads bounds how often a turn reads its session again because
+// another process's turn changed it between the read and the admission.
+const maxAdmitReads = 5
+
+// admit takes the session's slot in this process, reads the session and
+// its history, and admits the turn in one write transaction
+// (Store.AdmitTurn: the database lease and the budget reservation). The
+// reads happen before the lease: in this process the slot excludes every
+// other turn of the session, and a turn of another process that stored
+// anything in between moves the session on, which the admission sees
+// (coachd.ErrSessionChanged): the turn then reads it again.
+func (r *Runner) admit(ctx context.Context, req TurnRequest) (*Turn, error) {
+	held, err := r.guard.lock(ctx, req.User.ID, req.SessionID, req.Wait)
+	if err != nil {
+		return nil, err
+	}
+	for reads := 1; ; reads++ {
+		t, err := r.admitOnce(ctx, req, held)
+		if err == nil {
+			return t, nil
+		}
+		switch {
+		case errors.Is(err, coachd.ErrSessionChanged) && reads < maxAdmitReads:
+			continue
+		case errors.Is(err, coachd.ErrSessionChanged):
+			err = coachd.Errorf(coachd.ETURNINPROGRESS, "the session keeps changing under another turn; retry")
+		case coachd.ErrorCode(err) == coachd.ETURNINPROGRESS && req.Wait:
+			// Another process runs the turn: poll its lease.
+			if err = held.poll(ctx); err == nil {
+				continue
+			}
+		}
+		held.end(nil)
+		return nil, err
+	}
+}
+
+// admitOnce reads the session, checks the turn against it, prices it and
+// admits it.
+func (r *Runner) admitOnce(ctx context.Context, req TurnRequest, held *heldTurn) (*Turn, error) {
+	st := r.cfg.Store
+	// The session and its new messages, read together.
+	sess, history, err := r.hist.loadTurn(ctx, st, req.User.ID, req.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	ag, ok := r.cfg.Agents(sess.Agent)
+	if !ok {
+		return nil, coachd.Errorf(coachd.ECONFLICT, "the session's agent %q is no longer available", sess.Agent)
+	}
+	if _, err := r.agentFor(ag.Name, req.Trusted); err != nil {
+		return nil, err
+	}
+	t := &Turn{r: r, req: req, agent: ag, sess: sess, tools: r.cfg.Tools, history: history}
+	if len(req.Bound) > 0 {
+		if t.tools, err = r.cfg.Tools.With(req.Bound...); err != nil {
+			return nil, coachd.Errorf(coachd.EINTERNAL, "bind tools: %v", err)
+		}
+	}
+	// The agent's MCP servers add their tools (started on first use).
+	t.agent, t.tools = r.withMCP(ctx, t.agent, t.tools)
+	if err := t.checkSession(); err != nil {
+		return nil, err
+	}
+	// The system prompt (skills, context sections) is part of what the
+	// reservation prices, so it is assembled first, once for the turn.
+	t.prepareSystem(ctx)
+	owner := rand.Text()
+	adm, err := st.AdmitTurn(ctx, coachd.TurnAdmission{
+		Owner: owner, Until: r.cfg.Clock.Now().Add(r.cfg.TurnLease), Seen: sess, Reserve: t.reservation(ctx),
+		Stream: req.Stream,
+	})
+	if err != nil {
+		if coachd.ErrorCode(err) == coachd.EBUDGET {
+			r.cfg.Observer.Rejected(coachd.EBUDGET)
+		}
+		return nil, err
+	}
+	held.leased(owner, r.cfg.TurnLease)
+	t.resv, t.held, t.streamTurn = adm.Reservation, held, adm.StreamTurn
+	t.release = func() { held.end(nil) }
+	return t, nil
+}
+
+// StreamTurn is the turn's number in the session's event log when its
+// admission began the log (TurnRequest.Stream), 0 otherwise.
+func (t *Turn) StreamTurn() int64 { return t.streamTurn }
+
+// end stores the turn's last reply (held back by finish), settles its
+// reservation and gives up its lease in one write (Store.EndTurn), then
+// frees its slot. When that write fails, the reply is stored and the
+// reservation settled apart, still before the lease goes; a reply that
+// cannot be stored fails the turn.
+func (t *Turn) end(ctx context.Context) {
+	_ = t.sync() // a charge behind comes first; a failure was reported
+	final := t.final
+	t.final = nil
+	t.mu.Lock()
+	res, done := t.resv, t.settled
+	t.mu.Unlock()
+	if t.held == nil || res == nil || done {
+		t.storeFinal(ctx, final)
+		t.settle(ctx)
+		t.release()
+		return
+	}
+	t.held.end(func(wctx context.Context) error {
+		r, err := t.r.cfg.Store.EndTurn(wctx, t.req.User.ID, coachd.TurnEnd{
+			SessionID: t.sess.ID, Messages: final,
+			ReservationID: res.ID, Spend: t.spend(), Mode: t.settleMode(), Owner: t.held.owner,
+		})
+		if err != nil {
+			t.r.cfg.Logger.Warn("ending turn; storing and settling apart", "session", t.sess.ID, "err", err)
+			t.storeFinal(ctx, final)
+			t.settle(ctx)
+			return err // the lease is released alone
+		}
+		t.history = append(t.history, final...)
+		t.mu.Lock()
+		t.resv, t.settled = r, true
+		t.mu.Unlock()
+		return nil
+	})
+}
+
+// storeFinal stores the reply finish held back; one that cannot be
+// stored fails the turn (its settlement then aborts).
+func (t *Turn) storeFinal(ctx context.Context, final []*coachd.Message) {
+	if len(final) == 0 {
+		return
+	}
+	if err := t.append(ctx, final...); err != nil {
+		t.res.StopReason = t.fail(err)
+	}
+}

@@ -1,0 +1,133 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"time"
+
+	"github.com/coachd/coachd"
+)
+
+// ReadTurn returns the user's session and its messages after seq after
+// (all of them when 0), from one read transaction: the message count
+// the session shows is the one the messages make.
+func (db *DB) ReadTurn(ctx context.Context, userID, sessionID string, after int64) (*coachd.Session, []*coachd.Message, error) {
+	tx, err := db.beginRead(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer tx.Rollback()
+	s, err := findSession(ctx, tx, userID, sessionID)
+	if err != nil {
+		return nil, nil, err
+	}
+	msgs, err := queryAll(ctx, tx, "list messages", scanMessage, `SELECT `+messageColumns+` FROM messages m
+		WHERE m.session_id = ? AND m.seq > ? ORDER BY m.seq`, s.ID, after)
+	if err != nil {
+		return nil, nil, err
+	}
+	return s, msgs, tx.commit()
+}
+
+// AdmitTurn takes the session's turn lease for a.Owner and reserves the
+// turn's budget in one write transaction: both or neither. The lease is
+// AcquireTurn's conditional UPDATE, which also returns the session's
+// message count and update time: when they moved since the turn read the
+// session (a.Seen), nothing is taken and the answer is
+// coachd.ErrSessionChanged. The reservation is Reserve's, under the same
+// user lock; the event log's turn, when a.Stream asks for it, BeginTurn's.
+func (db *DB) AdmitTurn(ctx context.Context, a coachd.TurnAdmission) (*coachd.Admission, error) {
+	if a.Seen == nil || a.Owner == "" {
+		return nil, coachd.Invalid(coachd.FieldError{Field: "session", Message: "and owner are required", Code: "required"})
+	}
+	req := a.Reserve
+	if req.Estimate < 0 {
+		return nil, coachd.Invalid(coachd.FieldError{Field: "estimate", Message: "must not be negative", Code: "range"})
+	}
+	req.Estimate = min(req.Estimate, coachd.MaxTurnTokens)
+	req.UserID, req.SessionID = a.Seen.UserID, a.Seen.ID
+	return writeTx(ctx, db, func(tx *tx) (*coachd.Admission, error) {
+		// The user's lock first, as every budget write takes it.
+		st, err := db.budgetState(ctx, tx, req.UserID)
+		if err != nil {
+			return nil, err
+		}
+		var count int64
+		var updated time.Time
+		err = tx.queryRow(ctx, `UPDATE sessions SET turn_owner = ?, turn_until = ?
+			WHERE id = ? AND user_id = ? AND (turn_owner IS NULL OR turn_owner = ? OR turn_until <= ?)
+			RETURNING message_count, updated_at`,
+			a.Owner, tx.time(storeTime(a.Until)), req.SessionID, req.UserID, a.Owner, tx.time(tx.now)).
+			Scan(&count, timeCol{&updated})
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			if _, err := findSession(ctx, tx, req.UserID, req.SessionID); err != nil {
+				return nil, err
+			}
+			return nil, coachd.Errorf(coachd.ETURNINPROGRESS, "a turn is already running on this session")
+		case err != nil:
+			return nil, dbError(err, "acquire turn")
+		case count != a.Seen.MessageCount || !updated.Equal(a.Seen.UpdatedAt):
+			return nil, coachd.ErrSessionChanged
+		}
+		res, err := db.reserve(ctx, tx, req, st)
+		if err != nil {
+			return nil, err
+		}
+		adm := &coachd.Admission{Reservation: res}
+		if a.Stream != nil {
+			if adm.StreamTurn, err = beginTurn(ctx, tx, req.UserID, req.SessionID, a.Stream.Owner, a.Stream.Keep); err != nil {
+				return nil, err
+			}
+		}
+		return adm, nil
+	})
+}
+
+// EndTurn appends e.Messages (as AppendMessages), settles the turn's
+// reservation (as Settle; none when e.ReservationID is "") and releases
+// e.Owner's lease (as ReleaseTurn; none when e.Owner is "") in one write
+// transaction, all or nothing. It returns the settled reservation, nil
+// when there was none.
+func (db *DB) EndTurn(ctx context.Context, userID string, e coachd.TurnEnd) (*coachd.Reservation, error) {
+	s, err := settleSpend(e.Spend)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := encodeMessages(e.Messages)
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	var first int64
+	var now time.Time
+	r, err := budgetTx(ctx, db, userID, func(tx *tx) (*coachd.Reservation, error) {
+		var r *coachd.Reservation
+		var err error
+		if len(e.Messages) > 0 {
+			if ids, first, err = insertMessages(ctx, tx, userID, e.SessionID, e.Messages, rows); err != nil {
+				return nil, err
+			}
+			now = tx.now
+		}
+		if e.ReservationID != "" {
+			if r, err = db.settle(ctx, tx, userID, e.ReservationID, s, e.Mode); err != nil {
+				return nil, err
+			}
+		}
+		if e.Owner != "" {
+			if err := releaseTurn(ctx, tx, userID, e.SessionID, e.Owner); err != nil {
+				return nil, err
+			}
+		}
+		return r, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(e.Messages) > 0 {
+		assignMessages(e.Messages, ids, e.SessionID, first, now)
+	}
+	return r, nil
+}

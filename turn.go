@@ -1,0 +1,73 @@
+package coachd
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// ErrSessionChanged is AdmitTurn's answer when the session moved on (a
+// message stored, an update) since the turn read it: nothing was taken,
+// and the turn reads the session again.
+var ErrSessionChanged = errors.New("coachd: the session changed since it was read")
+
+// TurnAdmission is a turn's start, admitted in one write transaction.
+type TurnAdmission struct {
+	// Owner leases the session's turn until Until (see AcquireTurn).
+	Owner string
+	Until time.Time
+	// Seen is the session as the turn read it (without the lease):
+	// admission is ErrSessionChanged when its message count or update time
+	// differ from the stored ones.
+	Seen *Session
+	// Reserve is the turn's budget hold (see BudgetService.Reserve); its
+	// UserID and SessionID are Seen's.
+	Reserve ReserveRequest
+	// Stream, when not nil, starts the turn's event log as well
+	// (StreamService.BeginTurn).
+	Stream *StreamStart
+}
+
+// StreamStart is what StreamService.BeginTurn needs, for AdmitTurn.
+type StreamStart struct {
+	Owner string
+	Keep  int
+}
+
+// Admission is an admitted turn: its reservation and, when asked for, the
+// number of its turn in the event log (0 otherwise).
+type Admission struct {
+	Reservation *Reservation
+	StreamTurn  int64
+}
+
+// TurnService reads what a turn starts from in one read, and starts and
+// ends a turn each in one write transaction.
+type TurnService interface {
+	// ReadTurn reads what a turn starts from, in one read: the user's
+	// session and its messages after seq after (all of them when 0).
+	ReadTurn(ctx context.Context, userID, sessionID string, after int64) (*Session, []*Message, error)
+	// AdmitTurn takes the session's turn lease, reserves the turn's
+	// budget and, when asked, begins its event log, all or nothing: a live
+	// lease of another owner is ETURNINPROGRESS, a budget that cannot
+	// cover the estimate EBUDGET.
+	AdmitTurn(ctx context.Context, a TurnAdmission) (*Admission, error)
+	// EndTurn stores the turn's last messages, settles its reservation
+	// and releases its lease, all or nothing.
+	EndTurn(ctx context.Context, userID string, e TurnEnd) (*Reservation, error)
+}
+
+// TurnEnd is what EndTurn writes.
+type TurnEnd struct {
+	SessionID string
+	// Messages, when any, are appended first (as AppendMessages, which
+	// fills them in once stored).
+	Messages []*Message
+	// ReservationID is settled with Spend as Mode says (Settle); ""
+	// settles none.
+	ReservationID string
+	Spend         Spend
+	Mode          SettleMode
+	// Owner's lease is released (ReleaseTurn); "" releases none.
+	Owner string
+}
