@@ -213,8 +213,8 @@ func pct(d []time.Duration, p float64) time.Duration {
 	return s[int(float64(len(s)-1)*p)]
 }
 
-// Report writes results as a table with ratios to floor (nil: no ratios).
-func Report(w io.Writer, floor *Result, results ...Result) {
+// Report writes results as a table with ratios to each of floors.
+func Report(w io.Writer, floors []*Result, results ...Result) {
 	fmt.Fprintf(w, "%-28s %7s %7s %9s %10s %10s %10s %10s\n",
 		"target", "clients", "turns", "turns/s", "ttft p50", "ttft p99", "per event", "errors")
 	for _, r := range results {
@@ -223,12 +223,24 @@ func Report(w io.Writer, floor *Result, results ...Result) {
 		if r.FirstErr != nil {
 			fmt.Fprintf(w, "  first error: %v\n", r.FirstErr)
 		}
-		if floor != nil && floor.Turns > 0 && r.Turns > 0 && r.Name != floor.Name {
-			fmt.Fprintf(w, "  vs floor: %.1f %% of its turns/s, ttft %+s p50 (%+s p99), per event %+s\n",
-				100*r.TurnsPerSec/floor.TurnsPerSec, us(r.TTFTp50-floor.TTFTp50),
+		for _, floor := range floors {
+			if floor == nil || floor.Turns == 0 || r.Turns == 0 || isFloor(floors, r.Name) {
+				continue
+			}
+			fmt.Fprintf(w, "  vs %s: %.1f %% of its turns/s, ttft %+s p50 (%+s p99), per event %+s\n",
+				floor.Name, 100*r.TurnsPerSec/floor.TurnsPerSec, us(r.TTFTp50-floor.TTFTp50),
 				us(r.TTFTp99-floor.TTFTp99), us(r.PerEventP50-floor.PerEventP50))
 		}
 	}
+}
+
+func isFloor(floors []*Result, name string) bool {
+	for _, f := range floors {
+		if f != nil && f.Name == name {
+			return true
+		}
+	}
+	return false
 }
 
 // us formats a duration in microseconds or milliseconds.

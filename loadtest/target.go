@@ -25,6 +25,64 @@ type Direct struct {
 	model  string
 	client sdk.Client
 	tool   sdk.ToolUnionParam
+
+	// like, when set (Like), is the request a coach sends, Messages aside.
+	like         *sdk.MessageNewParams
+	sessionTurns int
+	mu           sync.Mutex
+	convs        map[int]*conversation
+}
+
+// conversation is one client's history on the floor that keeps one.
+type conversation struct {
+	msgs  []sdk.MessageParam
+	turns int
+}
+
+// Like makes the floor send what a coach sends, so that what is left
+// between it and coachd is what coachd does: raw is a request coachd made
+// (as the fake recorded it), whose system prompt, cache markers, tools and
+// settings every call reuses; and each client keeps its conversation for
+// sessionTurns turns, as Coachd keeps a session, so the history sent grows
+// as coachd's does. Only storing, budgets and streaming to a client are
+// left out.
+func (d *Direct) Like(raw []byte, sessionTurns int) error {
+	var p sdk.MessageNewParams
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return fmt.Errorf("loadtest: a coach's request: %w", err)
+	}
+	p.Messages = nil
+	d.like, d.sessionTurns, d.convs = &p, max(sessionTurns, 1), map[int]*conversation{}
+	return nil
+}
+
+// history returns the messages a client's turn starts from: its
+// conversation so far (on a floor that keeps one) and the new message.
+func (d *Direct) history(client int, text string) []sdk.MessageParam {
+	msg := sdk.NewUserMessage(sdk.NewTextBlock(text))
+	if d.like == nil {
+		return []sdk.MessageParam{msg}
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	c := d.convs[client]
+	if c == nil || c.turns >= d.sessionTurns {
+		c = &conversation{}
+		d.convs[client] = c
+	}
+	return append(c.msgs[:len(c.msgs):len(c.msgs)], msg)
+}
+
+// keep stores a client's finished turn as its conversation.
+func (d *Direct) keep(client int, msgs []sdk.MessageParam) {
+	if d.like == nil {
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if c := d.convs[client]; c != nil {
+		c.msgs, c.turns = msgs, c.turns+1
+	}
 }
 
 // NewDirect returns the floor for kind against the fake at baseURL.
@@ -47,10 +105,13 @@ func NewDirect(baseURL, model string, kind Kind, clients int) *Direct {
 func (d *Direct) Turn(ctx context.Context, client, turn int) (Sample, error) {
 	start := time.Now()
 	var s Sample
-	msgs := []sdk.MessageParam{sdk.NewUserMessage(sdk.NewTextBlock(Message(d.kind, client, turn)))}
+	msgs := d.history(client, Message(d.kind, client, turn))
 	for range 2 {
 		p := sdk.MessageNewParams{Model: sdk.Model(d.model), MaxTokens: 4096, Messages: msgs}
-		if d.kind == Tool {
+		if d.like != nil {
+			p = *d.like
+			p.Messages = msgs
+		} else if d.kind == Tool {
 			p.Tools = []sdk.ToolUnionParam{d.tool}
 		}
 		stream := d.client.Messages.NewStreaming(ctx, p)
@@ -74,6 +135,7 @@ func (d *Direct) Turn(ctx context.Context, client, turn int) (Sample, error) {
 			return s, err
 		}
 		if msg.StopReason != sdk.StopReasonToolUse {
+			d.keep(client, append(msgs, msg.ToParam()))
 			break
 		}
 		var results []sdk.ContentBlockParamUnion

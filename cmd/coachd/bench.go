@@ -84,11 +84,11 @@ func runBench(ctx context.Context, args []string, getenv func(string) string, st
 				targets = append([]loadtest.Named{floorT}, targets...)
 			}
 			results := loadtest.Compare(ctx, n, *dur, benchSlices, targets...)
-			var base *loadtest.Result
+			var floors []*loadtest.Result
 			if *floor != "" {
-				base = &results[0]
+				floors = append(floors, &results[0])
 			}
-			loadtest.Report(stdout, base, results...)
+			loadtest.Report(stdout, floors, results...)
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}

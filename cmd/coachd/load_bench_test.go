@@ -17,10 +17,12 @@ import (
 
 // BenchmarkLoad is the load benchmark of issue 13, in one process
 // invocation and against one paced fake upstream: the bare SDK calling
-// the fake with nothing stored (the floor), then full turns through a real
+// the fake with nothing stored (the floor), the bare SDK sending what
+// coachd sends (its system prompt, tools and growing history: the floor
+// that leaves only what coachd itself does), then full turns through a real
 // `coachd serve` process on SQLite and on PostgreSQL, at 1 and 8 clients,
 // for plain and tool-round turns. It prints turns/s, time to first text
-// p50/p99 and the delay per streamed event, with ratios to the floor, and
+// p50/p99 and the delay per streamed event, with ratios to both floors, and
 // reports the ratios as metrics. Each target's run is cut into 3 slices
 // taken in turn with the other targets'. LOAD_DURATION sets each target's
 // total time per row (default 3s), LOAD_CLIENTS the client counts
@@ -65,18 +67,34 @@ func BenchmarkLoad(b *testing.B) {
 	servers := []server{start("coachd sqlite", b.TempDir()+"/load.db")}
 	servers = append(servers, start("coachd postgres", pgtest.NewDatabase(b)))
 
+	// The second floor sends what coachd sends: one request coachd made
+	// gives its system prompt, tools and settings.
+	fake.SetRecording(true)
+	if _, err := loadtest.NewCoachd(servers[0].url, servers[0].keys, loadtest.Tool, 1).Turn(context.Background(), 0, 0); err != nil {
+		b.Fatal(err)
+	}
+	coachReq := fake.Requests()[0].Raw
+	fake.SetRecording(false)
+
 	for b.Loop() {
 		var out strings.Builder
 		for _, kind := range []loadtest.Kind{loadtest.Plain, loadtest.Tool} {
 			for _, n := range counts {
-				targets := []loadtest.Named{{Name: "bare SDK (floor)", Target: loadtest.NewDirect(up.URL, anthropic.DefaultModel, kind, n)}}
+				like := loadtest.NewDirect(up.URL, anthropic.DefaultModel, kind, n)
+				if err := like.Like(coachReq, 10); err != nil {
+					b.Fatal(err)
+				}
+				targets := []loadtest.Named{
+					{Name: "bare SDK (floor)", Target: loadtest.NewDirect(up.URL, anthropic.DefaultModel, kind, n)},
+					{Name: "bare SDK, coach's request", Target: like},
+				}
 				for _, s := range servers {
 					targets = append(targets, loadtest.Named{Name: s.name, Target: loadtest.NewCoachd(s.url, s.keys, kind, n)})
 				}
 				results := loadtest.Compare(context.Background(), n, dur, slices, targets...)
-				floor := results[0]
+				floor, floorLike := results[0], results[1]
 				for i, s := range servers {
-					r := results[i+1]
+					r := results[i+2]
 					if r.Errors > 0 {
 						b.Errorf("%s, %s, %d clients: %d failed turns, first: %v", s.name, kind, n, r.Errors, r.FirstErr)
 					}
@@ -85,9 +103,13 @@ func BenchmarkLoad(b *testing.B) {
 						b.ReportMetric(100*r.TurnsPerSec/floor.TurnsPerSec, tag+"-%floor")
 						b.ReportMetric(float64((r.TTFTp50 - floor.TTFTp50).Microseconds()), tag+"-added-ttft-µs")
 					}
+					if floorLike.Turns > 0 && r.Turns > 0 {
+						tag := fmt.Sprintf("%s-%s-%dc", strings.TrimPrefix(s.name, "coachd "), kind, n)
+						b.ReportMetric(100*r.TurnsPerSec/floorLike.TurnsPerSec, tag+"-%like")
+					}
 				}
 				fmt.Fprintf(&out, "\n== %s turns, %d client(s), %s each\n", kind, n, dur)
-				loadtest.Report(&out, &floor, results...)
+				loadtest.Report(&out, []*loadtest.Result{&floor, &floorLike}, results...)
 			}
 		}
 		fmt.Fprint(os.Stdout, out.String())
