@@ -39,7 +39,7 @@ func TestBenchCommand(t *testing.T) {
 			t.Errorf("%s: %s turns, %s errors\n%s", r[1], r[2], r[3], out.String())
 		}
 	}
-	if !strings.Contains(out.String(), "vs floor:") {
+	if !strings.Contains(out.String(), "vs bare SDK (floor): ") {
 		t.Errorf("no ratios to the floor:\n%s", out.String())
 	}
 	// The tool turns called save_note: the fake saw its result come back.
