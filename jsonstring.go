@@ -5,17 +5,22 @@ import "unicode/utf8"
 const hexDigits = "0123456789abcdef"
 
 // appendJSONString appends s as a JSON string exactly as json.Marshal
-// writes it (HTML escaping on): control characters escaped (\b \f \n \r
-// \t by name, the rest as \u00XX), <, > and & as \u003c \u003e \u0026,
-// invalid UTF-8 as \ufffd, and U+2028 and U+2029 escaped. It lets
-// Block.MarshalJSON write its fields without a json.Marshal (and its
-// allocations) per field; FuzzAppendJSONString holds it to encoding/json.
-func appendJSONString(dst []byte, s string) []byte {
+// writes it (HTML escaping on). It lets Block.MarshalJSON write its fields
+// without a json.Marshal (and its allocations) per field.
+func appendJSONString(dst []byte, s string) []byte { return AppendJSONString(dst, s, true) }
+
+// AppendJSONString appends s as a JSON string exactly as encoding/json
+// writes it: control characters escaped (\b \f \n \r \t by name, the
+// rest as \u00XX), invalid UTF-8 as \ufffd, U+2028 and U+2029 escaped,
+// and with html, <, > and & as \u003c \u003e \u0026 (json.Marshal; an
+// Encoder with SetEscapeHTML(false) leaves them). FuzzAppendJSONString
+// here and in sse hold both modes to encoding/json.
+func AppendJSONString(dst []byte, s string, html bool) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
 		if b := s[i]; b < utf8.RuneSelf {
-			if b >= 0x20 && b != '"' && b != '\\' && b != '<' && b != '>' && b != '&' {
+			if b >= 0x20 && b != '"' && b != '\\' && (!html || b != '<' && b != '>' && b != '&') {
 				i++
 				continue
 			}

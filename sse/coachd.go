@@ -108,7 +108,7 @@ func encodeCoachd(dst []byte, ev coachd.Event) []byte {
 	case coachd.EventTextDelta:
 		// The most frequent frame, encoded without reflection.
 		dst = append(dst, "event: content_delta\ndata: {\"text\":"...)
-		dst = appendJSONString(dst, ev.Text)
+		dst = coachd.AppendJSONString(dst, ev.Text, false)
 		return append(dst, "}\n\n"...)
 	case coachd.EventThinkingDelta:
 		return frame(dst, "thinking_delta", coachdText{ev.Text})

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"testing"
+
+	"github.com/coachd/coachd"
 )
 
 func stdJSONString(s string) []byte {
@@ -20,10 +22,10 @@ func FuzzAppendJSONString(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		got := appendJSONString([]byte("x"), s)
+		got := coachd.AppendJSONString([]byte("x"), s, false)
 		want := append([]byte("x"), stdJSONString(s)...)
 		if !bytes.Equal(got, want) {
-			t.Fatalf("appendJSONString(%q) = %s, encoding/json: %s", s, got, want)
+			t.Fatalf("AppendJSONString(%q, html off) = %s, encoding/json: %s", s, got, want)
 		}
 	})
 }
