@@ -2,7 +2,6 @@ package anthropic_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -15,6 +14,7 @@ import (
 	"github.com/coachd/coachd"
 	"github.com/coachd/coachd/anthropic"
 	"github.com/coachd/coachd/anthropic/anthropictest"
+	"github.com/coachd/coachd/modeltest"
 )
 
 // Upstream streams, the events of one well-formed reply: "Hi" in one text
@@ -195,34 +195,7 @@ func TestStreamBadInput(t *testing.T) {
 			if took := time.Since(start); took > limit+time.Second {
 				t.Fatalf("took %s", took)
 			}
-			checkStreamRow(t, r, evs, resp, err)
+			modeltest.CheckOutcome(t, r.code, r.check, evs, resp, err)
 		})
 	}
-}
-
-func checkStreamRow(t *testing.T, r streamRow, evs []coachd.ModelEvent, resp *coachd.ModelResponse, err error) {
-	t.Helper()
-	for _, n := range []int64{resp.Usage.InputTokens, resp.Usage.OutputTokens, resp.Usage.CacheReadInputTokens, resp.Usage.CacheCreationInputTokens} {
-		if n < 0 || n > 1<<24 {
-			t.Fatalf("usage %+v out of range: a charge no upstream can have meant", resp.Usage)
-		}
-	}
-	if r.code == "" {
-		if err != nil {
-			t.Fatalf("want a message, got %v", err)
-		}
-		r.check(t, evs, resp)
-		return
-	}
-	var ce *coachd.Error
-	if !errors.As(err, &ce) {
-		t.Fatalf("want a %s error, got %T %v (response %+v)", r.code, err, err, resp)
-	}
-	if ce.Code != r.code {
-		t.Fatalf("code = %s (%v), want %s", ce.Code, err, r.code)
-	}
-	if len(ce.Message) > 200 || !utf8.ValidString(ce.Message) {
-		t.Fatalf("message not short clean text: %q", ce.Message)
-	}
-	t.Logf("%s: %v", ce.Code, err)
 }
