@@ -10,10 +10,14 @@ import (
 )
 
 // ReadTurn returns the user's session and its messages after seq after
-// (all of them when 0), from one read transaction: the message count
-// the session shows is the one the messages make.
+// (all of them when 0). On SQLite they come from one read transaction:
+// the message count the session shows is the one the messages make. On
+// Postgres the two statements run without a transaction (READ COMMITTED
+// gave each its own snapshot anyway): a message stored in between makes
+// the count the turn saw differ from the session's, and AdmitTurn then
+// answers ErrSessionChanged, so the turn reads again.
 func (db *DB) ReadTurn(ctx context.Context, userID, sessionID string, after int64) (*coachd.Session, []*coachd.Message, error) {
-	tx, err := db.beginRead(ctx)
+	tx, err := db.beginAuto(ctx, false)
 	if err != nil {
 		return nil, nil, err
 	}
