@@ -271,13 +271,21 @@ func (db *DB) settle(ctx context.Context, tx *tx, userID, id string, s coachd.Sp
 	if err != nil {
 		return nil, err
 	}
-	if err := db.apply(ctx, tx, r, s, mode); err != nil {
-		return nil, err
-	}
-	if err := remaining(ctx, tx, r); err != nil {
+	if err := db.settleWith(ctx, tx, r, s, mode); err != nil {
 		return nil, err
 	}
 	return r, nil
+}
+
+// settleWith applies s to r (apply) and sets r.Remaining: from the user
+// row apply's update returned, or, when apply did not touch the user,
+// from a read of it.
+func (db *DB) settleWith(ctx context.Context, tx *tx, r *coachd.Reservation, s coachd.Spend, mode coachd.SettleMode) error {
+	known, err := db.apply(ctx, tx, r, s, mode)
+	if err != nil || known {
+		return err
+	}
+	return remaining(ctx, tx, r)
 }
 
 // findReservation reads the user's reservation. Every write to a
@@ -301,8 +309,9 @@ func findReservation(ctx context.Context, tx *tx, userID, id string) (*coachd.Re
 // apply settles r with a cumulative total: it charges only what exceeds
 // what was charged before (so a repeat changes nothing), sets the hold
 // (what is left of the estimate while a charge keeps it active, nothing
-// once settled) and writes the ledger row of the change.
-func (db *DB) apply(ctx context.Context, tx *tx, r *coachd.Reservation, s coachd.Spend, mode settleMode) error {
+// once settled) and writes the ledger row of the change. It reports
+// whether it set r.Remaining (it did when it updated the user's row).
+func (db *DB) apply(ctx context.Context, tx *tx, r *coachd.Reservation, s coachd.Spend, mode settleMode) (bool, error) {
 	diff, rawDiff := max(s.Amount-r.Charged, 0), max(s.Tokens-r.ChargedRaw, 0)
 	charged, held, state, expires := r.Charged+diff, int64(0), r.State, r.ExpiresAt
 	reason := "charge"
@@ -323,25 +332,28 @@ func (db *DB) apply(ctx context.Context, tx *tx, r *coachd.Reservation, s coachd
 	}
 	heldDelta := held - r.Held
 	if diff == 0 && rawDiff == 0 && heldDelta == 0 && state == r.State && expires.Equal(r.ExpiresAt) {
-		return nil
+		return false, nil
 	}
 	if _, err := tx.exec(ctx, `UPDATE reservations SET charged = ?, held = ?, state = ?, expires_at = ?, updated_at = ?, raw_charged = ? WHERE id = ?`,
 		charged, held, string(state), tx.time(expires), tx.time(tx.now), r.ChargedRaw+rawDiff, r.ID); err != nil {
-		return dbError(err, "settle reservation")
+		return false, dbError(err, "settle reservation")
 	}
 	r.Charged, r.Held, r.State, r.ExpiresAt, r.ChargedRaw = charged, held, state, expires, r.ChargedRaw+rawDiff
 	if r.FreePreview || (diff == 0 && heldDelta == 0) {
-		return nil
+		return false, nil
 	}
 	// Usage is charged to the period the reservation was made in: it moves
 	// the cached total only while that period is still the user's current.
-	if _, err := tx.exec(ctx, `UPDATE users SET
+	var budget, used, reserved int64
+	if err := tx.queryRow(ctx, `UPDATE users SET
 		tokens_used = tokens_used + CASE WHEN period_start = ? THEN CAST(? AS BIGINT) ELSE 0 END,
-		tokens_reserved = tokens_reserved + ? WHERE id = ?`,
-		tx.time(r.PeriodStart), diff, heldDelta, r.UserID); err != nil {
-		return dbError(err, "charge user")
+		tokens_reserved = tokens_reserved + ? WHERE id = ?
+		RETURNING token_budget, tokens_used, tokens_reserved`,
+		tx.time(r.PeriodStart), diff, heldDelta, r.UserID).Scan(&budget, &used, &reserved); err != nil {
+		return false, dbError(err, "charge user")
 	}
-	return db.addLedger(ctx, tx, r, diff, heldDelta, rawDiff, reason)
+	r.Remaining = coachd.RemainingTokens(budget, used, reserved)
+	return true, db.addLedger(ctx, tx, r, diff, heldDelta, rawDiff, reason)
 }
 
 // addLedger writes a ledger row: used and reserved in the budget's unit,
