@@ -158,13 +158,23 @@ func (db *DB) reserve(ctx context.Context, tx *tx, req coachd.ReserveRequest, st
 	default:
 		r.Remaining = coachd.RemainingTokens(budget, used, reserved)
 	}
-	if _, err := tx.exec(ctx, `INSERT INTO reservations (`+reservationColumns+`, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		r.ID, r.UserID, r.SessionID, r.Agent, r.Estimate, r.Held, r.Charged, string(r.State), r.FreePreview,
-		tx.time(r.PeriodStart), tx.time(r.CreatedAt), tx.time(r.ExpiresAt), r.ChargedRaw, tx.time(tx.now)); err != nil {
+	insert := `INSERT INTO reservations (` + reservationColumns + `, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	args := []any{r.ID, r.UserID, r.SessionID, r.Agent, r.Estimate, r.Held, r.Charged, string(r.State), r.FreePreview,
+		tx.time(r.PeriodStart), tx.time(r.CreatedAt), tx.time(r.ExpiresAt), r.ChargedRaw, tx.time(tx.now)}
+	withLedger := tx.d == dialectPostgres && !r.FreePreview
+	if withLedger {
+		// Postgres: the reservation and its ledger row (addLedger's) in
+		// one statement, one round trip.
+		insert = `WITH r AS (` + insert + ` RETURNING id)
+			INSERT INTO ledger (user_id, reservation_id, used_delta, reserved_delta, reason, period_start, created_at, raw_tokens, unit)
+			SELECT ?, r.id, 0, ?, 'reserve', ?, ?, 0, ? FROM r`
+		args = append(args, r.UserID, r.Estimate, tx.time(r.PeriodStart), tx.time(tx.now), string(db.budget.Unit))
+	}
+	if _, err := tx.exec(ctx, insert, args...); err != nil {
 		return nil, dbError(err, "create reservation")
 	}
-	if !r.FreePreview {
+	if !r.FreePreview && !withLedger {
 		if err := db.addLedger(ctx, tx, r, 0, r.Estimate, 0, "reserve"); err != nil {
 			return nil, err
 		}
