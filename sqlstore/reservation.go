@@ -344,12 +344,21 @@ func (db *DB) apply(ctx context.Context, tx *tx, r *coachd.Reservation, s coachd
 	if diff == 0 && rawDiff == 0 && heldDelta == 0 && state == r.State && expires.Equal(r.ExpiresAt) {
 		return false, nil
 	}
-	if _, err := tx.exec(ctx, `UPDATE reservations SET charged = ?, held = ?, state = ?, expires_at = ?, updated_at = ?, raw_charged = ? WHERE id = ?`,
-		charged, held, string(state), tx.time(expires), tx.time(tx.now), r.ChargedRaw+rawDiff, r.ID); err != nil {
+	setRes := `UPDATE reservations SET charged = ?, held = ?, state = ?, expires_at = ?, updated_at = ?, raw_charged = ? WHERE id = ?`
+	resArgs := []any{charged, held, string(state), tx.time(expires), tx.time(tx.now), r.ChargedRaw + rawDiff, r.ID}
+	toUser := !r.FreePreview && (diff != 0 || heldDelta != 0)
+	if tx.d == dialectPostgres && toUser {
+		if err := db.applyPG(ctx, tx, r, setRes, resArgs, diff, heldDelta, rawDiff, reason); err != nil {
+			return false, err
+		}
+		r.Charged, r.Held, r.State, r.ExpiresAt, r.ChargedRaw = charged, held, state, expires, r.ChargedRaw+rawDiff
+		return true, nil
+	}
+	if _, err := tx.exec(ctx, setRes, resArgs...); err != nil {
 		return false, dbError(err, "settle reservation")
 	}
 	r.Charged, r.Held, r.State, r.ExpiresAt, r.ChargedRaw = charged, held, state, expires, r.ChargedRaw+rawDiff
-	if r.FreePreview || (diff == 0 && heldDelta == 0) {
+	if !toUser {
 		return false, nil
 	}
 	// Usage is charged to the period the reservation was made in: it moves
@@ -364,6 +373,28 @@ func (db *DB) apply(ctx context.Context, tx *tx, r *coachd.Reservation, s coachd
 	}
 	r.Remaining = coachd.RemainingTokens(budget, used, reserved)
 	return true, db.addLedger(ctx, tx, r, diff, heldDelta, rawDiff, reason)
+}
+
+// applyPG is apply's three writes on Postgres (the reservation, the
+// user's totals, the ledger row) as one statement, one round trip; it
+// sets r.Remaining from the user's row it updated; apply sets the rest of
+// r.
+func (db *DB) applyPG(ctx context.Context, tx *tx, r *coachd.Reservation, setRes string, resArgs []any, diff, heldDelta, rawDiff int64, reason string) error {
+	args := append(resArgs, tx.time(r.PeriodStart), diff, heldDelta, r.UserID,
+		r.UserID, r.ID, diff, heldDelta, reason, tx.time(r.PeriodStart), tx.time(tx.now), rawDiff, string(db.budget.Unit))
+	var budget, used, reserved int64
+	if err := tx.queryRow(ctx, `WITH r AS (`+setRes+`),
+		u AS (UPDATE users SET
+			tokens_used = tokens_used + CASE WHEN period_start = ? THEN CAST(? AS BIGINT) ELSE 0 END,
+			tokens_reserved = tokens_reserved + ? WHERE id = ?
+			RETURNING token_budget, tokens_used, tokens_reserved),
+		l AS (INSERT INTO ledger (user_id, reservation_id, used_delta, reserved_delta, reason, period_start, created_at, raw_tokens, unit)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?))
+		SELECT token_budget, tokens_used, tokens_reserved FROM u`, args...).Scan(&budget, &used, &reserved); err != nil {
+		return dbError(err, "settle reservation")
+	}
+	r.Remaining = coachd.RemainingTokens(budget, used, reserved)
+	return nil
 }
 
 // addLedger writes a ledger row: used and reserved in the budget's unit,
