@@ -106,9 +106,18 @@ func (db *DB) EndTurn(ctx context.Context, userID string, e coachd.TurnEnd) (*co
 	var ids []string
 	var first int64
 	var now time.Time
-	r, err := budgetTx(ctx, db, userID, func(tx *tx) (*coachd.Reservation, error) {
+	r, err := writeTx(ctx, db, func(tx *tx) (*coachd.Reservation, error) {
+		// The user's lock first, as every budget write takes it; on
+		// Postgres with the reservation read in the same statement.
 		var r *coachd.Reservation
 		var err error
+		if e.ReservationID != "" {
+			if r, err = lockReservation(ctx, tx, userID, e.ReservationID); err != nil {
+				return nil, err
+			}
+		} else if err := lockUser(ctx, tx, userID); err != nil {
+			return nil, err
+		}
 		released := false
 		if len(e.Messages) > 0 {
 			// The lease goes in the statement that stores the reply: one
@@ -118,8 +127,8 @@ func (db *DB) EndTurn(ctx context.Context, userID string, e coachd.TurnEnd) (*co
 			}
 			now, released = tx.now, true
 		}
-		if e.ReservationID != "" {
-			if r, err = db.settle(ctx, tx, userID, e.ReservationID, s, e.Mode); err != nil {
+		if r != nil {
+			if err := db.settleWith(ctx, tx, r, s, e.Mode); err != nil {
 				return nil, err
 			}
 		}

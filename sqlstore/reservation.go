@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/coachd/coachd"
@@ -259,10 +260,42 @@ func (db *DB) Settle(ctx context.Context, userID, id string, s coachd.Spend, mod
 	if err != nil {
 		return nil, err
 	}
-	return budgetTx(ctx, db, userID, func(tx *tx) (*coachd.Reservation, error) {
-		return db.settle(ctx, tx, userID, id, s, mode)
+	return writeTx(ctx, db, func(tx *tx) (*coachd.Reservation, error) {
+		r, err := lockReservation(ctx, tx, userID, id)
+		if err != nil {
+			return nil, err
+		}
+		return r, db.settleWith(ctx, tx, r, s, mode)
 	})
 }
+
+// lockReservation takes userID's lock (as lockUser) and reads the user's
+// reservation id (as findReservation): on Postgres in one statement.
+func lockReservation(ctx context.Context, tx *tx, userID, id string) (*coachd.Reservation, error) {
+	if tx.d != dialectPostgres || !coachd.ValidID(coachd.PrefixReservation, id) {
+		if err := lockUser(ctx, tx, userID); err != nil {
+			return nil, err
+		}
+		return findReservation(ctx, tx, userID, id)
+	}
+	r, err := scanReservation(tx.queryRow(ctx, `SELECT `+reservationColumnsR+` FROM users u
+		JOIN reservations r ON r.user_id = u.id AND r.id = ? WHERE u.id = ? FOR UPDATE OF u`, id, userID))
+	if errors.Is(err, sql.ErrNoRows) {
+		// No reservation, so no row and no lock: take it as lockUser
+		// would (a missing user stays that error).
+		if err := lockUser(ctx, tx, userID); err != nil {
+			return nil, err
+		}
+		return nil, coachd.Errorf(coachd.ENOTFOUND, "reservation not found")
+	}
+	if err != nil {
+		return nil, dbError(err, "reservation %q", id)
+	}
+	return r, nil
+}
+
+// reservationColumnsR is reservationColumns of the table aliased r.
+var reservationColumnsR = "r." + strings.ReplaceAll(reservationColumns, ", ", ", r.")
 
 // settleSpend checks a spend and bounds it. Charges saturate at the bound
 // rather than fail: a settle that failed would leave the hold until it
@@ -273,18 +306,6 @@ func settleSpend(s coachd.Spend) (coachd.Spend, error) {
 	}
 	s.Amount, s.Tokens = min(s.Amount, coachd.MaxTurnTokens), min(s.Tokens, coachd.MaxTurnTokens)
 	return s, nil
-}
-
-// settle is Settle inside a budget transaction (budgetTx).
-func (db *DB) settle(ctx context.Context, tx *tx, userID, id string, s coachd.Spend, mode coachd.SettleMode) (*coachd.Reservation, error) {
-	r, err := findReservation(ctx, tx, userID, id)
-	if err != nil {
-		return nil, err
-	}
-	if err := db.settleWith(ctx, tx, r, s, mode); err != nil {
-		return nil, err
-	}
-	return r, nil
 }
 
 // settleWith applies s to r (apply) and sets r.Remaining: from the user
