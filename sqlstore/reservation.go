@@ -52,7 +52,9 @@ func retry[T any](ctx context.Context, fn func() (T, error)) (T, error) {
 // budgetTx runs fn in a write transaction that first takes userID's lock
 // (lockUser), and commits what fn did; a deadlock or serialization failure
 // runs it all again. Every write to a user's budget and reservations goes
-// through here.
+// through here, or through writeTx beginning with budgetState (a
+// reservation) or lockReservation (a settlement), which take the same
+// lock first.
 func budgetTx[T any](ctx context.Context, db *DB, userID string, fn func(*tx) (T, error)) (T, error) {
 	return writeTx(ctx, db, func(tx *tx) (T, error) {
 		if err := lockUser(ctx, tx, userID); err != nil {
