@@ -10,10 +10,14 @@ import (
 )
 
 // ReadTurn returns the user's session and its messages after seq after
-// (all of them when 0), from one read transaction: the message count
-// the session shows is the one the messages make.
+// (all of them when 0). On SQLite they come from one read transaction:
+// the message count the session shows is the one the messages make. On
+// Postgres the two statements run without a transaction (READ COMMITTED
+// gave each its own snapshot anyway): a message stored in between makes
+// the count the turn saw differ from the session's, and AdmitTurn then
+// answers ErrSessionChanged, so the turn reads again.
 func (db *DB) ReadTurn(ctx context.Context, userID, sessionID string, after int64) (*coachd.Session, []*coachd.Message, error) {
-	tx, err := db.beginRead(ctx)
+	tx, err := db.beginAuto(ctx, false)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -102,21 +106,33 @@ func (db *DB) EndTurn(ctx context.Context, userID string, e coachd.TurnEnd) (*co
 	var ids []string
 	var first int64
 	var now time.Time
-	r, err := budgetTx(ctx, db, userID, func(tx *tx) (*coachd.Reservation, error) {
+	r, err := writeTx(ctx, db, func(tx *tx) (*coachd.Reservation, error) {
+		// The user's lock first, as every budget write takes it; on
+		// Postgres with the reservation read in the same statement.
 		var r *coachd.Reservation
 		var err error
-		if len(e.Messages) > 0 {
-			if ids, first, err = insertMessages(ctx, tx, userID, e.SessionID, e.Messages, rows); err != nil {
-				return nil, err
-			}
-			now = tx.now
-		}
 		if e.ReservationID != "" {
-			if r, err = db.settle(ctx, tx, userID, e.ReservationID, s, e.Mode); err != nil {
+			if r, err = lockReservation(ctx, tx, userID, e.ReservationID); err != nil {
+				return nil, err
+			}
+		} else if err := lockUser(ctx, tx, userID); err != nil {
+			return nil, err
+		}
+		released := false
+		if len(e.Messages) > 0 {
+			// The lease goes in the statement that stores the reply: one
+			// round trip fewer on Postgres.
+			if ids, first, err = insertMessages(ctx, tx, userID, e.SessionID, e.Messages, rows, e.Owner); err != nil {
+				return nil, err
+			}
+			now, released = tx.now, true
+		}
+		if r != nil {
+			if err := db.settleWith(ctx, tx, r, s, e.Mode); err != nil {
 				return nil, err
 			}
 		}
-		if e.Owner != "" {
+		if e.Owner != "" && !released {
 			if err := releaseTurn(ctx, tx, userID, e.SessionID, e.Owner); err != nil {
 				return nil, err
 			}

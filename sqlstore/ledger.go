@@ -109,7 +109,9 @@ func (db *DB) HitLimit(ctx context.Context, userID, key string, window time.Time
 		ok bool
 	}
 	h, err := retry(ctx, func() (hit, error) {
-		tx, err := db.beginWrite(ctx)
+		// One upsert (and, when refused, a read of the count): on Postgres
+		// without BEGIN and COMMIT, as every request pays for it.
+		tx, err := db.beginAuto(ctx, true)
 		if err != nil {
 			return hit{}, err
 		}

@@ -116,7 +116,7 @@ func (db *DB) AppendMessages(ctx context.Context, userID, sessionID string, msgs
 		return err
 	}
 	defer tx.Rollback()
-	ids, first, err := insertMessages(ctx, tx, userID, sessionID, msgs, rows)
+	ids, first, err := insertMessages(ctx, tx, userID, sessionID, msgs, rows, "")
 	if err != nil {
 		return err
 	}
@@ -131,15 +131,26 @@ func (db *DB) AppendMessages(ctx context.Context, userID, sessionID string, msgs
 
 // insertMessages reserves len(msgs) seqs on the user's session and inserts
 // msgs there, leaving msgs untouched. It returns the IDs used (msgs' own or
-// new ones) and the first seq. msgs must not be empty.
-func insertMessages(ctx context.Context, tx *tx, userID, sessionID string, msgs []*coachd.Message, rows []messageRow) ([]string, int64, error) {
+// new ones) and the first seq. msgs must not be empty. When release is
+// not "", the same statement releases release's turn lease on the session
+// (as releaseTurn: nothing when someone else holds it).
+func insertMessages(ctx context.Context, tx *tx, userID, sessionID string, msgs []*coachd.Message, rows []messageRow, release string) ([]string, int64, error) {
 	// Reserving the seqs takes the session row's lock on Postgres (and the
 	// database write lock on SQLite): concurrent appends queue here.
 	n := int64(len(msgs))
 	var next int64
-	err := tx.queryRow(ctx, `UPDATE sessions SET next_seq = next_seq + ?, message_count = message_count + ?, updated_at = ?
+	q, args := `UPDATE sessions SET next_seq = next_seq + ?, message_count = message_count + ?, updated_at = ?
 		WHERE id = ? AND user_id = ? AND message_count + ? <= ? RETURNING next_seq`,
-		n, n, tx.time(tx.now), sessionID, userID, n, coachd.MaxMessagesPerSession).Scan(&next)
+		[]any{n, n, tx.time(tx.now), sessionID, userID, n, coachd.MaxMessagesPerSession}
+	if release != "" {
+		// SET reads the row as it was: both CASEs see the old owner.
+		q = `UPDATE sessions SET next_seq = next_seq + ?, message_count = message_count + ?, updated_at = ?,
+			turn_owner = CASE WHEN turn_owner = ? THEN NULL ELSE turn_owner END,
+			turn_until = CASE WHEN turn_owner = ? THEN NULL ELSE turn_until END
+			WHERE id = ? AND user_id = ? AND message_count + ? <= ? RETURNING next_seq`
+		args = []any{n, n, tx.time(tx.now), release, release, sessionID, userID, n, coachd.MaxMessagesPerSession}
+	}
+	err := tx.queryRow(ctx, q, args...).Scan(&next)
 	if errors.Is(err, sql.ErrNoRows) {
 		if _, ferr := findSession(ctx, tx, userID, sessionID); ferr != nil {
 			return nil, 0, ferr

@@ -61,10 +61,7 @@ func (db *DB) Record(ctx context.Context, userID string, rec coachd.TurnRecord) 
 		}
 		// An external loop reports one number of tokens: charged as is,
 		// in every unit (see coachd.TurnRecord.TokensUsed).
-		if err := db.apply(ctx, tx, r, coachd.Spend{Amount: rec.TokensUsed, Tokens: rec.TokensUsed}, mode); err != nil {
-			return nil, err
-		}
-		if err := remaining(ctx, tx, r); err != nil {
+		if err := db.settleWith(ctx, tx, r, coachd.Spend{Amount: rec.TokensUsed, Tokens: rec.TokensUsed}, mode); err != nil {
 			return nil, err
 		}
 		if rec.IdempotencyKey != "" {
@@ -86,7 +83,7 @@ func appendInTx(ctx context.Context, tx *tx, userID, sessionID string, msgs []*c
 		_, err := findSession(ctx, tx, userID, sessionID)
 		return err
 	}
-	ids, first, err := insertMessages(ctx, tx, userID, sessionID, msgs, rows)
+	ids, first, err := insertMessages(ctx, tx, userID, sessionID, msgs, rows, "")
 	if err != nil {
 		return err
 	}

@@ -52,7 +52,9 @@ func retry[T any](ctx context.Context, fn func() (T, error)) (T, error) {
 // budgetTx runs fn in a write transaction that first takes userID's lock
 // (lockUser), and commits what fn did; a deadlock or serialization failure
 // runs it all again. Every write to a user's budget and reservations goes
-// through here.
+// through here, or through writeTx beginning with budgetState (a
+// reservation) or lockReservation (a settlement), which take the same
+// lock first.
 func budgetTx[T any](ctx context.Context, db *DB, userID string, fn func(*tx) (T, error)) (T, error) {
 	return writeTx(ctx, db, func(tx *tx) (T, error) {
 		if err := lockUser(ctx, tx, userID); err != nil {
@@ -158,13 +160,23 @@ func (db *DB) reserve(ctx context.Context, tx *tx, req coachd.ReserveRequest, st
 	default:
 		r.Remaining = coachd.RemainingTokens(budget, used, reserved)
 	}
-	if _, err := tx.exec(ctx, `INSERT INTO reservations (`+reservationColumns+`, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		r.ID, r.UserID, r.SessionID, r.Agent, r.Estimate, r.Held, r.Charged, string(r.State), r.FreePreview,
-		tx.time(r.PeriodStart), tx.time(r.CreatedAt), tx.time(r.ExpiresAt), r.ChargedRaw, tx.time(tx.now)); err != nil {
+	insert := `INSERT INTO reservations (` + reservationColumns + `, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	args := []any{r.ID, r.UserID, r.SessionID, r.Agent, r.Estimate, r.Held, r.Charged, string(r.State), r.FreePreview,
+		tx.time(r.PeriodStart), tx.time(r.CreatedAt), tx.time(r.ExpiresAt), r.ChargedRaw, tx.time(tx.now)}
+	withLedger := tx.d == dialectPostgres && !r.FreePreview
+	if withLedger {
+		// Postgres: the reservation and its ledger row (addLedger's) in
+		// one statement, one round trip.
+		insert = `WITH r AS (` + insert + ` RETURNING id)
+			INSERT INTO ledger (user_id, reservation_id, used_delta, reserved_delta, reason, period_start, created_at, raw_tokens, unit)
+			SELECT ?, r.id, 0, ?, 'reserve', ?, ?, 0, ? FROM r`
+		args = append(args, r.UserID, r.Estimate, tx.time(r.PeriodStart), tx.time(tx.now), string(db.budget.Unit))
+	}
+	if _, err := tx.exec(ctx, insert, args...); err != nil {
 		return nil, dbError(err, "create reservation")
 	}
-	if !r.FreePreview {
+	if !r.FreePreview && !withLedger {
 		if err := db.addLedger(ctx, tx, r, 0, r.Estimate, 0, "reserve"); err != nil {
 			return nil, err
 		}
@@ -249,8 +261,12 @@ func (db *DB) Settle(ctx context.Context, userID, id string, s coachd.Spend, mod
 	if err != nil {
 		return nil, err
 	}
-	return budgetTx(ctx, db, userID, func(tx *tx) (*coachd.Reservation, error) {
-		return db.settle(ctx, tx, userID, id, s, mode)
+	return writeTx(ctx, db, func(tx *tx) (*coachd.Reservation, error) {
+		r, err := lockReservation(ctx, tx, userID, id)
+		if err != nil {
+			return nil, err
+		}
+		return r, db.settleWith(ctx, tx, r, s, mode)
 	})
 }
 
@@ -265,19 +281,15 @@ func settleSpend(s coachd.Spend) (coachd.Spend, error) {
 	return s, nil
 }
 
-// settle is Settle inside a budget transaction (budgetTx).
-func (db *DB) settle(ctx context.Context, tx *tx, userID, id string, s coachd.Spend, mode coachd.SettleMode) (*coachd.Reservation, error) {
-	r, err := findReservation(ctx, tx, userID, id)
-	if err != nil {
-		return nil, err
+// settleWith applies s to r (apply) and sets r.Remaining: from the user
+// row apply's update returned, or, when apply did not touch the user,
+// from a read of it.
+func (db *DB) settleWith(ctx context.Context, tx *tx, r *coachd.Reservation, s coachd.Spend, mode coachd.SettleMode) error {
+	known, err := db.apply(ctx, tx, r, s, mode)
+	if err != nil || known {
+		return err
 	}
-	if err := db.apply(ctx, tx, r, s, mode); err != nil {
-		return nil, err
-	}
-	if err := remaining(ctx, tx, r); err != nil {
-		return nil, err
-	}
-	return r, nil
+	return remaining(ctx, tx, r)
 }
 
 // findReservation reads the user's reservation. Every write to a
@@ -301,8 +313,9 @@ func findReservation(ctx context.Context, tx *tx, userID, id string) (*coachd.Re
 // apply settles r with a cumulative total: it charges only what exceeds
 // what was charged before (so a repeat changes nothing), sets the hold
 // (what is left of the estimate while a charge keeps it active, nothing
-// once settled) and writes the ledger row of the change.
-func (db *DB) apply(ctx context.Context, tx *tx, r *coachd.Reservation, s coachd.Spend, mode settleMode) error {
+// once settled) and writes the ledger row of the change. It reports
+// whether it set r.Remaining (it did when it updated the user's row).
+func (db *DB) apply(ctx context.Context, tx *tx, r *coachd.Reservation, s coachd.Spend, mode settleMode) (bool, error) {
 	diff, rawDiff := max(s.Amount-r.Charged, 0), max(s.Tokens-r.ChargedRaw, 0)
 	charged, held, state, expires := r.Charged+diff, int64(0), r.State, r.ExpiresAt
 	reason := "charge"
@@ -323,25 +336,37 @@ func (db *DB) apply(ctx context.Context, tx *tx, r *coachd.Reservation, s coachd
 	}
 	heldDelta := held - r.Held
 	if diff == 0 && rawDiff == 0 && heldDelta == 0 && state == r.State && expires.Equal(r.ExpiresAt) {
-		return nil
+		return false, nil
 	}
-	if _, err := tx.exec(ctx, `UPDATE reservations SET charged = ?, held = ?, state = ?, expires_at = ?, updated_at = ?, raw_charged = ? WHERE id = ?`,
-		charged, held, string(state), tx.time(expires), tx.time(tx.now), r.ChargedRaw+rawDiff, r.ID); err != nil {
-		return dbError(err, "settle reservation")
+	setRes := `UPDATE reservations SET charged = ?, held = ?, state = ?, expires_at = ?, updated_at = ?, raw_charged = ? WHERE id = ?`
+	resArgs := []any{charged, held, string(state), tx.time(expires), tx.time(tx.now), r.ChargedRaw + rawDiff, r.ID}
+	toUser := !r.FreePreview && (diff != 0 || heldDelta != 0)
+	if tx.d == dialectPostgres && toUser {
+		if err := db.applyPG(ctx, tx, r, setRes, resArgs, diff, heldDelta, rawDiff, reason); err != nil {
+			return false, err
+		}
+		r.Charged, r.Held, r.State, r.ExpiresAt, r.ChargedRaw = charged, held, state, expires, r.ChargedRaw+rawDiff
+		return true, nil
+	}
+	if _, err := tx.exec(ctx, setRes, resArgs...); err != nil {
+		return false, dbError(err, "settle reservation")
 	}
 	r.Charged, r.Held, r.State, r.ExpiresAt, r.ChargedRaw = charged, held, state, expires, r.ChargedRaw+rawDiff
-	if r.FreePreview || (diff == 0 && heldDelta == 0) {
-		return nil
+	if !toUser {
+		return false, nil
 	}
 	// Usage is charged to the period the reservation was made in: it moves
 	// the cached total only while that period is still the user's current.
-	if _, err := tx.exec(ctx, `UPDATE users SET
+	var budget, used, reserved int64
+	if err := tx.queryRow(ctx, `UPDATE users SET
 		tokens_used = tokens_used + CASE WHEN period_start = ? THEN CAST(? AS BIGINT) ELSE 0 END,
-		tokens_reserved = tokens_reserved + ? WHERE id = ?`,
-		tx.time(r.PeriodStart), diff, heldDelta, r.UserID); err != nil {
-		return dbError(err, "charge user")
+		tokens_reserved = tokens_reserved + ? WHERE id = ?
+		RETURNING token_budget, tokens_used, tokens_reserved`,
+		tx.time(r.PeriodStart), diff, heldDelta, r.UserID).Scan(&budget, &used, &reserved); err != nil {
+		return false, dbError(err, "charge user")
 	}
-	return db.addLedger(ctx, tx, r, diff, heldDelta, rawDiff, reason)
+	r.Remaining = coachd.RemainingTokens(budget, used, reserved)
+	return true, db.addLedger(ctx, tx, r, diff, heldDelta, rawDiff, reason)
 }
 
 // addLedger writes a ledger row: used and reserved in the budget's unit,

@@ -110,6 +110,9 @@ func beginTurn(ctx context.Context, tx *tx, userID, sessionID, owner string, kee
 
 // AppendEvents implements coachd.StreamService.
 func (db *DB) AppendEvents(ctx context.Context, userID, sessionID string, turn int64, events []coachd.Event, ended bool) (bool, error) {
+	if db.dialect == dialectPostgres {
+		return db.appendEventsPG(ctx, userID, sessionID, turn, events, ended)
+	}
 	tx, err := db.beginWrite(ctx)
 	if err != nil {
 		return false, err
@@ -147,6 +150,43 @@ func (db *DB) AppendEvents(ctx context.Context, userID, sessionID string, turn i
 			return false, dbError(err, "append events")
 		}
 		events = events[n:]
+	}
+	return stop, tx.commit()
+}
+
+// appendEventsPG is AppendEvents on Postgres in one statement, so one
+// round trip without BEGIN and COMMIT (a statement is atomic by itself):
+// the turn's row is marked alive and the events, passed as two arrays of
+// any length, go in only when that row is the user's. Its text does not
+// depend on the number of events, so it is prepared once per connection.
+func (db *DB) appendEventsPG(ctx context.Context, userID, sessionID string, turn int64, events []coachd.Event, ended bool) (bool, error) {
+	data, ends, err := encodeEvents(events)
+	if err != nil {
+		return false, internal(err, "encode event")
+	}
+	seqs, rows := make([]int64, len(events)), make([]string, len(events))
+	start := 0
+	for i, ev := range events {
+		seqs[i], rows[i] = ev.Seq, data[start:ends[i]]
+		start = ends[i]
+	}
+	tx, err := db.beginAuto(ctx, true)
+	if err != nil {
+		return false, err
+	}
+	defer tx.Rollback()
+	var stop bool
+	if err := tx.queryRow(ctx, `WITH t AS (
+			UPDATE turns SET alive_at = ?, ended = ended OR ?
+			WHERE session_id = ? AND turn = ? AND user_id = ? RETURNING session_id, turn, stop_requested
+		), e AS (
+			INSERT INTO turn_events (session_id, turn, seq, data)
+			SELECT t.session_id, t.turn, x.seq, x.data FROM t, unnest(?::bigint[], ?::text[]) AS x (seq, data)
+			ON CONFLICT (session_id, turn, seq) DO NOTHING
+		)
+		SELECT stop_requested FROM t`,
+		tx.time(tx.now), ended, sessionID, turn, userID, seqs, rows).Scan(&stop); err != nil {
+		return false, dbError(err, "append events")
 	}
 	return stop, tx.commit()
 }

@@ -85,7 +85,7 @@ func (db *DB) FindUserByID(ctx context.Context, id string) (*coachd.User, error)
 // FindUserByKeyHash returns the user whose API key hashes to keyHash, or
 // ENOTFOUND.
 func (db *DB) FindUserByKeyHash(ctx context.Context, keyHash string) (*coachd.User, error) {
-	tx, err := db.beginRead(ctx)
+	tx, err := db.beginAuto(ctx, false) // one statement: every request's authentication
 	if err != nil {
 		return nil, err
 	}
