@@ -149,7 +149,7 @@ func TestStreamBadInput(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), limit)
 			defer cancel()
 			start := time.Now()
-			evs, resp, err := drain(m.Stream(ctx, hello()))
+			evs, resp, err := modeltest.Drain(m.Stream(ctx, modeltest.Hello("")))
 			if took := time.Since(start); took > limit+time.Second {
 				t.Fatalf("took %s", took)
 			}
@@ -159,17 +159,3 @@ func TestStreamBadInput(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
-
-func hello() *coachd.ModelRequest {
-	return &coachd.ModelRequest{MaxTokens: 1024, Messages: []coachd.ModelMessage{
-		{Role: coachd.RoleUser, Blocks: []coachd.Block{coachd.TextBlock("Hello")}}}}
-}
-
-func drain(s coachd.ModelStream) ([]coachd.ModelEvent, *coachd.ModelResponse, error) {
-	defer s.Close()
-	var evs []coachd.ModelEvent
-	for s.Next() {
-		evs = append(evs, s.Event())
-	}
-	return evs, s.Response(), s.Err()
-}
