@@ -153,14 +153,24 @@ func (h *heldTurn) end(write func(ctx context.Context) error) {
 		if h.stop != nil {
 			close(h.stop)
 			<-h.renewed
-			rctx, cancel := context.WithTimeout(context.WithoutCancel(h.ctx), 5*time.Second)
-			defer cancel()
-			if write == nil || write(rctx) != nil {
-				h.g.store.ReleaseTurn(rctx, h.userID, h.sessionID, h.owner)
+			if write == nil || h.within(write) != nil {
+				// ReleaseTurn gets its own time: a write that failed may
+				// have spent all of its own, and a lease left behind
+				// blocks the session until it expires.
+				_ = h.within(func(ctx context.Context) error {
+					return h.g.store.ReleaseTurn(ctx, h.userID, h.sessionID, h.owner)
+				})
 			}
 		}
 		h.local()
 	})
+}
+
+// within runs f with 5 s of its own, not cancelled with the turn.
+func (h *heldTurn) within(f func(context.Context) error) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(h.ctx), 5*time.Second)
+	defer cancel()
+	return f(ctx)
 }
 
 // renew extends owner's lease until stop is closed.

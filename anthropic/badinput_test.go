@@ -111,6 +111,10 @@ func anthropicStreamRows() []streamRow {
 			code: coachd.EAPI},
 		{name: "ToolInputNotAnObject", reply: events(evStart, evToolStart, fmt.Sprintf(evToolDelta, `[1,2]`), evStop0, evToolMDelta, evMsgStop),
 			code: coachd.EAPI},
+		// The loop runs the calls of an end_turn reply too (a proxy's): its
+		// cut input is refused as well.
+		{name: "ToolInputInvalidEndTurn", reply: events(evStart, evToolStart, fmt.Sprintf(evToolDelta, `{"zone":`), evStop0, evMsgDelta, evMsgStop),
+			code: coachd.EAPI},
 		{name: "InvalidUTF8InText", reply: events(evStart, evTextStart, strings.Replace(evTextDelta, `"Hi"`, "\"H\xff\xfei\"", 1), evStop0, evMsgDelta, evMsgStop),
 			check: func(t *testing.T, evs []coachd.ModelEvent, resp *coachd.ModelResponse) {
 				for _, e := range evs {

@@ -20,7 +20,8 @@ const maxUsageTokens = 1 << 24
 // is not a JSON object (cut, padded, or nested past the decoder's depth),
 // before Accumulate empties it to {}; at message_stop it rejects the
 // message (issue 18's upstream-stream table) when a tool call would so run
-// with {} instead of what the model sent, or when a usage count is out of
+// with {} instead of what the model sent (any stop reason but max_tokens
+// and refusal), or when a usage count is out of
 // range (a negative count would credit the user, a huge one charge the
 // whole budget). A message cut by max_tokens keeps its partial input as
 // {}, as before.
@@ -45,7 +46,9 @@ func (s *stream) checkInput(ev *sdk.MessageStreamEventUnion) error {
 				return bad("usage %s %d is out of range", name, n)
 			}
 		}
-		if s.msg.StopReason != sdk.StopReasonToolUse {
+		// The loop runs the calls of any reply but one cut by max_tokens
+		// or refused, whatever its stop reason says.
+		if s.msg.StopReason == sdk.StopReasonMaxTokens || s.msg.StopReason == sdk.StopReasonRefusal {
 			return nil
 		}
 		for i := range s.msg.Content {

@@ -35,7 +35,7 @@ type detachedStreams struct {
 	mu      sync.Mutex
 	set     map[*detached]struct{}
 	probing bool
-	wg      sync.WaitGroup
+	none    chan struct{} // closed when set empties; nil while nobody waits
 }
 
 // detached is one session stream running off its request.
@@ -113,7 +113,6 @@ func (ds *detachedStreams) add(d *detached) {
 		ds.set = map[*detached]struct{}{}
 	}
 	ds.set[d] = struct{}{}
-	ds.wg.Add(1)
 	if !ds.probing {
 		ds.probing = true
 		go ds.probe()
@@ -123,9 +122,10 @@ func (ds *detachedStreams) add(d *detached) {
 func (ds *detachedStreams) remove(d *detached) {
 	ds.mu.Lock()
 	defer ds.mu.Unlock()
-	if _, ok := ds.set[d]; ok {
-		delete(ds.set, d)
-		ds.wg.Done()
+	delete(ds.set, d)
+	if len(ds.set) == 0 && ds.none != nil {
+		close(ds.none)
+		ds.none = nil
 	}
 }
 
@@ -138,14 +138,25 @@ func (ds *detachedStreams) len() int {
 }
 
 // wait waits until every detached stream has ended, or ctx is done.
+// A stream parked meanwhile (a handler that found its session idle just
+// before Drain) is waited for too.
 func (ds *detachedStreams) wait(ctx context.Context) error {
-	done := make(chan struct{})
-	go func() { ds.wg.Wait(); close(done) }()
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
+	for {
+		ds.mu.Lock()
+		if len(ds.set) == 0 {
+			ds.mu.Unlock()
+			return nil
+		}
+		if ds.none == nil {
+			ds.none = make(chan struct{})
+		}
+		none := ds.none
+		ds.mu.Unlock()
+		select {
+		case <-none:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
 }
 

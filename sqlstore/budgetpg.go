@@ -2,9 +2,6 @@ package sqlstore
 
 import (
 	"context"
-	"database/sql"
-	"errors"
-	"strings"
 
 	"github.com/coachd/coachd"
 )
@@ -12,33 +9,19 @@ import (
 // Budget writes folded into fewer statements for Postgres, where each
 // statement is a round trip to the server (SQLite runs them in-process).
 
-// lockReservation takes userID's lock (as lockUser) and reads the user's
-// reservation id (as findReservation): on Postgres in one statement.
+// lockReservation takes userID's lock (lockUser) and then reads the
+// user's reservation id (findReservation). Two statements, also on
+// Postgres: one SELECT … JOIN … FOR UPDATE OF users would, after waiting
+// for the lock, re-read only the users row and return the reservation as
+// it was before the wait (READ COMMITTED), so a settlement racing another
+// would apply its difference twice; and locking the reservation row in
+// that statement as well could take the two locks in the other order.
 func lockReservation(ctx context.Context, tx *tx, userID, id string) (*coachd.Reservation, error) {
-	if tx.d != dialectPostgres || !coachd.ValidID(coachd.PrefixReservation, id) {
-		if err := lockUser(ctx, tx, userID); err != nil {
-			return nil, err
-		}
-		return findReservation(ctx, tx, userID, id)
+	if err := lockUser(ctx, tx, userID); err != nil {
+		return nil, err
 	}
-	r, err := scanReservation(tx.queryRow(ctx, `SELECT `+reservationColumnsR+` FROM users u
-		JOIN reservations r ON r.user_id = u.id AND r.id = ? WHERE u.id = ? FOR UPDATE OF u`, id, userID))
-	if errors.Is(err, sql.ErrNoRows) {
-		// No reservation, so no row and no lock: take it as lockUser
-		// would (a missing user stays that error).
-		if err := lockUser(ctx, tx, userID); err != nil {
-			return nil, err
-		}
-		return nil, coachd.Errorf(coachd.ENOTFOUND, "reservation not found")
-	}
-	if err != nil {
-		return nil, dbError(err, "reservation %q", id)
-	}
-	return r, nil
+	return findReservation(ctx, tx, userID, id)
 }
-
-// reservationColumnsR is reservationColumns of the table aliased r.
-var reservationColumnsR = "r." + strings.ReplaceAll(reservationColumns, ", ", ", r.")
 
 // applyPG is apply's three writes on Postgres (the reservation, the
 // user's totals, the ledger row) as one statement, one round trip; it

@@ -148,7 +148,10 @@ func (db *DB) beginWrite(ctx context.Context) (*tx, error) {
 // fewer. It is for methods of one statement, or of statements that need
 // no common snapshot and no common outcome (Postgres runs a transaction
 // READ COMMITTED, so each statement of one sees its own snapshot anyway).
-// On SQLite it is beginRead, or beginWrite when write is set.
+// On SQLite it is beginRead, or beginWrite when write is set. Nothing
+// rolls back: a method with more than one write must not use it, and
+// retry (which runs fn again after a rolled-back attempt) is safe around
+// it only while fn's first statement is its only write.
 func (db *DB) beginAuto(ctx context.Context, write bool) (*tx, error) {
 	if db.dialect != dialectPostgres {
 		if write {

@@ -180,7 +180,7 @@ func TestPostgresRoundTrips(t *testing.T) {
 		return err
 	})
 	spent := int64(0)
-	check("Settle", 4, nil, func() error {
+	check("Settle", 5, nil, func() error {
 		spent += 10
 		_, err := db.Settle(ctx, user.ID, resv[0].ID, coachd.Spend{Amount: spent, Tokens: spent}, coachd.SettleCharge)
 		return err
@@ -189,7 +189,7 @@ func TestPostgresRoundTrips(t *testing.T) {
 	acquire := func() error { // each end its own lease, taken outside the count
 		return db.AcquireTurn(ctx, user.ID, s.ID, "B", clock.Now().Add(time.Minute))
 	}
-	check("EndTurn", 6, acquire, func() error {
+	check("EndTurn", 7, acquire, func() error {
 		r := resv[i]
 		i++
 		msg := &coachd.Message{Role: coachd.RoleAssistant, Blocks: []coachd.Block{coachd.TextBlock("reply")}}
