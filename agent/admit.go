@@ -88,7 +88,6 @@ func (r *Runner) admitOnce(ctx context.Context, req TurnRequest, held *heldTurn)
 	}
 	held.leased(owner, r.cfg.TurnLease)
 	t.resv, t.held, t.streamTurn = adm.Reservation, held, adm.StreamTurn
-	t.release = func() { held.end(nil) }
 	return t, nil
 }
 

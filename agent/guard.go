@@ -67,8 +67,7 @@ type heldTurn struct {
 	g                 *guard
 	ctx               context.Context
 	userID, sessionID string
-	wait              bool
-	timeout           *time.Timer // MaxBusyWait, for a waiting request
+	timeout           *time.Timer // MaxBusyWait; nil unless the request waits
 	pollEvery         time.Duration
 	local             func()
 
@@ -81,7 +80,7 @@ type heldTurn struct {
 // session is ETURNINPROGRESS at once; with wait it queues up to
 // MaxBusyWait, which also bounds poll.
 func (g *guard) lock(ctx context.Context, userID, sessionID string, wait bool) (*heldTurn, error) {
-	h := &heldTurn{g: g, ctx: ctx, userID: userID, sessionID: sessionID, wait: wait, pollEvery: 20 * time.Millisecond}
+	h := &heldTurn{g: g, ctx: ctx, userID: userID, sessionID: sessionID, pollEvery: 20 * time.Millisecond}
 	if wait {
 		h.timeout = time.NewTimer(MaxBusyWait)
 	}
@@ -109,7 +108,7 @@ func (h *heldTurn) busy() error {
 	if h.timeout != nil {
 		h.timeout.Stop()
 	}
-	if h.wait {
+	if h.timeout != nil {
 		return coachd.Errorf(coachd.ETURNINPROGRESS, "a turn is still running on this session after waiting %s", MaxBusyWait)
 	}
 	return coachd.Errorf(coachd.ETURNINPROGRESS, "a turn is already running on this session")
@@ -118,7 +117,7 @@ func (h *heldTurn) busy() error {
 // poll waits before trying again a lease another process holds (doubling
 // up to 500 ms); past MaxBusyWait it is ETURNINPROGRESS.
 func (h *heldTurn) poll(ctx context.Context) error {
-	if !h.wait {
+	if h.timeout == nil {
 		return h.busy()
 	}
 	select {

@@ -13,12 +13,11 @@ import (
 
 // Turn is one prepared user turn holding its session's turn slot.
 type Turn struct {
-	r       *Runner
-	req     TurnRequest
-	agent   *Agent
-	sess    *coachd.Session
-	release func()
-	held    *heldTurn // the session's slot and lease (admit.go)
+	r     *Runner
+	req   TurnRequest
+	agent *Agent
+	sess  *coachd.Session
+	held  *heldTurn // the session's slot and lease (admit.go)
 	// streamTurn is the event log's turn begun with the admission.
 	streamTurn int64
 	final      []*coachd.Message // the last reply, stored by end
@@ -83,6 +82,14 @@ func (t *Turn) Close() {
 		cancel()
 	}
 	t.release()
+}
+
+// release gives up the session's slot and lease (once; end stores and
+// settles first when the turn ran).
+func (t *Turn) release() {
+	if t.held != nil {
+		t.held.end(nil)
+	}
 }
 
 // emit numbers and sends an event; a failed send cancels the turn.

@@ -32,15 +32,26 @@ func (db *DB) applyPG(ctx context.Context, tx *tx, r *coachd.Reservation, setRes
 		r.UserID, r.ID, diff, heldDelta, reason, tx.time(r.PeriodStart), tx.time(tx.now), rawDiff, string(db.budget.Unit))
 	var budget, used, reserved int64
 	if err := tx.queryRow(ctx, `WITH r AS (`+setRes+`),
-		u AS (UPDATE users SET
-			tokens_used = tokens_used + CASE WHEN period_start = ? THEN CAST(? AS BIGINT) ELSE 0 END,
-			tokens_reserved = tokens_reserved + ? WHERE id = ?
-			RETURNING token_budget, tokens_used, tokens_reserved),
-		l AS (INSERT INTO ledger (user_id, reservation_id, used_delta, reserved_delta, reason, period_start, created_at, raw_tokens, unit)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?))
+		u AS (`+chargeUser+`),
+		l AS (`+ledgerRow+`)
 		SELECT token_budget, tokens_used, tokens_reserved FROM u`, args...).Scan(&budget, &used, &reserved); err != nil {
 		return dbError(err, "settle reservation")
 	}
 	r.Remaining = coachd.RemainingTokens(budget, used, reserved)
 	return nil
 }
+
+// The budget's two writes besides the reservation's, shared by apply and
+// applyPG (and ledgerInsert by reserve's Postgres statement).
+const (
+	// chargeUser adds a settlement to the user's totals (used only while
+	// the reservation's period is the user's current one) and returns
+	// them; args: period start, used delta, reserved delta, user id.
+	chargeUser = `UPDATE users SET
+		tokens_used = tokens_used + CASE WHEN period_start = ? THEN CAST(? AS BIGINT) ELSE 0 END,
+		tokens_reserved = tokens_reserved + ? WHERE id = ?
+		RETURNING token_budget, tokens_used, tokens_reserved`
+	ledgerInsert = `INSERT INTO ledger (user_id, reservation_id, used_delta, reserved_delta, reason, period_start, created_at, raw_tokens, unit)`
+	// ledgerRow writes one ledger row; args in ledgerInsert's column order.
+	ledgerRow = ledgerInsert + ` VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
+)

@@ -219,8 +219,7 @@ func (tx *tx) stmtCtx(ctx context.Context) context.Context {
 func (tx *tx) commit() error {
 	var err error
 	switch {
-	case tx.auto != nil:
-		tx.ended = true
+	case tx.auto != nil: // each statement committed by itself
 	case tx.g != nil:
 		tx.ended = true
 		err = tx.g.commit(context.Background())

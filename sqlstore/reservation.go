@@ -169,7 +169,7 @@ func (db *DB) reserve(ctx context.Context, tx *tx, req coachd.ReserveRequest, st
 		// Postgres: the reservation and its ledger row (addLedger's) in
 		// one statement, one round trip.
 		insert = `WITH r AS (` + insert + ` RETURNING id)
-			INSERT INTO ledger (user_id, reservation_id, used_delta, reserved_delta, reason, period_start, created_at, raw_tokens, unit)
+			` + ledgerInsert + `
 			SELECT ?, r.id, 0, ?, 'reserve', ?, ?, 0, ? FROM r`
 		args = append(args, r.UserID, r.Estimate, tx.time(r.PeriodStart), tx.time(tx.now), string(db.budget.Unit))
 	}
@@ -358,10 +358,7 @@ func (db *DB) apply(ctx context.Context, tx *tx, r *coachd.Reservation, s coachd
 	// Usage is charged to the period the reservation was made in: it moves
 	// the cached total only while that period is still the user's current.
 	var budget, used, reserved int64
-	if err := tx.queryRow(ctx, `UPDATE users SET
-		tokens_used = tokens_used + CASE WHEN period_start = ? THEN CAST(? AS BIGINT) ELSE 0 END,
-		tokens_reserved = tokens_reserved + ? WHERE id = ?
-		RETURNING token_budget, tokens_used, tokens_reserved`,
+	if err := tx.queryRow(ctx, chargeUser,
 		tx.time(r.PeriodStart), diff, heldDelta, r.UserID).Scan(&budget, &used, &reserved); err != nil {
 		return false, dbError(err, "charge user")
 	}
@@ -372,8 +369,7 @@ func (db *DB) apply(ctx context.Context, tx *tx, r *coachd.Reservation, s coachd
 // addLedger writes a ledger row: used and reserved in the budget's unit,
 // raw the raw tokens used stands for.
 func (db *DB) addLedger(ctx context.Context, tx *tx, r *coachd.Reservation, used, reserved, raw int64, reason string) error {
-	if _, err := tx.exec(ctx, `INSERT INTO ledger (user_id, reservation_id, used_delta, reserved_delta, reason, period_start, created_at, raw_tokens, unit)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	if _, err := tx.exec(ctx, ledgerRow,
 		r.UserID, r.ID, used, reserved, reason, tx.time(r.PeriodStart), tx.time(tx.now), raw, string(db.budget.Unit)); err != nil {
 		return dbError(err, "write ledger")
 	}
