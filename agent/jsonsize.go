@@ -3,7 +3,6 @@ package agent
 import (
 	"bytes"
 	"encoding/json"
-	"unicode/utf8"
 
 	"github.com/coachd/coachd"
 )
@@ -26,7 +25,8 @@ func messagesJSONLen(msgs []coachd.ModelMessage) int {
 		if i > 0 {
 			n++ // ,
 		}
-		n += len(`{"role":`) + quotedLen(string(m.Role)) + len(`,"content":`) + 1 // }
+		scratch = coachd.AppendJSONString(scratch[:0], string(m.Role), true)
+		n += len(`{"role":`) + len(scratch) + len(`,"content":`) + 1 // }
 		if m.Blocks == nil {
 			n += len("null")
 			continue
@@ -44,37 +44,6 @@ func messagesJSONLen(msgs []coachd.ModelMessage) int {
 			}
 			n += compact.Len() + htmlEscapeGrowth(compact.Bytes())
 		}
-	}
-	return n
-}
-
-// quotedLen is len(json.Marshal(s)).
-func quotedLen(s string) int {
-	n := 2
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			switch {
-			case c == '"' || c == '\\' || c == '\b' || c == '\f' || c == '\n' || c == '\r' || c == '\t':
-				n += 2
-			case c < 0x20 || c == '<' || c == '>' || c == '&':
-				n += 6
-			default:
-				n++
-			}
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			n += 6 // \ufffd
-		case r == '\u2028' || r == '\u2029':
-			n += 6
-		default:
-			n += size
-		}
-		i += size
 	}
 	return n
 }
