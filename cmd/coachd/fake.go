@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -28,6 +29,7 @@ func runFake(ctx context.Context, args []string, getenv func(string) string, std
 	bench := fs.Bool("bench", false, "answer like `coachd bench` expects: a save_note round for messages starting \"tool:\", then 20 text deltas")
 	benchFirst := fs.Duration("bench-first", loadtest.DefaultPace.First, "with --bench: pause before the first event of each reply")
 	benchEach := fs.Duration("bench-each", loadtest.DefaultPace.Each, "with --bench: pause between events")
+	pprofAddr := fs.String("pprof", "", "serve net/http/pprof on this loopback address (off by default)")
 	if done, err := parseFlags(fs, args, stdout, stderr); done || err != nil {
 		return err
 	}
@@ -53,6 +55,13 @@ func runFake(ctx context.Context, args []string, getenv func(string) string, std
 	if *bench {
 		fake.SetScript(loadtest.ScriptAny(loadtest.Pace{First: *benchFirst, Each: *benchEach}))
 		fake.SetRecording(false) // a load test would hold every request
+	}
+	if *pprofAddr != "" {
+		stop, err := servePprof(*pprofAddr, slog.New(slog.NewTextHandler(stderr, nil)))
+		if err != nil {
+			return err
+		}
+		defer stop()
 	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
