@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -38,14 +39,14 @@ type Request struct {
 }
 
 // Messages returns the request's messages in coachd's types; string
-// content becomes one text block. The blocks are the ones the fake decoded
-// when it checked the request; each call returns fresh slices.
+// content becomes one text block. Each call returns fresh slices.
 func (r *Request) Messages() []coachd.ModelMessage {
 	if r.wire == nil {
 		return nil
 	}
-	out := make([]coachd.ModelMessage, len(r.wire.msgs))
-	for i, m := range r.wire.msgs {
+	out := make([]coachd.ModelMessage, len(r.wire.Messages))
+	for i := range out {
+		m := r.wire.message(i)
 		out[i] = coachd.ModelMessage{Role: m.Role, Blocks: slices.Clone(m.Blocks)}
 	}
 	return out
@@ -54,11 +55,11 @@ func (r *Request) Messages() []coachd.ModelMessage {
 // ToolResults returns the tool_result blocks of the last message, so a
 // script can branch: a tool call first, text once the results are in.
 func (r *Request) ToolResults() []coachd.Block {
-	if r.wire == nil || len(r.wire.msgs) == 0 {
+	if r.wire == nil || len(r.wire.Messages) == 0 {
 		return nil
 	}
 	var out []coachd.Block
-	for _, b := range r.wire.msgs[len(r.wire.msgs)-1].Blocks {
+	for _, b := range r.wire.message(len(r.wire.Messages) - 1).Blocks {
 		if b.Type == coachd.BlockToolResult {
 			out = append(out, b)
 		}
@@ -71,10 +72,9 @@ func (r *Request) LastUserText() string {
 	if r.wire == nil {
 		return ""
 	}
-	msgs := r.wire.msgs
-	for i := len(msgs) - 1; i >= 0; i-- {
-		if msgs[i].Role == coachd.RoleUser {
-			return coachd.BlocksText(msgs[i].Blocks)
+	for i := len(r.wire.Messages) - 1; i >= 0; i-- {
+		if coachd.Role(r.wire.Messages[i].Role) == coachd.RoleUser {
+			return coachd.BlocksText(r.wire.message(i).Blocks)
 		}
 	}
 	return ""
@@ -126,9 +126,36 @@ type wireRequest struct {
 		BudgetTokens int64  `json:"budget_tokens"`
 	} `json:"thinking"`
 
-	// Decoded once by parseRequest, for Messages and the cache accounting.
-	sys  []json.RawMessage     // the system blocks
-	msgs []coachd.ModelMessage // the messages' blocks decoded
+	// Cut up once by parseRequest, for the cache accounting and Messages.
+	sys  []json.RawMessage // the system blocks
+	msgs []lazyMessage     // one per message, decoded on first use
+}
+
+// lazyMessage is a message in coachd's types, decoded when first asked
+// for: a script reads the last message or two, not the whole history.
+type lazyMessage struct {
+	once sync.Once
+	m    coachd.ModelMessage
+}
+
+// message returns message i in coachd's types. parseRequest has checked
+// that every block decodes.
+func (req *wireRequest) message(i int) *coachd.ModelMessage {
+	l := &req.msgs[i]
+	l.once.Do(func() {
+		w := req.Messages[i]
+		l.m.Role = coachd.Role(w.Role)
+		if len(w.blocks) > 0 {
+			l.m.Blocks = make([]coachd.Block, 0, len(w.blocks))
+		}
+		for _, raw := range w.blocks {
+			var b coachd.Block
+			if json.Unmarshal(raw, &b) == nil {
+				l.m.Blocks = append(l.m.Blocks, b)
+			}
+		}
+	})
+	return &l.m
 }
 
 type wireMessage struct {
@@ -211,7 +238,7 @@ func parseRequest(raw []byte, countOnly bool) (*wireRequest, error) {
 		return nil, tooLarge()
 	}
 	var req wireRequest
-	if err := json.Unmarshal(raw, &req); err != nil {
+	if err := decodeRequest(raw, &req); err != nil {
 		return nil, invalid("request body is not valid JSON: %v", err)
 	}
 	if req.Model == "" {
@@ -254,7 +281,8 @@ func parseRequest(raw []byte, countOnly bool) (*wireRequest, error) {
 	}
 	count(sys)
 	req.sys = sys
-	req.msgs = make([]coachd.ModelMessage, len(req.Messages))
+	req.msgs = make([]lazyMessage, len(req.Messages))
+	var ms []member
 	var pending []string // tool_use ids of the previous assistant message
 	images := 0
 	for i := range req.Messages {
@@ -268,36 +296,39 @@ func parseRequest(raw []byte, countOnly bool) (*wireRequest, error) {
 		}
 		count(blocks)
 		m.blocks = blocks
-		mm := &req.msgs[i]
-		mm.Role = coachd.Role(m.Role)
-		if len(blocks) > 0 {
-			mm.Blocks = make([]coachd.Block, len(blocks))
-		}
 		var uses, results []string
 		for j, raw := range blocks {
-			b := &mm.Blocks[j]
-			if err := json.Unmarshal(raw, b); err != nil {
-				return nil, invalid("messages.%d.content.%d: %v", i, j, err)
+			var (
+				h  blockHead
+				ok bool
+				b  coachd.Block
+			)
+			h, ms, ok = peekBlock(raw, ms)
+			if !ok || h.typ == coachd.BlockImage || h.typ == coachd.BlockDocument {
+				if err := json.Unmarshal(raw, &b); err != nil {
+					return nil, invalid("messages.%d.content.%d: %v", i, j, err)
+				}
+				h = blockHead{b.Type, b.ID, b.ToolUseID}
 			}
-			switch b.Type {
+			switch h.typ {
 			case coachd.BlockToolUse:
 				if m.Role != "assistant" {
 					return nil, invalid("messages.%d.content.%d: tool_use blocks can only be in assistant messages", i, j)
 				}
-				uses = append(uses, b.ID)
+				uses = append(uses, h.id)
 			case coachd.BlockToolResult:
 				if m.Role != "user" {
 					return nil, invalid("messages.%d.content.%d: tool_result blocks can only be in user messages", i, j)
 				}
-				if !slices.Contains(pending, b.ToolUseID) {
-					return nil, invalid("messages.%d.content.%d: unexpected `tool_use_id` found in `tool_result` blocks: %s. Each `tool_result` block must have a corresponding `tool_use` block in the previous message.", i, j, b.ToolUseID)
+				if !slices.Contains(pending, h.toolUseID) {
+					return nil, invalid("messages.%d.content.%d: unexpected `tool_use_id` found in `tool_result` blocks: %s. Each `tool_result` block must have a corresponding `tool_use` block in the previous message.", i, j, h.toolUseID)
 				}
-				results = append(results, b.ToolUseID)
+				results = append(results, h.toolUseID)
 			case coachd.BlockImage, coachd.BlockDocument:
-				if err := checkMedia(fmt.Sprintf("messages.%d.content.%d", i, j), m.Role, *b); err != nil {
+				if err := checkMedia(fmt.Sprintf("messages.%d.content.%d", i, j), m.Role, b); err != nil {
 					return nil, err
 				}
-				if b.Type == coachd.BlockImage {
+				if h.typ == coachd.BlockImage {
 					images++
 				}
 			}
