@@ -24,13 +24,20 @@ func skipSpace(b []byte, i int) int {
 // stringEnd returns the index just past the string whose opening quote is
 // at b[i], or -1 when it does not end.
 func stringEnd(b []byte, i int) int {
-	for j := i + 1; j < len(b); j++ {
-		switch b[j] {
-		case '\\':
-			j++
-		case '"':
+	for j := i + 1; j < len(b); {
+		k := bytes.IndexByte(b[j:], '"')
+		if k < 0 {
+			return -1
+		}
+		j += k
+		escaped := false // by an odd run of backslashes before it
+		for p := j - 1; p > i && b[p] == '\\'; p-- {
+			escaped = !escaped
+		}
+		if !escaped {
 			return j + 1
 		}
+		j++
 	}
 	return -1
 }
@@ -162,6 +169,21 @@ func plainKey(k []byte) bool {
 // back byte for byte: compact (no space outside strings) and nothing it
 // escapes for HTML (<, >, &, U+2028, U+2029).
 func plainValue(v []byte) bool {
+	if len(v) > 0 && v[0] == '"' {
+		// One string: space inside it stays.
+		if bytes.IndexByte(v, '<') >= 0 || bytes.IndexByte(v, '>') >= 0 || bytes.IndexByte(v, '&') >= 0 {
+			return false
+		}
+		for i := 0; ; i++ {
+			k := bytes.IndexByte(v[i:], 0xE2)
+			if k < 0 {
+				return true
+			}
+			if i += k; i+2 < len(v) && v[i+1] == 0x80 && v[i+2]&^1 == 0xA8 {
+				return false
+			}
+		}
+	}
 	in := false
 	for i := 0; i < len(v); i++ {
 		switch c := v[i]; {
