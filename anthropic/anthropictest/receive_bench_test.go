@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/coachd/coachd/anthropic/anthropictest"
@@ -33,9 +34,7 @@ func BenchmarkReceiveCoachRequest(b *testing.B) {
 			fake.SetScript(loadtest.ScriptAny(loadtest.Pace{}))
 			fake.SetRecording(false)
 			h := fake.Handler()
-			b.SetBytes(int64(len(raw)))
-			b.ReportAllocs()
-			for b.Loop() {
+			serve := func() *httptest.ResponseRecorder {
 				req := httptest.NewRequest(http.MethodPost, "/v1/messages", bytes.NewReader(raw))
 				req.Header.Set("x-api-key", "k")
 				req.Header.Set("anthropic-version", "2023-06-01")
@@ -45,6 +44,17 @@ func BenchmarkReceiveCoachRequest(b *testing.B) {
 				if rec.Code != http.StatusOK {
 					b.Fatalf("status %d: %s", rec.Code, rec.Body)
 				}
+				return rec
+			}
+			// The script answers as under load: the call, then the text.
+			want := map[string]string{"coach_tool_call.json": `"name":"save_note"`, "coach_tool_result.json": `"text":"word "`}[name]
+			if got := serve().Body.String(); !strings.Contains(got, want) {
+				b.Fatalf("reply lacks %s:\n%s", want, got)
+			}
+			b.SetBytes(int64(len(raw)))
+			b.ReportAllocs()
+			for b.Loop() {
+				serve()
 			}
 		})
 	}
