@@ -140,3 +140,11 @@ func FuzzWriteEvent(f *testing.F) {
 		}
 	})
 }
+
+func TestFakeID(t *testing.T) {
+	for _, n := range []int{1, 9, 10, 99999, 100000, 999999, 1000000, 12345678} {
+		if got, want := fakeID("req_fake_", n), fmt.Sprintf("req_fake_%06d", n); got != want {
+			t.Errorf("fakeID(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
