@@ -72,15 +72,7 @@ func ScriptAny(pace Pace) func(*anthropictest.Request) anthropictest.Reply {
 }
 
 // wantsTool reports whether the request offers save_note.
-func wantsTool(req *anthropictest.Request) bool {
-	tools, _ := req.Body["tools"].([]any)
-	for _, t := range tools {
-		if m, ok := t.(map[string]any); ok && m["name"] == "save_note" {
-			return true
-		}
-	}
-	return false
-}
+func wantsTool(req *anthropictest.Request) bool { return req.HasTool("save_note") }
 
 // Message is the user message a client sends for kind: the "tool:" prefix
 // lets ScriptAny tell the kinds apart.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -209,30 +210,49 @@ func (b BlockSpec) finalBlock() any {
 }
 
 // deltas are the content_block_delta payloads of the block.
-func (b BlockSpec) deltas() []map[string]any {
-	var out []map[string]any
+func (b BlockSpec) deltas() []delta {
+	var out []delta
 	switch b.Type {
 	case coachd.BlockText:
 		for _, c := range chunks(b.Text, b.Chunk) {
-			out = append(out, map[string]any{"type": "text_delta", "text": c})
+			out = append(out, delta{"text_delta", "text", c})
 		}
 	case coachd.BlockThinking:
 		for _, c := range chunks(b.Text, b.Chunk) {
-			out = append(out, map[string]any{"type": "thinking_delta", "thinking": c})
+			out = append(out, delta{"thinking_delta", "thinking", c})
 		}
-		out = append(out, map[string]any{"type": "signature_delta", "signature": b.Signature})
+		out = append(out, delta{"signature_delta", "signature", b.Signature})
 	case coachd.BlockToolUse:
-		out = append(out, map[string]any{"type": "input_json_delta", "partial_json": ""})
+		out = append(out, delta{"input_json_delta", "partial_json", ""})
 		prev := 0
 		for _, at := range append(b.Splits, len(b.Input)) {
 			if at <= prev || at > len(b.Input) {
 				continue
 			}
-			out = append(out, map[string]any{"type": "input_json_delta", "partial_json": b.Input[prev:at]})
+			out = append(out, delta{"input_json_delta", "partial_json", b.Input[prev:at]})
 			prev = at
 		}
 	}
 	return out
+}
+
+// delta is one content_block_delta's delta: {"<key>": value, "type": typ}.
+type delta struct{ typ, key, value string }
+
+// appendDeltaEvent appends the data of a content_block_delta event as
+// json.Marshal writes it from a map (keys sorted: every key sorts before
+// "type"; the value HTML-escaped), without building the map.
+func appendDeltaEvent(dst []byte, index int, d delta) []byte {
+	v, _ := json.Marshal(d.value) // a string always marshals
+	dst = append(dst, `{"delta":{"`...)
+	dst = append(dst, d.key...)
+	dst = append(dst, `":`...)
+	dst = append(dst, v...)
+	dst = append(dst, `,"type":"`...)
+	dst = append(dst, d.typ...)
+	dst = append(dst, `"},"index":`...)
+	dst = strconv.AppendInt(dst, int64(index), 10)
+	return append(dst, `,"type":"content_block_delta"}`...)
 }
 
 // chunks splits s into pieces of n runes; n <= 0 is one piece.
@@ -278,9 +298,10 @@ func (r Reply) events(id, model string, u coachd.Usage) []Event {
 			out = append(out, Event{Name: "ping", Data: []byte(`{"type": "ping"}`)})
 		}
 		for _, d := range b.deltas() {
-			add("content_block_delta", map[string]any{"type": "content_block_delta", "index": i, "delta": d})
+			out = append(out, Event{Name: "content_block_delta", Data: appendDeltaEvent(nil, i, d)})
 		}
-		add("content_block_stop", map[string]any{"type": "content_block_stop", "index": i})
+		stop := strconv.AppendInt([]byte(`{"index":`), int64(i), 10)
+		out = append(out, Event{Name: "content_block_stop", Data: append(stop, `,"type":"content_block_stop"}`...)})
 	}
 	var seq any
 	if r.StopSequence != "" {
@@ -288,7 +309,7 @@ func (r Reply) events(id, model string, u coachd.Usage) []Event {
 	}
 	add("message_delta", map[string]any{"type": "message_delta",
 		"delta": map[string]any{"stop_reason": r.stopReason(), "stop_sequence": seq}, "usage": wireUsage(u)})
-	add("message_stop", map[string]any{"type": "message_stop"})
+	out = append(out, Event{Name: "message_stop", Data: []byte(`{"type":"message_stop"}`)})
 	return out
 }
 

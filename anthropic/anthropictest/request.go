@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
+	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/coachd/coachd"
 )
@@ -15,10 +18,15 @@ import (
 // Request is one request the fake received.
 type Request struct {
 	Method, Path string
-	Header       http.Header
-	Raw          []byte         // the body as sent
-	Body         map[string]any // the body parsed; nil when it is not JSON
-	At           time.Time
+	Raw          []byte // the body as sent
+	// Body is the body parsed, for tests that read the request log; nil
+	// when it is not JSON, and nil while recording is off (SetRecording):
+	// a script should use the methods (Messages, HasTool, …).
+	Body map[string]any
+	// Header is a copy of the request's headers when recording; while
+	// recording is off it is the live request's, valid during the script.
+	Header http.Header
+	At     time.Time
 	// Stream reports whether the request asked for a stream.
 	Stream bool
 	// Model is the request's model.
@@ -31,22 +39,15 @@ type Request struct {
 }
 
 // Messages returns the request's messages in coachd's types; string
-// content becomes one text block.
+// content becomes one text block. Each call returns fresh slices.
 func (r *Request) Messages() []coachd.ModelMessage {
 	if r.wire == nil {
 		return nil
 	}
-	out := make([]coachd.ModelMessage, 0, len(r.wire.Messages))
-	for _, m := range r.wire.Messages {
-		blocks, _ := contentBlocks(m.Content)
-		mm := coachd.ModelMessage{Role: coachd.Role(m.Role)}
-		for _, raw := range blocks {
-			var b coachd.Block
-			if json.Unmarshal(raw, &b) == nil {
-				mm.Blocks = append(mm.Blocks, b)
-			}
-		}
-		out = append(out, mm)
+	out := make([]coachd.ModelMessage, len(r.wire.Messages))
+	for i := range out {
+		m := r.wire.message(i)
+		out[i] = coachd.ModelMessage{Role: m.Role, Blocks: slices.Clone(m.Blocks)}
 	}
 	return out
 }
@@ -54,12 +55,11 @@ func (r *Request) Messages() []coachd.ModelMessage {
 // ToolResults returns the tool_result blocks of the last message, so a
 // script can branch: a tool call first, text once the results are in.
 func (r *Request) ToolResults() []coachd.Block {
-	msgs := r.Messages()
-	if len(msgs) == 0 {
+	if r.wire == nil || len(r.wire.Messages) == 0 {
 		return nil
 	}
 	var out []coachd.Block
-	for _, b := range msgs[len(msgs)-1].Blocks {
+	for _, b := range r.wire.message(len(r.wire.Messages) - 1).Blocks {
 		if b.Type == coachd.BlockToolResult {
 			out = append(out, b)
 		}
@@ -69,13 +69,49 @@ func (r *Request) ToolResults() []coachd.Block {
 
 // LastUserText is the text of the last user message.
 func (r *Request) LastUserText() string {
-	msgs := r.Messages()
-	for i := len(msgs) - 1; i >= 0; i-- {
-		if msgs[i].Role == coachd.RoleUser {
-			return coachd.BlocksText(msgs[i].Blocks)
+	if r.wire == nil {
+		return ""
+	}
+	for i := len(r.wire.Messages) - 1; i >= 0; i-- {
+		if coachd.Role(r.wire.Messages[i].Role) == coachd.RoleUser {
+			return coachd.BlocksText(r.wire.message(i).Blocks)
 		}
 	}
 	return ""
+}
+
+// HasTool reports whether the request offers a tool named name.
+func (r *Request) HasTool(name string) bool {
+	if r.wire == nil {
+		return false
+	}
+	var ms []member
+	for _, t := range r.wire.Tools {
+		var ok bool
+		if ms, ok = members(ms[:0], t); !ok {
+			continue
+		}
+		var got []byte // the last "name" wins, as in a map
+		for _, m := range ms {
+			if string(m.key) == "name" || bytes.IndexByte(m.key, '\\') >= 0 && unquote(m.key) == "name" {
+				got = m.value
+			}
+		}
+		if len(got) > 0 && got[0] == '"' && unquote(got[1:len(got)-1]) == name {
+			return true
+		}
+	}
+	return false
+}
+
+// unquote decodes the inside of a JSON string.
+func unquote(b []byte) string {
+	if bytes.IndexByte(b, '\\') < 0 && utf8.Valid(b) {
+		return string(b)
+	}
+	var s string
+	json.Unmarshal(append(append([]byte{'"'}, b...), '"'), &s)
+	return s
 }
 
 type wireRequest struct {
@@ -89,11 +125,43 @@ type wireRequest struct {
 		Type         string `json:"type"`
 		BudgetTokens int64  `json:"budget_tokens"`
 	} `json:"thinking"`
+
+	// Cut up once by parseRequest, for the cache accounting and Messages.
+	sys  []json.RawMessage // the system blocks
+	msgs []lazyMessage     // one per message, decoded on first use
+}
+
+// lazyMessage is a message in coachd's types, decoded when first asked
+// for: a script reads the last message or two, not the whole history.
+type lazyMessage struct {
+	once sync.Once
+	m    coachd.ModelMessage
+}
+
+// message returns message i in coachd's types. parseRequest has checked
+// that every block decodes.
+func (req *wireRequest) message(i int) *coachd.ModelMessage {
+	l := &req.msgs[i]
+	l.once.Do(func() {
+		w := req.Messages[i]
+		l.m.Role = coachd.Role(w.Role)
+		if len(w.blocks) > 0 {
+			l.m.Blocks = make([]coachd.Block, 0, len(w.blocks))
+		}
+		for _, raw := range w.blocks {
+			var b coachd.Block
+			if json.Unmarshal(raw, &b) == nil {
+				l.m.Blocks = append(l.m.Blocks, b)
+			}
+		}
+	})
+	return &l.m
 }
 
 type wireMessage struct {
 	Role    string          `json:"role"`
 	Content json.RawMessage `json:"content"`
+	blocks  []json.RawMessage
 }
 
 // contentBlocks reads message or system content: a string is one text
@@ -111,10 +179,16 @@ func contentBlocks(raw json.RawMessage) ([]json.RawMessage, error) {
 		b, _ := json.Marshal(map[string]string{"type": "text", "text": s})
 		return []json.RawMessage{b}, nil
 	}
-	var out []json.RawMessage
-	err := json.Unmarshal(raw, &out)
-	return out, err
+	// The body was checked whole by json.Unmarshal: cutting it up is
+	// enough.
+	out, ok := elements(nil, raw)
+	if !ok {
+		return nil, errNotList
+	}
+	return out, nil
 }
+
+var errNotList = errors.New("not a list")
 
 // apiError is an error the fake answers with, in the API's shape.
 type apiError struct {
@@ -164,7 +238,7 @@ func parseRequest(raw []byte, countOnly bool) (*wireRequest, error) {
 		return nil, tooLarge()
 	}
 	var req wireRequest
-	if err := json.Unmarshal(raw, &req); err != nil {
+	if err := decodeRequest(raw, &req); err != nil {
 		return nil, invalid("request body is not valid JSON: %v", err)
 	}
 	if req.Model == "" {
@@ -206,9 +280,13 @@ func parseRequest(raw []byte, countOnly bool) (*wireRequest, error) {
 		return nil, invalid("system: Input should be a valid list")
 	}
 	count(sys)
+	req.sys = sys
+	req.msgs = make([]lazyMessage, len(req.Messages))
+	var ms []member
 	var pending []string // tool_use ids of the previous assistant message
 	images := 0
-	for i, m := range req.Messages {
+	for i := range req.Messages {
+		m := &req.Messages[i]
 		if m.Role != "user" && m.Role != "assistant" {
 			return nil, invalid("messages.%d.role: Input should be 'user' or 'assistant'", i)
 		}
@@ -217,31 +295,40 @@ func parseRequest(raw []byte, countOnly bool) (*wireRequest, error) {
 			return nil, invalid("messages.%d: all messages must have non-empty content except for the optional final assistant message", i)
 		}
 		count(blocks)
+		m.blocks = blocks
 		var uses, results []string
 		for j, raw := range blocks {
-			var b coachd.Block
-			if err := json.Unmarshal(raw, &b); err != nil {
-				return nil, invalid("messages.%d.content.%d: %v", i, j, err)
+			var (
+				h  blockHead
+				ok bool
+				b  coachd.Block
+			)
+			h, ms, ok = peekBlock(raw, ms)
+			if !ok || h.typ == coachd.BlockImage || h.typ == coachd.BlockDocument {
+				if err := json.Unmarshal(raw, &b); err != nil {
+					return nil, invalid("messages.%d.content.%d: %v", i, j, err)
+				}
+				h = blockHead{b.Type, b.ID, b.ToolUseID}
 			}
-			switch b.Type {
+			switch h.typ {
 			case coachd.BlockToolUse:
 				if m.Role != "assistant" {
 					return nil, invalid("messages.%d.content.%d: tool_use blocks can only be in assistant messages", i, j)
 				}
-				uses = append(uses, b.ID)
+				uses = append(uses, h.id)
 			case coachd.BlockToolResult:
 				if m.Role != "user" {
 					return nil, invalid("messages.%d.content.%d: tool_result blocks can only be in user messages", i, j)
 				}
-				if !slices.Contains(pending, b.ToolUseID) {
-					return nil, invalid("messages.%d.content.%d: unexpected `tool_use_id` found in `tool_result` blocks: %s. Each `tool_result` block must have a corresponding `tool_use` block in the previous message.", i, j, b.ToolUseID)
+				if !slices.Contains(pending, h.toolUseID) {
+					return nil, invalid("messages.%d.content.%d: unexpected `tool_use_id` found in `tool_result` blocks: %s. Each `tool_result` block must have a corresponding `tool_use` block in the previous message.", i, j, h.toolUseID)
 				}
-				results = append(results, b.ToolUseID)
+				results = append(results, h.toolUseID)
 			case coachd.BlockImage, coachd.BlockDocument:
 				if err := checkMedia(fmt.Sprintf("messages.%d.content.%d", i, j), m.Role, b); err != nil {
 					return nil, err
 				}
-				if b.Type == coachd.BlockImage {
+				if h.typ == coachd.BlockImage {
 					images++
 				}
 			}
@@ -282,40 +369,44 @@ type segment struct {
 // segments cuts a request into cache segments. cache_control itself is
 // left out of the hash so a moved breakpoint still matches the prefix.
 func (req *wireRequest) segments() []segment {
-	var out []segment
+	n := len(req.Tools) + len(req.sys)
+	for _, m := range req.Messages {
+		n += len(m.blocks)
+	}
+	out := make([]segment, 0, n)
 	h := sha256.New()
 	size := 0
+	var (
+		buf []byte
+		ms  []member
+	)
 	add := func(role string, raw json.RawMessage) {
-		var m map[string]json.RawMessage
-		bp, ttl := false, ttl5m
-		if json.Unmarshal(raw, &m) == nil {
-			var cc json.RawMessage
-			cc, bp = m["cache_control"]
-			var c struct{ TTL string }
-			if json.Unmarshal(cc, &c) == nil && c.TTL == "1h" {
-				ttl = ttl1h
-			}
-			delete(m, "cache_control")
-			raw, _ = json.Marshal(m)
+		var (
+			cc []byte
+			bp bool
+		)
+		buf, cc, bp, ms = canonical(buf[:0], raw, ms)
+		ttl := ttl5m
+		var c struct{ TTL string }
+		if bp && json.Unmarshal(cc, &c) == nil && c.TTL == "1h" {
+			ttl = ttl1h
 		}
 		h.Write([]byte(role))
-		h.Write(raw)
-		size += len(raw)
+		h.Write(buf)
+		size += len(buf)
 		var s segment
-		copy(s.prefix[:], h.Sum(nil))
+		h.Sum(s.prefix[:0])
 		s.size, s.breakpoint, s.ttl = size, bp, ttl
 		out = append(out, s)
 	}
 	for _, t := range req.Tools {
 		add("tool", t)
 	}
-	sys, _ := contentBlocks(req.System)
-	for _, b := range sys {
+	for _, b := range req.sys {
 		add("system", b)
 	}
 	for _, m := range req.Messages {
-		blocks, _ := contentBlocks(m.Content)
-		for _, b := range blocks {
+		for _, b := range m.blocks {
 			add(m.Role, b)
 		}
 	}

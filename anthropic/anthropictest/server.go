@@ -12,6 +12,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -131,19 +132,26 @@ func (s *Server) Handler() http.Handler {
 // receive records the request and checks headers and body.
 func (s *Server) receive(w http.ResponseWriter, r *http.Request, countOnly bool) (*Request, string, bool) {
 	raw, err := io.ReadAll(r.Body)
+	// The body is decoded once, outside the lock; the generic map and a
+	// copy of the headers only for the request log.
 	s.mu.Lock()
 	s.n++
-	reqID := fmt.Sprintf("req_fake_%06d", s.n)
-	rec := Request{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Raw: raw, At: time.Now()}
-	if json.Unmarshal(raw, &rec.Body) != nil {
-		rec.Body = nil
+	n, record := s.n, !s.norecord
+	s.mu.Unlock()
+	reqID := fakeID("req_fake_", n)
+	rec := Request{Method: r.Method, Path: r.URL.Path, Header: r.Header, Raw: raw, At: time.Now(), index: -1}
+	if record {
+		rec.Header = r.Header.Clone()
+		if json.Unmarshal(raw, &rec.Body) != nil {
+			rec.Body = nil
+		}
 	}
 	wire, perr := parseRequest(raw, countOnly)
 	if wire != nil {
 		rec.wire, rec.Stream, rec.Model = wire, wire.Stream, wire.Model
 	}
-	rec.index = -1
-	if !s.norecord {
+	s.mu.Lock()
+	if record {
 		rec.index = len(s.requests)
 		s.requests = append(s.requests, rec)
 	}
@@ -277,7 +285,7 @@ func (s *Server) identity(req *Request, reply Reply) (string, string, coachd.Usa
 	defer s.mu.Unlock()
 	id := reply.ID
 	if id == "" {
-		id = fmt.Sprintf("msg_fake_%06d", s.n)
+		id = fakeID("msg_fake_", s.n)
 	}
 	model := reply.Model
 	if model == "" {
@@ -432,6 +440,16 @@ func copyHeader(dst, src http.Header) {
 		}
 		dst[k] = append([]string(nil), vs...)
 	}
+}
+
+// fakeID is prefix and n in at least six digits.
+func fakeID(prefix string, n int) string {
+	b := make([]byte, 0, len(prefix)+8)
+	b = append(b, prefix...)
+	for d := 100000; d > 1 && n < d; d /= 10 {
+		b = append(b, '0')
+	}
+	return string(strconv.AppendInt(b, int64(n), 10))
 }
 
 func errorBody(typ, msg, reqID string) []byte {

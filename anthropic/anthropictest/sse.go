@@ -93,23 +93,36 @@ func ReplayFile(path string) Reply {
 
 // writeEvent writes one event in the real server's framing.
 func writeEvent(w io.Writer, ev Event, pad int) error {
-	var buf bytes.Buffer
-	if ev.Name != "" {
-		buf.WriteString("event: ")
-		buf.WriteString(ev.Name)
-		buf.WriteByte('\n')
-	}
 	data := ev.Data
-	if pad > 0 && len(data) > 1 && data[len(data)-1] == '}' && !bytes.Contains(data, []byte("\n")) {
-		data = append(append(bytes.Clone(data[:len(data)-1]), bytes.Repeat([]byte(" "), pad)...), '}')
+	lines := bytes.Count(data, []byte("\n")) + 1
+	buf := make([]byte, 0, len("event: \n")+len(ev.Name)+lines*len("data: \n")+len(data)+pad+1)
+	if ev.Name != "" {
+		buf = append(buf, "event: "...)
+		buf = append(buf, ev.Name...)
+		buf = append(buf, '\n')
 	}
-	for _, line := range bytes.Split(data, []byte("\n")) {
-		buf.WriteString("data: ")
-		buf.Write(line)
-		buf.WriteByte('\n')
+	if pad > 0 && len(data) > 1 && data[len(data)-1] == '}' && lines == 1 {
+		buf = append(buf, "data: "...)
+		buf = append(buf, data[:len(data)-1]...)
+		for range pad {
+			buf = append(buf, ' ')
+		}
+		buf = append(buf, "}\n\n"...)
+		_, err := w.Write(buf)
+		return err
 	}
-	buf.WriteByte('\n')
-	_, err := w.Write(buf.Bytes())
+	for {
+		line, rest, more := bytes.Cut(data, []byte("\n"))
+		buf = append(buf, "data: "...)
+		buf = append(buf, line...)
+		buf = append(buf, '\n')
+		if !more {
+			break
+		}
+		data = rest
+	}
+	buf = append(buf, '\n')
+	_, err := w.Write(buf)
 	return err
 }
 
