@@ -15,6 +15,9 @@ import (
 	sdk "github.com/anthropics/anthropic-sdk-go"
 	"github.com/anthropics/anthropic-sdk-go/option"
 	"github.com/anthropics/anthropic-sdk-go/packages/param"
+	"go.opentelemetry.io/otel/attribute"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 )
 
 // The oracle: the request as the SDK encoded it before coachd wrote its
@@ -283,6 +286,93 @@ func TestBodyErrors(t *testing.T) {
 			}
 			if coachd.ErrorCode(nowErr) != coachd.EINVALID || now != nil {
 				t.Errorf("err = %v (sent %q), want EINVALID and nothing sent", nowErr, now)
+			}
+		})
+	}
+}
+
+// TestBodyPoolReuse: once Stream returns, its pooled buffer goes to the
+// next request; what a retry of the first would send (GetBody) must not
+// change with it, so the SDK must have sent a copy.
+func TestBodyPoolReuse(t *testing.T) {
+	var getBody func() (io.ReadCloser, error)
+	m := New(Config{})
+	m.client = sdk.NewClient(option.WithAPIKey("k"), option.WithBaseURL("http://127.0.0.1:9/"), option.WithMaxRetries(0),
+		option.WithMiddleware(func(r *http.Request, _ option.MiddlewareNext) (*http.Response, error) {
+			if getBody == nil {
+				getBody = r.GetBody
+			}
+			return nil, errCaptured
+		}))
+	read := func() []byte {
+		rc, err := getBody()
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(rc)
+		return b
+	}
+	cases := bodyCases()
+	s := m.Stream(context.Background(), cases["Everything"])
+	s.Next()
+	if getBody == nil {
+		t.Fatal("no GetBody: the SDK could not retry this body")
+	}
+	want := read()
+	for range 20 { // the pool is per P: enough reuse to hit the same buffer
+		s := m.Stream(context.Background(), cases["Minimal"])
+		s.Next()
+	}
+	if got := read(); !bytes.Equal(got, want) {
+		t.Errorf("first body changed after reuse:\n got %s\nwant %s", got, want)
+	}
+}
+
+// TestBodySpans: the SDK's spans of a call say the same with coachd's body
+// as with the SDK's encoding (model, max tokens, temperature, stop
+// sequences, thinking), and with content recording on, the same system
+// prompt and messages.
+func TestBodySpans(t *testing.T) {
+	for _, mode := range []string{"", "content"} {
+		t.Run("Mode"+mode, func(t *testing.T) {
+			t.Setenv("ANTHROPIC_OPEN_TELEMETRY_TRACES_CONTENT_MODE", mode)
+			req := bodyCases()["Everything"]
+			spans := func(send func(sdk.Client)) map[attribute.Key]string {
+				rec := tracetest.NewSpanRecorder()
+				var body []byte
+				send(captureClient(&body, option.WithTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec)))))
+				ended := rec.Ended()
+				if len(ended) != 1 {
+					t.Fatalf("%d spans, want 1", len(ended))
+				}
+				out := map[attribute.Key]string{}
+				for _, kv := range ended[0].Attributes() {
+					out[kv.Key] = kv.Value.Emit()
+				}
+				return out
+			}
+			old := spans(func(c sdk.Client) {
+				p, err := sdkParams(New(Config{}), req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				c.Messages.NewStreaming(context.Background(), p)
+			})
+			now := spans(func(c sdk.Client) {
+				m := New(Config{})
+				m.client = c
+				m.Stream(context.Background(), req)
+			})
+			if old["gen_ai.request.model"] == "" || (mode != "") != (old["gen_ai.input.messages"] != "") {
+				t.Fatalf("the SDK's span lacks what the test compares: %v", old)
+			}
+			for k, v := range old {
+				if now[k] != v {
+					t.Errorf("%s = %q, want %q", k, now[k], v)
+				}
+			}
+			if len(now) != len(old) {
+				t.Errorf("attributes %v, want %v", now, old)
 			}
 		})
 	}

@@ -8,6 +8,8 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
+	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -51,6 +53,9 @@ type Model struct {
 	cfg      Config
 	platform string // "" (the Anthropic API), bedrock or vertex
 	noUser   sync.Once
+	// spanContent: the SDK's spans carry the request's content (its own
+	// setting, ANTHROPIC_OPEN_TELEMETRY_TRACES_CONTENT_MODE=content).
+	spanContent bool
 }
 
 var _ coachd.Model = (*Model)(nil)
@@ -60,7 +65,8 @@ func New(cfg Config) *Model {
 	if cfg.Model == "" {
 		cfg.Model = DefaultModel
 	}
-	return &Model{client: newClient(cfg), cfg: cfg}
+	return &Model{client: newClient(cfg), cfg: cfg,
+		spanContent: strings.EqualFold(os.Getenv("ANTHROPIC_OPEN_TELEMETRY_TRACES_CONTENT_MODE"), "content")}
 }
 
 // newClient builds the SDK client for cfg; extra options (a platform's)
@@ -156,6 +162,20 @@ func (m *Model) params(req *coachd.ModelRequest) sdk.MessageNewParams {
 		p.Temperature = param.NewOpt(*req.Temperature)
 	}
 	p.StopSequences = req.StopSequences
+	if m.spanContent {
+		// The SDK's spans record the system prompt and the messages from
+		// the params, when asked to: the same blocks, never encoded here.
+		for _, b := range req.System {
+			p.System = append(p.System, param.Override[sdk.TextBlockParam](b))
+		}
+		for _, msg := range req.Messages {
+			mp := sdk.MessageParam{Role: sdk.MessageParamRole(msg.Role)}
+			for _, b := range msg.Blocks {
+				mp.Content = append(mp.Content, param.Override[sdk.ContentBlockParamUnion](b))
+			}
+			p.Messages = append(p.Messages, mp)
+		}
+	}
 	return p
 }
 
