@@ -161,10 +161,12 @@ func (m *Model) params(req *coachd.ModelRequest) sdk.MessageNewParams {
 	if req.Temperature != nil {
 		p.Temperature = param.NewOpt(*req.Temperature)
 	}
-	p.StopSequences = req.StopSequences
+	if len(req.StopSequences) > 0 {
+		p.StopSequences = req.StopSequences
+	}
 	if m.spanContent {
-		// The SDK's spans record the system prompt and the messages from
-		// the params, when asked to: the same blocks, never encoded here.
+		// Asked to, the SDK's spans record the system prompt and the
+		// messages from the params (the body does not come from them).
 		for _, b := range req.System {
 			p.System = append(p.System, param.Override[sdk.TextBlockParam](b))
 		}
