@@ -16,11 +16,14 @@ import (
 // bytes may change under it), so a changed tool is encoded afresh.
 type toolCache struct {
 	mu sync.RWMutex
-	m  map[string]*toolEntry // by tool name
+	m  map[toolKey]*toolEntry
 }
 
+// toolKey: agents of one pack may give a tool of the same name their own
+// description; each keeps its entry.
+type toolKey struct{ name, desc string }
+
 type toolEntry struct {
-	desc   string
 	schema []byte // a private copy
 	json   []byte
 }
@@ -31,10 +34,11 @@ const maxCachedTools = 4096
 
 // json returns t's definition JSON; the caller must not change it.
 func (c *toolCache) json(t *coachd.ToolSpec) ([]byte, error) {
+	k := toolKey{t.Name, t.Description}
 	c.mu.RLock()
-	e := c.m[t.Name]
+	e := c.m[k]
 	c.mu.RUnlock()
-	if e != nil && e.desc == t.Description && bytes.Equal(e.schema, t.InputSchema) {
+	if e != nil && bytes.Equal(e.schema, t.InputSchema) {
 		return e.json, nil
 	}
 	raw, err := toolJSON(*t)
@@ -43,10 +47,10 @@ func (c *toolCache) json(t *coachd.ToolSpec) ([]byte, error) {
 	}
 	c.mu.Lock()
 	if c.m == nil {
-		c.m = map[string]*toolEntry{}
+		c.m = map[toolKey]*toolEntry{}
 	}
-	if _, ok := c.m[t.Name]; ok || len(c.m) < maxCachedTools {
-		c.m[t.Name] = &toolEntry{desc: t.Description, schema: bytes.Clone(t.InputSchema), json: raw}
+	if _, ok := c.m[k]; ok || len(c.m) < maxCachedTools {
+		c.m[k] = &toolEntry{schema: bytes.Clone(t.InputSchema), json: raw}
 	}
 	c.mu.Unlock()
 	return raw, nil
