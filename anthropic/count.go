@@ -2,8 +2,8 @@ package anthropic
 
 import (
 	"context"
-	"encoding/json"
 
+	"github.com/anthropics/anthropic-sdk-go/option"
 	"github.com/anthropics/anthropic-sdk-go/packages/param"
 	"github.com/coachd/coachd"
 
@@ -16,26 +16,14 @@ var _ coachd.TokenCounter = (*Model)(nil)
 // tokens of req exactly as Stream would send it (without cache breakpoints,
 // which do not change the count).
 func (m *Model) CountTokens(ctx context.Context, req *coachd.ModelRequest) (int64, error) {
-	plain := *req
-	plain.NoCache = true
-	p, err := m.params(&plain)
+	body, err := m.appendBody(nil, req, bodyCount, false)
 	if err != nil {
 		return 0, err
 	}
-	c := sdk.MessageCountTokensParams{
-		Model: p.Model, Messages: p.Messages, ToolChoice: p.ToolChoice, Thinking: p.Thinking,
-	}
-	if len(p.System) > 0 {
-		c.System = sdk.MessageCountTokensParamsSystemUnion{OfTextBlockArray: p.System}
-	}
-	for _, t := range req.Tools {
-		raw, err := toolJSON(t)
-		if err != nil {
-			return 0, err
-		}
-		c.Tools = append(c.Tools, param.Override[sdk.MessageCountTokensToolUnionParam](json.RawMessage(raw)))
-	}
-	res, err := m.client.Messages.CountTokens(ctx, c)
+	// As for Stream, coachd writes the body and the SDK sends it (body.go).
+	p := param.Override[sdk.MessageCountTokensParams](emptyBody)
+	p.Model = m.params(req).Model
+	res, err := m.client.Messages.CountTokens(ctx, p, option.WithRequestBody("application/json", body))
 	if err != nil {
 		return 0, mapError(ctx, err)
 	}

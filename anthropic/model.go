@@ -8,6 +8,8 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
+	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -47,9 +49,13 @@ type Config struct {
 // Model is a coachd.Model backed by the Anthropic Messages API.
 type Model struct {
 	client   sdk.Client
+	tools    toolCache
 	cfg      Config
 	platform string // "" (the Anthropic API), bedrock or vertex
 	noUser   sync.Once
+	// spanContent: the SDK's spans carry the request's content (its own
+	// setting, ANTHROPIC_OPEN_TELEMETRY_TRACES_CONTENT_MODE=content).
+	spanContent bool
 }
 
 var _ coachd.Model = (*Model)(nil)
@@ -59,7 +65,8 @@ func New(cfg Config) *Model {
 	if cfg.Model == "" {
 		cfg.Model = DefaultModel
 	}
-	return &Model{client: newClient(cfg), cfg: cfg}
+	return &Model{client: newClient(cfg), cfg: cfg,
+		spanContent: strings.EqualFold(os.Getenv("ANTHROPIC_OPEN_TELEMETRY_TRACES_CONTENT_MODE"), "content")}
 }
 
 // newClient builds the SDK client for cfg; extra options (a platform's)
@@ -105,19 +112,41 @@ func upstreamTransport() *http.Transport {
 // Stream starts one streaming Messages API call. Errors, including a bad
 // request, surface through the returned stream's Err.
 func (m *Model) Stream(ctx context.Context, req *coachd.ModelRequest) coachd.ModelStream {
-	params, err := m.params(req)
+	markTool := false
+	if !m.cfg.NoCache && !req.NoCache {
+		req, markTool = coachd.CacheMarks(req) // the placement rule is documented there
+	}
+	buf := bodyPool.Get().(*[]byte)
+	body, err := m.appendBody((*buf)[:0], req, bodyMessages, markTool)
 	if err != nil {
+		putBody(buf, body)
 		return &stream{ctx: ctx, err: err, done: true}
 	}
-	s := m.client.Messages.NewStreaming(ctx, params)
+	// The SDK sends this body (see body.go), with its own headers, the
+	// stream flag, middleware and retries.
+	s := m.client.Messages.NewStreaming(ctx, m.params(req), option.WithRequestBody("application/json", body))
+	putBody(buf, body)
 	return &stream{ctx: ctx, sdk: s}
 }
 
-// params converts a coachd request to SDK params. Blocks, system blocks and
-// tools travel as their exact JSON (param.Override), so fields the SDK's
-// param types do not know (and would drop) reach the API unchanged.
-func (m *Model) params(req *coachd.ModelRequest) (sdk.MessageNewParams, error) {
-	var p sdk.MessageNewParams
+// putBody returns a request buffer to the pool.
+func putBody(buf *[]byte, body []byte) {
+	if cap(body) > maxPooledBody {
+		return
+	}
+	*buf = body[:0]
+	bodyPool.Put(buf)
+}
+
+// emptyBody is what the params encode to: the body is coachd's own.
+var emptyBody any = json.RawMessage(`{}`)
+
+// params are the SDK params beside a body coachd wrote: they encode to an
+// empty object (the SDK replaces it by the body) and carry what the SDK
+// itself reads of a request, for its spans and warnings (model, max
+// tokens, temperature, thinking, stop sequences).
+func (m *Model) params(req *coachd.ModelRequest) sdk.MessageNewParams {
+	p := param.Override[sdk.MessageNewParams](emptyBody)
 	p.Model = sdk.Model(m.cfg.Model)
 	if req.Model != "" {
 		p.Model = sdk.Model(req.Model)
@@ -125,56 +154,6 @@ func (m *Model) params(req *coachd.ModelRequest) (sdk.MessageNewParams, error) {
 	p.MaxTokens = req.MaxTokens
 	if p.MaxTokens <= 0 {
 		p.MaxTokens = DefaultMaxTokens
-	}
-	markTool := false
-	if !m.cfg.NoCache && !req.NoCache {
-		req, markTool = coachd.CacheMarks(req) // the placement rule is documented there
-	}
-	for i, t := range req.Tools {
-		raw, err := toolJSON(t)
-		if err != nil {
-			return p, err
-		}
-		if markTool && i == len(req.Tools)-1 {
-			raw = withCacheControl(raw)
-		}
-		p.Tools = append(p.Tools, param.Override[sdk.ToolUnionParam](json.RawMessage(raw)))
-	}
-	// Blocks go in as themselves: the SDK encodes each (Block.MarshalJSON,
-	// compacted as json.Marshal would) once, when it writes the body,
-	// instead of once here into a copy and again there. A block without a
-	// type, the one a Block cannot encode, is refused here as before.
-	if len(req.System) > 0 {
-		p.System = make([]sdk.TextBlockParam, 0, len(req.System))
-	}
-	for i, b := range req.System {
-		if b.Type == "" {
-			return p, coachd.Errorf(coachd.EINVALID, "system block %d: coachd: block without type", i)
-		}
-		p.System = append(p.System, param.Override[sdk.TextBlockParam](b))
-	}
-	if len(req.Messages) > 0 {
-		p.Messages = make([]sdk.MessageParam, 0, len(req.Messages))
-	}
-	for i, msg := range req.Messages {
-		mp := sdk.MessageParam{Role: sdk.MessageParamRole(msg.Role)}
-		if len(msg.Blocks) > 0 {
-			mp.Content = make([]sdk.ContentBlockParamUnion, 0, len(msg.Blocks))
-		}
-		for j, b := range msg.Blocks {
-			if b.Type == "" {
-				return p, coachd.Errorf(coachd.EINVALID, "message %d block %d: coachd: block without type", i, j)
-			}
-			mp.Content = append(mp.Content, param.Override[sdk.ContentBlockParamUnion](b))
-		}
-		p.Messages = append(p.Messages, mp)
-	}
-	if tc := req.ToolChoice; tc != nil {
-		raw, err := json.Marshal(tc)
-		if err != nil {
-			return p, coachd.Errorf(coachd.EINVALID, "tool_choice: %v", err)
-		}
-		p.ToolChoice = param.Override[sdk.ToolChoiceUnionParam](json.RawMessage(raw))
 	}
 	if req.ThinkingBudget > 0 {
 		p.Thinking = sdk.ThinkingConfigParamOfEnabled(req.ThinkingBudget)
@@ -185,41 +164,35 @@ func (m *Model) params(req *coachd.ModelRequest) (sdk.MessageNewParams, error) {
 	if len(req.StopSequences) > 0 {
 		p.StopSequences = req.StopSequences
 	}
-	if req.UserID != "" && m.platform == platformBedrock {
-		// Bedrock refuses the body ("extraneous key [metadata] is not
-		// permitted"): the user id is left out, and said so once.
-		m.noUser.Do(func() {
-			if m.cfg.Logger != nil {
-				m.cfg.Logger.Warn("model feature not available from this provider", "provider", platformBedrock,
-					"feature", "metadata.user_id", "reason", "Bedrock takes no metadata; requests are sent without the user id")
+	if m.spanContent {
+		// Asked to, the SDK's spans record the system prompt and the
+		// messages from the params (the body does not come from them).
+		for _, b := range req.System {
+			p.System = append(p.System, param.Override[sdk.TextBlockParam](b))
+		}
+		for _, msg := range req.Messages {
+			mp := sdk.MessageParam{Role: sdk.MessageParamRole(msg.Role)}
+			for _, b := range msg.Blocks {
+				mp.Content = append(mp.Content, param.Override[sdk.ContentBlockParamUnion](b))
 			}
-		})
-	} else if req.UserID != "" {
-		p.Metadata = sdk.MetadataParam{UserID: param.NewOpt(req.UserID)}
+			p.Messages = append(p.Messages, mp)
+		}
 	}
-	return p, nil
+	return p
 }
 
-func toolJSON(t coachd.ToolSpec) ([]byte, error) {
-	schema := t.InputSchema
-	if len(schema) == 0 {
-		schema = json.RawMessage(`{"type":"object"}`)
+// sendsUserID reports whether the platform takes metadata.user_id.
+func (m *Model) sendsUserID() bool {
+	if m.platform != platformBedrock {
+		return true
 	}
-	raw, err := json.Marshal(struct {
-		Name        string          `json:"name"`
-		Description string          `json:"description,omitempty"`
-		InputSchema json.RawMessage `json:"input_schema"`
-	}{t.Name, t.Description, schema})
-	if err != nil {
-		return nil, coachd.Errorf(coachd.EINVALID, "tool %q: %v", t.Name, err)
-	}
-	return raw, nil
-}
-
-// withCacheControl adds an ephemeral cache_control to a JSON object.
-func withCacheControl(obj []byte) []byte {
-	const cc = `,"cache_control":{"type":"ephemeral"}}`
-	out := make([]byte, 0, len(obj)+len(cc))
-	out = append(out, obj[:len(obj)-1]...)
-	return append(out, cc...)
+	// Bedrock refuses the body ("extraneous key [metadata] is not
+	// permitted"): the user id is left out, and said so once.
+	m.noUser.Do(func() {
+		if m.cfg.Logger != nil {
+			m.cfg.Logger.Warn("model feature not available from this provider", "provider", platformBedrock,
+				"feature", "metadata.user_id", "reason", "Bedrock takes no metadata; requests are sent without the user id")
+		}
+	})
+	return false
 }
