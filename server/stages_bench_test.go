@@ -20,6 +20,7 @@ import (
 	"github.com/coachd/coachd/client"
 	"github.com/coachd/coachd/server"
 	"github.com/coachd/coachd/sqlstore"
+	"github.com/coachd/coachd/sqlstore/pgtest"
 	"github.com/coachd/coachd/tools"
 )
 
@@ -92,16 +93,26 @@ func (t stampTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 
 // BenchmarkTurnStages drives plain turns one at a time through the real
 // handler (rate limit on, so its window is written as in a default
-// deployment), a SQLite file and the fake, sessions of 10 turns, and
-// reports when each stage before the first text is reached: p50 and p90
-// in µs after the client's send. The stamps come from wrappers around the
-// store, the model's transport and the handler; nothing in coachd is
-// changed to take them.
+// deployment), the database (a SQLite file; Postgres from pgtest when
+// installed) and the fake, sessions of 10 turns, and reports when each
+// stage before the first text is reached: p50 and p90 in µs after the
+// client's send. The stamps come from wrappers around the store, the
+// model's transport and the handler; nothing in coachd is changed to
+// take them.
 //
 //	go test ./server -run '^$' -bench TurnStages -benchtime 600x
 func BenchmarkTurnStages(b *testing.B) {
+	b.Run("sqlite", func(b *testing.B) {
+		benchTurnStages(b, filepath.Join(b.TempDir(), "coachd.db"))
+	})
+	b.Run("postgres", func(b *testing.B) {
+		benchTurnStages(b, pgtest.NewDatabase(b))
+	})
+}
+
+func benchTurnStages(b *testing.B, dsn string) {
 	s := &stamps{}
-	db := mustDB(b, filepath.Join(b.TempDir(), "coachd.db"), nil)
+	db := mustDB(b, dsn, nil)
 	fake := anthropictest.NewServer()
 	b.Cleanup(fake.Close)
 	fake.SetRecording(false)
