@@ -107,7 +107,7 @@ func streamDialect(r *http.Request) string {
 // handleChat runs a turn and answers with one JSON document.
 func (s *Server) handleChat() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		t, err := s.prepareTurn(r)
+		t, err := s.prepareLimitedTurn(r)
 		if err != nil {
 			s.Error(w, r, err)
 			return

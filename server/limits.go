@@ -10,7 +10,8 @@ import (
 	"github.com/coachd/coachd/agent"
 )
 
-// prepareLimitedTurn is checkLimits then prepareTurn, answering exactly
+// prepareLimitedTurn is checkLimits then prepareTurn (POST /v1/chat and
+// /v1/chat/stream), answering exactly
 // as they did, with one write transaction fewer: a turn on an existing
 // session counts the request against the user's limits in its admission
 // (TurnRequest.Limits, one transaction with the lease and the

@@ -117,9 +117,11 @@ func TestChatStreamLimitCounts(t *testing.T) {
 }
 
 // TestChatStreamLimitFirst: a user over the rate limit is answered 429
-// before any other error the request would get (bad query, bad body,
-// invalid message, unknown session, busy budget), as when the limits were
-// counted before anything else; and a user over the monthly limit still
+// by POST /v1/chat/stream and POST /v1/chat before any other error the
+// request would get (bad query, bad body, invalid message, unknown
+// session, spent budget), as when the limits were counted before anything
+// else, and nothing of the refused turn is kept; an admitted turn is
+// counted once; and a user over the monthly limit still
 // has the request counted in the rate window first. Each case is a user
 // whose window was filled behind the server's back, so the server has not
 // seen them refused.
@@ -140,36 +142,41 @@ func TestChatStreamLimitFirst(t *testing.T) {
 		{name: "ErrBudget", body: `{"message":"hi","session_id":%q}`, budget: true},
 		{name: "NewSession", body: `{"message":"hi"}`},
 	}
-	for i, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			u := e.MustUser(fmt.Sprintf("u%d", i))
-			id := e.session(u)
-			if c.budget {
-				if r := e.do(request{method: "PATCH", path: "/v1/users/" + u.ID, key: adminKey, body: `{"token_budget":1}`}); r.status != 200 {
+	for _, path := range []string{"/v1/chat/stream", "/v1/chat"} {
+		for i, c := range cases {
+			t.Run(path+"/"+c.name, func(t *testing.T) {
+				u := e.MustUser(fmt.Sprintf("u%d%s", i, strings.ReplaceAll(path, "/", "-")))
+				id := e.session(u)
+				if c.budget {
+					if r := e.do(request{method: "PATCH", path: "/v1/users/" + u.ID, key: adminKey, body: `{"token_budget":1}`}); r.status != 200 {
+						t.Fatalf("patch %d %s", r.status, r.body)
+					}
+				}
+				e.fill(u.ID, "rate", w, 2)
+				body := c.body
+				if strings.Contains(body, "%q") {
+					body = fmt.Sprintf(body, id)
+				}
+				r := e.post(u.key, path+c.query, body, nil, nil)
+				if r.status != 429 || r.errorCode() != coachd.ERATELIMITED || r.header.Get("Retry-After") == "" {
+					t.Fatalf("got %d %s, want 429 rate_limit_exceeded", r.status, r.body)
+				}
+				if n := e.count(u.ID, "rate", w); n != 2 {
+					t.Fatalf("the window counts %d after a refusal", n)
+				}
+				// Nothing was taken: the session is free for a turn once the
+				// window allows it.
+				if r := e.do(request{method: "PATCH", path: "/v1/users/" + u.ID, key: adminKey, body: `{"rate_limit":"3/1000h","token_budget":100000}`}); r.status != 200 {
 					t.Fatalf("patch %d %s", r.status, r.body)
 				}
-			}
-			e.fill(u.ID, "rate", w, 2)
-			body := c.body
-			if strings.Contains(body, "%q") {
-				body = fmt.Sprintf(body, id)
-			}
-			r := e.post(u.key, "/v1/chat/stream"+c.query, body, nil, nil)
-			if r.status != 429 || r.errorCode() != coachd.ERATELIMITED || r.header.Get("Retry-After") == "" {
-				t.Fatalf("got %d %s, want 429 rate_limit_exceeded", r.status, r.body)
-			}
-			if n := e.count(u.ID, "rate", w); n != 2 {
-				t.Fatalf("the window counts %d after a refusal", n)
-			}
-			// Nothing was taken: the session is free for a turn once the
-			// window allows it.
-			if r := e.do(request{method: "PATCH", path: "/v1/users/" + u.ID, key: adminKey, body: `{"rate_limit":"3/1000h","token_budget":100000}`}); r.status != 200 {
-				t.Fatalf("patch %d %s", r.status, r.body)
-			}
-			if s := e.chat(context.Background(), u.key, "", fmt.Sprintf(`{"message":"hi","session_id":%q}`, id)); s.status != 200 {
-				t.Fatalf("after the refusal: %d %s", s.status, s.errBody.body)
-			}
-		})
+				if r := e.post(u.key, path, fmt.Sprintf(`{"message":"hi","session_id":%q}`, id), nil, nil); r.status != 200 {
+					t.Fatalf("after the refusal: %d %s", r.status, r.body)
+				}
+				if n := e.count(u.ID, "rate", w); n != 3 {
+					t.Fatalf("an admitted turn left the window at %d, want 3", n)
+				}
+			})
+		}
 	}
 	t.Run("Monthly", func(t *testing.T) {
 		u := e.MustUser("monthly")
