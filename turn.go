@@ -11,6 +11,19 @@ import (
 // and the turn reads the session again.
 var ErrSessionChanged = errors.New("coachd: the session changed since it was read")
 
+// ErrLimitReached is AdmitTurn's answer when one of its Limits is
+// reached: nothing was counted nor taken.
+var ErrLimitReached = errors.New("coachd: a limit counted with the turn's admission is reached")
+
+// LimitHit is one event counted against a limit, as LimitService.HitLimit
+// counts it: under Key, in the window that starts at Window, unless the
+// count reached Limit.
+type LimitHit struct {
+	Key    string
+	Window time.Time
+	Limit  int64
+}
+
 // TurnAdmission is a turn's start, admitted in one write transaction.
 type TurnAdmission struct {
 	// Owner leases the session's turn until Until (see AcquireTurn).
@@ -26,6 +39,9 @@ type TurnAdmission struct {
 	// Stream, when not nil, starts the turn's event log as well
 	// (StreamService.BeginTurn).
 	Stream *StreamStart
+	// Limits are counted for Seen's user too, as HitLimit each; one that
+	// is reached makes the admission ErrLimitReached.
+	Limits []LimitHit
 }
 
 // StreamStart is what StreamService.BeginTurn needs, for AdmitTurn.
@@ -48,9 +64,10 @@ type TurnService interface {
 	// session and its messages after seq after (all of them when 0).
 	ReadTurn(ctx context.Context, userID, sessionID string, after int64) (*Session, []*Message, error)
 	// AdmitTurn takes the session's turn lease, reserves the turn's
-	// budget and, when asked, begins its event log, all or nothing: a live
-	// lease of another owner is ETURNINPROGRESS, a budget that cannot
-	// cover the estimate EBUDGET.
+	// budget and, when asked, begins its event log and counts its limits,
+	// all or nothing: a live lease of another owner is ETURNINPROGRESS, a
+	// budget that cannot cover the estimate EBUDGET, a limit reached
+	// ErrLimitReached.
 	AdmitTurn(ctx context.Context, a TurnAdmission) (*Admission, error)
 	// EndTurn stores the turn's last messages, settles its reservation
 	// and releases its lease, all or nothing.

@@ -78,7 +78,7 @@ func (r *Runner) admitOnce(ctx context.Context, req TurnRequest, held *heldTurn)
 	owner := rand.Text()
 	adm, err := st.AdmitTurn(ctx, coachd.TurnAdmission{
 		Owner: owner, Until: r.cfg.Clock.Now().Add(r.cfg.TurnLease), Seen: sess, Reserve: t.reservation(ctx),
-		Stream: req.Stream,
+		Stream: req.Stream, Limits: req.Limits,
 	})
 	if err != nil {
 		if coachd.ErrorCode(err) == coachd.EBUDGET {

@@ -27,12 +27,18 @@ const TurnBudget = "budget_exhausted"
 // a quarter of the characters of its system prompt, messages and tools as
 // JSON (the Messages API form), with images and PDFs priced apart.
 func EstimateTokens(req *coachd.ModelRequest) int64 {
+	tools, _ := json.Marshal(req.Tools)
+	return estimateTokens(req, len(tools))
+}
+
+// estimateTokens is EstimateTokens with the length of the request's tools
+// as JSON given.
+func estimateTokens(req *coachd.ModelRequest, toolsLen int) int64 {
 	n := 0
 	for _, b := range req.System {
 		n += len(b.Text)
 	}
-	tools, _ := json.Marshal(req.Tools)
-	n += messagesJSONLen(req.Messages) + len(tools) // len(json.Marshal(req.Messages)), built for no message
+	n += messagesJSONLen(req.Messages) + toolsLen // len(json.Marshal(req.Messages)), built for no message
 	// Images and PDFs are priced by the picture and the page, not by the
 	// size of their base64.
 	data, media := attachmentTokens(req.Messages)
@@ -90,7 +96,7 @@ func (t *Turn) spend() coachd.Spend {
 // (Config.CountTokens) and the model can, a character-based estimate
 // otherwise or when counting fails.
 func (t *Turn) estimate(ctx context.Context, req *coachd.ModelRequest) int64 {
-	in := EstimateTokens(req)
+	in := estimateTokens(req, t.tools.toolsJSONLen(req.Tools))
 	if tc, ok := t.model().(coachd.TokenCounter); ok && t.r.cfg.CountTokens {
 		if n, err := tc.CountTokens(ctx, req); err == nil {
 			in = n

@@ -122,6 +122,10 @@ type TurnRequest struct {
 	Bound []coachd.Tool
 	// Stream begins the turn's event log in its admission (Turn.StreamTurn).
 	Stream *coachd.StreamStart
+	// Limits are counted in the turn's admission (TurnAdmission.Limits):
+	// one reached fails Prepare with coachd.ErrLimitReached, nothing
+	// counted nor taken.
+	Limits []coachd.LimitHit
 }
 
 // Valid checks the request's shape.

@@ -25,6 +25,7 @@ type Toolset struct {
 	schemas map[string]*jsonschema.Schema
 	results map[string]*jsonschema.Schema // interactive tools' answer schemas
 	specs   map[string]coachd.ToolSpec    // sanitized, as served to the model
+	lens    map[string]int                // len(json.Marshal(spec)), for toolsJSONLen
 }
 
 // NewToolset compiles every tool's schemas; a tool with a bad schema or a
@@ -36,6 +37,7 @@ func NewToolset(tools ...coachd.Tool) (*Toolset, error) {
 		schemas: map[string]*jsonschema.Schema{},
 		results: map[string]*jsonschema.Schema{},
 		specs:   map[string]coachd.ToolSpec{},
+		lens:    map[string]int{},
 	}
 	for _, t := range tools {
 		if err := ts.Add(t); err != nil {
@@ -72,8 +74,39 @@ func (ts *Toolset) Add(t coachd.Tool) error {
 	ts.tools[def.Name] = t
 	ts.defs[def.Name] = def
 	ts.schemas[def.Name] = sch
-	ts.specs[def.Name] = coachd.ToolSpec{Name: def.Name, Description: def.Description, InputSchema: clean}
+	spec := coachd.ToolSpec{Name: def.Name, Description: def.Description, InputSchema: clean}
+	enc, err := json.Marshal(spec)
+	if err != nil {
+		return fmt.Errorf("agent: tool %s: %w", def.Name, err)
+	}
+	ts.specs[def.Name], ts.lens[def.Name] = spec, len(enc)
 	return nil
+}
+
+// toolsJSONLen is len(json.Marshal(tools)) without encoding the tools
+// that are this set's own (Specs): their lengths were taken once (Add).
+func (ts *Toolset) toolsJSONLen(tools []coachd.ToolSpec) int {
+	if tools == nil {
+		return len("null")
+	}
+	n := 1 + len(tools) // the brackets and the commas between
+	if len(tools) == 0 {
+		n = 2
+	}
+	for _, s := range tools {
+		own := ts.specs[s.Name]
+		l, ok := ts.lens[s.Name]
+		if !ok || s.Description != own.Description || !bytes.Equal(s.InputSchema, own.InputSchema) {
+			enc, err := json.Marshal(s)
+			if err != nil {
+				all, _ := json.Marshal(tools) // fails too: no tools at all
+				return len(all)
+			}
+			l = len(enc)
+		}
+		n += l
+	}
+	return n
 }
 
 // With returns a copy of ts in which tools replace the ones of the same
@@ -86,6 +119,7 @@ func (ts *Toolset) With(tools ...coachd.Tool) (*Toolset, error) {
 		schemas: maps.Clone(ts.schemas),
 		results: maps.Clone(ts.results),
 		specs:   maps.Clone(ts.specs),
+		lens:    maps.Clone(ts.lens),
 	}
 	for _, t := range tools {
 		name := t.Definition().Name

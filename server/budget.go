@@ -33,18 +33,9 @@ func (s *Server) limited(h http.Handler) http.Handler {
 
 func (s *Server) checkLimits(r *http.Request) error {
 	u, ctx, now := UserFrom(r.Context()), r.Context(), s.clock.Now()
-	rate := s.limits.Rate
-	if u.RateLimit != "" {
-		if own, err := coachd.ParseRateLimit(u.RateLimit); err == nil {
-			rate = own
-		}
-	}
+	rate, monthly := s.userLimits(u)
 	if err := s.hitRate(r, "rate", rate, "Rate limit (%d requests per %s) reached; retry later."); err != nil {
 		return err
-	}
-	monthly := s.limits.MonthlyMessages
-	if u.MonthlyMessages != nil {
-		monthly = *u.MonthlyMessages
 	}
 	if monthly > 0 {
 		month := coachd.PeriodMonthly.Start(now)

@@ -47,8 +47,26 @@ func (req chatRequest) turn(u *coachd.User, wait bool) agent.TurnRequest {
 // prepareTurn decodes a chat request and prepares its turn; every error
 // here is an HTTP error, before any byte of the stream.
 func (s *Server) prepareTurn(r *http.Request) (*agent.Turn, error) {
+	tr, err := s.chatTurn(r)
+	if err != nil {
+		return nil, err
+	}
+	return s.prepare(r, tr)
+}
+
+// prepare prepares a decoded chat turn.
+func (s *Server) prepare(r *http.Request, tr agent.TurnRequest) (*agent.Turn, error) {
+	t, err := s.runner.Prepare(r.Context(), tr)
+	if err != nil {
+		return nil, orNotFound(err, "session")
+	}
+	return t, nil
+}
+
+// chatTurn decodes a chat request into its turn.
+func (s *Server) chatTurn(r *http.Request) (agent.TurnRequest, error) {
 	if s.runner == nil {
-		return nil, coachd.Errorf(coachd.EAPI, "this server has no model configured")
+		return agent.TurnRequest{}, coachd.Errorf(coachd.EAPI, "this server has no model configured")
 	}
 	q := newQuery(r)
 	wait := false
@@ -60,25 +78,21 @@ func (s *Server) prepareTurn(r *http.Request) (*agent.Turn, error) {
 		q.fail("on_busy", "must be reject or wait", "enum")
 	}
 	if err := q.err(); err != nil {
-		return nil, err
+		return agent.TurnRequest{}, err
 	}
 	req, err := decode[chatRequest](r)
 	if err != nil {
-		return nil, err
+		return agent.TurnRequest{}, err
 	}
 	u := UserFrom(r.Context())
 	tr := req.turn(u, wait)
 	tr.Stream = s.hub.Start() // its callers log it (beginLive)
 	if len(req.Attachments) > 0 {
 		if tr.Attachments, err = s.attachmentBlocks(r.Context(), u.ID, req.Attachments); err != nil {
-			return nil, err
+			return agent.TurnRequest{}, err
 		}
 	}
-	t, err := s.runner.Prepare(r.Context(), tr)
-	if err != nil {
-		return nil, orNotFound(err, "session")
-	}
-	return t, nil
+	return tr, nil
 }
 
 // streamDialect is the dialect ?protocol= asks for; coachd when it names
@@ -93,7 +107,7 @@ func streamDialect(r *http.Request) string {
 // handleChat runs a turn and answers with one JSON document.
 func (s *Server) handleChat() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		t, err := s.prepareTurn(r)
+		t, err := s.prepareLimitedTurn(r)
 		if err != nil {
 			s.Error(w, r, err)
 			return

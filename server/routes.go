@@ -46,7 +46,7 @@ func (s *Server) routes() {
 
 	// The stream checks its limits itself: its errors are SSE events.
 	mux.Handle("POST /v1/chat/stream", s.requireUserStream(s.handleChatStream()))
-	mux.Handle("POST /v1/chat", user(s.limited(s.handleChat())))
+	mux.Handle("POST /v1/chat", user(s.handleChat())) // limits counted as the stream's
 	// OpenAI's Chat Completions API: its error shape even for auth.
 	mux.Handle("POST /v1/chat/completions", s.oaiAuth(s.handleChatCompletions()))
 	mux.Handle("GET /v1/models", s.oaiAuth(s.handleModels()))

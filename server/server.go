@@ -102,6 +102,7 @@ type Server struct {
 	hub         *stream.Hub
 	detached    detachedStreams // session streams parked off their request (detach.go)
 	streams     *streamSlots
+	refused     refusals // users a limit refused lately (limits.go)
 
 	mux      *http.ServeMux
 	patterns []string // registered routes, for Routes

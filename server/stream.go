@@ -126,16 +126,14 @@ func (s *Server) handleChatStream() http.Handler {
 			s.StreamError(w, r, sse.Coachd, coachd.Invalid(coachd.FieldError{Field: "protocol", Message: "must be coachd, asp, sage or ai-sdk", Code: "enum"}))
 			return
 		}
-		if err := s.checkLimits(r); err != nil {
-			s.StreamError(w, r, dialect, err)
-			return
-		}
 		var t *agent.Turn
 		var err error
 		if dialect == sse.AISDK {
-			t, err = s.prepareUIChatTurn(r)
+			if err = s.checkLimits(r); err == nil {
+				t, err = s.prepareUIChatTurn(r)
+			}
 		} else {
-			t, err = s.prepareTurn(r)
+			t, err = s.prepareLimitedTurn(r)
 		}
 		if err != nil {
 			s.StreamError(w, r, dialect, err)

@@ -57,6 +57,13 @@ func (db *DB) AdmitTurn(ctx context.Context, a coachd.TurnAdmission) (*coachd.Ad
 		if err != nil {
 			return nil, err
 		}
+		for _, l := range a.Limits {
+			if _, ok, err := hitLimit(ctx, tx, req.UserID, l); err != nil {
+				return nil, err
+			} else if !ok {
+				return nil, coachd.ErrLimitReached
+			}
+		}
 		var count int64
 		var updated time.Time
 		err = tx.queryRow(ctx, `UPDATE sessions SET turn_owner = ?, turn_until = ?

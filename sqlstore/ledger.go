@@ -116,24 +116,36 @@ func (db *DB) HitLimit(ctx context.Context, userID, key string, window time.Time
 			return hit{}, err
 		}
 		defer tx.Rollback()
-		w := tx.time(storeTime(window))
 		var h hit
-		err = tx.queryRow(ctx, `INSERT INTO limit_windows (user_id, limit_key, window_start, hits) VALUES (?, ?, ?, 1)
-			ON CONFLICT (user_id, limit_key, window_start) DO UPDATE SET hits = limit_windows.hits + 1
-			WHERE limit_windows.hits < ? RETURNING hits`, userID, key, w, limit).Scan(&h.n)
-		h.ok = err == nil
-		if err != nil && !errors.Is(err, sql.ErrNoRows) {
-			return hit{}, dbError(err, "count %s", key)
+		if h.n, h.ok, err = hitLimit(ctx, tx, userID, coachd.LimitHit{Key: key, Window: window, Limit: limit}); err != nil {
+			return hit{}, err
 		}
 		if !h.ok {
 			if err := tx.queryRow(ctx, `SELECT hits FROM limit_windows WHERE user_id = ? AND limit_key = ? AND window_start = ?`,
-				userID, key, w).Scan(&h.n); err != nil {
+				userID, key, tx.time(storeTime(window))).Scan(&h.n); err != nil {
 				return hit{}, dbError(err, "count %s", key)
 			}
 		}
 		return h, tx.commit()
 	})
 	return h.n, h.ok, err
+}
+
+// hitLimit counts one event in tx (HitLimit's upsert) and returns the
+// count and whether it was allowed; a refused event changes nothing (and
+// its count is not read).
+func hitLimit(ctx context.Context, tx *tx, userID string, l coachd.LimitHit) (int64, bool, error) {
+	var n int64
+	err := tx.queryRow(ctx, `INSERT INTO limit_windows (user_id, limit_key, window_start, hits) VALUES (?, ?, ?, 1)
+		ON CONFLICT (user_id, limit_key, window_start) DO UPDATE SET hits = limit_windows.hits + 1
+		WHERE limit_windows.hits < ? RETURNING hits`, userID, l.Key, tx.time(storeTime(l.Window)), l.Limit).Scan(&n)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, dbError(err, "count %s", l.Key)
+	}
+	return n, true, nil
 }
 
 // SweepLimits deletes limit windows that started before before.

@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"time"
 
 	"github.com/coachd/coachd"
 )
@@ -85,11 +86,10 @@ func (db *DB) FindUserByID(ctx context.Context, id string) (*coachd.User, error)
 // FindUserByKeyHash returns the user whose API key hashes to keyHash, or
 // ENOTFOUND.
 func (db *DB) FindUserByKeyHash(ctx context.Context, keyHash string) (*coachd.User, error) {
-	tx, err := db.beginAuto(ctx, false) // one statement: every request's authentication
-	if err != nil {
-		return nil, err
-	}
-	defer tx.Rollback()
+	// Every request's authentication: one statement, atomic by itself,
+	// without BEGIN and COMMIT on either dialect (beginAuto keeps a read
+	// transaction on SQLite, for methods of more than one statement).
+	tx := &tx{d: db.dialect, kind: "read", start: time.Now(), obs: db.obs, auto: db.read}
 	u, err := scanUser(tx.queryRow(ctx, `SELECT `+userColumns+` FROM users WHERE api_key_hash = ?`, keyHash))
 	if err != nil {
 		return nil, dbError(err, "user")

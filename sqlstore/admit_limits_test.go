@@ -1,0 +1,144 @@
+package sqlstore_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/coachd/coachd"
+	"github.com/coachd/coachd/sqlstore"
+)
+
+// hits reads the count of a limit window (0 when it has none) without
+// adding to it.
+func hits(tb testing.TB, db *sqlstore.DB, userID, key string, w time.Time) int64 {
+	tb.Helper()
+	q := `SELECT COALESCE(SUM(hits), 0) FROM limit_windows WHERE user_id = ? AND limit_key = ? AND window_start = ?`
+	var ws any = w.UnixMicro()
+	if db.Dialect() == "postgres" {
+		q = `SELECT COALESCE(SUM(hits), 0) FROM limit_windows WHERE user_id = $1 AND limit_key = $2 AND window_start = $3`
+		ws = w.UTC()
+	}
+	var n int64
+	if err := db.SQL().QueryRowContext(context.Background(), q, userID, key, ws).Scan(&n); err != nil {
+		tb.Fatalf("reading %s: %v", key, err)
+	}
+	return n
+}
+
+// TestAdmitTurnLimits: an admission with Limits counts each in the same
+// transaction as HitLimit would; one that is reached makes it
+// ErrLimitReached and rolls everything back (no count, no lease, no
+// hold, no event-log turn), and so does any other refusal (the budget).
+func TestAdmitTurnLimits(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			ctx := context.Background()
+			clock := newClock()
+			db := MustOpen(t, b.newDSN(t), clock)
+			u := budgetUser(t, db, 1000)
+			s := mustSession(t, db, u)
+			until := clock.Now().Add(time.Minute)
+			w := clock.Now().Truncate(time.Minute)
+			month := coachd.PeriodMonthly.Start(clock.Now())
+			limits := []coachd.LimitHit{{Key: "rate", Window: w, Limit: 2}, {Key: "messages", Window: month, Limit: 5}}
+			// Seeded apart: the window is shared with HitLimit.
+			if _, ok, err := db.HitLimit(ctx, u.ID, "rate", w, 2); err != nil || !ok {
+				t.Fatalf("HitLimit: %v %v", ok, err)
+			}
+
+			a := admission(s, "A", until, 100)
+			a.Limits = limits
+			adm, err := db.AdmitTurn(ctx, a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n, m := hits(t, db, u.ID, "rate", w), hits(t, db, u.ID, "messages", month); n != 2 || m != 1 {
+				t.Fatalf("counted rate %d, messages %d; want 2, 1", n, m)
+			}
+			if _, err := db.EndTurn(ctx, u.ID, coachd.TurnEnd{SessionID: s.ID, ReservationID: adm.Reservation.ID,
+				Mode: coachd.SettleFinalize, Owner: "A"}); err != nil {
+				t.Fatal(err)
+			}
+			mustStatus(t, db, u.ID, 0, 0)
+
+			// The rate is reached: nothing counted, nothing taken.
+			s, _ = db.FindSession(ctx, u.ID, s.ID)
+			a = admission(s, "B", until, 100)
+			a.Limits = limits
+			a.Stream = &coachd.StreamStart{Owner: "proc_a", Keep: 20}
+			if _, err := db.AdmitTurn(ctx, a); !errors.Is(err, coachd.ErrLimitReached) {
+				t.Fatalf("over the rate: %v", err)
+			}
+			if n, m := hits(t, db, u.ID, "rate", w), hits(t, db, u.ID, "messages", month); n != 2 || m != 1 {
+				t.Fatalf("a refused admission counted: rate %d, messages %d", n, m)
+			}
+			mustStatus(t, db, u.ID, 0, 0)
+			if tl, err := db.LatestTurn(ctx, u.ID, s.ID); err != nil || tl.Turn != 0 {
+				t.Fatalf("a refused admission began the log's turn %d (%v)", tl.Turn, err)
+			}
+
+			// The second limit reached: the first one's count is undone too.
+			w2 := w.Add(time.Minute)
+			a.Limits = []coachd.LimitHit{{Key: "rate", Window: w2, Limit: 2}, {Key: "messages", Window: month, Limit: 1}}
+			if _, err := db.AdmitTurn(ctx, a); !errors.Is(err, coachd.ErrLimitReached) {
+				t.Fatalf("over the month: %v", err)
+			}
+			if n := hits(t, db, u.ID, "rate", w2); n != 0 {
+				t.Fatalf("the rate was counted by a refused admission: %d", n)
+			}
+
+			// Refused for its budget: the limits are not counted either.
+			a = admission(s, "C", until, 5000)
+			a.Limits = []coachd.LimitHit{{Key: "rate", Window: w2, Limit: 2}}
+			if _, err := db.AdmitTurn(ctx, a); coachd.ErrorCode(err) != coachd.EBUDGET {
+				t.Fatalf("over budget: %v", err)
+			}
+			if n := hits(t, db, u.ID, "rate", w2); n != 0 {
+				t.Fatalf("a refused admission counted: %d", n)
+			}
+			// Nothing of B's or C's was taken: a third owner leases it.
+			if err := db.AcquireTurn(ctx, u.ID, s.ID, "D", until); err != nil {
+				t.Fatalf("a refused admission kept the lease: %v", err)
+			}
+			MustLedgerOK(t, db)
+		})
+	}
+}
+
+// BenchmarkAdmitLimits is a turn's admission with its rate limit counted
+// apart first (HitLimit, then AdmitTurn: before) and counted in the
+// admission (TurnAdmission.Limits), each released by EndTurn.
+//
+//	go test ./sqlstore -run '^$' -bench AdmitLimits -benchmem
+func BenchmarkAdmitLimits(b *testing.B) {
+	for _, mode := range []string{"apart", "in"} {
+		b.Run(mode, func(b *testing.B) {
+			ctx := context.Background()
+			db := MustOpen(b, backends[0].newDSN(b), nil)
+			u := budgetUser(b, db, 1<<40)
+			s := mustSession(b, db, u)
+			for b.Loop() {
+				now := time.Now()
+				l := coachd.LimitHit{Key: "rate", Window: now.Truncate(time.Minute), Limit: 1 << 40}
+				a := admission(s, "A", now.Add(time.Minute), 100)
+				if mode == "apart" {
+					if _, ok, err := db.HitLimit(ctx, u.ID, l.Key, l.Window, l.Limit); err != nil || !ok {
+						b.Fatal(ok, err)
+					}
+				} else {
+					a.Limits = []coachd.LimitHit{l}
+				}
+				adm, err := db.AdmitTurn(ctx, a)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := db.EndTurn(ctx, u.ID, coachd.TurnEnd{SessionID: s.ID, ReservationID: adm.Reservation.ID,
+					Mode: coachd.SettleFinalize, Owner: "A"}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
