@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"database/sql/driver"
+	"sync/atomic"
 
 	"modernc.org/sqlite"
 )
@@ -18,14 +19,17 @@ const maxCachedStmts = 256
 // on every call (sqlite3_prepare_v2 was ~17 % of a loaded server's CPU).
 // PostgreSQL needs nothing like it: pgx caches prepared statements per
 // connection by default.
-type stmtCacheConnector struct{ driver.Connector }
+type stmtCacheConnector struct {
+	driver.Connector
+	stmts *atomic.Int64 // statements run on its connections (WriteStats)
+}
 
-func newStmtCacheConnector(dsn string) (driver.Connector, error) {
+func newStmtCacheConnector(dsn string) (stmtCacheConnector, error) {
 	c, err := sqlite.NewConnector(dsn)
 	if err != nil {
-		return nil, err
+		return stmtCacheConnector{}, err
 	}
-	return stmtCacheConnector{c}, nil
+	return stmtCacheConnector{c, new(atomic.Int64)}, nil
 }
 
 func (c stmtCacheConnector) Connect(ctx context.Context) (driver.Conn, error) {
@@ -33,7 +37,7 @@ func (c stmtCacheConnector) Connect(ctx context.Context) (driver.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &cachingConn{inner: conn, stmts: map[string]*cachedStmt{}}, nil
+	return &cachingConn{inner: conn, stmts: map[string]*cachedStmt{}, runs: c.stmts}, nil
 }
 
 // innerConn is what a modernc connection implements and the store uses.
@@ -54,6 +58,7 @@ type cachingConn struct {
 	inner any // innerConn, checked at use: a failed assertion is a bug
 	stmts map[string]*cachedStmt
 	order []string // insertion order, for eviction
+	runs  *atomic.Int64
 }
 
 type cachedStmt struct {
@@ -95,6 +100,7 @@ func (c *cachingConn) stmt(ctx context.Context, query string) (*cachedStmt, erro
 }
 
 func (c *cachingConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
+	c.runs.Add(1)
 	cs, err := c.stmt(ctx, query)
 	if err != nil {
 		return nil, err
@@ -106,6 +112,7 @@ func (c *cachingConn) ExecContext(ctx context.Context, query string, args []driv
 }
 
 func (c *cachingConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
+	c.runs.Add(1)
 	cs, err := c.stmt(ctx, query)
 	if err != nil {
 		return nil, err
