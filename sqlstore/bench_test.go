@@ -140,3 +140,35 @@ func BenchmarkCreateNote(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkAppendEvents logs batches of 8 text deltas (a flush of the
+// event log during a streamed reply) into one turn's log, reporting the
+// WAL pages each batch writes on SQLite.
+//
+//	go test ./sqlstore -run '^$' -bench AppendEvents -count 6
+func BenchmarkAppendEvents(b *testing.B) {
+	ctx := context.Background()
+	for _, bk := range backends {
+		b.Run(bk.name, func(b *testing.B) {
+			db, userID, sessionID := benchDB(b, bk)
+			turn, err := db.BeginTurn(ctx, userID, sessionID, "proc", 20)
+			if err != nil {
+				b.Fatal(err)
+			}
+			evs := make([]coachd.Event, 8)
+			seq := int64(0)
+			b.ReportAllocs()
+			before := db.WriteStats()
+			for b.Loop() {
+				for i := range evs {
+					seq++
+					evs[i] = coachd.Event{Type: coachd.EventTextDelta, Turn: turn, Seq: seq, Text: "a few words of the reply "}
+				}
+				if _, err := db.AppendEvents(ctx, userID, sessionID, turn, evs, false); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(db.WriteStats().WALPages-before.WALPages)/float64(b.N), "walpages/op")
+		})
+	}
+}

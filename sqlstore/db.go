@@ -37,6 +37,8 @@ type DB struct {
 	notes   coachd.NoteVocabulary // see SetNoteVocabulary
 	obs     coachd.Observer       // see SetObserver
 	stmts   *atomic.Int64         // SQLite: statements run by the writer
+	pages   *atomic.Int64         // SQLite: pages the writer's commits wrote
+	ckpt    *checkpointer         // SQLite: copies the WAL back, off the writer
 }
 
 var _ coachd.Store = (*DB)(nil)
@@ -70,7 +72,7 @@ func Open(ctx context.Context, dsn string, clock coachd.Clock) (*DB, error) {
 			return nil, internal(err, "open sqlite")
 		}
 		w := sql.OpenDB(wc)
-		db.stmts = wc.stmts
+		db.stmts, db.pages = wc.stmts, wc.pages
 		w.SetMaxOpenConns(1)
 		w.SetMaxIdleConns(1)
 		w.SetConnMaxLifetime(0)
@@ -92,6 +94,8 @@ func Open(ctx context.Context, dsn string, clock coachd.Clock) (*DB, error) {
 		r.SetMaxOpenConns(n)
 		r.SetMaxIdleConns(n)
 		db.read = r
+		db.ckpt = newCheckpointer(sql.OpenDB(rc), db.pages)
+		db.group.ckpt = db.ckpt
 	}
 	if err := db.read.PingContext(ctx); err != nil {
 		db.Close()
@@ -102,7 +106,11 @@ func Open(ctx context.Context, dsn string, clock coachd.Clock) (*DB, error) {
 
 // Close closes every connection.
 func (db *DB) Close() error {
-	err := db.write.Close()
+	var err error
+	if db.ckpt != nil {
+		err = db.ckpt.close()
+	}
+	err = errors.Join(err, db.write.Close())
 	if db.read != db.write {
 		err = errors.Join(err, db.read.Close())
 	}
@@ -118,6 +126,7 @@ type WriteStats struct {
 	Statements   int64 // statements run on the writer, savepoints included
 	Transactions int64 // write transactions begun (group members)
 	Commits      int64 // COMMITs: group members share one
+	WALPages     int64 // pages the commits wrote to the WAL
 }
 
 // WriteStats reports the writer's counts so far.
@@ -125,7 +134,8 @@ func (db *DB) WriteStats() WriteStats {
 	if db.group == nil {
 		return WriteStats{}
 	}
-	return WriteStats{Statements: db.stmts.Load(), Transactions: db.group.joined.Load(), Commits: db.group.commits.Load()}
+	return WriteStats{Statements: db.stmts.Load(), Transactions: db.group.joined.Load(), Commits: db.group.commits.Load(),
+		WALPages: db.pages.Load()}
 }
 
 // SQL returns the handle writes go through, for tests and later packages

@@ -10,3 +10,17 @@ DROP INDEX reservations_active;
 DROP INDEX reservations_user;
 CREATE INDEX reservations_live ON reservations (user_id, expires_at) WHERE state = 'active';
 CREATE INDEX reservations_owner ON reservations (user_id);
+-- The event log's rows are small and always read and written in key
+-- order: kept in their primary key's b-tree alone (WITHOUT ROWID), an
+-- append writes each row once instead of into a table and its key index.
+CREATE TABLE turn_events_by_key (
+	session_id TEXT NOT NULL,
+	turn       INTEGER NOT NULL,
+	seq        INTEGER NOT NULL,
+	data       TEXT NOT NULL,
+	PRIMARY KEY (session_id, turn, seq),
+	FOREIGN KEY (session_id, turn) REFERENCES turns (session_id, turn) ON DELETE CASCADE
+) WITHOUT ROWID;
+INSERT INTO turn_events_by_key (session_id, turn, seq, data) SELECT session_id, turn, seq, data FROM turn_events;
+DROP TABLE turn_events;
+ALTER TABLE turn_events_by_key RENAME TO turn_events;
