@@ -38,7 +38,6 @@ type DB struct {
 	obs     coachd.Observer       // see SetObserver
 	stmts   *atomic.Int64         // SQLite: statements run by the writer
 	pages   *atomic.Int64         // SQLite: pages the writer's commits wrote
-	ckpt    *checkpointer         // SQLite: copies the WAL back, off the writer
 }
 
 var _ coachd.Store = (*DB)(nil)
@@ -94,8 +93,6 @@ func Open(ctx context.Context, dsn string, clock coachd.Clock) (*DB, error) {
 		r.SetMaxOpenConns(n)
 		r.SetMaxIdleConns(n)
 		db.read = r
-		db.ckpt = newCheckpointer(sql.OpenDB(rc), db.pages)
-		db.group.ckpt = db.ckpt
 	}
 	if err := db.read.PingContext(ctx); err != nil {
 		db.Close()
@@ -106,11 +103,7 @@ func Open(ctx context.Context, dsn string, clock coachd.Clock) (*DB, error) {
 
 // Close closes every connection.
 func (db *DB) Close() error {
-	var err error
-	if db.ckpt != nil {
-		err = db.ckpt.close()
-	}
-	err = errors.Join(err, db.write.Close())
+	err := db.write.Close()
 	if db.read != db.write {
 		err = errors.Join(err, db.read.Close())
 	}

@@ -39,8 +39,7 @@ func isPostgresDSN(dsn string) bool {
 
 // sqliteDSN returns the modernc DSN for the SQLite file at path. Every
 // connection gets WAL, foreign keys and a busy timeout; writer connections
-// leave checkpoints to the checkpointer (checkpoint.go) and take the write
-// lock at BEGIN (BEGIN IMMEDIATE) so a transaction never
+// take the write lock at BEGIN (BEGIN IMMEDIATE) so a transaction never
 // fails with SQLITE_BUSY half-way through when it upgrades from read to
 // write; reader connections refuse writes.
 func sqliteDSN(path string, writer bool) string {
@@ -50,8 +49,7 @@ func sqliteDSN(path string, writer bool) string {
 		"_pragma=synchronous(NORMAL)",
 	}
 	if writer {
-		// The checkpointer, not the writer's commits, checkpoints the WAL.
-		q = append(q, "_pragma=journal_mode(WAL)", "_pragma=wal_autocheckpoint(0)", "_txlock=immediate")
+		q = append(q, "_pragma=journal_mode(WAL)", "_txlock=immediate")
 	} else {
 		q = append(q, "_pragma=query_only(1)")
 	}

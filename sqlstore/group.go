@@ -22,13 +22,12 @@ const maxGroup = 64
 // exactly as before: a write reported stored is committed.
 type group struct {
 	db      *sql.DB
-	mu      sync.Mutex    // held by the member running statements
-	waiting atomic.Int32  // callers blocked on mu
-	tx      *sql.Tx       // the open transaction; nil between groups
-	members []chan error  // released savepoints waiting for the COMMIT
-	commits atomic.Int64  // COMMITs done, for tests and figures
-	joined  atomic.Int64  // members that began, likewise
-	ckpt    *checkpointer // told of every COMMIT; nil in tests of the group alone
+	mu      sync.Mutex   // held by the member running statements
+	waiting atomic.Int32 // callers blocked on mu
+	tx      *sql.Tx      // the open transaction; nil between groups
+	members []chan error // released savepoints waiting for the COMMIT
+	commits atomic.Int64 // COMMITs done, for tests and figures
+	joined  atomic.Int64 // members that began, likewise
 }
 
 // join waits for the writer and opens a savepoint in the group's
@@ -110,9 +109,6 @@ func (g *group) pass() {
 func (g *group) flush() {
 	err := g.tx.Commit()
 	g.commits.Add(1)
-	if g.ckpt != nil {
-		g.ckpt.committed()
-	}
 	g.end(err)
 }
 
