@@ -93,3 +93,82 @@ func BenchmarkLoadHistory(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkCreateNote creates notes for a user who holds 900 to 999 live
+// notes and 1,000 deleted ones (the caps: noteRoom counts the live ones on
+// every create); every 99 creates, untimed, 99 of them are deleted again.
+//
+//	go test ./sqlstore -run '^$' -bench CreateNote -count 6
+func BenchmarkCreateNote(b *testing.B) {
+	ctx := context.Background()
+	for _, bk := range backends {
+		b.Run(bk.name, func(b *testing.B) {
+			db, userID, _ := benchDB(b, bk)
+			note := func(i int) *coachd.Note {
+				return &coachd.Note{UserID: userID, Type: "preference", Title: fmt.Sprint("note ", i), Content: "Drives early on weekdays."}
+			}
+			for i := range coachd.MaxDeletedNotesPerUser + 900 {
+				n := note(i)
+				if err := db.CreateNote(ctx, n); err != nil {
+					b.Fatal(err)
+				}
+				if i < coachd.MaxDeletedNotesPerUser {
+					if err := db.DeleteNote(ctx, userID, n.ID); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			var made []string
+			b.ReportAllocs()
+			for b.Loop() {
+				if len(made) == 99 {
+					b.StopTimer()
+					for _, id := range made {
+						if err := db.DeleteNote(ctx, userID, id); err != nil {
+							b.Fatal(err)
+						}
+					}
+					made = made[:0]
+					b.StartTimer()
+				}
+				n := note(len(made))
+				if err := db.CreateNote(ctx, n); err != nil {
+					b.Fatal(err)
+				}
+				made = append(made, n.ID)
+			}
+		})
+	}
+}
+
+// BenchmarkAppendEvents logs batches of 8 text deltas (a flush of the
+// event log during a streamed reply) into one turn's log, reporting the
+// WAL pages each batch writes on SQLite.
+//
+//	go test ./sqlstore -run '^$' -bench AppendEvents -count 6
+func BenchmarkAppendEvents(b *testing.B) {
+	ctx := context.Background()
+	for _, bk := range backends {
+		b.Run(bk.name, func(b *testing.B) {
+			db, userID, sessionID := benchDB(b, bk)
+			turn, err := db.BeginTurn(ctx, userID, sessionID, "proc", 20)
+			if err != nil {
+				b.Fatal(err)
+			}
+			evs := make([]coachd.Event, 8)
+			seq := int64(0)
+			b.ReportAllocs()
+			before := db.WriteStats()
+			for b.Loop() {
+				for i := range evs {
+					seq++
+					evs[i] = coachd.Event{Type: coachd.EventTextDelta, Turn: turn, Seq: seq, Text: "a few words of the reply "}
+				}
+				if _, err := db.AppendEvents(ctx, userID, sessionID, turn, evs, false); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(db.WriteStats().WALPages-before.WALPages)/float64(b.N), "walpages/op")
+		})
+	}
+}

@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"database/sql"
 
 	"github.com/coachd/coachd"
 )
@@ -18,11 +19,23 @@ func userTx(ctx context.Context, db *DB, userID string, fn func(*tx) error) erro
 	return err
 }
 
-// noteRoom refuses one more live note at coachd.MaxNotesPerUser.
-func noteRoom(ctx context.Context, tx *tx, userID string) error {
+// noteRoom refuses one more live note at coachd.MaxNotesPerUser. In one
+// statement it finds the user (missing: ENOTFOUND), counts the live notes
+// (index-only, notes_live) and checks that sessionID, when not "", is one
+// of the user's sessions (another's is ENOTFOUND, as findSession). The
+// caller holds the user's lock (userTx); on Postgres the count must be a
+// statement after the one that took it, to see the notes of the writer
+// it waited for.
+func noteRoom(ctx context.Context, tx *tx, userID, sessionID string) error {
+	q := `SELECT (SELECT COUNT(*) FROM notes n WHERE n.user_id = u.id AND n.deleted_at IS NULL),
+		EXISTS (SELECT 1 FROM sessions s WHERE s.id = ? AND s.user_id = u.id) FROM users u WHERE u.id = ?`
 	var n int64
-	if err := tx.queryRow(ctx, `SELECT COUNT(*) FROM notes WHERE user_id = ? AND deleted_at IS NULL`, userID).Scan(&n); err != nil {
-		return dbError(err, "count notes")
+	var session bool
+	if err := tx.queryRow(ctx, q, sessionID, userID).Scan(&n, &session); err != nil {
+		return dbError(err, "user %q", userID)
+	}
+	if sessionID != "" && !session {
+		return dbError(sql.ErrNoRows, "session %q", sessionID)
 	}
 	if n >= coachd.MaxNotesPerUser {
 		return coachd.Errorf(coachd.ECONFLICT, "note limit reached (%d notes): delete some first", coachd.MaxNotesPerUser)

@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"sync/atomic"
 	"time"
 
 	"github.com/coachd/coachd"
@@ -35,6 +36,8 @@ type DB struct {
 	budget  coachd.BudgetConfig   // see SetBudgetConfig
 	notes   coachd.NoteVocabulary // see SetNoteVocabulary
 	obs     coachd.Observer       // see SetObserver
+	stmts   *atomic.Int64         // SQLite: statements run by the writer
+	pages   *atomic.Int64         // SQLite: pages the writer's commits wrote
 }
 
 var _ coachd.Store = (*DB)(nil)
@@ -68,6 +71,7 @@ func Open(ctx context.Context, dsn string, clock coachd.Clock) (*DB, error) {
 			return nil, internal(err, "open sqlite")
 		}
 		w := sql.OpenDB(wc)
+		db.stmts, db.pages = wc.stmts, wc.pages
 		w.SetMaxOpenConns(1)
 		w.SetMaxIdleConns(1)
 		w.SetConnMaxLifetime(0)
@@ -108,6 +112,24 @@ func (db *DB) Close() error {
 
 // Dialect returns "sqlite" or "postgres".
 func (db *DB) Dialect() string { return db.dialect.String() }
+
+// WriteStats is what the SQLite writer did since Open, for tests and
+// figures (all zero on Postgres).
+type WriteStats struct {
+	Statements   int64 // statements run on the writer, savepoints included
+	Transactions int64 // write transactions begun (group members)
+	Commits      int64 // COMMITs: group members share one
+	WALPages     int64 // pages the commits wrote to the WAL
+}
+
+// WriteStats reports the writer's counts so far.
+func (db *DB) WriteStats() WriteStats {
+	if db.group == nil {
+		return WriteStats{}
+	}
+	return WriteStats{Statements: db.stmts.Load(), Transactions: db.group.joined.Load(), Commits: db.group.commits.Load(),
+		WALPages: db.pages.Load()}
+}
 
 // SQL returns the handle writes go through, for tests and later packages
 // that need raw access. On SQLite it is the single writer connection: a

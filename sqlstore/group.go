@@ -27,6 +27,7 @@ type group struct {
 	tx      *sql.Tx      // the open transaction; nil between groups
 	members []chan error // released savepoints waiting for the COMMIT
 	commits atomic.Int64 // COMMITs done, for tests and figures
+	joined  atomic.Int64 // members that began, likewise
 }
 
 // join waits for the writer and opens a savepoint in the group's
@@ -52,6 +53,7 @@ func (g *group) join(ctx context.Context) (*sql.Tx, error) {
 		g.abort(err)
 		return nil, err
 	}
+	g.joined.Add(1)
 	return g.tx, nil
 }
 

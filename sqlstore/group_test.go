@@ -128,3 +128,32 @@ func TestGroupCancelledWhileQueued(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// WriteStats counts what the writer did: a write method is one
+// transaction and one commit of a few statements and pages; a read
+// counts nothing.
+func TestWriteStats(t *testing.T) {
+	db := openGrouped(t)
+	ctx := context.Background()
+	before := db.WriteStats()
+	u := &coachd.User{Name: "ada", TokenBudget: 10}
+	if err := db.CreateUser(ctx, u, "hash-ada"); err != nil {
+		t.Fatal(err)
+	}
+	mid := db.WriteStats()
+	if got := mid.Transactions - before.Transactions; got != 1 {
+		t.Fatalf("CreateUser: %d transactions, want 1", got)
+	}
+	if got := mid.Commits - before.Commits; got != 1 {
+		t.Fatalf("CreateUser: %d commits, want 1", got)
+	}
+	if mid.Statements-before.Statements < 3 || mid.WALPages-before.WALPages < 1 {
+		t.Fatalf("CreateUser: %+v after %+v: want SAVEPOINT, the insert and RELEASE, and a page", mid, before)
+	}
+	if _, err := db.FindUserByID(ctx, u.ID); err != nil {
+		t.Fatal(err)
+	}
+	if after := db.WriteStats(); after != mid {
+		t.Fatalf("a read changed the writer's counts: %+v, then %+v", mid, after)
+	}
+}

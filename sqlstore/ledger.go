@@ -55,7 +55,8 @@ func (db *DB) Ledger(ctx context.Context, userID string) ([]coachd.LedgerEntry, 
 
 // CheckLedger compares, in one statement (one snapshot), every user's
 // tokens_used with the ledger sum of the current period and
-// tokens_reserved with the ledger's holds and the active reservations'.
+// tokens_reserved with the ledger's holds and the active reservations'
+// (summed from the small index of active ones, reservations_live).
 func (db *DB) CheckLedger(ctx context.Context) ([]coachd.LedgerDrift, error) {
 	tx, err := db.beginRead(ctx)
 	if err != nil {
@@ -65,8 +66,9 @@ func (db *DB) CheckLedger(ctx context.Context) ([]coachd.LedgerDrift, error) {
 	rows, err := tx.query(ctx, `SELECT u.id, u.tokens_used, u.tokens_reserved,
 		CAST(COALESCE((SELECT SUM(l.used_delta) FROM ledger l WHERE l.user_id = u.id AND l.period_start = u.period_start), 0) AS BIGINT),
 		CAST(COALESCE((SELECT SUM(l.reserved_delta) FROM ledger l WHERE l.user_id = u.id), 0) AS BIGINT),
-		CAST(COALESCE((SELECT SUM(r.held) FROM reservations r WHERE r.user_id = u.id AND r.state = 'active'), 0) AS BIGINT)
-		FROM users u ORDER BY u.id`)
+		CAST(COALESCE(h.held, 0) AS BIGINT)
+		FROM users u LEFT JOIN (SELECT r.user_id, SUM(r.held) AS held FROM reservations r WHERE r.state = 'active' GROUP BY r.user_id) h
+		ON h.user_id = u.id ORDER BY u.id`)
 	if err != nil {
 		return nil, dbError(err, "check ledger")
 	}

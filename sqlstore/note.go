@@ -38,18 +38,12 @@ func (db *DB) CreateNote(ctx context.Context, n *coachd.Note) error {
 		return coachd.Invalid(errs...)
 	}
 	return userTx(ctx, db, n.UserID, func(tx *tx) error {
-		if _, err := findUser(ctx, tx, n.UserID); err != nil {
+		if err := noteRoom(ctx, tx, n.UserID, n.SessionID); err != nil {
 			return err
 		}
 		var sessionID any
 		if n.SessionID != "" {
-			if _, err := findSession(ctx, tx, n.UserID, n.SessionID); err != nil {
-				return err
-			}
 			sessionID = n.SessionID
-		}
-		if err := noteRoom(ctx, tx, n.UserID); err != nil {
-			return err
 		}
 		n.ID = coachd.NewID(coachd.PrefixNote, tx.now)
 		n.DeletedAt = nil
@@ -232,7 +226,7 @@ func (db *DB) RestoreNote(ctx context.Context, userID, id string) (*coachd.Note,
 		if n, err = findNote(ctx, tx, userID, id); err != nil || n.DeletedAt == nil {
 			return err
 		}
-		if err := noteRoom(ctx, tx, userID); err != nil {
+		if err := noteRoom(ctx, tx, userID, ""); err != nil {
 			return err
 		}
 		n.DeletedAt, n.UpdatedAt = nil, tx.now

@@ -113,7 +113,7 @@ func (p *roundTripProxy) fewest(tb testing.TB, setup, op func() error) int64 {
 // TestPostgresRoundTrips holds the turn's hot statements on Postgres to
 // the round trips they take (BEGIN and COMMIT count): one for an
 // authentication, a rate-limit hit and an event-log flush, four for a
-// settlement, six for a turn's end, and two for ReadTurn.
+// settlement, six for a turn's end, two for ReadTurn and five for a note.
 func TestPostgresRoundTrips(t *testing.T) {
 	dsn := pgtest.NewDatabase(t)
 	u, err := url.Parse(dsn)
@@ -196,5 +196,11 @@ func TestPostgresRoundTrips(t *testing.T) {
 		_, err := db.EndTurn(ctx, user.ID, coachd.TurnEnd{SessionID: s.ID, Messages: []*coachd.Message{msg},
 			ReservationID: r.ID, Spend: coachd.Spend{Amount: 100, Tokens: 100}, Mode: coachd.SettleFinalize, Owner: "B"})
 		return err
+	})
+	// save_note's write: the user's lock, one statement for the user,
+	// session and note count, the insert (was seven: the user, the
+	// session and the count each a statement).
+	check("CreateNote", 5, nil, func() error {
+		return db.CreateNote(ctx, &coachd.Note{UserID: user.ID, SessionID: s.ID, Type: "tip", Title: "t", Content: "c"})
 	})
 }

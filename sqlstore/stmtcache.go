@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"database/sql/driver"
+	"sync/atomic"
 
 	"modernc.org/sqlite"
 )
@@ -18,14 +19,18 @@ const maxCachedStmts = 256
 // on every call (sqlite3_prepare_v2 was ~17 % of a loaded server's CPU).
 // PostgreSQL needs nothing like it: pgx caches prepared statements per
 // connection by default.
-type stmtCacheConnector struct{ driver.Connector }
+type stmtCacheConnector struct {
+	driver.Connector
+	stmts *atomic.Int64 // statements run on its connections (WriteStats)
+	pages *atomic.Int64 // pages its commits wrote (to the WAL)
+}
 
-func newStmtCacheConnector(dsn string) (driver.Connector, error) {
+func newStmtCacheConnector(dsn string) (stmtCacheConnector, error) {
 	c, err := sqlite.NewConnector(dsn)
 	if err != nil {
-		return nil, err
+		return stmtCacheConnector{}, err
 	}
-	return stmtCacheConnector{c}, nil
+	return stmtCacheConnector{c, new(atomic.Int64), new(atomic.Int64)}, nil
 }
 
 func (c stmtCacheConnector) Connect(ctx context.Context) (driver.Conn, error) {
@@ -33,7 +38,7 @@ func (c stmtCacheConnector) Connect(ctx context.Context) (driver.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &cachingConn{inner: conn, stmts: map[string]*cachedStmt{}}, nil
+	return &cachingConn{inner: conn, stmts: map[string]*cachedStmt{}, runs: c.stmts, pages: c.pages}, nil
 }
 
 // innerConn is what a modernc connection implements and the store uses.
@@ -54,6 +59,8 @@ type cachingConn struct {
 	inner any // innerConn, checked at use: a failed assertion is a bug
 	stmts map[string]*cachedStmt
 	order []string // insertion order, for eviction
+	runs  *atomic.Int64
+	pages *atomic.Int64
 }
 
 type cachedStmt struct {
@@ -95,6 +102,7 @@ func (c *cachingConn) stmt(ctx context.Context, query string) (*cachedStmt, erro
 }
 
 func (c *cachingConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
+	c.runs.Add(1)
 	cs, err := c.stmt(ctx, query)
 	if err != nil {
 		return nil, err
@@ -106,6 +114,7 @@ func (c *cachingConn) ExecContext(ctx context.Context, query string, args []driv
 }
 
 func (c *cachingConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
+	c.runs.Add(1)
 	cs, err := c.stmt(ctx, query)
 	if err != nil {
 		return nil, err
@@ -130,11 +139,33 @@ func (c *cachingConn) PrepareContext(ctx context.Context, query string) (driver.
 }
 
 func (c *cachingConn) Begin() (driver.Tx, error) {
-	return c.conn().BeginTx(context.Background(), driver.TxOptions{})
+	return c.BeginTx(context.Background(), driver.TxOptions{})
 }
 
 func (c *cachingConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
-	return c.conn().BeginTx(ctx, opts)
+	t, err := c.conn().BeginTx(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	return countingTx{t, c}, nil
+}
+
+// countingTx adds the pages its commit wrote to the connector's count.
+type countingTx struct {
+	driver.Tx
+	c *cachingConn
+}
+
+func (t countingTx) Commit() error {
+	err := t.Tx.Commit()
+	if s, ok := t.c.inner.(sqlite.DBStatus); ok {
+		// Pages written since the last reading: this commit's (a
+		// rollback writes none, a spill of a large one is counted here).
+		if n, _, serr := s.Status(sqlite.DBStatusCacheWrite, true); serr == nil {
+			t.c.pages.Add(int64(n))
+		}
+	}
+	return err
 }
 
 func (c *cachingConn) Ping(ctx context.Context) error         { return c.conn().Ping(ctx) }

@@ -1,0 +1,12 @@
+-- Indexes over live rows only, so that a turn's writes touch fewer pages
+-- and its checks read no table rows. The live-note cap (noteRoom) counts
+-- from notes_live instead of visiting every note of the user.
+CREATE INDEX notes_live ON notes (user_id) WHERE deleted_at IS NULL;
+-- Active reservations (the holds of turns in flight, a handful) in one
+-- small index that serves the reservation's stale-hold check, the
+-- sweeper and the ledger check; a settled reservation leaves it. The
+-- user's index no longer holds state: a settlement does not move it.
+DROP INDEX reservations_active;
+DROP INDEX reservations_user;
+CREATE INDEX reservations_live ON reservations (user_id, expires_at) WHERE state = 'active';
+CREATE INDEX reservations_owner ON reservations (user_id);
