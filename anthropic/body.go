@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"sync"
 
 	"github.com/coachd/coachd"
 )
@@ -31,13 +30,12 @@ const (
 	bodyCount                    // POST /v1/messages/count_tokens
 )
 
-// bodyPool holds request buffers. A buffer is free again once NewStreaming
-// returns: the SDK's WithJSONSet("stream") copies the body before it is
-// sent, so no attempt (nor a retry) reads the pooled bytes after that.
-var bodyPool = sync.Pool{New: func() any { b := make([]byte, 0, 8<<10); return &b }}
-
-// maxPooledBody keeps one giant request from pinning its buffer.
-const maxPooledBody = 1 << 20
+// A body gets a buffer of its own, never a pooled one: the bytes belong to
+// the request until the SDK is done with them, and whether it copies them
+// first (v1.84's WithJSONSet("stream") does) or reads them while a
+// response is already streaming is the SDK's business. One allocation of
+// the body's size per request is the price.
+const bodyCap = 16 << 10
 
 // appendBody appends the JSON body of req, with the fields, their order and
 // their bytes as sdk.MessageNewParams (or MessageCountTokensParams) marshal
@@ -68,11 +66,7 @@ func (m *Model) appendBody(dst []byte, req *coachd.ModelRequest, kind bodyKind, 
 		}
 	}
 	key("model")
-	model := m.cfg.Model
-	if req.Model != "" {
-		model = req.Model
-	}
-	dst = coachd.AppendJSONString(dst, model, true)
+	dst = coachd.AppendJSONString(dst, string(m.model(req)), true)
 	if kind == bodyMessages {
 		if t := req.Temperature; t != nil {
 			key("temperature")

@@ -22,7 +22,7 @@ func (m *Model) CountTokens(ctx context.Context, req *coachd.ModelRequest) (int6
 	}
 	// As for Stream, coachd writes the body and the SDK sends it (body.go).
 	p := param.Override[sdk.MessageCountTokensParams](emptyBody)
-	p.Model = m.params(req).Model
+	p.Model = m.model(req)
 	res, err := m.client.Messages.CountTokens(ctx, p, option.WithRequestBody("application/json", body))
 	if err != nil {
 		return 0, mapError(ctx, err)

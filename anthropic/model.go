@@ -70,7 +70,9 @@ func New(cfg Config) *Model {
 }
 
 // newClient builds the SDK client for cfg; extra options (a platform's)
-// are applied last.
+// are applied last. No option here may change the JSON body (WithJSONSet,
+// WithJSONDel): each request's WithRequestBody replaces the body they
+// would have changed (body.go).
 func newClient(cfg Config, extra ...option.RequestOption) sdk.Client {
 	var opts []option.RequestOption
 	if cfg.APIKey != "" {
@@ -116,26 +118,14 @@ func (m *Model) Stream(ctx context.Context, req *coachd.ModelRequest) coachd.Mod
 	if !m.cfg.NoCache && !req.NoCache {
 		req, markTool = coachd.CacheMarks(req) // the placement rule is documented there
 	}
-	buf := bodyPool.Get().(*[]byte)
-	body, err := m.appendBody((*buf)[:0], req, bodyMessages, markTool)
+	body, err := m.appendBody(make([]byte, 0, bodyCap), req, bodyMessages, markTool)
 	if err != nil {
-		putBody(buf, body)
 		return &stream{ctx: ctx, err: err, done: true}
 	}
 	// The SDK sends this body (see body.go), with its own headers, the
 	// stream flag, middleware and retries.
 	s := m.client.Messages.NewStreaming(ctx, m.params(req), option.WithRequestBody("application/json", body))
-	putBody(buf, body)
 	return &stream{ctx: ctx, sdk: s}
-}
-
-// putBody returns a request buffer to the pool.
-func putBody(buf *[]byte, body []byte) {
-	if cap(body) > maxPooledBody {
-		return
-	}
-	*buf = body[:0]
-	bodyPool.Put(buf)
 }
 
 // emptyBody is what the params encode to: the body is coachd's own.
@@ -147,10 +137,7 @@ var emptyBody any = json.RawMessage(`{}`)
 // tokens, temperature, thinking, stop sequences).
 func (m *Model) params(req *coachd.ModelRequest) sdk.MessageNewParams {
 	p := param.Override[sdk.MessageNewParams](emptyBody)
-	p.Model = sdk.Model(m.cfg.Model)
-	if req.Model != "" {
-		p.Model = sdk.Model(req.Model)
-	}
+	p.Model = m.model(req)
 	p.MaxTokens = req.MaxTokens
 	if p.MaxTokens <= 0 {
 		p.MaxTokens = DefaultMaxTokens
@@ -179,6 +166,14 @@ func (m *Model) params(req *coachd.ModelRequest) sdk.MessageNewParams {
 		}
 	}
 	return p
+}
+
+// model is the model req is for.
+func (m *Model) model(req *coachd.ModelRequest) sdk.Model {
+	if req.Model != "" {
+		return sdk.Model(req.Model)
+	}
+	return sdk.Model(m.cfg.Model)
 }
 
 // sendsUserID reports whether the platform takes metadata.user_id.

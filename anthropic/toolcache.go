@@ -29,7 +29,8 @@ type toolEntry struct {
 }
 
 // maxCachedTools bounds the cache (tools come from packs and MCP servers,
-// a few hundred names at most); past it, new tools are encoded each time.
+// a few hundred names at most); a full cache starts over, so tools whose
+// descriptions keep changing cannot hold the slots for good.
 const maxCachedTools = 4096
 
 // json returns t's definition JSON; the caller must not change it.
@@ -49,9 +50,10 @@ func (c *toolCache) json(t *coachd.ToolSpec) ([]byte, error) {
 	if c.m == nil {
 		c.m = map[toolKey]*toolEntry{}
 	}
-	if _, ok := c.m[k]; ok || len(c.m) < maxCachedTools {
-		c.m[k] = &toolEntry{schema: bytes.Clone(t.InputSchema), json: raw}
+	if _, ok := c.m[k]; !ok && len(c.m) >= maxCachedTools {
+		clear(c.m)
 	}
+	c.m[k] = &toolEntry{schema: bytes.Clone(t.InputSchema), json: raw}
 	c.mu.Unlock()
 	return raw, nil
 }

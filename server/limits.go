@@ -24,6 +24,11 @@ import (
 // queues behind a running turn) and a user a limit refused lately (so
 // that a client going on past its limit is refused at once, body unread,
 // with one write).
+//
+// The price: the first request over a limit, per user, window and
+// process, is prepared (history read, context, the estimate, which may
+// ask the upstream's count_tokens) before the admission refuses it; the
+// next ones in the window are refused before anything is read.
 func (s *Server) prepareLimitedTurn(r *http.Request) (*agent.Turn, error) {
 	u := UserFrom(r.Context())
 	if s.refused.recent(u.ID, s.clock.Now()) {

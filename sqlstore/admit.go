@@ -41,6 +41,8 @@ func (db *DB) ReadTurn(ctx context.Context, userID, sessionID string, after int6
 // session (a.Seen), nothing is taken and the answer is
 // coachd.ErrSessionChanged. The reservation is Reserve's, under the same
 // user lock; the event log's turn, when a.Stream asks for it, BeginTurn's.
+// a.Limits are counted after the user's lock, as HitLimit counts them: one
+// reached is coachd.ErrLimitReached, and then nothing is counted or taken.
 func (db *DB) AdmitTurn(ctx context.Context, a coachd.TurnAdmission) (*coachd.Admission, error) {
 	if a.Seen == nil || a.Owner == "" {
 		return nil, coachd.Invalid(coachd.FieldError{Field: "session", Message: "and owner are required", Code: "required"})

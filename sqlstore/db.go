@@ -66,7 +66,7 @@ func Open(ctx context.Context, dsn string, clock coachd.Clock) (*DB, error) {
 		db.write, db.read = pool, pool
 	} else {
 		db.dialect = dialectSQLite
-		wc, err := newStmtCacheConnector(sqliteDSN(dsn, true))
+		wc, err := newStmtCacheConnector(sqliteDSN(dsn, true), true)
 		if err != nil {
 			return nil, internal(err, "open sqlite")
 		}
@@ -83,7 +83,7 @@ func Open(ctx context.Context, dsn string, clock coachd.Clock) (*DB, error) {
 			w.Close()
 			return nil, internal(err, "open sqlite %s", dsn)
 		}
-		rc, err := newStmtCacheConnector(sqliteDSN(dsn, false))
+		rc, err := newStmtCacheConnector(sqliteDSN(dsn, false), false)
 		if err != nil {
 			w.Close()
 			return nil, internal(err, "open sqlite")
@@ -148,7 +148,7 @@ type tx struct {
 	obs   coachd.Observer
 	g     *group  // SQLite writes: the group this is a member of
 	ended bool    // a group member committed or rolled back
-	auto  *sql.DB // Postgres beginAuto: no transaction, each statement commits by itself
+	auto  *sql.DB // no transaction, each statement commits by itself (beginAuto on Postgres, autoRead)
 }
 
 // beginWrite starts a read-write transaction: on SQLite, a member of the
@@ -186,6 +186,12 @@ func (db *DB) beginAuto(ctx context.Context, write bool) (*tx, error) {
 		kind = "write"
 	}
 	return &tx{d: db.dialect, now: storeTime(db.clock.Now()), kind: kind, start: time.Now(), obs: db.obs, auto: db.write}, nil
+}
+
+// autoRead is a tx without a transaction on the read pool, for a method
+// whose one statement is atomic by itself, on either dialect.
+func (db *DB) autoRead() *tx {
+	return &tx{d: db.dialect, now: storeTime(db.clock.Now()), kind: "read", start: time.Now(), obs: db.obs, auto: db.read}
 }
 
 // beginRead starts a transaction for a method that only reads.

@@ -22,15 +22,21 @@ const maxCachedStmts = 256
 type stmtCacheConnector struct {
 	driver.Connector
 	stmts *atomic.Int64 // statements run on its connections (WriteStats)
-	pages *atomic.Int64 // pages its commits wrote (to the WAL)
+	pages *atomic.Int64 // pages its commits wrote (to the WAL); nil: not counted (readers)
 }
 
-func newStmtCacheConnector(dsn string) (stmtCacheConnector, error) {
+// newStmtCacheConnector opens dsn; writer says its commits' pages are
+// counted (WriteStats).
+func newStmtCacheConnector(dsn string, writer bool) (stmtCacheConnector, error) {
 	c, err := sqlite.NewConnector(dsn)
 	if err != nil {
 		return stmtCacheConnector{}, err
 	}
-	return stmtCacheConnector{c, new(atomic.Int64), new(atomic.Int64)}, nil
+	sc := stmtCacheConnector{Connector: c, stmts: new(atomic.Int64)}
+	if writer {
+		sc.pages = new(atomic.Int64)
+	}
+	return sc, nil
 }
 
 func (c stmtCacheConnector) Connect(ctx context.Context) (driver.Conn, error) {
@@ -144,8 +150,8 @@ func (c *cachingConn) Begin() (driver.Tx, error) {
 
 func (c *cachingConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
 	t, err := c.conn().BeginTx(ctx, opts)
-	if err != nil {
-		return nil, err
+	if err != nil || c.pages == nil {
+		return t, err
 	}
 	return countingTx{t, c}, nil
 }

@@ -12,7 +12,7 @@ import (
 // with one connection, so every query below shares one cache.
 func openCached(t *testing.T) (*sql.DB, *sql.Conn) {
 	t.Helper()
-	c, err := newStmtCacheConnector(sqliteDSN(filepath.Join(t.TempDir(), "c.db"), true))
+	c, err := newStmtCacheConnector(sqliteDSN(filepath.Join(t.TempDir(), "c.db"), true), true)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,6 @@ package sqlstore
 
 import (
 	"context"
-	"time"
 
 	"github.com/coachd/coachd"
 )
@@ -89,7 +88,7 @@ func (db *DB) FindUserByKeyHash(ctx context.Context, keyHash string) (*coachd.Us
 	// Every request's authentication: one statement, atomic by itself,
 	// without BEGIN and COMMIT on either dialect (beginAuto keeps a read
 	// transaction on SQLite, for methods of more than one statement).
-	tx := &tx{d: db.dialect, kind: "read", start: time.Now(), obs: db.obs, auto: db.read}
+	tx := db.autoRead()
 	u, err := scanUser(tx.queryRow(ctx, `SELECT `+userColumns+` FROM users WHERE api_key_hash = ?`, keyHash))
 	if err != nil {
 		return nil, dbError(err, "user")

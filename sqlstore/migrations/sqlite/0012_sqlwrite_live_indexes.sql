@@ -21,6 +21,9 @@ CREATE TABLE turn_events_by_key (
 	PRIMARY KEY (session_id, turn, seq),
 	FOREIGN KEY (session_id, turn) REFERENCES turns (session_id, turn) ON DELETE CASCADE
 ) WITHOUT ROWID;
-INSERT INTO turn_events_by_key (session_id, turn, seq, data) SELECT session_id, turn, seq, data FROM turn_events;
+-- An event whose turn is gone (only a file once written with foreign keys
+-- off could hold one) is left behind rather than failing the upgrade.
+INSERT INTO turn_events_by_key (session_id, turn, seq, data) SELECT e.session_id, e.turn, e.seq, e.data FROM turn_events e
+	WHERE EXISTS (SELECT 1 FROM turns t WHERE t.session_id = e.session_id AND t.turn = e.turn);
 DROP TABLE turn_events;
 ALTER TABLE turn_events_by_key RENAME TO turn_events;
