@@ -25,6 +25,7 @@ type group struct {
 	mu      sync.Mutex   // held by the member running statements
 	waiting atomic.Int32 // callers blocked on mu
 	tx      *sql.Tx      // the open transaction; nil between groups
+	bare    bool         // the running member began tx and took no savepoint
 	members []chan error // released savepoints waiting for the COMMIT
 	commits atomic.Int64 // COMMITs done, for tests and figures
 	joined  atomic.Int64 // members that began, likewise
@@ -47,9 +48,11 @@ func (g *group) join(ctx context.Context) (*sql.Tx, error) {
 			g.mu.Unlock()
 			return nil, err
 		}
-		g.tx = t
-	}
-	if _, err := g.tx.ExecContext(ctx, "SAVEPOINT member"); err != nil {
+		// The first member needs no savepoint: nothing else is in the
+		// transaction yet, so undoing it is rolling the whole back (a
+		// lone writer, the common case, saves two statements).
+		g.tx, g.bare = t, true
+	} else if _, err := g.tx.ExecContext(ctx, "SAVEPOINT member"); err != nil {
 		g.abort(err)
 		return nil, err
 	}
@@ -61,7 +64,9 @@ func (g *group) join(ctx context.Context) (*sql.Tx, error) {
 // COMMIT: done here when no one else is waiting (or the group is full),
 // else by a later member.
 func (g *group) commit(ctx context.Context) error {
-	if _, err := g.tx.ExecContext(context.WithoutCancel(ctx), "RELEASE member"); err != nil {
+	if g.bare {
+		g.bare = false
+	} else if _, err := g.tx.ExecContext(context.WithoutCancel(ctx), "RELEASE member"); err != nil {
 		g.abort(err)
 		return err
 	}
@@ -78,6 +83,10 @@ func (g *group) commit(ctx context.Context) error {
 // rollback undoes the member's work and ends its turn at the writer.
 func (g *group) rollback(ctx context.Context) {
 	ctx = context.WithoutCancel(ctx)
+	if g.bare {
+		g.abort(nil) // its own transaction: no member waits on it
+		return
+	}
 	if _, err := g.tx.ExecContext(ctx, "ROLLBACK TO member"); err != nil {
 		g.abort(err)
 		return
@@ -124,6 +133,6 @@ func (g *group) end(err error) {
 	for _, m := range g.members {
 		m <- err
 	}
-	g.tx, g.members = nil, nil
+	g.tx, g.members, g.bare = nil, nil, false
 	g.mu.Unlock()
 }

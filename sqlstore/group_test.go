@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"path/filepath"
 	"runtime"
@@ -130,8 +131,8 @@ func TestGroupCancelledWhileQueued(t *testing.T) {
 }
 
 // WriteStats counts what the writer did: a write method is one
-// transaction and one commit of a few statements and pages; a read
-// counts nothing.
+// transaction and one commit of its own statements (alone, no savepoint)
+// and a few pages; a read counts nothing.
 func TestWriteStats(t *testing.T) {
 	db := openGrouped(t)
 	ctx := context.Background()
@@ -147,13 +148,90 @@ func TestWriteStats(t *testing.T) {
 	if got := mid.Commits - before.Commits; got != 1 {
 		t.Fatalf("CreateUser: %d commits, want 1", got)
 	}
-	if mid.Statements-before.Statements < 3 || mid.WALPages-before.WALPages < 1 {
-		t.Fatalf("CreateUser: %+v after %+v: want SAVEPOINT, the insert and RELEASE, and a page", mid, before)
+	// A lone writer takes no savepoint: the name check and the insert.
+	if mid.Statements-before.Statements != 2 || mid.WALPages-before.WALPages < 1 {
+		t.Fatalf("CreateUser: %+v after %+v: want 2 statements (no SAVEPOINT or RELEASE when alone) and a page", mid, before)
 	}
 	if _, err := db.FindUserByID(ctx, u.ID); err != nil {
 		t.Fatal(err)
 	}
 	if after := db.WriteStats(); after != mid {
 		t.Fatalf("a read changed the writer's counts: %+v, then %+v", mid, after)
+	}
+}
+
+// The first member of a transaction takes no savepoint: alone and failing,
+// it rolls the whole transaction back; committed, a later member's
+// failure (undone to its own savepoint) leaves its work in the COMMIT.
+func TestGroupFirstMemberWithoutSavepoint(t *testing.T) {
+	db := openGrouped(t)
+	g, ctx := db.group, context.Background()
+	exec := func(tx *sql.Tx, q string) {
+		t.Helper()
+		if _, err := tx.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tx, err := g.join(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exec(tx, "CREATE TABLE probe (v INTEGER)")
+	if err := g.commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rows := func() []int {
+		t.Helper()
+		r, err := db.read.QueryContext(ctx, "SELECT v FROM probe ORDER BY v")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		var out []int
+		for r.Next() {
+			var v int
+			r.Scan(&v)
+			out = append(out, v)
+		}
+		return out
+	}
+
+	// Alone and failing: nothing stored, nothing committed, the writer free.
+	commits := g.commits.Load()
+	tx, _ = g.join(ctx)
+	if !g.bare {
+		t.Fatal("the first member of a transaction took a savepoint")
+	}
+	exec(tx, "INSERT INTO probe VALUES (1)")
+	g.rollback(ctx)
+	if g.tx != nil || g.commits.Load() != commits {
+		t.Fatalf("a lone member's rollback left the transaction open (%v) or committed (%d → %d)", g.tx != nil, commits, g.commits.Load())
+	}
+
+	// First member committed while another waits; the other fails.
+	g.waiting.Add(1) // someone queued: the first member's commit waits for the group
+	tx, _ = g.join(ctx)
+	exec(tx, "INSERT INTO probe VALUES (2)")
+	done := make(chan error, 1)
+	go func() { done <- g.commit(ctx) }()
+	tx, err = g.join(ctx) // the queued one
+	g.waiting.Add(-1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.bare {
+		t.Fatal("a member joining an open transaction took no savepoint")
+	}
+	exec(tx, "INSERT INTO probe VALUES (3)")
+	g.rollback(ctx) // its own work only; then the group commits
+	if err := <-done; err != nil {
+		t.Fatalf("the first member: %v", err)
+	}
+	if got := rows(); len(got) != 1 || got[0] != 2 {
+		t.Fatalf("stored %v, want [2]", got)
+	}
+	// The writer is free again.
+	if err := db.CreateUser(ctx, &coachd.User{Name: "after"}, "hash-after"); err != nil {
+		t.Fatal(err)
 	}
 }
