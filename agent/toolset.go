@@ -99,8 +99,7 @@ func (ts *Toolset) toolsJSONLen(tools []coachd.ToolSpec) int {
 		if !ok || s.Description != own.Description || !bytes.Equal(s.InputSchema, own.InputSchema) {
 			enc, err := json.Marshal(s)
 			if err != nil {
-				all, _ := json.Marshal(tools) // fails too: no tools at all
-				return len(all)
+				return 0 // the list does not encode either: it counted as nothing
 			}
 			l = len(enc)
 		}

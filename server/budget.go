@@ -2,6 +2,7 @@ package server
 
 import (
 	"net/http"
+	"time"
 
 	"github.com/coachd/coachd"
 )
@@ -31,24 +32,27 @@ func (s *Server) limited(h http.Handler) http.Handler {
 	})
 }
 
+// checkLimits counts a turn-starting request against the user's limits,
+// in limitHits' order (the windows a turn's admission counts in too): the
+// first one over is the answer.
 func (s *Server) checkLimits(r *http.Request) error {
-	u, ctx, now := UserFrom(r.Context()), r.Context(), s.clock.Now()
-	rate, monthly := s.userLimits(u)
-	if err := s.hitRate(r, "rate", rate, "Rate limit (%d requests per %s) reached; retry later."); err != nil {
-		return err
-	}
-	if monthly > 0 {
-		month := coachd.PeriodMonthly.Start(now)
-		n, ok, err := s.store.HitLimit(ctx, u.ID, "messages", month, monthly)
+	u, now := UserFrom(r.Context()), s.clock.Now()
+	rate, _ := s.userLimits(u)
+	for _, h := range s.limitHits(u, now) {
+		n, ok, err := s.store.HitLimit(r.Context(), u.ID, h.Key, h.Window, h.Limit)
 		if err != nil {
 			return err
 		}
-		if !ok {
-			e := coachd.Errorf(coachd.ERATELIMITED, "Monthly message limit (%d) reached.", monthly)
-			e.RetryAfter = month.AddDate(0, 1, 0).Sub(now)
-			e.Extra = map[string]any{"usage": n, "limit": monthly}
-			return e
+		if ok {
+			continue
 		}
+		if h.Key == limitRate {
+			return overRate(h, rate.Per, n, now, "Rate limit (%d requests per %s) reached; retry later.")
+		}
+		e := coachd.Errorf(coachd.ERATELIMITED, "Monthly message limit (%d) reached.", h.Limit)
+		e.RetryAfter = h.Window.AddDate(0, 1, 0).Sub(now)
+		e.Extra = map[string]any{"usage": n, "limit": h.Limit}
+		return e
 	}
 	return nil
 }
@@ -73,18 +77,21 @@ func (s *Server) hitRate(r *http.Request, key string, rate coachd.RateLimit, msg
 		return nil
 	}
 	u, now := UserFrom(r.Context()), s.clock.Now()
-	window := now.Truncate(rate.Per)
-	n, ok, err := s.store.HitLimit(r.Context(), u.ID, key, window, rate.N)
-	if err != nil {
+	h := coachd.LimitHit{Key: key, Window: now.Truncate(rate.Per), Limit: rate.N}
+	n, ok, err := s.store.HitLimit(r.Context(), u.ID, h.Key, h.Window, h.Limit)
+	if err != nil || ok {
 		return err
 	}
-	if !ok {
-		e := coachd.Errorf(coachd.ERATELIMITED, msg, rate.N, rate.Per)
-		e.RetryAfter = window.Add(rate.Per).Sub(now)
-		e.Extra = map[string]any{"usage": n, "limit": rate.N}
-		return e
-	}
-	return nil
+	return overRate(h, rate.Per, n, now, msg)
+}
+
+// overRate is the 429 of a rate window h of length per that the count n
+// found full.
+func overRate(h coachd.LimitHit, per time.Duration, n int64, now time.Time, msg string) error {
+	e := coachd.Errorf(coachd.ERATELIMITED, msg, h.Limit, per)
+	e.RetryAfter = h.Window.Add(per).Sub(now)
+	e.Extra = map[string]any{"usage": n, "limit": h.Limit}
+	return e
 }
 
 // meResponse is GET /v1/me: the user and their budget.

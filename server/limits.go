@@ -101,16 +101,23 @@ func (s *Server) userLimits(u *coachd.User) (coachd.RateLimit, int64) {
 	return rate, monthly
 }
 
-// limitHits are the counts checkLimits makes for a request at now, in
-// its order, for a turn's admission to make instead.
+// The keys of a turn's limits in limit_windows.
+const (
+	limitRate     = "rate"
+	limitMessages = "messages"
+)
+
+// limitHits are the counts a turn-starting request makes at now, in
+// order: checkLimits makes them apart, a turn's admission in its own
+// transaction.
 func (s *Server) limitHits(u *coachd.User, now time.Time) []coachd.LimitHit {
 	rate, monthly := s.userLimits(u)
 	var hits []coachd.LimitHit
 	if !rate.Off() {
-		hits = append(hits, coachd.LimitHit{Key: "rate", Window: now.Truncate(rate.Per), Limit: rate.N})
+		hits = append(hits, coachd.LimitHit{Key: limitRate, Window: now.Truncate(rate.Per), Limit: rate.N})
 	}
 	if monthly > 0 {
-		hits = append(hits, coachd.LimitHit{Key: "messages", Window: coachd.PeriodMonthly.Start(now), Limit: monthly})
+		hits = append(hits, coachd.LimitHit{Key: limitMessages, Window: coachd.PeriodMonthly.Start(now), Limit: monthly})
 	}
 	return hits
 }

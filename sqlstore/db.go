@@ -18,7 +18,6 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
-	"sync/atomic"
 	"time"
 
 	"github.com/coachd/coachd"
@@ -36,8 +35,7 @@ type DB struct {
 	budget  coachd.BudgetConfig   // see SetBudgetConfig
 	notes   coachd.NoteVocabulary // see SetNoteVocabulary
 	obs     coachd.Observer       // see SetObserver
-	stmts   *atomic.Int64         // SQLite: statements run by the writer
-	pages   *atomic.Int64         // SQLite: pages the writer's commits wrote
+	counts  *writeCounts          // SQLite: the writer's statements and pages
 }
 
 var _ coachd.Store = (*DB)(nil)
@@ -71,7 +69,7 @@ func Open(ctx context.Context, dsn string, clock coachd.Clock) (*DB, error) {
 			return nil, internal(err, "open sqlite")
 		}
 		w := sql.OpenDB(wc)
-		db.stmts, db.pages = wc.stmts, wc.pages
+		db.counts = wc.counts
 		w.SetMaxOpenConns(1)
 		w.SetMaxIdleConns(1)
 		w.SetConnMaxLifetime(0)
@@ -127,8 +125,8 @@ func (db *DB) WriteStats() WriteStats {
 	if db.group == nil {
 		return WriteStats{}
 	}
-	return WriteStats{Statements: db.stmts.Load(), Transactions: db.group.joined.Load(), Commits: db.group.commits.Load(),
-		WALPages: db.pages.Load()}
+	return WriteStats{Statements: db.counts.stmts.Load(), Transactions: db.group.joined.Load(), Commits: db.group.commits.Load(),
+		WALPages: db.counts.pages.Load()}
 }
 
 // SQL returns the handle writes go through, for tests and later packages

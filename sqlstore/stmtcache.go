@@ -21,20 +21,25 @@ const maxCachedStmts = 256
 // connection by default.
 type stmtCacheConnector struct {
 	driver.Connector
-	stmts *atomic.Int64 // statements run on its connections (WriteStats)
-	pages *atomic.Int64 // pages its commits wrote (to the WAL); nil: not counted (readers)
+	counts *writeCounts // the writer's (WriteStats); nil: not counted (readers)
 }
 
-// newStmtCacheConnector opens dsn; writer says its commits' pages are
-// counted (WriteStats).
+// writeCounts is what the writer's connection ran and wrote.
+type writeCounts struct {
+	stmts atomic.Int64 // statements run
+	pages atomic.Int64 // pages its commits wrote (to the WAL)
+}
+
+// newStmtCacheConnector opens dsn; writer says its work is counted
+// (WriteStats).
 func newStmtCacheConnector(dsn string, writer bool) (stmtCacheConnector, error) {
 	c, err := sqlite.NewConnector(dsn)
 	if err != nil {
 		return stmtCacheConnector{}, err
 	}
-	sc := stmtCacheConnector{Connector: c, stmts: new(atomic.Int64)}
+	sc := stmtCacheConnector{Connector: c}
 	if writer {
-		sc.pages = new(atomic.Int64)
+		sc.counts = new(writeCounts)
 	}
 	return sc, nil
 }
@@ -44,7 +49,7 @@ func (c stmtCacheConnector) Connect(ctx context.Context) (driver.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &cachingConn{inner: conn, stmts: map[string]*cachedStmt{}, runs: c.stmts, pages: c.pages}, nil
+	return &cachingConn{inner: conn, stmts: map[string]*cachedStmt{}, counts: c.counts}, nil
 }
 
 // innerConn is what a modernc connection implements and the store uses.
@@ -62,11 +67,10 @@ type innerConn interface {
 // cachingConn is a connection with a statement cache. database/sql uses a
 // connection from one goroutine at a time, so it needs no lock.
 type cachingConn struct {
-	inner any // innerConn, checked at use: a failed assertion is a bug
-	stmts map[string]*cachedStmt
-	order []string // insertion order, for eviction
-	runs  *atomic.Int64
-	pages *atomic.Int64
+	inner  any // innerConn, checked at use: a failed assertion is a bug
+	stmts  map[string]*cachedStmt
+	order  []string     // insertion order, for eviction
+	counts *writeCounts // nil: not counted
 }
 
 type cachedStmt struct {
@@ -108,7 +112,7 @@ func (c *cachingConn) stmt(ctx context.Context, query string) (*cachedStmt, erro
 }
 
 func (c *cachingConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
-	c.runs.Add(1)
+	c.count()
 	cs, err := c.stmt(ctx, query)
 	if err != nil {
 		return nil, err
@@ -120,7 +124,7 @@ func (c *cachingConn) ExecContext(ctx context.Context, query string, args []driv
 }
 
 func (c *cachingConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
-	c.runs.Add(1)
+	c.count()
 	cs, err := c.stmt(ctx, query)
 	if err != nil {
 		return nil, err
@@ -144,13 +148,20 @@ func (c *cachingConn) PrepareContext(ctx context.Context, query string) (driver.
 	return c.conn().PrepareContext(ctx, query)
 }
 
+// count counts one statement on a counted connection.
+func (c *cachingConn) count() {
+	if c.counts != nil {
+		c.counts.stmts.Add(1)
+	}
+}
+
 func (c *cachingConn) Begin() (driver.Tx, error) {
 	return c.BeginTx(context.Background(), driver.TxOptions{})
 }
 
 func (c *cachingConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
 	t, err := c.conn().BeginTx(ctx, opts)
-	if err != nil || c.pages == nil {
+	if err != nil || c.counts == nil {
 		return t, err
 	}
 	return countingTx{t, c}, nil
@@ -168,7 +179,7 @@ func (t countingTx) Commit() error {
 		// Pages written since the last reading: this commit's (a
 		// rollback writes none, a spill of a large one is counted here).
 		if n, _, serr := s.Status(sqlite.DBStatusCacheWrite, true); serr == nil {
-			t.c.pages.Add(int64(n))
+			t.c.counts.pages.Add(int64(n))
 		}
 	}
 	return err
