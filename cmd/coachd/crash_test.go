@@ -45,11 +45,25 @@ func TestCrashMidTurn(t *testing.T) {
 			fake.Enqueue(tc.replies...)
 
 			sidc := make(chan string, 1)
+			// The user message is stored behind the first model call, and
+			// its acknowledgement (message_start) follows the write: the
+			// kill waits for it as well as for the fake's requests.
+			acked := make(chan struct{})
 			go func() {
 				sid, _ := client.New(p.url, p.key, nil).ChatStream(ctx, client.ChatRequest{Message: "remember I like mornings"}, client.StreamOptions{},
-					func(client.Event) error { return nil })
+					func(ev client.Event) error {
+						if ev.Name == "message_start" {
+							close(acked)
+						}
+						return nil
+					})
 				sidc <- sid
 			}()
+			select {
+			case <-acked:
+			case <-time.After(10 * time.Second):
+				t.Fatal("no message_start")
+			}
 			deadline := time.Now().Add(10 * time.Second)
 			for len(fake.Requests()) < tc.killAt {
 				if time.Now().After(deadline) {
