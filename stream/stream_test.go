@@ -7,8 +7,10 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -411,5 +413,58 @@ func TestFollowBufferedFlushes(t *testing.T) {
 	defer mu.Unlock()
 	if len(out) < 3 || out[0] != "123" || out[1] != "4" {
 		t.Fatalf("flushed %q, want [123 4 <end>]", out)
+	}
+}
+
+// The turn's first text reaches a waiting reader before the turn goes on
+// with the events that arrived with it: on one processor, with the turn
+// sending a burst of deltas without ever blocking, the reader gets the
+// first delta while the burst has barely begun (without the yield it
+// would get it only once the turn blocked or was preempted, after the
+// burst).
+func TestFirstTextNotHeldBehindBurst(t *testing.T) {
+	e := mustEnv(t, filepath.Join(t.TempDir(), "c.db"))
+	sid := e.session(t)
+	l, err := e.a.Begin(context.Background(), e.user.ID, sid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	const burst = 2000
+	var sent atomic.Int64 // text deltas the turn has begun to send
+	started := make(chan struct{})
+	firstAt := make(chan int64, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- e.a.FollowBuffered(ctx, e.user.ID, sid, coachd.EventID{}, l.Turn(), func(ev coachd.Event) error {
+			switch ev.Type {
+			case coachd.EventTurnStarted:
+				close(started)
+			case coachd.EventTextDelta:
+				if ev.Seq == 2 {
+					firstAt <- sent.Load()
+				}
+			}
+			return nil
+		}, func() error { return nil })
+	}()
+	l.Send(coachd.Event{Seq: 1, Type: coachd.EventTurnStarted})
+	select {
+	case <-started:
+	case <-ctx.Done():
+		t.Fatal("the reader never got turn_started")
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	for i := range burst {
+		sent.Add(1)
+		l.Send(coachd.Event{Seq: int64(i + 2), Type: coachd.EventTextDelta, Text: "x"})
+	}
+	l.Send(coachd.Event{Seq: burst + 2, Type: coachd.EventTurnEnded, StopReason: coachd.TurnEndTurn})
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if n := <-firstAt; n > burst/10 {
+		t.Fatalf("the reader got the first delta after the turn had sent %d of %d", n, burst)
 	}
 }
