@@ -50,6 +50,7 @@ type Writer struct {
 	status  int           // the HTTP status sent with the headers (200 unless SetStatus)
 	ai      *aiState      // the ai-sdk dialect's open parts
 	timeout time.Duration // per write; 0: none
+	stuck   *time.Timer   // armed during a write when timeout > 0
 
 	stop chan struct{} // closed by Close
 	done chan struct{} // closed when the heartbeat goroutine exits
@@ -278,9 +279,14 @@ func (w *Writer) write(p []byte) error {
 		// timeout, not ahead of every write: a write deadline set on every
 		// event cut streams a few milliseconds in under load (e2e, -race).
 		// A ResponseWriter without deadlines (a recorder) just streams.
-		stuck := time.AfterFunc(w.timeout, func() { _ = w.rc.SetWriteDeadline(time.Now()) })
+		// One timer per Writer, re-armed for each write.
+		if w.stuck == nil {
+			w.stuck = time.AfterFunc(w.timeout, func() { _ = w.rc.SetWriteDeadline(time.Now()) })
+		} else {
+			w.stuck.Reset(w.timeout)
+		}
 		defer func() {
-			if !stuck.Stop() {
+			if !w.stuck.Stop() {
 				_ = w.rc.SetWriteDeadline(time.Time{})
 			}
 		}()
