@@ -70,7 +70,8 @@ type TurnService interface {
 	// ErrLimitReached.
 	AdmitTurn(ctx context.Context, a TurnAdmission) (*Admission, error)
 	// EndTurn stores the turn's last messages, settles its reservation
-	// and releases its lease, all or nothing.
+	// and releases its lease, all or nothing. A tool round's write is one
+	// too: its messages and a SettleCharge of the spend so far, no Owner.
 	EndTurn(ctx context.Context, userID string, e TurnEnd) (*Reservation, error)
 }
 

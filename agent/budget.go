@@ -137,6 +137,12 @@ func (t *Turn) roundBudget(ctx context.Context, round int, req *coachd.ModelRequ
 		return ""
 	}
 	used, id, spend := t.billed, resv.ID, t.spend()
+	charged := t.charged
+	t.charged = nil
+	if charged != nil && *charged == spend {
+		// The last round's write charged it (roundBehind).
+		return t.overHold(req, used, resv)
+	}
 	// Charged while the round's model call starts (see appendBehind); a
 	// failure is logged, and the turn's settlement charges it all anyway.
 	t.behind(ctx, func(wctx context.Context) error {
@@ -149,6 +155,12 @@ func (t *Turn) roundBudget(ctx context.Context, round int, req *coachd.ModelRequ
 		}
 		return nil
 	})
+	return t.overHold(req, used, resv)
+}
+
+// overHold is TurnBudget when, under reserve: max, the round req might
+// not fit in what is left of the hold after used.
+func (t *Turn) overHold(req *coachd.ModelRequest, used int64, resv *coachd.Reservation) string {
 	if t.agent.Reserve != ReserveMax {
 		return ""
 	}
