@@ -88,4 +88,9 @@ type TurnEnd struct {
 	Mode          SettleMode
 	// Owner's lease is released (ReleaseTurn); "" releases none.
 	Owner string
+	// LogTurn and LogKeep, when both are set, apply the event log's
+	// retention at the turn's end instead of its admission (StreamStart's
+	// Keep): the session's logged turns up to LogTurn - LogKeep go.
+	LogTurn int64
+	LogKeep int
 }
