@@ -12,10 +12,11 @@ import (
 	"github.com/coachd/coachd"
 )
 
-// A database at version 12 keeps its ledger and reservations through
-// 0013_fold_pages (the ledger without AUTOINCREMENT, reservations
-// WITHOUT ROWID): the same rows and ids, a consistent ledger, a
-// reservation that settles, and new ledger ids that follow the old ones.
+// A database at version 12 keeps its ledger, reservations and limit
+// windows through 0013_fold_pages (the ledger without AUTOINCREMENT,
+// reservations and limit windows WITHOUT ROWID): the same rows and ids,
+// a consistent ledger, a reservation that settles, windows that go on
+// counting, and new ledger ids that follow the old ones.
 func TestMigrateFoldPages(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "old.db")
@@ -51,17 +52,26 @@ func TestMigrateFoldPages(t *testing.T) {
 	exec(`INSERT INTO reservations (id, user_id, estimate, held, state, period_start, created_at, expires_at, updated_at)
 		VALUES (?, ?, 300, 300, 'active', 0, 0, ?, 0)`, rid, uid, now.Add(time.Hour).UnixMicro())
 	exec(`INSERT INTO ledger (user_id, used_delta, reserved_delta, reason, period_start, created_at, raw_tokens) VALUES (?, 40, 0, 'opening', 0, 0, 40)`, uid)
+	window := now.Truncate(time.Minute)
+	exec(`INSERT INTO limit_windows (user_id, limit_key, window_start, hits) VALUES (?, 'turns', ?, 2)`, uid, window.UnixMicro())
 	exec(`INSERT INTO ledger (user_id, reservation_id, used_delta, reserved_delta, reason, period_start, created_at) VALUES (?, ?, 0, 300, 'reserve', 0, 0)`, uid, rid)
 	raw.Close()
 
 	db := MustOpen(t, path, coachd.SystemClock{})
-	var ledgerSQL, resSQL string
+	var ledgerSQL, resSQL, limitSQL string
 	if err := db.SQL().QueryRowContext(ctx, `SELECT (SELECT sql FROM sqlite_master WHERE name = 'ledger'),
-		(SELECT sql FROM sqlite_master WHERE name = 'reservations')`).Scan(&ledgerSQL, &resSQL); err != nil {
+		(SELECT sql FROM sqlite_master WHERE name = 'reservations'), (SELECT sql FROM sqlite_master WHERE name = 'limit_windows')`).
+		Scan(&ledgerSQL, &resSQL, &limitSQL); err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(ledgerSQL, "AUTOINCREMENT") || !strings.Contains(resSQL, "WITHOUT ROWID") {
-		t.Fatalf("schema after 0013:\n%s\n%s", ledgerSQL, resSQL)
+	if strings.Contains(ledgerSQL, "AUTOINCREMENT") || !strings.Contains(resSQL, "WITHOUT ROWID") || !strings.Contains(limitSQL, "WITHOUT ROWID") {
+		t.Fatalf("schema after 0013:\n%s\n%s\n%s", ledgerSQL, resSQL, limitSQL)
+	}
+	if n, ok, err := db.HitLimit(ctx, uid, "turns", window, 3); err != nil || !ok || n != 3 {
+		t.Fatalf("the window's third hit: %d %v (%v)", n, ok, err)
+	}
+	if _, ok, err := db.HitLimit(ctx, uid, "turns", window, 3); err != nil || ok {
+		t.Fatalf("a fourth hit of three allowed: %v (%v)", ok, err)
 	}
 	rows, err := db.Ledger(ctx, uid)
 	if err != nil || len(rows) != 2 || rows[0].ID != 1 || rows[1].ID != 2 || rows[1].ReservationID != rid || rows[1].Reserved != 300 {

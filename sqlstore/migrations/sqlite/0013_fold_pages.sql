@@ -50,3 +50,16 @@ DROP TABLE reservations;
 ALTER TABLE reservations_by_id RENAME TO reservations;
 CREATE INDEX reservations_live ON reservations (user_id, expires_at) WHERE state = 'active';
 CREATE INDEX reservations_owner ON reservations (user_id);
+-- Limit windows (a turn's admission counts one or two) likewise: their
+-- upsert writes one b-tree, not a table and its key's index.
+CREATE TABLE limit_windows_by_key (
+	user_id      TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+	limit_key    TEXT NOT NULL,
+	window_start INTEGER NOT NULL,
+	hits         INTEGER NOT NULL,
+	PRIMARY KEY (user_id, limit_key, window_start)
+) WITHOUT ROWID;
+INSERT INTO limit_windows_by_key (user_id, limit_key, window_start, hits)
+	SELECT user_id, limit_key, window_start, hits FROM limit_windows;
+DROP TABLE limit_windows;
+ALTER TABLE limit_windows_by_key RENAME TO limit_windows;
