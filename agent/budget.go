@@ -127,8 +127,9 @@ func (t *Turn) reservation(ctx context.Context) coachd.ReserveRequest {
 
 // roundBudget runs before every round after the first: it charges the
 // usage so far (so a crash loses at most one round of accounting, and the
-// hold's expiry moves on) and, under reserve: max, stops the turn when the
-// next round might not fit in what is left of the hold.
+// hold's expiry moves on) unless the last round's write charged it
+// (roundBehind), and, under reserve: max, stops the turn when the next
+// round might not fit in what is left of the hold.
 func (t *Turn) roundBudget(ctx context.Context, round int, req *coachd.ModelRequest) string {
 	t.mu.Lock()
 	resv := t.resv // a charge behind may be replacing it
