@@ -70,7 +70,8 @@ type TurnService interface {
 	// ErrLimitReached.
 	AdmitTurn(ctx context.Context, a TurnAdmission) (*Admission, error)
 	// EndTurn stores the turn's last messages, settles its reservation
-	// and releases its lease, all or nothing.
+	// and releases its lease, all or nothing. A tool round's write is one
+	// too: its messages and a SettleCharge of the spend so far, no Owner.
 	EndTurn(ctx context.Context, userID string, e TurnEnd) (*Reservation, error)
 }
 
@@ -87,4 +88,9 @@ type TurnEnd struct {
 	Mode          SettleMode
 	// Owner's lease is released (ReleaseTurn); "" releases none.
 	Owner string
+	// LogTurn and LogKeep, when both are set, apply the event log's
+	// retention at the turn's end instead of its admission (StreamStart's
+	// Keep): the session's logged turns up to LogTurn - LogKeep go.
+	LogTurn int64
+	LogKeep int
 }

@@ -76,9 +76,15 @@ func (r *Runner) admitOnce(ctx context.Context, req TurnRequest, held *heldTurn)
 	// reservation prices, so it is assembled first, once for the turn.
 	t.prepareSystem(ctx)
 	owner := rand.Text()
+	stream := req.Stream
+	if stream != nil && stream.Keep > 0 {
+		// The log's retention is applied by the turn's end (EndTurn),
+		// not on the way to the first text.
+		stream = &coachd.StreamStart{Owner: stream.Owner}
+	}
 	adm, err := st.AdmitTurn(ctx, coachd.TurnAdmission{
 		Owner: owner, Until: r.cfg.Clock.Now().Add(r.cfg.TurnLease), Seen: sess, Reserve: t.reservation(ctx),
-		Stream: req.Stream, Limits: req.Limits,
+		Stream: stream, Limits: req.Limits,
 	})
 	if err != nil {
 		if coachd.ErrorCode(err) == coachd.EBUDGET {
@@ -89,6 +95,15 @@ func (r *Runner) admitOnce(ctx context.Context, req TurnRequest, held *heldTurn)
 	held.leased(owner, r.cfg.TurnLease)
 	t.resv, t.held, t.streamTurn = adm.Reservation, held, adm.StreamTurn
 	return t, nil
+}
+
+// logKeep is how many turns the event log keeps of the session (applied
+// by the turn's end), 0 without a log.
+func (t *Turn) logKeep() int {
+	if t.streamTurn == 0 || t.req.Stream == nil {
+		return 0
+	}
+	return t.req.Stream.Keep
 }
 
 // StreamTurn is the turn's number in the session's event log when its
@@ -117,6 +132,7 @@ func (t *Turn) end(ctx context.Context) {
 		r, err := t.r.cfg.Store.EndTurn(wctx, t.req.User.ID, coachd.TurnEnd{
 			SessionID: t.sess.ID, Messages: final,
 			ReservationID: res.ID, Spend: t.spend(), Mode: t.settleMode(), Owner: t.held.owner,
+			LogTurn: t.streamTurn, LogKeep: t.logKeep(),
 		})
 		if err != nil {
 			t.r.cfg.Logger.Warn("ending turn; storing and settling apart", "session", t.sess.ID, "err", err)

@@ -127,8 +127,9 @@ func (t *Turn) reservation(ctx context.Context) coachd.ReserveRequest {
 
 // roundBudget runs before every round after the first: it charges the
 // usage so far (so a crash loses at most one round of accounting, and the
-// hold's expiry moves on) and, under reserve: max, stops the turn when the
-// next round might not fit in what is left of the hold.
+// hold's expiry moves on) unless the last round's write charged it
+// (roundBehind), and, under reserve: max, stops the turn when the next
+// round might not fit in what is left of the hold.
 func (t *Turn) roundBudget(ctx context.Context, round int, req *coachd.ModelRequest) string {
 	t.mu.Lock()
 	resv := t.resv // a charge behind may be replacing it
@@ -137,6 +138,12 @@ func (t *Turn) roundBudget(ctx context.Context, round int, req *coachd.ModelRequ
 		return ""
 	}
 	used, id, spend := t.billed, resv.ID, t.spend()
+	charged := t.charged
+	t.charged = nil
+	if charged != nil && *charged == spend {
+		// The last round's write charged it (roundBehind).
+		return t.overHold(req, used, resv)
+	}
 	// Charged while the round's model call starts (see appendBehind); a
 	// failure is logged, and the turn's settlement charges it all anyway.
 	t.behind(ctx, func(wctx context.Context) error {
@@ -149,6 +156,12 @@ func (t *Turn) roundBudget(ctx context.Context, round int, req *coachd.ModelRequ
 		}
 		return nil
 	})
+	return t.overHold(req, used, resv)
+}
+
+// overHold is TurnBudget when, under reserve: max, the round req might
+// not fit in what is left of the hold after used.
+func (t *Turn) overHold(req *coachd.ModelRequest, used int64, resv *coachd.Reservation) string {
 	if t.agent.Reserve != ReserveMax {
 		return ""
 	}

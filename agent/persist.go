@@ -81,6 +81,43 @@ type writeBehind struct {
 // end wait for them too. A failed write fails the turn at that point;
 // stored, when not nil, runs (on the writing goroutine) once it succeeded.
 func (t *Turn) appendBehind(ctx context.Context, stored func(), msgs ...*coachd.Message) {
+	t.writeBehind(ctx, stored, func(wctx context.Context, copies []*coachd.Message) error {
+		return t.r.cfg.Store.AppendMessages(wctx, t.req.User.ID, t.sess.ID, copies)
+	}, msgs)
+}
+
+// roundBehind stores a tool round like appendBehind and, in the same
+// write transaction (Store.EndTurn without an owner), charges the turn's
+// spend so far to its reservation: the round and its charge are stored
+// together or not at all, one transaction where there were two, and the
+// next round's roundBudget finds nothing left to charge. A turn without
+// a reservation to charge (none, or a free preview) only appends.
+func (t *Turn) roundBehind(ctx context.Context, msgs ...*coachd.Message) {
+	t.mu.Lock()
+	resv := t.resv // a charge behind may be replacing it
+	t.mu.Unlock()
+	if resv == nil || resv.FreePreview {
+		t.appendBehind(ctx, nil, msgs...)
+		return
+	}
+	id, spend := resv.ID, t.spend()
+	t.charged = &spend
+	t.writeBehind(ctx, nil, func(wctx context.Context, copies []*coachd.Message) error {
+		res, err := t.r.cfg.Store.EndTurn(wctx, t.req.User.ID, coachd.TurnEnd{
+			SessionID: t.sess.ID, Messages: copies, ReservationID: id, Spend: spend, Mode: coachd.SettleCharge,
+		})
+		if err != nil {
+			return err
+		}
+		t.mu.Lock()
+		t.resv = res
+		t.mu.Unlock()
+		return nil
+	}, msgs)
+}
+
+// writeBehind runs write behind (see appendBehind) on copies of msgs.
+func (t *Turn) writeBehind(ctx context.Context, stored func(), write func(context.Context, []*coachd.Message) error, msgs []*coachd.Message) {
 	t.history = append(t.history, msgs...)
 	// The store fills in ids and seqs on what it writes: copies, so the
 	// turn may read its history meanwhile (a message not stored yet has
@@ -91,7 +128,7 @@ func (t *Turn) appendBehind(ctx context.Context, stored func(), msgs ...*coachd.
 		copies[i] = &c
 	}
 	t.behind(ctx, func(wctx context.Context) error {
-		err := t.r.cfg.Store.AppendMessages(wctx, t.req.User.ID, t.sess.ID, copies)
+		err := write(wctx, copies)
 		if err == nil && stored != nil {
 			stored()
 		}
@@ -209,7 +246,7 @@ func (t *Turn) saveRound(ctx context.Context, resp *coachd.ModelResponse, calls 
 	}
 	asst := t.assistantMessage(resp, false)
 	if interactive < 0 {
-		t.appendBehind(ctx, nil, asst, &coachd.Message{Role: coachd.RoleUser, Blocks: results})
+		t.roundBehind(ctx, asst, &coachd.Message{Role: coachd.RoleUser, Blocks: results})
 		return ""
 	}
 	pending, ev := t.pause(calls[interactive], results)

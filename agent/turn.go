@@ -40,6 +40,7 @@ type Turn struct {
 	stored    []func()            // copy what the writes behind stored into the history
 	acking    atomic.Bool         // turn_started waits for the user message (acknowledge)
 	resv      *coachd.Reservation // nil when not reserved (Close before Prepare's reserve)
+	charged   *coachd.Spend       // what the last round's write charges (roundBehind)
 	settled   bool
 	x         turnState // pack features: prompt, contracts, action tags (contract.go)
 	firstText time.Time // when the first text streamed, for time-to-first-token

@@ -31,6 +31,15 @@ func (g *gatedStore) AppendMessages(ctx context.Context, userID, sessionID strin
 	return g.Store.AppendMessages(ctx, userID, sessionID, msgs)
 }
 
+// EndTurn waits like AppendMessages when it stores messages (a tool
+// round's write, which charges the round with it, and the last reply).
+func (g *gatedStore) EndTurn(ctx context.Context, userID string, e coachd.TurnEnd) (*coachd.Reservation, error) {
+	if len(e.Messages) > 0 && g.calls.Add(1) > g.free {
+		<-g.open
+	}
+	return g.Store.EndTurn(ctx, userID, e)
+}
+
 // checkingSink records, at the first text delta, how many messages the
 // store held: what a crash at that moment would have kept.
 type checkingSink struct {
@@ -119,6 +128,15 @@ func (f *failingStore) AppendMessages(ctx context.Context, userID, sessionID str
 		return coachd.Errorf(coachd.EINTERNAL, "disk full")
 	}
 	return f.Store.AppendMessages(ctx, userID, sessionID, msgs)
+}
+
+// EndTurn fails like AppendMessages when it stores messages (a tool
+// round's write, which charges the round with it, and the last reply).
+func (f *failingStore) EndTurn(ctx context.Context, userID string, e coachd.TurnEnd) (*coachd.Reservation, error) {
+	if len(e.Messages) > 0 && f.calls.Add(1) > f.ok {
+		return nil, coachd.Errorf(coachd.EINTERNAL, "disk full")
+	}
+	return f.Store.EndTurn(ctx, userID, e)
 }
 
 // A write behind that fails ends the turn in an error before any text of

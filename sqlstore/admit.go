@@ -101,7 +101,8 @@ func (db *DB) AdmitTurn(ctx context.Context, a coachd.TurnAdmission) (*coachd.Ad
 // EndTurn appends e.Messages (as AppendMessages), settles the turn's
 // reservation (as Settle; none when e.ReservationID is "") and releases
 // e.Owner's lease (as ReleaseTurn; none when e.Owner is "") in one write
-// transaction, all or nothing. It returns the settled reservation, nil
+// transaction, all or nothing; with e.LogKeep it also applies the event
+// log's retention (off the admission, which is on the first text's path). It returns the settled reservation, nil
 // when there was none.
 func (db *DB) EndTurn(ctx context.Context, userID string, e coachd.TurnEnd) (*coachd.Reservation, error) {
 	s, err := settleSpend(e.Spend)
@@ -143,6 +144,11 @@ func (db *DB) EndTurn(ctx context.Context, userID string, e coachd.TurnEnd) (*co
 		}
 		if e.Owner != "" && !released {
 			if err := releaseTurn(ctx, tx, userID, e.SessionID, e.Owner); err != nil {
+				return nil, err
+			}
+		}
+		if e.LogKeep > 0 && e.LogTurn > int64(e.LogKeep) {
+			if err := pruneTurns(ctx, tx, userID, e.SessionID, e.LogTurn-int64(e.LogKeep)); err != nil {
 				return nil, err
 			}
 		}

@@ -167,15 +167,36 @@ func insertMessages(ctx context.Context, tx *tx, userID, sessionID string, msgs 
 		if ids[i] == "" {
 			ids[i] = coachd.NewID(coachd.PrefixMessage, tx.now)
 		}
-		if _, err := tx.exec(ctx, `INSERT INTO messages (id, session_id, seq, role, content, content_json, metadata, usage_json, partial, created_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			ids[i], sessionID, first+int64(i), string(m.Role), m.Content, rows[i].blocks, rows[i].metadata, rows[i].usage,
-			m.Partial, tx.time(tx.now)); err != nil {
-			return nil, 0, dbError(err, "append messages[%d]", i)
+	}
+	// A few rows per statement (a tool round is two messages): one
+	// statement, and on Postgres one round trip, instead of one each.
+	for start := 0; start < len(msgs); start += insertBatch {
+		batch := msgs[start:min(start+insertBatch, len(msgs))]
+		args := make([]any, 0, 10*len(batch))
+		for j, m := range batch {
+			i := start + j
+			args = append(args, ids[i], sessionID, first+int64(i), string(m.Role), m.Content, rows[i].blocks, rows[i].metadata,
+				rows[i].usage, m.Partial, tx.time(tx.now))
+		}
+		if _, err := tx.exec(ctx, insertMessagesSQL[len(batch)], args...); err != nil {
+			return nil, 0, dbError(err, "append messages[%d:%d]", start, start+len(batch))
 		}
 	}
 	return ids, first, nil
 }
+
+// insertBatch bounds the messages of one INSERT (10 parameters each).
+const insertBatch = 4
+
+// insertMessagesSQL[n] inserts n messages.
+var insertMessagesSQL = func() (qs [insertBatch + 1]string) {
+	row := "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+	for n := 1; n <= insertBatch; n++ {
+		qs[n] = `INSERT INTO messages (id, session_id, seq, role, content, content_json, metadata, usage_json, partial, created_at)
+			VALUES ` + strings.Repeat(row+", ", n-1) + row
+	}
+	return qs
+}()
 
 // assignMessages fills in what insertMessages stored for msgs.
 func assignMessages(msgs []*coachd.Message, ids []string, sessionID string, first int64, now time.Time) {

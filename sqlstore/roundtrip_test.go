@@ -197,6 +197,23 @@ func TestPostgresRoundTrips(t *testing.T) {
 			ReservationID: r.ID, Spend: coachd.Spend{Amount: 100, Tokens: 100}, Mode: coachd.SettleFinalize, Owner: "B"})
 		return err
 	})
+	// A tool round's write: its two messages (one INSERT) and its charge,
+	// in one transaction: seven (were AppendMessages, five with one INSERT
+	// a message, and Settle, four).
+	check("EndTurn round", 7, nil, func() error {
+		asst := &coachd.Message{Role: coachd.RoleAssistant, Blocks: []coachd.Block{coachd.TextBlock("calling")}}
+		results := &coachd.Message{Role: coachd.RoleUser, Blocks: []coachd.Block{coachd.ToolResultBlock("toolu_1", "ok", false)}}
+		spent += 10
+		_, err := db.EndTurn(ctx, user.ID, coachd.TurnEnd{SessionID: s.ID, Messages: []*coachd.Message{asst, results},
+			ReservationID: resv[0].ID, Spend: coachd.Spend{Amount: spent, Tokens: spent}, Mode: coachd.SettleCharge})
+		return err
+	})
+	check("AppendMessages", 4, nil, func() error {
+		return db.AppendMessages(ctx, user.ID, s.ID, []*coachd.Message{
+			{Role: coachd.RoleUser, Blocks: []coachd.Block{coachd.TextBlock("one")}},
+			{Role: coachd.RoleAssistant, Blocks: []coachd.Block{coachd.TextBlock("two")}},
+		})
+	})
 	// save_note's write: the user's lock, one statement for the user,
 	// session and note count, the insert (was seven: the user, the
 	// session and the count each a statement).

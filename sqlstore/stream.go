@@ -101,11 +101,20 @@ func beginTurn(ctx context.Context, tx *tx, userID, sessionID, owner string, kee
 	}
 	if keep > 0 && turn > int64(keep) {
 		// Retention per session: the events of the last keep turns.
-		if _, err := tx.exec(ctx, `DELETE FROM turns WHERE session_id = ? AND turn <= ?`, sessionID, turn-int64(keep)); err != nil {
-			return 0, dbError(err, "prune turns")
+		if err := pruneTurns(ctx, tx, userID, sessionID, turn-int64(keep)); err != nil {
+			return 0, err
 		}
 	}
 	return turn, nil
+}
+
+// pruneTurns deletes the user's session's logged turns up to turn, and
+// their events.
+func pruneTurns(ctx context.Context, tx *tx, userID, sessionID string, turn int64) error {
+	if _, err := tx.exec(ctx, `DELETE FROM turns WHERE session_id = ? AND user_id = ? AND turn <= ?`, sessionID, userID, turn); err != nil {
+		return dbError(err, "prune turns")
+	}
+	return nil
 }
 
 // AppendEvents implements coachd.StreamService.

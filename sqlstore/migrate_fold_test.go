@@ -1,0 +1,96 @@
+package sqlstore_test
+
+import (
+	"context"
+	"database/sql"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coachd/coachd"
+)
+
+// A database at version 12 keeps its ledger, reservations and limit
+// windows through 0013_fold_pages (the ledger without AUTOINCREMENT,
+// reservations and limit windows WITHOUT ROWID): the same rows and ids,
+// a consistent ledger, a reservation that settles, windows that go on
+// counting, and new ledger ids that follow the old ones.
+func TestMigrateFoldPages(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "old.db")
+	raw, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exec := func(q string, args ...any) {
+		t.Helper()
+		if _, err := raw.ExecContext(ctx, q, args...); err != nil {
+			t.Fatalf("%.60s: %v", q, err)
+		}
+	}
+	exec(`CREATE TABLE schema_migrations (version BIGINT PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)`)
+	files, err := filepath.Glob("migrations/sqlite/*.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, f := range files {
+		if strings.HasPrefix(filepath.Base(f), "0013_") {
+			break
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		exec(string(b))
+		exec(`INSERT INTO schema_migrations VALUES (?, ?, '')`, i+1, filepath.Base(f))
+	}
+	now := time.Now()
+	uid, rid := coachd.NewID(coachd.PrefixUser, now), coachd.NewID(coachd.PrefixReservation, now)
+	exec(`INSERT INTO users (id, api_key_hash, token_budget, tokens_used, tokens_reserved, created_at, updated_at) VALUES (?, 'h', 1000, 40, 300, 0, 0)`, uid)
+	exec(`INSERT INTO reservations (id, user_id, estimate, held, state, period_start, created_at, expires_at, updated_at)
+		VALUES (?, ?, 300, 300, 'active', 0, 0, ?, 0)`, rid, uid, now.Add(time.Hour).UnixMicro())
+	exec(`INSERT INTO ledger (user_id, used_delta, reserved_delta, reason, period_start, created_at, raw_tokens) VALUES (?, 40, 0, 'opening', 0, 0, 40)`, uid)
+	window := now.Truncate(time.Minute)
+	exec(`INSERT INTO limit_windows (user_id, limit_key, window_start, hits) VALUES (?, 'turns', ?, 2)`, uid, window.UnixMicro())
+	exec(`INSERT INTO ledger (user_id, reservation_id, used_delta, reserved_delta, reason, period_start, created_at) VALUES (?, ?, 0, 300, 'reserve', 0, 0)`, uid, rid)
+	raw.Close()
+
+	db := MustOpen(t, path, coachd.SystemClock{})
+	var ledgerSQL, resSQL, limitSQL string
+	if err := db.SQL().QueryRowContext(ctx, `SELECT (SELECT sql FROM sqlite_master WHERE name = 'ledger'),
+		(SELECT sql FROM sqlite_master WHERE name = 'reservations'), (SELECT sql FROM sqlite_master WHERE name = 'limit_windows')`).
+		Scan(&ledgerSQL, &resSQL, &limitSQL); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(ledgerSQL, "AUTOINCREMENT") || !strings.Contains(resSQL, "WITHOUT ROWID") || !strings.Contains(limitSQL, "WITHOUT ROWID") {
+		t.Fatalf("schema after 0013:\n%s\n%s\n%s", ledgerSQL, resSQL, limitSQL)
+	}
+	if n, ok, err := db.HitLimit(ctx, uid, "turns", window, 3); err != nil || !ok || n != 3 {
+		t.Fatalf("the window's third hit: %d %v (%v)", n, ok, err)
+	}
+	if _, ok, err := db.HitLimit(ctx, uid, "turns", window, 3); err != nil || ok {
+		t.Fatalf("a fourth hit of three allowed: %v (%v)", ok, err)
+	}
+	rows, err := db.Ledger(ctx, uid)
+	if err != nil || len(rows) != 2 || rows[0].ID != 1 || rows[1].ID != 2 || rows[1].ReservationID != rid || rows[1].Reserved != 300 {
+		t.Fatalf("ledger after 0013: %+v (%v)", rows, err)
+	}
+	if drift, err := db.CheckLedger(ctx); err != nil || len(drift) > 0 {
+		t.Fatalf("drift %+v (%v)", drift, err)
+	}
+	r, err := db.Settle(ctx, uid, rid, coachd.Spend{Amount: 120, Tokens: 120}, coachd.SettleFinalize)
+	if err != nil || r.State != coachd.ReservationFinalized || r.Charged != 120 || r.Remaining != 1000-160 {
+		t.Fatalf("settled %+v (%v)", r, err)
+	}
+	if rows, err = db.Ledger(ctx, uid); err != nil || len(rows) != 3 || rows[2].ID != 3 || rows[2].Reason != "finalize" {
+		t.Fatalf("ledger after a settlement: %+v (%v)", rows, err)
+	}
+	if n := rawCount(t, db, `SELECT COUNT(*) FROM sqlite_sequence WHERE name = 'ledger'`); n != 0 {
+		t.Fatalf("sqlite_sequence still counts the ledger (%d rows)", n)
+	}
+	if drift, err := db.CheckLedger(ctx); err != nil || len(drift) > 0 {
+		t.Fatalf("drift %+v (%v)", drift, err)
+	}
+}
