@@ -1,0 +1,400 @@
+package anthropic
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
+
+	sdk "github.com/anthropics/anthropic-sdk-go"
+	"github.com/anthropics/anthropic-sdk-go/packages/ssestream"
+)
+
+// The SDK decodes every event of a stream with json.Unmarshal into
+// MessageStreamEventUnion, by reflection over gjson (about twenty
+// allocations and tens of µs an event: 13 % of coachd's CPU under load).
+// Most events of a reply are a handful of small shapes: a text, thinking,
+// signature or input_json delta, a block's stop, the message's stop. When
+// the SDK does not follow the stream itself (an OpenTelemetry span that
+// records wraps the body, and then the SDK's decoder is used as before),
+// sseReader reads the response body the SDK handed over, frame for frame
+// as ssestream's decoder does, decodes those shapes by hand into the same
+// union, and leaves every other event to json.Unmarshal into the union, as
+// the SDK would. The union is then folded into the message exactly as on
+// the SDK's path (stream.accept). FuzzStreamDecode and TestDecodeSame hold
+// the two paths to the same events, message and errors.
+
+// sseReader reads the server-sent events of a text/event-stream body.
+type sseReader struct {
+	res     *http.Response
+	scn     *bufio.Scanner
+	name    []byte // the event's name ("event:")
+	data    []byte // its data lines, each ended by \n
+	scratch []byte // an escaped string's decoded bytes
+}
+
+// tracedBody is the body of a response whose span follows the decoded
+// events (the SDK's tracing.ResponseBody): the SDK must decode it.
+type tracedBody interface {
+	Unwrap() io.ReadCloser
+	TraceEvents(ssestream.Decoder) ssestream.Decoder
+}
+
+// newSSEReader returns a reader of res's events, or nil when the SDK's own
+// decoder must read them: no response (the call failed), a body the SDK's
+// span follows, or a body that is not text/event-stream (Bedrock's
+// binary event stream, which the SDK decodes with a decoder of its own).
+func newSSEReader(res *http.Response) *sseReader {
+	if res == nil || res.Body == nil {
+		return nil
+	}
+	if _, ok := res.Body.(tracedBody); ok {
+		return nil
+	}
+	ct := res.Header.Get("content-type")
+	if len(ct) < len("text/event-stream") || !strings.EqualFold(ct[:len("text/event-stream")], "text/event-stream") {
+		return nil
+	}
+	scn := bufio.NewScanner(res.Body)
+	scn.Buffer(nil, bufio.MaxScanTokenSize<<9) // the SDK's limit on a line
+	return &sseReader{res: res, scn: scn}
+}
+
+// frame reads the next event's name and data, as ssestream's decoder
+// does: lines up to an empty one; "event:" names the event, "data:" lines
+// are joined each with its \n, comments and other fields are skipped, an
+// event not ended by an empty line is dropped. It reports false at the end
+// of the body or on a read error (scn.Err).
+func (r *sseReader) frame() bool {
+	r.name, r.data = r.name[:0], r.data[:0]
+	for r.scn.Scan() {
+		line := r.scn.Bytes()
+		if len(line) == 0 {
+			if len(r.name) == 0 && len(r.data) == 0 {
+				continue
+			}
+			return true
+		}
+		name, value, _ := bytes.Cut(line, []byte(":"))
+		if len(value) > 0 && value[0] == ' ' {
+			value = value[1:]
+		}
+		switch string(name) {
+		case "event":
+			r.name = append(r.name[:0], value...)
+		case "data":
+			r.data = append(r.data, value...)
+			r.data = append(r.data, '\n')
+		}
+	}
+	return false
+}
+
+// next returns the next event of the stream in fast or slow, nil at the
+// end of the body, or the error that ended it, with ssestream.Stream's
+// rules: ping and unnamed events are skipped, as are events without data;
+// an error event is the API error it carries.
+func (r *sseReader) next(fast, slow *sdk.MessageStreamEventUnion) (*sdk.MessageStreamEventUnion, error) {
+	for r.frame() {
+		switch string(r.name) {
+		case "ping", "":
+			continue
+		case "error":
+			return nil, r.apiError(r.data)
+		}
+		if len(bytes.TrimSuffix(r.data, []byte("\n"))) == 0 {
+			continue
+		}
+		if r.decode(r.data, fast) {
+			return fast, nil
+		}
+		*slow = sdk.MessageStreamEventUnion{}
+		if err := json.Unmarshal(r.data, slow); err != nil {
+			return nil, err
+		}
+		return slow, nil
+	}
+	return nil, r.scn.Err()
+}
+
+// apiError is the error an `event: error` carries, as the SDK builds it.
+func (r *sseReader) apiError(data []byte) error {
+	if r.res.Request == nil {
+		return fmt.Errorf("received error while streaming: %s", string(data))
+	}
+	e := &sdk.Error{Request: r.res.Request, Response: r.res, StatusCode: r.res.StatusCode,
+		RequestID: r.res.Header.Get("request-id"), WorkspaceID: r.res.Header.Get("anthropic-workspace-id")}
+	if e.UnmarshalJSON(data) != nil {
+		return fmt.Errorf("received error while streaming: %s", string(data))
+	}
+	return e
+}
+
+// decode sets ev's Type, Index and Delta from data when data is one of the
+// hot events in its plain shape, with exactly the fields of that event:
+//
+//	{"type":"content_block_delta","index":N,"delta":{"type":"text_delta","text":"…"}}
+//	(thinking_delta/thinking, signature_delta/signature, input_json_delta/partial_json)
+//	{"type":"content_block_stop","index":N}
+//	{"type":"message_stop"}
+//
+// in any key order and spacing. The strings are decoded as the SDK's
+// decoder (gjson) decodes them; a surrogate escape, a negative or long
+// index, an unknown or repeated key, null, or anything not valid JSON is
+// left to the SDK (false). Only those fields are read of a union of these
+// types (accept, Message.Accumulate).
+func (r *sseReader) decode(data []byte, ev *sdk.MessageStreamEventUnion) bool {
+	l := lexer{b: data}
+	var typ, dtype, dkey, dval []byte
+	var desc bool
+	index := int64(-1)
+	delta := false
+	ok := l.object(func(key []byte) bool {
+		switch string(key) {
+		case "type":
+			var esc bool
+			return typ == nil && l.str(&typ, &esc) && !esc
+		case "index":
+			return index < 0 && l.index(&index)
+		case "delta":
+			if delta {
+				return false
+			}
+			delta = true
+			return l.object(func(key []byte) bool {
+				var esc bool
+				switch string(key) {
+				case "type":
+					return dtype == nil && l.str(&dtype, &esc) && !esc
+				case "text", "thinking", "signature", "partial_json":
+					dkey = key
+					return dval == nil && l.str(&dval, &desc)
+				}
+				return false
+			})
+		}
+		return false
+	})
+	if !ok || l.skipSpace() != len(data) {
+		return false
+	}
+	switch string(typ) {
+	case "content_block_delta":
+		if index < 0 || !delta {
+			return false
+		}
+		var field *string
+		switch string(dtype) {
+		case "text_delta":
+			field = &ev.Delta.Text
+		case "thinking_delta":
+			field = &ev.Delta.Thinking
+		case "signature_delta":
+			field = &ev.Delta.Signature
+		case "input_json_delta":
+			field = &ev.Delta.PartialJSON
+		default:
+			return false
+		}
+		if dval == nil || string(dkey) != deltaKey[string(dtype)] {
+			return false
+		}
+		r.reset(ev, "content_block_delta", index)
+		ev.Delta.Type = deltaType[string(dtype)]
+		*field = r.text(dval, desc)
+	case "content_block_stop":
+		if index < 0 || delta {
+			return false
+		}
+		r.reset(ev, "content_block_stop", index)
+	case "message_stop":
+		if index >= 0 || delta {
+			return false
+		}
+		r.reset(ev, "message_stop", 0)
+	default:
+		return false
+	}
+	return true
+}
+
+var deltaKey = map[string]string{"text_delta": "text", "thinking_delta": "thinking",
+	"signature_delta": "signature", "input_json_delta": "partial_json"}
+
+// deltaType interns the delta types (no string per event).
+var deltaType = map[string]string{"text_delta": "text_delta", "thinking_delta": "thinking_delta",
+	"signature_delta": "signature_delta", "input_json_delta": "input_json_delta"}
+
+func (r *sseReader) reset(ev *sdk.MessageStreamEventUnion, typ string, index int64) {
+	ev.Type, ev.Index = typ, index
+	ev.Delta.Type, ev.Delta.Text, ev.Delta.Thinking, ev.Delta.Signature, ev.Delta.PartialJSON = "", "", "", "", ""
+}
+
+// text is the string raw holds (between its quotes), unescaped as gjson
+// does; lexer.str has checked every escape.
+func (r *sseReader) text(raw []byte, esc bool) string {
+	if !esc {
+		return string(raw)
+	}
+	b := r.scratch[:0]
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		if c != '\\' {
+			b = append(b, c)
+			continue
+		}
+		i++
+		switch raw[i] {
+		case 'b':
+			b = append(b, '\b')
+		case 'f':
+			b = append(b, '\f')
+		case 'n':
+			b = append(b, '\n')
+		case 'r':
+			b = append(b, '\r')
+		case 't':
+			b = append(b, '\t')
+		case 'u':
+			b = utf8.AppendRune(b, hex4(raw[i+1:i+5]))
+			i += 4
+		default: // " \ /
+			b = append(b, raw[i])
+		}
+	}
+	r.scratch = b
+	return string(b)
+}
+
+// lexer reads the few JSON shapes decode takes.
+type lexer struct {
+	b []byte
+	i int
+}
+
+func (l *lexer) skipSpace() int {
+	for l.i < len(l.b) {
+		switch l.b[l.i] {
+		case ' ', '\t', '\n', '\r':
+			l.i++
+		default:
+			return l.i
+		}
+	}
+	return l.i
+}
+
+func (l *lexer) eat(c byte) bool {
+	if l.skipSpace() < len(l.b) && l.b[l.i] == c {
+		l.i++
+		return true
+	}
+	return false
+}
+
+// object reads a non-empty object, calling member after each key's colon
+// to read its value.
+func (l *lexer) object(member func(key []byte) bool) bool {
+	if !l.eat('{') {
+		return false
+	}
+	for {
+		var key []byte
+		var esc bool
+		if !l.str(&key, &esc) || esc || !l.eat(':') || !member(key) {
+			return false
+		}
+		if l.eat(',') {
+			continue
+		}
+		return l.eat('}')
+	}
+}
+
+// str reads a string into *raw (its bytes between the quotes, never nil)
+// and whether it has escapes. It refuses control characters, unknown
+// escapes and surrogate escapes (gjson and encoding/json may differ on
+// them; the SDK decides).
+func (l *lexer) str(raw *[]byte, esc *bool) bool {
+	if !l.eat('"') {
+		return false
+	}
+	start := l.i
+	for l.i < len(l.b) {
+		c := l.b[l.i]
+		switch {
+		case c == '"':
+			*raw = l.b[start:l.i:l.i]
+			l.i++
+			return true
+		case c < 0x20:
+			return false
+		case c == '\\':
+			*esc = true
+			if l.i+1 >= len(l.b) {
+				return false
+			}
+			switch l.b[l.i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				l.i += 2
+			case 'u':
+				if l.i+6 > len(l.b) || !isHex4(l.b[l.i+2:l.i+6]) || utf16.IsSurrogate(hex4(l.b[l.i+2:l.i+6])) {
+					return false
+				}
+				l.i += 6
+			default:
+				return false
+			}
+		default:
+			l.i++
+		}
+	}
+	return false
+}
+
+// index reads a non-negative integer of at most 15 digits.
+func (l *lexer) index(n *int64) bool {
+	l.skipSpace()
+	start := l.i
+	var v int64
+	for l.i < len(l.b) && l.b[l.i] >= '0' && l.b[l.i] <= '9' {
+		v = v*10 + int64(l.b[l.i]-'0')
+		l.i++
+	}
+	digits := l.i - start
+	if digits == 0 || digits > 15 || digits > 1 && l.b[start] == '0' {
+		return false
+	}
+	*n = v
+	return true
+}
+
+func isHex4(b []byte) bool {
+	for _, c := range b[:4] {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+func hex4(b []byte) rune {
+	var r rune
+	for _, c := range b[:4] {
+		r <<= 4
+		switch {
+		case c <= '9':
+			r |= rune(c - '0')
+		case c >= 'a':
+			r |= rune(c - 'a' + 10)
+		default:
+			r |= rune(c - 'A' + 10)
+		}
+	}
+	return r
+}
