@@ -64,6 +64,7 @@ func decodeCases(t *testing.T) []decodeCase {
 	reply("text", anthropictest.Text("Hello there, how are you today? Fine — thanks ☕ 🎉.\n\tTab\\slash \"quoted\"", 3))
 	reply("text_padded", anthropictest.Text(strings.Repeat("word ", 60), 4).Padded())
 	reply("text_one_delta", anthropictest.Text("one delta", 0))
+	reply("text_gzipped", anthropictest.Text("compressed on the wire", 2).Gzipped())
 	reply("tool", anthropictest.Blocks(anthropictest.TextBlock("Saving.", 2), tool))
 	reply("tool_padded", anthropictest.Blocks(tool).Padded())
 	reply("two_tools", anthropictest.Blocks(tool, anthropictest.ToolUse("toolu_2", "list_notes", `{}`)))

@@ -47,8 +47,10 @@ type tracedBody interface {
 
 // newSSEReader returns a reader of res's events, or nil when the SDK's own
 // decoder must read them: no response (the call failed), a body the SDK's
-// span follows, or a body that is not text/event-stream (Bedrock's
-// binary event stream, which the SDK decodes with a decoder of its own).
+// span follows, or a body that is not text/event-stream (a proxy's page,
+// a content type with a decoder registered in ssestream). Bedrock's
+// binary event stream arrives as text/event-stream: the SDK's Bedrock
+// middleware translates it before anyone reads the body.
 func newSSEReader(res *http.Response) *sseReader {
 	if res == nil || res.Body == nil {
 		return nil
