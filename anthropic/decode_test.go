@@ -23,6 +23,8 @@ import (
 	"github.com/coachd/coachd"
 	"github.com/coachd/coachd/anthropic"
 	"github.com/coachd/coachd/anthropic/anthropictest"
+
+	"github.com/anthropics/anthropic-sdk-go/option"
 )
 
 // decodeCase is one upstream answer served to both decoders.
@@ -212,17 +214,21 @@ func sameDecoded(t *testing.T, fast, slow decoded) {
 // the stream; with one that samples nothing, coachd decodes them and the
 // request still carries the trace context.
 func TestDecodeTracedUsesSDK(t *testing.T) {
-	prev, prevProp := otel.GetTracerProvider(), otel.GetTextMapPropagator()
-	t.Cleanup(func() { otel.SetTracerProvider(prev); otel.SetTextMapPropagator(prevProp) })
+	// The SDK injects the trace context with the global propagator. (A
+	// global cannot be put back as it was: the restored default delegates
+	// to the first one set, TraceContext, which only acts on a context
+	// that has a span.)
+	prevProp := otel.GetTextMapPropagator()
+	t.Cleanup(func() { otel.SetTextMapPropagator(prevProp) })
 	otel.SetTextMapPropagator(propagation.TraceContext{})
 	srv := MustServer(t)
-	m := newModel(srv, anthropic.Config{})
+	cfg := anthropic.Config{APIKey: "test-key", BaseURL: srv.URL(), MaxRetries: -1}
 	reply := anthropictest.Blocks(anthropictest.TextBlock("Saving.", 2),
 		anthropictest.ToolUse("toolu_1", "save_note", `{"text":"milk"}`, 4))
 	reply.ID = "msg_traced"
 
 	rec := tracetest.NewSpanRecorder()
-	otel.SetTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec)))
+	m := anthropic.NewWithClientOptions(cfg, option.WithTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))))
 	srv.Enqueue(reply)
 	s := m.Stream(context.Background(), hello())
 	if anthropic.FastDecode(s) {
@@ -240,8 +246,9 @@ func TestDecodeTracedUsesSDK(t *testing.T) {
 		t.Fatalf("ended spans = %q, want the SDK's anthropic.messages.create", names)
 	}
 
-	otel.SetTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.NeverSample())))
-	ctx, span := otel.Tracer("test").Start(context.Background(), "chat")
+	never := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.NeverSample()))
+	m = anthropic.NewWithClientOptions(cfg, option.WithTracerProvider(never))
+	ctx, span := never.Tracer("test").Start(context.Background(), "chat")
 	defer span.End()
 	srv.Enqueue(reply)
 	s = m.Stream(ctx, hello())
