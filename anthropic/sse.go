@@ -191,48 +191,43 @@ func (r *sseReader) decode(data []byte, ev *sdk.MessageStreamEventUnion) bool {
 			return false
 		}
 		var field *string
+		var key, dt string // the value's key; dtype, interned
 		switch string(dtype) {
 		case "text_delta":
-			field = &ev.Delta.Text
+			field, key, dt = &ev.Delta.Text, "text", "text_delta"
 		case "thinking_delta":
-			field = &ev.Delta.Thinking
+			field, key, dt = &ev.Delta.Thinking, "thinking", "thinking_delta"
 		case "signature_delta":
-			field = &ev.Delta.Signature
+			field, key, dt = &ev.Delta.Signature, "signature", "signature_delta"
 		case "input_json_delta":
-			field = &ev.Delta.PartialJSON
+			field, key, dt = &ev.Delta.PartialJSON, "partial_json", "input_json_delta"
 		default:
 			return false
 		}
-		if dval == nil || string(dkey) != deltaKey[string(dtype)] {
+		if dval == nil || string(dkey) != key {
 			return false
 		}
-		r.reset(ev, "content_block_delta", index)
-		ev.Delta.Type = deltaType[string(dtype)]
+		reset(ev, "content_block_delta", index)
+		ev.Delta.Type = dt
 		*field = r.text(dval, desc)
 	case "content_block_stop":
 		if index < 0 || delta {
 			return false
 		}
-		r.reset(ev, "content_block_stop", index)
+		reset(ev, "content_block_stop", index)
 	case "message_stop":
 		if index >= 0 || delta {
 			return false
 		}
-		r.reset(ev, "message_stop", 0)
+		reset(ev, "message_stop", 0)
 	default:
 		return false
 	}
 	return true
 }
 
-var deltaKey = map[string]string{"text_delta": "text", "thinking_delta": "thinking",
-	"signature_delta": "signature", "input_json_delta": "partial_json"}
-
-// deltaType interns the delta types (no string per event).
-var deltaType = map[string]string{"text_delta": "text_delta", "thinking_delta": "thinking_delta",
-	"signature_delta": "signature_delta", "input_json_delta": "input_json_delta"}
-
-func (r *sseReader) reset(ev *sdk.MessageStreamEventUnion, typ string, index int64) {
+// reset makes ev an event of type typ at index, with no delta.
+func reset(ev *sdk.MessageStreamEventUnion, typ string, index int64) {
 	ev.Type, ev.Index = typ, index
 	ev.Delta.Type, ev.Delta.Text, ev.Delta.Thinking, ev.Delta.Signature, ev.Delta.PartialJSON = "", "", "", "", ""
 }
