@@ -99,6 +99,12 @@ func decodeCases(t *testing.T) []decodeCase {
 		`{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":null}}`,
 		`{"type":"content_block_delta","index":0.0,"delta":{"type":"text_delta","text":"float index"}}`,
 		`{"type":"content_block_stop","index":0,"delta":{}}`, evMsgDelta, evMsgStop)
+	events("message_delta_shapes", evStart, evTextStart, evTextDelta, evStop0,
+		`{"type":"message_delta","delta":{"stop_reason":"future_reason","stop_sequence":"\u00e9nd","stop_details":null},"usage":{"input_tokens":7,"cache_read_input_tokens":3,"output_tokens":9,"server_tool_use":null,"output_tokens_details":null}}`,
+		`{"type":"message_delta","delta":{"stop_reason":null,"stop_sequence":null},"usage":{"output_tokens":2,"output_tokens":3}}`,
+		`{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":4,"server_tool_use":{"web_search_requests":1}}}`,
+		`{"type":"message_delta","delta":{"stop_reason":"end_turn","container":{"id":"c","expires_at":"2026-01-01T00:00:00Z"}},"usage":{"cache_creation_input_tokens":5}}`,
+		evMsgStop)
 	events("non_json_tool_input", evStart, evToolStart, fmt.Sprintf(evToolDelta, `{"zone":`), evStop0, evToolMDelta, evMsgStop)
 	events("signature_and_thinking_keys", evStart,
 		`{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":"","signature":""}}`,

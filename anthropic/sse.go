@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	sdk "github.com/anthropics/anthropic-sdk-go"
+	"github.com/anthropics/anthropic-sdk-go/packages/respjson"
 	"github.com/anthropics/anthropic-sdk-go/packages/ssestream"
 )
 
@@ -155,7 +156,8 @@ func (r *sseReader) decode(data []byte, ev *sdk.MessageStreamEventUnion) bool {
 	var typ, dtype, dkey, dval []byte
 	var desc bool
 	index := int64(-1)
-	delta := false
+	delta, usage := false, false
+	var md msgDelta
 	ok := l.object(func(key []byte) bool {
 		switch string(key) {
 		case "type":
@@ -177,12 +179,24 @@ func (r *sseReader) decode(data []byte, ev *sdk.MessageStreamEventUnion) bool {
 					dkey = key
 					return dval == nil && l.str(&dval, &desc)
 				}
-				return false
+				return md.deltaField(&l, key)
 			})
+		case "usage":
+			if usage {
+				return false
+			}
+			usage = true
+			return l.object(func(key []byte) bool { return md.usageField(&l, key) })
 		}
 		return false
 	})
 	if !ok || l.skipSpace() != len(data) {
+		return false
+	}
+	if string(typ) == "message_delta" {
+		return index < 0 && delta && usage && dtype == nil && dval == nil && r.messageDelta(&md, ev)
+	}
+	if usage || md.seen {
 		return false
 	}
 	switch string(typ) {
@@ -226,10 +240,97 @@ func (r *sseReader) decode(data []byte, ev *sdk.MessageStreamEventUnion) bool {
 	return true
 }
 
-// reset makes ev an event of type typ at index, with no delta.
+// reset makes ev an event of type typ at index, with no delta or usage.
 func reset(ev *sdk.MessageStreamEventUnion, typ string, index int64) {
 	ev.Type, ev.Index = typ, index
 	ev.Delta.Type, ev.Delta.Text, ev.Delta.Thinking, ev.Delta.Signature, ev.Delta.PartialJSON = "", "", "", "", ""
+	ev.Delta.StopReason, ev.Delta.StopSequence, ev.Usage = "", "", sdk.MessageDeltaUsage{}
+}
+
+// msgDelta is what a message_delta in its plain shape carries:
+//
+//	{"type":"message_delta",
+//	 "delta":{"stop_reason":"end_turn"|null,"stop_sequence":"…"|null[,"stop_details":null]},
+//	 "usage":{"output_tokens":N[,"input_tokens":N][,"cache_creation_input_tokens":N]
+//	          [,"cache_read_input_tokens":N][,"server_tool_use":null][,"output_tokens_details":null]}}
+//
+// Any other field, or a value of another kind (stop details, a server
+// tool count, a negative or long count), is left to the SDK.
+type msgDelta struct {
+	seen                bool // a message_delta field was read
+	stopReason, stopSeq []byte
+	stopSeqEsc          bool
+	fields              uint16 // bit per field read: repeats are refused
+	tokens              [4]int64
+	raw                 [4][]byte // each count's digits; nil: absent
+}
+
+// The counts' order in msgDelta.tokens.
+var usageKeys = [4]string{"input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens"}
+
+func (md *msgDelta) once(bit uint16) bool {
+	md.seen = true
+	if md.fields&bit != 0 {
+		return false
+	}
+	md.fields |= bit
+	return true
+}
+
+// deltaField reads a message_delta's delta member key.
+func (md *msgDelta) deltaField(l *lexer, key []byte) bool {
+	var esc bool
+	switch string(key) {
+	case "stop_reason":
+		return md.once(1<<0) && (l.null() || l.str(&md.stopReason, &esc) && !esc)
+	case "stop_sequence":
+		return md.once(1<<1) && (l.null() || l.str(&md.stopSeq, &md.stopSeqEsc))
+	case "stop_details":
+		return md.once(1<<2) && l.null()
+	}
+	return false
+}
+
+// usageField reads a message_delta's usage member key.
+func (md *msgDelta) usageField(l *lexer, key []byte) bool {
+	for i, k := range usageKeys {
+		if string(key) == k {
+			start := l.skipSpace()
+			if !md.once(1<<(3+i)) || !l.index(&md.tokens[i]) {
+				return false
+			}
+			md.raw[i] = l.b[start:l.i]
+			return true
+		}
+	}
+	switch string(key) {
+	case "server_tool_use":
+		return md.once(1<<7) && l.null()
+	case "output_tokens_details":
+		return md.once(1<<8) && l.null()
+	}
+	return false
+}
+
+// messageDelta sets ev to the message_delta md read. Message.Accumulate
+// takes a count whose field is present (respjson.Field.Valid), and the
+// output count always; the message's raw JSON, which coachd never reads,
+// is left as message_start wrote it.
+func (r *sseReader) messageDelta(md *msgDelta, ev *sdk.MessageStreamEventUnion) bool {
+	reset(ev, "message_delta", 0)
+	ev.Delta.StopReason = sdk.StopReason(md.stopReason)
+	if md.stopSeq != nil {
+		ev.Delta.StopSequence = r.text(md.stopSeq, md.stopSeqEsc)
+	}
+	u := &ev.Usage
+	counts := [4]*int64{&u.InputTokens, &u.CacheCreationInputTokens, &u.CacheReadInputTokens, &u.OutputTokens}
+	fields := [4]*respjson.Field{&u.JSON.InputTokens, &u.JSON.CacheCreationInputTokens, &u.JSON.CacheReadInputTokens, &u.JSON.OutputTokens}
+	for i := range counts {
+		if md.raw[i] != nil {
+			*counts[i], *fields[i] = md.tokens[i], respjson.NewField(string(md.raw[i]))
+		}
+	}
+	return true
 }
 
 // text is the string raw holds (between its quotes), unescaped as gjson
@@ -350,6 +451,15 @@ func (l *lexer) str(raw *[]byte, esc *bool) bool {
 		default:
 			l.i++
 		}
+	}
+	return false
+}
+
+// null reads a null.
+func (l *lexer) null() bool {
+	if l.skipSpace()+4 <= len(l.b) && string(l.b[l.i:l.i+4]) == "null" {
+		l.i += 4
+		return true
 	}
 	return false
 }
