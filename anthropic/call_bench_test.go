@@ -69,8 +69,8 @@ func BenchmarkCall(b *testing.B) {
 		raw(b, sdk.MessageNewParams{Model: anthropic.DefaultModel, MaxTokens: 4096, Messages: user,
 			System: []sdk.TextBlockParam{{Text: prompt}}, Tools: ts})
 	})
-	b.Run("adapter_coach_request", func(b *testing.B) {
-		m := anthropic.New(anthropic.Config{APIKey: "k", BaseURL: srv.URL(), MaxRetries: -1})
+	adapter := func(b *testing.B, url string) {
+		m := anthropic.New(anthropic.Config{APIKey: "k", BaseURL: url, MaxRetries: -1})
 		req := &coachd.ModelRequest{MaxTokens: 4096, System: []coachd.Block{coachd.TextBlock(prompt)}, Tools: specs, Messages: msgs}
 		for b.Loop() {
 			s := m.Stream(context.Background(), req)
@@ -82,5 +82,18 @@ func BenchmarkCall(b *testing.B) {
 			}
 			s.Close()
 		}
+	}
+	b.Run("adapter_coach_request", func(b *testing.B) { adapter(b, srv.URL()) })
+	// The same request answered with a tool call (a tool turn's first
+	// model call): text, then a tool_use whose input streams in three
+	// partial_json deltas, padded like the real server's.
+	b.Run("adapter_tool_reply", func(b *testing.B) {
+		tsrv := anthropictest.NewServer()
+		defer tsrv.Close()
+		tsrv.SetRecording(false)
+		treply := anthropictest.Blocks(anthropictest.TextBlock("Let me save that for you.", len("word ")),
+			anthropictest.ToolUse("toolu_bench", "save_note", `{"text":"Plan the week on Sunday evening","tags":["planning"]}`, 12, 30)).Padded()
+		tsrv.SetScript(func(*anthropictest.Request) anthropictest.Reply { return treply })
+		adapter(b, tsrv.URL())
 	})
 }

@@ -56,6 +56,8 @@ type Model struct {
 	// spanContent: the SDK's spans carry the request's content (its own
 	// setting, ANTHROPIC_OPEN_TELEMETRY_TRACES_CONTENT_MODE=content).
 	spanContent bool
+	// sdkDecode: the SDK decodes every stream's events (tests compare).
+	sdkDecode bool
 }
 
 var _ coachd.Model = (*Model)(nil)
@@ -124,8 +126,16 @@ func (m *Model) Stream(ctx context.Context, req *coachd.ModelRequest) coachd.Mod
 	}
 	// The SDK sends this body (see body.go), with its own headers, the
 	// stream flag, middleware and retries.
-	s := m.client.Messages.NewStreaming(ctx, m.params(req), option.WithRequestBody("application/json", body))
-	return &stream{ctx: ctx, sdk: s}
+	// The response comes back too: unless the SDK's span follows its
+	// events, coachd decodes them (sse.go).
+	var res *http.Response
+	s := m.client.Messages.NewStreaming(ctx, m.params(req), option.WithRequestBody("application/json", body),
+		option.WithResponseInto(&res))
+	st := &stream{ctx: ctx, sdk: s}
+	if s.Err() == nil && !m.sdkDecode {
+		st.sse = newSSEReader(res)
+	}
+	return st
 }
 
 // emptyBody is what the params encode to: the body is coachd's own.

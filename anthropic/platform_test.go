@@ -76,7 +76,14 @@ func TestPlatformWire(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			b := newBackend(t).(*platformBackend)
 			b.Enqueue(modeltest.Script{Text: "Hi."})
-			if _, _, err := modeltest.Drain(b.Model().Stream(context.Background(), modeltest.Hello(b.primary))); err != nil {
+			s := b.Model().Stream(context.Background(), modeltest.Hello(b.primary))
+			// Vertex streams text/event-stream; the SDK's Bedrock
+			// middleware translates Bedrock's binary event stream to it.
+			// coachd decodes both.
+			if !anthropic.FastDecode(s) {
+				t.Error("the SDK decoded the events")
+			}
+			if _, _, err := modeltest.Drain(s); err != nil {
 				t.Fatal(err)
 			}
 			req := b.fake.Requests()[0]
@@ -138,4 +145,34 @@ func BenchmarkBedrockStream(b *testing.B) {
 		events += len(evs)
 	}
 	b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
+}
+
+// TestPlatformDecodeSame: through each platform's wire, coachd's decoder
+// and the SDK's make the same of a text reply, a tool call and an
+// in-stream overload.
+func TestPlatformDecodeSame(t *testing.T) {
+	for name, newBackend := range map[string]func(*testing.T) modeltest.Backend{
+		"Bedrock": newBedrockBackend, "Vertex": newVertexBackend,
+	} {
+		t.Run(name, func(t *testing.T) {
+			b := newBackend(t).(*platformBackend)
+			m := b.Model().(*anthropic.Model)
+			for _, sc := range []modeltest.Script{{Text: "Hi there, how can I help?"},
+				{Text: "Saving.", Calls: []modeltest.Call{{ID: "toolu_1", Name: "save_note", Input: `{"text":"milk"}`}}},
+				{Text: "Hi", BusyAfterText: true}} {
+				var out [2]decoded
+				for i, sdkDecode := range []bool{true, false} {
+					anthropic.SetSDKDecode(m, sdkDecode)
+					b.Enqueue(sc)
+					evs, resp, err := drain(m.Stream(context.Background(), modeltest.Hello(b.primary)))
+					if resp != nil {
+						resp.ID = "" // the fake numbers its messages
+					}
+					out[i] = decoded{evs, resp, err}
+				}
+				anthropic.SetSDKDecode(m, false)
+				sameDecoded(t, out[1], out[0])
+			}
+		})
+	}
 }

@@ -18,6 +18,11 @@ import (
 type stream struct {
 	ctx context.Context
 	sdk *ssestream.Stream[sdk.MessageStreamEventUnion]
+	// sse, when set, reads the events from the body the SDK handed over
+	// (sse.go); sdk then only closes the body.
+	sse  *sseReader
+	fast sdk.MessageStreamEventUnion // sse's hand-decoded events
+	cur  sdk.MessageStreamEventUnion // the event being accepted otherwise
 
 	msg     sdk.Message
 	started bool   // message_start seen
@@ -39,9 +44,16 @@ func (s *stream) Next() bool {
 	if s.done {
 		return false
 	}
-	for s.sdk.Next() {
-		ev := s.sdk.Current()
-		ok, err := s.accept(&ev)
+	for {
+		ev, err := s.read()
+		if err != nil {
+			s.fail(mapError(s.ctx, err))
+			return false
+		}
+		if ev == nil {
+			break
+		}
+		ok, err := s.accept(ev)
 		if err != nil {
 			s.fail(err)
 			return false
@@ -49,10 +61,6 @@ func (s *stream) Next() bool {
 		if ok {
 			return true
 		}
-	}
-	if err := s.sdk.Err(); err != nil {
-		s.fail(mapError(s.ctx, err))
-		return false
 	}
 	if !s.stopped && s.ctx.Err() != nil {
 		s.fail(mapError(s.ctx, s.ctx.Err()))
@@ -67,6 +75,19 @@ func (s *stream) Next() bool {
 	s.done = true
 	s.Close()
 	return false
+}
+
+// read returns the next event, nil at the end of the body, or the error
+// that ended the stream.
+func (s *stream) read() (*sdk.MessageStreamEventUnion, error) {
+	if s.sse != nil {
+		return s.sse.next(&s.fast, &s.cur)
+	}
+	if s.sdk.Next() {
+		s.cur = s.sdk.Current()
+		return &s.cur, nil
+	}
+	return nil, s.sdk.Err()
 }
 
 // accept folds one SDK event into the message and sets s.ev; it reports

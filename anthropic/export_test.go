@@ -1,0 +1,25 @@
+package anthropic
+
+import (
+	"github.com/coachd/coachd"
+
+	"github.com/anthropics/anthropic-sdk-go/option"
+)
+
+// SetSDKDecode makes m leave every stream's events to the SDK's decoder
+// (the path a traced call takes), for tests that compare the two.
+func SetSDKDecode(m *Model, on bool) { m.sdkDecode = on }
+
+// FastDecode reports whether s reads its events with coachd's decoder.
+func FastDecode(s coachd.ModelStream) bool {
+	st, ok := s.(*stream)
+	return ok && st.sse != nil
+}
+
+// NewWithClientOptions is New with extra SDK client options (a tracer
+// provider), applied last.
+func NewWithClientOptions(cfg Config, opts ...option.RequestOption) *Model {
+	m := New(cfg)
+	m.client = newClient(m.cfg, opts...)
+	return m
+}
