@@ -90,7 +90,10 @@ type TurnEnd struct {
 	Owner string
 	// LogTurn and LogKeep, when both are set, apply the event log's
 	// retention at the turn's end instead of its admission (StreamStart's
-	// Keep): the session's logged turns up to LogTurn - LogKeep go.
+	// Keep): the session's logged turns up to LogTurn - LogKeep go. A
+	// turn that does not end here (closed unrun, a crash, an EndTurn that
+	// failed) prunes nothing: the next turn that ends catches up, and the
+	// log's pruning by age (PruneEvents) goes on.
 	LogTurn int64
 	LogKeep int
 }

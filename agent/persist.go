@@ -90,8 +90,11 @@ func (t *Turn) appendBehind(ctx context.Context, stored func(), msgs ...*coachd.
 // write transaction (Store.EndTurn without an owner), charges the turn's
 // spend so far to its reservation: the round and its charge are stored
 // together or not at all, one transaction where there were two, and the
-// next round's roundBudget finds nothing left to charge. A turn without
-// a reservation to charge (none, or a free preview) only appends.
+// next round's roundBudget finds nothing left to charge. A charge that
+// fails (a database error, a reservation gone) fails the round's write
+// and so the turn, at its next sync; a charge of its own was only logged.
+// A turn without a reservation to charge (none, or a free preview) only
+// appends.
 func (t *Turn) roundBehind(ctx context.Context, msgs ...*coachd.Message) {
 	t.mu.Lock()
 	resv := t.resv // a charge behind may be replacing it

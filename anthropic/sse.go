@@ -20,17 +20,17 @@ import (
 // allocations and tens of µs an event: 13 % of coachd's CPU under load).
 // Most events of a reply are a handful of small shapes: a text, thinking,
 // signature or input_json delta, a block's stop, the message's delta
-// (stop reason, usage) and stop. When
-// the SDK does not follow the stream itself (an OpenTelemetry span that
-// records wraps the body, and then the SDK's decoder is used as before),
-// sseReader reads the response body the SDK handed over, frame for frame
-// as ssestream's decoder does, decodes those shapes by hand into the same
-// union, and leaves every other event to json.Unmarshal into the union, as
-// the SDK would. The union is then folded into the message as on the
-// SDK's path (stream.accept, Message.Accumulate); the one difference is
-// the message's own raw JSON (Message.RawJSON), which a hand-decoded
-// message_delta does not update and coachd never reads. FuzzStreamDecode and TestDecodeSame hold
-// the two paths to the same events, message and errors.
+// (stop reason, usage) and stop. When the SDK does not follow the stream
+// itself (an OpenTelemetry span that records wraps the body, and then the
+// SDK's decoder is used as before), sseReader reads the response body the
+// SDK handed over, frame for frame as ssestream's decoder does, decodes
+// those shapes by hand into the same union, and leaves every other event
+// to json.Unmarshal into the union, as the SDK would. The union is then
+// folded into the message as on the SDK's path (stream.accept,
+// Message.Accumulate); the one difference is the message's own raw JSON
+// (Message.RawJSON), which a hand-decoded message_delta does not update
+// and coachd never reads. FuzzStreamDecode and TestDecodeSame hold the
+// two paths to the same events, message and errors.
 
 // sseReader reads the server-sent events of a text/event-stream body.
 type sseReader struct {
@@ -151,8 +151,9 @@ func (r *sseReader) apiError(data []byte) error {
 //
 // in any key order and spacing. The strings are decoded as the SDK's
 // decoder (gjson) decodes them; a surrogate escape, a negative or long
-// index, an unknown or repeated key, null, or anything not valid JSON is
-// left to the SDK (false). Only those fields are read of a union of these
+// index, an unknown or repeated key, null (but for message_delta's
+// nullable fields, which msgDelta reads as the SDK does), or anything not
+// valid JSON is left to the SDK (false). Only those fields are read of a union of these
 // types (accept, Message.Accumulate).
 func (r *sseReader) decode(data []byte, ev *sdk.MessageStreamEventUnion) bool {
 	l := lexer{b: data}

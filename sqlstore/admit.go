@@ -102,8 +102,8 @@ func (db *DB) AdmitTurn(ctx context.Context, a coachd.TurnAdmission) (*coachd.Ad
 // reservation (as Settle; none when e.ReservationID is "") and releases
 // e.Owner's lease (as ReleaseTurn; none when e.Owner is "") in one write
 // transaction, all or nothing; with e.LogKeep it also applies the event
-// log's retention (off the admission, which is on the first text's path). It returns the settled reservation, nil
-// when there was none.
+// log's retention (off the admission, which is on the first text's
+// path). It returns the settled reservation, nil when there was none.
 func (db *DB) EndTurn(ctx context.Context, userID string, e coachd.TurnEnd) (*coachd.Reservation, error) {
 	s, err := settleSpend(e.Spend)
 	if err != nil {

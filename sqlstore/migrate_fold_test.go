@@ -93,4 +93,22 @@ func TestMigrateFoldPages(t *testing.T) {
 	if drift, err := db.CheckLedger(ctx); err != nil || len(drift) > 0 {
 		t.Fatalf("drift %+v (%v)", drift, err)
 	}
+	// The rebuilt tables keep their indexes and their users' foreign key:
+	// nothing dangles, and a deleted user's rows go with the user.
+	for _, ix := range []string{"ledger_user", "reservations_live", "reservations_owner"} {
+		if n := rawCount(t, db, `SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND name = ?`, ix); n != 1 {
+			t.Errorf("index %s missing after 0013", ix)
+		}
+	}
+	if n := rawCount(t, db, `SELECT COUNT(*) FROM pragma_foreign_key_check`); n != 0 {
+		t.Fatalf("%d rows break a foreign key after 0013", n)
+	}
+	if err := db.DeleteUser(ctx, uid); err != nil {
+		t.Fatal(err)
+	}
+	for _, table := range []string{"ledger", "reservations", "limit_windows"} {
+		if n := rawCount(t, db, `SELECT COUNT(*) FROM `+table+` WHERE user_id = ?`, uid); n != 0 {
+			t.Errorf("%s keeps %d rows of a deleted user", table, n)
+		}
+	}
 }

@@ -65,9 +65,11 @@ func (l *Live) stop(cause error) {
 // processor to it: an upstream's events often arrive in a burst, and the
 // turn decodes the whole burst without blocking, so the woken reader
 // would otherwise wait for a processor until the burst is done (300 µs
-// of the first text's time at one client in BenchmarkTurnStages). Later
-// events are not yielded for: what the turn sends meanwhile goes out
-// together in the reader's next write.
+// of the first text's time at one client in BenchmarkTurnStages). The
+// yield is best effort (the scheduler may run the turn again first), and
+// the turn may hold its own lock meanwhile (Turn.emit): its writes behind
+// wait at most that slice. Later events are not yielded for: what the
+// turn sends meanwhile goes out together in the reader's next write.
 func (l *Live) Send(ev coachd.Event) error {
 	ev.Turn = l.turn
 	l.mu.Lock()
