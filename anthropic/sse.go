@@ -153,8 +153,8 @@ func (r *sseReader) apiError(data []byte) error {
 // decoder (gjson) decodes them; a surrogate escape, a negative or long
 // index, an unknown or repeated key, null (but for message_delta's
 // nullable fields, which msgDelta reads as the SDK does), or anything not
-// valid JSON is left to the SDK (false). Only those fields are read of a union of these
-// types (accept, Message.Accumulate).
+// valid JSON is left to the SDK (false). Only those fields are read of a
+// union of these types (accept, Message.Accumulate).
 func (r *sseReader) decode(data []byte, ev *sdk.MessageStreamEventUnion) bool {
 	l := lexer{b: data}
 	var typ, dtype, dkey, dval []byte
