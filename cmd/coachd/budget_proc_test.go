@@ -24,6 +24,9 @@ func TestMain(m *testing.M) {
 	}
 	code := m.Run()
 	pgtest.Shutdown()
+	if buildDir != "" {
+		os.RemoveAll(buildDir) // MustBinary's build
+	}
 	os.Exit(code)
 }
 

@@ -244,7 +244,7 @@ func runAutobuild(ctx context.Context, args []string, getenv func(string) string
 		return fmt.Errorf("--workspace %s: %s", l.ws, coachd.ErrorMessage(err))
 	}
 	b := &review.Build{Reviewer: rv, Player: *player, MaxTurns: *maxTurns, Log: stderr}
-	res, err := b.Run(ctx, u, l.taskID, reqs, src, "")
+	res, err := b.Run(ctx, u, l.taskID, reqs, src, getenv("TMPDIR")) // the scratch copy is left for the user to inspect
 	if err != nil {
 		return err
 	}
