@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"errors"
 
 	"github.com/coachd/coachd"
 )
@@ -19,26 +20,37 @@ func userTx(ctx context.Context, db *DB, userID string, fn func(*tx) error) erro
 	return err
 }
 
-// noteRoom refuses one more live note at coachd.MaxNotesPerUser. In one
-// statement it finds the user (missing: ENOTFOUND), counts the live notes
-// (index-only, notes_live) and checks that sessionID, when not "", is one
-// of the user's sessions (another's is ENOTFOUND, as findSession). The
-// caller holds the user's lock (userTx); on Postgres the count must be a
-// statement after the one that took it, to see the notes of the writer
-// it waited for.
+// noteRoom takes room for one more live note of the user, within
+// coachd.MaxNotesPerUser: one conditional UPDATE of the user's row counts
+// the note (users.live_notes, kept by every note write in its
+// transaction) when the cap allows and sessionID, when not "", is one of
+// the user's sessions. Nothing taken, the reason is read: a missing user
+// or another's session is ENOTFOUND (as findSession), a full cap
+// ECONFLICT. The caller holds the user's lock (userTx) and writes the
+// note in the same transaction, or fails it.
 func noteRoom(ctx context.Context, tx *tx, userID, sessionID string) error {
-	q := `SELECT (SELECT COUNT(*) FROM notes n WHERE n.user_id = u.id AND n.deleted_at IS NULL),
-		EXISTS (SELECT 1 FROM sessions s WHERE s.id = ? AND s.user_id = u.id) FROM users u WHERE u.id = ?`
 	var n int64
+	err := tx.queryRow(ctx, `UPDATE users SET live_notes = live_notes + 1
+		WHERE id = ? AND live_notes < ? AND (? = '' OR EXISTS (SELECT 1 FROM sessions s WHERE s.id = ? AND s.user_id = users.id))
+		RETURNING live_notes`, userID, coachd.MaxNotesPerUser, sessionID, sessionID).Scan(&n)
+	if !errors.Is(err, sql.ErrNoRows) {
+		return dbError(err, "note room")
+	}
 	var session bool
-	if err := tx.queryRow(ctx, q, sessionID, userID).Scan(&n, &session); err != nil {
+	if err := tx.queryRow(ctx, `SELECT live_notes, EXISTS (SELECT 1 FROM sessions s WHERE s.id = ? AND s.user_id = u.id)
+		FROM users u WHERE u.id = ?`, sessionID, userID).Scan(&n, &session); err != nil {
 		return dbError(err, "user %q", userID)
 	}
 	if sessionID != "" && !session {
 		return dbError(sql.ErrNoRows, "session %q", sessionID)
 	}
-	if n >= coachd.MaxNotesPerUser {
-		return coachd.Errorf(coachd.ECONFLICT, "note limit reached (%d notes): delete some first", coachd.MaxNotesPerUser)
+	return coachd.Errorf(coachd.ECONFLICT, "note limit reached (%d notes): delete some first", coachd.MaxNotesPerUser)
+}
+
+// noteGone uncounts a live note the user's transaction just deleted.
+func noteGone(ctx context.Context, tx *tx, userID string) error {
+	if _, err := tx.exec(ctx, `UPDATE users SET live_notes = live_notes - 1 WHERE id = ?`, userID); err != nil {
+		return dbError(err, "note count")
 	}
 	return nil
 }

@@ -13,7 +13,8 @@ import (
 )
 
 // fillNotes inserts n notes of the user straight into the table, in one
-// transaction (setup only: the caps are then tested through the store).
+// transaction, and counts the live ones as the store does (setup only:
+// the caps are then tested through the store).
 func fillNotes(tb testing.TB, db *sqlstore.DB, userID string, n int, deleted bool) {
 	tb.Helper()
 	ctx := context.Background()
@@ -32,6 +33,13 @@ func fillNotes(tb testing.TB, db *sqlstore.DB, userID string, n int, deleted boo
 	for i := range n {
 		if _, err := tx.ExecContext(ctx, q, fmt.Sprintf("note_fill_%s_%t_%05d", userID, deleted, i), userID, false, del,
 			rawTime(db, now), rawTime(db, now)); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	if !deleted {
+		// The store counts a user's live notes on the user's row in the
+		// same transaction as every note write (noteRoom): so does this.
+		if _, err := tx.ExecContext(ctx, db.Rebind(`UPDATE users SET live_notes = live_notes + ? WHERE id = ?`), n, userID); err != nil {
 			tb.Fatal(err)
 		}
 	}

@@ -212,6 +212,9 @@ func (db *DB) DeleteNote(ctx context.Context, userID, id string) error {
 		} else if n == 0 {
 			return noteNotFound(id)
 		}
+		if err := noteGone(ctx, tx, userID); err != nil {
+			return err
+		}
 		return purgeDeletedNotes(ctx, tx, userID)
 	})
 }
