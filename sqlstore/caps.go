@@ -26,8 +26,9 @@ func userTx(ctx context.Context, db *DB, userID string, fn func(*tx) error) erro
 // transaction) when the cap allows and sessionID, when not "", is one of
 // the user's sessions. Nothing taken, the reason is read: a missing user
 // or another's session is ENOTFOUND (as findSession), a full cap
-// ECONFLICT. The caller holds the user's lock (userTx) and writes the
-// note in the same transaction, or fails it.
+// ECONFLICT. The user's lock is held (userTx) or taken here, by the
+// UPDATE, as the transaction's first statement (CreateNote); the caller
+// writes the note in the same transaction, or fails it.
 func noteRoom(ctx context.Context, tx *tx, userID, sessionID string) error {
 	var n int64
 	err := tx.queryRow(ctx, `UPDATE users SET live_notes = live_notes + 1

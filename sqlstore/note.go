@@ -37,9 +37,12 @@ func (db *DB) CreateNote(ctx context.Context, n *coachd.Note) error {
 	if errs := n.Validate(&db.notes); len(errs) > 0 {
 		return coachd.Invalid(errs...)
 	}
-	return userTx(ctx, db, n.UserID, func(tx *tx) error {
+	// noteRoom's UPDATE of the user's row is the transaction's first
+	// statement: it takes the user's lock itself (userTx's would be one
+	// more round trip on Postgres).
+	_, err := writeTx(ctx, db, func(tx *tx) (struct{}, error) {
 		if err := noteRoom(ctx, tx, n.UserID, n.SessionID); err != nil {
-			return err
+			return struct{}{}, err
 		}
 		var sessionID any
 		if n.SessionID != "" {
@@ -51,10 +54,11 @@ func (db *DB) CreateNote(ctx context.Context, n *coachd.Note) error {
 		if _, err := tx.exec(ctx, `INSERT INTO notes (`+noteColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?)`,
 			n.ID, n.UserID, sessionID, n.Type, n.Category, n.Title, n.Content, n.Importance, n.MarketSlug, n.Pinned,
 			tx.time(n.CreatedAt), tx.time(n.UpdatedAt)); err != nil {
-			return dbError(err, "create note")
+			return struct{}{}, dbError(err, "create note")
 		}
-		return nil
+		return struct{}{}, nil
 	})
+	return err
 }
 
 // FindNote returns the user's note, deleted or not (DeletedAt tells), or

@@ -217,7 +217,7 @@ func TestPostgresRoundTrips(t *testing.T) {
 	// save_note's write: the user's lock, one statement for the user,
 	// session and note count, the insert (was seven: the user, the
 	// session and the count each a statement).
-	check("CreateNote", 5, nil, func() error {
+	check("CreateNote", 4, nil, func() error {
 		return db.CreateNote(ctx, &coachd.Note{UserID: user.ID, SessionID: s.ID, Type: "tip", Title: "t", Content: "c"})
 	})
 }
