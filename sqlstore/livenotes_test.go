@@ -2,11 +2,7 @@ package sqlstore_test
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -90,34 +86,7 @@ func TestLiveNotesCount(t *testing.T) {
 
 // 0014_live_notes counts the live notes a database already holds.
 func TestMigrateLiveNotes(t *testing.T) {
-	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "old.db")
-	raw, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	exec := func(q string, args ...any) {
-		t.Helper()
-		if _, err := raw.ExecContext(ctx, q, args...); err != nil {
-			t.Fatalf("%.60s: %v", q, err)
-		}
-	}
-	exec(`CREATE TABLE schema_migrations (version BIGINT PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)`)
-	files, err := filepath.Glob("migrations/sqlite/*.sql")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, f := range files {
-		if strings.HasPrefix(filepath.Base(f), "0014_") {
-			break
-		}
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		exec(string(b))
-		exec(`INSERT INTO schema_migrations VALUES (?, ?, '')`, i+1, filepath.Base(f))
-	}
+	path, raw, exec := sqliteBefore(t, "0014_")
 	users := map[string]int{"user_a": 0, "user_b": 0, "user_c": 0}
 	n := 0
 	for id := range users {

@@ -19,33 +19,7 @@ import (
 // counting, and new ledger ids that follow the old ones.
 func TestMigrateFoldPages(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "old.db")
-	raw, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	exec := func(q string, args ...any) {
-		t.Helper()
-		if _, err := raw.ExecContext(ctx, q, args...); err != nil {
-			t.Fatalf("%.60s: %v", q, err)
-		}
-	}
-	exec(`CREATE TABLE schema_migrations (version BIGINT PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)`)
-	files, err := filepath.Glob("migrations/sqlite/*.sql")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, f := range files {
-		if strings.HasPrefix(filepath.Base(f), "0013_") {
-			break
-		}
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		exec(string(b))
-		exec(`INSERT INTO schema_migrations VALUES (?, ?, '')`, i+1, filepath.Base(f))
-	}
+	path, raw, exec := sqliteBefore(t, "0013_")
 	now := time.Now()
 	uid, rid := coachd.NewID(coachd.PrefixUser, now), coachd.NewID(coachd.PrefixReservation, now)
 	exec(`INSERT INTO users (id, api_key_hash, token_budget, tokens_used, tokens_reserved, created_at, updated_at) VALUES (?, 'h', 1000, 40, 300, 0, 0)`, uid)
@@ -111,4 +85,42 @@ func TestMigrateFoldPages(t *testing.T) {
 			t.Errorf("%s keeps %d rows of a deleted user", table, n)
 		}
 	}
+}
+
+// sqliteBefore returns a SQLite file migrated by hand up to the migration
+// whose name starts with prefix (not applied), its raw handle and an exec
+// that fails the test: a database as an older coachd left it, for
+// migration tests to fill and then open with the store.
+func sqliteBefore(t *testing.T, prefix string) (string, *sql.DB, func(string, ...any)) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "old.db")
+	raw, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { raw.Close() })
+	exec := func(q string, args ...any) {
+		t.Helper()
+		if _, err := raw.ExecContext(context.Background(), q, args...); err != nil {
+			t.Fatalf("%.60s: %v", q, err)
+		}
+	}
+	exec(`CREATE TABLE schema_migrations (version BIGINT PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)`)
+	files, err := filepath.Glob("migrations/sqlite/*.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, f := range files {
+		if strings.HasPrefix(filepath.Base(f), prefix) {
+			return path, raw, exec
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		exec(string(b))
+		exec(`INSERT INTO schema_migrations VALUES (?, ?, '')`, i+1, filepath.Base(f))
+	}
+	t.Fatalf("no migration %s*", prefix)
+	return "", nil, nil
 }
