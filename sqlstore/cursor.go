@@ -20,6 +20,11 @@ func encodeCursor(fields ...string) string {
 // decodeCursor returns the n fields of cursor; the last field may contain
 // ":" (it is an ID, which never does, but nothing breaks if it did).
 func decodeCursor(cursor string, n int) ([]string, error) {
+	// The decoder skips '\r' and '\n' anywhere, even in Strict mode, so
+	// without this check one position would have many cursors.
+	if strings.ContainsAny(cursor, "\r\n") {
+		return nil, badCursor()
+	}
 	b, err := base64.RawURLEncoding.Strict().DecodeString(cursor)
 	if err != nil {
 		return nil, badCursor()
