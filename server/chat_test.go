@@ -96,17 +96,31 @@ type stream struct {
 	raw     []byte
 	events  []client.Event
 	errBody response
+	err     error // the request failed: no response (tryChat)
 }
 
-// chat posts a turn to /v1/chat/stream and reads the whole stream.
+// chat posts a turn to /v1/chat/stream and reads the whole stream. It
+// fails the test when the request gets no response, so it is called from
+// the test's goroutine only; other goroutines call tryChat.
 func (e *chatEnv) chat(ctx context.Context, key, query, body string) stream {
 	e.t.Helper()
+	s := e.tryChat(ctx, key, query, body)
+	if s.err != nil {
+		e.t.Fatalf("chat: %v", s.err)
+	}
+	return s
+}
+
+// tryChat is chat for any goroutine: a request that gets no response is
+// s.err, for the test's goroutine to judge (t.Fatal elsewhere would end
+// the goroutine without its result and leave the test waiting for it).
+func (e *chatEnv) tryChat(ctx context.Context, key, query, body string) stream {
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, e.url+"/v1/chat/stream"+query, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Authorization", "Bearer "+key)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		e.t.Fatalf("chat: %v", err)
+		return stream{err: err}
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
@@ -266,7 +280,9 @@ func TestChatBusy(t *testing.T) {
 	ctx1, cancel1 := context.WithCancel(ctx)
 	first := make(chan stream, 1)
 	body := `{"message":"one","session_id":"` + sess.ID + `"}`
-	go func() { first <- e.chat(ctx1, e.alice.key, "?on_disconnect=cancel", body) }()
+	// Cancelled before coachd's response headers reach it, the first
+	// request has no response: that is as good as a cut stream here.
+	go func() { first <- e.tryChat(ctx1, e.alice.key, "?on_disconnect=cancel", body) }()
 	// The first turn holds the session once the fake has its request.
 	waitFor(t, func() bool { return len(e.fake.Requests()) == 1 })
 	s := e.chat(ctx, e.alice.key, "", `{"message":"two","session_id":"`+sess.ID+`"}`)
@@ -275,11 +291,14 @@ func TestChatBusy(t *testing.T) {
 	}
 	second := make(chan stream, 1)
 	go func() {
-		second <- e.chat(ctx, e.alice.key, "?on_busy=wait", `{"message":"two","session_id":"`+sess.ID+`"}`)
+		second <- e.tryChat(ctx, e.alice.key, "?on_busy=wait", `{"message":"two","session_id":"`+sess.ID+`"}`)
 	}()
 	cancel1()
 	<-first
 	s = <-second
+	if s.err != nil {
+		t.Fatalf("queued turn: %v", s.err)
+	}
 	if s.status != 200 || s.data(t, "message_end")["stop_reason"] != "end_turn" {
 		t.Fatalf("queued turn: %d %s", s.status, s.raw)
 	}

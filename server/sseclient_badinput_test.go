@@ -222,15 +222,15 @@ func TestSSEClientBadInput(t *testing.T) {
 		e.fake.Enqueue(anthropictest.Text(strings.Repeat("All work and no play makes a dull driver. ", 100_000), 4000))
 		done := make(chan stream, 1)
 		go func() {
-			done <- e.chat(ctx, e.alice.key, "", fmt.Sprintf(`{"session_id":%q,"message":"tell me everything"}`, sess.ID))
+			done <- e.tryChat(ctx, e.alice.key, "", fmt.Sprintf(`{"session_id":%q,"message":"tell me everything"}`, sess.ID))
 		}()
 		waitUntil(t, 20*time.Second, "the non-reading follower to be dropped", func() bool {
 			c2, resp, _ := openStream(t, e, sseGet(path, e.alice.key))
 			c2.Close()
 			return resp.StatusCode == 200
 		})
-		if s := <-done; s.status != 200 {
-			t.Fatalf("the turn: %d", s.status)
+		if s := <-done; s.err != nil || s.status != 200 {
+			t.Fatalf("the turn: %d %v", s.status, s.err)
 		}
 	})
 

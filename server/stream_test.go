@@ -247,7 +247,7 @@ func TestStreamStop(t *testing.T) {
 	}
 	e.fake.Enqueue(anthropictest.Text("This answer never ends on its own", 4).StallAfter(5))
 	done := make(chan stream)
-	go func() { done <- e.chat(ctx, e.alice.key, "", `{"message":"go","session_id":"`+sess.ID+`"}`) }()
+	go func() { done <- e.tryChat(ctx, e.alice.key, "", `{"message":"go","session_id":"`+sess.ID+`"}`) }()
 	waitFor(t, func() bool { return len(e.fake.Requests()) == 1 })
 	if r := e.post(e.bob.key, "/v1/sessions/"+sess.ID+"/stop", ``, nil, nil); r.status != 404 {
 		t.Errorf("bob stopping alice's turn: %d", r.status)
@@ -265,6 +265,9 @@ func TestStreamStop(t *testing.T) {
 	case s = <-done:
 	case <-time.After(20 * time.Second):
 		t.Fatal("the stopped turn's stream did not end")
+	}
+	if s.err != nil {
+		t.Fatalf("the stopped turn: %v", s.err)
 	}
 	if end := s.data(t, "message_end"); end["stop_reason"] != coachd.TurnAborted {
 		t.Errorf("message_end %v", end)
