@@ -63,8 +63,18 @@ func (e *chatEnv) follow(ctx context.Context, t *testing.T, path, key, lastID, u
 }
 
 // followAttached is follow that closes attached once the stream opened
-// (its retry hint read).
+// (its retry hint read), or when it returns without a stream. It may run
+// on any goroutine: it fails the test with t.Errorf, never t.Fatal.
 func (e *chatEnv) followAttached(ctx context.Context, t *testing.T, path, key, lastID, until string, attached chan struct{}) ([]client.Event, int) {
+	if attached != nil {
+		defer func() {
+			select {
+			case <-attached:
+			default:
+				close(attached) // no stream: the waiter goes on to see why
+			}
+		}()
+	}
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, e.url+path, nil)
 	if key != "" {
 		req.Header.Set("Authorization", "Bearer "+key)
@@ -74,7 +84,8 @@ func (e *chatEnv) followAttached(ctx context.Context, t *testing.T, path, key, l
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		t.Fatal(err)
+		t.Errorf("GET %s: %v", path, err)
+		return nil, 0
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != 200 {
@@ -181,7 +192,7 @@ func TestStreamAttachWaitsForTurn(t *testing.T) {
 	if _, status := e.follow(ctx, t, "/v1/sessions/"+sess.ID+"/stream", e.alice.key, "one", ""); status != 400 {
 		t.Errorf("bad Last-Event-ID: %d", status)
 	}
-	got := make(chan []client.Event)
+	got := make(chan []client.Event, 1)
 	attached := make(chan struct{})
 	go func() {
 		evs, _ := e.followAttached(ctx, t, "/v1/sessions/"+sess.ID+"/stream", e.alice.key, "", "message_end", attached)
@@ -246,7 +257,7 @@ func TestStreamStop(t *testing.T) {
 		t.Errorf("stop with no turn: %d %s", r.status, r.body)
 	}
 	e.fake.Enqueue(anthropictest.Text("This answer never ends on its own", 4).StallAfter(5))
-	done := make(chan stream)
+	done := make(chan stream, 1)
 	go func() { done <- e.tryChat(ctx, e.alice.key, "", `{"message":"go","session_id":"`+sess.ID+`"}`) }()
 	waitFor(t, func() bool { return len(e.fake.Requests()) == 1 })
 	if r := e.post(e.bob.key, "/v1/sessions/"+sess.ID+"/stop", ``, nil, nil); r.status != 404 {
