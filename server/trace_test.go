@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -13,16 +14,81 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
 )
+
+// The agent takes its tracer at init (otel.Tracer), and the global
+// provider hands its tracers to the first provider set, once: a provider
+// set by a second run (-count 2) would never see a span. So one provider
+// is set for the process, and spans are sampled, and go to a recorder,
+// only while a test records them; the other tests run untraced, as before
+// any provider was set.
+var tracing struct {
+	once sync.Once
+	mu   sync.Mutex
+	rec  *tracetest.SpanRecorder // nil: nobody records
+}
+
+// recordSpans records the process's spans until t ends.
+func recordSpans(t *testing.T) *tracetest.SpanRecorder {
+	tracing.once.Do(func() {
+		otel.SetTracerProvider(sdktrace.NewTracerProvider(
+			sdktrace.WithSampler(whileRecording{}), sdktrace.WithSpanProcessor(toRecorder{})))
+	})
+	rec := tracetest.NewSpanRecorder()
+	tracing.mu.Lock()
+	tracing.rec = rec
+	tracing.mu.Unlock()
+	t.Cleanup(func() {
+		tracing.mu.Lock()
+		tracing.rec = nil
+		tracing.mu.Unlock()
+	})
+	return rec
+}
+
+func recording() *tracetest.SpanRecorder {
+	tracing.mu.Lock()
+	defer tracing.mu.Unlock()
+	return tracing.rec
+}
+
+// whileRecording samples every span while a test records, none otherwise.
+type whileRecording struct{}
+
+func (whileRecording) ShouldSample(p sdktrace.SamplingParameters) sdktrace.SamplingResult {
+	d := sdktrace.Drop
+	if recording() != nil {
+		d = sdktrace.RecordAndSample
+	}
+	return sdktrace.SamplingResult{Decision: d, Tracestate: trace.SpanContextFromContext(p.ParentContext).TraceState()}
+}
+
+func (whileRecording) Description() string { return "whileRecording" }
+
+// toRecorder hands spans to the recording test's recorder.
+type toRecorder struct{}
+
+func (toRecorder) OnStart(ctx context.Context, s sdktrace.ReadWriteSpan) {
+	if rec := recording(); rec != nil {
+		rec.OnStart(ctx, s)
+	}
+}
+
+func (toRecorder) OnEnd(s sdktrace.ReadOnlySpan) {
+	if rec := recording(); rec != nil {
+		rec.OnEnd(s)
+	}
+}
+
+func (toRecorder) Shutdown(context.Context) error   { return nil }
+func (toRecorder) ForceFlush(context.Context) error { return nil }
 
 // TestTracing: a turn is an invoke_agent span with a chat span per model
 // call and an execute_tool span per tool (GenAI conventions), inside the
 // caller's trace (traceparent), which goes on to webhook tools.
 func TestTracing(t *testing.T) {
-	rec := tracetest.NewSpanRecorder()
-	prev := otel.GetTracerProvider()
-	otel.SetTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec)))
-	t.Cleanup(func() { otel.SetTracerProvider(prev) })
+	rec := recordSpans(t)
 
 	var mu sync.Mutex
 	var seen string
