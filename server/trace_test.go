@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/coachd/coachd/anthropic/anthropictest"
@@ -25,8 +26,7 @@ import (
 // any provider was set.
 var tracing struct {
 	once sync.Once
-	mu   sync.Mutex
-	rec  *tracetest.SpanRecorder // nil: nobody records
+	rec  atomic.Pointer[tracetest.SpanRecorder] // nil: nobody records
 }
 
 // recordSpans records the process's spans until t ends.
@@ -36,21 +36,9 @@ func recordSpans(t *testing.T) *tracetest.SpanRecorder {
 			sdktrace.WithSampler(whileRecording{}), sdktrace.WithSpanProcessor(toRecorder{})))
 	})
 	rec := tracetest.NewSpanRecorder()
-	tracing.mu.Lock()
-	tracing.rec = rec
-	tracing.mu.Unlock()
-	t.Cleanup(func() {
-		tracing.mu.Lock()
-		tracing.rec = nil
-		tracing.mu.Unlock()
-	})
+	tracing.rec.Store(rec)
+	t.Cleanup(func() { tracing.rec.Store(nil) })
 	return rec
-}
-
-func recording() *tracetest.SpanRecorder {
-	tracing.mu.Lock()
-	defer tracing.mu.Unlock()
-	return tracing.rec
 }
 
 // whileRecording samples every span while a test records, none otherwise.
@@ -58,7 +46,7 @@ type whileRecording struct{}
 
 func (whileRecording) ShouldSample(p sdktrace.SamplingParameters) sdktrace.SamplingResult {
 	d := sdktrace.Drop
-	if recording() != nil {
+	if tracing.rec.Load() != nil {
 		d = sdktrace.RecordAndSample
 	}
 	return sdktrace.SamplingResult{Decision: d, Tracestate: trace.SpanContextFromContext(p.ParentContext).TraceState()}
@@ -70,13 +58,13 @@ func (whileRecording) Description() string { return "whileRecording" }
 type toRecorder struct{}
 
 func (toRecorder) OnStart(ctx context.Context, s sdktrace.ReadWriteSpan) {
-	if rec := recording(); rec != nil {
+	if rec := tracing.rec.Load(); rec != nil {
 		rec.OnStart(ctx, s)
 	}
 }
 
 func (toRecorder) OnEnd(s sdktrace.ReadOnlySpan) {
-	if rec := recording(); rec != nil {
+	if rec := tracing.rec.Load(); rec != nil {
 		rec.OnEnd(s)
 	}
 }
