@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/coachd/coachd"
+	"github.com/coachd/coachd/internal/stack"
 	"go.opentelemetry.io/otel/codes"
 )
 
@@ -87,6 +88,7 @@ func (t *Turn) runTools(ctx context.Context, lim Limits, calls []coachd.ToolCall
 		}
 		wg.Add(1)
 		go func() {
+			stack.Grow() // runTool decodes and checks the call's input
 			defer wg.Done()
 			outs[i] = t.runTool(ctx, lim.ToolTimeout, tool, c)
 		}()
@@ -142,6 +144,7 @@ func (t *Turn) runTool(ctx context.Context, timeout time.Duration, tool coachd.T
 	done := make(chan outcome, 1)
 	env := coachd.ToolEnv{User: t.req.User, Session: t.sess, Store: t.r.cfg.Store, Emit: t.emit}
 	go func() {
+		stack.Grow() // a tool may write to the store
 		defer func() {
 			if p := recover(); p != nil {
 				log.Error("tool panicked", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))

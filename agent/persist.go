@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/coachd/coachd"
+	"github.com/coachd/coachd/internal/stack"
 )
 
 // toolCallMeta is metadata.tool_calls of an assistant message.
@@ -152,6 +153,7 @@ func (t *Turn) behind(ctx context.Context, write func(context.Context) error) {
 	prev, w := t.pending, &writeBehind{done: make(chan struct{})}
 	t.pending = w
 	go func() {
+		stack.Grow() // it writes to the store
 		defer close(w.done)
 		if prev != nil {
 			if <-prev.done; prev.err != nil {

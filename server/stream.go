@@ -12,6 +12,7 @@ import (
 
 	"github.com/coachd/coachd"
 	"github.com/coachd/coachd/agent"
+	"github.com/coachd/coachd/internal/stack"
 	"github.com/coachd/coachd/sse"
 	"github.com/coachd/coachd/stream"
 )
@@ -73,6 +74,7 @@ func (s *Server) runLive(ctx context.Context, t *agent.Turn) (*stream.Live, <-ch
 	}
 	done := make(chan struct{})
 	go func() {
+		stack.Grow() // the turn decodes its model's stream and writes to the store
 		defer close(done)
 		defer cancel(nil)
 		defer live.Finish()
