@@ -122,6 +122,9 @@ func answer(blocks []coachd.Block, open []string) []coachd.Block {
 	if len(open) == 0 && len(blocks) > 0 && !slices.ContainsFunc(blocks, isToolResult) {
 		return blocks // nothing to answer, nothing stray: as it is
 	}
+	if answered(blocks, open) {
+		return blocks // a result for each call, in call order: as it is
+	}
 	results := map[string]coachd.Block{}
 	var rest []coachd.Block
 	for _, b := range blocks {
@@ -149,6 +152,20 @@ func answer(blocks []coachd.Block, open []string) []coachd.Block {
 }
 
 func isToolResult(b coachd.Block) bool { return b.Type == coachd.BlockToolResult }
+
+// answered reports whether blocks are exactly one result for each open
+// call, in call order: what a tool round stores.
+func answered(blocks []coachd.Block, open []string) bool {
+	if len(open) == 0 || len(blocks) != len(open) {
+		return false
+	}
+	for i, b := range blocks {
+		if b.Type != coachd.BlockToolResult || b.ToolUseID != open[i] {
+			return false
+		}
+	}
+	return true
+}
 
 func interrupted(ids []string) []coachd.Block {
 	out := make([]coachd.Block, len(ids))

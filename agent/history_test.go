@@ -118,6 +118,30 @@ func TestHistory(t *testing.T) {
 		}, nil)
 		assertValid(t, h)
 	})
+	t.Run("ResultsInOrderKept", func(t *testing.T) {
+		// A round as stored: one result per call in call order is sent as
+		// it is, without a copy; one out of order is not.
+		stored := msg(coachd.RoleUser, coachd.ToolResultBlock("t1", "1", false), coachd.ToolResultBlock("t2", "2", true))
+		h := History([]*coachd.Message{
+			msg(coachd.RoleUser, coachd.TextBlock("hi")),
+			msg(coachd.RoleAssistant, toolUse("t1", "a", `{}`), toolUse("t2", "b", `{}`)),
+			stored,
+		}, nil)
+		assertValid(t, h)
+		if got := h[2].Blocks; len(got) != 2 || &got[0] != &stored.Blocks[0] {
+			t.Fatalf("in-order results copied: %s", mustJSON(t, got))
+		}
+		swapped := msg(coachd.RoleUser, stored.Blocks[1], stored.Blocks[0])
+		h = History([]*coachd.Message{
+			msg(coachd.RoleUser, coachd.TextBlock("hi")),
+			msg(coachd.RoleAssistant, toolUse("t1", "a", `{}`), toolUse("t2", "b", `{}`)),
+			swapped,
+		}, nil)
+		assertValid(t, h)
+		if got := h[2].Blocks; got[0].ToolUseID != "t1" || !got[1].IsError || swapped.Blocks[0].ToolUseID != "t2" {
+			t.Fatalf("swapped results: sent %s, stored now %s", mustJSON(t, got), mustJSON(t, swapped.Blocks))
+		}
+	})
 	t.Run("ResendTruncates", func(t *testing.T) {
 		stored := toolUse("t1", "save_file", `{"file_type":"overview","content":"`+strings.Repeat("x", 5000)+`"}`)
 		in := []*coachd.Message{

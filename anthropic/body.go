@@ -34,8 +34,20 @@ const (
 // the request until the SDK is done with them, and whether it copies them
 // first (v1.84's WithJSONSet("stream") does) or reads them while a
 // response is already streaming is the SDK's business. One allocation of
-// the body's size per request is the price.
-const bodyCap = 16 << 10
+// about the body's size per request is the price: the buffer is sized
+// from the Model's last body (bodyCap), with room for a history that grew
+// since; a longer body grows it once. One very long body (images) does
+// not make every next buffer as long: past maxBodyCap, bodies grow.
+const (
+	minBodyCap = 4 << 10
+	maxBodyCap = 1 << 20
+)
+
+// bodyCap is the capacity of the next body's buffer.
+func (m *Model) bodyCap() int {
+	n := int(m.lastBody.Load())
+	return min(max(n+n/4, minBodyCap), maxBodyCap)
+}
 
 // appendBody appends the JSON body of req, with the fields, their order and
 // their bytes as sdk.MessageNewParams (or MessageCountTokensParams) marshal

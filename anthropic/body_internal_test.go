@@ -340,3 +340,17 @@ func TestBodySpans(t *testing.T) {
 		})
 	}
 }
+
+// TestBodyCap: a body's buffer is sized from the last body, with room to
+// grow, within bounds.
+func TestBodyCap(t *testing.T) {
+	var m Model
+	for _, c := range []struct{ last, want int }{
+		{0, minBodyCap}, {1000, minBodyCap}, {8000, 10000}, {900 << 10, maxBodyCap}, {5 << 20, maxBodyCap},
+	} {
+		m.lastBody.Store(int64(c.last))
+		if got := m.bodyCap(); got != c.want {
+			t.Errorf("after a body of %d bytes: cap %d, want %d", c.last, got, c.want)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/coachd/coachd/anthropic"
@@ -43,5 +44,22 @@ func TestRetrySendsSameBody(t *testing.T) {
 	}
 	if !bytes.HasSuffix(first.Raw, []byte(`,"stream":true}`)) {
 		t.Errorf("body does not end with the SDK's stream flag: %s", first.Raw)
+	}
+}
+
+// TestBodyCapFollowsBody: the next body's buffer is sized from the last
+// body coachd wrote (the SDK adds its stream flag to a copy).
+func TestBodyCapFollowsBody(t *testing.T) {
+	srv := MustServer(t)
+	m := newModel(srv, anthropic.Config{})
+	req := hello()
+	req.Messages[0].Blocks[0].Text = strings.Repeat("a long message ", 1000)
+	srv.Enqueue(anthropictest.Text("ok", 0))
+	if _, _, err := drain(m.Stream(context.Background(), req)); err != nil {
+		t.Fatal(err)
+	}
+	n := len(srv.Requests()[0].Raw) - len(`,"stream":true`)
+	if got, want := m.BodyCap(), n+n/4; got != want {
+		t.Errorf("after a body of %d bytes the next buffer is %d bytes, want %d", n, got, want)
 	}
 }

@@ -23,3 +23,6 @@ func NewWithClientOptions(cfg Config, opts ...option.RequestOption) *Model {
 	m.client = newClient(m.cfg, opts...)
 	return m
 }
+
+// BodyCap is the capacity the Model's next body buffer gets.
+func (m *Model) BodyCap() int { return m.bodyCap() }

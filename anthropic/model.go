@@ -11,6 +11,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/coachd/coachd"
@@ -58,6 +59,7 @@ type Model struct {
 	spanContent bool
 	// sdkDecode: the SDK decodes every stream's events (tests compare).
 	sdkDecode bool
+	lastBody  atomic.Int64 // the last Messages body's length (bodyCap)
 }
 
 var _ coachd.Model = (*Model)(nil)
@@ -105,11 +107,14 @@ func newClient(cfg Config, extra ...option.RequestOption) sdk.Client {
 // the concurrent turns of a busy server: net/http keeps only 2 idle
 // connections per host by default, so under load most calls to the one
 // upstream host opened a new connection (and, to the real API, a new TLS
-// session).
+// session). Its write buffer holds a coach's usual request whole, headers
+// and body: with the default 4 KiB a body past it went out in a second
+// write, through a 32 KiB copy buffer allocated for each request.
 func upstreamTransport() *http.Transport {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.MaxIdleConns = 256
 	t.MaxIdleConnsPerHost = 128
+	t.WriteBufferSize = 32 << 10
 	return t
 }
 
@@ -120,10 +125,11 @@ func (m *Model) Stream(ctx context.Context, req *coachd.ModelRequest) coachd.Mod
 	if !m.cfg.NoCache && !req.NoCache {
 		req, markTool = coachd.CacheMarks(req) // the placement rule is documented there
 	}
-	body, err := m.appendBody(make([]byte, 0, bodyCap), req, bodyMessages, markTool)
+	body, err := m.appendBody(make([]byte, 0, m.bodyCap()), req, bodyMessages, markTool)
 	if err != nil {
 		return &stream{ctx: ctx, err: err, done: true}
 	}
+	m.lastBody.Store(int64(len(body)))
 	// The SDK sends this body (see body.go), with its own headers, the
 	// stream flag, middleware and retries.
 	// The response comes back too: unless the SDK's span follows its

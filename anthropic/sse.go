@@ -39,6 +39,8 @@ type sseReader struct {
 	name    []byte // the event's name ("event:")
 	data    []byte // its data lines, each ended by \n
 	scratch []byte // an escaped string's decoded bytes
+	// unmarshaled: the SDK's decoder filled the event next returned last.
+	unmarshaled bool
 }
 
 // tracedBody is the body of a response whose span follows the decoded
@@ -100,11 +102,15 @@ func (r *sseReader) frame() bool {
 	return false
 }
 
-// next returns the next event of the stream in fast or slow, nil at the
-// end of the body, or the error that ended it, with ssestream.Stream's
-// rules: ping and unnamed events are skipped, as are events without data;
-// an error event is the API error it carries.
-func (r *sseReader) next(fast, slow *sdk.MessageStreamEventUnion) (*sdk.MessageStreamEventUnion, error) {
+// next returns the next event of the stream in ev, nil at the end of the
+// body, or the error that ended it, with ssestream.Stream's rules: ping
+// and unnamed events are skipped, as are events without data; an error
+// event is the API error it carries.
+//
+// The hand decoder (decode) and the SDK's share ev: the SDK's fills any
+// field of the union, decode only the ones it resets, so ev is cleared
+// between an event the SDK decoded and one decode does.
+func (r *sseReader) next(ev *sdk.MessageStreamEventUnion) (*sdk.MessageStreamEventUnion, error) {
 	for r.frame() {
 		switch string(r.name) {
 		case "ping", "":
@@ -115,14 +121,19 @@ func (r *sseReader) next(fast, slow *sdk.MessageStreamEventUnion) (*sdk.MessageS
 		if len(bytes.TrimSuffix(r.data, []byte("\n"))) == 0 {
 			continue
 		}
-		if r.decode(r.data, fast) {
-			return fast, nil
+		if r.unmarshaled {
+			*ev = sdk.MessageStreamEventUnion{}
+			r.unmarshaled = false
 		}
-		*slow = sdk.MessageStreamEventUnion{}
-		if err := json.Unmarshal(r.data, slow); err != nil {
+		if r.decode(r.data, ev) {
+			return ev, nil
+		}
+		*ev = sdk.MessageStreamEventUnion{}
+		r.unmarshaled = true
+		if err := json.Unmarshal(r.data, ev); err != nil {
 			return nil, err
 		}
-		return slow, nil
+		return ev, nil
 	}
 	return nil, r.scn.Err()
 }

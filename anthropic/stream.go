@@ -20,9 +20,8 @@ type stream struct {
 	sdk *ssestream.Stream[sdk.MessageStreamEventUnion]
 	// sse, when set, reads the events from the body the SDK handed over
 	// (sse.go); sdk then only closes the body.
-	sse  *sseReader
-	fast sdk.MessageStreamEventUnion // sse's hand-decoded events
-	cur  sdk.MessageStreamEventUnion // the event being accepted otherwise
+	sse *sseReader
+	cur sdk.MessageStreamEventUnion // the event being accepted
 
 	msg     sdk.Message
 	started bool   // message_start seen
@@ -81,7 +80,7 @@ func (s *stream) Next() bool {
 // that ended the stream.
 func (s *stream) read() (*sdk.MessageStreamEventUnion, error) {
 	if s.sse != nil {
-		return s.sse.next(&s.fast, &s.cur)
+		return s.sse.next(&s.cur)
 	}
 	if s.sdk.Next() {
 		s.cur = s.sdk.Current()

@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"encoding/json"
+	"reflect"
 	"testing"
 	"time"
 
@@ -20,17 +21,15 @@ func TestEncodeEvents(t *testing.T) {
 			RetryAfter: 2 * time.Second, Details: []coachd.FieldError{{Field: "f", Message: "m"}}}},
 		{Seq: 302, Turn: 3, Type: coachd.EventTurnEnded, StopReason: coachd.TurnEndTurn},
 	}
-	data, ends, err := encodeEvents(events)
+	rows, err := encodeEvents(events)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(ends) != len(events) || ends[len(ends)-1] != len(data) {
-		t.Fatalf("ends %v for %d bytes", ends, len(data))
+	if len(rows) != len(events) {
+		t.Fatalf("%d rows for %d events", len(rows), len(events))
 	}
-	start := 0
 	for i, ev := range events {
-		got := data[start:ends[i]]
-		start = ends[i]
+		got := rows[i]
 		want, err := json.Marshal(logged(ev))
 		if err != nil {
 			t.Fatal(err)
@@ -44,6 +43,61 @@ func TestEncodeEvents(t *testing.T) {
 		}
 		if back.Seq != ev.Seq || back.Type != ev.Type || back.Text != ev.Text || (ev.Err != nil) != (back.Err != nil) {
 			t.Errorf("event %d decoded as %+v", i, back)
+		}
+	}
+}
+
+// TestEncodeEventsFields: a text delta with any other field of
+// coachd.Event set is logged exactly as json.Marshal logs it, so a field
+// added to Event that plainText does not check fails here.
+func TestEncodeEventsFields(t *testing.T) {
+	base := coachd.Event{Seq: 7, Turn: 2, Type: coachd.EventTextDelta, Text: "hi <there>"}
+	typ := reflect.TypeOf(base)
+	for i := range typ.NumField() {
+		f := typ.Field(i)
+		switch f.Name {
+		case "Seq", "Type", "Turn", "Text":
+			continue
+		}
+		ev := base
+		v := reflect.ValueOf(&ev).Elem().Field(i)
+		switch v.Kind() {
+		case reflect.String:
+			v.SetString("x")
+		case reflect.Bool:
+			v.SetBool(true)
+		case reflect.Int64:
+			v.SetInt(3)
+		case reflect.Slice: // json.RawMessage
+			v.SetBytes([]byte(`{"k":1}`))
+		case reflect.Pointer:
+			v.Set(reflect.New(f.Type.Elem()))
+		default:
+			t.Fatalf("field %s: kind %s not covered by this test", f.Name, v.Kind())
+		}
+		if plainText(ev) {
+			t.Errorf("field %s set: still taken for a plain text delta", f.Name)
+		}
+		rows, err := encodeEvents([]coachd.Event{ev})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := json.Marshal(logged(ev))
+		if rows[0] != string(want) {
+			t.Errorf("field %s set: logged %s, want %s", f.Name, rows[0], want)
+		}
+	}
+	for _, ev := range []coachd.Event{base, {Seq: 1, Type: coachd.EventTextDelta}, {Seq: 2, Type: coachd.EventTextDelta, Text: "\xff\u2029\t"}} {
+		if !plainText(ev) {
+			t.Errorf("%+v: not a plain text delta", ev)
+		}
+		rows, err := encodeEvents([]coachd.Event{ev, ev})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := json.Marshal(logged(ev))
+		if rows[0] != string(want) || rows[1] != string(want) {
+			t.Errorf("logged %q, want %s twice", rows, want)
 		}
 	}
 }

@@ -1,11 +1,11 @@
 package sqlstore
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"strconv"
 	"strings"
 	"time"
 
@@ -38,24 +38,68 @@ func logged(ev coachd.Event) loggedEvent {
 	return le
 }
 
-// encodeEvents encodes a batch of events as json.Marshal(logged(ev)), into one
-// string: event i is data[ends[i-1]:ends[i]]. One buffer and one string
-// for the batch instead of two allocations and a copy per event (a
-// turn's deltas are most of the log).
-func encodeEvents(events []coachd.Event) (data string, ends []int, err error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf) // HTML escaping on, as json.Marshal
-	ends = make([]int, len(events))
+// encodeEvents encodes a batch of events, each as json.Marshal(logged(ev)),
+// into one string that the rows slice: one buffer, sized up front, and no
+// copy per event (a turn's deltas are most of the log).
+func encodeEvents(events []coachd.Event) ([]string, error) {
+	var b strings.Builder
+	b.Grow(len(events) * eventSize)
+	enc := json.NewEncoder(&b) // HTML escaping on, as json.Marshal
+	ends := make([]int, len(events))
 	var le loggedEvent
+	var scratch [512]byte
 	for i, ev := range events {
+		if plainText(ev) {
+			b.Write(appendText(scratch[:0], ev))
+			ends[i] = b.Len()
+			b.WriteByte('\n')
+			continue
+		}
 		le = logged(ev)
 		if err := enc.Encode(&le); err != nil {
-			return "", nil, err
+			return nil, err
 		}
-		buf.Truncate(buf.Len() - 1) // Encode's newline
-		ends[i] = buf.Len()
+		ends[i] = b.Len() - 1 // before Encode's newline
 	}
-	return buf.String(), ends, nil
+	data := b.String()
+	rows := make([]string, len(events))
+	start := 0
+	for i, end := range ends {
+		rows[i] = data[start:end]
+		start = end + 1
+	}
+	return rows, nil
+}
+
+// eventSize is about the length of a logged text delta, the usual event.
+const eventSize = 128
+
+// plainText reports whether ev is a text delta with nothing but its text
+// and numbers, which appendText encodes. TestEncodeEventsFields sets each
+// other field in turn: one added to coachd.Event and not checked here
+// fails it.
+func plainText(ev coachd.Event) bool {
+	return ev.Type == coachd.EventTextDelta && ev.SessionID == "" && ev.MessageID == "" &&
+		ev.ToolUseID == "" && ev.ToolName == "" && len(ev.Input) == 0 && ev.Result == "" && !ev.IsError &&
+		ev.Reason == "" && !ev.Denied && ev.Change == "" && ev.Mode == "" && ev.Usage == nil &&
+		ev.StopReason == "" && ev.LatencyMS == 0 && ev.Err == nil && len(ev.Data) == 0
+}
+
+// appendText appends a plain text delta as json.Marshal(logged(ev))
+// writes it, without reflection: most of a turn's log is these.
+func appendText(dst []byte, ev coachd.Event) []byte {
+	dst = append(dst, `{"seq":`...)
+	dst = strconv.AppendInt(dst, ev.Seq, 10)
+	dst = append(dst, `,"type":"`+coachd.EventTextDelta+`"`...)
+	if ev.Turn != 0 {
+		dst = append(dst, `,"turn":`...)
+		dst = strconv.AppendInt(dst, ev.Turn, 10)
+	}
+	if ev.Text != "" {
+		dst = append(dst, `,"text":`...)
+		dst = coachd.AppendJSONString(dst, ev.Text, true)
+	}
+	return append(dst, '}')
 }
 
 func decodeEvent(b []byte) (coachd.Event, error) {
@@ -138,21 +182,19 @@ func (db *DB) AppendEvents(ctx context.Context, userID, sessionID string, turn i
 	sid, tn := any(sessionID), any(turn) // boxed once, not once per row
 	for len(events) > 0 {
 		n := min(len(events), appendBatch)
-		data, ends, err := encodeEvents(events[:n])
+		rows, err := encodeEvents(events[:n])
 		if err != nil {
 			return false, internal(err, "encode event")
 		}
 		var q strings.Builder
 		q.WriteString(`INSERT INTO turn_events (session_id, turn, seq, data) VALUES `)
 		args := make([]any, 0, 4*n)
-		start := 0
 		for i, ev := range events[:n] {
 			if i > 0 {
 				q.WriteString(", ")
 			}
 			q.WriteString("(?, ?, ?, ?)")
-			args = append(args, sid, tn, ev.Seq, data[start:ends[i]])
-			start = ends[i]
+			args = append(args, sid, tn, ev.Seq, rows[i])
 		}
 		q.WriteString(` ON CONFLICT (session_id, turn, seq) DO NOTHING`)
 		if _, err := tx.exec(ctx, q.String(), args...); err != nil {
@@ -169,15 +211,13 @@ func (db *DB) AppendEvents(ctx context.Context, userID, sessionID string, turn i
 // any length, go in only when that row is the user's. Its text does not
 // depend on the number of events, so it is prepared once per connection.
 func (db *DB) appendEventsPG(ctx context.Context, userID, sessionID string, turn int64, events []coachd.Event, ended bool) (bool, error) {
-	data, ends, err := encodeEvents(events)
+	rows, err := encodeEvents(events)
 	if err != nil {
 		return false, internal(err, "encode event")
 	}
-	seqs, rows := make([]int64, len(events)), make([]string, len(events))
-	start := 0
+	seqs := make([]int64, len(events))
 	for i, ev := range events {
-		seqs[i], rows[i] = ev.Seq, data[start:ends[i]]
-		start = ends[i]
+		seqs[i] = ev.Seq
 	}
 	tx, err := db.beginAuto(ctx, true)
 	if err != nil {

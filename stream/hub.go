@@ -101,10 +101,15 @@ func (h *Hub) Start() *coachd.StreamStart {
 	return &coachd.StreamStart{Owner: h.owner, Keep: h.KeepTurns}
 }
 
+// eventsCap is the room a turn's events get up front: a short reply with
+// a tool round fits, where growing from nothing copied them five times.
+const eventsCap = 32
+
 // BeginAt is Begin for a turn whose log the store began already (with
 // Start's owner and retention), as turn.
 func (h *Hub) BeginAt(userID, sessionID string, turn int64) *Live {
-	l := &Live{hub: h, user: userID, session: sessionID, turn: turn, changed: make(chan struct{})}
+	l := &Live{hub: h, user: userID, session: sessionID, turn: turn, changed: make(chan struct{}),
+		events: make([]coachd.Event, 0, eventsCap)}
 	h.mu.Lock()
 	h.live[sessionID] = l
 	close(h.begun)
