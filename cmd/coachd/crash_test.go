@@ -46,14 +46,25 @@ func TestCrashMidTurn(t *testing.T) {
 
 			sidc := make(chan string, 1)
 			// The user message is stored behind the first model call, and
-			// its acknowledgement (message_start) follows the write: the
-			// kill waits for it as well as for the fake's requests.
-			acked := make(chan struct{})
+			// its acknowledgement (message_start) follows the write; a tool
+			// round is stored behind the next call, before any of that
+			// call's text reaches the client. The kill waits for what
+			// promises the stored messages, as well as for the fake's
+			// requests: the round's write may still be going on when the
+			// next request arrives (it did, once, in a CI run).
+			acked, roundText := make(chan struct{}), make(chan struct{})
 			go func() {
+				round := false
 				sid, _ := client.New(p.url, p.key, nil).ChatStream(ctx, client.ChatRequest{Message: "remember I like mornings"}, client.StreamOptions{},
 					func(ev client.Event) error {
-						if ev.Name == "message_start" {
+						switch {
+						case ev.Name == "message_start":
 							close(acked)
+						case ev.Name == "function_result":
+							round = true
+						case ev.Name == "content_delta" && round:
+							close(roundText)
+							round = false
 						}
 						return nil
 					})
@@ -63,6 +74,13 @@ func TestCrashMidTurn(t *testing.T) {
 			case <-acked:
 			case <-time.After(10 * time.Second):
 				t.Fatal("no message_start")
+			}
+			if tc.stored > 1 {
+				select {
+				case <-roundText:
+				case <-time.After(10 * time.Second):
+					t.Fatal("no text after the tool round")
+				}
 			}
 			deadline := time.Now().Add(10 * time.Second)
 			for len(fake.Requests()) < tc.killAt {
