@@ -67,7 +67,9 @@ var errSinkGone = errors.New("agent: event receiver gone")
 // Agent returns the agent running the turn.
 func (t *Turn) Agent() *Agent { return t.agent }
 
-// Session returns the turn's session.
+// Session returns the turn's session. Once Run has started on another
+// goroutine, the turn may replace it (a pause stores its interaction):
+// callers read what they need before.
 func (t *Turn) Session() *coachd.Session { return t.sess }
 
 // Close gives up a prepared turn without running it.

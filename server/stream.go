@@ -151,18 +151,19 @@ func (s *Server) handleChatStream() http.Handler {
 		if policy == agent.OnDisconnectContinue {
 			ctx = context.WithoutCancel(ctx)
 		}
+		sid := t.Session().ID // before the turn runs: it may replace its session
 		live, done, cancel, err := s.runLive(ctx, t)
 		if err != nil {
 			s.StreamError(w, r, dialect, err)
 			return
 		}
-		w.Header().Set("X-Coachd-Session-Id", t.Session().ID)
+		w.Header().Set("X-Coachd-Session-Id", sid)
 		w.Header().Set("X-Coachd-Turn", strconv.FormatInt(live.Turn(), 10))
 		s.observer.StreamOpened()
 		defer s.observer.StreamClosed()
 		sw := sse.NewWriter(w, r, dialect, s.heartbeat)
 		sw.SetWriteTimeout(s.writeTime)
-		err = s.hub.FollowBuffered(r.Context(), UserFrom(r.Context()).ID, t.Session().ID, coachd.EventID{}, live.Turn(), sw.Queue, sw.Flush)
+		err = s.hub.FollowBuffered(r.Context(), UserFrom(r.Context()).ID, sid, coachd.EventID{}, live.Turn(), sw.Queue, sw.Flush)
 		switch {
 		case err == nil:
 			// The client read the turn to its end: answer once the turn

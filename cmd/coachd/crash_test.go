@@ -51,7 +51,7 @@ func TestCrashMidTurn(t *testing.T) {
 			// call's text reaches the client. The kill waits for what
 			// promises the stored messages, as well as for the fake's
 			// requests: the round's write may still be going on when the
-			// next request arrives (it did, once, in a CI run).
+			// next request arrives (it did, once, in a CI-like run under -race).
 			acked, roundText := make(chan struct{}), make(chan struct{})
 			go func() {
 				round := false

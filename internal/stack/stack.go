@@ -15,7 +15,7 @@ const size = 64 << 10
 
 // Grow makes sure the calling goroutine's stack holds about 64 KiB. A
 // goroutine whose stack is already that large pays only for zeroing the
-// frame (about a microsecond).
+// frame (under half a microsecond).
 func Grow() {
 	grow()
 }
