@@ -37,7 +37,7 @@ func TestLogRetentionAtTurnEnd(t *testing.T) {
 		if got := tr.StreamTurn(); got != int64(i) {
 			t.Fatalf("turn %d logged as %d", i, got)
 		}
-		sid = tr.Session().ID
+		sid = tr.SessionID()
 		if n, first := logged(sid); n != int64(min(i, keep+1)) || first != int64(max(1, i-keep)) {
 			t.Fatalf("turn %d admitted: %d logged turns from %d", i, n, first)
 		}

@@ -118,7 +118,7 @@ func busy(t *testing.T, h *harness, other *agent.Runner) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sid := t1.Session().ID
+	sid := t1.SessionID()
 	second := agent.TurnRequest{User: h.user, SessionID: sid, Message: "two"}
 	if _, err := other.Prepare(context.Background(), second); coachd.ErrorCode(err) != coachd.ETURNINPROGRESS {
 		t.Fatalf("want turn_in_progress, got %v", err)

@@ -67,10 +67,10 @@ var errSinkGone = errors.New("agent: event receiver gone")
 // Agent returns the agent running the turn.
 func (t *Turn) Agent() *Agent { return t.agent }
 
-// Session returns the turn's session. Once Run has started on another
-// goroutine, the turn may replace it (a pause stores its interaction):
-// callers read what they need before.
-func (t *Turn) Session() *coachd.Session { return t.sess }
+// SessionID is the turn's session. Unlike the session itself, which the
+// turn replaces as it changes it (a pause stores its interaction), it may
+// be read while the turn runs.
+func (t *Turn) SessionID() string { return t.req.SessionID }
 
 // Close gives up a prepared turn without running it.
 func (t *Turn) Close() {

@@ -80,7 +80,7 @@ func (b *Build) Run(ctx context.Context, u *coachd.User, taskID string, requirem
 		if err != nil {
 			return out, err
 		}
-		session = turn.Session().ID
+		session = turn.SessionID()
 		res := turn.Run(ctx, nopSink{})
 		if res.Err != nil {
 			return out, res.Err

@@ -133,7 +133,7 @@ func (rv *Reviewer) Prepare(ctx context.Context, req Request) (*Run, error) {
 }
 
 // SessionID is the coach's session.
-func (r *Run) SessionID() string { return r.turn.Session().ID }
+func (r *Run) SessionID() string { return r.turn.SessionID() }
 
 // Do runs the coach's turn and stores the review: the decision recorded
 // (nil if none) and the trace. The turn's result says why it ended.

@@ -123,7 +123,7 @@ func (s *Server) prepareUIChatTurn(r *http.Request) (*agent.Turn, error) {
 	if tr.SessionID == "" {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), 5*time.Second)
 		defer cancel()
-		if err := s.store.SaveFingerprint(ctx, u.ID, chatKey(req.ID), t.Session().ID); err != nil {
+		if err := s.store.SaveFingerprint(ctx, u.ID, chatKey(req.ID), t.SessionID()); err != nil {
 			t.Close()
 			return nil, err
 		}

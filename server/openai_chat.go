@@ -92,12 +92,12 @@ func (s *Server) handleChatCompletions() http.Handler {
 			s.oaiError(w, r, orNotFound(err, "session"))
 			return
 		}
-		sid := t.Session().ID // before the turn runs: it may replace its session
 		live, done, _, err := s.runLive(r.Context(), t)
 		if err != nil {
 			s.oaiError(w, r, err)
 			return
 		}
+		sid := t.SessionID()
 		w.Header().Set("X-Coachd-Session-Id", sid)
 		id := "chatcmpl-" + sid + "-" + strconv.FormatInt(live.Turn(), 10)
 		created := time.Now().Unix()

@@ -82,7 +82,7 @@ func (s *Server) runLive(ctx context.Context, t *agent.Turn) (*stream.Live, <-ch
 			// The turn runs outside the handler: its panic is ours to
 			// catch (Run has stored its history and settled by now).
 			if p := recover(); p != nil {
-				s.logger.Error("turn panicked", "session", t.Session().ID, "panic", p)
+				s.logger.Error("turn panicked", "session", t.SessionID(), "panic", p)
 			}
 		}()
 		t.Run(ctx, live)
@@ -96,10 +96,10 @@ func (s *Server) runLive(ctx context.Context, t *agent.Turn) (*stream.Live, <-ch
 func (s *Server) beginLive(ctx context.Context, t *agent.Turn) (*stream.Live, context.Context, context.CancelCauseFunc, error) {
 	var live *stream.Live
 	if n := t.StreamTurn(); n > 0 { // begun with the turn's admission
-		live = s.hub.BeginAt(UserFrom(ctx).ID, t.Session().ID, n)
+		live = s.hub.BeginAt(UserFrom(ctx).ID, t.SessionID(), n)
 	} else {
 		var err error
-		if live, err = s.hub.Begin(ctx, UserFrom(ctx).ID, t.Session().ID); err != nil {
+		if live, err = s.hub.Begin(ctx, UserFrom(ctx).ID, t.SessionID()); err != nil {
 			t.Close()
 			return nil, nil, nil, err
 		}
@@ -151,12 +151,12 @@ func (s *Server) handleChatStream() http.Handler {
 		if policy == agent.OnDisconnectContinue {
 			ctx = context.WithoutCancel(ctx)
 		}
-		sid := t.Session().ID // before the turn runs: it may replace its session
 		live, done, cancel, err := s.runLive(ctx, t)
 		if err != nil {
 			s.StreamError(w, r, dialect, err)
 			return
 		}
+		sid := t.SessionID()
 		w.Header().Set("X-Coachd-Session-Id", sid)
 		w.Header().Set("X-Coachd-Turn", strconv.FormatInt(live.Turn(), 10))
 		s.observer.StreamOpened()
