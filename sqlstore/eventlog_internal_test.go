@@ -16,7 +16,7 @@ func TestEncodeEvents(t *testing.T) {
 	events := []coachd.Event{
 		{Seq: 1, Turn: 3, Type: coachd.EventTurnStarted, SessionID: "sess_1", MessageID: "msg_1"},
 		{Seq: 2, Turn: 3, Type: coachd.EventTextDelta, Text: "a <b> & \"c\"\n\u2028"},
-		{Seq: 300, Turn: 3, Type: coachd.EventToolCallReady, ToolUseID: "toolu_1", ToolName: "save_note", Input: json.RawMessage(`{ "text": "<x>" }`)},
+		{Seq: 300, Turn: 3, Type: coachd.EventToolCallReady, ToolUseID: "toolu_1", ToolName: "save_note", Input: json.RawMessage("{\n \"text\": \"<x>\"\n}")},
 		{Seq: 301, Turn: 3, Type: coachd.EventError, Err: &coachd.Error{Code: coachd.EUPSTREAMBUSY, Message: "busy", Retryable: true,
 			RetryAfter: 2 * time.Second, Details: []coachd.FieldError{{Field: "f", Message: "m"}}}},
 		{Seq: 302, Turn: 3, Type: coachd.EventTurnEnded, StopReason: coachd.TurnEndTurn},

@@ -40,35 +40,30 @@ func logged(ev coachd.Event) loggedEvent {
 
 // encodeEvents encodes a batch of events, each as json.Marshal(logged(ev)),
 // into one string that the rows slice: one buffer, sized up front, and no
-// copy per event (a turn's deltas are most of the log).
+// copy per event (a turn's deltas are most of the log). Each event ends
+// with a newline, which no encoded event holds (JSON escapes it in a
+// string and has none outside): the rows are the lines.
 func encodeEvents(events []coachd.Event) ([]string, error) {
+	if len(events) == 0 {
+		return []string{}, nil
+	}
 	var b strings.Builder
 	b.Grow(len(events) * eventSize)
-	enc := json.NewEncoder(&b) // HTML escaping on, as json.Marshal
-	ends := make([]int, len(events))
+	enc := json.NewEncoder(&b) // HTML escaping on, as json.Marshal; ends each event with \n
 	var le loggedEvent
 	var scratch [512]byte
-	for i, ev := range events {
+	for _, ev := range events {
 		if plainText(ev) {
-			b.Write(appendText(scratch[:0], ev))
-			ends[i] = b.Len()
-			b.WriteByte('\n')
+			b.Write(append(appendText(scratch[:0], ev), '\n'))
 			continue
 		}
 		le = logged(ev)
 		if err := enc.Encode(&le); err != nil {
 			return nil, err
 		}
-		ends[i] = b.Len() - 1 // before Encode's newline
 	}
 	data := b.String()
-	rows := make([]string, len(events))
-	start := 0
-	for i, end := range ends {
-		rows[i] = data[start:end]
-		start = end + 1
-	}
-	return rows, nil
+	return strings.Split(data[:len(data)-1], "\n"), nil
 }
 
 // eventSize is about the length of a logged text delta, the usual event.
