@@ -42,6 +42,11 @@ type TurnAdmission struct {
 	// Limits are counted for Seen's user too, as HitLimit each; one that
 	// is reached makes the admission ErrLimitReached.
 	Limits []LimitHit
+	// Message, when not nil, is the turn's user message, appended to
+	// Seen's session in the same transaction (as AppendMessages): stored
+	// with the admission or not at all. Its ID, SessionID, Seq and
+	// CreatedAt are filled in once committed.
+	Message *Message
 }
 
 // StreamStart is what StreamService.BeginTurn needs, for AdmitTurn.

@@ -82,9 +82,18 @@ func (r *Runner) admitOnce(ctx context.Context, req TurnRequest, held *heldTurn)
 		// not on the way to the first text.
 		stream = &coachd.StreamStart{Owner: stream.Owner}
 	}
+	// A new message (not a retry, not an answer to a paused tool) is
+	// stored with the admission: one write before the model call where
+	// there were two, and a session too full for it refuses the turn
+	// before any token is spent. An answer is stored by the turn (begin),
+	// after the paused call it may approve.
+	var msg *coachd.Message
+	if !req.Retry && sess.Pending == nil {
+		msg = &coachd.Message{Role: coachd.RoleUser, Blocks: t.userBlocks()}
+	}
 	adm, err := st.AdmitTurn(ctx, coachd.TurnAdmission{
-		Owner: owner, Until: r.cfg.Clock.Now().Add(r.cfg.TurnLease), Seen: sess, Reserve: t.reservation(ctx),
-		Stream: stream, Limits: req.Limits,
+		Owner: owner, Until: r.cfg.Clock.Now().Add(r.cfg.TurnLease), Seen: sess, Reserve: t.reservation(ctx, msg),
+		Stream: stream, Limits: req.Limits, Message: msg,
 	})
 	if err != nil {
 		if coachd.ErrorCode(err) == coachd.EBUDGET {
@@ -93,7 +102,7 @@ func (r *Runner) admitOnce(ctx context.Context, req TurnRequest, held *heldTurn)
 		return nil, err
 	}
 	held.leased(owner, r.cfg.TurnLease)
-	t.resv, t.held, t.streamTurn = adm.Reservation, held, adm.StreamTurn
+	t.resv, t.held, t.streamTurn, t.admitted = adm.Reservation, held, adm.StreamTurn, msg
 	return t, nil
 }
 

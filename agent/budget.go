@@ -109,13 +109,17 @@ func (t *Turn) estimate(ctx context.Context, req *coachd.ModelRequest) int64 {
 
 // reservation is the hold the turn asks for (AdmitTurn reserves it before
 // anything is stored or sent: a budget that cannot cover it is EBUDGET,
-// 402, while the caller can still answer with an HTTP error).
-func (t *Turn) reservation(ctx context.Context) coachd.ReserveRequest {
+// 402, while the caller can still answer with an HTTP error), priced with
+// msg, the user message the admission stores (nil: the one begin will).
+func (t *Turn) reservation(ctx context.Context, msg *coachd.Message) coachd.ReserveRequest {
 	// Prepare read the history under the session's slot; Run starts from
 	// it too instead of reading it again.
 	h := t.history
 	if !t.req.Retry {
-		t.history = append(h, &coachd.Message{Role: coachd.RoleUser, Blocks: t.userBlocks()})
+		if msg == nil {
+			msg = &coachd.Message{Role: coachd.RoleUser, Blocks: t.userBlocks()}
+		}
+		t.history = append(h, msg)
 	}
 	est := t.estimate(ctx, t.modelRequest())
 	t.history = h

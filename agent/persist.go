@@ -79,10 +79,9 @@ type writeBehind struct {
 // Durability is unchanged where it matters: no text of the reply reaches
 // the client before the writes behind it are stored (stream syncs before
 // its first text), and tools, pauses, synchronous writes and the turn's
-// end wait for them too. A failed write fails the turn at that point;
-// stored, when not nil, runs (on the writing goroutine) once it succeeded.
-func (t *Turn) appendBehind(ctx context.Context, stored func(), msgs ...*coachd.Message) {
-	t.writeBehind(ctx, stored, func(wctx context.Context, copies []*coachd.Message) error {
+// end wait for them too. A failed write fails the turn at that point.
+func (t *Turn) appendBehind(ctx context.Context, msgs ...*coachd.Message) {
+	t.writeBehind(ctx, func(wctx context.Context, copies []*coachd.Message) error {
 		return t.r.cfg.Store.AppendMessages(wctx, t.req.User.ID, t.sess.ID, copies)
 	}, msgs)
 }
@@ -101,12 +100,12 @@ func (t *Turn) roundBehind(ctx context.Context, msgs ...*coachd.Message) {
 	resv := t.resv // a charge behind may be replacing it
 	t.mu.Unlock()
 	if resv == nil || resv.FreePreview {
-		t.appendBehind(ctx, nil, msgs...)
+		t.appendBehind(ctx, msgs...)
 		return
 	}
 	id, spend := resv.ID, t.spend()
 	t.charged = &spend
-	t.writeBehind(ctx, nil, func(wctx context.Context, copies []*coachd.Message) error {
+	t.writeBehind(ctx, func(wctx context.Context, copies []*coachd.Message) error {
 		res, err := t.r.cfg.Store.EndTurn(wctx, t.req.User.ID, coachd.TurnEnd{
 			SessionID: t.sess.ID, Messages: copies, ReservationID: id, Spend: spend, Mode: coachd.SettleCharge,
 		})
@@ -121,7 +120,7 @@ func (t *Turn) roundBehind(ctx context.Context, msgs ...*coachd.Message) {
 }
 
 // writeBehind runs write behind (see appendBehind) on copies of msgs.
-func (t *Turn) writeBehind(ctx context.Context, stored func(), write func(context.Context, []*coachd.Message) error, msgs []*coachd.Message) {
+func (t *Turn) writeBehind(ctx context.Context, write func(context.Context, []*coachd.Message) error, msgs []*coachd.Message) {
 	t.history = append(t.history, msgs...)
 	// The store fills in ids and seqs on what it writes: copies, so the
 	// turn may read its history meanwhile (a message not stored yet has
@@ -131,13 +130,7 @@ func (t *Turn) writeBehind(ctx context.Context, stored func(), write func(contex
 		c := *m
 		copies[i] = &c
 	}
-	t.behind(ctx, func(wctx context.Context) error {
-		err := write(wctx, copies)
-		if err == nil && stored != nil {
-			stored()
-		}
-		return err
-	})
+	t.behind(ctx, func(wctx context.Context) error { return write(wctx, copies) })
 	t.stored = append(t.stored, func() {
 		for i, m := range msgs {
 			if c := copies[i]; c.Seq != 0 {
@@ -182,23 +175,6 @@ func (t *Turn) sync() error {
 		t.stored = nil
 	}
 	return t.writeErr
-}
-
-// acknowledge stores the user message behind the first model call and
-// sends turn_started, the client's acknowledgement of its message, as
-// soon as the message is in (from the writing goroutine, so the ack does
-// not wait for the model): a crash can never lose a message the client saw
-// acknowledged (the chaos suite caught that). Until then, the turn's own
-// events wait for it (emit). A message that could not be stored is not
-// acknowledged; the turn fails at its next sync.
-func (t *Turn) acknowledge(ctx context.Context, msg *coachd.Message, started coachd.Event) {
-	t.acking.Store(true)
-	t.appendBehind(ctx, func() {
-		t.emit(started)
-		// Only now: the turn's own events, which stop waiting once this
-		// is false, must not overtake turn_started.
-		t.acking.Store(false)
-	}, msg)
 }
 
 // finish stores a final response. Tool calls it holds (cut by max_tokens or

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/coachd/coachd"
@@ -38,7 +37,7 @@ type Turn struct {
 	pending   *writeBehind        // the last write behind
 	writeErr  error               // the first write behind that failed
 	stored    []func()            // copy what the writes behind stored into the history
-	acking    atomic.Bool         // turn_started waits for the user message (acknowledge)
+	admitted  *coachd.Message     // the user message stored with the admission; nil: begin stores it
 	resv      *coachd.Reservation // nil when not reserved (Close before Prepare's reserve)
 	charged   *coachd.Spend       // what the last round's write charges (roundBehind)
 	settled   bool
@@ -97,13 +96,6 @@ func (t *Turn) release() {
 
 // emit numbers and sends an event; a failed send cancels the turn.
 func (t *Turn) emit(ev coachd.Event) {
-	if ev.Type != coachd.EventTurnStarted && t.acking.Load() {
-		// The turn's first events wait for turn_started, which the user
-		// message's write sends (acknowledge). Only the turn's goroutine
-		// gets here: tools, which may emit from others, run after a sync.
-		t.sync()
-		t.acking.Store(false) // sent, or the message failed: not sent
-	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if ev.Type == coachd.EventTextDelta && t.firstText.IsZero() {
@@ -171,19 +163,22 @@ func (t *Turn) Run(ctx context.Context, sink coachd.EventSink) *Result {
 }
 
 // begin stores the user's message (with the answer to a pending
-// interaction, or its dismissal) and adds it to the history.
+// interaction, or its dismissal) unless the admission did, and adds it to
+// the history.
 func (t *Turn) begin(ctx context.Context) string {
 	st := t.r.cfg.Store
 	// turn_started acknowledges the user's message: it goes out once the
-	// message is stored (see acknowledge).
+	// message is stored, so a crash can never lose a message the client
+	// saw acknowledged (the chaos suite caught that once).
 	started := coachd.Event{Type: coachd.EventTurnStarted, SessionID: t.sess.ID, MessageID: t.res.MessageID}
 	if t.req.Retry {
 		t.emit(started)
 		return "" // the user message is the last one stored
 	}
-	if t.sess.Pending == nil {
-		// Stored while the first model call starts (see acknowledge).
-		t.acknowledge(ctx, &coachd.Message{Role: coachd.RoleUser, Blocks: t.userBlocks()}, started)
+	if msg := t.admitted; msg != nil {
+		// Stored with the admission.
+		t.emit(started)
+		t.history = append(t.history, msg)
 		return ""
 	}
 	// An approved call runs first, under the turn's context (its

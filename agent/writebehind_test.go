@@ -15,8 +15,9 @@ import (
 	"github.com/coachd/coachd/anthropic/anthropictest"
 )
 
-// gatedStore is the real store whose AppendMessages calls after the first
-// `free` ones wait for open: a slow disk, made to order.
+// gatedStore is the real store whose message writes behind the admission
+// (AppendMessages, and EndTurn with messages) after the first `free` ones
+// wait for open: a slow disk, made to order.
 type gatedStore struct {
 	coachd.Store
 	free  int32
@@ -77,7 +78,7 @@ func TestWriteBehindTextWaitsForRound(t *testing.T) {
 		anthropictest.Blocks(use("tu_1", "echo", `{"x":1}`)),
 		anthropictest.Text("one two three four five", 5).Paced(0, 5*time.Millisecond),
 	)
-	gated := &gatedStore{Store: h.store, free: 1, open: make(chan struct{})}
+	gated := &gatedStore{Store: h.store, free: 0, open: make(chan struct{})}
 	r := h.newRunner(nil, nil, func(c *agent.Config) {
 		ts, _ := agent.NewToolset(echoTool)
 		c.Tools = ts
@@ -130,6 +131,14 @@ func (f *failingStore) AppendMessages(ctx context.Context, userID, sessionID str
 	return f.Store.AppendMessages(ctx, userID, sessionID, msgs)
 }
 
+// AdmitTurn fails like AppendMessages when it stores the user message.
+func (f *failingStore) AdmitTurn(ctx context.Context, a coachd.TurnAdmission) (*coachd.Admission, error) {
+	if a.Message != nil && f.calls.Add(1) > f.ok {
+		return nil, coachd.Errorf(coachd.EINTERNAL, "disk full")
+	}
+	return f.Store.AdmitTurn(ctx, a)
+}
+
 // EndTurn fails like AppendMessages when it stores messages (a tool
 // round's write, which charges the round with it, and the last reply).
 func (f *failingStore) EndTurn(ctx context.Context, userID string, e coachd.TurnEnd) (*coachd.Reservation, error) {
@@ -154,19 +163,28 @@ func TestWriteBehindFailureStopsText(t *testing.T) {
 			return a, true
 		}, func(c *agent.Config) { c.Store = &failingStore{Store: h.store, ok: ok} })
 		tr, err := r.Prepare(context.Background(), agent.TurnRequest{User: h.user, Message: "hi"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		s := &sink{}
-		res := tr.Run(context.Background(), s)
-		if res.StopReason != coachd.TurnError || res.Err == nil {
-			t.Fatalf("ok=%d: stop %q err %v, want an error", ok, res.StopReason, res.Err)
-		}
-		if n := len(s.of(coachd.EventTurnStarted)); ok == 0 && n != 0 {
-			t.Fatalf("a user message that was not stored was acknowledged (turn_started)")
-		}
-		if n := len(s.of(coachd.EventTextDelta)); n != 0 {
-			t.Fatalf("ok=%d: %d text deltas went out although their history was not stored", ok, n)
+		if ok == 0 {
+			// The user message is stored with the admission: the turn
+			// is refused before it starts, nothing sent or stored.
+			if err == nil {
+				tr.Close()
+				t.Fatalf("the admission storing the user message failed, and Prepare succeeded")
+			}
+			if n := len(h.fake.Requests()); n != 0 {
+				t.Fatalf("%d model calls for a turn whose message was not stored", n)
+			}
+		} else {
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := &sink{}
+			res := tr.Run(context.Background(), s)
+			if res.StopReason != coachd.TurnError || res.Err == nil {
+				t.Fatalf("ok=%d: stop %q err %v, want an error", ok, res.StopReason, res.Err)
+			}
+			if n := len(s.of(coachd.EventTextDelta)); n != 0 {
+				t.Fatalf("ok=%d: %d text deltas went out although their history was not stored", ok, n)
+			}
 		}
 		st, err := h.store.BudgetStatus(context.Background(), h.user.ID)
 		if err != nil {
@@ -178,28 +196,27 @@ func TestWriteBehindFailureStopsText(t *testing.T) {
 	}
 }
 
-// turn_started, the client's acknowledgement of its message, waits for
-// the message stored behind the first model call: here the write is held
-// until the fake has sent its whole reply.
-func TestWriteBehindAckWaitsForMessage(t *testing.T) {
+// The user message is stored with the turn's admission, before the model
+// is called: Prepare returns with it in the history, turn_started (its
+// acknowledgement) goes out first, and an admission refused (here, the
+// budget) stores nothing.
+func TestAdmissionStoresMessage(t *testing.T) {
 	h := newHarness(t, agent.Limits{})
-	fake, url, replied := signallingFake(t)
-	fake.Enqueue(anthropictest.Text("one two three", 5).Paced(0, 5*time.Millisecond))
-	gated := &gatedStore{Store: h.store, free: 0, open: make(chan struct{})}
-	r := h.newRunner(nil, nil, func(c *agent.Config) {
-		c.Store = gated
-		c.Model = anthropic.New(anthropic.Config{APIKey: "test", BaseURL: url, MaxRetries: -1})
-	})
-	go func() {
-		<-replied
-		close(gated.open)
-	}()
-	tr, err := r.Prepare(context.Background(), agent.TurnRequest{User: h.user, Message: "hi"})
+	h.fake.Enqueue(anthropictest.Text("one two three", 5))
+	tr, err := h.runner.Prepare(context.Background(), agent.TurnRequest{User: h.user, Message: "hi"})
 	if err != nil {
 		t.Fatal(err)
 	}
+	msgs := h.history(tr.SessionID())
+	if len(msgs) != 1 || msgs[0].Role != coachd.RoleUser || coachd.BlocksText(msgs[0].Blocks) != "hi" || msgs[0].Seq == 0 {
+		t.Fatalf("after Prepare the session holds %d messages, want the user message", len(msgs))
+	}
+	if n := len(h.fake.Requests()); n != 0 {
+		t.Fatalf("%d model calls before Run", n)
+	}
 	s := &checkingSink{store: h.store, user: h.user.ID}
-	if res := tr.Run(context.Background(), s); res.StopReason != coachd.TurnEndTurn {
+	res := tr.Run(context.Background(), s)
+	if res.StopReason != coachd.TurnEndTurn {
 		t.Fatalf("stop %q (%v)", res.StopReason, res.Err)
 	}
 	if s.acked != 1 {
@@ -207,6 +224,19 @@ func TestWriteBehindAckWaitsForMessage(t *testing.T) {
 	}
 	if evs := s.sink.events; len(evs) == 0 || evs[0].Type != coachd.EventTurnStarted {
 		t.Fatalf("first event %v, want turn_started", evs)
+	}
+	if got := h.history(res.SessionID); len(got) != 2 || got[0].ID != msgs[0].ID || got[0].Seq != msgs[0].Seq {
+		t.Fatalf("history after the turn: %d messages, the user message %+v", len(got), got[0])
+	}
+	budget := int64(1)
+	if _, err := h.store.UpdateUser(context.Background(), h.user.ID, coachd.UserUpdate{TokenBudget: &budget}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.runner.Prepare(context.Background(), agent.TurnRequest{User: h.user, SessionID: res.SessionID, Message: "more"}); coachd.ErrorCode(err) != coachd.EBUDGET {
+		t.Fatalf("over budget: %v, want budget_exhausted", err)
+	}
+	if got := h.history(res.SessionID); len(got) != 2 {
+		t.Fatalf("a refused admission left %d messages, want 2", len(got))
 	}
 }
 

@@ -411,3 +411,32 @@ func TestChatNonStreaming(t *testing.T) {
 		t.Fatalf("upstream busy: %d %s", r.status, r.body)
 	}
 }
+
+// TestChatBadOnDisconnect: an on_disconnect the server does not know is
+// refused before the turn is admitted (the admission stores the user's
+// message): 400, no message stored, nothing held, no model call.
+func TestChatBadOnDisconnect(t *testing.T) {
+	e := MustChatEnv(t, nil)
+	ctx := context.Background()
+	sess := e.MustSession(e.alice)
+	before, err := e.db.History(ctx, e.alice.ID, sess.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, dialect := range []string{"", "&protocol=sage"} {
+		s := e.chat(ctx, e.alice.key, "?on_disconnect=later"+dialect, `{"message":"one","session_id":"`+sess.ID+`"}`)
+		if s.status != 400 {
+			t.Fatalf("%q: got %d %s", dialect, s.status, s.raw)
+		}
+	}
+	msgs, err := e.db.History(ctx, e.alice.ID, sess.ID)
+	if err != nil || len(msgs) != len(before) {
+		t.Fatalf("a refused turn stored %d messages (%v)", len(msgs)-len(before), err)
+	}
+	if st, err := e.db.BudgetStatus(ctx, e.alice.ID); err != nil || st.TokensReserved != 0 {
+		t.Fatalf("a refused turn holds %+v (%v)", st, err)
+	}
+	if n := len(e.fake.Requests()); n != 0 {
+		t.Fatalf("%d model calls", n)
+	}
+}

@@ -128,6 +128,12 @@ func (s *Server) handleChatStream() http.Handler {
 			s.StreamError(w, r, sse.Coachd, coachd.Invalid(coachd.FieldError{Field: "protocol", Message: "must be coachd, asp, sage or ai-sdk", Code: "enum"}))
 			return
 		}
+		// A bad on_disconnect is refused before the turn is admitted
+		// (which stores its message).
+		if _, err := onDisconnect(r, dialect, nil); err != nil {
+			s.StreamError(w, r, dialect, err)
+			return
+		}
 		var t *agent.Turn
 		var err error
 		if dialect == sse.AISDK {
@@ -141,12 +147,7 @@ func (s *Server) handleChatStream() http.Handler {
 			s.StreamError(w, r, dialect, err)
 			return
 		}
-		policy, err := onDisconnect(r, dialect, t.Agent())
-		if err != nil {
-			t.Close()
-			s.StreamError(w, r, dialect, err)
-			return
-		}
+		policy, _ := onDisconnect(r, dialect, t.Agent()) // valid: checked above
 		ctx := r.Context()
 		if policy == agent.OnDisconnectContinue {
 			ctx = context.WithoutCancel(ctx)

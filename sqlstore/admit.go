@@ -43,6 +43,8 @@ func (db *DB) ReadTurn(ctx context.Context, userID, sessionID string, after int6
 // user lock; the event log's turn, when a.Stream asks for it, BeginTurn's.
 // a.Limits are counted after the user's lock, as HitLimit counts them: one
 // reached is coachd.ErrLimitReached, and then nothing is counted or taken.
+// a.Message, the turn's user message, is appended last: a session that
+// cannot take it (full) refuses the admission, before any token is spent.
 func (db *DB) AdmitTurn(ctx context.Context, a coachd.TurnAdmission) (*coachd.Admission, error) {
 	if a.Seen == nil || a.Owner == "" {
 		return nil, coachd.Invalid(coachd.FieldError{Field: "session", Message: "and owner are required", Code: "required"})
@@ -53,7 +55,19 @@ func (db *DB) AdmitTurn(ctx context.Context, a coachd.TurnAdmission) (*coachd.Ad
 	}
 	req.Estimate = min(req.Estimate, coachd.MaxTurnTokens)
 	req.UserID, req.SessionID = a.Seen.UserID, a.Seen.ID
-	return writeTx(ctx, db, func(tx *tx) (*coachd.Admission, error) {
+	var msgs []*coachd.Message
+	var rows []messageRow
+	if a.Message != nil {
+		msgs = []*coachd.Message{a.Message}
+		var err error
+		if rows, err = encodeMessages(msgs); err != nil {
+			return nil, err
+		}
+	}
+	var ids []string
+	var first int64
+	var at time.Time
+	adm, err := writeTx(ctx, db, func(tx *tx) (*coachd.Admission, error) {
 		// The user's lock first, as every budget write takes it.
 		st, err := db.budgetState(ctx, tx, req.UserID)
 		if err != nil {
@@ -94,8 +108,22 @@ func (db *DB) AdmitTurn(ctx context.Context, a coachd.TurnAdmission) (*coachd.Ad
 				return nil, err
 			}
 		}
+		if msgs != nil {
+			if ids, first, err = insertMessages(ctx, tx, req.UserID, req.SessionID, msgs, rows, ""); err != nil {
+				return nil, err
+			}
+			at = tx.now
+		}
 		return adm, nil
 	})
+	if err != nil {
+		return nil, err
+	}
+	if msgs != nil {
+		// Only once committed, as AppendMessages.
+		assignMessages(msgs, ids, req.SessionID, first, at)
+	}
+	return adm, nil
 }
 
 // EndTurn appends e.Messages (as AppendMessages), settles the turn's

@@ -142,3 +142,97 @@ func BenchmarkAdmitLimits(b *testing.B) {
 		})
 	}
 }
+
+// TestAdmitTurnMessage: the turn's user message is stored in the
+// admission's transaction — there, numbered and filled in, when it is
+// admitted; absent, and left as it came, when the admission is refused
+// (the budget, a session changed since it was read, a session too full
+// for it, which refuses the lease and the hold too).
+func TestAdmitTurnMessage(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			ctx := context.Background()
+			clock := newClock()
+			db := MustOpen(t, b.newDSN(t), clock)
+			u := budgetUser(t, db, 1000)
+			s := mustSession(t, db, u)
+			until := clock.Now().Add(time.Minute)
+			newMsg := func(text string) *coachd.Message {
+				return &coachd.Message{Role: coachd.RoleUser, Blocks: []coachd.Block{coachd.TextBlock(text)}}
+			}
+			count := func() int {
+				t.Helper()
+				msgs, err := db.History(ctx, u.ID, s.ID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return len(msgs)
+			}
+
+			a := admission(s, "A", until, 100)
+			a.Message = newMsg("hello")
+			adm, err := db.AdmitTurn(ctx, a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			msgs, err := db.History(ctx, u.ID, s.ID)
+			if err != nil || len(msgs) != 1 || coachd.BlocksText(msgs[0].Blocks) != "hello" {
+				t.Fatalf("history after the admission: %d messages (%v)", len(msgs), err)
+			}
+			if m := a.Message; m.ID != msgs[0].ID || m.Seq != msgs[0].Seq || m.SessionID != s.ID || m.CreatedAt.IsZero() {
+				t.Fatalf("the admitted message was not filled in: %+v, stored %+v", m, msgs[0])
+			}
+			if got, _ := db.FindSession(ctx, u.ID, s.ID); got.MessageCount != 1 {
+				t.Fatalf("message count %d, want 1", got.MessageCount)
+			}
+			if _, err := db.EndTurn(ctx, u.ID, coachd.TurnEnd{SessionID: s.ID, ReservationID: adm.Reservation.ID,
+				Mode: coachd.SettleFinalize, Owner: "A"}); err != nil {
+				t.Fatal(err)
+			}
+
+			// Refused for its budget: the message is not stored.
+			s, _ = db.FindSession(ctx, u.ID, s.ID)
+			a = admission(s, "B", until, 5000)
+			a.Message = newMsg("too dear")
+			if _, err := db.AdmitTurn(ctx, a); coachd.ErrorCode(err) != coachd.EBUDGET {
+				t.Fatalf("over budget: %v", err)
+			}
+			if n := count(); n != 1 || a.Message.ID != "" || a.Message.Seq != 0 {
+				t.Fatalf("a refused admission stored its message: %d messages, %+v", n, a.Message)
+			}
+
+			// Read before a message came: the session changed.
+			stale := *s
+			if err := db.AppendMessages(ctx, u.ID, s.ID, []*coachd.Message{newMsg("between")}); err != nil {
+				t.Fatal(err)
+			}
+			a = admission(&stale, "B", until, 100)
+			a.Message = newMsg("late")
+			if _, err := db.AdmitTurn(ctx, a); !errors.Is(err, coachd.ErrSessionChanged) {
+				t.Fatalf("stale session: %v", err)
+			}
+			if n := count(); n != 2 {
+				t.Fatalf("a refused admission stored its message: %d messages", n)
+			}
+
+			// A session too full for the message refuses the admission.
+			if _, err := db.SQL().ExecContext(ctx, rebind(b.name, `UPDATE sessions SET message_count = $1 WHERE id = $2`), coachd.MaxMessagesPerSession, s.ID); err != nil {
+				t.Fatal(err)
+			}
+			s, _ = db.FindSession(ctx, u.ID, s.ID)
+			a = admission(s, "C", until, 100)
+			a.Message = newMsg("no room")
+			if _, err := db.AdmitTurn(ctx, a); coachd.ErrorCode(err) != coachd.ECONFLICT {
+				t.Fatalf("full session: %v, want conflict", err)
+			}
+			if n := count(); n != 2 {
+				t.Fatalf("a full session took a message: %d messages", n)
+			}
+			mustStatus(t, db, u.ID, 0, 0) // no hold left behind
+			if err := db.AcquireTurn(ctx, u.ID, s.ID, "D", until); err != nil {
+				t.Fatalf("a refused admission kept the lease: %v", err)
+			}
+			MustLedgerOK(t, db)
+		})
+	}
+}
