@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/coachd/coachd"
 )
@@ -233,5 +234,44 @@ func TestGroupFirstMemberWithoutSavepoint(t *testing.T) {
 	// The writer is free again.
 	if err := db.CreateUser(ctx, &coachd.User{Name: "after"}, "hash-after"); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A member whose context ends while its statement runs does not undo the
+// others (tx.stmtCtx): SQLite rolls back the whole transaction of an
+// INSERT, UPDATE or DELETE it interrupts, and a group's transaction holds
+// other callers' writes, released and waiting for the COMMIT. Here a first
+// caller writes and waits for the group's COMMIT behind a second, whose
+// long DELETE is cancelled midway: the first caller's write is stored.
+func TestGroupCancelMidStatementKeepsOthers(t *testing.T) {
+	db := openGrouped(t)
+	ctx := context.Background()
+	release := holdWriter(t, db, 2)
+	first := &coachd.User{Name: "first"}
+	var errFirst error
+	var wg sync.WaitGroup
+	wg.Go(func() { errFirst = db.CreateUser(ctx, first, "hash-first") })
+	for db.group.waiting.Load() < 1 {
+		runtime.Gosched() // the first caller queued, observed
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	// The DELETE's subquery counts to 20,000 (tens of milliseconds): the
+	// cancel lands while it runs.
+	long := `DELETE FROM notes WHERE id IN (WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 20000) SELECT 'n' || x FROM c)`
+	wg.Go(func() {
+		writeTx(cctx, db, func(tx *tx) (struct{}, error) {
+			time.AfterFunc(2*time.Millisecond, cancel)
+			_, err := tx.exec(cctx, long)
+			return struct{}{}, err
+		})
+	})
+	release() // once both are queued, the first ahead
+	wg.Wait()
+	if errFirst != nil {
+		t.Fatalf("the first caller's write failed with the second's cancel: %v", errFirst)
+	}
+	if _, err := db.FindUserByID(ctx, first.ID); err != nil {
+		t.Fatalf("the first caller's write is not stored: %v", err)
 	}
 }
