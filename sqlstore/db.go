@@ -91,6 +91,13 @@ func Open(ctx context.Context, dsn string, clock coachd.Clock) (*DB, error) {
 		r.SetMaxOpenConns(n)
 		r.SetMaxIdleConns(n)
 		db.read = r
+		ck, err := sql.Open("sqlite", sqliteDSN(dsn, true))
+		if err != nil {
+			db.Close()
+			return nil, internal(err, "open sqlite")
+		}
+		ck.SetMaxOpenConns(1)
+		db.group.ckpt = newCheckpointer(ck, &wc.counts.pages, checkpointEvery)
 	}
 	if err := db.read.PingContext(ctx); err != nil {
 		db.Close()
@@ -101,7 +108,11 @@ func Open(ctx context.Context, dsn string, clock coachd.Clock) (*DB, error) {
 
 // Close closes every connection.
 func (db *DB) Close() error {
-	err := db.write.Close()
+	var err error
+	if db.group != nil && db.group.ckpt != nil {
+		err = db.group.ckpt.close()
+	}
+	err = errors.Join(err, db.write.Close())
 	if db.read != db.write {
 		err = errors.Join(err, db.read.Close())
 	}
@@ -118,6 +129,7 @@ type WriteStats struct {
 	Transactions int64 // write transactions begun (group members)
 	Commits      int64 // COMMITs: group members share one
 	WALPages     int64 // pages the commits wrote to the WAL
+	Checkpoints  int64 // background checkpoints done (checkpoint.go)
 }
 
 // WriteStats reports the writer's counts so far.
@@ -126,7 +138,7 @@ func (db *DB) WriteStats() WriteStats {
 		return WriteStats{}
 	}
 	return WriteStats{Statements: db.counts.stmts.Load(), Transactions: db.group.joined.Load(), Commits: db.group.commits.Load(),
-		WALPages: db.counts.pages.Load()}
+		WALPages: db.counts.pages.Load(), Checkpoints: db.group.ckpt.runs.Load()}
 }
 
 // SQL returns the handle writes go through, for tests and later packages

@@ -41,7 +41,9 @@ func isPostgresDSN(dsn string) bool {
 // connection gets WAL, foreign keys and a busy timeout; writer connections
 // take the write lock at BEGIN (BEGIN IMMEDIATE) so a transaction never
 // fails with SQLITE_BUSY half-way through when it upgrades from read to
-// write; reader connections refuse writes.
+// write, and checkpoint the WAL only past walCheckpointPages (the
+// checkpointer does it before, checkpoint.go); reader connections refuse
+// writes.
 func sqliteDSN(path string, writer bool) string {
 	q := []string{
 		"_pragma=busy_timeout(10000)",
@@ -49,7 +51,8 @@ func sqliteDSN(path string, writer bool) string {
 		"_pragma=synchronous(NORMAL)",
 	}
 	if writer {
-		q = append(q, "_pragma=journal_mode(WAL)", "_txlock=immediate")
+		q = append(q, "_pragma=journal_mode(WAL)", "_txlock=immediate",
+			"_pragma=wal_autocheckpoint("+strconv.Itoa(walCheckpointPages)+")")
 	} else {
 		q = append(q, "_pragma=query_only(1)")
 	}

@@ -29,6 +29,7 @@ type group struct {
 	members []chan error // released savepoints waiting for the COMMIT
 	commits atomic.Int64 // COMMITs done, for tests and figures
 	joined  atomic.Int64 // members that began, likewise
+	ckpt    *checkpointer // copies the WAL into the file behind the commits
 }
 
 // join waits for the writer and opens a savepoint in the group's
@@ -118,6 +119,9 @@ func (g *group) pass() {
 func (g *group) flush() {
 	err := g.tx.Commit()
 	g.commits.Add(1)
+	if g.ckpt != nil {
+		g.ckpt.committed()
+	}
 	g.end(err)
 }
 
