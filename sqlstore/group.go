@@ -22,13 +22,13 @@ const maxGroup = 64
 // exactly as before: a write reported stored is committed.
 type group struct {
 	db      *sql.DB
-	mu      sync.Mutex   // held by the member running statements
-	waiting atomic.Int32 // callers blocked on mu
-	tx      *sql.Tx      // the open transaction; nil between groups
-	bare    bool         // the running member began tx and took no savepoint
-	members []chan error // released savepoints waiting for the COMMIT
-	commits atomic.Int64 // COMMITs done, for tests and figures
-	joined  atomic.Int64 // members that began, likewise
+	mu      sync.Mutex    // held by the member running statements
+	waiting atomic.Int32  // callers blocked on mu
+	tx      *sql.Tx       // the open transaction; nil between groups
+	bare    bool          // the running member began tx and took no savepoint
+	members []chan error  // released savepoints waiting for the COMMIT
+	commits atomic.Int64  // COMMITs done, for tests and figures
+	joined  atomic.Int64  // members that began, likewise
 	ckpt    *checkpointer // copies the WAL into the file behind the commits
 }
 
