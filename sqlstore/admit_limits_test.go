@@ -168,6 +168,21 @@ func TestAdmitTurnMessage(t *testing.T) {
 				}
 				return len(msgs)
 			}
+			// refused wants a refused: an error that is want, and the
+			// message neither stored nor filled in.
+			refused := func(a coachd.TurnAdmission, want func(error) bool, why string) {
+				t.Helper()
+				n := count()
+				if _, err := db.AdmitTurn(ctx, a); !want(err) {
+					t.Fatalf("%s: %v", why, err)
+				}
+				if got := count(); got != n || a.Message.ID != "" || a.Message.Seq != 0 {
+					t.Fatalf("%s: the refused admission stored its message: %d messages, was %d; %+v", why, got, n, a.Message)
+				}
+			}
+			isCode := func(code string) func(error) bool {
+				return func(err error) bool { return coachd.ErrorCode(err) == code }
+			}
 
 			a := admission(s, "A", until, 100)
 			a.Message = newMsg("hello")
@@ -194,12 +209,7 @@ func TestAdmitTurnMessage(t *testing.T) {
 			s, _ = db.FindSession(ctx, u.ID, s.ID)
 			a = admission(s, "B", until, 5000)
 			a.Message = newMsg("too dear")
-			if _, err := db.AdmitTurn(ctx, a); coachd.ErrorCode(err) != coachd.EBUDGET {
-				t.Fatalf("over budget: %v", err)
-			}
-			if n := count(); n != 1 || a.Message.ID != "" || a.Message.Seq != 0 {
-				t.Fatalf("a refused admission stored its message: %d messages, %+v", n, a.Message)
-			}
+			refused(a, isCode(coachd.EBUDGET), "over budget")
 
 			// Read before a message came: the session changed.
 			stale := *s
@@ -208,12 +218,7 @@ func TestAdmitTurnMessage(t *testing.T) {
 			}
 			a = admission(&stale, "B", until, 100)
 			a.Message = newMsg("late")
-			if _, err := db.AdmitTurn(ctx, a); !errors.Is(err, coachd.ErrSessionChanged) {
-				t.Fatalf("stale session: %v", err)
-			}
-			if n := count(); n != 2 {
-				t.Fatalf("a refused admission stored its message: %d messages", n)
-			}
+			refused(a, func(err error) bool { return errors.Is(err, coachd.ErrSessionChanged) }, "stale session")
 
 			// A session too full for the message refuses the admission.
 			if _, err := db.SQL().ExecContext(ctx, rebind(b.name, `UPDATE sessions SET message_count = $1 WHERE id = $2`), coachd.MaxMessagesPerSession, s.ID); err != nil {
@@ -222,11 +227,9 @@ func TestAdmitTurnMessage(t *testing.T) {
 			s, _ = db.FindSession(ctx, u.ID, s.ID)
 			a = admission(s, "C", until, 100)
 			a.Message = newMsg("no room")
-			if _, err := db.AdmitTurn(ctx, a); coachd.ErrorCode(err) != coachd.ECONFLICT {
-				t.Fatalf("full session: %v, want conflict", err)
-			}
+			refused(a, isCode(coachd.ECONFLICT), "full session")
 			if n := count(); n != 2 {
-				t.Fatalf("a full session took a message: %d messages", n)
+				t.Fatalf("%d messages, want 2", n)
 			}
 			mustStatus(t, db, u.ID, 0, 0) // no hold left behind
 			if err := db.AcquireTurn(ctx, u.ID, s.ID, "D", until); err != nil {

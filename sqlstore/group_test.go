@@ -15,8 +15,16 @@ import (
 
 func openGrouped(t *testing.T) *DB {
 	t.Helper()
+	db, _ := openGroupedAt(t)
+	return db
+}
+
+// openGroupedAt opens and migrates a SQLite file, and returns its path.
+func openGroupedAt(t *testing.T) (*DB, string) {
+	t.Helper()
 	ctx := context.Background()
-	db, err := Open(ctx, filepath.Join(t.TempDir(), "c.db"), nil)
+	path := filepath.Join(t.TempDir(), "c.db")
+	db, err := Open(ctx, path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -24,7 +32,7 @@ func openGrouped(t *testing.T) *DB {
 	if err := db.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
-	return db
+	return db, path
 }
 
 // holdWriter takes the writer, as a long transaction would, until the
