@@ -17,11 +17,14 @@ import (
 //
 // Here a connection of its own copies the pages behind the writer, every
 // checkpointEvery pages committed, and syncs without holding it up (a
-// PASSIVE checkpoint takes no lock a writer or reader waits for). The WAL
-// starts over only once everything in it is copied when a write begins,
-// which writes arriving all the time never leave room for: the writer's
-// own checkpoint, every walCheckpointPages pages, still does that, and
-// finds all but the last pages copied already.
+// PASSIVE checkpoint waits for no writer or reader, and none waits for
+// it). The WAL starts over only when a write begins with everything in it
+// copied and no reader on an older snapshot, which writes arriving all
+// the time never leave room for: the writer's own checkpoint, past
+// walCheckpointPages pages, still does that, and finds all but the last
+// pages copied already. (Writers and readers that never pause can hold
+// the restart off in SQLite's own configuration too: the WAL then grows
+// until the load lets up; TestWALStartsOverUnderLoad.)
 const (
 	checkpointEvery    = 1000 // pages committed between background checkpoints
 	walCheckpointPages = 8000 // the writer's wal_autocheckpoint (32 MB of 4 KiB pages)
