@@ -161,6 +161,36 @@ func (db *DB) AppendEvents(ctx context.Context, userID, sessionID string, turn i
 	if db.dialect == dialectPostgres {
 		return db.appendEventsPG(ctx, userID, sessionID, turn, events, ended)
 	}
+	// The events are encoded and their statements built before the
+	// writer is taken: the writer's lock is what concurrent turns queue
+	// for, and holds only the statements.
+	rows, err := encodeEvents(events)
+	if err != nil {
+		return false, internal(err, "encode event")
+	}
+	// One statement per batch of rows, not one per event: a turn's deltas
+	// come in batches of dozens.
+	type insert struct {
+		q    string
+		args []any
+	}
+	inserts := make([]insert, 0, (len(events)+appendBatch-1)/appendBatch)
+	sid, tn := any(sessionID), any(turn) // boxed once, not once per row
+	for start := 0; start < len(events); start += appendBatch {
+		batch := events[start:min(start+appendBatch, len(events))]
+		var q strings.Builder
+		q.WriteString(`INSERT INTO turn_events (session_id, turn, seq, data) VALUES `)
+		args := make([]any, 0, 4*len(batch))
+		for i, ev := range batch {
+			if i > 0 {
+				q.WriteString(", ")
+			}
+			q.WriteString("(?, ?, ?, ?)")
+			args = append(args, sid, tn, ev.Seq, rows[start+i])
+		}
+		q.WriteString(` ON CONFLICT (session_id, turn, seq) DO NOTHING`)
+		inserts = append(inserts, insert{q.String(), args})
+	}
 	tx, err := db.beginWrite(ctx)
 	if err != nil {
 		return false, err
@@ -172,30 +202,10 @@ func (db *DB) AppendEvents(ctx context.Context, userID, sessionID string, turn i
 		tx.time(tx.now), ended, sessionID, turn, userID).Scan(&stop); err != nil {
 		return false, dbError(err, "append events")
 	}
-	// One statement per batch of rows, not one per event: a turn's deltas
-	// come in batches of dozens.
-	sid, tn := any(sessionID), any(turn) // boxed once, not once per row
-	for len(events) > 0 {
-		n := min(len(events), appendBatch)
-		rows, err := encodeEvents(events[:n])
-		if err != nil {
-			return false, internal(err, "encode event")
-		}
-		var q strings.Builder
-		q.WriteString(`INSERT INTO turn_events (session_id, turn, seq, data) VALUES `)
-		args := make([]any, 0, 4*n)
-		for i, ev := range events[:n] {
-			if i > 0 {
-				q.WriteString(", ")
-			}
-			q.WriteString("(?, ?, ?, ?)")
-			args = append(args, sid, tn, ev.Seq, rows[i])
-		}
-		q.WriteString(` ON CONFLICT (session_id, turn, seq) DO NOTHING`)
-		if _, err := tx.exec(ctx, q.String(), args...); err != nil {
+	for _, in := range inserts {
+		if _, err := tx.exec(ctx, in.q, in.args...); err != nil {
 			return false, dbError(err, "append events")
 		}
-		events = events[n:]
 	}
 	return stop, tx.commit()
 }

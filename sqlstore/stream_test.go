@@ -2,6 +2,7 @@ package sqlstore_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -91,6 +92,42 @@ func TestStreamLog(t *testing.T) {
 			}
 			if evs, _ := db.Events(ctx, alice.ID, sess.ID, coachd.EventID{}, 100); len(evs) != 0 {
 				t.Errorf("%d events after pruning", len(evs))
+			}
+		})
+	}
+}
+
+// TestAppendEventsBatches: a batch longer than one INSERT takes (200
+// rows) is stored whole, each event under its own seq, on both dialects.
+func TestAppendEventsBatches(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			ctx := context.Background()
+			db := MustOpen(t, b.newDSN(t), newClock())
+			alice := MustCreateUser(t, db, "alice")
+			sess := MustCreateSession(t, db, alice.ID)
+			turn, err := db.BeginTurn(ctx, alice.ID, sess.ID, "p", 3)
+			if err != nil {
+				t.Fatal(err)
+			}
+			const n = 450
+			evs := make([]coachd.Event, n)
+			for i := range evs {
+				evs[i] = coachd.Event{Turn: turn, Seq: int64(i + 1), Type: coachd.EventTextDelta, Text: fmt.Sprintf("delta %d", i+1)}
+			}
+			evs[300] = coachd.Event{Turn: turn, Seq: 301, Type: coachd.EventToolCallStarted, ToolUseID: "toolu_1", ToolName: "save_note"}
+			if _, err := db.AppendEvents(ctx, alice.ID, sess.ID, turn, evs, true); err != nil {
+				t.Fatal(err)
+			}
+			got, err := db.Events(ctx, alice.ID, sess.ID, coachd.EventID{}, 1000)
+			if err != nil || len(got) != n {
+				t.Fatalf("%d events (%v), want %d", len(got), err, n)
+			}
+			for i, ev := range got {
+				w := evs[i]
+				if ev.Seq != w.Seq || ev.Type != w.Type || ev.Text != w.Text || ev.ToolUseID != w.ToolUseID {
+					t.Fatalf("event %d: %+v, want %+v", i, ev, w)
+				}
 			}
 		})
 	}
