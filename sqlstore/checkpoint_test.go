@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"database/sql"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -142,5 +143,46 @@ func TestWALStartsOverUnderLoad(t *testing.T) {
 	}
 	if st.Checkpoints == 0 {
 		t.Fatalf("no background checkpoint over %d pages", st.WALPages)
+	}
+}
+
+// Every SQLite connection opens with the settings the store relies on. The
+// writer keeps its statement journal in memory (temp_store): a group's
+// per-member savepoints journal each page they change, and past 64 KiB
+// SQLite would spill that journal to a temporary file, opened, written
+// and closed in the writer's lock.
+func TestConnectionSettings(t *testing.T) {
+	db := openGrouped(t)
+	ctx := context.Background()
+	check := func(pool string, q interface {
+		QueryRowContext(context.Context, string, ...any) *sql.Row
+	}, pragma, want string) {
+		t.Helper()
+		var got string
+		if err := q.QueryRowContext(ctx, "PRAGMA "+pragma).Scan(&got); err != nil {
+			t.Fatalf("%s: PRAGMA %s: %v", pool, pragma, err)
+		}
+		if got != want {
+			t.Errorf("%s: PRAGMA %s = %s, want %s", pool, pragma, got, want)
+		}
+	}
+	for pragma, want := range map[string]string{
+		"journal_mode":       "wal",
+		"synchronous":        "1", // NORMAL
+		"temp_store":         "2", // MEMORY
+		"foreign_keys":       "1",
+		"busy_timeout":       "10000",
+		"wal_autocheckpoint": fmt.Sprint(walCheckpointPages),
+		"query_only":         "0",
+	} {
+		check("writer", db.write, pragma, want)
+	}
+	for pragma, want := range map[string]string{
+		"synchronous":  "1",
+		"foreign_keys": "1",
+		"busy_timeout": "10000",
+		"query_only":   "1",
+	} {
+		check("reader", db.read, pragma, want)
 	}
 }

@@ -42,8 +42,10 @@ func isPostgresDSN(dsn string) bool {
 // take the write lock at BEGIN (BEGIN IMMEDIATE) so a transaction never
 // fails with SQLITE_BUSY half-way through when it upgrades from read to
 // write, and checkpoint the WAL only past walCheckpointPages (the
-// checkpointer does it before, checkpoint.go); reader connections refuse
-// writes.
+// checkpointer does it before, checkpoint.go), and keep their statement
+// journal in memory (temp_store), where the group's per-member savepoints
+// would otherwise spill it to a temporary file past 64 KiB; reader
+// connections refuse writes.
 func sqliteDSN(path string, writer bool) string {
 	q := []string{
 		"_pragma=busy_timeout(10000)",
@@ -52,7 +54,8 @@ func sqliteDSN(path string, writer bool) string {
 	}
 	if writer {
 		q = append(q, "_pragma=journal_mode(WAL)", "_txlock=immediate",
-			"_pragma=wal_autocheckpoint("+strconv.Itoa(walCheckpointPages)+")")
+			"_pragma=wal_autocheckpoint("+strconv.Itoa(walCheckpointPages)+")",
+			"_pragma=temp_store(MEMORY)")
 	} else {
 		q = append(q, "_pragma=query_only(1)")
 	}
