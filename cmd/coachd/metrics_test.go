@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"path/filepath"
@@ -77,5 +78,35 @@ func TestMetrics(t *testing.T) {
 	addr := m[1]
 	if st, body := scrape("http://"+addr+"/metrics", ""); st != 200 || !strings.Contains(body, "coachd_turns_total") {
 		t.Fatalf("--metrics-addr: %d", st)
+	}
+}
+
+// TestGCPercent: serve sets the collector's target to defaultGCPercent when
+// GOGC is unset, and leaves an operator's GOGC alone. The runtime reports
+// the target on /metrics.
+func TestGCPercent(t *testing.T) {
+	const admin = "gc-admin-key-0123456789"
+	for _, c := range []struct{ gogc, want string }{
+		{"", fmt.Sprint(defaultGCPercent)},
+		{"100", "100"},
+		{"350", "350"},
+	} {
+		p := MustStart(t, []string{"GOGC=" + c.gogc}, "--db", filepath.Join(t.TempDir(), "c.db"), "--admin-key", admin)
+		req, _ := http.NewRequest("GET", p.url+"/metrics", nil)
+		req.Header.Set("Authorization", "Bearer "+admin)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		m := regexp.MustCompile(`(?m)^go_gc_gogc_percent (\d+)$`).FindSubmatch(b)
+		if m == nil {
+			t.Fatalf("GOGC=%q: no go_gc_gogc_percent on /metrics", c.gogc)
+		}
+		if string(m[1]) != c.want {
+			t.Errorf("GOGC=%q: the collector's target is %s, want %s", c.gogc, m[1], c.want)
+		}
+		p.kill()
 	}
 }
