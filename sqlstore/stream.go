@@ -38,14 +38,14 @@ func logged(ev coachd.Event) loggedEvent {
 	return le
 }
 
-// encodeEvents encodes a batch of events, each as json.Marshal(logged(ev)),
-// into one string that the rows slice: one buffer, sized up front, and no
-// copy per event (a turn's deltas are most of the log). Each event ends
-// with a newline, which no encoded event holds (JSON escapes it in a
-// string and has none outside): the rows are the lines.
-func encodeEvents(events []coachd.Event) ([]string, error) {
+// encodeEvents encodes a batch of events as the log keeps it: each as
+// json.Marshal(logged(ev)) on a line of its own, in one buffer sized up
+// front (a turn's deltas are most of the log). No encoded event holds a
+// newline (JSON escapes it in a string and has none outside), so the
+// lines are the events (decodeBatch).
+func encodeEvents(events []coachd.Event) (string, error) {
 	if len(events) == 0 {
-		return []string{}, nil
+		return "", nil
 	}
 	var b strings.Builder
 	b.Grow(len(events) * eventSize)
@@ -59,11 +59,11 @@ func encodeEvents(events []coachd.Event) ([]string, error) {
 		}
 		le = logged(ev)
 		if err := enc.Encode(&le); err != nil {
-			return nil, err
+			return "", err
 		}
 	}
 	data := b.String()
-	return strings.Split(data[:len(data)-1], "\n"), nil
+	return data[:len(data)-1], nil
 }
 
 // eventSize is about the length of a logged text delta, the usual event.
@@ -108,6 +108,22 @@ func decodeEvent(b []byte) (coachd.Event, error) {
 			RetryAfter: time.Duration(e.RetryAfterMS) * time.Millisecond, Extra: e.Extra}
 	}
 	return ev, nil
+}
+
+// decodeBatch decodes the events of a logged batch (encodeEvents).
+func decodeBatch(data string, each func(coachd.Event) bool) error {
+	for data != "" {
+		line, rest, _ := strings.Cut(data, "\n")
+		ev, err := decodeEvent([]byte(line))
+		if err != nil {
+			return err
+		}
+		if !each(ev) {
+			return nil
+		}
+		data = rest
+	}
+	return nil
 }
 
 // BeginTurn implements coachd.StreamService: the next turn number comes
@@ -156,40 +172,24 @@ func pruneTurns(ctx context.Context, tx *tx, userID, sessionID string, turn int6
 	return nil
 }
 
-// AppendEvents implements coachd.StreamService.
+// AppendEvents implements coachd.StreamService. The batch is one row of
+// the log, keyed by its last event's seq: a turn flushes dozens of deltas
+// at a time, and a row per event cost an index insert per event. A flush
+// retried after a failure whose write did land logs a second row that
+// repeats the first's events and more; Events returns each event once.
 func (db *DB) AppendEvents(ctx context.Context, userID, sessionID string, turn int64, events []coachd.Event, ended bool) (bool, error) {
-	if db.dialect == dialectPostgres {
-		return db.appendEventsPG(ctx, userID, sessionID, turn, events, ended)
-	}
-	// The events are encoded and their statements built before the
-	// writer is taken: the writer's lock is what concurrent turns queue
-	// for, and holds only the statements.
-	rows, err := encodeEvents(events)
+	// Encoded before the writer is taken: the writer's lock is what
+	// concurrent turns queue for.
+	data, err := encodeEvents(events)
 	if err != nil {
 		return false, internal(err, "encode event")
 	}
-	// One statement per batch of rows, not one per event: a turn's deltas
-	// come in batches of dozens.
-	type insert struct {
-		q    string
-		args []any
+	var last int64
+	if n := len(events); n > 0 {
+		last = events[n-1].Seq
 	}
-	inserts := make([]insert, 0, (len(events)+appendBatch-1)/appendBatch)
-	sid, tn := any(sessionID), any(turn) // boxed once, not once per row
-	for start := 0; start < len(events); start += appendBatch {
-		batch := events[start:min(start+appendBatch, len(events))]
-		var q strings.Builder
-		q.WriteString(`INSERT INTO turn_events (session_id, turn, seq, data) VALUES `)
-		args := make([]any, 0, 4*len(batch))
-		for i, ev := range batch {
-			if i > 0 {
-				q.WriteString(", ")
-			}
-			q.WriteString("(?, ?, ?, ?)")
-			args = append(args, sid, tn, ev.Seq, rows[start+i])
-		}
-		q.WriteString(` ON CONFLICT (session_id, turn, seq) DO NOTHING`)
-		inserts = append(inserts, insert{q.String(), args})
+	if db.dialect == dialectPostgres {
+		return db.appendEventsPG(ctx, userID, sessionID, turn, last, data, ended)
 	}
 	tx, err := db.beginWrite(ctx)
 	if err != nil {
@@ -202,8 +202,9 @@ func (db *DB) AppendEvents(ctx context.Context, userID, sessionID string, turn i
 		tx.time(tx.now), ended, sessionID, turn, userID).Scan(&stop); err != nil {
 		return false, dbError(err, "append events")
 	}
-	for _, in := range inserts {
-		if _, err := tx.exec(ctx, in.q, in.args...); err != nil {
+	if len(events) > 0 {
+		if _, err := tx.exec(ctx, `INSERT INTO turn_events (session_id, turn, last_seq, data) VALUES (?, ?, ?, ?)
+			ON CONFLICT (session_id, turn, last_seq) DO NOTHING`, sessionID, turn, last, data); err != nil {
 			return false, dbError(err, "append events")
 		}
 	}
@@ -212,18 +213,9 @@ func (db *DB) AppendEvents(ctx context.Context, userID, sessionID string, turn i
 
 // appendEventsPG is AppendEvents on Postgres in one statement, so one
 // round trip without BEGIN and COMMIT (a statement is atomic by itself):
-// the turn's row is marked alive and the events, passed as two arrays of
-// any length, go in only when that row is the user's. Its text does not
-// depend on the number of events, so it is prepared once per connection.
-func (db *DB) appendEventsPG(ctx context.Context, userID, sessionID string, turn int64, events []coachd.Event, ended bool) (bool, error) {
-	rows, err := encodeEvents(events)
-	if err != nil {
-		return false, internal(err, "encode event")
-	}
-	seqs := make([]int64, len(events))
-	for i, ev := range events {
-		seqs[i] = ev.Seq
-	}
+// the turn's row is marked alive and the batch goes in only when that row
+// is the user's.
+func (db *DB) appendEventsPG(ctx context.Context, userID, sessionID string, turn, last int64, data string, ended bool) (bool, error) {
 	tx, err := db.beginAuto(ctx, true)
 	if err != nil {
 		return false, err
@@ -234,48 +226,77 @@ func (db *DB) appendEventsPG(ctx context.Context, userID, sessionID string, turn
 			UPDATE turns SET alive_at = ?, ended = ended OR ?
 			WHERE session_id = ? AND turn = ? AND user_id = ? RETURNING session_id, turn, stop_requested
 		), e AS (
-			INSERT INTO turn_events (session_id, turn, seq, data)
-			SELECT t.session_id, t.turn, x.seq, x.data FROM t, unnest(?::bigint[], ?::text[]) AS x (seq, data)
-			ON CONFLICT (session_id, turn, seq) DO NOTHING
+			INSERT INTO turn_events (session_id, turn, last_seq, data)
+			SELECT t.session_id, t.turn, ?, ? FROM t WHERE ?
+			ON CONFLICT (session_id, turn, last_seq) DO NOTHING
 		)
 		SELECT stop_requested FROM t`,
-		tx.time(tx.now), ended, sessionID, turn, userID, seqs, rows).Scan(&stop); err != nil {
+		tx.time(tx.now), ended, sessionID, turn, userID, last, data, data != "").Scan(&stop); err != nil {
 		return false, dbError(err, "append events")
 	}
 	return stop, tx.commit()
 }
 
-// appendBatch bounds the rows of one INSERT (4 parameters each, well under
-// either dialect's limit).
-const appendBatch = 200
-
-// Events implements coachd.StreamService.
+// Events implements coachd.StreamService. It reads batches (rows) from
+// the one holding the first event after after, and returns their events
+// in order, each once, up to limit: fewer only when the log has no more.
 func (db *DB) Events(ctx context.Context, userID, sessionID string, after coachd.EventID, limit int) ([]coachd.Event, error) {
 	tx, err := db.beginRead(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer tx.Rollback()
-	rows, err := tx.query(ctx, `SELECT e.data FROM turn_events e JOIN turns t ON t.session_id = e.session_id AND t.turn = e.turn
-		WHERE e.session_id = ? AND t.user_id = ? AND (e.turn > ? OR (e.turn = ? AND e.seq > ?))
-		ORDER BY e.turn, e.seq LIMIT ?`, sessionID, userID, after.Turn, after.Turn, after.Seq, limit)
+	var out []coachd.Event
+	cur := after // the last event returned
+	row := after // the last row read: (turn, last_seq)
+	for len(out) < limit {
+		n, err := db.eventRows(ctx, tx, userID, sessionID, row, limit, func(turn, last int64, data string) error {
+			row = coachd.EventID{Turn: turn, Seq: last}
+			return decodeBatch(data, func(ev coachd.Event) bool {
+				if len(out) == limit {
+					return false
+				}
+				if turn == cur.Turn && ev.Seq <= cur.Seq {
+					return true // returned already, or not after after
+				}
+				ev.Turn, cur = turn, coachd.EventID{Turn: turn, Seq: ev.Seq}
+				out = append(out, ev)
+				return true
+			})
+		})
+		if err != nil {
+			return nil, err
+		}
+		if n < limit {
+			break // the log's end
+		}
+	}
+	return out, nil
+}
+
+// eventRows calls each for up to limit rows of the log after row, in
+// order, and returns how many it read.
+func (db *DB) eventRows(ctx context.Context, tx *tx, userID, sessionID string, row coachd.EventID, limit int, each func(turn, last int64, data string) error) (int, error) {
+	rows, err := tx.query(ctx, `SELECT e.turn, e.last_seq, e.data FROM turn_events e JOIN turns t ON t.session_id = e.session_id AND t.turn = e.turn
+		WHERE e.session_id = ? AND t.user_id = ? AND (e.turn > ? OR (e.turn = ? AND e.last_seq > ?))
+		ORDER BY e.turn, e.last_seq LIMIT ?`, sessionID, userID, row.Turn, row.Turn, row.Seq, limit)
 	if err != nil {
-		return nil, dbError(err, "list events")
+		return 0, dbError(err, "list events")
 	}
 	defer rows.Close()
-	var out []coachd.Event
+	n := 0
 	for rows.Next() {
+		var turn, last int64
 		var data string
-		if err := rows.Scan(&data); err != nil {
-			return nil, dbError(err, "list events")
+		if err := rows.Scan(&turn, &last, &data); err != nil {
+			return n, dbError(err, "list events")
 		}
-		ev, err := decodeEvent([]byte(data))
-		if err != nil {
-			return nil, internal(err, "decode event")
+		n++
+		if err := each(turn, last, data); err != nil {
+			return n, internal(err, "decode event")
 		}
-		out = append(out, ev)
 	}
-	return out, dbError(rows.Err(), "list events")
+	return n, dbError(rows.Err(), "list events")
 }
 
 // LatestTurn implements coachd.StreamService.

@@ -97,37 +97,102 @@ func TestStreamLog(t *testing.T) {
 	}
 }
 
-// TestAppendEventsBatches: a batch longer than one INSERT takes (200
-// rows) is stored whole, each event under its own seq, on both dialects.
-func TestAppendEventsBatches(t *testing.T) {
+// TestEventBatches: a flush's events are one row of the log, on both
+// dialects. Read back, every event comes once and in order: from a cursor
+// in the middle of a batch, in pages smaller than a batch, across turns,
+// and when a flush was retried after its write landed (a second row
+// repeating the first's events).
+func TestEventBatches(t *testing.T) {
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			ctx := context.Background()
 			db := MustOpen(t, b.newDSN(t), newClock())
 			alice := MustCreateUser(t, db, "alice")
 			sess := MustCreateSession(t, db, alice.ID)
-			turn, err := db.BeginTurn(ctx, alice.ID, sess.ID, "p", 3)
+			events := func(turn int64, from, to int) []coachd.Event {
+				evs := make([]coachd.Event, 0, to-from+1)
+				for i := from; i <= to; i++ {
+					evs = append(evs, coachd.Event{Turn: turn, Seq: int64(i), Type: coachd.EventTextDelta, Text: fmt.Sprintf("delta %d", i)})
+				}
+				return evs
+			}
+			appendEvs := func(turn int64, evs []coachd.Event, ended bool) {
+				t.Helper()
+				if _, err := db.AppendEvents(ctx, alice.ID, sess.ID, turn, evs, ended); err != nil {
+					t.Fatal(err)
+				}
+			}
+			t1, err := db.BeginTurn(ctx, alice.ID, sess.ID, "p", 3)
 			if err != nil {
 				t.Fatal(err)
 			}
-			const n = 450
-			evs := make([]coachd.Event, n)
-			for i := range evs {
-				evs[i] = coachd.Event{Turn: turn, Seq: int64(i + 1), Type: coachd.EventTextDelta, Text: fmt.Sprintf("delta %d", i+1)}
-			}
-			evs[300] = coachd.Event{Turn: turn, Seq: 301, Type: coachd.EventToolCallStarted, ToolUseID: "toolu_1", ToolName: "save_note"}
-			if _, err := db.AppendEvents(ctx, alice.ID, sess.ID, turn, evs, true); err != nil {
+			big := events(t1, 1, 450)
+			big[300] = coachd.Event{Turn: t1, Seq: 301, Type: coachd.EventToolCallStarted, ToolUseID: "toolu_1", ToolName: "save_note"}
+			appendEvs(t1, big[:10], false)
+			appendEvs(t1, big[:400], false) // the retry of a flush that landed
+			appendEvs(t1, big[400:], false)
+			appendEvs(t1, big[400:], true) // the same batch again
+			t2, err := db.BeginTurn(ctx, alice.ID, sess.ID, "p", 3)
+			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := db.Events(ctx, alice.ID, sess.ID, coachd.EventID{}, 1000)
-			if err != nil || len(got) != n {
-				t.Fatalf("%d events (%v), want %d", len(got), err, n)
+			appendEvs(t2, events(t2, 1, 5), true)
+			want := append(append([]coachd.Event(nil), big...), events(t2, 1, 5)...)
+
+			var rows int
+			if err := db.SQL().QueryRowContext(ctx, `SELECT COUNT(*) FROM turn_events`).Scan(&rows); err != nil {
+				t.Fatal(err)
 			}
-			for i, ev := range got {
-				w := evs[i]
-				if ev.Seq != w.Seq || ev.Type != w.Type || ev.Text != w.Text || ev.ToolUseID != w.ToolUseID {
-					t.Fatalf("event %d: %+v, want %+v", i, ev, w)
+			if rows != 4 {
+				t.Errorf("%d rows logged for 5 batches, one a repeat: want 4", rows)
+			}
+			check := func(got []coachd.Event, want []coachd.Event) {
+				t.Helper()
+				if len(got) != len(want) {
+					t.Fatalf("%d events, want %d", len(got), len(want))
 				}
+				for i, ev := range got {
+					w := want[i]
+					if ev.Turn != w.Turn || ev.Seq != w.Seq || ev.Type != w.Type || ev.Text != w.Text || ev.ToolUseID != w.ToolUseID {
+						t.Fatalf("event %d: %+v, want %+v", i, ev, w)
+					}
+				}
+			}
+			got, err := db.Events(ctx, alice.ID, sess.ID, coachd.EventID{}, 1000)
+			if err != nil {
+				t.Fatal(err)
+			}
+			check(got, want)
+			// In pages of 64, each from the last event of the one before.
+			var paged []coachd.Event
+			for cur := (coachd.EventID{}); ; {
+				page, err := db.Events(ctx, alice.ID, sess.ID, cur, 64)
+				if err != nil {
+					t.Fatal(err)
+				}
+				paged = append(paged, page...)
+				if len(page) < 64 {
+					break
+				}
+				last := page[len(page)-1]
+				cur = coachd.EventID{Turn: last.Turn, Seq: last.Seq}
+			}
+			check(paged, want)
+			// From the middle of a batch, and from the end of a turn.
+			got, err = db.Events(ctx, alice.ID, sess.ID, coachd.EventID{Turn: t1, Seq: 5}, 3)
+			if err != nil {
+				t.Fatal(err)
+			}
+			check(got, want[5:8])
+			got, err = db.Events(ctx, alice.ID, sess.ID, coachd.EventID{Turn: t1, Seq: 450}, 10)
+			if err != nil {
+				t.Fatal(err)
+			}
+			check(got, want[450:])
+			// Another user reads nothing of it.
+			bob := MustCreateUser(t, db, "bob")
+			if got, err := db.Events(ctx, bob.ID, sess.ID, coachd.EventID{}, 10); err != nil || len(got) != 0 {
+				t.Errorf("bob read %d events (%v)", len(got), err)
 			}
 		})
 	}
