@@ -124,3 +124,45 @@ func sqliteBefore(t *testing.T, prefix string) (string, *sql.DB, func(string, ..
 	t.Fatalf("no migration %s*", prefix)
 	return "", nil, nil
 }
+
+// A database at version 14 logged one event a row; through
+// 0015_event_batches each such row is a batch of one, read back as it was
+// written, and the turn's log goes on with batches after it.
+func TestMigrateEventBatches(t *testing.T) {
+	ctx := context.Background()
+	path, raw, exec := sqliteBefore(t, "0015_")
+	uid, sid := coachd.NewID(coachd.PrefixUser, time.Now()), coachd.NewID(coachd.PrefixSession, time.Now())
+	exec(`INSERT INTO users (id, api_key_hash, token_budget, created_at, updated_at) VALUES (?, 'h', 1000, 0, 0)`, uid)
+	exec(`INSERT INTO sessions (id, user_id, created_at, updated_at) VALUES (?, ?, 0, 0)`, sid, uid)
+	exec(`INSERT INTO turns (session_id, turn, user_id, owner, started_at, alive_at) VALUES (?, 1, ?, 'p', 0, 0)`, sid, uid)
+	for seq, data := range []string{
+		`{"seq":1,"type":"turn_started","turn":1,"session_id":"` + sid + `"}`,
+		`{"seq":2,"type":"text_delta","turn":1,"text":"old"}`,
+	} {
+		exec(`INSERT INTO turn_events (session_id, turn, seq, data) VALUES (?, 1, ?, ?)`, sid, seq+1, data)
+	}
+	raw.Close()
+
+	db := MustOpen(t, path, coachd.SystemClock{})
+	if _, err := db.AppendEvents(ctx, uid, sid, 1, []coachd.Event{
+		{Turn: 1, Seq: 3, Type: coachd.EventTextDelta, Text: "new"},
+		{Turn: 1, Seq: 4, Type: coachd.EventTurnEnded, StopReason: coachd.TurnEndTurn},
+	}, true); err != nil {
+		t.Fatal(err)
+	}
+	got, err := db.Events(ctx, uid, sid, coachd.EventID{}, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"turn_started", "text_delta old", "text_delta new", "turn_ended"}
+	var seen []string
+	for i, ev := range got {
+		if ev.Seq != int64(i+1) || ev.Turn != 1 {
+			t.Errorf("event %d: seq %d turn %d", i, ev.Seq, ev.Turn)
+		}
+		seen = append(seen, strings.TrimSpace(string(ev.Type)+" "+ev.Text))
+	}
+	if strings.Join(seen, ",") != strings.Join(want, ",") {
+		t.Fatalf("events after 0015: %q, want %q", seen, want)
+	}
+}
