@@ -103,3 +103,45 @@ func TestEncodeEventsFields(t *testing.T) {
 		}
 	}
 }
+
+// FuzzEventBatch: any batch of events decodes, line by line, to what each
+// event alone decodes to (json.Marshal of the logged event: the batch
+// format adds nothing and loses nothing), whatever the texts hold
+// (newlines, U+2028, invalid UTF-8, JSON of their own).
+func FuzzEventBatch(f *testing.F) {
+	f.Add("hello", "world\n", `{"seq":9}`, int64(1))
+	f.Add("", "\u2028\u2029", "\xff\x00", int64(1<<40))
+	f.Add("a\\nb", `"`, "<&>", int64(0))
+	f.Fuzz(func(t *testing.T, a, b, c string, seq int64) {
+		events := []coachd.Event{
+			{Seq: seq, Turn: 2, Type: coachd.EventTextDelta, Text: a},
+			{Seq: seq + 1, Turn: 2, Type: coachd.EventToolCallReady, ToolUseID: b, Input: json.RawMessage(`{"k":1}`), Text: c},
+			{Seq: seq + 2, Turn: 2, Type: coachd.EventTextDelta, Text: b},
+			{Seq: seq + 3, Turn: 2, Type: coachd.EventError, Err: &coachd.Error{Code: "x", Message: c}},
+		}
+		data, err := encodeEvents(events)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []coachd.Event
+		if err := decodeBatch(data, func(ev coachd.Event) bool { got = append(got, ev); return true }); err != nil {
+			t.Fatalf("decode %q: %v", data, err)
+		}
+		if len(got) != len(events) {
+			t.Fatalf("%d events back from %d: %q", len(got), len(events), data)
+		}
+		for i, ev := range events {
+			one, err := json.Marshal(logged(ev))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := decodeEvent(one)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got[i], want) {
+				t.Errorf("event %d: %+v, want %+v", i, got[i], want)
+			}
+		}
+	})
+}

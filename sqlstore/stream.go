@@ -250,7 +250,7 @@ func (db *DB) Events(ctx context.Context, userID, sessionID string, after coachd
 	cur := after // the last event returned
 	row := after // the last row read: (turn, last_seq)
 	for len(out) < limit {
-		n, err := db.eventRows(ctx, tx, userID, sessionID, row, limit, func(turn, last int64, data string) error {
+		n, err := eventRows(ctx, tx, userID, sessionID, row, limit, func(turn, last int64, data string) error {
 			row = coachd.EventID{Turn: turn, Seq: last}
 			return decodeBatch(data, func(ev coachd.Event) bool {
 				if len(out) == limit {
@@ -276,7 +276,7 @@ func (db *DB) Events(ctx context.Context, userID, sessionID string, after coachd
 
 // eventRows calls each for up to limit rows of the log after row, in
 // order, and returns how many it read.
-func (db *DB) eventRows(ctx context.Context, tx *tx, userID, sessionID string, row coachd.EventID, limit int, each func(turn, last int64, data string) error) (int, error) {
+func eventRows(ctx context.Context, tx *tx, userID, sessionID string, row coachd.EventID, limit int, each func(turn, last int64, data string) error) (int, error) {
 	rows, err := tx.query(ctx, `SELECT e.turn, e.last_seq, e.data FROM turn_events e JOIN turns t ON t.session_id = e.session_id AND t.turn = e.turn
 		WHERE e.session_id = ? AND t.user_id = ? AND (e.turn > ? OR (e.turn = ? AND e.last_seq > ?))
 		ORDER BY e.turn, e.last_seq LIMIT ?`, sessionID, userID, row.Turn, row.Turn, row.Seq, limit)
