@@ -237,66 +237,47 @@ func (db *DB) appendEventsPG(ctx context.Context, userID, sessionID string, turn
 	return stop, tx.commit()
 }
 
-// Events implements coachd.StreamService. It reads batches (rows) from
-// the one holding the first event after after, and returns their events
-// in order, each once, up to limit: fewer only when the log has no more.
+// Events implements coachd.StreamService. It reads the rows (batches)
+// from the one holding the first event after after, and returns their
+// events in order, each once, up to limit. A batch's events rise in seq
+// and a row is keyed by its last, so each row read holds an event not
+// returned yet: fewer than limit events means the log has no more.
 func (db *DB) Events(ctx context.Context, userID, sessionID string, after coachd.EventID, limit int) ([]coachd.Event, error) {
 	tx, err := db.beginRead(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer tx.Rollback()
-	var out []coachd.Event
-	cur := after // the last event returned
-	row := after // the last row read: (turn, last_seq)
-	for len(out) < limit {
-		n, err := eventRows(ctx, tx, userID, sessionID, row, limit, func(turn, last int64, data string) error {
-			row = coachd.EventID{Turn: turn, Seq: last}
-			return decodeBatch(data, func(ev coachd.Event) bool {
-				if len(out) == limit {
-					return false
-				}
-				if turn == cur.Turn && ev.Seq <= cur.Seq {
-					return true // returned already, or not after after
-				}
-				ev.Turn, cur = turn, coachd.EventID{Turn: turn, Seq: ev.Seq}
-				out = append(out, ev)
-				return true
-			})
-		})
-		if err != nil {
-			return nil, err
-		}
-		if n < limit {
-			break // the log's end
-		}
-	}
-	return out, nil
-}
-
-// eventRows calls each for up to limit rows of the log after row, in
-// order, and returns how many it read.
-func eventRows(ctx context.Context, tx *tx, userID, sessionID string, row coachd.EventID, limit int, each func(turn, last int64, data string) error) (int, error) {
-	rows, err := tx.query(ctx, `SELECT e.turn, e.last_seq, e.data FROM turn_events e JOIN turns t ON t.session_id = e.session_id AND t.turn = e.turn
+	rows, err := tx.query(ctx, `SELECT e.turn, e.data FROM turn_events e JOIN turns t ON t.session_id = e.session_id AND t.turn = e.turn
 		WHERE e.session_id = ? AND t.user_id = ? AND (e.turn > ? OR (e.turn = ? AND e.last_seq > ?))
-		ORDER BY e.turn, e.last_seq LIMIT ?`, sessionID, userID, row.Turn, row.Turn, row.Seq, limit)
+		ORDER BY e.turn, e.last_seq LIMIT ?`, sessionID, userID, after.Turn, after.Turn, after.Seq, limit)
 	if err != nil {
-		return 0, dbError(err, "list events")
+		return nil, dbError(err, "list events")
 	}
 	defer rows.Close()
-	n := 0
-	for rows.Next() {
-		var turn, last int64
+	var out []coachd.Event
+	cur := after // the last event returned
+	for len(out) < limit && rows.Next() {
+		var turn int64
 		var data string
-		if err := rows.Scan(&turn, &last, &data); err != nil {
-			return n, dbError(err, "list events")
+		if err := rows.Scan(&turn, &data); err != nil {
+			return nil, dbError(err, "list events")
 		}
-		n++
-		if err := each(turn, last, data); err != nil {
-			return n, internal(err, "decode event")
+		err := decodeBatch(data, func(ev coachd.Event) bool {
+			// A flush retried after its write landed repeats the
+			// events of the row before it.
+			if turn == cur.Turn && ev.Seq <= cur.Seq {
+				return true
+			}
+			ev.Turn, cur = turn, coachd.EventID{Turn: turn, Seq: ev.Seq}
+			out = append(out, ev)
+			return len(out) < limit
+		})
+		if err != nil {
+			return nil, internal(err, "decode event")
 		}
 	}
-	return n, dbError(rows.Err(), "list events")
+	return out, dbError(rows.Err(), "list events")
 }
 
 // LatestTurn implements coachd.StreamService.
