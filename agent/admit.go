@@ -89,7 +89,7 @@ func (r *Runner) admitOnce(ctx context.Context, req TurnRequest, held *heldTurn)
 	// after the paused call it may approve.
 	var msg *coachd.Message
 	if !req.Retry && sess.Pending == nil {
-		msg = &coachd.Message{Role: coachd.RoleUser, Blocks: t.userBlocks()}
+		msg = t.userMessage()
 	}
 	adm, err := st.AdmitTurn(ctx, coachd.TurnAdmission{
 		Owner: owner, Until: r.cfg.Clock.Now().Add(r.cfg.TurnLease), Seen: sess, Reserve: t.reservation(ctx, msg),

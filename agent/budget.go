@@ -117,7 +117,7 @@ func (t *Turn) reservation(ctx context.Context, msg *coachd.Message) coachd.Rese
 	h := t.history
 	if !t.req.Retry {
 		if msg == nil {
-			msg = &coachd.Message{Role: coachd.RoleUser, Blocks: t.userBlocks()}
+			msg = t.userMessage()
 		}
 		t.history = append(h, msg)
 	}

@@ -195,7 +195,7 @@ func (t *Turn) begin(ctx context.Context) string {
 	}
 	wctx, done := persistCtx(ctx)
 	defer done()
-	msg := &coachd.Message{Role: coachd.RoleUser, Blocks: t.userBlocks()}
+	msg := t.userMessage()
 	if err := st.AppendMessages(wctx, t.req.User.ID, t.sess.ID, []*coachd.Message{msg}); err != nil {
 		return t.fail(err)
 	}
@@ -231,10 +231,10 @@ func (t *Turn) recordAnswer(ctx context.Context, name string) {
 	}
 }
 
-// userBlocks builds the turn's user message. A pending interaction is
+// userMessage builds the turn's user message. A pending interaction is
 // answered (or dismissed by a plain message) together with the results held
 // from its round, so the round's tool_result message is whole.
-func (t *Turn) userBlocks() []coachd.Block {
+func (t *Turn) userMessage() *coachd.Message {
 	var blocks []coachd.Block
 	if p := t.sess.Pending; p != nil {
 		answer := t.pendingAnswer(p)
@@ -251,7 +251,7 @@ func (t *Turn) userBlocks() []coachd.Block {
 	if t.req.Message != "" {
 		blocks = append(blocks, coachd.TextBlock(t.req.Message))
 	}
-	return blocks
+	return &coachd.Message{Role: coachd.RoleUser, Blocks: blocks}
 }
 
 // answerText is the tool_result text of an answer: a JSON string as is,

@@ -42,25 +42,29 @@ func (s *Server) WaitTurns(ctx context.Context) error {
 	return s.detached.wait(ctx)
 }
 
-// onDisconnect is what the client leaving does to the turn: the
-// request's ?on_disconnect=, else the agent's, else continue in the
-// coachd dialect and cancel in the seeds' (their documents stop the loop
-// when the client goes).
-func onDisconnect(r *http.Request, dialect string, a *agent.Agent) (string, error) {
+// onDisconnect is the request's ?on_disconnect=: "" when it has none.
+func onDisconnect(r *http.Request) (string, error) {
 	switch v := r.URL.Query().Get("on_disconnect"); v {
-	case agent.OnDisconnectContinue, agent.OnDisconnectCancel:
+	case "", agent.OnDisconnectContinue, agent.OnDisconnectCancel:
 		return v, nil
-	case "":
-	default:
-		return "", coachd.Invalid(coachd.FieldError{Field: "on_disconnect", Message: "must be continue or cancel", Code: "enum"})
 	}
-	if a != nil && a.OnDisconnect != "" {
-		return a.OnDisconnect, nil
+	return "", coachd.Invalid(coachd.FieldError{Field: "on_disconnect", Message: "must be continue or cancel", Code: "enum"})
+}
+
+// disconnectPolicy is what the client leaving does to the turn: what the
+// request asked, else the agent's, else continue in the coachd dialect and
+// cancel in the seeds' (their documents stop the loop when the client
+// goes).
+func disconnectPolicy(asked, dialect string, a *agent.Agent) string {
+	switch {
+	case asked != "":
+		return asked
+	case a != nil && a.OnDisconnect != "":
+		return a.OnDisconnect
+	case dialect == sse.Coachd:
+		return agent.OnDisconnectContinue
 	}
-	if dialect == sse.Coachd {
-		return agent.OnDisconnectContinue, nil
-	}
-	return agent.OnDisconnectCancel, nil
+	return agent.OnDisconnectCancel
 }
 
 // runLive runs a prepared turn in its own goroutine, logging its events,
@@ -130,12 +134,12 @@ func (s *Server) handleChatStream() http.Handler {
 		}
 		// A bad on_disconnect is refused before the turn is admitted
 		// (which stores its message).
-		if _, err := onDisconnect(r, dialect, nil); err != nil {
+		asked, err := onDisconnect(r)
+		if err != nil {
 			s.StreamError(w, r, dialect, err)
 			return
 		}
 		var t *agent.Turn
-		var err error
 		if dialect == sse.AISDK {
 			if err = s.checkLimits(r); err == nil {
 				t, err = s.prepareUIChatTurn(r)
@@ -147,7 +151,7 @@ func (s *Server) handleChatStream() http.Handler {
 			s.StreamError(w, r, dialect, err)
 			return
 		}
-		policy, _ := onDisconnect(r, dialect, t.Agent()) // valid: checked above
+		policy := disconnectPolicy(asked, dialect, t.Agent())
 		ctx := r.Context()
 		if policy == agent.OnDisconnectContinue {
 			ctx = context.WithoutCancel(ctx)
