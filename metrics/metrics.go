@@ -94,3 +94,52 @@ func (m *Metrics) StreamClosed()             { m.streams.Dec() }
 func (m *Metrics) DBTransaction(kind string, d time.Duration) {
 	m.dbTx.WithLabelValues(kind).Observe(d.Seconds())
 }
+
+// WriterStats is what a SQLite store's single writer did since it
+// opened (sqlstore.WriteStats).
+type WriterStats struct {
+	Busy                                                     time.Duration
+	Statements, Transactions, Commits, WALPages, Checkpoints int64
+}
+
+// WatchWriter exports a SQLite store's writer counts, read at each
+// scrape. The busy seconds over the wall time are the writer's
+// utilisation: near 1, writes queue behind it and it limits the server.
+func (m *Metrics) WatchWriter(read func() WriterStats) {
+	m.reg.MustRegister(writerCollector(read))
+}
+
+type writerCollector func() WriterStats
+
+var writerDescs = struct{ busy, stmts, txs, commits, pages, ckpts *prometheus.Desc }{
+	busy: prometheus.NewDesc("coachd_sqlite_writer_busy_seconds_total",
+		"Time the SQLite writer was held by a write transaction or a group's COMMIT.", nil, nil),
+	stmts: prometheus.NewDesc("coachd_sqlite_writer_statements_total",
+		"Statements run on the SQLite writer, savepoints included.", nil, nil),
+	txs: prometheus.NewDesc("coachd_sqlite_write_transactions_total",
+		"Write transactions begun on SQLite (members of a group commit each count).", nil, nil),
+	commits: prometheus.NewDesc("coachd_sqlite_commits_total",
+		"COMMITs on SQLite: the write transactions of a group share one.", nil, nil),
+	pages: prometheus.NewDesc("coachd_sqlite_wal_pages_total",
+		"Pages the SQLite commits wrote to the WAL.", nil, nil),
+	ckpts: prometheus.NewDesc("coachd_sqlite_checkpoints_total",
+		"Background WAL checkpoints done.", nil, nil),
+}
+
+func (c writerCollector) Describe(ch chan<- *prometheus.Desc) {
+	d := writerDescs
+	for _, x := range []*prometheus.Desc{d.busy, d.stmts, d.txs, d.commits, d.pages, d.ckpts} {
+		ch <- x
+	}
+}
+
+func (c writerCollector) Collect(ch chan<- prometheus.Metric) {
+	s, d := c(), writerDescs
+	ch <- prometheus.MustNewConstMetric(d.busy, prometheus.CounterValue, s.Busy.Seconds())
+	for _, x := range []struct {
+		desc *prometheus.Desc
+		v    int64
+	}{{d.stmts, s.Statements}, {d.txs, s.Transactions}, {d.commits, s.Commits}, {d.pages, s.WALPages}, {d.ckpts, s.Checkpoints}} {
+		ch <- prometheus.MustNewConstMetric(x.desc, prometheus.CounterValue, float64(x.v))
+	}
+}

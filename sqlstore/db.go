@@ -130,6 +130,10 @@ type WriteStats struct {
 	Commits      int64 // COMMITs: group members share one
 	WALPages     int64 // pages the commits wrote to the WAL
 	Checkpoints  int64 // background checkpoints done (checkpoint.go)
+	// Busy is how long the writer was held, by a transaction or a
+	// group's COMMIT: writes queue behind it, so busy for most of the
+	// wall time, the writer is what limits the server's writes.
+	Busy time.Duration
 }
 
 // WriteStats reports the writer's counts so far.
@@ -138,7 +142,7 @@ func (db *DB) WriteStats() WriteStats {
 		return WriteStats{}
 	}
 	return WriteStats{Statements: db.counts.stmts.Load(), Transactions: db.group.joined.Load(), Commits: db.group.commits.Load(),
-		WALPages: db.counts.pages.Load(), Checkpoints: db.group.ckpt.runs.Load()}
+		WALPages: db.counts.pages.Load(), Checkpoints: db.group.ckpt.runs.Load(), Busy: time.Duration(db.group.busy.Load())}
 }
 
 // SQL returns the handle writes go through, for tests and later packages

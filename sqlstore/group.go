@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // maxGroup bounds how many write transactions share one commit, so the
@@ -27,16 +28,31 @@ type group struct {
 	tx      *sql.Tx       // the open transaction; nil between groups
 	bare    bool          // the running member began tx and took no savepoint
 	members []chan error  // released savepoints waiting for the COMMIT
+	since   time.Time     // when mu was taken; read and written under mu
+	busy    atomic.Int64  // nanoseconds mu was held, for WriteStats
 	commits atomic.Int64  // COMMITs done, for tests and figures
 	joined  atomic.Int64  // members that began, likewise
 	ckpt    *checkpointer // copies the WAL into the file behind the commits
+}
+
+// lock takes the writer; unlock gives it up and counts how long it was
+// held: the writer's busy time, which concurrent writes queue behind (a
+// writer busy most of the time is a server's limit, WriteStats.Busy).
+func (g *group) lock() {
+	g.mu.Lock()
+	g.since = time.Now()
+}
+
+func (g *group) unlock() {
+	g.busy.Add(int64(time.Since(g.since)))
+	g.mu.Unlock()
 }
 
 // join waits for the writer and opens a savepoint in the group's
 // transaction (beginning one if none is open).
 func (g *group) join(ctx context.Context) (*sql.Tx, error) {
 	g.waiting.Add(1)
-	g.mu.Lock()
+	g.lock()
 	g.waiting.Add(-1)
 	if err := ctx.Err(); err != nil {
 		g.pass()
@@ -46,7 +62,7 @@ func (g *group) join(ctx context.Context) (*sql.Tx, error) {
 		// Not the caller's context: the transaction outlives it.
 		t, err := g.db.BeginTx(context.WithoutCancel(ctx), nil)
 		if err != nil {
-			g.mu.Unlock()
+			g.unlock()
 			return nil, err
 		}
 		// The first member needs no savepoint: nothing else is in the
@@ -74,7 +90,7 @@ func (g *group) commit(ctx context.Context) error {
 	done := make(chan error, 1)
 	g.members = append(g.members, done)
 	if g.waiting.Load() > 0 && len(g.members) < maxGroup {
-		g.mu.Unlock()
+		g.unlock()
 	} else {
 		g.flush()
 	}
@@ -105,11 +121,11 @@ func (g *group) rollback(ctx context.Context) {
 func (g *group) pass() {
 	switch {
 	case g.tx == nil || g.waiting.Load() > 0:
-		g.mu.Unlock()
+		g.unlock()
 	case len(g.members) == 0:
 		g.tx.Rollback()
 		g.tx = nil
-		g.mu.Unlock()
+		g.unlock()
 	default:
 		g.flush()
 	}
@@ -138,5 +154,5 @@ func (g *group) end(err error) {
 		m <- err
 	}
 	g.tx, g.members, g.bare = nil, nil, false
-	g.mu.Unlock()
+	g.unlock()
 }

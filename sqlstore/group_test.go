@@ -161,11 +161,68 @@ func TestWriteStats(t *testing.T) {
 	if mid.Statements-before.Statements != 2 || mid.WALPages-before.WALPages < 1 {
 		t.Fatalf("CreateUser: %+v after %+v: want 2 statements (no SAVEPOINT or RELEASE when alone) and a page", mid, before)
 	}
+	if mid.Busy <= before.Busy {
+		t.Fatalf("CreateUser held the writer for no time: %v, then %v", before.Busy, mid.Busy)
+	}
 	if _, err := db.FindUserByID(ctx, u.ID); err != nil {
 		t.Fatal(err)
 	}
 	if after := db.WriteStats(); after != mid {
 		t.Fatalf("a read changed the writer's counts: %+v, then %+v", mid, after)
+	}
+}
+
+// Busy counts the time the writer is held, from the transaction's begin
+// to its COMMIT, and only that: a transaction that holds it for 50 ms
+// adds at least 50 ms, and no more than the time the call took.
+func TestWriteStatsBusy(t *testing.T) {
+	db := openGrouped(t)
+	ctx := context.Background()
+	const hold = 50 * time.Millisecond
+	before := db.WriteStats()
+	start := time.Now()
+	if _, err := writeTx(ctx, db, func(tx *tx) (struct{}, error) {
+		time.Sleep(hold) // holding the writer is what is measured
+		_, err := tx.exec(ctx, `INSERT INTO users (id, name, api_key_hash, created_at, updated_at) VALUES ('u1', 'ada', 'h1', 0, 0)`)
+		return struct{}{}, err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	took := time.Since(start)
+	busy := db.WriteStats().Busy - before.Busy
+	if busy < hold || busy > took {
+		t.Fatalf("the writer was held %v by a call of %v that held it %v", busy, took, hold)
+	}
+	// Waiting for the writer is not holding it: the times held are
+	// disjoint, so they add up to no more than the wall time, though a
+	// second writer waits behind the first as long as it holds.
+	before, start = db.WriteStats(), time.Now()
+	held, release := make(chan struct{}), make(chan struct{})
+	done := make(chan error, 2)
+	go func() {
+		_, err := writeTx(ctx, db, func(tx *tx) (struct{}, error) {
+			close(held)
+			<-release
+			return struct{}{}, nil
+		})
+		done <- err
+	}()
+	<-held
+	go func() {
+		_, err := writeTx(ctx, db, func(tx *tx) (struct{}, error) { return struct{}{}, nil })
+		done <- err
+	}()
+	waitUntil(t, "the second writer to queue", func() bool { return db.group.waiting.Load() == 1 })
+	time.Sleep(hold) // the first holds the writer, the second waits
+	close(release)
+	for range 2 {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	took = time.Since(start)
+	if busy := db.WriteStats().Busy - before.Busy; busy < hold || busy > took {
+		t.Fatalf("two writers in turn held the writer %v in %v (the first held it %v, the second waited as long)", busy, took, hold)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -13,7 +14,7 @@ import (
 )
 
 // TestMetrics: the real binary counts turns, time to first token, tokens,
-// tool calls and rate-limit rejections, on /metrics behind the admin key
+// tool calls, rate-limit rejections and what the SQLite writer did, on /metrics behind the admin key
 // and on --metrics-addr without one.
 func TestMetrics(t *testing.T) {
 	fake := anthropictest.NewServer()
@@ -72,6 +73,16 @@ func TestMetrics(t *testing.T) {
 	}
 	if m := regexp.MustCompile(`coachd_tokens_total\{kind="input"\} (\d+)`).FindStringSubmatch(body); m == nil || m[1] == "0" {
 		t.Errorf("input tokens not counted")
+	}
+	// The SQLite writer's counts: the turn wrote, so each moved.
+	for _, name := range []string{"coachd_sqlite_writer_busy_seconds_total", "coachd_sqlite_writer_statements_total",
+		"coachd_sqlite_write_transactions_total", "coachd_sqlite_commits_total", "coachd_sqlite_wal_pages_total"} {
+		m := regexp.MustCompile(`(?m)^` + name + ` (\S+)$`).FindStringSubmatch(body)
+		if m == nil {
+			t.Errorf("/metrics lacks %s", name)
+		} else if v, err := strconv.ParseFloat(m[1], 64); err != nil || v <= 0 {
+			t.Errorf("%s = %s after a turn, want more than 0", name, m[1])
+		}
 	}
 	// The separate listener: its address is logged before "listening".
 	m := p.stderr.waitFor(t, regexp.MustCompile(`metrics listening"? addr=(\S+)`))

@@ -239,6 +239,13 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	go sweep(sweepCtx, store, cfg.Budget.ReservationTTL, expiry, cfg.EventRetention, logger.With("component", "sweeper"))
 	m := metrics.New()
 	store.SetObserver(m)
+	if store.Dialect() == "sqlite" {
+		m.WatchWriter(func() metrics.WriterStats {
+			w := store.WriteStats()
+			return metrics.WriterStats{Busy: w.Busy, Statements: w.Statements, Transactions: w.Transactions,
+				Commits: w.Commits, WALPages: w.WALPages, Checkpoints: w.Checkpoints}
+		})
+	}
 	cfg.Model.unit = cfg.Budget.store().Unit
 	runner, err := newRunner(store, model, logger, pack, cfg.Model, m)
 	if err != nil {
