@@ -135,11 +135,11 @@ func (c writerCollector) Describe(ch chan<- *prometheus.Desc) {
 
 func (c writerCollector) Collect(ch chan<- prometheus.Metric) {
 	s, d := c(), writerDescs
-	ch <- prometheus.MustNewConstMetric(d.busy, prometheus.CounterValue, s.Busy.Seconds())
 	for _, x := range []struct {
 		desc *prometheus.Desc
-		v    int64
-	}{{d.stmts, s.Statements}, {d.txs, s.Transactions}, {d.commits, s.Commits}, {d.pages, s.WALPages}, {d.ckpts, s.Checkpoints}} {
-		ch <- prometheus.MustNewConstMetric(x.desc, prometheus.CounterValue, float64(x.v))
+		v    float64
+	}{{d.busy, s.Busy.Seconds()}, {d.stmts, float64(s.Statements)}, {d.txs, float64(s.Transactions)},
+		{d.commits, float64(s.Commits)}, {d.pages, float64(s.WALPages)}, {d.ckpts, float64(s.Checkpoints)}} {
+		ch <- prometheus.MustNewConstMetric(x.desc, prometheus.CounterValue, x.v)
 	}
 }

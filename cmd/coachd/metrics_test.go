@@ -14,8 +14,8 @@ import (
 )
 
 // TestMetrics: the real binary counts turns, time to first token, tokens,
-// tool calls, rate-limit rejections and what the SQLite writer did, on /metrics behind the admin key
-// and on --metrics-addr without one.
+// tool calls, rate-limit rejections and what the SQLite writer did, on
+// /metrics behind the admin key and on --metrics-addr without one.
 func TestMetrics(t *testing.T) {
 	fake := anthropictest.NewServer()
 	defer fake.Close()
