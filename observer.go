@@ -23,6 +23,20 @@ type Observer interface {
 	DBTransaction(kind string, d time.Duration)
 }
 
+// WriteStats is what a SQLite store's single writer did since it opened,
+// for tests, figures and metrics.
+type WriteStats struct {
+	Statements   int64 // statements run on the writer, savepoints included
+	Transactions int64 // write transactions begun (group members)
+	Commits      int64 // COMMITs: group members share one
+	WALPages     int64 // pages the commits wrote to the WAL
+	Checkpoints  int64 // background checkpoints done
+	// Busy is how long the writer was held, by a transaction or a
+	// group's COMMIT: writes queue behind it, so busy for most of the
+	// wall time, the writer is what limits the server's writes.
+	Busy time.Duration
+}
+
 // NopObserver observes nothing.
 type NopObserver struct{}
 

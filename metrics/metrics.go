@@ -95,21 +95,14 @@ func (m *Metrics) DBTransaction(kind string, d time.Duration) {
 	m.dbTx.WithLabelValues(kind).Observe(d.Seconds())
 }
 
-// WriterStats is what a SQLite store's single writer did since it
-// opened (sqlstore.WriteStats).
-type WriterStats struct {
-	Busy                                                     time.Duration
-	Statements, Transactions, Commits, WALPages, Checkpoints int64
-}
-
 // WatchWriter exports a SQLite store's writer counts, read at each
 // scrape. The busy seconds over the wall time are the writer's
 // utilisation: near 1, writes queue behind it and it limits the server.
-func (m *Metrics) WatchWriter(read func() WriterStats) {
+func (m *Metrics) WatchWriter(read func() coachd.WriteStats) {
 	m.reg.MustRegister(writerCollector(read))
 }
 
-type writerCollector func() WriterStats
+type writerCollector func() coachd.WriteStats
 
 var writerDescs = struct{ busy, stmts, txs, commits, pages, ckpts *prometheus.Desc }{
 	busy: prometheus.NewDesc("coachd_sqlite_writer_busy_seconds_total",

@@ -122,19 +122,9 @@ func (db *DB) Close() error {
 // Dialect returns "sqlite" or "postgres".
 func (db *DB) Dialect() string { return db.dialect.String() }
 
-// WriteStats is what the SQLite writer did since Open, for tests and
-// figures (all zero on Postgres).
-type WriteStats struct {
-	Statements   int64 // statements run on the writer, savepoints included
-	Transactions int64 // write transactions begun (group members)
-	Commits      int64 // COMMITs: group members share one
-	WALPages     int64 // pages the commits wrote to the WAL
-	Checkpoints  int64 // background checkpoints done (checkpoint.go)
-	// Busy is how long the writer was held, by a transaction or a
-	// group's COMMIT: writes queue behind it, so busy for most of the
-	// wall time, the writer is what limits the server's writes.
-	Busy time.Duration
-}
+// WriteStats is what the SQLite writer did since Open (all zero on
+// Postgres).
+type WriteStats = coachd.WriteStats
 
 // WriteStats reports the writer's counts so far.
 func (db *DB) WriteStats() WriteStats {

@@ -240,11 +240,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	m := metrics.New()
 	store.SetObserver(m)
 	if store.Dialect() == "sqlite" {
-		m.WatchWriter(func() metrics.WriterStats {
-			w := store.WriteStats()
-			return metrics.WriterStats{Busy: w.Busy, Statements: w.Statements, Transactions: w.Transactions,
-				Commits: w.Commits, WALPages: w.WALPages, Checkpoints: w.Checkpoints}
-		})
+		m.WatchWriter(store.WriteStats)
 	}
 	cfg.Model.unit = cfg.Budget.store().Unit
 	runner, err := newRunner(store, model, logger, pack, cfg.Model, m)
