@@ -29,9 +29,10 @@ type TurnAdmission struct {
 	// Owner leases the session's turn until Until (see AcquireTurn).
 	Owner string
 	Until time.Time
-	// Seen is the session as the turn read it (without the lease):
-	// admission is ErrSessionChanged when its message count or update time
-	// differ from the stored ones.
+	// Seen is the session as the turn read it, or as the session's last
+	// EndTurn left it (without the lease): admission is ErrSessionChanged
+	// when its message count, update time, agent, title, mode, status or
+	// whether it waits on a pending call differ from the stored ones.
 	Seen *Session
 	// Reserve is the turn's budget hold (see BudgetService.Reserve); its
 	// UserID and SessionID are Seen's.
@@ -77,7 +78,12 @@ type TurnService interface {
 	// EndTurn stores the turn's last messages, settles its reservation
 	// and releases its lease, all or nothing. A tool round's write is one
 	// too: its messages and a SettleCharge of the spend so far, no Owner.
-	EndTurn(ctx context.Context, userID string, e TurnEnd) (*Reservation, error)
+	// It returns the settled reservation (nil without one) and, when it
+	// stored messages and released Owner's lease, the session as that
+	// write left it (nil otherwise): what the session's next turn starts
+	// from unless something changes it first, which that turn's admission
+	// sees (TurnAdmission.Seen).
+	EndTurn(ctx context.Context, userID string, e TurnEnd) (*Reservation, *Session, error)
 }
 
 // TurnEnd is what EndTurn writes.

@@ -138,7 +138,7 @@ func (t *Turn) end(ctx context.Context) {
 		return
 	}
 	t.held.end(func(wctx context.Context) error {
-		r, err := t.r.cfg.Store.EndTurn(wctx, t.req.User.ID, coachd.TurnEnd{
+		r, sess, err := t.r.cfg.Store.EndTurn(wctx, t.req.User.ID, coachd.TurnEnd{
 			SessionID: t.sess.ID, Messages: final,
 			ReservationID: res.ID, Spend: t.spend(), Mode: t.settleMode(), Owner: t.held.owner,
 			LogTurn: t.streamTurn, LogKeep: t.logKeep(),
@@ -150,6 +150,7 @@ func (t *Turn) end(ctx context.Context) {
 			return err // the lease is released alone
 		}
 		t.history = append(t.history, final...)
+		t.r.hist.ended(t.req.User.ID, sess, t.history)
 		t.mu.Lock()
 		t.resv, t.settled = r, true
 		t.mu.Unlock()

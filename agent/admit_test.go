@@ -184,8 +184,8 @@ type failingEnd struct {
 	calls   atomic.Int32
 }
 
-func (f *failingEnd) EndTurn(context.Context, string, coachd.TurnEnd) (*coachd.Reservation, error) {
-	return nil, coachd.Errorf(coachd.EINTERNAL, "disk full")
+func (f *failingEnd) EndTurn(context.Context, string, coachd.TurnEnd) (*coachd.Reservation, *coachd.Session, error) {
+	return nil, nil, coachd.Errorf(coachd.EINTERNAL, "disk full")
 }
 
 func (f *failingEnd) AppendMessages(ctx context.Context, userID, sessionID string, msgs []*coachd.Message) error {

@@ -29,17 +29,26 @@ type historyCache struct {
 type historyEntry struct {
 	session, user string
 	msgs          []*coachd.Message
+	// sess, when not nil, is the session as its last turn here left it
+	// (Store.EndTurn) and msgs its every message: the next turn starts
+	// from both without a read, once (its admission checks that the
+	// stored session has not moved since, TurnAdmission.Seen).
+	sess *coachd.Session
 }
 
 func newHistoryCache() *historyCache {
 	return &historyCache{lru: list.New(), byID: map[string]*list.Element{}}
 }
 
-// loadTurn returns the session and its whole history: the cached prefix
-// plus what the store holds after it, read with the session in one read
-// (Store.ReadTurn).
+// loadTurn returns the session and its whole history: as the session's
+// last turn here left them (ended), without a read, when it left them;
+// else the cached prefix plus what the store holds after it, read with
+// the session in one read (Store.ReadTurn).
 func (c *historyCache) loadTurn(ctx context.Context, st coachd.Store, userID, sessionID string) (*coachd.Session, []*coachd.Message, error) {
-	cached := c.get(userID, sessionID)
+	cached, sess := c.get(userID, sessionID)
+	if sess != nil {
+		return sess, cached, nil
+	}
 	var after int64
 	if len(cached) > 0 {
 		after = cached[len(cached)-1].Seq
@@ -49,27 +58,50 @@ func (c *historyCache) loadTurn(ctx context.Context, st coachd.Store, userID, se
 		return nil, nil, err
 	}
 	msgs = append(cached, msgs...)
-	c.put(userID, sessionID, msgs)
+	c.put(userID, sessionID, msgs, nil)
 	return sess, slices.Clip(msgs), nil
 }
 
-// get returns the cached messages of the user's session, nil when none.
-func (c *historyCache) get(userID, sessionID string) []*coachd.Message {
+// ended keeps what a turn that ended here leaves its session's next
+// turn: sess as the turn's EndTurn returned it (nil: nothing to keep) and
+// history, when history is the session's every message. It is when each
+// was stored (a seq, rising) and they are as many as sess counts: the
+// session's messages are append-only, so that many of its own are all
+// of them.
+func (c *historyCache) ended(userID string, sess *coachd.Session, history []*coachd.Message) {
+	if sess == nil || int64(len(history)) != sess.MessageCount {
+		return
+	}
+	var seq int64
+	for _, m := range history {
+		if m.Seq <= seq || m.SessionID != sess.ID {
+			return
+		}
+		seq = m.Seq
+	}
+	c.put(userID, sess.ID, slices.Clip(history), sess)
+}
+
+// get returns the cached messages of the user's session, nil when none,
+// and takes the session its last turn here left (nil when none: read it).
+func (c *historyCache) get(userID, sessionID string) ([]*coachd.Message, *coachd.Session) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	el, ok := c.byID[sessionID]
 	if !ok {
-		return nil
+		return nil, nil
 	}
 	e := el.Value.(*historyEntry)
 	if e.user != userID || len(e.msgs) == 0 {
-		return nil
+		return nil, nil
 	}
 	c.lru.MoveToFront(el)
-	return slices.Clip(e.msgs) // appends by the caller copy
+	sess := e.sess
+	e.sess = nil
+	return slices.Clip(e.msgs), sess // appends by the caller copy
 }
 
-func (c *historyCache) put(userID, sessionID string, msgs []*coachd.Message) {
+func (c *historyCache) put(userID, sessionID string, msgs []*coachd.Message, sess *coachd.Session) {
 	if len(msgs) == 0 || len(msgs) > maxCachedMessages/4 {
 		return
 	}
@@ -78,10 +110,10 @@ func (c *historyCache) put(userID, sessionID string, msgs []*coachd.Message) {
 	if el, ok := c.byID[sessionID]; ok {
 		e := el.Value.(*historyEntry)
 		c.count += len(msgs) - len(e.msgs)
-		e.user, e.msgs = userID, msgs
+		e.user, e.msgs, e.sess = userID, msgs, sess
 		c.lru.MoveToFront(el)
 	} else {
-		c.byID[sessionID] = c.lru.PushFront(&historyEntry{session: sessionID, user: userID, msgs: msgs})
+		c.byID[sessionID] = c.lru.PushFront(&historyEntry{session: sessionID, user: userID, msgs: msgs, sess: sess})
 		c.count += len(msgs)
 	}
 	for c.count > maxCachedMessages {

@@ -2,12 +2,18 @@ package agent_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/coachd/coachd"
 	"github.com/coachd/coachd/agent"
 	"github.com/coachd/coachd/anthropic/anthropictest"
+	"github.com/coachd/coachd/tools"
 )
 
 // A runner keeps a session's history between turns and reads only what
@@ -68,5 +74,90 @@ func TestHistoryCacheScoped(t *testing.T) {
 	}
 	if _, err := h.runner.Prepare(ctx, agent.TurnRequest{User: h.user, SessionID: res.SessionID, Message: "again"}); coachd.ErrorCode(err) != coachd.ENOTFOUND {
 		t.Fatalf("a deleted cached session: %v, want not found", err)
+	}
+}
+
+var cacheMark = regexp.MustCompile(`,"cache_control":\{[^}]*\}`)
+
+// readCount is the real store, counting ReadTurn.
+type readCount struct {
+	coachd.Store
+	reads atomic.Int32
+}
+
+func (r *readCount) ReadTurn(ctx context.Context, userID, id string, after int64) (*coachd.Session, []*coachd.Message, error) {
+	r.reads.Add(1)
+	return r.Store.ReadTurn(ctx, userID, id, after)
+}
+
+// A runner's next turn on a session starts from what its last turn there
+// left (the session EndTurn returned, the history with that turn's
+// messages) without reading the store, tool rounds and all, and sends the
+// model the history as stored; a change in between (here a new title)
+// refuses the admission, and the turn reads the session again.
+func TestHistoryCacheOwnTurns(t *testing.T) {
+	h := newHarness(t, agent.Limits{})
+	st := &readCount{Store: h.store}
+	r := h.newRunner(append(tools.Builtins(), echoTool), func(string) (*agent.Agent, bool) { return h.agent, true },
+		func(c *agent.Config) { c.Store = st })
+	h.fake.SetScript(func(req *anthropictest.Request) anthropictest.Reply {
+		if len(req.ToolResults()) == 0 && strings.HasPrefix(req.LastUserText(), "tool") {
+			return anthropictest.Reply{Blocks: []anthropictest.BlockSpec{anthropictest.ToolUse("toolu_"+req.LastUserText(), "echo", `{"x":1}`)}}
+		}
+		return anthropictest.Text("reply "+strconv.Itoa(len(req.Messages())), 5)
+	})
+	ctx := context.Background()
+	sid := ""
+	run := func(msg string) {
+		t.Helper()
+		tr, err := r.Prepare(ctx, agent.TurnRequest{User: h.user, SessionID: sid, Message: msg})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := tr.Run(ctx, &sink{})
+		if res.StopReason != coachd.TurnEndTurn {
+			t.Fatalf("%s: %s %v", msg, res.StopReason, res.Err)
+		}
+		sid = res.SessionID
+		// The model saw the session as stored: all of it but the reply.
+		stored := h.history(sid)
+		reqs := h.fake.Requests()
+		sent := reqs[len(reqs)-1].Messages()
+		if len(sent) != len(stored)-1 {
+			t.Fatalf("%s: the model got %d messages, the session holds %d before the reply", msg, len(sent), len(stored)-1)
+		}
+		for i, m := range sent {
+			want, err := json.Marshal(stored[i].Blocks)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := json.Marshal(m.Blocks)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = cacheMark.ReplaceAll(got, nil) // the request's cache breakpoints
+			if m.Role != stored[i].Role || string(got) != string(want) {
+				t.Fatalf("%s: message %d sent as %s %s, stored as %s %s", msg, i, m.Role, got, stored[i].Role, want)
+			}
+		}
+	}
+	run("one")
+	run("tool two")
+	run("three")
+	run("tool four")
+	if n := st.reads.Load(); n != 1 {
+		t.Fatalf("four turns read the session %d times, want 1 (the first)", n)
+	}
+	title := "renamed"
+	if _, err := h.store.UpdateSession(ctx, h.user.ID, sid, coachd.SessionUpdate{Title: &title}); err != nil {
+		t.Fatal(err)
+	}
+	run("five")
+	if n := st.reads.Load(); n != 2 {
+		t.Fatalf("the turn after a change read the session %d times in all, want 2", n)
+	}
+	run("six")
+	if n := st.reads.Load(); n != 2 {
+		t.Fatalf("the turn after that read it again: %d reads, want 2", n)
 	}
 }

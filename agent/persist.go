@@ -106,7 +106,7 @@ func (t *Turn) roundBehind(ctx context.Context, msgs ...*coachd.Message) {
 	id, spend := resv.ID, t.spend()
 	t.charged = &spend
 	t.writeBehind(ctx, func(wctx context.Context, copies []*coachd.Message) error {
-		res, err := t.r.cfg.Store.EndTurn(wctx, t.req.User.ID, coachd.TurnEnd{
+		res, _, err := t.r.cfg.Store.EndTurn(wctx, t.req.User.ID, coachd.TurnEnd{
 			SessionID: t.sess.ID, Messages: copies, ReservationID: id, Spend: spend, Mode: coachd.SettleCharge,
 		})
 		if err != nil {

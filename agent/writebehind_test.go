@@ -34,7 +34,7 @@ func (g *gatedStore) AppendMessages(ctx context.Context, userID, sessionID strin
 
 // EndTurn waits like AppendMessages when it stores messages (a tool
 // round's write, which charges the round with it, and the last reply).
-func (g *gatedStore) EndTurn(ctx context.Context, userID string, e coachd.TurnEnd) (*coachd.Reservation, error) {
+func (g *gatedStore) EndTurn(ctx context.Context, userID string, e coachd.TurnEnd) (*coachd.Reservation, *coachd.Session, error) {
 	if len(e.Messages) > 0 && g.calls.Add(1) > g.free {
 		<-g.open
 	}
@@ -141,9 +141,9 @@ func (f *failingStore) AdmitTurn(ctx context.Context, a coachd.TurnAdmission) (*
 
 // EndTurn fails like AppendMessages when it stores messages (a tool
 // round's write, which charges the round with it, and the last reply).
-func (f *failingStore) EndTurn(ctx context.Context, userID string, e coachd.TurnEnd) (*coachd.Reservation, error) {
+func (f *failingStore) EndTurn(ctx context.Context, userID string, e coachd.TurnEnd) (*coachd.Reservation, *coachd.Session, error) {
 	if len(e.Messages) > 0 && f.calls.Add(1) > f.ok {
-		return nil, coachd.Errorf(coachd.EINTERNAL, "disk full")
+		return nil, nil, coachd.Errorf(coachd.EINTERNAL, "disk full")
 	}
 	return f.Store.EndTurn(ctx, userID, e)
 }

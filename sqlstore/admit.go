@@ -80,13 +80,12 @@ func (db *DB) AdmitTurn(ctx context.Context, a coachd.TurnAdmission) (*coachd.Ad
 				return nil, coachd.ErrLimitReached
 			}
 		}
-		var count int64
-		var updated time.Time
+		var now seenSession
 		err = tx.queryRow(ctx, `UPDATE sessions SET turn_owner = ?, turn_until = ?
 			WHERE id = ? AND user_id = ? AND (turn_owner IS NULL OR turn_owner = ? OR turn_until <= ?)
-			RETURNING message_count, updated_at`,
+			RETURNING message_count, updated_at, agent, title, mode, status, pending_json IS NOT NULL`,
 			a.Owner, tx.time(storeTime(a.Until)), req.SessionID, req.UserID, a.Owner, tx.time(tx.now)).
-			Scan(&count, timeCol{&updated})
+			Scan(&now.count, timeCol{&now.updated}, &now.agent, &now.title, &now.mode, &now.status, &now.pending)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
 			if _, err := findSession(ctx, tx, req.UserID, req.SessionID); err != nil {
@@ -95,7 +94,7 @@ func (db *DB) AdmitTurn(ctx context.Context, a coachd.TurnAdmission) (*coachd.Ad
 			return nil, coachd.Errorf(coachd.ETURNINPROGRESS, "a turn is already running on this session")
 		case err != nil:
 			return nil, dbError(err, "acquire turn")
-		case count != a.Seen.MessageCount || !updated.Equal(a.Seen.UpdatedAt):
+		case !now.is(a.Seen):
 			return nil, coachd.ErrSessionChanged
 		}
 		res, err := db.reserve(ctx, tx, req, st)
@@ -109,7 +108,7 @@ func (db *DB) AdmitTurn(ctx context.Context, a coachd.TurnAdmission) (*coachd.Ad
 			}
 		}
 		if msgs != nil {
-			if ids, first, err = insertMessages(ctx, tx, req.UserID, req.SessionID, msgs, rows, ""); err != nil {
+			if ids, first, _, err = insertMessages(ctx, tx, req.UserID, req.SessionID, msgs, rows, ""); err != nil {
 				return nil, err
 			}
 			at = tx.now
@@ -132,18 +131,19 @@ func (db *DB) AdmitTurn(ctx context.Context, a coachd.TurnAdmission) (*coachd.Ad
 // transaction, all or nothing; with e.LogKeep it also applies the event
 // log's retention (off the admission, which is on the first text's
 // path). It returns the settled reservation, nil when there was none.
-func (db *DB) EndTurn(ctx context.Context, userID string, e coachd.TurnEnd) (*coachd.Reservation, error) {
+func (db *DB) EndTurn(ctx context.Context, userID string, e coachd.TurnEnd) (*coachd.Reservation, *coachd.Session, error) {
 	s, err := settleSpend(e.Spend)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	rows, err := encodeMessages(e.Messages)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var ids []string
 	var first int64
 	var now time.Time
+	var sess *coachd.Session
 	r, err := writeTx(ctx, db, func(tx *tx) (*coachd.Reservation, error) {
 		// The user's lock first, as every budget write takes it; on
 		// Postgres with the reservation read in the same statement.
@@ -160,7 +160,7 @@ func (db *DB) EndTurn(ctx context.Context, userID string, e coachd.TurnEnd) (*co
 		if len(e.Messages) > 0 {
 			// The lease goes in the statement that stores the reply: one
 			// round trip fewer on Postgres.
-			if ids, first, err = insertMessages(ctx, tx, userID, e.SessionID, e.Messages, rows, e.Owner); err != nil {
+			if ids, first, sess, err = insertMessages(ctx, tx, userID, e.SessionID, e.Messages, rows, e.Owner); err != nil {
 				return nil, err
 			}
 			now, released = tx.now, true
@@ -183,10 +183,28 @@ func (db *DB) EndTurn(ctx context.Context, userID string, e coachd.TurnEnd) (*co
 		return r, nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if len(e.Messages) > 0 {
 		assignMessages(e.Messages, ids, e.SessionID, first, now)
 	}
-	return r, nil
+	return r, sess, nil
+}
+
+// seenSession is what an admission compares of the stored session with
+// the one its turn started from (TurnAdmission.Seen): everything the turn
+// reads of it. A turn may start from the session its last EndTurn
+// returned, long before, so an update time alone (which a frozen or
+// coarse clock can repeat) is not trusted to show a change.
+type seenSession struct {
+	count              int64
+	updated            time.Time
+	agent, title, mode string
+	status             coachd.SessionStatus
+	pending            bool
+}
+
+func (s seenSession) is(seen *coachd.Session) bool {
+	return s.count == seen.MessageCount && s.updated.Equal(seen.UpdatedAt) && s.agent == seen.Agent &&
+		s.title == seen.Title && s.mode == seen.Mode && s.status == seen.Status && s.pending == (seen.Pending != nil)
 }

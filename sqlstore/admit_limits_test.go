@@ -57,7 +57,7 @@ func TestAdmitTurnLimits(t *testing.T) {
 			if n, m := hits(t, db, u.ID, "rate", w), hits(t, db, u.ID, "messages", month); n != 2 || m != 1 {
 				t.Fatalf("counted rate %d, messages %d; want 2, 1", n, m)
 			}
-			if _, err := db.EndTurn(ctx, u.ID, coachd.TurnEnd{SessionID: s.ID, ReservationID: adm.Reservation.ID,
+			if _, _, err := db.EndTurn(ctx, u.ID, coachd.TurnEnd{SessionID: s.ID, ReservationID: adm.Reservation.ID,
 				Mode: coachd.SettleFinalize, Owner: "A"}); err != nil {
 				t.Fatal(err)
 			}
@@ -134,7 +134,7 @@ func BenchmarkAdmitLimits(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if _, err := db.EndTurn(ctx, u.ID, coachd.TurnEnd{SessionID: s.ID, ReservationID: adm.Reservation.ID,
+				if _, _, err := db.EndTurn(ctx, u.ID, coachd.TurnEnd{SessionID: s.ID, ReservationID: adm.Reservation.ID,
 					Mode: coachd.SettleFinalize, Owner: "A"}); err != nil {
 					b.Fatal(err)
 				}
@@ -200,7 +200,7 @@ func TestAdmitTurnMessage(t *testing.T) {
 			if got, _ := db.FindSession(ctx, u.ID, s.ID); got.MessageCount != 1 {
 				t.Fatalf("message count %d, want 1", got.MessageCount)
 			}
-			if _, err := db.EndTurn(ctx, u.ID, coachd.TurnEnd{SessionID: s.ID, ReservationID: adm.Reservation.ID,
+			if _, _, err := db.EndTurn(ctx, u.ID, coachd.TurnEnd{SessionID: s.ID, ReservationID: adm.Reservation.ID,
 				Mode: coachd.SettleFinalize, Owner: "A"}); err != nil {
 				t.Fatal(err)
 			}

@@ -72,7 +72,7 @@ func TestAdmitTurn(t *testing.T) {
 
 			// EndTurn settles and releases together.
 			reply := &coachd.Message{Role: coachd.RoleAssistant, Blocks: []coachd.Block{coachd.TextBlock("done")}}
-			res, err = db.EndTurn(ctx, u.ID, coachd.TurnEnd{SessionID: s.ID, Messages: []*coachd.Message{reply},
+			res, _, err = db.EndTurn(ctx, u.ID, coachd.TurnEnd{SessionID: s.ID, Messages: []*coachd.Message{reply},
 				ReservationID: res.ID, Spend: coachd.Spend{Amount: 120, Tokens: 120}, Mode: coachd.SettleFinalize, Owner: "A"})
 			if err != nil {
 				t.Fatal(err)
@@ -138,7 +138,7 @@ func TestEndTurnAllOrNothing(t *testing.T) {
 			reply := &coachd.Message{Role: coachd.RoleAssistant, Blocks: []coachd.Block{coachd.TextBlock("done")}}
 			end := coachd.TurnEnd{SessionID: s.ID, Messages: []*coachd.Message{reply}, ReservationID: missing,
 				Mode: coachd.SettleFinalize, Owner: "A"}
-			if _, err := db.EndTurn(ctx, u.ID, end); coachd.ErrorCode(err) != coachd.ENOTFOUND {
+			if _, _, err := db.EndTurn(ctx, u.ID, end); coachd.ErrorCode(err) != coachd.ENOTFOUND {
 				t.Fatalf("unknown reservation: %v", err)
 			}
 			if err := db.AcquireTurn(ctx, u.ID, s.ID, "B", until); coachd.ErrorCode(err) != coachd.ETURNINPROGRESS {
@@ -148,16 +148,16 @@ func TestEndTurnAllOrNothing(t *testing.T) {
 				t.Fatalf("a failed EndTurn stored %d messages (%v)", len(msgs), err)
 			}
 			end = coachd.TurnEnd{SessionID: s.ID, Spend: coachd.Spend{Amount: -1}, Owner: "A"}
-			if _, err := db.EndTurn(ctx, u.ID, end); coachd.ErrorCode(err) != coachd.EINVALID {
+			if _, _, err := db.EndTurn(ctx, u.ID, end); coachd.ErrorCode(err) != coachd.EINVALID {
 				t.Fatalf("negative spend: %v", err)
 			}
 			// Another user's session: nothing stored, nothing released.
 			other := budgetUser(t, db, 10)
 			end = coachd.TurnEnd{SessionID: s.ID, Messages: []*coachd.Message{reply}, Owner: "A"}
-			if _, err := db.EndTurn(ctx, other.ID, end); coachd.ErrorCode(err) != coachd.ENOTFOUND {
+			if _, _, err := db.EndTurn(ctx, other.ID, end); coachd.ErrorCode(err) != coachd.ENOTFOUND {
 				t.Fatalf("another user's session: %v", err)
 			}
-			if r, err := db.EndTurn(ctx, u.ID, coachd.TurnEnd{SessionID: s.ID, Owner: "A"}); err != nil || r != nil {
+			if r, _, err := db.EndTurn(ctx, u.ID, coachd.TurnEnd{SessionID: s.ID, Owner: "A"}); err != nil || r != nil {
 				t.Fatalf("release only: %v, %+v", r, err)
 			}
 			if err := db.AcquireTurn(ctx, u.ID, s.ID, "B", until); err != nil {

@@ -34,14 +34,14 @@ func TestEndTurnLogRetention(t *testing.T) {
 				}
 				if turn == 4 {
 					// Another user's end names the session: nothing goes.
-					if _, err := db.EndTurn(ctx, other.ID, coachd.TurnEnd{SessionID: s.ID, LogTurn: 4, LogKeep: 1}); err != nil {
+					if _, _, err := db.EndTurn(ctx, other.ID, coachd.TurnEnd{SessionID: s.ID, LogTurn: 4, LogKeep: 1}); err != nil {
 						t.Fatal(err)
 					}
 					if n := rawCount(t, db, `SELECT COUNT(*) FROM turns WHERE session_id = ?`, s.ID); n != keep+1 {
 						t.Fatalf("another user's end pruned: %d turns left", n)
 					}
 				}
-				if _, err := db.EndTurn(ctx, u.ID, coachd.TurnEnd{SessionID: s.ID, ReservationID: adm.Reservation.ID,
+				if _, _, err := db.EndTurn(ctx, u.ID, coachd.TurnEnd{SessionID: s.ID, ReservationID: adm.Reservation.ID,
 					Mode: coachd.SettleFinalize, Owner: "A", LogTurn: adm.StreamTurn, LogKeep: keep}); err != nil {
 					t.Fatal(err)
 				}

@@ -116,7 +116,7 @@ func (db *DB) AppendMessages(ctx context.Context, userID, sessionID string, msgs
 		return err
 	}
 	defer tx.Rollback()
-	ids, first, err := insertMessages(ctx, tx, userID, sessionID, msgs, rows, "")
+	ids, first, _, err := insertMessages(ctx, tx, userID, sessionID, msgs, rows, "")
 	if err != nil {
 		return err
 	}
@@ -133,32 +133,35 @@ func (db *DB) AppendMessages(ctx context.Context, userID, sessionID string, msgs
 // msgs there, leaving msgs untouched. It returns the IDs used (msgs' own or
 // new ones) and the first seq. msgs must not be empty. When release is
 // not "", the same statement releases release's turn lease on the session
-// (as releaseTurn: nothing when someone else holds it).
-func insertMessages(ctx context.Context, tx *tx, userID, sessionID string, msgs []*coachd.Message, rows []messageRow, release string) ([]string, int64, error) {
+// (as releaseTurn: nothing when someone else holds it) and returns the
+// session as it leaves it (nil otherwise).
+func insertMessages(ctx context.Context, tx *tx, userID, sessionID string, msgs []*coachd.Message, rows []messageRow, release string) ([]string, int64, *coachd.Session, error) {
 	// Reserving the seqs takes the session row's lock on Postgres (and the
 	// database write lock on SQLite): concurrent appends queue here.
 	n := int64(len(msgs))
 	var next int64
-	q, args := `UPDATE sessions SET next_seq = next_seq + ?, message_count = message_count + ?, updated_at = ?
-		WHERE id = ? AND user_id = ? AND message_count + ? <= ? RETURNING next_seq`,
-		[]any{n, n, tx.time(tx.now), sessionID, userID, n, coachd.MaxMessagesPerSession}
-	if release != "" {
+	var sess *coachd.Session
+	var err error
+	if release == "" {
+		err = tx.queryRow(ctx, `UPDATE sessions SET next_seq = next_seq + ?, message_count = message_count + ?, updated_at = ?
+			WHERE id = ? AND user_id = ? AND message_count + ? <= ? RETURNING next_seq`,
+			n, n, tx.time(tx.now), sessionID, userID, n, coachd.MaxMessagesPerSession).Scan(&next)
+	} else {
 		// SET reads the row as it was: both CASEs see the old owner.
-		q = `UPDATE sessions SET next_seq = next_seq + ?, message_count = message_count + ?, updated_at = ?,
+		sess, err = scanSessionAnd(tx.queryRow(ctx, `UPDATE sessions SET next_seq = next_seq + ?, message_count = message_count + ?, updated_at = ?,
 			turn_owner = CASE WHEN turn_owner = ? THEN NULL ELSE turn_owner END,
 			turn_until = CASE WHEN turn_owner = ? THEN NULL ELSE turn_until END
-			WHERE id = ? AND user_id = ? AND message_count + ? <= ? RETURNING next_seq`
-		args = []any{n, n, tx.time(tx.now), release, release, sessionID, userID, n, coachd.MaxMessagesPerSession}
+			WHERE id = ? AND user_id = ? AND message_count + ? <= ? RETURNING `+sessionColumns+`, next_seq`,
+			n, n, tx.time(tx.now), release, release, sessionID, userID, n, coachd.MaxMessagesPerSession), &next)
 	}
-	err := tx.queryRow(ctx, q, args...).Scan(&next)
 	if errors.Is(err, sql.ErrNoRows) {
 		if _, ferr := findSession(ctx, tx, userID, sessionID); ferr != nil {
-			return nil, 0, ferr
+			return nil, 0, nil, ferr
 		}
-		return nil, 0, coachd.Errorf(coachd.ECONFLICT, "the session is full (%d messages): start a new session", coachd.MaxMessagesPerSession)
+		return nil, 0, nil, coachd.Errorf(coachd.ECONFLICT, "the session is full (%d messages): start a new session", coachd.MaxMessagesPerSession)
 	}
 	if err != nil {
-		return nil, 0, dbError(err, "session %q", sessionID)
+		return nil, 0, nil, dbError(err, "session %q", sessionID)
 	}
 	first := next - n
 	ids := make([]string, len(msgs))
@@ -179,10 +182,10 @@ func insertMessages(ctx context.Context, tx *tx, userID, sessionID string, msgs 
 				rows[i].usage, m.Partial, tx.time(tx.now))
 		}
 		if _, err := tx.exec(ctx, insertMessagesSQL[len(batch)], args...); err != nil {
-			return nil, 0, dbError(err, "append messages[%d:%d]", start, start+len(batch))
+			return nil, 0, nil, dbError(err, "append messages[%d:%d]", start, start+len(batch))
 		}
 	}
-	return ids, first, nil
+	return ids, first, sess, nil
 }
 
 // insertBatch bounds the messages of one INSERT (10 parameters each).

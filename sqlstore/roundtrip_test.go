@@ -162,7 +162,7 @@ func TestPostgresRoundTrips(t *testing.T) {
 		}
 		turn = adm.StreamTurn
 		resv = append(resv, adm.Reservation)
-		if _, err := db.EndTurn(ctx, user.ID, coachd.TurnEnd{SessionID: s.ID, Owner: "A"}); err != nil {
+		if _, _, err := db.EndTurn(ctx, user.ID, coachd.TurnEnd{SessionID: s.ID, Owner: "A"}); err != nil {
 			t.Fatal(err)
 		}
 		if seen, _, err = db.ReadTurn(ctx, user.ID, s.ID, 0); err != nil {
@@ -193,7 +193,7 @@ func TestPostgresRoundTrips(t *testing.T) {
 		r := resv[i]
 		i++
 		msg := &coachd.Message{Role: coachd.RoleAssistant, Blocks: []coachd.Block{coachd.TextBlock("reply")}}
-		_, err := db.EndTurn(ctx, user.ID, coachd.TurnEnd{SessionID: s.ID, Messages: []*coachd.Message{msg},
+		_, _, err := db.EndTurn(ctx, user.ID, coachd.TurnEnd{SessionID: s.ID, Messages: []*coachd.Message{msg},
 			ReservationID: r.ID, Spend: coachd.Spend{Amount: 100, Tokens: 100}, Mode: coachd.SettleFinalize, Owner: "B"})
 		return err
 	})
@@ -204,7 +204,7 @@ func TestPostgresRoundTrips(t *testing.T) {
 		asst := &coachd.Message{Role: coachd.RoleAssistant, Blocks: []coachd.Block{coachd.TextBlock("calling")}}
 		results := &coachd.Message{Role: coachd.RoleUser, Blocks: []coachd.Block{coachd.ToolResultBlock("toolu_1", "ok", false)}}
 		spent += 10
-		_, err := db.EndTurn(ctx, user.ID, coachd.TurnEnd{SessionID: s.ID, Messages: []*coachd.Message{asst, results},
+		_, _, err := db.EndTurn(ctx, user.ID, coachd.TurnEnd{SessionID: s.ID, Messages: []*coachd.Message{asst, results},
 			ReservationID: resv[0].ID, Spend: coachd.Spend{Amount: spent, Tokens: spent}, Mode: coachd.SettleCharge})
 		return err
 	})

@@ -10,10 +10,16 @@ import (
 const sessionColumns = `id, user_id, agent, title, mode, status, pending_json, message_count, created_at, updated_at`
 
 func scanSession(row interface{ Scan(...any) error }) (*coachd.Session, error) {
+	return scanSessionAnd(row)
+}
+
+// scanSessionAnd scans sessionColumns, then the row's further columns
+// into more.
+func scanSessionAnd(row interface{ Scan(...any) error }, more ...any) (*coachd.Session, error) {
 	s := &coachd.Session{}
 	var pending []byte
-	if err := row.Scan(&s.ID, &s.UserID, &s.Agent, &s.Title, &s.Mode, &s.Status, &pending,
-		&s.MessageCount, timeCol{&s.CreatedAt}, timeCol{&s.UpdatedAt}); err != nil {
+	if err := row.Scan(append([]any{&s.ID, &s.UserID, &s.Agent, &s.Title, &s.Mode, &s.Status, &pending,
+		&s.MessageCount, timeCol{&s.CreatedAt}, timeCol{&s.UpdatedAt}}, more...)...); err != nil {
 		return nil, err
 	}
 	if len(pending) > 0 {
