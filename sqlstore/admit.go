@@ -83,7 +83,7 @@ func (db *DB) AdmitTurn(ctx context.Context, a coachd.TurnAdmission) (*coachd.Ad
 		var now seenSession
 		err = tx.queryRow(ctx, `UPDATE sessions SET turn_owner = ?, turn_until = ?
 			WHERE id = ? AND user_id = ? AND (turn_owner IS NULL OR turn_owner = ? OR turn_until <= ?)
-			RETURNING message_count, updated_at, agent, title, mode, status, pending_json IS NOT NULL`,
+			RETURNING message_count, updated_at, agent, title, mode, status, COALESCE(pending_json, '') <> ''`,
 			a.Owner, tx.time(storeTime(a.Until)), req.SessionID, req.UserID, a.Owner, tx.time(tx.now)).
 			Scan(&now.count, timeCol{&now.updated}, &now.agent, &now.title, &now.mode, &now.status, &now.pending)
 		switch {
@@ -201,7 +201,7 @@ type seenSession struct {
 	updated            time.Time
 	agent, title, mode string
 	status             coachd.SessionStatus
-	pending            bool
+	pending            bool // pending_json holds a call (scanSession decodes one)
 }
 
 func (s seenSession) is(seen *coachd.Session) bool {
