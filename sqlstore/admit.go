@@ -130,7 +130,9 @@ func (db *DB) AdmitTurn(ctx context.Context, a coachd.TurnAdmission) (*coachd.Ad
 // e.Owner's lease (as ReleaseTurn; none when e.Owner is "") in one write
 // transaction, all or nothing; with e.LogKeep it also applies the event
 // log's retention (off the admission, which is on the first text's
-// path). It returns the settled reservation, nil when there was none.
+// path). It returns the settled reservation, nil when there was none,
+// and the session as the write that stored e.Messages and released
+// e.Owner's lease left it, nil without both.
 func (db *DB) EndTurn(ctx context.Context, userID string, e coachd.TurnEnd) (*coachd.Reservation, *coachd.Session, error) {
 	s, err := settleSpend(e.Spend)
 	if err != nil {
