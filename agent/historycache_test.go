@@ -25,19 +25,7 @@ func TestHistoryCacheSeesOtherReplica(t *testing.T) {
 	h.fake.SetScript(func(r *anthropictest.Request) anthropictest.Reply {
 		return anthropictest.Text("reply to "+r.LastUserText(), 5)
 	})
-	ctx := context.Background()
-	run := func(r *agent.Runner, sid, msg string) *agent.Result {
-		t.Helper()
-		tr, err := r.Prepare(ctx, agent.TurnRequest{User: h.user, SessionID: sid, Message: msg})
-		if err != nil {
-			t.Fatal(err)
-		}
-		res := tr.Run(ctx, &sink{})
-		if res.StopReason != coachd.TurnEndTurn {
-			t.Fatalf("%s: %s %v", msg, res.StopReason, res.Err)
-		}
-		return res
-	}
+	run := func(r *agent.Runner, sid, msg string) *agent.Result { return endTurn(t, r, h.user, sid, msg) }
 	sid := run(h.runner, "", "one").SessionID
 	run(other, sid, "two")
 	run(h.runner, sid, "three")
@@ -54,6 +42,22 @@ func TestHistoryCacheSeesOtherReplica(t *testing.T) {
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("last request's messages:\n%q\nwant:\n%q", got, want)
 	}
+}
+
+// endTurn prepares and runs u's turn saying msg on session sid ("": a
+// new one) with r, and fails the test unless the turn ended its turn.
+func endTurn(t *testing.T, r *agent.Runner, u *coachd.User, sid, msg string) *agent.Result {
+	t.Helper()
+	ctx := context.Background()
+	tr, err := r.Prepare(ctx, agent.TurnRequest{User: u, SessionID: sid, Message: msg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := tr.Run(ctx, &sink{})
+	if res.StopReason != coachd.TurnEndTurn {
+		t.Fatalf("%s: %s %v", msg, res.StopReason, res.Err)
+	}
+	return res
 }
 
 // A cached session deleted since, or another user's, is not found.
@@ -110,15 +114,7 @@ func TestHistoryCacheOwnTurns(t *testing.T) {
 	sid := ""
 	run := func(msg string) {
 		t.Helper()
-		tr, err := r.Prepare(ctx, agent.TurnRequest{User: h.user, SessionID: sid, Message: msg})
-		if err != nil {
-			t.Fatal(err)
-		}
-		res := tr.Run(ctx, &sink{})
-		if res.StopReason != coachd.TurnEndTurn {
-			t.Fatalf("%s: %s %v", msg, res.StopReason, res.Err)
-		}
-		sid = res.SessionID
+		sid = endTurn(t, r, h.user, sid, msg).SessionID
 		// The model saw the session as stored: all of it but the reply.
 		stored := h.history(sid)
 		reqs := h.fake.Requests()
