@@ -80,12 +80,10 @@ func (db *DB) AdmitTurn(ctx context.Context, a coachd.TurnAdmission) (*coachd.Ad
 				return nil, coachd.ErrLimitReached
 			}
 		}
-		var now seenSession
-		err = tx.queryRow(ctx, `UPDATE sessions SET turn_owner = ?, turn_until = ?
+		now, err := scanSession(tx.queryRow(ctx, `UPDATE sessions SET turn_owner = ?, turn_until = ?
 			WHERE id = ? AND user_id = ? AND (turn_owner IS NULL OR turn_owner = ? OR turn_until <= ?)
-			RETURNING message_count, updated_at, agent, title, mode, status, COALESCE(pending_json, '') <> ''`,
-			a.Owner, tx.time(storeTime(a.Until)), req.SessionID, req.UserID, a.Owner, tx.time(tx.now)).
-			Scan(&now.count, timeCol{&now.updated}, &now.agent, &now.title, &now.mode, &now.status, &now.pending)
+			RETURNING `+sessionColumns,
+			a.Owner, tx.time(storeTime(a.Until)), req.SessionID, req.UserID, a.Owner, tx.time(tx.now)))
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
 			if _, err := findSession(ctx, tx, req.UserID, req.SessionID); err != nil {
@@ -94,7 +92,7 @@ func (db *DB) AdmitTurn(ctx context.Context, a coachd.TurnAdmission) (*coachd.Ad
 			return nil, coachd.Errorf(coachd.ETURNINPROGRESS, "a turn is already running on this session")
 		case err != nil:
 			return nil, dbError(err, "acquire turn")
-		case !now.is(a.Seen):
+		case !sameSession(now, a.Seen):
 			return nil, coachd.ErrSessionChanged
 		}
 		res, err := db.reserve(ctx, tx, req, st)
@@ -193,20 +191,12 @@ func (db *DB) EndTurn(ctx context.Context, userID string, e coachd.TurnEnd) (*co
 	return r, sess, nil
 }
 
-// seenSession is what an admission compares of the stored session with
-// the one its turn started from (TurnAdmission.Seen): everything the turn
-// reads of it. A turn may start from the session its last EndTurn
-// returned, long before, so an update time alone (which a frozen or
-// coarse clock can repeat) is not trusted to show a change.
-type seenSession struct {
-	count              int64
-	updated            time.Time
-	agent, title, mode string
-	status             coachd.SessionStatus
-	pending            bool // pending_json holds a call (scanSession decodes one)
-}
-
-func (s seenSession) is(seen *coachd.Session) bool {
-	return s.count == seen.MessageCount && s.updated.Equal(seen.UpdatedAt) && s.agent == seen.Agent &&
-		s.title == seen.Title && s.mode == seen.Mode && s.status == seen.Status && s.pending == (seen.Pending != nil)
+// sameSession reports whether the stored session now is the one a turn
+// started from (seen, TurnAdmission.Seen) in everything the turn reads of
+// it. A turn may start from the session its last EndTurn returned, long
+// before, so an update time alone (which a frozen or coarse clock can
+// repeat) is not trusted to show a change.
+func sameSession(now, seen *coachd.Session) bool {
+	return now.MessageCount == seen.MessageCount && now.UpdatedAt.Equal(seen.UpdatedAt) && now.Agent == seen.Agent &&
+		now.Title == seen.Title && now.Mode == seen.Mode && now.Status == seen.Status && (now.Pending == nil) == (seen.Pending == nil)
 }
