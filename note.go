@@ -39,6 +39,11 @@ const (
 	MaxDeletedNotesPerUser = 1000
 )
 
+// ErrNoteLimit is the ECONFLICT of a note over MaxNotesPerUser.
+func ErrNoteLimit() error {
+	return Errorf(ECONFLICT, "note limit reached (%d notes): delete some first", MaxNotesPerUser)
+}
+
 var marketSlugRe = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
 
 // Note is one thing the coach remembers about a user.

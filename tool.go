@@ -46,6 +46,15 @@ type ToolEnv struct {
 	Store   Store
 	// Emit sends an event to the turn's stream (session_changed, ...).
 	Emit func(Event)
+	// StageNote, when set, takes a note the tool would create into the
+	// write that stores the round its result belongs to, instead of a
+	// write of its own before the result: the note gets its ID here (the
+	// tool may report it), is counted against MaxNotesPerUser as the
+	// user's live notes stood when the request was authenticated plus the
+	// turn's staged ones (an ECONFLICT when full, as CreateNote's), and is
+	// stored with the round or not at all; no text that follows reaches
+	// the client before it is stored. Nil: the tool writes itself.
+	StageNote func(*Note) error
 }
 
 // ToolResult is what a tool returns. A failure the model should see is a

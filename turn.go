@@ -89,7 +89,12 @@ type TurnService interface {
 // TurnEnd is what EndTurn writes.
 type TurnEnd struct {
 	SessionID string
-	// Messages, when any, are appended first (as AppendMessages, which
+	// Notes, when any, are created first, each as CreateNote creates
+	// one (validated, within MaxNotesPerUser, in SessionID) but keeping
+	// the ID it carries (ToolEnv.StageNote gave it): one that cannot be
+	// fails the whole write.
+	Notes []*Note
+	// Messages, when any, are appended next (as AppendMessages, which
 	// fills them in once stored).
 	Messages []*Message
 	// ReservationID is settled with Spend as Mode says (Settle); ""

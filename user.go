@@ -17,9 +17,13 @@ type User struct {
 	MonthlyMessages *int64 `json:"monthly_messages,omitempty"`
 	// ExternalID is "iss|sub" for a user an identity provider's JWT
 	// authenticates; "" for key-only users.
-	ExternalID string    `json:"external_id,omitempty"`
-	CreatedAt  time.Time `json:"created_at"`
-	UpdatedAt  time.Time `json:"updated_at"`
+	ExternalID string `json:"external_id,omitempty"`
+	// LiveNotes is how many notes the user had, not deleted, when the
+	// row was read (a tool's first check against MaxNotesPerUser; the
+	// store's write is the one that holds).
+	LiveNotes int64     `json:"-"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
 }
 
 // UserUpdate lists the fields an admin may change; nil leaves a field alone.

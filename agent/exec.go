@@ -143,6 +143,9 @@ func (t *Turn) runTool(ctx context.Context, timeout time.Duration, tool coachd.T
 	log := t.r.cfg.Logger.With("session", t.sess.ID, "tool", c.Name, "tool_use_id", c.ID)
 	done := make(chan outcome, 1)
 	env := coachd.ToolEnv{User: t.req.User, Session: t.sess, Store: t.r.cfg.Store, Emit: t.emit}
+	if t.round != nil {
+		env.StageNote = t.stageNote(t.round)
+	}
 	go func() {
 		stack.Grow() // a tool may write to the store
 		defer func() {

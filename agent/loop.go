@@ -90,6 +90,7 @@ func (t *Turn) loop(ctx context.Context, lim Limits) string {
 		}
 		forbidden := t.x.forbid
 		t.x.misordered = t.x.misordered[:0]
+		t.round = &roundNotes{} // the notes its tools make join its write (saveRound)
 		outs, interactive := t.runTools(ctx, lim, uses)
 		t.markCalled(uses, outs, interactive)
 		if stop := t.saveRound(ctx, resp, uses, outs, interactive); stop != "" {

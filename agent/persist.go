@@ -94,12 +94,16 @@ func (t *Turn) appendBehind(ctx context.Context, msgs ...*coachd.Message) {
 // fails (a database error, a reservation gone) fails the round's write
 // and so the turn, at its next sync; a charge of its own was only logged.
 // A turn without a reservation to charge (none, or a free preview) only
-// appends.
-func (t *Turn) roundBehind(ctx context.Context, msgs ...*coachd.Message) {
+// appends. The notes the round's tools staged (stage.go) are created in
+// the same write, or, without a charge, in one just before it.
+func (t *Turn) roundBehind(ctx context.Context, notes []*coachd.Note, msgs ...*coachd.Message) {
 	t.mu.Lock()
 	resv := t.resv // a charge behind may be replacing it
 	t.mu.Unlock()
 	if resv == nil || resv.FreePreview {
+		if len(notes) > 0 {
+			t.behind(ctx, func(wctx context.Context) error { return t.storeNotes(wctx, notes) })
+		}
 		t.appendBehind(ctx, msgs...)
 		return
 	}
@@ -107,7 +111,7 @@ func (t *Turn) roundBehind(ctx context.Context, msgs ...*coachd.Message) {
 	t.charged = &spend
 	t.writeBehind(ctx, func(wctx context.Context, copies []*coachd.Message) error {
 		res, _, err := t.r.cfg.Store.EndTurn(wctx, t.req.User.ID, coachd.TurnEnd{
-			SessionID: t.sess.ID, Messages: copies, ReservationID: id, Spend: spend, Mode: coachd.SettleCharge,
+			SessionID: t.sess.ID, Notes: notes, Messages: copies, ReservationID: id, Spend: spend, Mode: coachd.SettleCharge,
 		})
 		if err != nil {
 			return err
@@ -226,9 +230,14 @@ func (t *Turn) saveRound(ctx context.Context, resp *coachd.ModelResponse, calls 
 		results[i] = o.block
 	}
 	asst := t.assistantMessage(resp, false)
+	notes := t.round.take()
+	t.round = nil
 	if interactive < 0 {
-		t.roundBehind(ctx, asst, &coachd.Message{Role: coachd.RoleUser, Blocks: results})
+		t.roundBehind(ctx, notes, asst, &coachd.Message{Role: coachd.RoleUser, Blocks: results})
 		return ""
+	}
+	if err := t.storeNotes(ctx, notes); err != nil {
+		return t.fail(err)
 	}
 	pending, ev := t.pause(calls[interactive], results)
 	if err := t.append(ctx, asst); err != nil {

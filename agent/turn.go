@@ -34,15 +34,17 @@ type Turn struct {
 	res        Result
 	savedReply bool
 	// Writes behind (persist.go), used by the turn's goroutine only.
-	pending   *writeBehind        // the last write behind
-	writeErr  error               // the first write behind that failed
-	stored    []func()            // copy what the writes behind stored into the history
-	admitted  *coachd.Message     // the user message stored with the admission; nil: begin stores it
-	resv      *coachd.Reservation // nil when not reserved (Close before Prepare's reserve)
-	charged   *coachd.Spend       // what the last round's write charges (roundBehind)
-	settled   bool
-	x         turnState // pack features: prompt, contracts, action tags (contract.go)
-	firstText time.Time // when the first text streamed, for time-to-first-token
+	pending     *writeBehind        // the last write behind
+	writeErr    error               // the first write behind that failed
+	stored      []func()            // copy what the writes behind stored into the history
+	admitted    *coachd.Message     // the user message stored with the admission; nil: begin stores it
+	resv        *coachd.Reservation // nil when not reserved (Close before Prepare's reserve)
+	charged     *coachd.Spend       // what the last round's write charges (roundBehind)
+	round       *roundNotes         // the running round's staged notes (stage.go); nil: tools write themselves
+	notesStaged int64               // notes the turn's rounds staged, counted against the cap
+	settled     bool
+	x           turnState // pack features: prompt, contracts, action tags (contract.go)
+	firstText   time.Time // when the first text streamed, for time-to-first-token
 
 	ap approvalState // a call waiting for, or resumed by, the user's approval (approve.go)
 }

@@ -140,6 +140,9 @@ func (db *DB) EndTurn(ctx context.Context, userID string, e coachd.TurnEnd) (*co
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := db.stagedNotes(userID, e.SessionID, e.Notes); err != nil {
+		return nil, nil, err
+	}
 	var ids []string
 	var first int64
 	var now time.Time
@@ -155,6 +158,11 @@ func (db *DB) EndTurn(ctx context.Context, userID string, e coachd.TurnEnd) (*co
 			}
 		} else if err := lockUser(ctx, tx, userID); err != nil {
 			return nil, err
+		}
+		for _, n := range e.Notes {
+			if err := insertNote(ctx, tx, n); err != nil {
+				return nil, err
+			}
 		}
 		released := false
 		if len(e.Messages) > 0 {

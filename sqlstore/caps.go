@@ -45,7 +45,7 @@ func noteRoom(ctx context.Context, tx *tx, userID, sessionID string) error {
 	if sessionID != "" && !session {
 		return dbError(sql.ErrNoRows, "session %q", sessionID)
 	}
-	return coachd.Errorf(coachd.ECONFLICT, "note limit reached (%d notes): delete some first", coachd.MaxNotesPerUser)
+	return coachd.ErrNoteLimit()
 }
 
 // noteGone uncounts a live note the user's transaction just deleted.

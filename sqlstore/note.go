@@ -41,24 +41,48 @@ func (db *DB) CreateNote(ctx context.Context, n *coachd.Note) error {
 	// statement: it takes the user's lock itself (userTx's would be one
 	// more round trip on Postgres).
 	_, err := writeTx(ctx, db, func(tx *tx) (struct{}, error) {
-		if err := noteRoom(ctx, tx, n.UserID, n.SessionID); err != nil {
-			return struct{}{}, err
-		}
-		var sessionID any
-		if n.SessionID != "" {
-			sessionID = n.SessionID
-		}
 		n.ID = coachd.NewID(coachd.PrefixNote, tx.now)
-		n.DeletedAt = nil
-		n.CreatedAt, n.UpdatedAt = tx.now, tx.now
-		if _, err := tx.exec(ctx, `INSERT INTO notes (`+noteColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?)`,
-			n.ID, n.UserID, sessionID, n.Type, n.Category, n.Title, n.Content, n.Importance, n.MarketSlug, n.Pinned,
-			tx.time(n.CreatedAt), tx.time(n.UpdatedAt)); err != nil {
-			return struct{}{}, dbError(err, "create note")
-		}
-		return struct{}{}, nil
+		return struct{}{}, insertNote(ctx, tx, n)
 	})
 	return err
+}
+
+// insertNote creates n, its ID set, in tx: room for it first (noteRoom),
+// then the row, stamped with the transaction's time.
+func insertNote(ctx context.Context, tx *tx, n *coachd.Note) error {
+	if err := noteRoom(ctx, tx, n.UserID, n.SessionID); err != nil {
+		return err
+	}
+	var sessionID any
+	if n.SessionID != "" {
+		sessionID = n.SessionID
+	}
+	n.DeletedAt = nil
+	n.CreatedAt, n.UpdatedAt = tx.now, tx.now
+	if _, err := tx.exec(ctx, `INSERT INTO notes (`+noteColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?)`,
+		n.ID, n.UserID, sessionID, n.Type, n.Category, n.Title, n.Content, n.Importance, n.MarketSlug, n.Pinned,
+		tx.time(n.CreatedAt), tx.time(n.UpdatedAt)); err != nil {
+		return dbError(err, "create note")
+	}
+	return nil
+}
+
+// stagedNotes checks the notes an EndTurn creates (TurnEnd.Notes) before
+// its transaction: each is the user's, in the write's session, with the
+// ID StageNote gave it, and valid as CreateNote requires.
+func (db *DB) stagedNotes(userID, sessionID string, notes []*coachd.Note) error {
+	for i, n := range notes {
+		if n.Importance == 0 {
+			n.Importance = coachd.DefaultImportance
+		}
+		if n.UserID != userID || n.SessionID != sessionID || !coachd.ValidID(coachd.PrefixNote, n.ID) {
+			return coachd.Errorf(coachd.EINVALID, "note %d: not a note staged in this session", i)
+		}
+		if errs := n.Validate(&db.notes); len(errs) > 0 {
+			return coachd.Invalid(errs...)
+		}
+	}
+	return nil
 }
 
 // FindNote returns the user's note, deleted or not (DeletedAt tells), or

@@ -6,12 +6,12 @@ import (
 	"github.com/coachd/coachd"
 )
 
-const userColumns = `id, name, token_budget, tokens_used, created_at, updated_at, rate_limit, monthly_messages, external_id`
+const userColumns = `id, name, token_budget, tokens_used, created_at, updated_at, rate_limit, monthly_messages, external_id, live_notes`
 
 func scanUser(row interface{ Scan(...any) error }) (*coachd.User, error) {
 	u := &coachd.User{}
 	var ext *string
-	err := row.Scan(&u.ID, &u.Name, &u.TokenBudget, &u.TokensUsed, timeCol{&u.CreatedAt}, timeCol{&u.UpdatedAt}, &u.RateLimit, &u.MonthlyMessages, &ext)
+	err := row.Scan(&u.ID, &u.Name, &u.TokenBudget, &u.TokensUsed, timeCol{&u.CreatedAt}, timeCol{&u.UpdatedAt}, &u.RateLimit, &u.MonthlyMessages, &ext, &u.LiveNotes)
 	if ext != nil {
 		u.ExternalID = *ext
 	}

@@ -58,7 +58,12 @@ func (t SaveNote) Execute(ctx context.Context, call coachd.ToolCall, env coachd.
 	if errs := n.Validate(vocab(t.Vocab)); len(errs) > 0 {
 		return refuse("note not saved: " + fieldText(errs))
 	}
-	if err := env.Store.CreateNote(ctx, n); err != nil {
+	create := env.Store.CreateNote
+	if env.StageNote != nil {
+		// Stored with the round (ToolEnv.StageNote); refused here at the cap.
+		create = func(_ context.Context, n *coachd.Note) error { return env.StageNote(n) }
+	}
+	if err := create(ctx, n); err != nil {
 		if code := coachd.ErrorCode(err); code == coachd.EINVALID || code == coachd.ECONFLICT { // e.g. the note cap
 			return refuse("note not saved: " + coachd.ErrorMessage(err))
 		}
