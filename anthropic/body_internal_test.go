@@ -173,6 +173,10 @@ func bodies(tb testing.TB, cfg Config, platform string, req *coachd.ModelRequest
 	if errors.Is(oldErr, errCaptured) {
 		oldErr = nil
 	}
+	// The SDK appends its "stream" flag; coachd writes it first.
+	if rest, ok := bytes.CutSuffix(oldBody, []byte(`,"stream":true}`)); ok {
+		oldBody = append(append([]byte(`{"stream":true,`), rest[1:]...), '}')
+	}
 	if errors.Is(nowErr, errCaptured) {
 		nowErr = nil
 	}
