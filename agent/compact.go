@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/coachd/coachd"
 )
@@ -115,21 +116,25 @@ func decodeSummary(raw json.RawMessage) (summaryMeta, bool) {
 // covers), with older large tool results shortened when the history is
 // past c.ShortenAfter. msgs are not changed.
 func compacted(msgs []*coachd.Message, c *Compaction) []*coachd.Message {
+	// One look at each message (summaryOf, twice per model request, is
+	// most of this function's time): out[0] is kept for the summary.
 	var latest *coachd.Message
 	var through int64 = -1
+	out := make([]*coachd.Message, 1, len(msgs)+1)
 	for _, m := range msgs {
-		if meta, ok := summaryOf(m); ok && (latest == nil || m.Seq > latest.Seq) {
+		if meta, ok := summaryOf(m); !ok {
+			out = append(out, m)
+		} else if latest == nil || m.Seq > latest.Seq {
 			latest, through = m, meta.ThroughSeq
 		}
 	}
-	out := make([]*coachd.Message, 0, len(msgs))
-	if latest != nil {
-		out = append(out, latest)
-	}
-	for _, m := range msgs {
-		if _, ok := summaryOf(m); !ok && (m.Seq > through || m.Seq == 0) { // 0: not stored yet
-			out = append(out, m)
-		}
+	if latest == nil {
+		out = out[1:]
+	} else {
+		out[0] = latest
+		out = slices.DeleteFunc(out, func(m *coachd.Message) bool {
+			return m != latest && m.Seq <= through && m.Seq != 0 // 0: not stored yet
+		})
 	}
 	cfg := c.withDefaults()
 	if historyTokens(out) <= cfg.ShortenAfter {
