@@ -119,7 +119,7 @@ func TestSaveNoteJoinsRound(t *testing.T) {
 					if m["success"] != true {
 						t.Fatalf("tool results %v", results(t, h))
 					}
-					ids = append(ids, m["note_id"].(string))
+					ids = append(ids, fmt.Sprint(m["note_id"]))
 				}
 			} else {
 				notes, _, err := h.store.ListNotes(context.Background(), h.user.ID, coachd.NoteFilter{}, coachd.Page{Limit: 10})
@@ -205,7 +205,10 @@ func TestSaveNoteCapTakenMeanwhile(t *testing.T) {
 	if n := liveNotes(t, h); n != coachd.MaxNotesPerUser {
 		t.Fatalf("live notes %d", n)
 	}
-	id := results(t, h)[0]["note_id"].(string)
+	id, ok := results(t, h)[0]["note_id"].(string)
+	if !ok {
+		t.Fatalf("tool results %v, want the note saved", results(t, h))
+	}
 	if _, err := h.store.FindNote(context.Background(), h.user.ID, id); coachd.ErrorCode(err) != coachd.ENOTFOUND {
 		t.Fatalf("the reported note: %v", err)
 	}
