@@ -41,7 +41,7 @@ type Turn struct {
 	resv        *coachd.Reservation // nil when not reserved (Close before Prepare's reserve)
 	charged     *coachd.Spend       // what the last round's write charges (roundBehind)
 	round       *roundNotes         // the running round's staged notes (stage.go); nil: tools write themselves
-	notesStaged int64               // notes the turn's rounds staged, counted against the cap
+	notesStaged int64               // notes the turn's rounds staged, counted against the cap (under the round's lock)
 	settled     bool
 	x           turnState // pack features: prompt, contracts, action tags (contract.go)
 	firstText   time.Time // when the first text streamed, for time-to-first-token

@@ -31,11 +31,8 @@ func (db *DB) SetNoteVocabulary(v coachd.NoteVocabulary) { db.notes = v }
 // SessionID must name one of the user's sessions. At the user's live note
 // cap (noteRoom) it is ECONFLICT.
 func (db *DB) CreateNote(ctx context.Context, n *coachd.Note) error {
-	if n.Importance == 0 {
-		n.Importance = coachd.DefaultImportance
-	}
-	if errs := n.Validate(&db.notes); len(errs) > 0 {
-		return coachd.Invalid(errs...)
+	if err := db.newNote(n); err != nil {
+		return err
 	}
 	// noteRoom's UPDATE of the user's row is the transaction's first
 	// statement: it takes the user's lock itself (userTx's would be one
@@ -72,15 +69,23 @@ func insertNote(ctx context.Context, tx *tx, n *coachd.Note) error {
 // ID StageNote gave it, and valid as CreateNote requires.
 func (db *DB) stagedNotes(userID, sessionID string, notes []*coachd.Note) error {
 	for i, n := range notes {
-		if n.Importance == 0 {
-			n.Importance = coachd.DefaultImportance
-		}
 		if n.UserID != userID || n.SessionID != sessionID || !coachd.ValidID(coachd.PrefixNote, n.ID) {
 			return coachd.Errorf(coachd.EINVALID, "note %d: not a note staged in this session", i)
 		}
-		if errs := n.Validate(&db.notes); len(errs) > 0 {
-			return coachd.Invalid(errs...)
+		if err := db.newNote(n); err != nil {
+			return err
 		}
+	}
+	return nil
+}
+
+// newNote defaults a new note's Importance to 50 and validates it.
+func (db *DB) newNote(n *coachd.Note) error {
+	if n.Importance == 0 {
+		n.Importance = coachd.DefaultImportance
+	}
+	if errs := n.Validate(&db.notes); len(errs) > 0 {
+		return coachd.Invalid(errs...)
 	}
 	return nil
 }
