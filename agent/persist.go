@@ -95,16 +95,20 @@ func (t *Turn) appendBehind(ctx context.Context, msgs ...*coachd.Message) {
 // and so the turn, at its next sync; a charge of its own was only logged.
 // A turn without a reservation to charge (none, or a free preview) only
 // appends. The notes the round's tools staged (stage.go) are created in
-// the same write, or, without a charge, in one just before it.
+// the same write, charged or not.
 func (t *Turn) roundBehind(ctx context.Context, notes []*coachd.Note, msgs ...*coachd.Message) {
 	t.mu.Lock()
 	resv := t.resv // a charge behind may be replacing it
 	t.mu.Unlock()
 	if resv == nil || resv.FreePreview {
-		if len(notes) > 0 {
-			t.behind(ctx, func(wctx context.Context) error { return t.storeNotes(wctx, notes) })
+		if len(notes) == 0 {
+			t.appendBehind(ctx, msgs...)
+			return
 		}
-		t.appendBehind(ctx, msgs...)
+		t.writeBehind(ctx, func(wctx context.Context, copies []*coachd.Message) error {
+			_, _, err := t.r.cfg.Store.EndTurn(wctx, t.req.User.ID, coachd.TurnEnd{SessionID: t.sess.ID, Notes: notes, Messages: copies})
+			return err
+		}, msgs)
 		return
 	}
 	id, spend := resv.ID, t.spend()

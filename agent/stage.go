@@ -56,8 +56,8 @@ func (t *Turn) stageNote(r *roundNotes) func(*coachd.Note) error {
 	}
 }
 
-// storeNotes creates notes staged by a round its EndTurn does not store
-// (a pause, a turn with nothing to charge), in a write of their own.
+// storeNotes creates the notes of a round that pauses for the user, in a
+// write of their own before the round's (as save_note wrote before).
 func (t *Turn) storeNotes(ctx context.Context, notes []*coachd.Note) error {
 	if len(notes) == 0 {
 		return nil

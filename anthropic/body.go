@@ -15,13 +15,14 @@ import (
 // The SDK is still the client: it sets every header, auth and the
 // "stream" flag (which the body carries first already), runs the platform
 // middleware (Bedrock and Vertex rewrite this very body), retries
-// (re-sending these bytes) and decodes the stream. Only the encoding moved: MessageNewParams.MarshalJSON walks the
-// params by reflection and scans every block's JSON again to compact it,
-// about a tenth of coachd's CPU under load, for a body that is mostly
-// blocks coachd can write directly (Block.AppendJSON). The bytes are the
-// ones the SDK wrote (TestBodyBytes and FuzzBody hold this encoder to it),
-// but for the "stream" key coming first instead of last, so the upstream
-// and its prompt cache see no change.
+// (re-sending these bytes) and decodes the stream. Only the encoding
+// moved: MessageNewParams.MarshalJSON walks the params by reflection and
+// scans every block's JSON again to compact it, about a tenth of coachd's
+// CPU under load, for a body that is mostly blocks coachd can write
+// directly (Block.AppendJSON). The bytes are the ones the SDK wrote
+// (TestBodyBytes and FuzzBody hold this encoder to it), but for the
+// "stream" key coming first instead of last, so the upstream and its
+// prompt cache see no change.
 
 // bodyKind says which endpoint a body is for.
 type bodyKind int
@@ -53,8 +54,8 @@ func (m *Model) bodyCap() int {
 // appendBody appends the JSON body of req, with the fields, their order and
 // their bytes as sdk.MessageNewParams (or MessageCountTokensParams) marshal
 // them, "stream" first: keys in the SDK's struct order, blocks
-// compacted, strings and raw JSON HTML-escaped as encoding/json does. req carries its cache marks
-// already; markTool marks the last tool.
+// compacted, strings and raw JSON HTML-escaped as encoding/json does. req
+// carries its cache marks already; markTool marks the last tool.
 func (m *Model) appendBody(dst []byte, req *coachd.ModelRequest, kind bodyKind, markTool bool) ([]byte, error) {
 	var err error
 	sep := byte('{')
