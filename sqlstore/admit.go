@@ -80,20 +80,17 @@ func (db *DB) AdmitTurn(ctx context.Context, a coachd.TurnAdmission) (*coachd.Ad
 				return nil, coachd.ErrLimitReached
 			}
 		}
-		now, err := scanSession(tx.queryRow(ctx, `UPDATE sessions SET turn_owner = ?, turn_until = ?
-			WHERE id = ? AND user_id = ? AND (turn_owner IS NULL OR turn_owner = ? OR turn_until <= ?)
-			RETURNING `+sessionColumns,
-			a.Owner, tx.time(storeTime(a.Until)), req.SessionID, req.UserID, a.Owner, tx.time(tx.now)))
-		switch {
-		case errors.Is(err, sql.ErrNoRows):
-			if _, err := findSession(ctx, tx, req.UserID, req.SessionID); err != nil {
+		// The lease and the user message's seqs in one statement when the
+		// session is as the turn saw it and has room; otherwise one at a
+		// time, which tells which of them refused.
+		next, taken, err := takeTurn(ctx, tx, a, int64(len(msgs)))
+		if err != nil {
+			return nil, err
+		}
+		if !taken {
+			if err := leaseTurn(ctx, tx, a); err != nil {
 				return nil, err
 			}
-			return nil, coachd.Errorf(coachd.ETURNINPROGRESS, "a turn is already running on this session")
-		case err != nil:
-			return nil, dbError(err, "acquire turn")
-		case !sameSession(now, a.Seen):
-			return nil, coachd.ErrSessionChanged
 		}
 		res, err := db.reserve(ctx, tx, req, st)
 		if err != nil {
@@ -106,7 +103,13 @@ func (db *DB) AdmitTurn(ctx context.Context, a coachd.TurnAdmission) (*coachd.Ad
 			}
 		}
 		if msgs != nil {
-			if ids, first, _, err = insertMessages(ctx, tx, req.UserID, req.SessionID, msgs, rows, ""); err != nil {
+			if taken {
+				first = next - int64(len(msgs))
+				ids, err = insertRows(ctx, tx, req.SessionID, msgs, rows, first)
+			} else {
+				ids, first, _, err = insertMessages(ctx, tx, req.UserID, req.SessionID, msgs, rows, "")
+			}
+			if err != nil {
 				return nil, err
 			}
 			at = tx.now
@@ -121,6 +124,64 @@ func (db *DB) AdmitTurn(ctx context.Context, a coachd.TurnAdmission) (*coachd.Ad
 		assignMessages(msgs, ids, req.SessionID, first, at)
 	}
 	return adm, nil
+}
+
+// takeTurn takes a's lease and reserves n seqs (none when n is 0) in one
+// UPDATE, which matches only while the session has the message count and
+// update time a.Seen shows and room for n more; the rest of what the turn
+// read of it (sameSession) is compared on the row returned. It reports
+// whether it matched, and the session's next seq after it. Nothing is
+// changed when it did not: leaseTurn then says why.
+func takeTurn(ctx context.Context, tx *tx, a coachd.TurnAdmission, n int64) (int64, bool, error) {
+	var next int64
+	updated := a.Seen.UpdatedAt // what the WHERE finds: no change without a message
+	if n > 0 {
+		updated = tx.now
+	}
+	now, err := scanSessionAnd(tx.queryRow(ctx, `UPDATE sessions SET turn_owner = ?, turn_until = ?,
+		next_seq = next_seq + ?, message_count = message_count + ?, updated_at = ?
+		WHERE id = ? AND user_id = ? AND (turn_owner IS NULL OR turn_owner = ? OR turn_until <= ?)
+		AND message_count = ? AND updated_at = ? AND message_count + ? <= ?
+		RETURNING `+sessionColumns+`, next_seq`,
+		a.Owner, tx.time(storeTime(a.Until)), n, n, tx.time(updated),
+		a.Seen.ID, a.Seen.UserID, a.Owner, tx.time(tx.now),
+		a.Seen.MessageCount, tx.time(a.Seen.UpdatedAt), n, coachd.MaxMessagesPerSession), &next)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return 0, false, nil
+	case err != nil:
+		return 0, false, dbError(err, "acquire turn")
+	}
+	now.MessageCount -= n
+	now.UpdatedAt = a.Seen.UpdatedAt // as the WHERE found it
+	if !sameSession(now, a.Seen) {
+		return 0, false, coachd.ErrSessionChanged
+	}
+	return next, true, nil
+}
+
+// leaseTurn takes a's lease alone, when takeTurn did not match: the
+// session is not the user's (ENOTFOUND), another owner's lease is live
+// (ETURNINPROGRESS), the session moved on since the turn read it
+// (coachd.ErrSessionChanged); or it is full, which the user message's
+// append then says.
+func leaseTurn(ctx context.Context, tx *tx, a coachd.TurnAdmission) error {
+	now, err := scanSession(tx.queryRow(ctx, `UPDATE sessions SET turn_owner = ?, turn_until = ?
+		WHERE id = ? AND user_id = ? AND (turn_owner IS NULL OR turn_owner = ? OR turn_until <= ?)
+		RETURNING `+sessionColumns,
+		a.Owner, tx.time(storeTime(a.Until)), a.Seen.ID, a.Seen.UserID, a.Owner, tx.time(tx.now)))
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		if _, err := findSession(ctx, tx, a.Seen.UserID, a.Seen.ID); err != nil {
+			return err
+		}
+		return coachd.Errorf(coachd.ETURNINPROGRESS, "a turn is already running on this session")
+	case err != nil:
+		return dbError(err, "acquire turn")
+	case !sameSession(now, a.Seen):
+		return coachd.ErrSessionChanged
+	}
+	return nil
 }
 
 // EndTurn appends e.Messages (as AppendMessages), settles the turn's

@@ -220,6 +220,35 @@ func TestAdmitTurnMessage(t *testing.T) {
 			a.Message = newMsg("late")
 			refused(a, func(err error) bool { return errors.Is(err, coachd.ErrSessionChanged) }, "stale session")
 
+			// Another owner's live lease: the turn is refused, nothing taken.
+			s, _ = db.FindSession(ctx, u.ID, s.ID)
+			if err := db.AcquireTurn(ctx, u.ID, s.ID, "Z", until); err != nil {
+				t.Fatal(err)
+			}
+			a = admission(s, "B", until, 100)
+			a.Message = newMsg("busy")
+			refused(a, isCode(coachd.ETURNINPROGRESS), "busy session")
+			if err := db.ReleaseTurn(ctx, u.ID, s.ID, "Z"); err != nil {
+				t.Fatal(err)
+			}
+			// Read with another title than the session has (its count and
+			// update time unchanged): the session changed.
+			retitled := *s
+			retitled.Title = "not what is stored"
+			a = admission(&retitled, "B", until, 100)
+			a.Message = newMsg("retitled")
+			refused(a, func(err error) bool { return errors.Is(err, coachd.ErrSessionChanged) }, "session with another title")
+			// Another user's session is not found, whatever was read.
+			other := budgetUser(t, db, 1000)
+			foreign := *s
+			foreign.UserID = other.ID
+			a = admission(&foreign, "B", until, 100)
+			a.Message = newMsg("foreign")
+			refused(a, isCode(coachd.ENOTFOUND), "another user's session")
+			if got, _ := db.FindSession(ctx, u.ID, s.ID); got.MessageCount != s.MessageCount || !got.UpdatedAt.Equal(s.UpdatedAt) {
+				t.Fatalf("refused admissions moved the session: %+v, was %+v", got, s)
+			}
+
 			// A session too full for the message refuses the admission.
 			if _, err := db.SQL().ExecContext(ctx, rebind(b.name, `UPDATE sessions SET message_count = $1 WHERE id = $2`), coachd.MaxMessagesPerSession, s.ID); err != nil {
 				t.Fatal(err)
@@ -237,5 +266,31 @@ func TestAdmitTurnMessage(t *testing.T) {
 			}
 			MustLedgerOK(t, db)
 		})
+	}
+}
+
+// TestAdmitTurnStatements: on SQLite an admission with its user message
+// takes the lease and the message's seqs in one UPDATE of the session, not
+// one each: the user's budget state, the session, the reservation and its
+// ledger row, the event log's turn, the message.
+func TestAdmitTurnStatements(t *testing.T) {
+	ctx := context.Background()
+	clock := newClock()
+	db := MustOpen(t, backends[0].newDSN(t), clock)
+	u := budgetUser(t, db, 1000)
+	s := mustSession(t, db, u)
+	a := admission(s, "A", clock.Now().Add(time.Minute), 100)
+	a.Stream = &coachd.StreamStart{Owner: "proc_a", Keep: 20}
+	a.Message = &coachd.Message{Role: coachd.RoleUser, Blocks: []coachd.Block{coachd.TextBlock("hello")}}
+	before := db.WriteStats()
+	if _, err := db.AdmitTurn(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	after := db.WriteStats()
+	if got, want := after.Statements-before.Statements, int64(7); got != want {
+		t.Fatalf("the admission ran %d statements, want %d", got, want)
+	}
+	if got, _ := db.FindSession(ctx, u.ID, s.ID); got.MessageCount != 1 || a.Message.Seq != 1 {
+		t.Fatalf("session %+v, message seq %d", got, a.Message.Seq)
 	}
 }

@@ -164,6 +164,17 @@ func insertMessages(ctx context.Context, tx *tx, userID, sessionID string, msgs 
 		return nil, 0, nil, dbError(err, "session %q", sessionID)
 	}
 	first := next - n
+	ids, err := insertRows(ctx, tx, sessionID, msgs, rows, first)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	return ids, first, sess, nil
+}
+
+// insertRows inserts msgs at seqs first, first+1, … of the session, whose
+// seqs the caller reserved, and returns the IDs used (msgs' own or new
+// ones).
+func insertRows(ctx context.Context, tx *tx, sessionID string, msgs []*coachd.Message, rows []messageRow, first int64) ([]string, error) {
 	ids := make([]string, len(msgs))
 	for i, m := range msgs {
 		ids[i] = m.ID
@@ -182,10 +193,10 @@ func insertMessages(ctx context.Context, tx *tx, userID, sessionID string, msgs 
 				rows[i].usage, m.Partial, tx.time(tx.now))
 		}
 		if _, err := tx.exec(ctx, insertMessagesSQL[len(batch)], args...); err != nil {
-			return nil, 0, nil, dbError(err, "append messages[%d:%d]", start, start+len(batch))
+			return nil, dbError(err, "append messages[%d:%d]", start, start+len(batch))
 		}
 	}
-	return ids, first, sess, nil
+	return ids, nil
 }
 
 // insertBatch bounds the messages of one INSERT (10 parameters each).
