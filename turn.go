@@ -102,6 +102,12 @@ type TurnEnd struct {
 	ReservationID string
 	Spend         Spend
 	Mode          SettleMode
+	// ReservationSeen, when set, is that reservation as the caller last
+	// had it (from the admission or the last EndTurn). A store may settle
+	// from it without reading the reservation, on condition that the
+	// stored one is still the same in every field a settlement reads;
+	// when it is not, the store reads it. It is never written as given.
+	ReservationSeen *Reservation
 	// Owner's lease is released (ReleaseTurn); "" releases none.
 	Owner string
 	// LogTurn and LogKeep, when both are set, apply the event log's

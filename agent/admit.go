@@ -140,7 +140,7 @@ func (t *Turn) end(ctx context.Context) {
 	t.held.end(func(wctx context.Context) error {
 		r, sess, err := t.r.cfg.Store.EndTurn(wctx, t.req.User.ID, coachd.TurnEnd{
 			SessionID: t.sess.ID, Messages: final,
-			ReservationID: res.ID, Spend: t.spend(), Mode: t.settleMode(), Owner: t.held.owner,
+			ReservationID: res.ID, ReservationSeen: res, Spend: t.spend(), Mode: t.settleMode(), Owner: t.held.owner,
 			LogTurn: t.streamTurn, LogKeep: t.logKeep(),
 		})
 		if err != nil {

@@ -115,7 +115,8 @@ func (t *Turn) roundBehind(ctx context.Context, notes []*coachd.Note, msgs ...*c
 	t.charged = &spend
 	t.writeBehind(ctx, func(wctx context.Context, copies []*coachd.Message) error {
 		res, _, err := t.r.cfg.Store.EndTurn(wctx, t.req.User.ID, coachd.TurnEnd{
-			SessionID: t.sess.ID, Notes: notes, Messages: copies, ReservationID: id, Spend: spend, Mode: coachd.SettleCharge,
+			SessionID: t.sess.ID, Notes: notes, Messages: copies, ReservationID: id, ReservationSeen: resv, Spend: spend,
+			Mode: coachd.SettleCharge,
 		})
 		if err != nil {
 			return err

@@ -213,7 +213,13 @@ func (db *DB) EndTurn(ctx context.Context, userID string, e coachd.TurnEnd) (*co
 		// Postgres with the reservation read in the same statement.
 		var r *coachd.Reservation
 		var err error
-		if e.ReservationID != "" {
+		// On SQLite the reservation the caller saw is settled without a
+		// read while it is still the stored one (settleKnown).
+		seen := e.ReservationSeen
+		if tx.d == dialectPostgres || seen == nil || seen.ID != e.ReservationID || seen.UserID != userID {
+			seen = nil
+		}
+		if e.ReservationID != "" && seen == nil {
 			if r, err = lockReservation(ctx, tx, userID, e.ReservationID); err != nil {
 				return nil, err
 			}
@@ -234,7 +240,18 @@ func (db *DB) EndTurn(ctx context.Context, userID string, e coachd.TurnEnd) (*co
 			}
 			now, released = tx.now, true
 		}
-		if r != nil {
+		settled := false
+		if seen != nil {
+			if r, err = db.settleKnown(ctx, tx, seen, s, e.Mode); err != nil {
+				return nil, err
+			}
+			if settled = r != nil; !settled {
+				if r, err = findReservation(ctx, tx, userID, e.ReservationID); err != nil {
+					return nil, err
+				}
+			}
+		}
+		if r != nil && !settled {
 			if err := db.settleWith(ctx, tx, r, s, e.Mode); err != nil {
 				return nil, err
 			}

@@ -285,12 +285,46 @@ func settleSpend(s coachd.Spend) (coachd.Spend, error) {
 // row apply's update returned, or, when apply did not touch the user,
 // from a read of it.
 func (db *DB) settleWith(ctx context.Context, tx *tx, r *coachd.Reservation, s coachd.Spend, mode coachd.SettleMode) error {
-	known, err := db.apply(ctx, tx, r, s, mode)
+	known, err := db.apply(ctx, tx, r, s, mode, false)
 	if err != nil || known {
 		return err
 	}
 	return remaining(ctx, tx, r)
 }
+
+// settleKnown is settleWith on k, the reservation as the caller last had
+// it, without reading it first: apply's UPDATE of the reservation holds
+// k's values as its condition. It returns the settled reservation (a copy
+// of k), or nil, with nothing written, when the stored row is no longer k
+// or apply would write nothing: the caller then reads the row and settles
+// that. SQLite only, where the single writer orders every write; on
+// Postgres the read also takes the user's lock.
+func (db *DB) settleKnown(ctx context.Context, tx *tx, k *coachd.Reservation, s coachd.Spend, mode coachd.SettleMode) (*coachd.Reservation, error) {
+	r := *k
+	known, err := db.apply(ctx, tx, &r, s, mode, true)
+	if errors.Is(err, errNotAsKnown) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !known {
+		if err := remaining(ctx, tx, &r); err != nil {
+			return nil, err
+		}
+	}
+	return &r, nil
+}
+
+// errNotAsKnown is apply's answer, with nothing written, when asked to
+// settle a reservation as the caller knew it (settleKnown) and the stored
+// row differs, or nothing would change.
+var errNotAsKnown = errors.New("sqlstore: the reservation is not as known")
+
+// asKnown is the condition of settleKnown's UPDATE: every column apply
+// reads is as r has it.
+const asKnown = ` AND user_id = ? AND estimate = ? AND held = ? AND charged = ? AND state = ? AND free_preview = ?
+	AND period_start = ? AND expires_at = ? AND raw_charged = ?`
 
 // findReservation reads the user's reservation. Every write to a
 // reservation happens under its user's lock (lockUser on Postgres, the
@@ -315,7 +349,12 @@ func findReservation(ctx context.Context, tx *tx, userID, id string) (*coachd.Re
 // (what is left of the estimate while a charge keeps it active, nothing
 // once settled) and writes the ledger row of the change. It reports
 // whether it set r.Remaining (it did when it updated the user's row).
-func (db *DB) apply(ctx context.Context, tx *tx, r *coachd.Reservation, s coachd.Spend, mode settleMode) (bool, error) {
+//
+// With asIs (settleKnown), r is the caller's copy, not read in this
+// transaction: the reservation's UPDATE is made on condition that the row
+// is r (asKnown), and when it is not, or there is nothing to update,
+// apply returns errNotAsKnown having written nothing.
+func (db *DB) apply(ctx context.Context, tx *tx, r *coachd.Reservation, s coachd.Spend, mode settleMode, asIs bool) (bool, error) {
 	diff, rawDiff := max(s.Amount-r.Charged, 0), max(s.Tokens-r.ChargedRaw, 0)
 	charged, held, state, expires := r.Charged+diff, int64(0), r.State, r.ExpiresAt
 	reason := "charge"
@@ -336,20 +375,38 @@ func (db *DB) apply(ctx context.Context, tx *tx, r *coachd.Reservation, s coachd
 	}
 	heldDelta := held - r.Held
 	if diff == 0 && rawDiff == 0 && heldDelta == 0 && state == r.State && expires.Equal(r.ExpiresAt) {
+		if asIs {
+			return false, errNotAsKnown
+		}
 		return false, nil
 	}
 	setRes := `UPDATE reservations SET charged = ?, held = ?, state = ?, expires_at = ?, updated_at = ?, raw_charged = ? WHERE id = ?`
 	resArgs := []any{charged, held, string(state), tx.time(expires), tx.time(tx.now), r.ChargedRaw + rawDiff, r.ID}
 	toUser := !r.FreePreview && (diff != 0 || heldDelta != 0)
-	if tx.d == dialectPostgres && toUser {
+	switch {
+	case asIs:
+		res, err := tx.exec(ctx, setRes+asKnown, append(resArgs, r.UserID, r.Estimate, r.Held, r.Charged, string(r.State),
+			r.FreePreview, tx.time(r.PeriodStart), tx.time(r.ExpiresAt), r.ChargedRaw)...)
+		if err != nil {
+			return false, dbError(err, "settle reservation")
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return false, dbError(err, "settle reservation")
+		}
+		if n != 1 {
+			return false, errNotAsKnown
+		}
+	case tx.d == dialectPostgres && toUser:
 		if err := db.applyPG(ctx, tx, r, setRes, resArgs, diff, heldDelta, rawDiff, reason); err != nil {
 			return false, err
 		}
 		r.Charged, r.Held, r.State, r.ExpiresAt, r.ChargedRaw = charged, held, state, expires, r.ChargedRaw+rawDiff
 		return true, nil
-	}
-	if _, err := tx.exec(ctx, setRes, resArgs...); err != nil {
-		return false, dbError(err, "settle reservation")
+	default:
+		if _, err := tx.exec(ctx, setRes, resArgs...); err != nil {
+			return false, dbError(err, "settle reservation")
+		}
 	}
 	r.Charged, r.Held, r.State, r.ExpiresAt, r.ChargedRaw = charged, held, state, expires, r.ChargedRaw+rawDiff
 	if !toUser {
