@@ -41,6 +41,11 @@ type sseReader struct {
 	scratch []byte // an escaped string's decoded bytes
 	// unmarshaled: the SDK's decoder filled the event next returned last.
 	unmarshaled bool
+	// block is the content block of the content_block_start next returned
+	// last when decode took it (start), for stream.accept to decode into
+	// the message once; nil otherwise. It is data's, valid until the next
+	// frame.
+	block []byte
 }
 
 // tracedBody is the body of a response whose span follows the decoded
@@ -121,6 +126,7 @@ func (r *sseReader) next(ev *sdk.MessageStreamEventUnion) (*sdk.MessageStreamEve
 		if len(bytes.TrimSuffix(r.data, []byte("\n"))) == 0 {
 			continue
 		}
+		r.block = nil
 		if r.unmarshaled {
 			*ev = sdk.MessageStreamEventUnion{}
 			r.unmarshaled = false
@@ -159,6 +165,8 @@ func (r *sseReader) apiError(data []byte) error {
 //	{"type":"content_block_stop","index":N}
 //	{"type":"message_stop"}
 //	{"type":"message_delta",…} (msgDelta)
+//	{"type":"message_start","message":{…}} (msgStart)
+//	{"type":"content_block_start","index":N,"content_block":{…}} (blockStart)
 //
 // in any key order and spacing. The strings are decoded as the SDK's
 // decoder (gjson) decodes them; a surrogate escape, a negative or long
@@ -173,8 +181,14 @@ func (r *sseReader) decode(data []byte, ev *sdk.MessageStreamEventUnion) bool {
 	index := int64(-1)
 	delta, usage := false, false
 	var md msgDelta
+	var ms msgStart
+	var bs blockStart
 	ok := l.object(func(key []byte) bool {
 		switch string(key) {
+		case "message":
+			return !ms.seen && ms.read(&l)
+		case "content_block":
+			return bs.raw == nil && bs.read(&l)
 		case "type":
 			var esc bool
 			return typ == nil && l.str(&typ, &esc) && !esc
@@ -207,6 +221,9 @@ func (r *sseReader) decode(data []byte, ev *sdk.MessageStreamEventUnion) bool {
 	})
 	if !ok || l.skipSpace() != len(data) {
 		return false
+	}
+	if ms.seen || bs.raw != nil {
+		return r.start(typ, index, delta || usage || md.seen, &ms, &bs, ev)
 	}
 	if string(typ) == "message_delta" {
 		return index < 0 && delta && usage && dtype == nil && dval == nil && r.messageDelta(&md, ev)

@@ -109,7 +109,7 @@ func (s *stream) accept(ev *sdk.MessageStreamEventUnion) (bool, error) {
 	}
 	if !s.grow(ev) {
 		s.flush()
-		if err := s.msg.Accumulate(*ev); err != nil {
+		if err := s.accumulate(ev); err != nil {
 			return false, &coachd.Error{Code: coachd.EAPI, Message: "malformed model stream", Err: err}
 		}
 	}
@@ -149,6 +149,21 @@ func (s *stream) accept(ev *sdk.MessageStreamEventUnion) (bool, error) {
 		return false, nil
 	}
 	return true, nil
+}
+
+// accumulate folds ev into the message with Message.Accumulate, but for a
+// content_block_start the reader decoded by hand (sseReader.block): its
+// block is decoded into the message here, once, as Accumulate would from
+// the union's copy of it.
+func (s *stream) accumulate(ev *sdk.MessageStreamEventUnion) error {
+	if ev.Type != "content_block_start" || s.sse == nil || s.sse.block == nil {
+		return s.msg.Accumulate(*ev)
+	}
+	if ev.Index != int64(len(s.msg.Content)) {
+		return fmt.Errorf("received event of type %s for content block at index %d, expected index %d", ev.Type, ev.Index, len(s.msg.Content))
+	}
+	s.msg.Content = append(s.msg.Content, sdk.ContentBlockUnion{})
+	return s.msg.Content[ev.Index].UnmarshalJSON(s.sse.block)
 }
 
 // grow takes a text or thinking delta of an open block into s.pend
