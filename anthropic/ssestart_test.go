@@ -1,6 +1,7 @@
 package anthropic
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -84,5 +85,48 @@ func TestDecodeStartShapes(t *testing.T) {
 			}
 			checkSameDecode(t, []byte(body))
 		})
+	}
+}
+
+// TestDecodeMessageStopWrites: at message_stop coachd's path writes again
+// only the blocks that changed since their stop; the message comes out as
+// the SDK's Accumulate makes it, which writes every block again: a block
+// never stopped, a delta after a stop, an input the stop emptied.
+func TestDecodeMessageStopWrites(t *testing.T) {
+	ev := func(data string) string {
+		var typ struct{ Type string }
+		_ = json.Unmarshal([]byte(data), &typ)
+		return "event: " + typ.Type + "\ndata: " + data + "\n\n"
+	}
+	start := ev(`{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"m","content":[],"stop_reason":null,"stop_sequence":null}}`)
+	end := func(reason string) string {
+		return ev(`{"type":"message_delta","delta":{"stop_reason":"`+reason+`","stop_sequence":null},"usage":{"output_tokens":5}}`) +
+			ev(`{"type":"message_stop"}`)
+	}
+	text := func(i int, s string) string {
+		return ev(fmt.Sprintf(`{"type":"content_block_delta","index":%d,"delta":{"type":"text_delta","text":%q}}`, i, s))
+	}
+	input := func(i int, s string) string {
+		return ev(fmt.Sprintf(`{"type":"content_block_delta","index":%d,"delta":{"type":"input_json_delta","partial_json":%q}}`, i, s))
+	}
+	stop := func(i int) string { return ev(fmt.Sprintf(`{"type":"content_block_stop","index":%d}`, i)) }
+	textStart := func(i int) string {
+		return ev(fmt.Sprintf(`{"type":"content_block_start","index":%d,"content_block":{"type":"text","text":""}}`, i))
+	}
+	bodies := map[string]string{
+		"never stopped":              start + textStart(0) + text(0, "Hi") + end("end_turn"),
+		"delta after its stop":       start + textStart(0) + text(0, "Hi") + stop(0) + text(0, " again") + end("end_turn"),
+		"second block never stopped": start + textStart(0) + text(0, "a") + stop(0) + textStart(1) + text(1, "b") + end("end_turn"),
+		"tool input cut": start + ev(`{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_1","name":"n","input":{}}}`) +
+			input(0, `{"a":`) + stop(0) + end("max_tokens"),
+		"server tool input emptied": start +
+			ev(`{"type":"content_block_start","index":0,"content_block":{"type":"server_tool_use","id":"srvtoolu_1","name":"web_search","input":{"q":"x"}}}`) +
+			input(0, `,"bad`) + stop(0) + end("end_turn"),
+		"server tool input grown": start +
+			ev(`{"type":"content_block_start","index":0,"content_block":{"type":"server_tool_use","id":"srvtoolu_1","name":"web_search","input":{}}}`) +
+			input(0, `{"q":"y"}`) + stop(0) + end("end_turn"),
+	}
+	for name, body := range bodies {
+		t.Run(name, func(t *testing.T) { checkSameDecode(t, []byte(body)) })
 	}
 }

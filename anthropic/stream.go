@@ -29,6 +29,7 @@ type stream struct {
 	stopped bool   // message_stop seen
 	output  int    // bytes of text, thinking and tool input streamed
 	badTool string // a tool_use whose input was not a JSON object at its stop
+	stale   []bool // per block: changed since its wire JSON was written (accumulate)
 	// Text or thinking deltas of block pendIndex not yet in s.msg (grow).
 	pend      []byte
 	pendKind  byte // 't' text, 'k' thinking, 0 none
@@ -151,19 +152,69 @@ func (s *stream) accept(ev *sdk.MessageStreamEventUnion) (bool, error) {
 	return true, nil
 }
 
-// accumulate folds ev into the message with Message.Accumulate, but for a
-// content_block_start the reader decoded by hand (sseReader.block): its
-// block is decoded into the message here, once, as Accumulate would from
-// the union's copy of it.
+// accumulate folds ev into the message with Message.Accumulate, but for
+// two events when coachd's reader decodes the stream (the SDK's path stays
+// the SDK's own, the oracle of TestDecodeSame and FuzzStreamDecode):
+//
+//   - a content_block_start the reader decoded by hand (sseReader.block):
+//     its block is decoded into the message here, once, as Accumulate
+//     would from the union's copy of it;
+//   - message_stop, where Accumulate writes each block's wire JSON again
+//     (the text, input and signature grown) and then the message's own:
+//     only the blocks changed since their content_block_stop did that
+//     (s.stale) are written again, as their stop would, and the message's
+//     wire JSON, which coachd never reads, is left.
 func (s *stream) accumulate(ev *sdk.MessageStreamEventUnion) error {
-	if ev.Type != "content_block_start" || s.sse == nil || s.sse.block == nil {
+	if s.sse == nil {
 		return s.msg.Accumulate(*ev)
 	}
-	if ev.Index != int64(len(s.msg.Content)) {
-		return fmt.Errorf("received event of type %s for content block at index %d, expected index %d", ev.Type, ev.Index, len(s.msg.Content))
+	i := ev.Index
+	switch ev.Type {
+	case "content_block_start":
+		if s.sse.block == nil {
+			break
+		}
+		if i != int64(len(s.msg.Content)) {
+			return fmt.Errorf("received event of type %s for content block at index %d, expected index %d", ev.Type, i, len(s.msg.Content))
+		}
+		s.msg.Content = append(s.msg.Content, sdk.ContentBlockUnion{})
+		s.stale = append(s.stale, true)
+		return s.msg.Content[i].UnmarshalJSON(s.sse.block)
+	case "message_stop":
+		for j, stale := range s.stale {
+			if stale {
+				if err := s.msg.Accumulate(sdk.MessageStreamEventUnion{Type: "content_block_stop", Index: int64(j)}); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
 	}
-	s.msg.Content = append(s.msg.Content, sdk.ContentBlockUnion{})
-	return s.msg.Content[ev.Index].UnmarshalJSON(s.sse.block)
+	// A stop writes the block's wire JSON again, and once more changes
+	// nothing, unless the input was not JSON: the stop empties it to {},
+	// which only the next write puts in the wire JSON.
+	badInput := ev.Type == "content_block_stop" && i >= 0 && i < int64(len(s.msg.Content)) &&
+		len(s.msg.Content[i].Input) > 0 && !json.Valid(s.msg.Content[i].Input)
+	if err := s.msg.Accumulate(*ev); err != nil {
+		return err
+	}
+	s.noteChange(ev)
+	if ev.Type == "content_block_stop" {
+		s.stale[i] = badInput
+	}
+	return nil
+}
+
+// noteChange keeps s.stale, a flag per block of the message: whether it
+// changed since its wire JSON was last written (its start, a delta; a
+// content_block_stop writes it, accumulate).
+func (s *stream) noteChange(ev *sdk.MessageStreamEventUnion) {
+	for len(s.stale) < len(s.msg.Content) { // a start the SDK decoded
+		s.stale = append(s.stale, true)
+	}
+	if i := ev.Index; ev.Type == "content_block_delta" && i >= 0 && i < int64(len(s.stale)) {
+		s.stale[i] = true
+	}
 }
 
 // grow takes a text or thinking delta of an open block into s.pend
@@ -188,6 +239,7 @@ func (s *stream) grow(ev *sdk.MessageStreamEventUnion) bool {
 		s.flush()
 		s.pendKind, s.pendIndex = kind, int(ev.Index)
 	}
+	s.noteChange(ev)
 	s.pend = append(s.pend, text...)
 	return true
 }
