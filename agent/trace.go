@@ -26,7 +26,14 @@ func (t *Turn) startTurnSpan(ctx context.Context) (context.Context, trace.Span) 
 		))
 }
 
+// The ends set their attributes only on a span that records: a no-op
+// span takes them and drops them, after they were built.
+
 func endTurnSpan(span trace.Span, stop string, u coachd.Usage, err *coachd.Error) {
+	defer span.End()
+	if !span.IsRecording() {
+		return
+	}
 	span.SetAttributes(
 		attribute.String("coachd.stop_reason", stop),
 		attribute.Int64("gen_ai.usage.input_tokens", u.InputTokens+u.CacheReadInputTokens+u.CacheCreationInputTokens),
@@ -35,7 +42,6 @@ func endTurnSpan(span trace.Span, stop string, u coachd.Usage, err *coachd.Error
 	if err != nil {
 		span.SetStatus(codes.Error, err.Code)
 	}
-	span.End()
 }
 
 func startChatSpan(ctx context.Context, req *coachd.ModelRequest) (context.Context, trace.Span) {
@@ -49,6 +55,10 @@ func startChatSpan(ctx context.Context, req *coachd.ModelRequest) (context.Conte
 }
 
 func endChatSpan(span trace.Span, resp *coachd.ModelResponse, err error) {
+	defer span.End()
+	if !span.IsRecording() {
+		return
+	}
 	span.SetAttributes(
 		attribute.String("gen_ai.response.id", resp.ID),
 		attribute.String("gen_ai.response.model", resp.Model),
@@ -59,7 +69,6 @@ func endChatSpan(span trace.Span, resp *coachd.ModelResponse, err error) {
 	if err != nil {
 		span.SetStatus(codes.Error, coachd.ErrorCode(err))
 	}
-	span.End()
 }
 
 func startToolSpan(ctx context.Context, c coachd.ToolCall) (context.Context, trace.Span) {
