@@ -144,15 +144,16 @@ func (db *DB) SQL() *sql.DB { return db.write }
 // tx is a transaction that rebinds placeholders for its dialect and knows
 // the time its method started (one clock reading per method).
 type tx struct {
-	*sql.Tx
-	d     dialect
-	now   time.Time
-	kind  string    // read or write, for the observer
-	start time.Time // wall time of begin
-	obs   coachd.Observer
-	g     *group  // SQLite writes: the group this is a member of
-	ended bool    // a group member committed or rolled back
-	auto  *sql.DB // no transaction, each statement commits by itself (beginAuto on Postgres, autoRead)
+	*sql.Tx           // a transaction of its own; nil for a group member or auto
+	conn    *sql.Conn // SQLite writes: the writer, in its group's transaction
+	d       dialect
+	now     time.Time
+	kind    string    // read or write, for the observer
+	start   time.Time // wall time of begin
+	obs     coachd.Observer
+	g       *group  // SQLite writes: the group this is a member of
+	ended   bool    // a group member committed or rolled back
+	auto    *sql.DB // no transaction, each statement commits by itself (beginAuto on Postgres, autoRead)
 }
 
 // beginWrite starts a read-write transaction: on SQLite, a member of the
@@ -166,7 +167,7 @@ func (db *DB) beginWrite(ctx context.Context) (*tx, error) {
 	if err != nil {
 		return nil, internal(err, "begin transaction")
 	}
-	return &tx{Tx: t, d: db.dialect, now: storeTime(db.clock.Now()), kind: "write", start: start, obs: db.obs, g: db.group}, nil
+	return &tx{conn: t, d: db.dialect, now: storeTime(db.clock.Now()), kind: "write", start: start, obs: db.obs, g: db.group}, nil
 }
 
 // beginAuto is, on Postgres, a tx whose statements run on the pool and
@@ -217,35 +218,44 @@ func (db *DB) begin(ctx context.Context, pool *sql.DB, kind string) (*tx, error)
 func (db *DB) SetObserver(o coachd.Observer) { db.obs = o }
 
 func (tx *tx) exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
-	if tx.auto != nil {
-		return tx.auto.ExecContext(ctx, tx.d.rebind(q), args...)
-	}
-	return tx.ExecContext(tx.stmtCtx(ctx), tx.d.rebind(q), args...)
+	ctx, on := tx.on(ctx)
+	return on.ExecContext(ctx, tx.d.rebind(q), args...)
 }
 
 func (tx *tx) query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
-	if tx.auto != nil {
-		return tx.auto.QueryContext(ctx, tx.d.rebind(q), args...)
-	}
-	return tx.QueryContext(tx.stmtCtx(ctx), tx.d.rebind(q), args...)
+	ctx, on := tx.on(ctx)
+	return on.QueryContext(ctx, tx.d.rebind(q), args...)
 }
 
 func (tx *tx) queryRow(ctx context.Context, q string, args ...any) *sql.Row {
-	if tx.auto != nil {
-		return tx.auto.QueryRowContext(ctx, tx.d.rebind(q), args...)
-	}
-	return tx.QueryRowContext(tx.stmtCtx(ctx), tx.d.rebind(q), args...)
+	ctx, on := tx.on(ctx)
+	return on.QueryRowContext(ctx, tx.d.rebind(q), args...)
 }
 
-// stmtCtx is the context a statement runs under. A group member's
-// statements are not interrupted by its caller's cancellation: SQLite
-// rolls back the whole transaction when a write is interrupted, which
-// would undo the other members' work.
-func (tx *tx) stmtCtx(ctx context.Context) context.Context {
-	if tx.g != nil {
-		return context.WithoutCancel(ctx)
+// runner is what a statement runs on: a pool, a connection or a Tx.
+type runner interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// on returns what tx's statements run on, and the context they run
+// under. A group member's statements are not interrupted by its caller's
+// cancellation: SQLite rolls back the whole transaction when a write is
+// interrupted, which would undo the other members' work. Nor is a single
+// statement on the SQLite read pool (autoRead, a lookup by key): watching
+// a context costs the driver and database/sql a goroutine each, for a
+// statement of microseconds.
+func (tx *tx) on(ctx context.Context) (context.Context, runner) {
+	switch {
+	case tx.auto != nil && tx.d == dialectSQLite:
+		return context.WithoutCancel(ctx), tx.auto
+	case tx.auto != nil:
+		return ctx, tx.auto
+	case tx.conn != nil:
+		return context.WithoutCancel(ctx), tx.conn
 	}
-	return ctx
+	return ctx, tx.Tx
 }
 
 func (tx *tx) commit() error {

@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -25,7 +26,7 @@ type group struct {
 	db      *sql.DB
 	mu      sync.Mutex    // held by the member running statements
 	waiting atomic.Int32  // callers blocked on mu
-	tx      *sql.Tx       // the open transaction; nil between groups
+	tx      *sql.Conn     // the writer, in the open transaction; nil between groups
 	bare    bool          // the running member began tx and took no savepoint
 	members []chan error  // released savepoints waiting for the COMMIT
 	since   time.Time     // when mu was taken; read and written under mu
@@ -50,7 +51,7 @@ func (g *group) unlock() {
 
 // join waits for the writer and opens a savepoint in the group's
 // transaction (beginning one if none is open).
-func (g *group) join(ctx context.Context) (*sql.Tx, error) {
+func (g *group) join(ctx context.Context) (*sql.Conn, error) {
 	g.waiting.Add(1)
 	g.lock()
 	g.waiting.Add(-1)
@@ -58,9 +59,11 @@ func (g *group) join(ctx context.Context) (*sql.Tx, error) {
 		g.pass()
 		return nil, err
 	}
+	// Not the caller's context: the transaction outlives it, and a
+	// statement interrupted by its caller would roll back the others'.
+	ctx = context.WithoutCancel(ctx)
 	if g.tx == nil {
-		// Not the caller's context: the transaction outlives it.
-		t, err := g.db.BeginTx(context.WithoutCancel(ctx), nil)
+		t, err := g.begin(ctx)
 		if err != nil {
 			g.unlock()
 			return nil, err
@@ -75,6 +78,52 @@ func (g *group) join(ctx context.Context) (*sql.Tx, error) {
 	}
 	g.joined.Add(1)
 	return g.tx, nil
+}
+
+// begin takes the writer's connection and begins a transaction on it. The
+// transaction is SQL on a connection, not a database/sql Tx: a Tx's
+// context is always cancellable, and database/sql then watches every
+// query run in it with a goroutine of its own, about a tenth of the
+// writer's time.
+func (g *group) begin(ctx context.Context) (*sql.Conn, error) {
+	c, err := g.db.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := control(ctx, c, "BEGIN IMMEDIATE"); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// control runs a transaction's BEGIN, COMMIT or ROLLBACK on c, not
+// counted as a statement (WriteStats counts the work in transactions).
+func control(ctx context.Context, c *sql.Conn, q string) error {
+	return c.Raw(func(dc any) error {
+		if cc, ok := dc.(*cachingConn); ok {
+			return cc.control(ctx, q)
+		}
+		_, err := c.ExecContext(ctx, q)
+		return err
+	})
+}
+
+// finish commits (or, with commit false, rolls back) the open transaction
+// and gives the connection back. A COMMIT that fails is rolled back, so
+// the connection goes back to the pool outside any transaction.
+func (g *group) finish(commit bool) error {
+	ctx := context.Background()
+	var err error
+	if commit {
+		err = control(ctx, g.tx, "COMMIT")
+	}
+	if !commit || err != nil {
+		if rerr := control(ctx, g.tx, "ROLLBACK"); rerr != nil && err == nil {
+			err = rerr
+		}
+	}
+	return errors.Join(err, g.tx.Close())
 }
 
 // commit releases the member's savepoint and waits for the group's
@@ -123,7 +172,7 @@ func (g *group) pass() {
 	case g.tx == nil || g.waiting.Load() > 0:
 		g.unlock()
 	case len(g.members) == 0:
-		g.tx.Rollback()
+		_ = g.finish(false)
 		g.tx = nil
 		g.unlock()
 	default:
@@ -133,7 +182,7 @@ func (g *group) pass() {
 
 // flush commits the group and tells every member. Callers hold mu.
 func (g *group) flush() {
-	err := g.tx.Commit()
+	err := g.finish(true)
 	g.commits.Add(1)
 	if g.ckpt != nil {
 		g.ckpt.committed()
@@ -145,7 +194,7 @@ func (g *group) flush() {
 // could not be taken, released or undone): every member waiting for it
 // learns it was not stored. Callers hold mu.
 func (g *group) abort(err error) {
-	g.tx.Rollback()
+	_ = g.finish(false)
 	g.end(err)
 }
 

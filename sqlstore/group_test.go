@@ -232,7 +232,7 @@ func TestWriteStatsBusy(t *testing.T) {
 func TestGroupFirstMemberWithoutSavepoint(t *testing.T) {
 	db := openGrouped(t)
 	g, ctx := db.group, context.Background()
-	exec := func(tx *sql.Tx, q string) {
+	exec := func(tx *sql.Conn, q string) {
 		t.Helper()
 		if _, err := tx.ExecContext(ctx, q); err != nil {
 			t.Fatal(err)

@@ -175,14 +175,43 @@ type countingTx struct {
 
 func (t countingTx) Commit() error {
 	err := t.Tx.Commit()
-	if s, ok := t.c.inner.(sqlite.DBStatus); ok {
-		// Pages written since the last reading: this commit's (a
-		// rollback writes none, a spill of a large one is counted here).
-		if n, _, serr := s.Status(sqlite.DBStatusCacheWrite, true); serr == nil {
-			t.c.counts.pages.Add(int64(n))
+	t.c.countPages()
+	return err
+}
+
+// control runs a transaction's BEGIN, COMMIT or ROLLBACK, prepared once
+// like any statement but not counted as one; a COMMIT's pages are.
+func (c *cachingConn) control(ctx context.Context, q string) error {
+	cs, err := c.stmt(ctx, q)
+	if err != nil {
+		return err
+	}
+	if cs == nil {
+		_, err = c.conn().ExecContext(ctx, q, nil)
+	} else {
+		_, err = cs.s.(driver.StmtExecContext).ExecContext(ctx, nil)
+	}
+	if err != nil {
+		return err
+	}
+	if q == "COMMIT" {
+		c.countPages()
+	}
+	return nil
+}
+
+// countPages adds the pages written since the last count, a commit's (a
+// rollback writes none, a spill of a large one is counted here), to the
+// writer's count.
+func (c *cachingConn) countPages() {
+	if c.counts == nil {
+		return
+	}
+	if s, ok := c.inner.(sqlite.DBStatus); ok {
+		if n, _, err := s.Status(sqlite.DBStatusCacheWrite, true); err == nil {
+			c.counts.pages.Add(int64(n))
 		}
 	}
-	return err
 }
 
 func (c *cachingConn) Ping(ctx context.Context) error         { return c.conn().Ping(ctx) }
