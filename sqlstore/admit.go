@@ -216,7 +216,7 @@ func (db *DB) EndTurn(ctx context.Context, userID string, e coachd.TurnEnd) (*co
 		// On SQLite the reservation the caller saw is settled without a
 		// read while it is still the stored one (settleKnown).
 		seen := e.ReservationSeen
-		if tx.d == dialectPostgres || seen == nil || seen.ID != e.ReservationID || seen.UserID != userID {
+		if tx.d == dialectPostgres || seen == nil || e.ReservationID == "" || seen.ID != e.ReservationID || seen.UserID != userID {
 			seen = nil
 		}
 		if e.ReservationID != "" && seen == nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -83,8 +84,8 @@ func (g *group) join(ctx context.Context) (*sql.Conn, error) {
 // begin takes the writer's connection and begins a transaction on it. The
 // transaction is SQL on a connection, not a database/sql Tx: a Tx's
 // context is always cancellable, and database/sql then watches every
-// query run in it with a goroutine of its own, about a tenth of the
-// writer's time.
+// query run in it with a goroutine of its own (with the driver's, about
+// 2 % of coachd's CPU under load, BENCHMARKS.md).
 func (g *group) begin(ctx context.Context) (*sql.Conn, error) {
 	c, err := g.db.Conn(ctx)
 	if err != nil {
@@ -101,11 +102,11 @@ func (g *group) begin(ctx context.Context) (*sql.Conn, error) {
 // counted as a statement (WriteStats counts the work in transactions).
 func control(ctx context.Context, c *sql.Conn, q string) error {
 	return c.Raw(func(dc any) error {
-		if cc, ok := dc.(*cachingConn); ok {
-			return cc.control(ctx, q)
+		cc, ok := dc.(*cachingConn)
+		if !ok {
+			return fmt.Errorf("sqlstore: the writer's connection is a %T, not the statement cache's", dc)
 		}
-		_, err := c.ExecContext(ctx, q)
-		return err
+		return cc.control(ctx, q)
 	})
 }
 
