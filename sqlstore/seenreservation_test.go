@@ -193,3 +193,38 @@ func sameAccounts(t *testing.T, db *sqlstore.DB, a, b string) {
 		}
 	}
 }
+
+// TestEndTurnSeenWithoutReservation: a seen reservation given without a
+// reservation to settle settles nothing and fails nothing; one given for
+// another reservation than ReservationID is not used for it.
+func TestEndTurnSeenWithoutReservation(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			ctx := context.Background()
+			clock := newClock()
+			db := MustOpen(t, b.newDSN(t), clock)
+			u := budgetUser(t, db, 1000)
+			s := mustSession(t, db, u)
+			adm, err := db.AdmitTurn(ctx, admission(s, "A", clock.Now().Add(time.Minute), 300))
+			if err != nil {
+				t.Fatal(err)
+			}
+			blank := clone(adm.Reservation)
+			blank.ID = ""
+			if r, _, err := db.EndTurn(ctx, u.ID, coachd.TurnEnd{SessionID: s.ID, ReservationSeen: blank,
+				Spend: coachd.Spend{Amount: 50, Tokens: 50}, Mode: coachd.SettleFinalize}); err != nil || r != nil {
+				t.Fatalf("settled %+v (%v) without a reservation to settle", r, err)
+			}
+			mustStatus(t, db, u.ID, 0, 300)
+			other := clone(adm.Reservation)
+			other.ID, other.Held = "res_other", 0
+			r, _, err := db.EndTurn(ctx, u.ID, coachd.TurnEnd{SessionID: s.ID, ReservationID: adm.Reservation.ID,
+				ReservationSeen: other, Spend: coachd.Spend{Amount: 50, Tokens: 50}, Mode: coachd.SettleFinalize, Owner: "A"})
+			if err != nil || r.ID != adm.Reservation.ID || r.Charged != 50 || r.Held != 0 {
+				t.Fatalf("settled %+v (%v)", r, err)
+			}
+			mustStatus(t, db, u.ID, 50, 0)
+			MustLedgerOK(t, db)
+		})
+	}
+}
