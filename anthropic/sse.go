@@ -292,7 +292,7 @@ type msgDelta struct {
 	seen                bool // a message_delta field was read
 	stopReason, stopSeq []byte
 	stopSeqEsc          bool
-	fields              uint16 // bit per field read: repeats are refused
+	fields              fieldSet
 	tokens              [4]int64
 	raw                 [4][]byte // each count's digits; nil: absent
 }
@@ -300,13 +300,9 @@ type msgDelta struct {
 // The counts' order in msgDelta.tokens.
 var usageKeys = [4]string{"input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens"}
 
-func (md *msgDelta) once(bit uint16) bool {
+func (md *msgDelta) once(bit uint) bool {
 	md.seen = true
-	if md.fields&bit != 0 {
-		return false
-	}
-	md.fields |= bit
-	return true
+	return md.fields.once(bit)
 }
 
 // deltaField reads a message_delta's delta member key.
@@ -314,11 +310,11 @@ func (md *msgDelta) deltaField(l *lexer, key []byte) bool {
 	var esc bool
 	switch string(key) {
 	case "stop_reason":
-		return md.once(1<<0) && (l.null() || l.str(&md.stopReason, &esc) && !esc)
+		return md.once(0) && (l.null() || l.str(&md.stopReason, &esc) && !esc)
 	case "stop_sequence":
-		return md.once(1<<1) && (l.null() || l.str(&md.stopSeq, &md.stopSeqEsc))
+		return md.once(1) && (l.null() || l.str(&md.stopSeq, &md.stopSeqEsc))
 	case "stop_details":
-		return md.once(1<<2) && l.null()
+		return md.once(2) && l.null()
 	}
 	return false
 }
@@ -328,7 +324,7 @@ func (md *msgDelta) usageField(l *lexer, key []byte) bool {
 	for i, k := range usageKeys {
 		if string(key) == k {
 			start := l.skipSpace()
-			if !md.once(1<<(3+i)) || !l.index(&md.tokens[i]) {
+			if !md.once(uint(3+i)) || !l.index(&md.tokens[i]) {
 				return false
 			}
 			md.raw[i] = l.b[start:l.i]
@@ -337,9 +333,9 @@ func (md *msgDelta) usageField(l *lexer, key []byte) bool {
 	}
 	switch string(key) {
 	case "server_tool_use":
-		return md.once(1<<7) && l.null()
+		return md.once(7) && l.null()
 	case "output_tokens_details":
-		return md.once(1<<8) && l.null()
+		return md.once(8) && l.null()
 	}
 	return false
 }

@@ -118,6 +118,18 @@ func (l *lexer) index(n *int64) bool {
 	return true
 }
 
+// fieldSet notes the fields of an object read so far, a bit each: once
+// refuses a repeat (gjson and encoding/json keep different ones).
+type fieldSet uint32
+
+func (f *fieldSet) once(bit uint) bool {
+	if *f&(1<<bit) != 0 {
+		return false
+	}
+	*f |= 1 << bit
+	return true
+}
+
 func isHex4(b []byte) bool {
 	for _, c := range b[:4] {
 		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {

@@ -10,17 +10,6 @@ import (
 // the message: under load that was about a third of the stream's
 // decoding.
 
-// fieldSet notes the fields of an object read so far: repeats are refused.
-type fieldSet uint32
-
-func (f *fieldSet) once(bit uint) bool {
-	if *f&(1<<bit) != 0 {
-		return false
-	}
-	*f |= 1 << bit
-	return true
-}
-
 // msgStart is what a message_start in its plain shape carries:
 //
 //	{"type":"message_start","message":{"id":"…","type":"message","role":"assistant","model":"…",

@@ -292,40 +292,6 @@ func (db *DB) settleWith(ctx context.Context, tx *tx, r *coachd.Reservation, s c
 	return remaining(ctx, tx, r)
 }
 
-// settleKnown is settleWith on k, the reservation as the caller last had
-// it, without reading it first: apply's UPDATE of the reservation holds
-// k's values as its condition. It returns the settled reservation (a copy
-// of k), or nil, with nothing written, when the stored row is no longer k
-// or apply would write nothing: the caller then reads the row and settles
-// that. SQLite only, where the single writer orders every write; on
-// Postgres the read also takes the user's lock.
-func (db *DB) settleKnown(ctx context.Context, tx *tx, k *coachd.Reservation, s coachd.Spend, mode coachd.SettleMode) (*coachd.Reservation, error) {
-	r := *k
-	known, err := db.apply(ctx, tx, &r, s, mode, true)
-	if errors.Is(err, errNotAsKnown) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	if !known {
-		if err := remaining(ctx, tx, &r); err != nil {
-			return nil, err
-		}
-	}
-	return &r, nil
-}
-
-// errNotAsKnown is apply's answer, with nothing written, when asked to
-// settle a reservation as the caller knew it (settleKnown) and the stored
-// row differs, or nothing would change.
-var errNotAsKnown = errors.New("sqlstore: the reservation is not as known")
-
-// asKnown is the condition of settleKnown's UPDATE: every column apply
-// reads is as r has it.
-const asKnown = ` AND user_id = ? AND estimate = ? AND held = ? AND charged = ? AND state = ? AND free_preview = ?
-	AND period_start = ? AND expires_at = ? AND raw_charged = ?`
-
 // findReservation reads the user's reservation. Every write to a
 // reservation happens under its user's lock (lockUser on Postgres, the
 // single writer on SQLite), so a caller holding that lock reads a row no
