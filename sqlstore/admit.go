@@ -214,7 +214,7 @@ func (db *DB) EndTurn(ctx context.Context, userID string, e coachd.TurnEnd) (*co
 		var r *coachd.Reservation
 		var err error
 		// On SQLite the reservation the caller saw is settled without a
-		// read while it is still the stored one (settleKnown).
+		// read while it is still the stored one (settleSeen).
 		seen := e.ReservationSeen
 		if tx.d == dialectPostgres || seen == nil || e.ReservationID == "" || seen.ID != e.ReservationID || seen.UserID != userID {
 			seen = nil
@@ -240,18 +240,12 @@ func (db *DB) EndTurn(ctx context.Context, userID string, e coachd.TurnEnd) (*co
 			}
 			now, released = tx.now, true
 		}
-		settled := false
-		if seen != nil {
-			if r, err = db.settleKnown(ctx, tx, seen, s, e.Mode); err != nil {
+		switch {
+		case seen != nil:
+			if r, err = db.settleSeen(ctx, tx, seen, s, e.Mode); err != nil {
 				return nil, err
 			}
-			if settled = r != nil; !settled {
-				if r, err = findReservation(ctx, tx, userID, e.ReservationID); err != nil {
-					return nil, err
-				}
-			}
-		}
-		if r != nil && !settled {
+		case r != nil:
 			if err := db.settleWith(ctx, tx, r, s, e.Mode); err != nil {
 				return nil, err
 			}

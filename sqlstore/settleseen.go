@@ -7,6 +7,20 @@ import (
 	"github.com/coachd/coachd"
 )
 
+// settleSeen settles the reservation the caller saw, seen (its ID and
+// user checked), as settleWith would once it had read it: from seen when
+// the stored row is still that (settleKnown), else from the row, read.
+func (db *DB) settleSeen(ctx context.Context, tx *tx, seen *coachd.Reservation, s coachd.Spend, mode coachd.SettleMode) (*coachd.Reservation, error) {
+	if r, err := db.settleKnown(ctx, tx, seen, s, mode); r != nil || err != nil {
+		return r, err
+	}
+	r, err := findReservation(ctx, tx, seen.UserID, seen.ID)
+	if err != nil {
+		return nil, err
+	}
+	return r, db.settleWith(ctx, tx, r, s, mode)
+}
+
 // settleKnown is settleWith on k, the reservation as the caller last had
 // it, without reading it first: apply's UPDATE of the reservation holds
 // k's values as its condition. It returns the settled reservation (a copy
