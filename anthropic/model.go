@@ -19,6 +19,8 @@ import (
 	sdk "github.com/anthropics/anthropic-sdk-go"
 	"github.com/anthropics/anthropic-sdk-go/option"
 	"github.com/anthropics/anthropic-sdk-go/packages/param"
+	"go.opentelemetry.io/otel/baggage"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // DefaultModel is used when neither the config nor the request names one.
@@ -41,7 +43,15 @@ type Config struct {
 	// value for no retries.
 	MaxRetries int
 	// NoCache turns prompt-caching breakpoints off for every request.
-	NoCache    bool
+	NoCache bool
+	// Untraced says the program installs no OpenTelemetry tracer
+	// provider, so the SDK's span of a call would record nothing. A call
+	// whose context carries no trace context and no baggage then skips
+	// the span, which would also send nothing upstream: the span's
+	// attributes alone were 1.3 % of coachd's CPU under load
+	// (BENCHMARKS.md). A call that carries either keeps its span, and
+	// so its trace-context headers.
+	Untraced   bool
 	HTTPClient *http.Client
 	// Logger reports, once, what a platform cannot carry; nil discards.
 	Logger *slog.Logger
@@ -135,13 +145,25 @@ func (m *Model) Stream(ctx context.Context, req *coachd.ModelRequest) coachd.Mod
 	// The response comes back too: unless the SDK's span follows its
 	// events, coachd decodes them (sse.go).
 	var res *http.Response
-	s := m.client.Messages.NewStreaming(ctx, m.params(req), option.WithRequestBody("application/json", body),
-		option.WithResponseInto(&res))
+	opts := []option.RequestOption{option.WithRequestBody("application/json", body), option.WithResponseInto(&res), noSpan}
+	if !m.cfg.Untraced || carriesTrace(ctx) {
+		opts = opts[:2]
+	}
+	s := m.client.Messages.NewStreaming(ctx, m.params(req), opts...)
 	st := &stream{ctx: ctx, sdk: s}
 	if s.Err() == nil && !m.sdkDecode {
 		st.sse = newSSEReader(res)
 	}
 	return st
+}
+
+// noSpan turns the SDK's span of a call off (Config.Untraced).
+var noSpan = option.WithoutOpenTelemetry()
+
+// carriesTrace reports whether ctx has what the SDK's span would pass on
+// upstream even when it records nothing: a trace context, or baggage.
+func carriesTrace(ctx context.Context) bool {
+	return trace.SpanContextFromContext(ctx).IsValid() || baggage.FromContext(ctx).Len() > 0
 }
 
 // emptyBody is what the params encode to: the body is coachd's own.

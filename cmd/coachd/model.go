@@ -29,6 +29,10 @@ type modelConfig struct {
 
 	getenv func(string) string // provider settings: OPENAI_BASE_URL, AWS_REGION, ...
 	unit   coachd.BudgetUnit   // what the runner prices usage in (--budget-unit)
+	// untraced: no spans are exported (no --otlp-endpoint), so the
+	// Anthropic SDK's spans are skipped where they would do nothing
+	// (anthropic.Config.Untraced).
+	untraced bool
 }
 
 func (c *modelConfig) register(fs *flag.FlagSet, getenv func(string) string) {
@@ -73,7 +77,7 @@ func (c modelConfig) build(logger *slog.Logger) (coachd.Model, error) {
 			return nil, fmt.Errorf("--provider anthropic needs ANTHROPIC_API_KEY")
 		}
 		return anthropic.New(anthropic.Config{
-			APIKey: c.APIKey, BaseURL: c.BaseURL, Model: c.Model, Timeout: c.Timeout, NoCache: c.NoCache,
+			APIKey: c.APIKey, BaseURL: c.BaseURL, Model: c.Model, Timeout: c.Timeout, NoCache: c.NoCache, Untraced: c.untraced,
 		}), nil
 	case "demo":
 		return demo.New(demo.Config{Delay: c.DemoDelay}), nil

@@ -100,7 +100,7 @@ func (p *providers) build(spec agent.Provider) (coachd.Model, error) {
 		}
 		base := or(spec.BaseURL, "ANTHROPIC_BASE_URL")
 		log.Info("model provider ready", "base_url", base)
-		return anthropic.New(anthropic.Config{APIKey: key, BaseURL: base, Model: p.mc.Model, Timeout: timeout, NoCache: p.mc.NoCache}), nil
+		return anthropic.New(anthropic.Config{APIKey: key, BaseURL: base, Model: p.mc.Model, Timeout: timeout, NoCache: p.mc.NoCache, Untraced: p.mc.untraced}), nil
 	case agent.ProviderOpenAI:
 		key := env("OPENAI_API_KEY") // optional: local servers take none
 		if spec.APIKeyEnv != "" {
@@ -113,7 +113,7 @@ func (p *providers) build(spec agent.Provider) (coachd.Model, error) {
 		return openai.New(openai.Config{BaseURL: base, APIKey: key, Model: p.mc.openAIModel(), Timeout: timeout, Logger: log}), nil
 	case agent.ProviderBedrock:
 		m, err := anthropic.NewBedrock(ctx, anthropic.BedrockConfig{
-			Config: anthropic.Config{BaseURL: spec.BaseURL, Model: p.mc.Model, Timeout: timeout, NoCache: p.mc.NoCache, Logger: log},
+			Config: anthropic.Config{BaseURL: spec.BaseURL, Model: p.mc.Model, Timeout: timeout, NoCache: p.mc.NoCache, Untraced: p.mc.untraced, Logger: log},
 			Region: or(spec.Region, "AWS_REGION", "AWS_DEFAULT_REGION"),
 		})
 		if err != nil {
@@ -129,7 +129,7 @@ func (p *providers) build(spec agent.Provider) (coachd.Model, error) {
 		region := or(spec.Region, "CLOUD_ML_REGION")
 		project := or(spec.Project, "ANTHROPIC_VERTEX_PROJECT_ID", "GOOGLE_CLOUD_PROJECT")
 		m, err := anthropic.NewVertex(ctx, anthropic.VertexConfig{
-			Config: anthropic.Config{BaseURL: spec.BaseURL, Model: p.mc.Model, Timeout: timeout, NoCache: p.mc.NoCache},
+			Config: anthropic.Config{BaseURL: spec.BaseURL, Model: p.mc.Model, Timeout: timeout, NoCache: p.mc.NoCache, Untraced: p.mc.untraced},
 			Region: region, Project: project,
 		})
 		if err != nil {

@@ -202,6 +202,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		stopTracing(sctx)
 	}()
 	logger.Info("starting coachd", "version", versionString(), "config", cfg)
+	cfg.Model.untraced = cfg.OTLPEndpoint == ""
 	model, err := cfg.Model.build(logger)
 	if err != nil {
 		fmt.Fprintf(stderr, "coachd serve: %v\n", err)
