@@ -49,59 +49,120 @@ func TestEncodeEvents(t *testing.T) {
 	}
 }
 
-// TestEncodeEventsFields: a text delta with any other field of
-// coachd.Event set is logged exactly as json.Marshal logs it, so a field
-// added to Event that plainText does not check fails here.
-func TestEncodeEventsFields(t *testing.T) {
-	base := coachd.Event{Seq: 7, Turn: 2, Type: coachd.EventTextDelta, Text: "hi <there>"}
-	typ := reflect.TypeOf(base)
-	for i := range typ.NumField() {
-		f := typ.Field(i)
-		switch f.Name {
-		case "Seq", "Type", "Turn", "Text":
-			continue
-		}
-		ev := base
-		v := reflect.ValueOf(&ev).Elem().Field(i)
+// TestAppendEventFields: an event with any one field of coachd.Event, or
+// of its usage, set is logged exactly as json.Marshal logs it, and by
+// appendEvent except for the fields it leaves to encoding/json: a field
+// added to Event or TurnUsage that appendEvent does not write fails here.
+func TestAppendEventFields(t *testing.T) {
+	var set func(t *testing.T, v reflect.Value, name string)
+	set = func(t *testing.T, v reflect.Value, name string) {
 		switch v.Kind() {
 		case reflect.String:
-			v.SetString("x")
+			v.SetString("x <y> \u2028")
 		case reflect.Bool:
 			v.SetBool(true)
 		case reflect.Int64:
 			v.SetInt(3)
+		case reflect.Float64:
+			v.SetFloat(0.0018)
 		case reflect.Slice: // json.RawMessage
-			v.SetBytes([]byte(`{"k":1}`))
+			v.SetBytes([]byte("{ \"k\" : [1, \"<&>\"] }"))
 		case reflect.Pointer:
-			v.Set(reflect.New(f.Type.Elem()))
+			v.Set(reflect.New(v.Type().Elem()))
+		case reflect.Struct: // Usage, in TurnUsage
+			for i := range v.NumField() {
+				set(t, v.Field(i), name+"."+v.Type().Field(i).Name)
+			}
 		default:
-			t.Fatalf("field %s: kind %s not covered by this test", f.Name, v.Kind())
+			t.Fatalf("field %s: kind %s not covered by this test", name, v.Kind())
 		}
-		if plainText(ev) {
-			t.Errorf("field %s set: still taken for a plain text delta", f.Name)
-		}
-		data, err := encodeEvents([]coachd.Event{ev})
+	}
+	check := func(t *testing.T, name string, ev coachd.Event, byHand bool) {
+		t.Helper()
+		want, err := json.Marshal(logged(ev))
 		if err != nil {
 			t.Fatal(err)
 		}
-		want, _ := json.Marshal(logged(ev))
-		if data != string(want) {
-			t.Errorf("field %s set: logged %s, want %s", f.Name, data, want)
-		}
-	}
-	for _, ev := range []coachd.Event{base, {Seq: 1, Type: coachd.EventTextDelta}, {Seq: 2, Type: coachd.EventTextDelta, Text: "\xff\u2029\t"}} {
-		if !plainText(ev) {
-			t.Errorf("%+v: not a plain text delta", ev)
+		if _, ok := appendEvent(nil, ev); ok != byHand {
+			t.Errorf("%s set: appendEvent took it: %v, want %v", name, ok, byHand)
 		}
 		data, err := encodeEvents([]coachd.Event{ev, ev})
 		if err != nil {
 			t.Fatal(err)
 		}
-		want, _ := json.Marshal(logged(ev))
 		if data != string(want)+"\n"+string(want) {
-			t.Errorf("logged %q, want %s twice", data, want)
+			t.Errorf("%s set: logged %s, want %s twice", name, data, want)
 		}
 	}
+	base := coachd.Event{Seq: 7, Turn: 2, Type: coachd.EventTextDelta, Text: "hi <there>"}
+	typ := reflect.TypeOf(base)
+	for i := range typ.NumField() {
+		name := typ.Field(i).Name
+		ev := base
+		set(t, reflect.ValueOf(&ev).Elem().Field(i), name)
+		check(t, name, ev, name != "Err" && name != "Data")
+	}
+	utyp := reflect.TypeOf(coachd.TurnUsage{})
+	for i := range utyp.NumField() {
+		name := "Usage." + utyp.Field(i).Name
+		ev := base
+		ev.Usage = &coachd.TurnUsage{}
+		set(t, reflect.ValueOf(ev.Usage).Elem().Field(i), name)
+		check(t, name, ev, true)
+	}
+	zero := int64(0)
+	for name, ev := range map[string]coachd.Event{
+		"Zero":            {},
+		"PlainDelta":      {Seq: 2, Type: coachd.EventTextDelta, Text: "\xff\u2029\t"},
+		"ZeroRemaining":   {Seq: 3, Type: coachd.EventUsage, Usage: &coachd.TurnUsage{BudgetRemaining: &zero}},
+		"NegativeNumbers": {Seq: -1, Turn: -2, LatencyMS: -3, Usage: &coachd.TurnUsage{Usage: coachd.Usage{InputTokens: -4}, CostUSD: -0.5}},
+		"LargeCost":       {Seq: 4, Usage: &coachd.TurnUsage{CostUSD: 123456789.125}},
+		"EscapedInput":    {Seq: 5, Input: json.RawMessage(`{"a":"\"<\\\" ","b":"\u2028 \u2029"}`)},
+	} {
+		check(t, name, ev, true)
+	}
+	for name, ev := range map[string]coachd.Event{
+		"TinyCost":     {Seq: 1, Usage: &coachd.TurnUsage{CostUSD: 1e-9}},
+		"HugeCost":     {Seq: 1, Usage: &coachd.TurnUsage{CostUSD: 1e22}},
+		"InvalidInput": {Seq: 1, Input: json.RawMessage(`{"a":`)},
+	} {
+		if _, ok := appendEvent(nil, ev); ok {
+			t.Errorf("%s: taken by appendEvent, which leaves it to encoding/json", name)
+		}
+		want, wantErr := json.Marshal(logged(ev))
+		data, err := encodeEvents([]coachd.Event{ev})
+		if (err != nil) != (wantErr != nil) || err == nil && data != string(want) {
+			t.Errorf("%s: logged %s, %v; want %s, %v", name, data, err, want, wantErr)
+		}
+	}
+}
+
+// FuzzAppendEvent: whatever an event's strings, input and numbers hold,
+// appendEvent writes what json.Marshal writes, or leaves the event to it.
+func FuzzAppendEvent(f *testing.F) {
+	f.Add(int64(1), "text_delta", "hello", []byte(`{"k": "<v>"}`), "ok", int64(9), 0.0018, int64(-1))
+	f.Add(int64(0), "", "\u2028\xff", []byte("[1, 2,\n3]"), "", int64(0), 1e-7, int64(0))
+	f.Add(int64(-5), "a\"b", "\\", []byte(`"\u2028 \\\" <"`), "\x00", int64(1<<62), 1e21, int64(7))
+	f.Fuzz(func(t *testing.T, seq int64, typ, text string, input []byte, result string, tokens int64, cost float64, remaining int64) {
+		ev := coachd.Event{Seq: seq, Type: coachd.EventType(typ), Text: text, Input: input, Result: result, ToolName: typ}
+		if tokens != 0 || cost != 0 || remaining != 0 {
+			ev.Usage = &coachd.TurnUsage{Usage: coachd.Usage{OutputTokens: tokens}, TokensUsed: tokens, CostUSD: cost, Unit: coachd.BudgetUnit(result)}
+			if remaining >= 0 {
+				ev.Usage.BudgetRemaining = &remaining
+			}
+		}
+		got, ok := appendEvent(nil, ev)
+		want, err := json.Marshal(logged(ev))
+		if !ok {
+			return
+		}
+		if err != nil {
+			t.Fatalf("appendEvent wrote %s where json.Marshal fails: %v", got, err)
+		}
+		if string(got) != string(want) {
+			t.Fatalf("appendEvent: %s\njson.Marshal: %s", got, want)
+		}
+	})
 }
 
 // FuzzEventBatch: any batch of events decodes, line by line, to what each

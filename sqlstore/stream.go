@@ -5,8 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
-	"strconv"
-	"strings"
+		"strings"
 	"time"
 
 	"github.com/coachd/coachd"
@@ -49,15 +48,17 @@ func encodeEvents(events []coachd.Event) (string, error) {
 	}
 	var b strings.Builder
 	b.Grow(len(events) * eventSize)
-	enc := json.NewEncoder(&b) // HTML escaping on, as json.Marshal; ends each event with \n
-	var le loggedEvent
+	var enc *json.Encoder // for the events appendEvent leaves
 	var scratch [512]byte
 	for _, ev := range events {
-		if plainText(ev) {
-			b.Write(append(appendText(scratch[:0], ev), '\n'))
+		if line, ok := appendEvent(scratch[:0], ev); ok {
+			b.Write(append(line, '\n'))
 			continue
 		}
-		le = logged(ev)
+		if enc == nil {
+			enc = json.NewEncoder(&b) // HTML escaping on, as json.Marshal; ends each event with \n
+		}
+		le := logged(ev)
 		if err := enc.Encode(&le); err != nil {
 			return "", err
 		}
@@ -68,34 +69,6 @@ func encodeEvents(events []coachd.Event) (string, error) {
 
 // eventSize is about the length of a logged text delta, the usual event.
 const eventSize = 128
-
-// plainText reports whether ev is a text delta with nothing but its text
-// and numbers, which appendText encodes. TestEncodeEventsFields sets each
-// other field in turn: one added to coachd.Event and not checked here
-// fails it.
-func plainText(ev coachd.Event) bool {
-	return ev.Type == coachd.EventTextDelta && ev.SessionID == "" && ev.MessageID == "" &&
-		ev.ToolUseID == "" && ev.ToolName == "" && len(ev.Input) == 0 && ev.Result == "" && !ev.IsError &&
-		ev.Reason == "" && !ev.Denied && ev.Change == "" && ev.Mode == "" && ev.Usage == nil &&
-		ev.StopReason == "" && ev.LatencyMS == 0 && ev.Err == nil && len(ev.Data) == 0
-}
-
-// appendText appends a plain text delta as json.Marshal(logged(ev))
-// writes it, without reflection: most of a turn's log is these.
-func appendText(dst []byte, ev coachd.Event) []byte {
-	dst = append(dst, `{"seq":`...)
-	dst = strconv.AppendInt(dst, ev.Seq, 10)
-	dst = append(dst, `,"type":"`+coachd.EventTextDelta+`"`...)
-	if ev.Turn != 0 {
-		dst = append(dst, `,"turn":`...)
-		dst = strconv.AppendInt(dst, ev.Turn, 10)
-	}
-	if ev.Text != "" {
-		dst = append(dst, `,"text":`...)
-		dst = coachd.AppendJSONString(dst, ev.Text, true)
-	}
-	return append(dst, '}')
-}
 
 func decodeEvent(b []byte) (coachd.Event, error) {
 	var le loggedEvent

@@ -1,0 +1,133 @@
+package sqlstore
+
+import (
+	"encoding/json"
+	"math"
+	"strconv"
+
+	"github.com/coachd/coachd"
+)
+
+// appendEvent appends ev as json.Marshal(logged(ev)) writes it, without
+// reflection: every event of a turn is logged, a tool turn's eight or so
+// that are not text deltas among them, and their reflective encoding was
+// 1.3 % of coachd's CPU under load (BENCHMARKS.md). It reports false,
+// appending nothing, for what it leaves to encoding/json: an error, data,
+// an input that is not valid JSON, a cost JSON writes with an exponent.
+// TestAppendEventFields sets each field of coachd.Event and TurnUsage in
+// turn, and FuzzAppendEvent compares the two encodings.
+func appendEvent(dst []byte, ev coachd.Event) ([]byte, bool) {
+	if ev.Err != nil || len(ev.Data) > 0 || len(ev.Input) > 0 && !json.Valid(ev.Input) {
+		return dst, false
+	}
+	if u := ev.Usage; u != nil && u.CostUSD != 0 {
+		if c := math.Abs(u.CostUSD); c < 1e-6 || c >= 1e21 || math.IsNaN(c) {
+			return dst, false
+		}
+	}
+	dst = append(dst, `{"seq":`...)
+	dst = strconv.AppendInt(dst, ev.Seq, 10)
+	dst = append(dst, `,"type":`...)
+	dst = coachd.AppendJSONString(dst, string(ev.Type), true)
+	dst = appendInt(dst, `,"turn":`, ev.Turn)
+	dst = appendString(dst, `,"session_id":`, ev.SessionID)
+	dst = appendString(dst, `,"message_id":`, ev.MessageID)
+	dst = appendString(dst, `,"text":`, ev.Text)
+	dst = appendString(dst, `,"tool_use_id":`, ev.ToolUseID)
+	dst = appendString(dst, `,"tool_name":`, ev.ToolName)
+	if len(ev.Input) > 0 {
+		dst = append(dst, `,"input":`...)
+		dst = appendCompactHTML(dst, ev.Input)
+	}
+	dst = appendString(dst, `,"result":`, ev.Result)
+	if ev.IsError {
+		dst = append(dst, `,"is_error":true`...)
+	}
+	dst = appendString(dst, `,"reason":`, ev.Reason)
+	if ev.Denied {
+		dst = append(dst, `,"denied":true`...)
+	}
+	dst = appendString(dst, `,"change":`, ev.Change)
+	dst = appendString(dst, `,"mode":`, ev.Mode)
+	if u := ev.Usage; u != nil {
+		dst = append(dst, `,"usage":{"input_tokens":`...)
+		dst = strconv.AppendInt(dst, u.InputTokens, 10)
+		dst = append(dst, `,"output_tokens":`...)
+		dst = strconv.AppendInt(dst, u.OutputTokens, 10)
+		dst = appendInt(dst, `,"cache_read_input_tokens":`, u.CacheReadInputTokens)
+		dst = appendInt(dst, `,"cache_creation_input_tokens":`, u.CacheCreationInputTokens)
+		dst = append(dst, `,"tokens_used":`...)
+		dst = strconv.AppendInt(dst, u.TokensUsed, 10)
+		if u.BudgetRemaining != nil {
+			dst = append(dst, `,"budget_remaining":`...)
+			dst = strconv.AppendInt(dst, *u.BudgetRemaining, 10)
+		}
+		dst = appendInt(dst, `,"billed":`, u.Billed)
+		dst = appendString(dst, `,"budget_unit":`, string(u.Unit))
+		if u.CostUSD != 0 {
+			dst = append(dst, `,"cost_usd":`...)
+			dst = strconv.AppendFloat(dst, u.CostUSD, 'f', -1, 64)
+		}
+		dst = append(dst, '}')
+	}
+	dst = appendString(dst, `,"stop_reason":`, ev.StopReason)
+	dst = appendInt(dst, `,"latency_ms":`, ev.LatencyMS)
+	return append(dst, '}'), true
+}
+
+// appendString appends key and s, unless s is empty (omitempty).
+func appendString(dst []byte, key, s string) []byte {
+	if s == "" {
+		return dst
+	}
+	return coachd.AppendJSONString(append(dst, key...), s, true)
+}
+
+// appendInt appends key and n, unless n is 0 (omitempty).
+func appendInt(dst []byte, key string, n int64) []byte {
+	if n == 0 {
+		return dst
+	}
+	return strconv.AppendInt(append(dst, key...), n, 10)
+}
+
+// appendCompactHTML appends valid JSON as encoding/json writes a
+// json.RawMessage: without the space between tokens, and with <, >, &,
+// U+2028 and U+2029 escaped (they can only be in its strings).
+func appendCompactHTML(dst, src []byte) []byte {
+	inString, escaped := false, false
+	start := 0
+	for i := 0; i < len(src); i++ {
+		b := src[i]
+		if inString {
+			switch {
+			case escaped:
+				escaped = false
+			case b == '\\':
+				escaped = true
+			case b == '"':
+				inString = false
+			case b == '<' || b == '>' || b == '&':
+				dst = append(dst, src[start:i]...)
+				dst = append(dst, '\\', 'u', '0', '0', hexDigit[b>>4], hexDigit[b&0xF])
+				start = i + 1
+			case b == 0xE2 && i+2 < len(src) && src[i+1] == 0x80 && src[i+2]&^1 == 0xA8:
+				dst = append(dst, src[start:i]...)
+				dst = append(dst, '\\', 'u', '2', '0', '2', hexDigit[src[i+2]&0xF])
+				i += 2
+				start = i + 1
+			}
+			continue
+		}
+		switch b {
+		case '"':
+			inString = true
+		case ' ', '\t', '\n', '\r':
+			dst = append(dst, src[start:i]...)
+			start = i + 1
+		}
+	}
+	return append(dst, src[start:]...)
+}
+
+const hexDigit = "0123456789abcdef"
