@@ -4,10 +4,12 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	sdk "github.com/anthropics/anthropic-sdk-go"
@@ -35,7 +37,8 @@ import (
 // sseReader reads the server-sent events of a text/event-stream body.
 type sseReader struct {
 	res     *http.Response
-	scn     *bufio.Scanner
+	scn     *bufio.Scanner // nil once released
+	buf     *[]byte        // the scanner's first buffer, from scanBufs
 	name    []byte // the event's name ("event:")
 	data    []byte // its data lines, each ended by \n
 	scratch []byte // an escaped string's decoded bytes
@@ -72,9 +75,27 @@ func newSSEReader(res *http.Response) *sseReader {
 	if len(ct) < len("text/event-stream") || !strings.EqualFold(ct[:len("text/event-stream")], "text/event-stream") {
 		return nil
 	}
+	buf := scanBufs.Get().(*[]byte)
 	scn := bufio.NewScanner(res.Body)
-	scn.Buffer(nil, bufio.MaxScanTokenSize<<9) // the SDK's limit on a line
-	return &sseReader{res: res, scn: scn}
+	scn.Buffer((*buf)[:0], bufio.MaxScanTokenSize<<9) // the SDK's limit on a line
+	return &sseReader{res: res, scn: scn, buf: buf}
+}
+
+// scanBufs are the scanners' first buffers: two streams a tool turn each
+// allocated one, a seventh of the bytes coachd allocated under load
+// (BENCHMARKS.md). A line past it makes the scanner allocate a larger
+// one of its own; the pooled one is then no longer in use.
+var scanBufs = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
+
+// release gives the scanner's buffer back once the stream is closed
+// (stream.Close, on the goroutine reading it): the reader reads nothing
+// more, and nothing it returned points into the buffer (frame copies each
+// line into name and data).
+func (r *sseReader) release() {
+	if r.buf != nil {
+		scanBufs.Put(r.buf)
+		r.buf, r.scn = nil, nil
+	}
 }
 
 // frame reads the next event's name and data, as ssestream's decoder
@@ -84,6 +105,9 @@ func newSSEReader(res *http.Response) *sseReader {
 // of the body or on a read error (scn.Err).
 func (r *sseReader) frame() bool {
 	r.name, r.data = r.name[:0], r.data[:0]
+	if r.scn == nil {
+		return false // released
+	}
 	for r.scn.Scan() {
 		line := r.scn.Bytes()
 		if len(line) == 0 {
@@ -141,8 +165,14 @@ func (r *sseReader) next(ev *sdk.MessageStreamEventUnion) (*sdk.MessageStreamEve
 		}
 		return ev, nil
 	}
+	if r.scn == nil {
+		return nil, errReleased
+	}
 	return nil, r.scn.Err()
 }
+
+// errReleased is what a reader says when read after its stream closed.
+var errReleased = errors.New("anthropic: read from a closed stream")
 
 // apiError is the error an `event: error` carries, as the SDK builds it.
 func (r *sseReader) apiError(data []byte) error {

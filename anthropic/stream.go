@@ -272,6 +272,9 @@ func (s *stream) Close() error {
 		return nil
 	}
 	s.closed = true
+	if s.sse != nil {
+		s.sse.release()
+	}
 	return s.sdk.Close()
 }
 
