@@ -39,9 +39,9 @@ type sseReader struct {
 	res     *http.Response
 	scn     *bufio.Scanner // nil once released
 	buf     *[]byte        // the scanner's first buffer, from scanBufs
-	name    []byte // the event's name ("event:")
-	data    []byte // its data lines, each ended by \n
-	scratch []byte // an escaped string's decoded bytes
+	name    []byte         // the event's name ("event:")
+	data    []byte         // its data lines, each ended by \n
+	scratch []byte         // an escaped string's decoded bytes
 	// unmarshaled: the SDK's decoder filled the event next returned last.
 	unmarshaled bool
 	// block is the content block of the content_block_start next returned

@@ -5,7 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
-		"strings"
+	"strings"
 	"time"
 
 	"github.com/coachd/coachd"
