@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"sync"
 
 	"github.com/coachd/coachd"
 )
@@ -49,6 +50,33 @@ const (
 func (m *Model) bodyCap() int {
 	n := int(m.lastBody.Load())
 	return min(max(n+n/4, minBodyCap), maxBodyCap)
+}
+
+// bodyBufs are the Messages bodies' buffers, each given back when its
+// stream closes (putBody): a tool turn's two bodies were a seventh of the
+// bytes coachd allocated under load (BENCHMARKS.md). A buffer is free
+// again once NewStreaming returns, since the SDK sends a copy of it (its
+// WithJSONSet("stream", true) writes a new body, and retries send that);
+// giving it back only at the stream's close keeps a margin, and
+// TestStreamBodyCopied fails if an SDK ever sends the buffer itself.
+var bodyBufs sync.Pool
+
+// bodyBuffer returns an empty buffer for a body, from the pool or of
+// bodyCap.
+func (m *Model) bodyBuffer() *[]byte {
+	if b, ok := bodyBufs.Get().(*[]byte); ok {
+		return b
+	}
+	b := make([]byte, 0, m.bodyCap())
+	return &b
+}
+
+// putBody gives a body's buffer back, unless a very long body (images)
+// grew it past maxBodyCap.
+func putBody(b *[]byte) {
+	if cap(*b) <= maxBodyCap {
+		bodyBufs.Put(b)
+	}
 }
 
 // appendBody appends the JSON body of req, with the fields, their order and

@@ -135,8 +135,11 @@ func (m *Model) Stream(ctx context.Context, req *coachd.ModelRequest) coachd.Mod
 	if !m.cfg.NoCache && !req.NoCache {
 		req, markTool = coachd.CacheMarks(req) // the placement rule is documented there
 	}
-	body, err := m.appendBody(make([]byte, 0, m.bodyCap()), req, bodyMessages, markTool)
+	buf := m.bodyBuffer()
+	body, err := m.appendBody((*buf)[:0], req, bodyMessages, markTool)
+	*buf = body[:0]
 	if err != nil {
+		putBody(buf)
 		return &stream{ctx: ctx, err: err, done: true}
 	}
 	m.lastBody.Store(int64(len(body)))
@@ -150,7 +153,7 @@ func (m *Model) Stream(ctx context.Context, req *coachd.ModelRequest) coachd.Mod
 		opts = opts[:2]
 	}
 	s := m.client.Messages.NewStreaming(ctx, m.params(req), opts...)
-	st := &stream{ctx: ctx, sdk: s}
+	st := &stream{ctx: ctx, sdk: s, body: buf}
 	if s.Err() == nil && !m.sdkDecode {
 		st.sse = newSSEReader(res)
 	}

@@ -21,7 +21,9 @@ type stream struct {
 	// sse, when set, reads the events from the body the SDK handed over
 	// (sse.go); sdk then only closes the body.
 	sse *sseReader
-	cur sdk.MessageStreamEventUnion // the event being accepted
+	// body is the request body's buffer, given back at Close (putBody).
+	body *[]byte
+	cur  sdk.MessageStreamEventUnion // the event being accepted
 
 	msg     sdk.Message
 	started bool   // message_start seen
@@ -274,6 +276,10 @@ func (s *stream) Close() error {
 	s.closed = true
 	if s.sse != nil {
 		s.sse.release()
+	}
+	if s.body != nil {
+		putBody(s.body)
+		s.body = nil
 	}
 	return s.sdk.Close()
 }
