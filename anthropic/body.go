@@ -322,7 +322,7 @@ func cleanRaw(raw json.RawMessage) (json.RawMessage, error) {
 		var b bytes.Buffer
 		return nil, json.Compact(&b, raw)
 	}
-	if isClean(raw) {
+	if coachd.CleanJSON(raw) {
 		return raw, nil
 	}
 	var b bytes.Buffer
@@ -332,31 +332,6 @@ func cleanRaw(raw json.RawMessage) (json.RawMessage, error) {
 	var out bytes.Buffer
 	json.HTMLEscape(&out, b.Bytes())
 	return out.Bytes(), nil
-}
-
-// isClean reports whether valid JSON raw has no space outside strings and
-// nothing inside them that the SDK's encoder escapes.
-func isClean(raw []byte) bool {
-	in := false
-	for i := 0; i < len(raw); i++ {
-		switch c := raw[i]; c {
-		case '"':
-			in = !in
-		case '\\':
-			i++ // only inside strings in valid JSON; skips the escaped byte
-		case ' ', '\t', '\n', '\r':
-			if !in {
-				return false
-			}
-		case '<', '>', '&':
-			return false
-		case 0xE2:
-			if i+2 < len(raw) && raw[i+1] == 0x80 && raw[i+2]&^1 == 0xA8 {
-				return false
-			}
-		}
-	}
-	return true
 }
 
 // elemSep is what goes before element i of an array: its '[' or a ','.

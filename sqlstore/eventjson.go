@@ -37,7 +37,7 @@ func appendEvent(dst []byte, ev coachd.Event) ([]byte, bool) {
 	dst = appendString(dst, `,"tool_name":`, ev.ToolName)
 	if len(ev.Input) > 0 {
 		dst = append(dst, `,"input":`...)
-		dst = appendCompactHTML(dst, ev.Input)
+		dst = coachd.AppendCleanJSON(dst, ev.Input)
 	}
 	dst = appendString(dst, `,"result":`, ev.Result)
 	if ev.IsError {
@@ -50,13 +50,8 @@ func appendEvent(dst []byte, ev coachd.Event) ([]byte, bool) {
 	dst = appendString(dst, `,"change":`, ev.Change)
 	dst = appendString(dst, `,"mode":`, ev.Mode)
 	if u := ev.Usage; u != nil {
-		dst = append(dst, `,"usage":{"input_tokens":`...)
-		dst = strconv.AppendInt(dst, u.InputTokens, 10)
-		dst = append(dst, `,"output_tokens":`...)
-		dst = strconv.AppendInt(dst, u.OutputTokens, 10)
-		dst = appendInt(dst, `,"cache_read_input_tokens":`, u.CacheReadInputTokens)
-		dst = appendInt(dst, `,"cache_creation_input_tokens":`, u.CacheCreationInputTokens)
-		dst = append(dst, `,"tokens_used":`...)
+		dst = appendUsage(append(dst, `,"usage":`...), &u.Usage)
+		dst = append(dst[:len(dst)-1], `,"tokens_used":`...) // the embedded Usage's fields come first
 		dst = strconv.AppendInt(dst, u.TokensUsed, 10)
 		if u.BudgetRemaining != nil {
 			dst = append(dst, `,"budget_remaining":`...)
@@ -91,43 +86,50 @@ func appendInt(dst []byte, key string, n int64) []byte {
 	return strconv.AppendInt(append(dst, key...), n, 10)
 }
 
-// appendCompactHTML appends valid JSON as encoding/json writes a
-// json.RawMessage: without the space between tokens, and with <, >, &,
-// U+2028 and U+2029 escaped (they can only be in its strings).
-func appendCompactHTML(dst, src []byte) []byte {
-	inString, escaped := false, false
-	start := 0
-	for i := 0; i < len(src); i++ {
-		b := src[i]
-		if inString {
-			switch {
-			case escaped:
-				escaped = false
-			case b == '\\':
-				escaped = true
-			case b == '"':
-				inString = false
-			case b == '<' || b == '>' || b == '&':
-				dst = append(dst, src[start:i]...)
-				dst = append(dst, '\\', 'u', '0', '0', hexDigit[b>>4], hexDigit[b&0xF])
-				start = i + 1
-			case b == 0xE2 && i+2 < len(src) && src[i+1] == 0x80 && src[i+2]&^1 == 0xA8:
-				dst = append(dst, src[start:i]...)
-				dst = append(dst, '\\', 'u', '2', '0', '2', hexDigit[src[i+2]&0xF])
-				i += 2
-				start = i + 1
-			}
-			continue
+// appendBlocks appends blocks as json.Marshal(blocks) writes them, without
+// its second pass over each block's JSON (encoding/json compacts what a
+// MarshalJSON returns, and checks it), when every block has a type and
+// its raw JSON is valid and clean (coachd.CleanJSON), as stored and
+// streamed blocks nearly always are; it reports false, appending nothing,
+// otherwise. TestAppendBlocks and FuzzAppendBlocks compare the two.
+func appendBlocks(dst []byte, blocks []coachd.Block) ([]byte, bool) {
+	for i := range blocks {
+		b := &blocks[i]
+		if b.Type == "" || !cleanRaw(b.Input) || !cleanRaw(b.Content) || !cleanRaw(b.Source) {
+			return dst, false
 		}
-		switch b {
-		case '"':
-			inString = true
-		case ' ', '\t', '\n', '\r':
-			dst = append(dst, src[start:i]...)
-			start = i + 1
+		for k, v := range b.Extra {
+			if k != "type" && (len(v) == 0 || !cleanRaw(v)) {
+				return dst, false
+			}
 		}
 	}
-	return append(dst, src[start:]...)
+	if len(blocks) == 0 {
+		return dst, false
+	}
+	start := len(dst)
+	for i := range blocks {
+		dst = append(dst, ',')
+		dst, _ = blocks[i].AppendJSON(dst)
+	}
+	dst[start] = '[' // the first ',' opens the array
+	return append(dst, ']'), true
 }
 
-const hexDigit = "0123456789abcdef"
+// cleanRaw reports whether raw is empty, or valid JSON that encoding/json
+// writes as it is.
+func cleanRaw(raw []byte) bool {
+	return len(raw) == 0 || coachd.CleanJSON(raw) && json.Valid(raw)
+}
+
+// appendUsage appends u as json.Marshal(u) writes it. TestAppendUsage
+// sets each field of coachd.Usage in turn.
+func appendUsage(dst []byte, u *coachd.Usage) []byte {
+	dst = append(dst, `{"input_tokens":`...)
+	dst = strconv.AppendInt(dst, u.InputTokens, 10)
+	dst = append(dst, `,"output_tokens":`...)
+	dst = strconv.AppendInt(dst, u.OutputTokens, 10)
+	dst = appendInt(dst, `,"cache_read_input_tokens":`, u.CacheReadInputTokens)
+	dst = appendInt(dst, `,"cache_creation_input_tokens":`, u.CacheCreationInputTokens)
+	return append(dst, '}')
+}

@@ -57,9 +57,12 @@ func encodeMessage(i int, m *coachd.Message) (messageRow, error) {
 		return r, coachd.Invalid(coachd.FieldError{Field: field("id"), Message: "must be a message ID", Code: "format"})
 	}
 	if len(m.Blocks) > 0 {
-		b, err := json.Marshal(m.Blocks)
-		if err != nil {
-			return r, coachd.Invalid(coachd.FieldError{Field: field("content_blocks"), Message: err.Error(), Code: "format"})
+		b, ok := appendBlocks(nil, m.Blocks)
+		if !ok {
+			var err error
+			if b, err = json.Marshal(m.Blocks); err != nil {
+				return r, coachd.Invalid(coachd.FieldError{Field: field("content_blocks"), Message: err.Error(), Code: "format"})
+			}
 		}
 		r.blocks = string(b)
 		if m.Content == "" {
@@ -78,8 +81,7 @@ func encodeMessage(i int, m *coachd.Message) (messageRow, error) {
 		r.metadata = string(m.Metadata)
 	}
 	if m.Usage != nil {
-		b, _ := json.Marshal(m.Usage) // a struct of integers always encodes
-		r.usage = string(b)
+		r.usage = string(appendUsage(nil, m.Usage))
 	}
 	return r, nil
 }
