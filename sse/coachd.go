@@ -2,6 +2,8 @@ package sse
 
 import (
 	"encoding/json"
+	"math"
+	"strconv"
 
 	"github.com/coachd/coachd"
 )
@@ -32,11 +34,6 @@ import (
 // tool_call_ready adds only the arguments, which that spec never put on the
 // wire (an interactive tool's input arrives in interaction), so it is
 // dropped.
-
-type coachdStart struct {
-	SessionID string `json:"session_id"`
-	MessageID string `json:"message_id"`
-}
 
 type coachdText struct {
 	Text string `json:"text"`
@@ -86,13 +83,6 @@ type coachdUsage struct {
 	CostUSD    float64 `json:"cost_usd,omitempty"`
 }
 
-type coachdEnd struct {
-	SessionID  string `json:"session_id"`
-	TokensUsed int64  `json:"tokens_used"`
-	LatencyMS  int64  `json:"latency_ms"`
-	StopReason string `json:"stop_reason"`
-}
-
 type coachdError struct {
 	Type       string              `json:"type"`
 	Message    string              `json:"message"`
@@ -104,7 +94,10 @@ type coachdError struct {
 func encodeCoachd(dst []byte, ev coachd.Event) []byte {
 	switch ev.Type {
 	case coachd.EventTurnStarted:
-		return frame(dst, "message_start", coachdStart{ev.SessionID, ev.MessageID})
+		// This and the other frames every turn sends are written without
+		// reflection too (TestCoachdFramesByHand, FuzzCoachdFrames).
+		dst = appendField(append(dst, "event: message_start\ndata: {"...), `"session_id":`, ev.SessionID)
+		return append(appendField(dst, `,"message_id":`, ev.MessageID), "}\n\n"...)
 	case coachd.EventTextDelta:
 		// The most frequent frame, encoded without reflection.
 		dst = append(dst, "event: content_delta\ndata: {\"text\":"...)
@@ -113,17 +106,22 @@ func encodeCoachd(dst []byte, ev coachd.Event) []byte {
 	case coachd.EventThinkingDelta:
 		return frame(dst, "thinking_delta", coachdText{ev.Text})
 	case coachd.EventToolCallStarted:
-		return frame(dst, "function_call", coachdCall{ev.ToolUseID, ev.ToolName})
+		dst = appendField(append(dst, "event: function_call\ndata: {"...), `"id":`, ev.ToolUseID)
+		return append(appendField(dst, `,"name":`, ev.ToolName), "}\n\n"...)
 	case coachd.EventToolResult:
-		result := ev.Result
 		if ev.IsError {
 			// The seed's error result: a JSON object the client can parse.
 			b, _ := json.Marshal(toolError{true, "execution_error", ev.Result})
-			result = string(b)
+			return frame(dst, "function_result", coachdResult{ev.ToolUseID, ev.ToolName, string(b), ev.IsError, ev.Denied})
 		}
-		return frame(dst, "function_result", coachdResult{ev.ToolUseID, ev.ToolName, result, ev.IsError, ev.Denied})
+		dst = appendField(append(dst, "event: function_result\ndata: {"...), `"tool_use_id":`, ev.ToolUseID)
+		dst = appendField(appendField(dst, `,"name":`, ev.ToolName), `,"result":`, ev.Result)
+		if ev.Denied {
+			dst = append(dst, `,"denied":true`...)
+		}
+		return append(dst, "}\n\n"...)
 	case coachd.EventRoundBoundary:
-		return frame(dst, "round_boundary", struct{}{})
+		return append(dst, "event: round_boundary\ndata: {}\n\n"...)
 	case coachd.EventInteractionRequested:
 		return frame(dst, "interaction", coachdInteraction{ev.ToolUseID, ev.ToolName, rawOr(ev.Input, "{}")})
 	case coachd.EventApprovalRequired:
@@ -131,11 +129,17 @@ func encodeCoachd(dst []byte, ev coachd.Event) []byte {
 	case coachd.EventSessionChanged:
 		return frame(dst, "session_changed", coachdSessionChanged{ev.Change, ev.Mode})
 	case coachd.EventUsage:
+		if out, ok := appendUsage(append(dst, "event: usage\ndata: "...), usageOf(ev.Usage)); ok {
+			return append(out, "\n\n"...)
+		}
 		return frame(dst, "usage", usageOf(ev.Usage))
 	case coachd.EventReview:
 		return frame(dst, "review", rawOr(ev.Data, "{}"))
 	case coachd.EventTurnEnded:
-		return frame(dst, "message_end", coachdEnd{ev.SessionID, tokensUsed(ev.Usage), ev.LatencyMS, ev.StopReason})
+		dst = appendField(append(dst, "event: message_end\ndata: {"...), `"session_id":`, ev.SessionID)
+		dst = strconv.AppendInt(append(dst, `,"tokens_used":`...), tokensUsed(ev.Usage), 10)
+		dst = strconv.AppendInt(append(dst, `,"latency_ms":`...), ev.LatencyMS, 10)
+		return append(appendField(dst, `,"stop_reason":`, ev.StopReason), "}\n\n"...)
 	case coachd.EventError:
 		e := errorOf(ev)
 		body := coachdError{
@@ -149,6 +153,38 @@ func encodeCoachd(dst []byte, ev coachd.Event) []byte {
 		return frame(dst, "error", withFields{body, extra})
 	}
 	return dst
+}
+
+// appendField appends key and s as a JSON string, as frame's encoder
+// writes it (no HTML escaping).
+func appendField(dst []byte, key, s string) []byte {
+	return coachd.AppendJSONString(append(dst, key...), s, false)
+}
+
+// appendUsage appends u as frame's encoder writes it; it reports false,
+// appending nothing, for a cost JSON writes with an exponent.
+func appendUsage(dst []byte, u coachdUsage) ([]byte, bool) {
+	if c := math.Abs(u.CostUSD); u.CostUSD != 0 && (c < 1e-6 || c >= 1e21 || math.IsNaN(c)) {
+		return dst, false
+	}
+	dst = strconv.AppendInt(append(dst, `{"input_tokens":`...), u.InputTokens, 10)
+	dst = strconv.AppendInt(append(dst, `,"output_tokens":`...), u.OutputTokens, 10)
+	dst = strconv.AppendInt(append(dst, `,"cache_read_input_tokens":`...), u.CacheReadInputTokens, 10)
+	dst = strconv.AppendInt(append(dst, `,"cache_creation_input_tokens":`...), u.CacheCreationInputTokens, 10)
+	dst = strconv.AppendInt(append(dst, `,"tokens_used":`...), u.TokensUsed, 10)
+	if u.BudgetRemaining != nil {
+		dst = strconv.AppendInt(append(dst, `,"budget_remaining":`...), *u.BudgetRemaining, 10)
+	}
+	if u.Billed != 0 {
+		dst = strconv.AppendInt(append(dst, `,"billed":`...), u.Billed, 10)
+	}
+	if u.BudgetUnit != "" {
+		dst = appendField(dst, `,"budget_unit":`, u.BudgetUnit)
+	}
+	if u.CostUSD != 0 {
+		dst = strconv.AppendFloat(append(dst, `,"cost_usd":`...), u.CostUSD, 'f', -1, 64)
+	}
+	return append(dst, '}'), true
 }
 
 func usageOf(u *coachd.TurnUsage) coachdUsage {
