@@ -340,3 +340,46 @@ func TestGroupCancelMidStatementKeepsOthers(t *testing.T) {
 		t.Fatalf("the first caller's write is not stored: %v", err)
 	}
 }
+
+// A lone member gives the writer up once before it commits: a write that
+// begins meanwhile joins its transaction, and one COMMIT stores both. The
+// first member's pass runs the second write whole (which, alone in turn,
+// passes once too and then commits the group): the first then finds its
+// group committed and returns its result.
+func TestGroupLoneMemberWaitsOnePass(t *testing.T) {
+	db := openGrouped(t)
+	ctx := context.Background()
+	second := &coachd.User{Name: "second", TokenBudget: 10}
+	var secondErr error
+	passes := 0
+	db.group.yield = func() {
+		passes++
+		if passes == 1 {
+			secondErr = db.CreateUser(ctx, second, "hash-second")
+		}
+	}
+	before := db.group.commits.Load()
+	first := &coachd.User{Name: "first", TokenBudget: 10}
+	if err := db.CreateUser(ctx, first, "hash-first"); err != nil {
+		t.Fatal(err)
+	}
+	if secondErr != nil {
+		t.Fatal(secondErr)
+	}
+	if got := db.group.commits.Load() - before; got != 1 || passes != 2 {
+		t.Fatalf("two writes took %d commits and %d passes, want 1 and 2", got, passes)
+	}
+	for _, u := range []*coachd.User{first, second} {
+		if _, err := db.FindUserByID(ctx, u.ID); err != nil {
+			t.Fatalf("%s not stored after its call returned: %v", u.Name, err)
+		}
+	}
+	// Without a write meanwhile, a lone member commits after its pass.
+	db.group.yield = func() { passes++ }
+	if err := db.CreateUser(ctx, &coachd.User{Name: "third", TokenBudget: 10}, "hash-third"); err != nil {
+		t.Fatal(err)
+	}
+	if got := db.group.commits.Load() - before; got != 2 || passes != 3 {
+		t.Fatalf("a third write: %d commits and %d passes in all, want 2 and 3", got, passes)
+	}
+}
