@@ -116,6 +116,21 @@ func appendBlocks(dst []byte, blocks []coachd.Block) ([]byte, bool) {
 	return append(dst, ']'), true
 }
 
+// blocksSize is about the length of blocks' JSON when little needs
+// escaping: appendBlocks's buffer, grown at most once.
+func blocksSize(blocks []coachd.Block) int {
+	n := 2
+	for i := range blocks {
+		b := &blocks[i]
+		n += 64 + len(b.Type) + len(b.Text) + len(b.Thinking) + len(b.Signature) + len(b.Data) + len(b.ID) + len(b.Name) +
+			len(b.Input) + len(b.ToolUseID) + len(b.Content) + len(b.Source)
+		for k, v := range b.Extra {
+			n += len(k) + len(v) + 4
+		}
+	}
+	return n + n/16
+}
+
 // cleanRaw reports whether raw is empty, or valid JSON that encoding/json
 // writes as it is.
 func cleanRaw(raw []byte) bool {

@@ -57,7 +57,7 @@ func encodeMessage(i int, m *coachd.Message) (messageRow, error) {
 		return r, coachd.Invalid(coachd.FieldError{Field: field("id"), Message: "must be a message ID", Code: "format"})
 	}
 	if len(m.Blocks) > 0 {
-		b, ok := appendBlocks(nil, m.Blocks)
+		b, ok := appendBlocks(make([]byte, 0, blocksSize(m.Blocks)), m.Blocks)
 		if !ok {
 			var err error
 			if b, err = json.Marshal(m.Blocks); err != nil {
@@ -81,7 +81,8 @@ func encodeMessage(i int, m *coachd.Message) (messageRow, error) {
 		r.metadata = string(m.Metadata)
 	}
 	if m.Usage != nil {
-		r.usage = string(appendUsage(nil, m.Usage))
+		var buf [160]byte
+		r.usage = string(appendUsage(buf[:0], m.Usage))
 	}
 	return r, nil
 }
