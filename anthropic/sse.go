@@ -82,7 +82,7 @@ func newSSEReader(res *http.Response) *sseReader {
 }
 
 // scanBufs are the scanners' first buffers: two streams a tool turn each
-// allocated one, a seventh of the bytes coachd allocated under load
+// allocated one, about 4 % of the bytes coachd allocated under load
 // (BENCHMARKS.md). A line past it makes the scanner allocate a larger
 // one of its own; the pooled one is then no longer in use.
 var scanBufs = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
