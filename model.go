@@ -110,7 +110,10 @@ type TokenCounter interface {
 //
 // Response returns the message assembled so far (complete after Next
 // returns false without error; partial, with the usage seen, after an
-// error). Close releases the connection; it is safe to call twice.
+// error). Close releases the connection; it is safe to call twice. A
+// stream belongs to the goroutine reading it: Close is not called while
+// Next runs (the Anthropic adapter hands its buffers to the next stream
+// at Close).
 type ModelStream interface {
 	Next() bool
 	Event() ModelEvent
