@@ -314,7 +314,10 @@ func (s *stream) Response() *coachd.ModelResponse {
 // JSON only at content_block_stop, and a stream cut short never gets there.
 func block(cb *sdk.ContentBlockUnion) (coachd.Block, bool) {
 	var b coachd.Block
-	if err := json.Unmarshal([]byte(cb.RawJSON()), &b); err != nil {
+	raw := []byte(cb.RawJSON())
+	if typ, ok := plainBlock(raw); ok {
+		b.Type = typ // what json.Unmarshal would keep of it: the rest is laid over below
+	} else if err := json.Unmarshal(raw, &b); err != nil {
 		if cb.Type == "" {
 			return b, false
 		}

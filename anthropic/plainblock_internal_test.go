@@ -1,0 +1,109 @@
+package anthropic
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+
+	"github.com/coachd/coachd"
+
+	sdk "github.com/anthropics/anthropic-sdk-go"
+)
+
+// blockByUnmarshal is block as it was before plainBlock: every block's
+// wire JSON decoded into the coachd.Block, the typed fields laid over.
+func blockByUnmarshal(cb *sdk.ContentBlockUnion) (coachd.Block, bool) {
+	var b coachd.Block
+	if err := json.Unmarshal([]byte(cb.RawJSON()), &b); err != nil {
+		if cb.Type == "" {
+			return b, false
+		}
+		b = coachd.Block{Type: cb.Type}
+	}
+	switch b.Type {
+	case coachd.BlockText:
+		b.Text = validText(cb.Text)
+		if len(cb.Citations) > 0 {
+			raws := make([]json.RawMessage, len(cb.Citations))
+			for i, c := range cb.Citations {
+				raws[i] = json.RawMessage(c.RawJSON())
+			}
+			if raw, err := json.Marshal(raws); err == nil {
+				b.Extra = cloneExtra(b.Extra)
+				b.Extra["citations"] = raw
+			}
+		}
+	case coachd.BlockThinking:
+		b.Thinking, b.Signature = validText(cb.Thinking), cb.Signature
+	case coachd.BlockToolUse:
+		b.Input = json.RawMessage(`{}`)
+		if len(cb.Input) > 0 && json.Valid(cb.Input) {
+			b.Input = append(json.RawMessage(nil), cb.Input...)
+		}
+	}
+	return b, true
+}
+
+// sameBlock decodes raw as the SDK does, lays text over it as deltas
+// after the block's stop would, and wants block and blockByUnmarshal to
+// agree; it reports whether plainBlock took it.
+func sameBlock(t *testing.T, raw, text string) bool {
+	t.Helper()
+	var cb sdk.ContentBlockUnion
+	if err := json.Unmarshal([]byte(raw), &cb); err != nil {
+		return false
+	}
+	if text != "" {
+		cb.Text, cb.Thinking = text, text
+	}
+	got, gotOK := block(&cb)
+	want, wantOK := blockByUnmarshal(&cb)
+	if gotOK != wantOK || !reflect.DeepEqual(got, want) {
+		t.Fatalf("%s (text %q):\n got %+v %v\nwant %+v %v", raw, text, got, gotOK, want, wantOK)
+	}
+	_, plain := plainBlock([]byte(cb.RawJSON()))
+	return plain
+}
+
+// TestPlainBlock: the blocks plainBlock takes convert as decoding them
+// would, and the ones it leaves are decoded.
+func TestPlainBlock(t *testing.T) {
+	for _, c := range []struct {
+		raw   string
+		plain bool
+	}{
+		{`{"type":"text","text":"Hello <there> \u00e9\n"}`, true},
+		{` { "text" : "a" , "type" : "text" } `, true},
+		{`{"type":"text"}`, true},
+		{`{"type":"thinking","thinking":"hmm","signature":"c2ln"}`, true},
+		{`{"type":"text","text":"a","citations":null}`, false},
+		{`{"type":"text","text":"a","citations":[{"type":"char_location","cited_text":"x"}]}`, false},
+		{`{"type":"text","text":"a","text":"b"}`, false},
+		{`{"type":"text","thinking":"a"}`, false},
+		{`{"type":"thinking","thinking":"a","text":"b"}`, false},
+		{`{"type":"tool_use","id":"toolu_1","name":"n","input":{}}`, false},
+		{`{"type":"te\u0078t","text":"a"}`, false},
+		{`{"type":"text","text":5}`, false},
+		{`{"type":"redacted_thinking","data":"x"}`, false},
+		{`{"text":"a"}`, false},
+		{`{}`, false},
+		{`{"type":"text","text":"\ud800"}`, false},
+	} {
+		for _, text := range []string{"", "later text", "\xff"} {
+			if got := sameBlock(t, c.raw, text); got != c.plain {
+				t.Errorf("%s: taken by plainBlock: %v, want %v", c.raw, got, c.plain)
+			}
+		}
+	}
+}
+
+// FuzzPlainBlock: whatever a block's wire JSON, block converts it as
+// decoding it would.
+func FuzzPlainBlock(f *testing.F) {
+	f.Add(`{"type":"text","text":"Hello"}`, "")
+	f.Add(`{"type":"thinking","thinking":"a\"b","signature":"s"}`, "more")
+	f.Add(`{"type":"text","text":"a","extra":{"k":[1,2]}}`, "")
+	f.Fuzz(func(t *testing.T, raw, text string) {
+		sameBlock(t, raw, text)
+	})
+}
