@@ -11,36 +11,13 @@ import (
 )
 
 // blockByUnmarshal is block as it was before plainBlock: every block's
-// wire JSON decoded into the coachd.Block, the typed fields laid over.
+// wire JSON decoded, the typed fields laid over.
 func blockByUnmarshal(cb *sdk.ContentBlockUnion) (coachd.Block, bool) {
 	var b coachd.Block
-	if err := json.Unmarshal([]byte(cb.RawJSON()), &b); err != nil {
-		if cb.Type == "" {
-			return b, false
-		}
-		b = coachd.Block{Type: cb.Type}
+	if !decodeBlock([]byte(cb.RawJSON()), cb, &b) {
+		return b, false
 	}
-	switch b.Type {
-	case coachd.BlockText:
-		b.Text = validText(cb.Text)
-		if len(cb.Citations) > 0 {
-			raws := make([]json.RawMessage, len(cb.Citations))
-			for i, c := range cb.Citations {
-				raws[i] = json.RawMessage(c.RawJSON())
-			}
-			if raw, err := json.Marshal(raws); err == nil {
-				b.Extra = cloneExtra(b.Extra)
-				b.Extra["citations"] = raw
-			}
-		}
-	case coachd.BlockThinking:
-		b.Thinking, b.Signature = validText(cb.Thinking), cb.Signature
-	case coachd.BlockToolUse:
-		b.Input = json.RawMessage(`{}`)
-		if len(cb.Input) > 0 && json.Valid(cb.Input) {
-			b.Input = append(json.RawMessage(nil), cb.Input...)
-		}
-	}
+	layOver(&b, cb)
 	return b, true
 }
 

@@ -316,13 +316,28 @@ func block(cb *sdk.ContentBlockUnion) (coachd.Block, bool) {
 	var b coachd.Block
 	raw := []byte(cb.RawJSON())
 	if typ, ok := plainBlock(raw); ok {
-		b.Type = typ // what json.Unmarshal would keep of it: the rest is laid over below
-	} else if err := json.Unmarshal(raw, &b); err != nil {
-		if cb.Type == "" {
-			return b, false
-		}
-		b = coachd.Block{Type: cb.Type}
+		b.Type = typ // what decodeBlock would keep of it: the rest is laid over
+	} else if !decodeBlock(raw, cb, &b) {
+		return b, false
 	}
+	layOver(&b, cb)
+	return b, true
+}
+
+// decodeBlock decodes a block's wire JSON into b; JSON it cannot decode
+// leaves the block its type alone (false without one).
+func decodeBlock(raw []byte, cb *sdk.ContentBlockUnion, b *coachd.Block) bool {
+	if err := json.Unmarshal(raw, b); err != nil {
+		if cb.Type == "" {
+			return false
+		}
+		*b = coachd.Block{Type: cb.Type}
+	}
+	return true
+}
+
+// layOver sets the fields of b that the deltas grew from cb's typed ones.
+func layOver(b *coachd.Block, cb *sdk.ContentBlockUnion) {
 	switch b.Type {
 	case coachd.BlockText:
 		b.Text = validText(cb.Text)
@@ -346,7 +361,6 @@ func block(cb *sdk.ContentBlockUnion) (coachd.Block, bool) {
 			b.Input = append(json.RawMessage(nil), cb.Input...)
 		}
 	}
-	return b, true
 }
 
 func cloneExtra(m map[string]json.RawMessage) map[string]json.RawMessage {
