@@ -325,13 +325,7 @@ func cleanRaw(raw json.RawMessage) (json.RawMessage, error) {
 	if coachd.CleanJSON(raw) {
 		return raw, nil
 	}
-	var b bytes.Buffer
-	if err := json.Compact(&b, raw); err != nil {
-		return nil, err
-	}
-	var out bytes.Buffer
-	json.HTMLEscape(&out, b.Bytes())
-	return out.Bytes(), nil
+	return coachd.AppendCleanJSON(make([]byte, 0, len(raw)+16), raw), nil
 }
 
 // elemSep is what goes before element i of an array: its '[' or a ','.
