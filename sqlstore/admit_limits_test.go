@@ -35,10 +35,7 @@ func TestAdmitTurnLimits(t *testing.T) {
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			ctx := context.Background()
-			clock := newClock()
-			db := MustOpen(t, b.newDSN(t), clock)
-			u := budgetUser(t, db, 1000)
-			s := mustSession(t, db, u)
+			db, clock, u, s := budgetSession(t, b, 1000)
 			until := clock.Now().Add(time.Minute)
 			w := clock.Now().Truncate(time.Minute)
 			month := coachd.PeriodMonthly.Start(clock.Now())
@@ -152,10 +149,7 @@ func TestAdmitTurnMessage(t *testing.T) {
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			ctx := context.Background()
-			clock := newClock()
-			db := MustOpen(t, b.newDSN(t), clock)
-			u := budgetUser(t, db, 1000)
-			s := mustSession(t, db, u)
+			db, clock, u, s := budgetSession(t, b, 1000)
 			until := clock.Now().Add(time.Minute)
 			newMsg := func(text string) *coachd.Message {
 				return &coachd.Message{Role: coachd.RoleUser, Blocks: []coachd.Block{coachd.TextBlock(text)}}

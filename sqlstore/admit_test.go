@@ -21,6 +21,17 @@ func mustSession(tb testing.TB, db *sqlstore.DB, u *coachd.User) *coachd.Session
 	return s
 }
 
+// budgetSession opens a fresh database of b on a fake clock, with a user
+// of the given budget and a session of theirs: how most tests of a turn's
+// writes begin.
+func budgetSession(t *testing.T, b backend, budget int64) (*sqlstore.DB, *fakeClock, *coachd.User, *coachd.Session) {
+	t.Helper()
+	clock := newClock()
+	db := MustOpen(t, b.newDSN(t), clock)
+	u := budgetUser(t, db, budget)
+	return db, clock, u, mustSession(t, db, u)
+}
+
 func admission(s *coachd.Session, owner string, until time.Time, est int64) coachd.TurnAdmission {
 	return coachd.TurnAdmission{Owner: owner, Until: until, Seen: s,
 		Reserve: coachd.ReserveRequest{Agent: s.Agent, Estimate: est}}
@@ -126,10 +137,7 @@ func TestEndTurnAllOrNothing(t *testing.T) {
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			ctx := context.Background()
-			clock := newClock()
-			db := MustOpen(t, b.newDSN(t), clock)
-			u := budgetUser(t, db, 1000)
-			s := mustSession(t, db, u)
+			db, clock, u, s := budgetSession(t, b, 1000)
 			until := clock.Now().Add(time.Minute)
 			if _, err := db.AdmitTurn(ctx, admission(s, "A", until, 100)); err != nil {
 				t.Fatal(err)

@@ -18,10 +18,7 @@ func TestEndTurnSession(t *testing.T) {
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			ctx := context.Background()
-			clock := newClock()
-			db := MustOpen(t, b.newDSN(t), clock)
-			u := budgetUser(t, db, 100_000)
-			s := mustSession(t, db, u)
+			db, clock, u, s := budgetSession(t, b, 100_000)
 			until := clock.Now().Add(time.Minute)
 			reply := func() []*coachd.Message {
 				return []*coachd.Message{{Role: coachd.RoleAssistant, Blocks: []coachd.Block{coachd.TextBlock("done")}}}

@@ -201,10 +201,7 @@ func TestEndTurnSeenWithoutReservation(t *testing.T) {
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			ctx := context.Background()
-			clock := newClock()
-			db := MustOpen(t, b.newDSN(t), clock)
-			u := budgetUser(t, db, 1000)
-			s := mustSession(t, db, u)
+			db, clock, u, s := budgetSession(t, b, 1000)
 			adm, err := db.AdmitTurn(ctx, admission(s, "A", clock.Now().Add(time.Minute), 300))
 			if err != nil {
 				t.Fatal(err)

@@ -18,10 +18,7 @@ func TestEndTurnNotes(t *testing.T) {
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			ctx := context.Background()
-			clock := newClock()
-			db := MustOpen(t, b.newDSN(t), clock)
-			u := budgetUser(t, db, 100_000)
-			s := mustSession(t, db, u)
+			db, clock, u, s := budgetSession(t, b, 100_000)
 			adm, err := db.AdmitTurn(ctx, admission(s, "A", clock.Now().Add(time.Minute), 100))
 			if err != nil {
 				t.Fatal(err)
