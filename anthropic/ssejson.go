@@ -1,10 +1,6 @@
 package anthropic
 
-import (
-	"unicode/utf16"
-
-	"github.com/coachd/coachd"
-)
+import "unicode/utf16"
 
 // The JSON reading of sseReader.decode: only what the hand-decoded events
 // hold (objects, strings, non-negative integers, null), refusing whatever
@@ -157,46 +153,4 @@ func hex4(b []byte) rune {
 		}
 	}
 	return r
-}
-
-// plainBlock reports whether raw, a content block's wire JSON, is a text
-// block of "type" and "text" alone, or a thinking block of "type",
-// "thinking" and "signature" alone, each once and a string, and returns
-// its type. Decoding such a block into a coachd.Block gives nothing that
-// block does not lay over from the SDK's typed fields (no Extra): it
-// decoded the whole text, unescaped, to drop it (2.5 % of the objects
-// coachd allocated under load went to decoding blocks there). Anything
-// else, block decodes.
-// TestPlainBlock and FuzzPlainBlock compare the two.
-func plainBlock(raw []byte) (string, bool) {
-	const typ, text, thinking, signature = 0, 1, 2, 3
-	l := lexer{b: raw}
-	var seen fieldSet
-	var t, v []byte
-	var esc bool
-	if !l.object(func(key []byte) bool {
-		bit := uint(typ)
-		switch string(key) {
-		case "type":
-			return seen.once(typ) && l.str(&t, &esc) && !esc
-		case "text":
-			bit = text
-		case "thinking":
-			bit = thinking
-		case "signature":
-			bit = signature
-		default:
-			return false
-		}
-		return seen.once(bit) && l.str(&v, &esc)
-	}) || l.skipSpace() != len(raw) || seen&(1<<typ) == 0 {
-		return "", false
-	}
-	switch string(t) {
-	case coachd.BlockText:
-		return coachd.BlockText, seen&^(1<<typ|1<<text) == 0
-	case coachd.BlockThinking:
-		return coachd.BlockThinking, seen&^(1<<typ|1<<thinking|1<<signature) == 0
-	}
-	return "", false
 }
