@@ -109,6 +109,31 @@ func (b *Block) AppendJSON(dst []byte) ([]byte, error) {
 	return b.appendJSON(dst), nil
 }
 
+// AsIs reports whether json.Marshal writes the block byte for byte as
+// AppendJSON does: it has a type, and its raw fields are empty or valid
+// JSON in the form json.Marshal writes (CleanJSON), every Extra value
+// included, so the second pass json.Marshal makes over a MarshalJSON's
+// output (compacting, escaping, checking) changes nothing. Stored and
+// streamed blocks nearly always are; callers that would otherwise make
+// that pass skip it.
+func (b *Block) AsIs() bool {
+	if b.Type == "" || !rawAsIs(b.Input) || !rawAsIs(b.Content) || !rawAsIs(b.Source) {
+		return false
+	}
+	for k, v := range b.Extra {
+		if k != "type" && (len(v) == 0 || !rawAsIs(v)) {
+			return false
+		}
+	}
+	return true
+}
+
+// rawAsIs reports whether raw is empty, or valid JSON that json.Marshal
+// writes as it is.
+func rawAsIs(raw []byte) bool {
+	return len(raw) == 0 || CleanJSON(raw) && json.Valid(raw)
+}
+
 // jsonSizeHint is about the size of the block's JSON when little needs
 // escaping.
 func (b *Block) jsonSizeHint() int {

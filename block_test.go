@@ -113,3 +113,71 @@ func FuzzParseRateLimit(f *testing.F) {
 		}
 	})
 }
+
+// TestBlockAsIs: a block AsIs takes is written by json.Marshal as
+// AppendJSON writes it; what it refuses is what would be changed (spaces,
+// characters json.Marshal escapes), refused (invalid or empty raw JSON,
+// no type) or is not known to be neither.
+func TestBlockAsIs(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		b    coachd.Block
+		want bool
+	}{
+		{"text", coachd.TextBlock("a <b> & \u2028 \"c\" \xff"), true},
+		{"tool_use clean", coachd.Block{Type: coachd.BlockToolUse, ID: "t", Name: "n", Input: json.RawMessage(`{"a":[1,"\u003c"]}`)}, true},
+		{"tool_use no input", coachd.Block{Type: coachd.BlockToolUse, ID: "t", Name: "n"}, true},
+		{"tool_result clean", coachd.ToolResultBlock("t", "<ok>", false), true},
+		{"image clean", coachd.Block{Type: coachd.BlockImage, Source: json.RawMessage(`{"type":"url","url":"x"}`)}, true},
+		{"extra clean", coachd.Block{Type: coachd.BlockText, Text: "x", Extra: map[string]json.RawMessage{"cache_control": json.RawMessage(`{"type":"ephemeral"}`), "type": nil}}, true},
+		{"no type", coachd.Block{Text: "x"}, false},
+		{"input with spaces", coachd.Block{Type: coachd.BlockToolUse, ID: "t", Name: "n", Input: json.RawMessage(`{ "a": 1 }`)}, false},
+		{"input with <", coachd.Block{Type: coachd.BlockToolUse, ID: "t", Name: "n", Input: json.RawMessage(`{"a":"<"}`)}, false},
+		{"input invalid", coachd.Block{Type: coachd.BlockToolUse, ID: "t", Name: "n", Input: json.RawMessage(`{"a":`)}, false},
+		{"content with U+2029", coachd.Block{Type: coachd.BlockToolResult, ToolUseID: "t", Content: json.RawMessage("\"a\u2029\"")}, false},
+		{"source with newline", coachd.Block{Type: coachd.BlockDocument, Source: json.RawMessage("{\n}")}, false},
+		{"extra empty", coachd.Block{Type: coachd.BlockText, Extra: map[string]json.RawMessage{"k": nil}}, false},
+		{"extra with &", coachd.Block{Type: coachd.BlockText, Extra: map[string]json.RawMessage{"k": json.RawMessage(`"&"`)}}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := c.b.AsIs(); got != c.want {
+				t.Fatalf("AsIs = %v, want %v", got, c.want)
+			}
+			if c.want {
+				asIs(t, c.b)
+			}
+		})
+	}
+}
+
+// asIs fails t unless json.Marshal writes b as AppendJSON does.
+func asIs(t *testing.T, b coachd.Block) {
+	t.Helper()
+	want, err := json.Marshal(b)
+	if err != nil {
+		t.Fatalf("json.Marshal: %v", err)
+	}
+	got, err := b.AppendJSON(nil)
+	if err != nil || string(got) != string(want) {
+		t.Fatalf("AppendJSON = %s, %v; json.Marshal = %s", got, err, want)
+	}
+}
+
+// FuzzBlockAsIs: whatever raw JSON a block holds, AsIs takes it only if
+// json.Marshal writes the block as AppendJSON does.
+func FuzzBlockAsIs(f *testing.F) {
+	f.Add("tool_use", "x", `{"a":1}`, "k", `"v"`)
+	f.Add("tool_result", "<", `"a\u2028"`, "", ``)
+	f.Add("image", "", `{ "a" : 1 }`, "type", `{`)
+	f.Add("text", "\xff", ``, "cache_control", `{"type":"ephemeral"}`)
+	f.Fuzz(func(t *testing.T, typ, text, raw, key, extra string) {
+		b := coachd.Block{Type: typ, Text: text, ID: text, Name: text, Input: json.RawMessage(raw),
+			ToolUseID: text, Content: json.RawMessage(raw), Source: json.RawMessage(raw)}
+		if key != "" {
+			b.Extra = map[string]json.RawMessage{key: json.RawMessage(extra)}
+		}
+		if b.AsIs() {
+			asIs(t, b)
+		}
+	})
+}

@@ -8,9 +8,10 @@ import (
 )
 
 // messagesJSONLen is len(json.Marshal(msgs)) without building it: each
-// block is appended into one scratch buffer, and only its raw parts'
-// compaction and HTML escaping (what json.Marshal does to a Marshaler's
-// output) are worked out. A long session's size estimate no longer
+// block is appended into one scratch buffer, and only for a block whose
+// raw parts are not as json.Marshal writes them (coachd.Block.AsIs) are
+// their compaction and HTML escaping (what json.Marshal does to a
+// Marshaler's output) worked out. A long session's size estimate no longer
 // allocates per message. It returns 0 when json.Marshal would fail, the
 // length of the nil that json.Marshal returns then.
 func messagesJSONLen(msgs []coachd.ModelMessage) int {
@@ -37,6 +38,10 @@ func messagesJSONLen(msgs []coachd.ModelMessage) int {
 			scratch, err = m.Blocks[j].AppendJSON(scratch[:0])
 			if err != nil {
 				return 0
+			}
+			if m.Blocks[j].AsIs() {
+				n += len(scratch) // what json.Marshal writes for it
+				continue
 			}
 			compact.Reset()
 			if json.Compact(&compact, scratch) != nil {

@@ -94,14 +94,8 @@ func appendInt(dst []byte, key string, n int64) []byte {
 // otherwise. TestAppendBlocks and FuzzAppendBlocks compare the two.
 func appendBlocks(dst []byte, blocks []coachd.Block) ([]byte, bool) {
 	for i := range blocks {
-		b := &blocks[i]
-		if b.Type == "" || !cleanRaw(b.Input) || !cleanRaw(b.Content) || !cleanRaw(b.Source) {
+		if !blocks[i].AsIs() {
 			return dst, false
-		}
-		for k, v := range b.Extra {
-			if k != "type" && (len(v) == 0 || !cleanRaw(v)) {
-				return dst, false
-			}
 		}
 	}
 	if len(blocks) == 0 {
@@ -129,12 +123,6 @@ func blocksSize(blocks []coachd.Block) int {
 		}
 	}
 	return n + n/16
-}
-
-// cleanRaw reports whether raw is empty, or valid JSON that encoding/json
-// writes as it is.
-func cleanRaw(raw []byte) bool {
-	return len(raw) == 0 || coachd.CleanJSON(raw) && json.Valid(raw)
 }
 
 // appendUsage appends u as json.Marshal(u) writes it. TestAppendUsage
