@@ -3,6 +3,7 @@ package sqlstore_test
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -164,5 +165,85 @@ func TestMigrateEventBatches(t *testing.T) {
 	}
 	if strings.Join(seen, ",") != strings.Join(want, ",") {
 		t.Fatalf("events after 0015: %q, want %q", seen, want)
+	}
+}
+
+// A database at version 15 keeps its event log through 0016_turns_by_key
+// (turns WITHOUT ROWID, their events moved along): every turn and batch
+// of a live session, read back in order, a stop asked for still asked,
+// the log going on after it, and a deleted user's turns and events gone
+// with the user. Rows an older file kept without foreign keys (a turn
+// whose session is gone, events whose turn is) are left behind.
+func TestMigrateTurnsByKey(t *testing.T) {
+	ctx := context.Background()
+	path, raw, exec := sqliteBefore(t, "0016_")
+	now := time.Now()
+	uid := coachd.NewID(coachd.PrefixUser, now)
+	s1, s2 := coachd.NewID(coachd.PrefixSession, now), coachd.NewID(coachd.PrefixSession, now.Add(time.Millisecond))
+	exec(`INSERT INTO users (id, api_key_hash, token_budget, created_at, updated_at) VALUES (?, 'h', 1000, 0, 0)`, uid)
+	for _, sid := range []string{s1, s2} {
+		exec(`INSERT INTO sessions (id, user_id, created_at, updated_at) VALUES (?, ?, 0, 0)`, sid, uid)
+	}
+	exec(`INSERT INTO turns (session_id, turn, user_id, owner, started_at, alive_at, ended) VALUES (?, 1, ?, 'p', 10, 20, 1)`, s1, uid)
+	exec(`INSERT INTO turns (session_id, turn, user_id, owner, started_at, alive_at, stop_requested) VALUES (?, 2, ?, 'p', 30, 40, 1)`, s1, uid)
+	exec(`INSERT INTO turns (session_id, turn, user_id, owner, started_at, alive_at) VALUES (?, 1, ?, 'p', 50, 60)`, s2, uid)
+	exec(`INSERT INTO turns (session_id, turn, user_id, owner, started_at, alive_at) VALUES ('sess_gone', 1, ?, 'p', 0, 0)`, uid)
+	for _, e := range []struct {
+		sid        string
+		turn, last int64
+		data       string
+	}{
+		{s1, 1, 2, `{"seq":1,"type":"turn_started","turn":1}` + "\n" + `{"seq":2,"type":"text_delta","turn":1,"text":"a"}`},
+		{s1, 1, 3, `{"seq":3,"type":"turn_ended","turn":1,"stop_reason":"end_turn"}`},
+		{s1, 2, 1, `{"seq":1,"type":"turn_started","turn":2}`},
+		{s2, 1, 1, `{"seq":1,"type":"turn_started","turn":1}`},
+		{s2, 9, 1, `{"seq":1,"type":"turn_started","turn":9}`}, // no such turn
+	} {
+		exec(`INSERT INTO turn_events (session_id, turn, last_seq, data) VALUES (?, ?, ?, ?)`, e.sid, e.turn, e.last, e.data)
+	}
+	raw.Close()
+
+	db := MustOpen(t, path, coachd.SystemClock{})
+	var turnsSQL string
+	if err := db.SQL().QueryRowContext(ctx, `SELECT sql FROM sqlite_master WHERE name = 'turns'`).Scan(&turnsSQL); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(turnsSQL, "WITHOUT ROWID") {
+		t.Fatalf("turns after 0016:\n%s", turnsSQL)
+	}
+	if n := rawCount(t, db, `SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND name = 'turns_started'`); n != 1 {
+		t.Fatal("index turns_started missing after 0016")
+	}
+	if n := rawCount(t, db, `SELECT COUNT(*) FROM pragma_foreign_key_check`); n != 0 {
+		t.Fatalf("%d rows break a foreign key after 0016", n)
+	}
+	if n := rawCount(t, db, `SELECT COUNT(*) FROM turns WHERE session_id IN (?, ?) AND started_at + alive_at IN (30, 70, 110)`, s1, s2); n != 3 {
+		t.Fatalf("%d of the 3 turns kept as they were", n)
+	}
+	if n := rawCount(t, db, `SELECT COUNT(*) FROM turns`) + rawCount(t, db, `SELECT COUNT(*) FROM turn_events`); n != 3+4 {
+		t.Fatalf("%d turns and events after 0016, want 3 and 4", n)
+	}
+
+	stop, err := db.AppendEvents(ctx, uid, s1, 2, []coachd.Event{{Turn: 2, Seq: 2, Type: coachd.EventTextDelta, Text: "b"}}, false)
+	if err != nil || !stop {
+		t.Fatalf("the stop asked for before 0016: %v (%v)", stop, err)
+	}
+	got, err := db.Events(ctx, uid, s1, coachd.EventID{}, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen []string
+	for _, ev := range got {
+		seen = append(seen, fmt.Sprintf("%d:%d %s%s", ev.Turn, ev.Seq, ev.Type, ev.Text))
+	}
+	if want := "1:1 turn_started,1:2 text_deltaa,1:3 turn_ended,2:1 turn_started,2:2 text_deltab"; strings.Join(seen, ",") != want {
+		t.Fatalf("events after 0016: %s\nwant %s", strings.Join(seen, ","), want)
+	}
+
+	if err := db.DeleteUser(ctx, uid); err != nil {
+		t.Fatal(err)
+	}
+	if n := rawCount(t, db, `SELECT COUNT(*) FROM turns WHERE user_id = ?`, uid) + rawCount(t, db, `SELECT COUNT(*) FROM turn_events`); n != 0 {
+		t.Fatalf("%d turns and events of a deleted user", n)
 	}
 }
