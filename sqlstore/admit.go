@@ -69,7 +69,7 @@ func (db *DB) AdmitTurn(ctx context.Context, a coachd.TurnAdmission) (*coachd.Ad
 	var at time.Time
 	adm, err := writeTx(ctx, db, func(tx *tx) (*coachd.Admission, error) {
 		// The user's lock first, as every budget write takes it.
-		st, err := db.budgetState(ctx, tx, req.UserID)
+		st, err := db.lockBudget(ctx, tx, req.UserID)
 		if err != nil {
 			return nil, err
 		}

@@ -260,3 +260,51 @@ func TestReadTurn(t *testing.T) {
 		})
 	}
 }
+
+// TestAdmitTurnBudgetState: an admission releases the user's stale holds
+// and starts a new budget period before it holds its estimate, as Reserve
+// does, and refuses an estimate the budget cannot cover with what
+// remains. On SQLite these are the cases where its one-statement hold
+// refuses and the budget state is read.
+func TestAdmitTurnBudgetState(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			ctx := context.Background()
+			db, clock, u, s := budgetSession(t, b, 1000)
+			db.SetBudgetConfig(coachd.BudgetConfig{Period: coachd.PeriodMonthly})
+			stale := must[*coachd.Reservation](t)(db.Reserve(ctx, coachd.ReserveRequest{UserID: u.ID, Estimate: 200}))
+			clock.Add(coachd.DefaultReservationTTL + time.Second)
+
+			// 200 are held, but past their expiry: released, they do not
+			// count against the 700 (which would fit beside them too).
+			adm := must[*coachd.Admission](t)(db.AdmitTurn(ctx, admission(s, "A", clock.Now().Add(time.Minute), 700)))
+			if adm.Reservation.Remaining != 300 {
+				t.Fatalf("remaining %d after a stale hold was released, want 300", adm.Reservation.Remaining)
+			}
+			mustStatus(t, db, u.ID, 0, 700)
+			if r := must[*coachd.Reservation](t)(db.FindReservation(ctx, u.ID, stale.ID)); r.State != coachd.ReservationExpired {
+				t.Fatalf("the stale hold is %s, want expired", r.State)
+			}
+			if _, _, err := db.EndTurn(ctx, u.ID, coachd.TurnEnd{SessionID: s.ID, ReservationID: adm.Reservation.ID,
+				Spend: coachd.Spend{Amount: 400, Tokens: 400}, Mode: coachd.SettleFinalize, Owner: "A"}); err != nil {
+				t.Fatal(err)
+			}
+			mustStatus(t, db, u.ID, 400, 0)
+
+			// 600 remain this month, not 700; the next month starts from
+			// nothing used (500 would fit in this one too).
+			s = must[*coachd.Session](t)(db.FindSession(ctx, u.ID, s.ID))
+			if _, err := db.AdmitTurn(ctx, admission(s, "B", clock.Now().Add(time.Minute), 700)); coachd.ErrorCode(err) != coachd.EBUDGET {
+				t.Fatalf("700 of 600 remaining admitted: %v", err)
+			}
+			mustStatus(t, db, u.ID, 400, 0)
+			clock.Add(31 * 24 * time.Hour)
+			adm = must[*coachd.Admission](t)(db.AdmitTurn(ctx, admission(s, "B", clock.Now().Add(time.Minute), 500)))
+			if adm.Reservation.Remaining != 500 || adm.Reservation.PeriodStart.Month() != time.April {
+				t.Fatalf("a new period's reservation: %+v", adm.Reservation)
+			}
+			mustStatus(t, db, u.ID, 0, 500)
+			MustLedgerOK(t, db)
+		})
+	}
+}

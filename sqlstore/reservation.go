@@ -52,7 +52,7 @@ func retry[T any](ctx context.Context, fn func() (T, error)) (T, error) {
 // budgetTx runs fn in a write transaction that first takes userID's lock
 // (lockUser), and commits what fn did; a deadlock or serialization failure
 // runs it all again. Every write to a user's budget and reservations goes
-// through here, or through writeTx beginning with budgetState (a
+// through here, or through writeTx beginning with lockBudget (a
 // reservation) or lockReservation (a settlement), which take the same
 // lock first.
 func budgetTx[T any](ctx context.Context, db *DB, userID string, fn func(*tx) (T, error)) (T, error) {
@@ -67,7 +67,7 @@ func budgetTx[T any](ctx context.Context, db *DB, userID string, fn func(*tx) (T
 
 // writeTx runs fn in a write transaction and commits what it did; a
 // deadlock or serialization failure runs it all again. fn takes the locks
-// it needs: a budget write begins with lockUser or budgetState.
+// it needs: a budget write begins with lockUser or lockBudget.
 func writeTx[T any](ctx context.Context, db *DB, fn func(*tx) (T, error)) (T, error) {
 	return retry(ctx, func() (T, error) {
 		var zero T
@@ -82,153 +82,6 @@ func writeTx[T any](ctx context.Context, db *DB, fn func(*tx) (T, error)) (T, er
 		}
 		return v, tx.commit()
 	})
-}
-
-// Reserve holds req.Estimate tokens of the user's budget: after releasing
-// the user's stale holds and rolling the budget period, one conditional
-// UPDATE checks that the estimate fits and charges it, so two concurrent
-// reservations can never both pass a check that only one fits (on
-// Postgres the row lock serialises them; on SQLite the single writer).
-func (db *DB) Reserve(ctx context.Context, req coachd.ReserveRequest) (*coachd.Reservation, error) {
-	if req.Estimate < 0 {
-		return nil, coachd.Invalid(coachd.FieldError{Field: "estimate", Message: "must not be negative", Code: "range"})
-	}
-	req.Estimate = min(req.Estimate, coachd.MaxTurnTokens)
-	return writeTx(ctx, db, func(tx *tx) (*coachd.Reservation, error) {
-		st, err := db.budgetState(ctx, tx, req.UserID)
-		if err != nil {
-			return nil, err
-		}
-		return db.reserve(ctx, tx, req, st)
-	})
-}
-
-// userBudgetState is what a reservation must do before it checks the
-// budget: release stale holds, start a new budget period.
-type userBudgetState struct{ stale, roll bool }
-
-// budgetState takes the user's lock (as lockUser) and, in the same
-// statement, finds whether the user has holds past their expiry and
-// whether the budget period moved on: a reservation then runs expireUser
-// and rollPeriod only when they have something to do.
-func (db *DB) budgetState(ctx context.Context, tx *tx, userID string) (userBudgetState, error) {
-	q := `SELECT period_start < ?, EXISTS (SELECT 1 FROM reservations r
-		WHERE r.user_id = users.id AND r.state = 'active' AND r.expires_at <= ?) FROM users WHERE id = ?`
-	if tx.d == dialectPostgres {
-		q += ` FOR UPDATE`
-	}
-	var st userBudgetState
-	start := storeTime(db.budget.Period.Start(tx.now))
-	if err := tx.queryRow(ctx, q, tx.time(start), tx.time(tx.now), userID).Scan(&st.roll, &st.stale); err != nil {
-		return st, dbError(err, "user %q", userID)
-	}
-	return st, nil
-}
-
-// reserve is Reserve after budgetState (st) took the user's lock.
-func (db *DB) reserve(ctx context.Context, tx *tx, req coachd.ReserveRequest, st userBudgetState) (*coachd.Reservation, error) {
-	if st.stale {
-		if _, err := db.expireUser(ctx, tx, req.UserID); err != nil {
-			return nil, err
-		}
-	}
-	if st.roll {
-		if err := db.rollPeriod(ctx, tx, req.UserID); err != nil {
-			return nil, err
-		}
-	}
-	r := &coachd.Reservation{
-		ID: coachd.NewID(coachd.PrefixReservation, tx.now), UserID: req.UserID, SessionID: req.SessionID,
-		Agent: req.Agent, Estimate: req.Estimate, Held: req.Estimate, State: coachd.ReservationActive,
-		CreatedAt: tx.now, ExpiresAt: storeTime(tx.now.Add(db.budget.TTL)),
-	}
-	var budget, used, reserved int64
-	// The check subtracts from the budget rather than adding to the
-	// totals: no sum, so no overflow, even on totals corrupted before
-	// MaxTurnTokens bounded every charge.
-	err := tx.queryRow(ctx, `UPDATE users SET tokens_reserved = tokens_reserved + ?
-		WHERE id = ? AND tokens_reserved <= token_budget - ? AND tokens_used <= token_budget - ? - tokens_reserved
-		RETURNING token_budget, tokens_used, tokens_reserved, period_start`,
-		req.Estimate, req.UserID, req.Estimate, req.Estimate).Scan(&budget, &used, &reserved, timeCol{&r.PeriodStart})
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		if err := db.freePreview(ctx, tx, req, r); err != nil {
-			return nil, err
-		}
-	case err != nil:
-		return nil, dbError(err, "reserve")
-	default:
-		r.Remaining = coachd.RemainingTokens(budget, used, reserved)
-	}
-	insert := `INSERT INTO reservations (` + reservationColumns + `, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
-	args := []any{r.ID, r.UserID, r.SessionID, r.Agent, r.Estimate, r.Held, r.Charged, string(r.State), r.FreePreview,
-		tx.time(r.PeriodStart), tx.time(r.CreatedAt), tx.time(r.ExpiresAt), r.ChargedRaw, tx.time(tx.now)}
-	withLedger := tx.d == dialectPostgres && !r.FreePreview
-	if withLedger {
-		// Postgres: the reservation and its ledger row (addLedger's) in
-		// one statement, one round trip.
-		insert = `WITH r AS (` + insert + ` RETURNING id)
-			` + ledgerInsert + `
-			SELECT ?, r.id, 0, ?, 'reserve', ?, ?, 0, ? FROM r`
-		args = append(args, r.UserID, r.Estimate, tx.time(r.PeriodStart), tx.time(tx.now), string(db.budget.Unit))
-	}
-	if _, err := tx.exec(ctx, insert, args...); err != nil {
-		return nil, dbError(err, "create reservation")
-	}
-	if !r.FreePreview && !withLedger {
-		if err := db.addLedger(ctx, tx, r, 0, r.Estimate, 0, "reserve"); err != nil {
-			return nil, err
-		}
-	}
-	return r, nil
-}
-
-// freePreview turns r into a free-preview reservation when the user has no
-// budget and the agent grants free turns that are not used up; otherwise
-// it explains why the budget cannot cover the turn.
-func (db *DB) freePreview(ctx context.Context, tx *tx, req coachd.ReserveRequest, r *coachd.Reservation) error {
-	// reserve took the user's lock (lockUser; SQLite's single writer), so
-	// concurrent turns count the free turns one after the other.
-	var budget, used, reserved int64
-	err := tx.queryRow(ctx, `SELECT token_budget, tokens_used, tokens_reserved, period_start FROM users WHERE id = ?`, req.UserID).
-		Scan(&budget, &used, &reserved, timeCol{&r.PeriodStart})
-	if err != nil {
-		return dbError(err, "user %q", req.UserID)
-	}
-	remaining := coachd.RemainingTokens(budget, used, reserved)
-	if budget == 0 && req.FreePreviewTurns > 0 {
-		var n int64
-		if err := tx.queryRow(ctx, `SELECT COUNT(*) FROM reservations WHERE user_id = ? AND agent = ? AND free_preview`,
-			req.UserID, req.Agent).Scan(&n); err != nil {
-			return dbError(err, "count free previews")
-		}
-		if n < int64(req.FreePreviewTurns) {
-			r.FreePreview, r.Held = true, 0
-			return nil
-		}
-		e := coachd.Errorf(coachd.EBUDGET, "The free preview (%d turns) is used up and this account has no token budget.", req.FreePreviewTurns)
-		e.Extra = map[string]any{"remaining": 0, "estimated_tokens": req.Estimate}
-		return e
-	}
-	e := coachd.Errorf(coachd.EBUDGET, "Token budget exhausted: %d tokens remain and this turn needs about %d.", remaining, req.Estimate)
-	if budget == 0 {
-		e = coachd.Errorf(coachd.EBUDGET, "This account has no token budget.")
-	}
-	e.Extra = map[string]any{"remaining": remaining, "estimated_tokens": req.Estimate}
-	return e
-}
-
-// rollPeriod starts the user's new budget period when the configured one
-// has moved on: tokens_used restarts at 0, which is the ledger's sum for a
-// period without rows.
-func (db *DB) rollPeriod(ctx context.Context, tx *tx, userID string) error {
-	start := storeTime(db.budget.Period.Start(tx.now))
-	if _, err := tx.exec(ctx, `UPDATE users SET period_start = ?, tokens_used = 0 WHERE id = ? AND period_start < ?`,
-		tx.time(start), userID, tx.time(start)); err != nil {
-		return dbError(err, "roll budget period")
-	}
-	return nil
 }
 
 // Charge charges cumulative usage and keeps the rest of the estimate held.

@@ -1,0 +1,208 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+
+	"github.com/coachd/coachd"
+)
+
+// Reserve holds req.Estimate tokens of the user's budget: after releasing
+// the user's stale holds and rolling the budget period, one conditional
+// UPDATE checks that the estimate fits and charges it, so two concurrent
+// reservations can never both pass a check that only one fits (on
+// Postgres the row lock serialises them; on SQLite the single writer).
+func (db *DB) Reserve(ctx context.Context, req coachd.ReserveRequest) (*coachd.Reservation, error) {
+	if req.Estimate < 0 {
+		return nil, coachd.Invalid(coachd.FieldError{Field: "estimate", Message: "must not be negative", Code: "range"})
+	}
+	req.Estimate = min(req.Estimate, coachd.MaxTurnTokens)
+	return writeTx(ctx, db, func(tx *tx) (*coachd.Reservation, error) {
+		st, err := db.lockBudget(ctx, tx, req.UserID)
+		if err != nil {
+			return nil, err
+		}
+		return db.reserve(ctx, tx, req, st)
+	})
+}
+
+// lockBudget takes the user's lock for a reservation: on Postgres with
+// budgetState's read, whose row lock it is. On SQLite the single writer
+// is the lock, and nothing is read: reserve tries the common case first
+// (no stale hold, the same period) and reads the state only when that
+// refuses. It returns nil then.
+func (db *DB) lockBudget(ctx context.Context, tx *tx, userID string) (*userBudgetState, error) {
+	if tx.d != dialectPostgres {
+		return nil, nil
+	}
+	st, err := db.budgetState(ctx, tx, userID)
+	return &st, err
+}
+
+// userBudgetState is what a reservation must do before it checks the
+// budget: release stale holds, start a new budget period.
+type userBudgetState struct{ stale, roll bool }
+
+// budgetState takes the user's lock (as lockUser) and, in the same
+// statement, finds whether the user has holds past their expiry and
+// whether the budget period moved on: a reservation then runs expireUser
+// and rollPeriod only when they have something to do.
+func (db *DB) budgetState(ctx context.Context, tx *tx, userID string) (userBudgetState, error) {
+	q := `SELECT period_start < ?, EXISTS (SELECT 1 FROM reservations r
+		WHERE r.user_id = users.id AND r.state = 'active' AND r.expires_at <= ?) FROM users WHERE id = ?`
+	if tx.d == dialectPostgres {
+		q += ` FOR UPDATE`
+	}
+	var st userBudgetState
+	start := storeTime(db.budget.Period.Start(tx.now))
+	if err := tx.queryRow(ctx, q, tx.time(start), tx.time(tx.now), userID).Scan(&st.roll, &st.stale); err != nil {
+		return st, dbError(err, "user %q", userID)
+	}
+	return st, nil
+}
+
+// reserveSQL holds the estimate when it fits the budget; the check
+// subtracts from the budget rather than adding to the totals: no sum, so
+// no overflow, even on totals corrupted before MaxTurnTokens bounded every
+// charge. Args: the estimate, the user, the estimate twice.
+const reserveSQL = `UPDATE users SET tokens_reserved = tokens_reserved + ?
+	WHERE id = ? AND tokens_reserved <= token_budget - ? AND tokens_used <= token_budget - ? - tokens_reserved`
+
+// reserveReturning is what the reservation reads back of the user.
+const reserveReturning = ` RETURNING token_budget, tokens_used, tokens_reserved, period_start`
+
+// reserveAsIsSQL is reserveSQL only while the user's budget needs nothing
+// first: no active hold past its expiry (expireUser), and the period
+// started (rollPeriod). Args: reserveSQL's, the period's start, now.
+const reserveAsIsSQL = reserveSQL + ` AND period_start >= ?
+	AND NOT EXISTS (SELECT 1 FROM reservations r WHERE r.user_id = users.id AND r.state = 'active' AND r.expires_at <= ?)` +
+	reserveReturning
+
+// reserve is Reserve after lockBudget took the user's lock; st is the
+// user's budget state it read, nil when it read none (SQLite).
+func (db *DB) reserve(ctx context.Context, tx *tx, req coachd.ReserveRequest, st *userBudgetState) (*coachd.Reservation, error) {
+	r := &coachd.Reservation{
+		ID: coachd.NewID(coachd.PrefixReservation, tx.now), UserID: req.UserID, SessionID: req.SessionID,
+		Agent: req.Agent, Estimate: req.Estimate, Held: req.Estimate, State: coachd.ReservationActive,
+		CreatedAt: tx.now, ExpiresAt: storeTime(tx.now.Add(db.budget.TTL)),
+	}
+	var budget, used, reserved int64
+	var err error
+	if st == nil {
+		// One statement in the common case; when it refuses, the state is
+		// read and the reservation goes the way it tells, as on Postgres.
+		start := storeTime(db.budget.Period.Start(tx.now))
+		err = tx.queryRow(ctx, reserveAsIsSQL, req.Estimate, req.UserID, req.Estimate, req.Estimate, tx.time(start), tx.time(tx.now)).
+			Scan(&budget, &used, &reserved, timeCol{&r.PeriodStart})
+		switch {
+		case err == nil:
+			r.Remaining = coachd.RemainingTokens(budget, used, reserved)
+			return db.insertReservation(ctx, tx, r)
+		case !errors.Is(err, sql.ErrNoRows):
+			return nil, dbError(err, "reserve")
+		}
+		s, err := db.budgetState(ctx, tx, req.UserID)
+		if err != nil {
+			return nil, err
+		}
+		st = &s
+	}
+	if st.stale {
+		if _, err := db.expireUser(ctx, tx, req.UserID); err != nil {
+			return nil, err
+		}
+	}
+	if st.roll {
+		if err := db.rollPeriod(ctx, tx, req.UserID); err != nil {
+			return nil, err
+		}
+	}
+	err = tx.queryRow(ctx, reserveSQL+reserveReturning, req.Estimate, req.UserID, req.Estimate, req.Estimate).
+		Scan(&budget, &used, &reserved, timeCol{&r.PeriodStart})
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		if err := db.freePreview(ctx, tx, req, r); err != nil {
+			return nil, err
+		}
+	case err != nil:
+		return nil, dbError(err, "reserve")
+	default:
+		r.Remaining = coachd.RemainingTokens(budget, used, reserved)
+	}
+	return db.insertReservation(ctx, tx, r)
+}
+
+// insertReservation stores r, held (or a free preview's), with its ledger
+// row unless it is a free preview.
+func (db *DB) insertReservation(ctx context.Context, tx *tx, r *coachd.Reservation) (*coachd.Reservation, error) {
+	insert := `INSERT INTO reservations (` + reservationColumns + `, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	args := []any{r.ID, r.UserID, r.SessionID, r.Agent, r.Estimate, r.Held, r.Charged, string(r.State), r.FreePreview,
+		tx.time(r.PeriodStart), tx.time(r.CreatedAt), tx.time(r.ExpiresAt), r.ChargedRaw, tx.time(tx.now)}
+	withLedger := tx.d == dialectPostgres && !r.FreePreview
+	if withLedger {
+		// Postgres: the reservation and its ledger row (addLedger's) in
+		// one statement, one round trip.
+		insert = `WITH r AS (` + insert + ` RETURNING id)
+			` + ledgerInsert + `
+			SELECT ?, r.id, 0, ?, 'reserve', ?, ?, 0, ? FROM r`
+		args = append(args, r.UserID, r.Estimate, tx.time(r.PeriodStart), tx.time(tx.now), string(db.budget.Unit))
+	}
+	if _, err := tx.exec(ctx, insert, args...); err != nil {
+		return nil, dbError(err, "create reservation")
+	}
+	if !r.FreePreview && !withLedger {
+		if err := db.addLedger(ctx, tx, r, 0, r.Estimate, 0, "reserve"); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+// freePreview turns r into a free-preview reservation when the user has no
+// budget and the agent grants free turns that are not used up; otherwise
+// it explains why the budget cannot cover the turn.
+func (db *DB) freePreview(ctx context.Context, tx *tx, req coachd.ReserveRequest, r *coachd.Reservation) error {
+	// reserve took the user's lock (lockUser; SQLite's single writer), so
+	// concurrent turns count the free turns one after the other.
+	var budget, used, reserved int64
+	err := tx.queryRow(ctx, `SELECT token_budget, tokens_used, tokens_reserved, period_start FROM users WHERE id = ?`, req.UserID).
+		Scan(&budget, &used, &reserved, timeCol{&r.PeriodStart})
+	if err != nil {
+		return dbError(err, "user %q", req.UserID)
+	}
+	remaining := coachd.RemainingTokens(budget, used, reserved)
+	if budget == 0 && req.FreePreviewTurns > 0 {
+		var n int64
+		if err := tx.queryRow(ctx, `SELECT COUNT(*) FROM reservations WHERE user_id = ? AND agent = ? AND free_preview`,
+			req.UserID, req.Agent).Scan(&n); err != nil {
+			return dbError(err, "count free previews")
+		}
+		if n < int64(req.FreePreviewTurns) {
+			r.FreePreview, r.Held = true, 0
+			return nil
+		}
+		e := coachd.Errorf(coachd.EBUDGET, "The free preview (%d turns) is used up and this account has no token budget.", req.FreePreviewTurns)
+		e.Extra = map[string]any{"remaining": 0, "estimated_tokens": req.Estimate}
+		return e
+	}
+	e := coachd.Errorf(coachd.EBUDGET, "Token budget exhausted: %d tokens remain and this turn needs about %d.", remaining, req.Estimate)
+	if budget == 0 {
+		e = coachd.Errorf(coachd.EBUDGET, "This account has no token budget.")
+	}
+	e.Extra = map[string]any{"remaining": remaining, "estimated_tokens": req.Estimate}
+	return e
+}
+
+// rollPeriod starts the user's new budget period when the configured one
+// has moved on: tokens_used restarts at 0, which is the ledger's sum for a
+// period without rows.
+func (db *DB) rollPeriod(ctx context.Context, tx *tx, userID string) error {
+	start := storeTime(db.budget.Period.Start(tx.now))
+	if _, err := tx.exec(ctx, `UPDATE users SET period_start = ?, tokens_used = 0 WHERE id = ? AND period_start < ?`,
+		tx.time(start), userID, tx.time(start)); err != nil {
+		return dbError(err, "roll budget period")
+	}
+	return nil
+}
