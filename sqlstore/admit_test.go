@@ -308,3 +308,25 @@ func TestAdmitTurnBudgetState(t *testing.T) {
 		})
 	}
 }
+
+// TestAdmitTurnUserGone: an admission for a user deleted since the turn
+// read its session is ENOTFOUND, with limits to count or without, as the
+// user's own read answered before SQLite's admission stopped reading it.
+func TestAdmitTurnUserGone(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			ctx := context.Background()
+			db, clock, u, s := budgetSession(t, b, 1000)
+			if err := db.DeleteUser(ctx, u.ID); err != nil {
+				t.Fatal(err)
+			}
+			for _, limits := range [][]coachd.LimitHit{nil, {{Key: "rate", Window: clock.Now().Truncate(time.Minute), Limit: 5}}} {
+				a := admission(s, "A", clock.Now().Add(time.Minute), 100)
+				a.Limits = limits
+				if _, err := db.AdmitTurn(ctx, a); coachd.ErrorCode(err) != coachd.ENOTFOUND {
+					t.Fatalf("limits %v: %v, want ENOTFOUND", limits, err)
+				}
+			}
+		})
+	}
+}

@@ -144,6 +144,11 @@ func hitLimit(ctx context.Context, tx *tx, userID string, l coachd.LimitHit) (in
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, false, nil
 	}
+	if violation(err) == violationForeignKey {
+		// No such user: on SQLite an admission counts its limits before
+		// anything else reads the user's row.
+		return 0, false, dbError(sql.ErrNoRows, "user %q", userID)
+	}
 	if err != nil {
 		return 0, false, dbError(err, "count %s", l.Key)
 	}

@@ -13,6 +13,8 @@ import (
 // UPDATE checks that the estimate fits and charges it, so two concurrent
 // reservations can never both pass a check that only one fits (on
 // Postgres the row lock serialises them; on SQLite the single writer).
+// On SQLite that UPDATE also checks that there was nothing to release or
+// roll, and only when it refuses is the budget's state read (reserve).
 func (db *DB) Reserve(ctx context.Context, req coachd.ReserveRequest) (*coachd.Reservation, error) {
 	if req.Estimate < 0 {
 		return nil, coachd.Invalid(coachd.FieldError{Field: "estimate", Message: "must not be negative", Code: "range"})
