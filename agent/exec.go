@@ -86,6 +86,12 @@ func (t *Turn) runTools(ctx context.Context, lim Limits, calls []coachd.ToolCall
 			outs[i] = t.runTool(ctx, lim.ToolTimeout, tool, c)
 			continue
 		}
+		if len(calls) == 1 {
+			// A round's only call has nothing to run beside: it runs on
+			// the turn's goroutine, whose stack is grown already.
+			outs[i] = t.runTool(ctx, lim.ToolTimeout, tool, c)
+			continue
+		}
 		wg.Add(1)
 		go func() {
 			stack.Grow() // runTool decodes and checks the call's input
