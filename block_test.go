@@ -115,9 +115,9 @@ func FuzzParseRateLimit(f *testing.F) {
 }
 
 // TestBlockAsIs: a block AsIs takes is written by json.Marshal as
-// AppendJSON writes it; what it refuses is what would be changed (spaces,
-// characters json.Marshal escapes), refused (invalid or empty raw JSON,
-// no type) or is not known to be neither.
+// AppendJSON writes it. It refuses a block json.Marshal would change
+// (spaces, characters it escapes) or refuse (invalid or empty raw JSON,
+// no type).
 func TestBlockAsIs(t *testing.T) {
 	for _, c := range []struct {
 		name string
