@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"math"
 	"strconv"
 	"sync"
 
@@ -228,23 +227,12 @@ func appendMessages(dst []byte, msgs []coachd.ModelMessage) ([]byte, error) {
 	return append(dst, ']'), nil
 }
 
-// appendFloat writes f as encoding/json does (ES6 number formatting);
-// NaN and infinities are not JSON.
+// appendFloat writes f as encoding/json does; NaN and infinities are not
+// JSON.
 func appendFloat(dst []byte, f float64) ([]byte, error) {
-	if math.IsNaN(f) || math.IsInf(f, 0) {
+	dst, ok := coachd.AppendJSONFloat(dst, f)
+	if !ok {
 		return dst, coachd.Errorf(coachd.EINVALID, "temperature: %v is not a number JSON can carry", f)
-	}
-	format := byte('f')
-	if a := math.Abs(f); a != 0 && (a < 1e-6 || a >= 1e21) {
-		format = 'e'
-	}
-	dst = strconv.AppendFloat(dst, f, format, -1, 64)
-	if format == 'e' {
-		// 1e-07 → 1e-7, as encoding/json cleans it.
-		if n := len(dst); n >= 4 && dst[n-4] == 'e' && dst[n-3] == '-' && dst[n-2] == '0' {
-			dst[n-2] = dst[n-1]
-			dst = dst[:n-1]
-		}
 	}
 	return dst, nil
 }

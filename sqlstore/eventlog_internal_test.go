@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"encoding/json"
+	"math"
 	"reflect"
 	"strings"
 	"testing"
@@ -118,12 +119,14 @@ func TestAppendEventFields(t *testing.T) {
 		"NegativeNumbers": {Seq: -1, Turn: -2, LatencyMS: -3, Usage: &coachd.TurnUsage{Usage: coachd.Usage{InputTokens: -4}, CostUSD: -0.5}},
 		"LargeCost":       {Seq: 4, Usage: &coachd.TurnUsage{CostUSD: 123456789.125}},
 		"EscapedInput":    {Seq: 5, Input: json.RawMessage(`{"a":"\"<\\\" ","b":"\u2028 \u2029"}`)},
+		// Written with an exponent, as encoding/json does (AppendJSONFloat).
+		"TinyCost": {Seq: 1, Usage: &coachd.TurnUsage{CostUSD: 1e-9}},
+		"HugeCost": {Seq: 1, Usage: &coachd.TurnUsage{CostUSD: 1e22}},
 	} {
 		check(t, name, ev, true)
 	}
 	for name, ev := range map[string]coachd.Event{
-		"TinyCost":     {Seq: 1, Usage: &coachd.TurnUsage{CostUSD: 1e-9}},
-		"HugeCost":     {Seq: 1, Usage: &coachd.TurnUsage{CostUSD: 1e22}},
+		"NaNCost":      {Seq: 1, Usage: &coachd.TurnUsage{CostUSD: math.NaN()}},
 		"InvalidInput": {Seq: 1, Input: json.RawMessage(`{"a":`)},
 	} {
 		if _, ok := appendEvent(nil, ev); ok {

@@ -2,7 +2,6 @@ package sse
 
 import (
 	"encoding/json"
-	"math"
 	"strconv"
 
 	"github.com/coachd/coachd"
@@ -162,11 +161,9 @@ func appendField(dst []byte, key, s string) []byte {
 }
 
 // appendUsage appends u as frame's encoder writes it; it reports false,
-// appending nothing, for a cost JSON writes with an exponent.
+// appending nothing, for a cost that is not a number JSON can carry.
 func appendUsage(dst []byte, u coachdUsage) ([]byte, bool) {
-	if c := math.Abs(u.CostUSD); u.CostUSD != 0 && (c < 1e-6 || c >= 1e21 || math.IsNaN(c)) {
-		return dst, false
-	}
+	start := len(dst)
 	dst = strconv.AppendInt(append(dst, `{"input_tokens":`...), u.InputTokens, 10)
 	dst = strconv.AppendInt(append(dst, `,"output_tokens":`...), u.OutputTokens, 10)
 	dst = strconv.AppendInt(append(dst, `,"cache_read_input_tokens":`...), u.CacheReadInputTokens, 10)
@@ -182,7 +179,10 @@ func appendUsage(dst []byte, u coachdUsage) ([]byte, bool) {
 		dst = appendField(dst, `,"budget_unit":`, u.BudgetUnit)
 	}
 	if u.CostUSD != 0 {
-		dst = strconv.AppendFloat(append(dst, `,"cost_usd":`...), u.CostUSD, 'f', -1, 64)
+		var ok bool
+		if dst, ok = coachd.AppendJSONFloat(append(dst, `,"cost_usd":`...), u.CostUSD); !ok {
+			return dst[:start], false
+		}
 	}
 	return append(dst, '}'), true
 }
