@@ -131,7 +131,7 @@ func (b *Block) AsIs() bool {
 // rawAsIs reports whether raw is empty, or valid JSON that json.Marshal
 // writes as it is.
 func rawAsIs(raw []byte) bool {
-	return len(raw) == 0 || CleanJSON(raw) && json.Valid(raw)
+	return len(raw) == 0 || CleanJSON(raw) && ValidJSON(raw)
 }
 
 // jsonSizeHint is about the size of the block's JSON when little needs
@@ -282,7 +282,7 @@ func BlocksText(blocks []Block) string {
 // as a JSON string: a tool's result goes on the wire as the value it is
 // (seed 000's client passes result objects on, not strings).
 func JSONOrString(s string) json.RawMessage {
-	if t := bytes.TrimSpace([]byte(s)); len(t) > 0 && (t[0] == '{' || t[0] == '[') && json.Valid(t) {
+	if t := bytes.TrimSpace([]byte(s)); len(t) > 0 && (t[0] == '{' || t[0] == '[') && ValidJSON(t) {
 		return t
 	}
 	b, _ := json.Marshal(s)

@@ -305,8 +305,8 @@ func cleanRaw(raw json.RawMessage) (json.RawMessage, error) {
 	if len(raw) == 0 || bytes.Equal(raw, ephemeral) {
 		return raw, nil
 	}
-	if !json.Valid(raw) {
-		// json.Valid's error is json.Compact's, with the position.
+	if !coachd.ValidJSON(raw) {
+		// json.Compact's error says where.
 		var b bytes.Buffer
 		return nil, json.Compact(&b, raw)
 	}

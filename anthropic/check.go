@@ -2,7 +2,6 @@ package anthropic
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"unicode/utf8"
@@ -31,7 +30,7 @@ func (s *stream) checkInput(ev *sdk.MessageStreamEventUnion) error {
 	}
 	objectInput := func(cb *sdk.ContentBlockUnion) bool {
 		in := bytes.TrimSpace(cb.Input)
-		return cb.Type != coachd.BlockToolUse || len(in) > 0 && in[0] == '{' && json.Valid(in)
+		return cb.Type != coachd.BlockToolUse || len(in) > 0 && in[0] == '{' && coachd.ValidJSON(in)
 	}
 	switch ev.Type {
 	case "content_block_stop":

@@ -196,7 +196,7 @@ func (s *stream) accumulate(ev *sdk.MessageStreamEventUnion) error {
 	// nothing, unless the input was not JSON: the stop empties it to {},
 	// which only the next write puts in the wire JSON.
 	badInput := ev.Type == "content_block_stop" && i >= 0 && i < int64(len(s.msg.Content)) &&
-		len(s.msg.Content[i].Input) > 0 && !json.Valid(s.msg.Content[i].Input)
+		len(s.msg.Content[i].Input) > 0 && !coachd.ValidJSON(s.msg.Content[i].Input)
 	if err := s.msg.Accumulate(*ev); err != nil {
 		return err
 	}
@@ -357,7 +357,7 @@ func layOver(b *coachd.Block, cb *sdk.ContentBlockUnion) {
 		// Input cut off mid-JSON (max_tokens, fixture 03) is not valid
 		// JSON; like Accumulate, keep the empty object the block began with.
 		b.Input = json.RawMessage(`{}`)
-		if len(cb.Input) > 0 && json.Valid(cb.Input) {
+		if len(cb.Input) > 0 && coachd.ValidJSON(cb.Input) {
 			b.Input = append(json.RawMessage(nil), cb.Input...)
 		}
 	}

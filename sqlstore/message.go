@@ -75,7 +75,7 @@ func encodeMessage(i int, m *coachd.Message) (messageRow, error) {
 	// (issue 20 finding 6).
 	m.Content = strings.ReplaceAll(m.Content, "\x00", "\uFFFD")
 	if m.Metadata != nil {
-		if !json.Valid(m.Metadata) {
+		if !coachd.ValidJSON(m.Metadata) {
 			return r, coachd.Invalid(coachd.FieldError{Field: field("metadata"), Message: "must be valid JSON", Code: "format"})
 		}
 		r.metadata = string(m.Metadata)

@@ -136,7 +136,7 @@ func (st *aiState) encode(dst []byte, ev coachd.Event) []byte {
 			return frame(dst, "", aiChunk{Type: "tool-output-error", ToolCallID: ev.ToolUseID, ErrorText: ev.Result})
 		}
 		var out any = ev.Result
-		if json.Valid([]byte(ev.Result)) {
+		if coachd.ValidJSON([]byte(ev.Result)) {
 			out = json.RawMessage(ev.Result)
 		}
 		return frame(dst, "", aiChunk{Type: "tool-output-available", ToolCallID: ev.ToolUseID, Output: out})

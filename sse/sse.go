@@ -135,7 +135,7 @@ func appendJSONStrict(dst []byte, v any) ([]byte, bool) {
 // tool input never breaks a frame. encoding/json compacts raw values, so
 // newlines inside them never reach the wire.
 func rawOr(raw json.RawMessage, def string) json.RawMessage {
-	if len(raw) == 0 || !json.Valid(raw) {
+	if len(raw) == 0 || !coachd.ValidJSON(raw) {
 		return json.RawMessage(def)
 	}
 	return raw
