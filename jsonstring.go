@@ -1,8 +1,23 @@
 package coachd
 
-import "unicode/utf8"
+import (
+	"strings"
+	"unicode/utf8"
+)
 
 const hexDigits = "0123456789abcdef"
+
+// plainJSON says which bytes a JSON string holds as they are: printable
+// ASCII but the quote and the backslash. plainJSONHTML leaves out <, >
+// and & too. Bytes from 0x80 on are looked at as UTF-8.
+var plainJSON, plainJSONHTML = plainBytes(""), plainBytes("<>&")
+
+func plainBytes(escaped string) (t [256]bool) {
+	for b := 0x20; b < utf8.RuneSelf; b++ {
+		t[b] = b != '"' && b != '\\' && !strings.ContainsRune(escaped, rune(b))
+	}
+	return t
+}
 
 // appendJSONString appends s as a JSON string exactly as json.Marshal
 // writes it (HTML escaping on). It lets Block.MarshalJSON write its fields
@@ -17,13 +32,20 @@ func appendJSONString(dst []byte, s string) []byte { return AppendJSONString(dst
 // here and in sse hold both modes to encoding/json.
 func AppendJSONString(dst []byte, s string, html bool) []byte {
 	dst = append(dst, '"')
+	plain := &plainJSON
+	if html {
+		plain = &plainJSONHTML
+	}
 	start := 0
 	for i := 0; i < len(s); {
+		// The run of bytes written as they are, in one look each.
+		for i < len(s) && plain[s[i]] {
+			i++
+		}
+		if i == len(s) {
+			break
+		}
 		if b := s[i]; b < utf8.RuneSelf {
-			if b >= 0x20 && b != '"' && b != '\\' && (!html || b != '<' && b != '>' && b != '&') {
-				i++
-				continue
-			}
 			dst = append(dst, s[start:i]...)
 			switch b {
 			case '"', '\\':

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -112,5 +113,23 @@ func BenchmarkBlockMarshal(b *testing.B) {
 		if _, err := json.Marshal([]Block{blk, text}); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkAppendJSONString: a streamed text delta, a paragraph of a
+// coach's reply with quotes and a line break, and the same in French.
+func BenchmarkAppendJSONString(b *testing.B) {
+	for _, c := range []struct{ name, s string }{
+		{"delta", " your best hours are"},
+		{"paragraph", strings.Repeat(`Airport queues are shortest before 6am; the "cell lot" fills by 7.`+"\n", 4)},
+		{"accents", strings.Repeat("Les files à l'aéroport sont plus courtes avant 6 h ; le « parking » se remplit vers 7 h.\n", 4)},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(c.s)))
+			buf := make([]byte, 0, 1024)
+			for b.Loop() {
+				buf = AppendJSONString(buf[:0], c.s, true)
+			}
+		})
 	}
 }
