@@ -134,7 +134,9 @@ func (h *harness) newRunner(toolList []coachd.Tool, agents func(string) (*agent.
 	}
 	cfg := agent.Config{
 		Store: h.store, Tools: ts, Agents: agents,
-		Model: anthropic.New(anthropic.Config{APIKey: "test", BaseURL: h.fake.URL(), MaxRetries: -1}),
+		// Untraced, as coachd serve without --otlp-endpoint: calls go out
+		// through the SDK's Post (anthropic.Model.Stream).
+		Model: anthropic.New(anthropic.Config{APIKey: "test", BaseURL: h.fake.URL(), MaxRetries: -1, Untraced: true}),
 	}
 	if mod != nil {
 		mod(&cfg)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
-	"sync"
 
 	"github.com/coachd/coachd"
 )
@@ -32,10 +31,10 @@ const (
 	bodyCount                    // POST /v1/messages/count_tokens
 )
 
-// A body gets a buffer of its own, never a pooled one: the bytes belong to
-// the request until the SDK is done with them, and whether it copies them
-// first (v1.84's WithJSONSet("stream") does) or reads them while a
-// response is already streaming is the SDK's business. One allocation of
+// A body gets a buffer of its own, never a pooled one: the SDK sends the
+// bytes themselves (Model.Stream), and net/http may still read them after
+// the response came back (a RoundTripper closes a request's body when it
+// is done with it, possibly after RoundTrip returned). One allocation of
 // about the body's size per request is the price: the buffer is sized
 // from the Model's last body (bodyCap), with room for a history that grew
 // since; a longer body grows it once. One very long body (images) does
@@ -49,33 +48,6 @@ const (
 func (m *Model) bodyCap() int {
 	n := int(m.lastBody.Load())
 	return min(max(n+n/4, minBodyCap), maxBodyCap)
-}
-
-// bodyBufs are the Messages bodies' buffers, each given back when its
-// stream closes (putBody): a tool turn's two bodies were a seventh of the
-// bytes coachd allocated under load (BENCHMARKS.md). A buffer is free
-// again once NewStreaming returns, since the SDK sends a copy of it (its
-// WithJSONSet("stream", true) writes a new body, and retries send that);
-// giving it back only at the stream's close keeps a margin, and
-// TestStreamBodyCopied fails if an SDK ever sends the buffer itself.
-var bodyBufs sync.Pool
-
-// bodyBuffer returns an empty buffer for a body, from the pool or of
-// bodyCap.
-func (m *Model) bodyBuffer() *[]byte {
-	if b, ok := bodyBufs.Get().(*[]byte); ok {
-		return b
-	}
-	b := make([]byte, 0, m.bodyCap())
-	return &b
-}
-
-// putBody gives a body's buffer back, unless a very long body (images)
-// grew it past maxBodyCap.
-func putBody(b *[]byte) {
-	if cap(*b) <= maxBodyCap {
-		bodyBufs.Put(b)
-	}
 }
 
 // appendBody appends the JSON body of req, with the fields, their order and

@@ -41,56 +41,58 @@ type recorded struct {
 // and non-streaming calls; the adapter always streams), and caching is off
 // (NoCache) because the recordings have no cache_control.
 func TestCassettes(t *testing.T) {
-	dir := sdkDir(t)
-	files, _ := filepath.Glob(filepath.Join(dir, "cassettes", "*.yaml"))
-	if len(files) == 0 {
-		t.Skip("no cassettes in the SDK module")
-	}
-	for _, f := range files {
-		name := strings.TrimSuffix(filepath.Base(f), ".yaml")
-		t.Run(name, func(t *testing.T) {
-			its, err := anthropictest.LoadCassette(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			srv := MustServer(t)
-			m := newModel(srv, anthropic.Config{NoCache: true})
-			var conv recorded
-			if err := json.Unmarshal(its[0].RequestBody, &conv); err != nil {
-				t.Fatal(err)
-			}
-			var texts []string
-			for i, it := range its {
-				if i > 0 {
-					var next recorded
-					if err := json.Unmarshal(it.RequestBody, &next); err != nil {
-						t.Fatal(err)
-					}
-					if len(next.Messages) != len(conv.Messages)+1 {
-						t.Fatalf("turn %d: recording has %d messages, want %d", i, len(next.Messages), len(conv.Messages)+1)
-					}
-					conv.Messages = append(conv.Messages, next.Messages[len(conv.Messages)])
-					conv.Tools = next.Tools // custom_handling drops its tools mid-conversation
-				}
-				srv.Enqueue(it.Reply)
-				req := &coachd.ModelRequest{Model: conv.Model, MaxTokens: conv.MaxTokens,
-					Messages: conv.Messages, Tools: conv.Tools}
-				_, resp, err := drain(m.Stream(context.Background(), req))
+	eachPath(t, func(t *testing.T, untraced bool) {
+		dir := sdkDir(t)
+		files, _ := filepath.Glob(filepath.Join(dir, "cassettes", "*.yaml"))
+		if len(files) == 0 {
+			t.Skip("no cassettes in the SDK module")
+		}
+		for _, f := range files {
+			name := strings.TrimSuffix(filepath.Base(f), ".yaml")
+			t.Run(name, func(t *testing.T) {
+				its, err := anthropictest.LoadCassette(f)
 				if err != nil {
-					t.Fatalf("turn %d: %v", i, err)
+					t.Fatal(err)
 				}
-				reqs := srv.Requests()
-				sent := withoutStream(t, reqs[len(reqs)-1].Raw)
-				if want := withoutStream(t, it.RequestBody); !jsonEqual(t, sent, want) {
-					t.Errorf("turn %d request:\n got %s\nwant %s", i, sent, want)
+				srv := MustServer(t)
+				m := newModel(srv, anthropic.Config{NoCache: true, Untraced: untraced})
+				var conv recorded
+				if err := json.Unmarshal(its[0].RequestBody, &conv); err != nil {
+					t.Fatal(err)
 				}
-				checkAnswer(t, it, resp)
-				texts = append(texts, coachd.BlocksText(resp.Blocks))
-				conv.Messages = append(conv.Messages, coachd.ModelMessage{Role: coachd.RoleAssistant, Blocks: resp.Blocks})
-			}
-			checkGoldens(t, filepath.Join(dir, "snapshots"), name, texts)
-		})
-	}
+				var texts []string
+				for i, it := range its {
+					if i > 0 {
+						var next recorded
+						if err := json.Unmarshal(it.RequestBody, &next); err != nil {
+							t.Fatal(err)
+						}
+						if len(next.Messages) != len(conv.Messages)+1 {
+							t.Fatalf("turn %d: recording has %d messages, want %d", i, len(next.Messages), len(conv.Messages)+1)
+						}
+						conv.Messages = append(conv.Messages, next.Messages[len(conv.Messages)])
+						conv.Tools = next.Tools // custom_handling drops its tools mid-conversation
+					}
+					srv.Enqueue(it.Reply)
+					req := &coachd.ModelRequest{Model: conv.Model, MaxTokens: conv.MaxTokens,
+						Messages: conv.Messages, Tools: conv.Tools}
+					_, resp, err := drain(m.Stream(context.Background(), req))
+					if err != nil {
+						t.Fatalf("turn %d: %v", i, err)
+					}
+					reqs := srv.Requests()
+					sent := withoutStream(t, reqs[len(reqs)-1].Raw)
+					if want := withoutStream(t, it.RequestBody); !jsonEqual(t, sent, want) {
+						t.Errorf("turn %d request:\n got %s\nwant %s", i, sent, want)
+					}
+					checkAnswer(t, it, resp)
+					texts = append(texts, coachd.BlocksText(resp.Blocks))
+					conv.Messages = append(conv.Messages, coachd.ModelMessage{Role: coachd.RoleAssistant, Blocks: resp.Blocks})
+				}
+				checkGoldens(t, filepath.Join(dir, "snapshots"), name, texts)
+			})
+		}
+	})
 }
 
 func withoutStream(t *testing.T, body []byte) []byte {

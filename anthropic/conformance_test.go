@@ -31,66 +31,68 @@ type expected struct {
 // TestConformance replays every .sse fixture through the fake, the SDK and
 // the adapter, and compares with the fixture's .expected.json.
 func TestConformance(t *testing.T) {
-	dir := fixturesDir(t)
-	files, _ := filepath.Glob(filepath.Join(dir, "*.sse"))
-	if len(files) == 0 {
-		t.Skip("no .sse fixtures")
-	}
-	srv := MustServer(t)
-	m := newModel(srv, anthropic.Config{})
-	for _, f := range files {
-		name := strings.TrimSuffix(filepath.Base(f), ".sse")
-		t.Run(name, func(t *testing.T) {
-			raw, err := os.ReadFile(filepath.Join(dir, name+".expected.json"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			var want expected
-			if err := json.Unmarshal(raw, &want); err != nil {
-				t.Fatal(err)
-			}
-			srv.Enqueue(anthropictest.ReplayFile(f))
-			evs, got, err := drain(m.Stream(context.Background(), hello()))
-			checkError(t, name, want, err)
-			checkEvents(t, evs, got)
-			fm := want.FinalMessage
-			if fm == nil {
-				if len(got.Blocks) != 0 || got.ID != "" {
-					t.Errorf("response = %+v, want empty", got)
-				}
-				return
-			}
-			if got.ID != fm.ID || got.Model != fm.Model {
-				t.Errorf("id, model = %q, %q, want %q, %q", got.ID, got.Model, fm.ID, fm.Model)
-			}
-			if stop := deref(fm.StopReason); got.StopReason != stop {
-				t.Errorf("stop_reason = %q, want %q", got.StopReason, stop)
-			}
-			if fm.Usage != nil {
-				want := *fm.Usage
-				if got.StopReason == "" {
-					// Cut before message_delta's count: coachd charges the
-					// output streamed so far (issue 20 finding 5).
-					want.OutputTokens = max(want.OutputTokens, coachd.TokensOfBytes(streamedBytes(evs)))
-				}
-				if got.Usage != want {
-					t.Errorf("usage = %+v, want %+v", got.Usage, want)
-				}
-			}
-			if len(got.Blocks) != len(fm.Content) {
-				t.Fatalf("%d blocks, want %d", len(got.Blocks), len(fm.Content))
-			}
-			for i, b := range got.Blocks {
-				gb, err := json.Marshal(b)
+	eachPath(t, func(t *testing.T, untraced bool) {
+		dir := fixturesDir(t)
+		files, _ := filepath.Glob(filepath.Join(dir, "*.sse"))
+		if len(files) == 0 {
+			t.Skip("no .sse fixtures")
+		}
+		srv := MustServer(t)
+		m := newModel(srv, anthropic.Config{Untraced: untraced})
+		for _, f := range files {
+			name := strings.TrimSuffix(filepath.Base(f), ".sse")
+			t.Run(name, func(t *testing.T) {
+				raw, err := os.ReadFile(filepath.Join(dir, name+".expected.json"))
 				if err != nil {
 					t.Fatal(err)
 				}
-				if !jsonEqual(t, gb, fm.Content[i]) {
-					t.Errorf("block %d:\n got %s\nwant %s", i, gb, fm.Content[i])
+				var want expected
+				if err := json.Unmarshal(raw, &want); err != nil {
+					t.Fatal(err)
 				}
-			}
-		})
-	}
+				srv.Enqueue(anthropictest.ReplayFile(f))
+				evs, got, err := drain(m.Stream(context.Background(), hello()))
+				checkError(t, name, want, err)
+				checkEvents(t, evs, got)
+				fm := want.FinalMessage
+				if fm == nil {
+					if len(got.Blocks) != 0 || got.ID != "" {
+						t.Errorf("response = %+v, want empty", got)
+					}
+					return
+				}
+				if got.ID != fm.ID || got.Model != fm.Model {
+					t.Errorf("id, model = %q, %q, want %q, %q", got.ID, got.Model, fm.ID, fm.Model)
+				}
+				if stop := deref(fm.StopReason); got.StopReason != stop {
+					t.Errorf("stop_reason = %q, want %q", got.StopReason, stop)
+				}
+				if fm.Usage != nil {
+					want := *fm.Usage
+					if got.StopReason == "" {
+						// Cut before message_delta's count: coachd charges the
+						// output streamed so far (issue 20 finding 5).
+						want.OutputTokens = max(want.OutputTokens, coachd.TokensOfBytes(streamedBytes(evs)))
+					}
+					if got.Usage != want {
+						t.Errorf("usage = %+v, want %+v", got.Usage, want)
+					}
+				}
+				if len(got.Blocks) != len(fm.Content) {
+					t.Fatalf("%d blocks, want %d", len(got.Blocks), len(fm.Content))
+				}
+				for i, b := range got.Blocks {
+					gb, err := json.Marshal(b)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !jsonEqual(t, gb, fm.Content[i]) {
+						t.Errorf("block %d:\n got %s\nwant %s", i, gb, fm.Content[i])
+					}
+				}
+			})
+		}
+	})
 }
 
 // checkEvents checks that the events tell the same story as the message:
@@ -163,34 +165,36 @@ func checkError(t *testing.T, name string, want expected, err error) {
 
 // TestErrorFixtures serves the recorded HTTP error bodies (40-43).
 func TestErrorFixtures(t *testing.T) {
-	dir := fixturesDir(t)
-	srv := MustServer(t)
-	m := newModel(srv, anthropic.Config{})
-	tests := []struct {
-		file      string
-		code      string
-		retryable bool
-	}{
-		{"40-error-400-invalid-request.json", coachd.EINVALID, false},
-		{"41-error-404-not-found.json", coachd.ENOTFOUND, false},
-		{"42-error-429-rate-limit.json", coachd.EUPSTREAMBUSY, true},
-		{"43-error-529-overloaded.json", coachd.EUPSTREAMBUSY, true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.file, func(t *testing.T) {
-			for i, r := range errorReplies(t, filepath.Join(dir, tt.file)) {
-				srv.Enqueue(r)
-				_, _, err := drain(m.Stream(context.Background(), hello()))
-				var ce *coachd.Error
-				if !errors.As(err, &ce) {
-					t.Fatalf("%d: err = %v, want *coachd.Error", i, err)
+	eachPath(t, func(t *testing.T, untraced bool) {
+		dir := fixturesDir(t)
+		srv := MustServer(t)
+		m := newModel(srv, anthropic.Config{Untraced: untraced})
+		tests := []struct {
+			file      string
+			code      string
+			retryable bool
+		}{
+			{"40-error-400-invalid-request.json", coachd.EINVALID, false},
+			{"41-error-404-not-found.json", coachd.ENOTFOUND, false},
+			{"42-error-429-rate-limit.json", coachd.EUPSTREAMBUSY, true},
+			{"43-error-529-overloaded.json", coachd.EUPSTREAMBUSY, true},
+		}
+		for _, tt := range tests {
+			t.Run(tt.file, func(t *testing.T) {
+				for i, r := range errorReplies(t, filepath.Join(dir, tt.file)) {
+					srv.Enqueue(r)
+					_, _, err := drain(m.Stream(context.Background(), hello()))
+					var ce *coachd.Error
+					if !errors.As(err, &ce) {
+						t.Fatalf("%d: err = %v, want *coachd.Error", i, err)
+					}
+					if ce.Code != tt.code || ce.Retryable != tt.retryable {
+						t.Errorf("%d: code, retryable = %s, %v, want %s, %v", i, ce.Code, ce.Retryable, tt.code, tt.retryable)
+					}
 				}
-				if ce.Code != tt.code || ce.Retryable != tt.retryable {
-					t.Errorf("%d: code, retryable = %s, %v, want %s, %v", i, ce.Code, ce.Retryable, tt.code, tt.retryable)
-				}
-			}
-		})
-	}
+			})
+		}
+	})
 }
 
 // errorReplies reads an error fixture: one recorded response (status,

@@ -16,6 +16,13 @@ func FastDecode(s coachd.ModelStream) bool {
 	return ok && st.sse != nil
 }
 
+// SDKStream reports whether s holds a stream the SDK made: its streaming
+// method sent the call, or its decoder reads the events.
+func SDKStream(s coachd.ModelStream) bool {
+	st, ok := s.(*stream)
+	return ok && st.sdk != nil
+}
+
 // NewWithClientOptions is New with extra SDK client options (a tracer
 // provider), applied last.
 func NewWithClientOptions(cfg Config, opts ...option.RequestOption) *Model {

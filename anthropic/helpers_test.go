@@ -31,6 +31,19 @@ func MustServer(tb testing.TB) *anthropictest.Server {
 	return srv
 }
 
+// eachPath runs f in a subtest for each way Model.Stream sends a call
+// (model.go): the SDK's streaming method, as when its span follows the
+// call, and a plain Post, as when nothing traces it (coachd serve
+// without --otlp-endpoint). f sets Config.Untraced from untraced.
+func eachPath(t *testing.T, f func(t *testing.T, untraced bool)) {
+	for _, p := range [...]struct {
+		name     string
+		untraced bool
+	}{{"SDKStream", false}, {"Post", true}} {
+		t.Run(p.name, func(t *testing.T) { f(t, p.untraced) })
+	}
+}
+
 // newModel returns the adapter pointed at srv; retries off unless cfg says.
 func newModel(srv *anthropictest.Server, cfg anthropic.Config) *anthropic.Model {
 	cfg.BaseURL = srv.URL()

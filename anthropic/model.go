@@ -19,6 +19,7 @@ import (
 	sdk "github.com/anthropics/anthropic-sdk-go"
 	"github.com/anthropics/anthropic-sdk-go/option"
 	"github.com/anthropics/anthropic-sdk-go/packages/param"
+	"github.com/anthropics/anthropic-sdk-go/packages/ssestream"
 	"go.opentelemetry.io/otel/baggage"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -135,25 +136,42 @@ func (m *Model) Stream(ctx context.Context, req *coachd.ModelRequest) coachd.Mod
 	if !m.cfg.NoCache && !req.NoCache {
 		req, markTool = coachd.CacheMarks(req) // the placement rule is documented there
 	}
-	buf := m.bodyBuffer()
-	body, err := m.appendBody((*buf)[:0], req, bodyMessages, markTool)
-	*buf = body[:0]
+	body, err := m.appendBody(make([]byte, 0, m.bodyCap()), req, bodyMessages, markTool)
 	if err != nil {
-		putBody(buf)
 		return &stream{ctx: ctx, err: err, done: true}
 	}
 	m.lastBody.Store(int64(len(body)))
-	// The SDK sends this body (see body.go), with its own headers, the
-	// stream flag, middleware and retries.
-	// The response comes back too: unless the SDK's span follows its
-	// events, coachd decodes them (sse.go).
+	// The SDK sends this body (see body.go), with its own headers,
+	// middleware and retries. The response comes back too: unless the
+	// SDK's span follows its events, coachd decodes them (sse.go).
 	var res *http.Response
+	untraced := m.cfg.Untraced && !carriesTrace(ctx)
+	if untraced && !m.sdkDecode {
+		// Without a span the SDK's streaming method adds nothing coachd
+		// needs: its JSONSet("stream", true) copied the whole body to
+		// set a key the body has first already, and its stream, unused
+		// here, held a 5.7 KiB event (and it prints a warning, each
+		// call, for thinking "enabled" on a few models). Post sends the
+		// same bytes with the same headers, middleware and retries
+		// (TestPostSendsSameCall).
+		err := m.client.Post(ctx, "v1/messages", nil, &res, option.WithRequestBody("application/json", body), noSpan)
+		st := &stream{ctx: ctx}
+		if err == nil {
+			st.sse = newSSEReader(res)
+		}
+		if st.sse == nil {
+			// An error, or a body coachd does not decode (Bedrock's
+			// event stream): the SDK's stream, as its method makes it.
+			st.sdk = ssestream.NewStream[sdk.MessageStreamEventUnion](ssestream.NewDecoder(res), err)
+		}
+		return st
+	}
 	opts := []option.RequestOption{option.WithRequestBody("application/json", body), option.WithResponseInto(&res), noSpan}
-	if !m.cfg.Untraced || carriesTrace(ctx) {
+	if !untraced {
 		opts = opts[:2]
 	}
 	s := m.client.Messages.NewStreaming(ctx, m.params(req), opts...)
-	st := &stream{ctx: ctx, sdk: s, body: buf}
+	st := &stream{ctx: ctx, sdk: s}
 	if s.Err() == nil && !m.sdkDecode {
 		st.sse = newSSEReader(res)
 	}

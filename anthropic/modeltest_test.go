@@ -17,9 +17,12 @@ type scriptBackend struct {
 	model *anthropic.Model
 }
 
-func newScriptBackend(t *testing.T) modeltest.Backend {
-	srv := MustServer(t)
-	return &scriptBackend{fake: srv, model: newModel(srv, anthropic.Config{})}
+// scriptBackendOf returns the backend, its calls traced or not (eachPath).
+func scriptBackendOf(untraced bool) func(*testing.T) modeltest.Backend {
+	return func(t *testing.T) modeltest.Backend {
+		srv := MustServer(t)
+		return &scriptBackend{fake: srv, model: newModel(srv, anthropic.Config{Untraced: untraced})}
+	}
 }
 
 func (b *scriptBackend) Model() coachd.Model { return b.model }
@@ -75,5 +78,5 @@ func anthropicReply(s modeltest.Script) anthropictest.Reply {
 }
 
 func TestModelConformance(t *testing.T) {
-	modeltest.Run(t, newScriptBackend)
+	eachPath(t, func(t *testing.T, untraced bool) { modeltest.Run(t, scriptBackendOf(untraced)) })
 }

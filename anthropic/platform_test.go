@@ -24,12 +24,18 @@ type platformBackend struct {
 
 func (b *platformBackend) ModelNames() (string, string) { return b.primary, b.fallback }
 
-func newBedrockBackend(t *testing.T) modeltest.Backend {
+// bedrockBackend returns Bedrock's backend, its calls traced or not
+// (eachPath).
+func bedrockBackend(untraced bool) func(*testing.T) modeltest.Backend {
+	return func(t *testing.T) modeltest.Backend { return newBedrockBackend(t, untraced) }
+}
+
+func newBedrockBackend(t *testing.T, untraced bool) modeltest.Backend {
 	fake := MustServer(t)
 	ts := httptest.NewServer(fake.BedrockHandler("AKIDCOACHDTEST", "eu-central-1"))
 	t.Cleanup(ts.Close)
 	m, err := anthropic.NewBedrock(context.Background(), anthropic.BedrockConfig{
-		Config: anthropic.Config{BaseURL: ts.URL, MaxRetries: -1},
+		Config: anthropic.Config{BaseURL: ts.URL, MaxRetries: -1, Untraced: untraced},
 		Region: "eu-central-1", AccessKeyID: "AKIDCOACHDTEST", SecretAccessKey: "not-a-secret",
 	})
 	if err != nil {
@@ -39,12 +45,17 @@ func newBedrockBackend(t *testing.T) modeltest.Backend {
 		"eu.anthropic.claude-sonnet-4-5-20250929-v1:0", "anthropic.claude-haiku-4-5-20251001-v1:0"}
 }
 
-func newVertexBackend(t *testing.T) modeltest.Backend {
+// vertexBackend is bedrockBackend for Vertex.
+func vertexBackend(untraced bool) func(*testing.T) modeltest.Backend {
+	return func(t *testing.T) modeltest.Backend { return newVertexBackend(t, untraced) }
+}
+
+func newVertexBackend(t *testing.T, untraced bool) modeltest.Backend {
 	fake := MustServer(t)
 	ts := httptest.NewServer(fake.VertexHandler("coachd-test", "us-east5", "ya29.fake-token"))
 	t.Cleanup(ts.Close)
 	m, err := anthropic.NewVertex(context.Background(), anthropic.VertexConfig{
-		Config: anthropic.Config{BaseURL: ts.URL, MaxRetries: -1},
+		Config: anthropic.Config{BaseURL: ts.URL, MaxRetries: -1, Untraced: untraced},
 		Region: "us-east5", Project: "coachd-test",
 		TokenSource: oauth2.StaticTokenSource(&oauth2.Token{AccessToken: "ya29.fake-token", TokenType: "Bearer"}),
 	})
@@ -58,23 +69,27 @@ func newVertexBackend(t *testing.T) modeltest.Backend {
 // invoke-with-response-stream: SigV4-signed requests, the model in the
 // path, and the reply in AWS eventstream framing.
 func TestBedrockConformance(t *testing.T) {
-	modeltest.Run(t, newBedrockBackend)
+	eachPath(t, func(t *testing.T, untraced bool) { modeltest.Run(t, bedrockBackend(untraced)) })
 }
 
 // TestVertexConformance runs the suite over Vertex's streamRawPredict.
 func TestVertexConformance(t *testing.T) {
-	modeltest.Run(t, newVertexBackend)
+	eachPath(t, func(t *testing.T, untraced bool) { modeltest.Run(t, vertexBackend(untraced)) })
 }
 
 // TestPlatformWire checks what reached each platform: the path named the
 // model, the body lost model (and for Bedrock stream) and gained the
 // platform's anthropic_version, and the credentials were the platform's.
 func TestPlatformWire(t *testing.T) {
-	for name, newBackend := range map[string]func(*testing.T) modeltest.Backend{
+	eachPath(t, platformWire)
+}
+
+func platformWire(t *testing.T, untraced bool) {
+	for name, newBackend := range map[string]func(*testing.T, bool) modeltest.Backend{
 		"Bedrock": newBedrockBackend, "Vertex": newVertexBackend,
 	} {
 		t.Run(name, func(t *testing.T) {
-			b := newBackend(t).(*platformBackend)
+			b := newBackend(t, untraced).(*platformBackend)
 			b.Enqueue(modeltest.Script{Text: "Hi."})
 			s := b.Model().Stream(context.Background(), modeltest.Hello(b.primary))
 			// Vertex streams text/event-stream; the SDK's Bedrock
@@ -82,6 +97,10 @@ func TestPlatformWire(t *testing.T) {
 			// coachd decodes both.
 			if !anthropic.FastDecode(s) {
 				t.Error("the SDK decoded the events")
+			}
+			// Untraced, Post sent the call: no SDK stream is made.
+			if anthropic.SDKStream(s) == untraced {
+				t.Errorf("SDK stream made: %v, want %v", untraced, !untraced)
 			}
 			if _, _, err := modeltest.Drain(s); err != nil {
 				t.Fatal(err)
@@ -151,11 +170,13 @@ func BenchmarkBedrockStream(b *testing.B) {
 // and the SDK's make the same of a text reply, a tool call and an
 // in-stream overload.
 func TestPlatformDecodeSame(t *testing.T) {
-	for name, newBackend := range map[string]func(*testing.T) modeltest.Backend{
+	for name, newBackend := range map[string]func(*testing.T, bool) modeltest.Backend{
 		"Bedrock": newBedrockBackend, "Vertex": newVertexBackend,
 	} {
 		t.Run(name, func(t *testing.T) {
-			b := newBackend(t).(*platformBackend)
+			// Untraced: coachd's decoder reads what Post got back, the
+			// SDK's what its streaming method did.
+			b := newBackend(t, true).(*platformBackend)
 			m := b.Model().(*anthropic.Model)
 			for _, sc := range []modeltest.Script{{Text: "Hi there, how can I help?"},
 				{Text: "Saving.", Calls: []modeltest.Call{{ID: "toolu_1", Name: "save_note", Input: `{"text":"milk"}`}}},

@@ -11,19 +11,20 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/packages/ssestream"
 )
 
-// stream adapts the SDK's event stream to coachd.ModelStream. The message
+// stream adapts a Messages API event stream to coachd.ModelStream. The message
 // is assembled by the SDK's own Message.Accumulate; stream only guards
 // against protocol violations Accumulate does not check (a second
 // message_start) and translates events.
 type stream struct {
 	ctx context.Context
+	// sdk is the SDK's stream: its streaming method sent the call, or
+	// its decoder reads the events; nil when Post sent it and coachd
+	// decodes (Model.Stream), or nothing was sent.
 	sdk *ssestream.Stream[sdk.MessageStreamEventUnion]
 	// sse, when set, reads the events from the body the SDK handed over
-	// (sse.go); sdk then only closes the body.
+	// (sse.go); sdk, if any, then only closes the body.
 	sse *sseReader
-	// body is the request body's buffer, given back at Close (putBody).
-	body *[]byte
-	cur  sdk.MessageStreamEventUnion // the event being accepted
+	cur sdk.MessageStreamEventUnion // the event being accepted
 
 	msg     sdk.Message
 	started bool   // message_start seen
@@ -270,16 +271,18 @@ func (s *stream) Event() coachd.ModelEvent { return s.ev }
 func (s *stream) Err() error { return s.err }
 
 func (s *stream) Close() error {
-	if s.closed || s.sdk == nil {
+	if s.closed {
 		return nil
 	}
 	s.closed = true
 	if s.sse != nil {
 		s.sse.release()
+		if s.sdk == nil {
+			return s.sse.res.Body.Close()
+		}
 	}
-	if s.body != nil {
-		putBody(s.body)
-		s.body = nil
+	if s.sdk == nil {
+		return nil // the body was never sent
 	}
 	return s.sdk.Close()
 }
