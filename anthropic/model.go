@@ -150,7 +150,7 @@ func (m *Model) Stream(ctx context.Context, req *coachd.ModelRequest) coachd.Mod
 		// Without a span the SDK's streaming method adds nothing coachd
 		// needs: its JSONSet("stream", true) copied the whole body to
 		// set a key the body has first already, and its stream, unused
-		// here, held a 5.7 KiB event (and it prints a warning, each
+		// here, held a 5 KiB event (and it prints a warning, each
 		// call, for thinking "enabled" on a few models). Post sends the
 		// same bytes with the same headers, middleware and retries
 		// (TestPostSendsSameCall).
