@@ -70,7 +70,9 @@ func BenchmarkCall(b *testing.B) {
 			System: []sdk.TextBlockParam{{Text: prompt}}, Tools: ts})
 	})
 	adapter := func(b *testing.B, url string) {
-		m := anthropic.New(anthropic.Config{APIKey: "k", BaseURL: url, MaxRetries: -1})
+		// Untraced, as coachd serve without --otlp-endpoint: the call
+		// goes out through the SDK's Post.
+		m := anthropic.New(anthropic.Config{APIKey: "k", BaseURL: url, MaxRetries: -1, Untraced: true})
 		req := &coachd.ModelRequest{MaxTokens: 4096, System: []coachd.Block{coachd.TextBlock(prompt)}, Tools: specs, Messages: msgs}
 		for b.Loop() {
 			s := m.Stream(context.Background(), req)
