@@ -17,12 +17,14 @@ type scriptBackend struct {
 	model *anthropic.Model
 }
 
-// scriptBackendOf returns the backend, its calls traced or not (eachPath).
-func scriptBackendOf(untraced bool) func(*testing.T) modeltest.Backend {
-	return func(t *testing.T) modeltest.Backend {
-		srv := MustServer(t)
-		return &scriptBackend{fake: srv, model: newModel(srv, anthropic.Config{Untraced: untraced})}
-	}
+func newScriptBackend(t *testing.T, untraced bool) modeltest.Backend {
+	srv := MustServer(t)
+	return &scriptBackend{fake: srv, model: newModel(srv, anthropic.Config{Untraced: untraced})}
+}
+
+// backendOn is newBackend for one way of sending calls (eachPath).
+func backendOn(untraced bool, newBackend func(*testing.T, bool) modeltest.Backend) func(*testing.T) modeltest.Backend {
+	return func(t *testing.T) modeltest.Backend { return newBackend(t, untraced) }
 }
 
 func (b *scriptBackend) Model() coachd.Model { return b.model }
@@ -78,5 +80,5 @@ func anthropicReply(s modeltest.Script) anthropictest.Reply {
 }
 
 func TestModelConformance(t *testing.T) {
-	eachPath(t, func(t *testing.T, untraced bool) { modeltest.Run(t, scriptBackendOf(untraced)) })
+	eachPath(t, func(t *testing.T, untraced bool) { modeltest.Run(t, backendOn(untraced, newScriptBackend)) })
 }

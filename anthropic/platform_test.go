@@ -24,12 +24,6 @@ type platformBackend struct {
 
 func (b *platformBackend) ModelNames() (string, string) { return b.primary, b.fallback }
 
-// bedrockBackend returns Bedrock's backend, its calls traced or not
-// (eachPath).
-func bedrockBackend(untraced bool) func(*testing.T) modeltest.Backend {
-	return func(t *testing.T) modeltest.Backend { return newBedrockBackend(t, untraced) }
-}
-
 func newBedrockBackend(t *testing.T, untraced bool) modeltest.Backend {
 	fake := MustServer(t)
 	ts := httptest.NewServer(fake.BedrockHandler("AKIDCOACHDTEST", "eu-central-1"))
@@ -43,11 +37,6 @@ func newBedrockBackend(t *testing.T, untraced bool) modeltest.Backend {
 	}
 	return &platformBackend{scriptBackend{fake, m},
 		"eu.anthropic.claude-sonnet-4-5-20250929-v1:0", "anthropic.claude-haiku-4-5-20251001-v1:0"}
-}
-
-// vertexBackend is bedrockBackend for Vertex.
-func vertexBackend(untraced bool) func(*testing.T) modeltest.Backend {
-	return func(t *testing.T) modeltest.Backend { return newVertexBackend(t, untraced) }
 }
 
 func newVertexBackend(t *testing.T, untraced bool) modeltest.Backend {
@@ -69,12 +58,12 @@ func newVertexBackend(t *testing.T, untraced bool) modeltest.Backend {
 // invoke-with-response-stream: SigV4-signed requests, the model in the
 // path, and the reply in AWS eventstream framing.
 func TestBedrockConformance(t *testing.T) {
-	eachPath(t, func(t *testing.T, untraced bool) { modeltest.Run(t, bedrockBackend(untraced)) })
+	eachPath(t, func(t *testing.T, untraced bool) { modeltest.Run(t, backendOn(untraced, newBedrockBackend)) })
 }
 
 // TestVertexConformance runs the suite over Vertex's streamRawPredict.
 func TestVertexConformance(t *testing.T) {
-	eachPath(t, func(t *testing.T, untraced bool) { modeltest.Run(t, vertexBackend(untraced)) })
+	eachPath(t, func(t *testing.T, untraced bool) { modeltest.Run(t, backendOn(untraced, newVertexBackend)) })
 }
 
 // TestPlatformWire checks what reached each platform: the path named the
