@@ -22,6 +22,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(fakeMCPEnv) == "stdio" {
 		os.Exit(runFakeMCP()) // the test binary as a pack's MCP server (mcp_test.go)
 	}
+	if u := os.Getenv(hopEnv); u != "" {
+		os.Exit(runHop(u)) // the test binary as BenchmarkLoad's hop (hop_test.go)
+	}
 	code := m.Run()
 	pgtest.Shutdown()
 	if buildDir != "" {

@@ -19,11 +19,13 @@ import (
 // invocation and against one paced fake upstream: the bare SDK calling
 // the fake with nothing stored (the floor), the bare SDK sending what
 // coachd sends (its system prompt, tools and growing history: the floor
-// that leaves only what coachd itself does), then full turns through a real
-// `coachd serve` process on SQLite and on PostgreSQL, at 1 and 8 clients,
-// for plain and tool-round turns. It prints turns/s, time to first text
-// p50/p99 and the delay per streamed event, with ratios to both floors, and
-// reports the ratios as metrics. Each target's run is cut into 3 slices
+// that leaves only what coachd itself does), the bare SDK through a
+// reverse proxy that stores nothing (the floor with the HTTP hop any
+// server in coachd's place adds, hop_test.go), then full turns through a
+// real `coachd serve` process on SQLite and on PostgreSQL, at 1 and 8
+// clients, for plain and tool-round turns. It prints turns/s, time to
+// first text p50/p99 and the delay per streamed event, with ratios to the
+// floors, and reports the ratios as metrics. Each target's run is cut into 3 slices
 // taken in turn with the other targets'. LOAD_DURATION sets each target's
 // total time per row (default 3s), LOAD_CLIENTS the client counts
 // (default "1,8").
@@ -75,6 +77,7 @@ func BenchmarkLoad(b *testing.B) {
 	}
 	coachReq := fake.Requests()[0].Raw
 	fake.SetRecording(false)
+	hop := startHop(b, up.URL)
 
 	for b.Loop() {
 		var out strings.Builder
@@ -87,14 +90,15 @@ func BenchmarkLoad(b *testing.B) {
 				targets := []loadtest.Named{
 					{Name: "bare SDK (floor)", Target: loadtest.NewDirect(up.URL, anthropic.DefaultModel, kind, n)},
 					{Name: "bare SDK, coach's request", Target: like},
+					{Name: "bare SDK through a proxy", Target: loadtest.NewDirect(hop, anthropic.DefaultModel, kind, n)},
 				}
 				for _, s := range servers {
 					targets = append(targets, loadtest.Named{Name: s.name, Target: loadtest.NewCoachd(s.url, s.keys, kind, n)})
 				}
 				results := loadtest.Compare(context.Background(), n, dur, slices, targets...)
-				floor, floorLike := results[0], results[1]
+				floor, floorLike, floorHop := results[0], results[1], results[2]
 				for i, s := range servers {
-					r := results[i+2]
+					r := results[i+3]
 					if r.Errors > 0 {
 						b.Errorf("%s, %s, %d clients: %d failed turns, first: %v", s.name, kind, n, r.Errors, r.FirstErr)
 					}
@@ -107,9 +111,13 @@ func BenchmarkLoad(b *testing.B) {
 						tag := fmt.Sprintf("%s-%s-%dc", strings.TrimPrefix(s.name, "coachd "), kind, n)
 						b.ReportMetric(100*r.TurnsPerSec/floorLike.TurnsPerSec, tag+"-%like")
 					}
+					if floorHop.Turns > 0 && r.Turns > 0 {
+						tag := fmt.Sprintf("%s-%s-%dc", strings.TrimPrefix(s.name, "coachd "), kind, n)
+						b.ReportMetric(float64((r.TTFTp50 - floorHop.TTFTp50).Microseconds()), tag+"-over-hop-ttft-µs")
+					}
 				}
 				fmt.Fprintf(&out, "\n== %s turns, %d client(s), %s each\n", kind, n, dur)
-				loadtest.Report(&out, []*loadtest.Result{&floor, &floorLike}, results...)
+				loadtest.Report(&out, []*loadtest.Result{&floor, &floorLike, &floorHop}, results...)
 			}
 		}
 		fmt.Fprint(os.Stdout, out.String())
