@@ -160,8 +160,8 @@ func (m *Model) Stream(ctx context.Context, req *coachd.ModelRequest) coachd.Mod
 			st.sse = newSSEReader(res)
 		}
 		if st.sse == nil {
-			// An error, or a body coachd does not decode (Bedrock's
-			// event stream): the SDK's stream, as its method makes it.
+			// An error, or an answer that is not text/event-stream:
+			// the SDK's stream, as its streaming method makes it.
 			st.sdk = ssestream.NewStream[sdk.MessageStreamEventUnion](ssestream.NewDecoder(res), err)
 		}
 		return st
