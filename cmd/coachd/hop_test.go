@@ -63,9 +63,9 @@ func runHop(upstream string) int {
 	return 1
 }
 
-// startHop runs the test binary as the proxy to upstream, in a process of
+// MustHop runs the test binary as the proxy to upstream, in a process of
 // its own as coachd's is, and returns its URL.
-func startHop(tb testing.TB, upstream string) string {
+func MustHop(tb testing.TB, upstream string) string {
 	tb.Helper()
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), hopEnv+"="+upstream)

@@ -77,7 +77,7 @@ func BenchmarkLoad(b *testing.B) {
 	}
 	coachReq := fake.Requests()[0].Raw
 	fake.SetRecording(false)
-	hop := startHop(b, up.URL)
+	hop := MustHop(b, up.URL)
 
 	for b.Loop() {
 		var out strings.Builder
