@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"maps"
 	"net"
 	"net/http"
@@ -55,8 +56,11 @@ func runHop(upstream string) int {
 				w.Write(buf[:n])
 				w.(http.Flusher).Flush()
 			}
+			if err == io.EOF {
+				return
+			}
 			if err != nil {
-				return // the client sees the answer end where the upstream's did
+				panic(http.ErrAbortHandler) // cut short, as the upstream's was
 			}
 		}
 	})))

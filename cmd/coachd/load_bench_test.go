@@ -25,10 +25,10 @@ import (
 // real `coachd serve` process on SQLite and on PostgreSQL, at 1 and 8
 // clients, for plain and tool-round turns. It prints turns/s, time to
 // first text p50/p99 and the delay per streamed event, with ratios to the
-// floors, and reports the ratios as metrics. Each target's run is cut into 3 slices
-// taken in turn with the other targets'. LOAD_DURATION sets each target's
-// total time per row (default 3s), LOAD_CLIENTS the client counts
-// (default "1,8").
+// floors, and reports the ratios as metrics. Each target's run is cut
+// into 3 slices taken in turn with the other targets'. LOAD_DURATION sets
+// each target's total time per row (default 3s), LOAD_CLIENTS the client
+// counts (default "1,8").
 //
 //	go test ./cmd/coachd -run '^$' -bench Load -benchtime 1x
 func BenchmarkLoad(b *testing.B) {
