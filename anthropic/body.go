@@ -10,11 +10,12 @@ import (
 )
 
 // coachd writes the Messages request body itself, in one pass into one
-// pooled buffer, and hands it to the SDK whole (option.WithRequestBody).
-// The SDK is still the client: it sets every header, auth and the
-// "stream" flag (which the body carries first already), runs the platform
-// middleware (Bedrock and Vertex rewrite this very body), retries
-// (re-sending these bytes) and decodes the stream. Only the encoding
+// buffer, and hands it to the SDK whole (option.WithRequestBody). The
+// SDK is still the client: it sets every header and auth, runs the
+// platform middleware (Bedrock and Vertex rewrite this very body) and
+// retries (re-sending these bytes); on a traced call it also sets the
+// "stream" flag (which the body carries first already) and decodes the
+// events its span follows (Model.Stream). Only the encoding
 // moved: MessageNewParams.MarshalJSON walks the params by reflection and
 // scans every block's JSON again to compact it, about a tenth of coachd's
 // CPU under load, for a body that is mostly blocks coachd can write
