@@ -78,17 +78,13 @@ func (t *Turn) runTools(ctx context.Context, lim Limits, calls []coachd.ToolCall
 			outs[i] = outcome{block: coachd.ToolResultBlock(c.ID, "", false)}
 			continue
 		}
-		if category == coachd.ToolLifecycle {
+		if category == coachd.ToolLifecycle || len(calls) == 1 {
 			// A lifecycle call changes the session (its mode, its status)
 			// that later calls read: the calls before it finish first, and
 			// it runs alone, so a round keeps the order the model wrote.
-			wg.Wait()
-			outs[i] = t.runTool(ctx, lim.ToolTimeout, tool, c)
-			continue
-		}
-		if len(calls) == 1 {
-			// A round's only call has nothing to run beside: it runs on
+			// A round's only call has nothing to run beside. Both run on
 			// the turn's goroutine, whose stack is grown already.
+			wg.Wait()
 			outs[i] = t.runTool(ctx, lim.ToolTimeout, tool, c)
 			continue
 		}
