@@ -102,17 +102,18 @@ func BenchmarkLoad(b *testing.B) {
 					if r.Errors > 0 {
 						b.Errorf("%s, %s, %d clients: %d failed turns, first: %v", s.name, kind, n, r.Errors, r.FirstErr)
 					}
-					if floor.Turns > 0 && r.Turns > 0 {
-						tag := fmt.Sprintf("%s-%s-%dc", strings.TrimPrefix(s.name, "coachd "), kind, n)
+					if r.Turns == 0 {
+						continue
+					}
+					tag := fmt.Sprintf("%s-%s-%dc", strings.TrimPrefix(s.name, "coachd "), kind, n)
+					if floor.Turns > 0 {
 						b.ReportMetric(100*r.TurnsPerSec/floor.TurnsPerSec, tag+"-%floor")
 						b.ReportMetric(float64((r.TTFTp50 - floor.TTFTp50).Microseconds()), tag+"-added-ttft-µs")
 					}
-					if floorLike.Turns > 0 && r.Turns > 0 {
-						tag := fmt.Sprintf("%s-%s-%dc", strings.TrimPrefix(s.name, "coachd "), kind, n)
+					if floorLike.Turns > 0 {
 						b.ReportMetric(100*r.TurnsPerSec/floorLike.TurnsPerSec, tag+"-%like")
 					}
-					if floorHop.Turns > 0 && r.Turns > 0 {
-						tag := fmt.Sprintf("%s-%s-%dc", strings.TrimPrefix(s.name, "coachd "), kind, n)
+					if floorHop.Turns > 0 {
 						b.ReportMetric(float64((r.TTFTp50 - floorHop.TTFTp50).Microseconds()), tag+"-over-hop-ttft-µs")
 					}
 				}
