@@ -46,8 +46,15 @@ type TurnAdmission struct {
 	// Message, when not nil, is the turn's user message, appended to
 	// Seen's session in the same transaction (as AppendMessages): stored
 	// with the admission or not at all. Its ID, SessionID, Seq and
-	// CreatedAt are filled in once committed.
+	// CreatedAt are filled in once committed (with Behind, once its
+	// statements ran: it is stored once Admission.Commit returns nil).
 	Message *Message
+	// Behind lets the store return before the admission's commit, with
+	// Admission.Commit to wait for it, so the turn's model request leaves
+	// while the commit is written. The caller shows the client nothing of
+	// the turn, and writes nothing more of it, before Commit returns nil.
+	// A store that cannot leave it behind commits first (Commit nil).
+	Behind bool
 }
 
 // StreamStart is what StreamService.BeginTurn needs, for AdmitTurn.
@@ -61,6 +68,11 @@ type StreamStart struct {
 type Admission struct {
 	Reservation *Reservation
 	StreamTurn  int64
+	// Commit, with TurnAdmission.Behind, waits for the admission's
+	// commit and says whether it was stored (nothing of it is when not);
+	// it may be called any number of times, from any goroutine. Nil when
+	// AdmitTurn returned committed.
+	Commit func() error
 }
 
 // TurnService reads what a turn starts from in one read, and starts and

@@ -94,6 +94,9 @@ func (r *Runner) admitOnce(ctx context.Context, req TurnRequest, held *heldTurn)
 	adm, err := st.AdmitTurn(ctx, coachd.TurnAdmission{
 		Owner: owner, Until: r.cfg.Clock.Now().Add(r.cfg.TurnLease), Seen: sess, Reserve: t.reservation(ctx, msg),
 		Stream: stream, Limits: req.Limits, Message: msg,
+		// Only a new message's admission: the other turns write before
+		// their first call (an answer, a retry's charge).
+		Behind: req.Behind && msg != nil,
 	})
 	if err != nil {
 		if coachd.ErrorCode(err) == coachd.EBUDGET {
@@ -103,7 +106,36 @@ func (r *Runner) admitOnce(ctx context.Context, req TurnRequest, held *heldTurn)
 	}
 	held.leased(owner, r.cfg.TurnLease)
 	t.resv, t.held, t.streamTurn, t.admitted = adm.Reservation, held, adm.StreamTurn, msg
+	t.commit = adm.Commit
 	return t, nil
+}
+
+// Admitted waits for the turn's admission to be stored (with
+// TurnRequest.Behind it commits behind the first model request) and
+// returns its failure: the turn then stored nothing and sends nothing
+// but its error. Safe to call while the turn runs.
+func (t *Turn) Admitted() error {
+	if t.commit == nil {
+		return nil
+	}
+	return t.commit()
+}
+
+// admittedBehind, on the turn's goroutine, waits for an admission left
+// behind the first model request, once: a failure is the turn's write
+// failure, and it then holds nothing to settle or release in the store.
+func (t *Turn) admittedBehind() error {
+	if t.commit == nil || t.committed {
+		return nil
+	}
+	t.committed = true
+	err := t.commit()
+	if err != nil {
+		t.mu.Lock()
+		t.resv = nil // never stored: nothing to settle
+		t.mu.Unlock()
+	}
+	return err
 }
 
 // logKeep is how many turns the event log keeps of the session (applied

@@ -233,6 +233,9 @@ func (t *Turn) compact(ctx context.Context) {
 	if _, ok := summaryOf(view[max(cut-1, 0)]); cut == 0 || ok || view[cut-1].Seq == 0 {
 		return // nothing but the last summary before the kept turns
 	}
+	if t.acknowledge() != nil {
+		return // the turn fails at its call
+	}
 	old := append(append([]*coachd.Message(nil), view[:cut]...),
 		&coachd.Message{Role: coachd.RoleUser, Blocks: []coachd.Block{coachd.TextBlock(summarizeInstruction)}})
 	req := t.modelRequest()

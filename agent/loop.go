@@ -167,6 +167,11 @@ func (t *Turn) stream(ctx context.Context, req *coachd.ModelRequest) (resp *coac
 	defer func() { endChatSpan(span, resp, err) }()
 	s := t.model().Stream(ctx, req)
 	defer s.Close()
+	// The request is on its way: an admission left behind it is done by
+	// now, or nearly (turn_started first, then the reply).
+	if err := t.acknowledge(); err != nil {
+		return &coachd.ModelResponse{}, err
+	}
 	var tags *TagFilter // holds back text that may be an action tag
 	var werr error      // a write behind failed: no text goes out
 	// reply sends the reply's text once the writes behind it are stored.

@@ -172,6 +172,9 @@ func (t *Turn) behind(ctx context.Context, write func(context.Context) error) {
 // sync waits for the writes behind and returns the first failure, every
 // time once there was one.
 func (t *Turn) sync() error {
+	if err := t.admittedBehind(); err != nil && t.writeErr == nil {
+		t.writeErr = err
+	}
 	if w := t.pending; w != nil {
 		<-w.done
 		t.pending = nil

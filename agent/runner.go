@@ -122,6 +122,12 @@ type TurnRequest struct {
 	Bound []coachd.Tool
 	// Stream begins the turn's event log in its admission (Turn.StreamTurn).
 	Stream *coachd.StreamStart
+	// Behind lets a new message's admission commit behind the first
+	// model request (TurnAdmission.Behind): Prepare returns once its
+	// statements ran, and the caller waits for Turn.Admitted before it
+	// answers the client. The turn sends nothing (turn_started included)
+	// and writes nothing more before the commit is done.
+	Behind bool
 	// Limits are counted in the turn's admission (TurnAdmission.Limits):
 	// one reached fails Prepare with coachd.ErrLimitReached, nothing
 	// counted nor taken.

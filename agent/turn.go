@@ -38,6 +38,10 @@ type Turn struct {
 	writeErr    error               // the first write behind that failed
 	stored      []func()            // copy what the writes behind stored into the history
 	admitted    *coachd.Message     // the user message stored with the admission; nil: begin stores it
+	commit      func() error        // waits for an admission left behind (Admitted); nil when stored
+	committed   bool                // commit waited for by the turn (admittedBehind)
+	owed        bool                // turn_started not sent yet: the admission commits behind (begin)
+	ack         sync.Once           // sends it, from whichever sees the commit first
 	resv        *coachd.Reservation // nil when not reserved (Close before Prepare's reserve)
 	charged     *coachd.Spend       // what the last round's write charges (roundBehind)
 	round       *roundNotes         // the running round's staged notes (stage.go); nil: tools write themselves
@@ -76,7 +80,7 @@ func (t *Turn) SessionID() string { return t.req.SessionID }
 // Close gives up a prepared turn without running it.
 func (t *Turn) Close() {
 	t.settle(context.Background())
-	if t.streamTurn > 0 {
+	if t.streamTurn > 0 && t.Admitted() == nil {
 		// The event log's turn begun with the admission ends empty:
 		// readers pass over it.
 		ctx, cancel := persistCtx(context.Background())
@@ -137,6 +141,7 @@ func (t *Turn) Run(ctx context.Context, sink coachd.EventSink) *Result {
 		t.compact(ctx)
 		stop = t.loop(ctx, lim)
 	}
+	_ = t.acknowledge() // a turn that stopped before its first call; a failure is sync's
 	if err := t.sync(); err != nil && stop != coachd.TurnError {
 		stop = t.fail(err)
 	}
@@ -178,8 +183,18 @@ func (t *Turn) begin(ctx context.Context) string {
 		return "" // the user message is the last one stored
 	}
 	if msg := t.admitted; msg != nil {
-		// Stored with the admission.
-		t.emit(started)
+		// Stored with the admission; when that commits behind the first
+		// model request, turn_started goes out once it is done.
+		if t.commit == nil {
+			t.emit(started)
+		} else {
+			t.owed = true
+			go func() {
+				if t.commit() == nil {
+					t.ack.Do(func() { t.emit(started) })
+				}
+			}()
+		}
 		t.history = append(t.history, msg)
 		return ""
 	}
@@ -217,6 +232,24 @@ func (t *Turn) begin(ctx context.Context) string {
 	}
 	t.history = append(t.history, msg)
 	return ""
+}
+
+// acknowledge sends turn_started when the admission committed behind the
+// first model request (begin): once the commit is done, and before any
+// other event of the turn. The commit's failure is the turn's: nothing
+// was stored, and turn_started never goes out.
+func (t *Turn) acknowledge() error {
+	if !t.owed {
+		return nil
+	}
+	if err := t.sync(); err != nil {
+		return err
+	}
+	t.owed = false
+	t.ack.Do(func() {
+		t.emit(coachd.Event{Type: coachd.EventTurnStarted, SessionID: t.sess.ID, MessageID: t.res.MessageID})
+	})
+	return nil
 }
 
 // recordAnswer lets the answered tool keep what it wants of the answer. A

@@ -69,7 +69,8 @@ func (s *Server) prepareUIChatTurn(r *http.Request) (*agent.Turn, error) {
 		return nil, bad("messages", "must hold the new message", "required")
 	}
 	u := UserFrom(r.Context())
-	tr := agent.TurnRequest{User: u, Agent: req.Agent}
+	// handleChatStream, its one caller, waits for the admission (Behind).
+	tr := agent.TurnRequest{User: u, Agent: req.Agent, Behind: true}
 	if id, err := s.store.FindFingerprint(r.Context(), u.ID, chatKey(req.ID)); err == nil {
 		tr.SessionID = id
 	} else if coachd.ErrorCode(err) != coachd.ENOTFOUND {

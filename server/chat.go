@@ -87,6 +87,9 @@ func (s *Server) chatTurn(r *http.Request) (agent.TurnRequest, error) {
 	u := UserFrom(r.Context())
 	tr := req.turn(u, wait)
 	tr.Stream = s.hub.Start() // its callers log it (beginLive)
+	// Its callers answer once the admission is stored: the stream waits
+	// for it (Turn.Admitted), the JSON answer for the turn's end.
+	tr.Behind = true
 	if len(req.Attachments) > 0 {
 		if tr.Attachments, err = s.attachmentBlocks(r.Context(), u.ID, req.Attachments); err != nil {
 			return agent.TurnRequest{}, err

@@ -161,6 +161,16 @@ func (s *Server) handleChatStream() http.Handler {
 			s.StreamError(w, r, dialect, err)
 			return
 		}
+		// The turn's model request left with its admission's commit
+		// behind it (TurnRequest.Behind); the client hears nothing of
+		// the turn before that is stored, and an admission that failed
+		// is answered as it was before the request.
+		if err := t.Admitted(); err != nil {
+			cancel(err)
+			<-done
+			s.StreamError(w, r, dialect, err)
+			return
+		}
 		sid := t.SessionID()
 		w.Header().Set("X-Coachd-Session-Id", sid)
 		w.Header().Set("X-Coachd-Turn", strconv.FormatInt(live.Turn(), 10))

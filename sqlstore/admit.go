@@ -45,6 +45,9 @@ func (db *DB) ReadTurn(ctx context.Context, userID, sessionID string, after int6
 // reached is coachd.ErrLimitReached, and then nothing is counted or taken.
 // a.Message, the turn's user message, is appended last: a session that
 // cannot take it (full) refuses the admission, before any token is spent.
+// With a.Behind, on SQLite, it returns once its statements ran in the
+// writer's group, and Admission.Commit waits for the group's COMMIT;
+// Postgres commits first.
 func (db *DB) AdmitTurn(ctx context.Context, a coachd.TurnAdmission) (*coachd.Admission, error) {
 	if a.Seen == nil || a.Owner == "" {
 		return nil, coachd.Invalid(coachd.FieldError{Field: "session", Message: "and owner are required", Code: "required"})
@@ -67,7 +70,7 @@ func (db *DB) AdmitTurn(ctx context.Context, a coachd.TurnAdmission) (*coachd.Ad
 	var ids []string
 	var first int64
 	var at time.Time
-	adm, err := writeTx(ctx, db, func(tx *tx) (*coachd.Admission, error) {
+	adm, wait, err := writeTxBehind(ctx, db, a.Behind, func(tx *tx) (*coachd.Admission, error) {
 		// The user's lock first, as every budget write takes it.
 		st, err := db.lockBudget(ctx, tx, req.UserID)
 		if err != nil {
@@ -120,9 +123,11 @@ func (db *DB) AdmitTurn(ctx context.Context, a coachd.TurnAdmission) (*coachd.Ad
 		return nil, err
 	}
 	if msgs != nil {
-		// Only once committed, as AppendMessages.
+		// Only once committed, as AppendMessages; or, left behind, once
+		// its statements ran: the caller waits for Commit.
 		assignMessages(msgs, ids, req.SessionID, first, at)
 	}
+	adm.Commit = wait
 	return adm, nil
 }
 

@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"sync"
 	"time"
 
 	"github.com/coachd/coachd"
@@ -273,6 +274,28 @@ func (tx *tx) commit() error {
 	}
 	tx.obs.DBTransaction(tx.kind, time.Since(tx.start))
 	return nil
+}
+
+// commitBehind commits like commit but, in SQLite's group, returns once
+// the transaction's statements are released into the group, with a func
+// that waits for its COMMIT (any number of times, from any goroutine).
+// Elsewhere it commits now and the func is nil.
+func (tx *tx) commitBehind() (func() error, error) {
+	if tx.g == nil || tx.auto != nil {
+		return nil, tx.commit()
+	}
+	tx.ended = true
+	done, err := tx.g.commitBehind(context.Background())
+	if err != nil {
+		return nil, dbError(err, "commit")
+	}
+	return sync.OnceValue(func() error {
+		if err := <-done; err != nil {
+			return dbError(err, "commit")
+		}
+		tx.obs.DBTransaction(tx.kind, time.Since(tx.start))
+		return nil
+	}), nil
 }
 
 // Rollback undoes the transaction unless it was committed (it is

@@ -130,19 +130,30 @@ func (g *group) finish(commit bool) error {
 	return errors.Join(err, g.tx.Close())
 }
 
-// commit releases the member's savepoint and waits for the group's
-// COMMIT: done here when no one else is waiting (or the group is full),
-// else by a later member.
-func (g *group) commit(ctx context.Context) error {
+// release ends the member's statements: its savepoint released, it
+// waits on the returned channel for the group's COMMIT. Callers hold mu;
+// a release that fails has aborted the group (and given mu up).
+func (g *group) release(ctx context.Context) (chan error, error) {
 	if g.bare {
 		g.bare = false
 	} else if _, err := g.tx.ExecContext(context.WithoutCancel(ctx), "RELEASE member"); err != nil {
 		g.abort(err)
-		return err
+		return nil, err
 	}
 	done := make(chan error, 1)
 	g.members = append(g.members, done)
-	if g.waiting.Load() == 0 && len(g.members) < maxGroup {
+	return done, nil
+}
+
+// commit releases the member's savepoint and waits for the group's
+// COMMIT: done here when no one else is waiting (or the group is full),
+// else by a later member.
+func (g *group) commit(ctx context.Context) error {
+	done, err := g.release(ctx)
+	if err != nil {
+		return err
+	}
+	if g.lone() {
 		// No one is waiting yet: give the writer up for one pass of the
 		// scheduler before committing alone, so writes about to begin
 		// (another turn's, decoded and ready) join this commit rather
@@ -157,18 +168,61 @@ func (g *group) commit(ctx context.Context) error {
 		} else {
 			runtime.Gosched()
 		}
-		g.lock()
-		if g.ended != groups {
-			g.unlock() // committed, or rolled back, with this member in it
-			return <-done
-		}
+		g.commitAlone(groups)
+	} else {
+		g.handOn()
 	}
+	return <-done
+}
+
+// commitBehind is commit without the wait: it returns once the member's
+// savepoint is released, with the channel its COMMIT's result comes on.
+// A lone member's COMMIT runs on a goroutine of its own, whose start is
+// the pass commit gives the writes about to begin.
+func (g *group) commitBehind(ctx context.Context) (<-chan error, error) {
+	done, err := g.release(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if g.lone() {
+		groups := g.ended
+		g.unlock()
+		go func() {
+			if g.yield != nil {
+				g.yield()
+			}
+			g.commitAlone(groups)
+		}()
+	} else {
+		g.handOn()
+	}
+	return done, nil
+}
+
+// lone reports whether the member that just released its savepoint is
+// the last in line, with room left in the group. Callers hold mu.
+func (g *group) lone() bool { return g.waiting.Load() == 0 && len(g.members) < maxGroup }
+
+// handOn leaves the group's COMMIT to a member waiting for the writer,
+// or does it now when none is (or the group is full). Callers hold mu.
+func (g *group) handOn() {
 	if g.waiting.Load() > 0 && len(g.members) < maxGroup {
 		g.unlock()
 	} else {
 		g.flush()
 	}
-	return <-done
+}
+
+// commitAlone takes the writer back for a lone member that gave it up
+// while groups groups had ended, and commits, unless its group ended
+// meanwhile (committed, or rolled back, with the member in it).
+func (g *group) commitAlone(groups uint64) {
+	g.lock()
+	if g.ended != groups {
+		g.unlock()
+		return
+	}
+	g.handOn()
 }
 
 // rollback undoes the member's work and ends its turn at the writer.

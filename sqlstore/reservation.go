@@ -69,19 +69,35 @@ func budgetTx[T any](ctx context.Context, db *DB, userID string, fn func(*tx) (T
 // deadlock or serialization failure runs it all again. fn takes the locks
 // it needs: a budget write begins with lockUser or lockBudget.
 func writeTx[T any](ctx context.Context, db *DB, fn func(*tx) (T, error)) (T, error) {
-	return retry(ctx, func() (T, error) {
-		var zero T
+	v, _, err := writeTxBehind(ctx, db, false, fn)
+	return v, err
+}
+
+// writeTxBehind is writeTx whose commit, with behind, is left behind
+// (tx.commitBehind): it returns once fn's statements ran, with the func
+// that waits for their commit (nil when committed already).
+func writeTxBehind[T any](ctx context.Context, db *DB, behind bool, fn func(*tx) (T, error)) (T, func() error, error) {
+	type result struct {
+		v    T
+		wait func() error
+	}
+	r, err := retry(ctx, func() (result, error) {
 		tx, err := db.beginWrite(ctx)
 		if err != nil {
-			return zero, err
+			return result{}, err
 		}
 		defer tx.Rollback()
 		v, err := fn(tx)
 		if err != nil {
-			return zero, err
+			return result{}, err
 		}
-		return v, tx.commit()
+		if !behind {
+			return result{v: v}, tx.commit()
+		}
+		wait, err := tx.commitBehind()
+		return result{v, wait}, err
 	})
+	return r.v, r.wait, err
 }
 
 // Charge charges cumulative usage and keeps the rest of the estimate held.
