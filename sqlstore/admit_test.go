@@ -330,3 +330,57 @@ func TestAdmitTurnUserGone(t *testing.T) {
 		})
 	}
 }
+
+// Admissions left behind their model request (TurnAdmission.Behind)
+// hold the budget as committed ones do: twenty at once, on twenty
+// sessions of a user whose budget covers five, admit exactly five, and
+// the five holds are what the user has reserved once every commit is
+// done. On SQLite each hold is taken in the writer's open transaction,
+// before its commit, and the next admission sees it there.
+func TestAdmitTurnBehindBudget(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			ctx := context.Background()
+			db, clock, u, _ := budgetSession(t, b, 500)
+			const n, est = 20, 100
+			sessions := make([]*coachd.Session, n)
+			for i := range sessions {
+				sessions[i] = mustSession(t, db, u)
+			}
+			var wg sync.WaitGroup
+			adms := make([]*coachd.Admission, n)
+			errs := make([]error, n)
+			for i, s := range sessions {
+				wg.Go(func() {
+					a := admission(s, "A", clock.Now().Add(time.Minute), est)
+					a.Message = &coachd.Message{Role: coachd.RoleUser, Blocks: []coachd.Block{coachd.TextBlock("hi")}}
+					a.Behind = true
+					if adms[i], errs[i] = db.AdmitTurn(ctx, a); errs[i] == nil && adms[i].Commit != nil {
+						errs[i] = adms[i].Commit()
+					}
+				})
+			}
+			wg.Wait()
+			admitted := 0
+			for i, err := range errs {
+				switch {
+				case err == nil:
+					admitted++
+				case coachd.ErrorCode(err) != coachd.EBUDGET:
+					t.Fatalf("admission %d: %v, want success or EBUDGET", i, err)
+				}
+			}
+			if admitted != 5 {
+				t.Fatalf("%d admissions of %d tokens each on a budget of 500, want 5", admitted, est)
+			}
+			st, err := db.BudgetStatus(ctx, u.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.TokensReserved != 5*est {
+				t.Fatalf("%d tokens reserved, want %d", st.TokensReserved, 5*est)
+			}
+			MustLedgerOK(t, db)
+		})
+	}
+}
