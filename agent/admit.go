@@ -123,7 +123,7 @@ func (t *Turn) Admitted() error {
 
 // admittedBehind, on the turn's goroutine, waits for an admission left
 // behind the first model request, once: a failure is the turn's write
-// failure, and it then holds nothing to settle or release in the store.
+// failure, and it then holds no reservation to settle.
 func (t *Turn) admittedBehind() error {
 	if t.commit == nil || t.committed {
 		return nil

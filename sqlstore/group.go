@@ -149,52 +149,44 @@ func (g *group) release(ctx context.Context) (chan error, error) {
 // COMMIT: done here when no one else is waiting (or the group is full),
 // else by a later member.
 func (g *group) commit(ctx context.Context) error {
-	done, err := g.release(ctx)
+	done, err := g.leave(ctx, false)
 	if err != nil {
 		return err
-	}
-	if g.lone() {
-		// No one is waiting yet: give the writer up for one pass of the
-		// scheduler before committing alone, so writes about to begin
-		// (another turn's, decoded and ready) join this commit rather
-		// than pay one of their own. Under load this took commits from
-		// 2.5 to about 1.6 a tool turn (BENCHMARKS.md). Meanwhile the
-		// group stays open: a member that joins commits it, or leaves
-		// that to a later one, as always.
-		groups := g.ended
-		g.unlock()
-		if g.yield != nil {
-			g.yield()
-		} else {
-			runtime.Gosched()
-		}
-		g.commitAlone(groups)
-	} else {
-		g.handOn()
 	}
 	return <-done
 }
 
 // commitBehind is commit without the wait: it returns once the member's
 // savepoint is released, with the channel its COMMIT's result comes on.
-// A lone member's COMMIT runs on a goroutine of its own, whose start is
-// the pass commit gives the writes about to begin.
 func (g *group) commitBehind(ctx context.Context) (<-chan error, error) {
+	return g.leave(ctx, true)
+}
+
+// leave releases the member's savepoint and sees the group's COMMIT done:
+// by a member waiting for the writer when there is one, else by this
+// one, now when the group is full, else after giving the writer up for
+// one pass of the scheduler, so writes about to begin (another turn's,
+// decoded and ready) join this commit rather than pay one of their own.
+// Under load the pass took commits from 2.5 to about 1.6 a tool turn
+// (BENCHMARKS.md). Meanwhile the group stays open: a member that joins
+// commits it, or leaves that to a later one, as always. With behind, a
+// lone member's pass and COMMIT run on a goroutine of their own (its
+// start is the pass) and leave returns at once.
+func (g *group) leave(ctx context.Context, behind bool) (chan error, error) {
 	done, err := g.release(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if g.lone() {
-		groups := g.ended
-		g.unlock()
-		go func() {
-			if g.yield != nil {
-				g.yield()
-			}
-			g.commitAlone(groups)
-		}()
-	} else {
+	if !g.lone() {
 		g.handOn()
+		return done, nil
+	}
+	groups := g.ended
+	g.unlock()
+	if behind {
+		go g.commitAlone(groups, true)
+	} else {
+		g.commitAlone(groups, false)
 	}
 	return done, nil
 }
@@ -213,10 +205,17 @@ func (g *group) handOn() {
 	}
 }
 
-// commitAlone takes the writer back for a lone member that gave it up
-// while groups groups had ended, and commits, unless its group ended
-// meanwhile (committed, or rolled back, with the member in it).
-func (g *group) commitAlone(groups uint64) {
+// commitAlone takes the writer back, after its pass, for a lone member
+// that gave it up while groups groups had ended, and commits, unless its
+// group ended meanwhile (committed, or rolled back, with the member in
+// it). On a goroutine of its own (behind), its start was the pass.
+func (g *group) commitAlone(groups uint64, behind bool) {
+	switch {
+	case g.yield != nil:
+		g.yield()
+	case !behind:
+		runtime.Gosched()
+	}
 	g.lock()
 	if g.ended != groups {
 		g.unlock()
