@@ -12,7 +12,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/coachd/coachd"
 	"github.com/coachd/coachd/agent"
@@ -78,13 +77,7 @@ func TestChatStreamAdmissionBehindFails(t *testing.T) {
 	})
 	api := server.New(server.Deps{Store: store, Logger: slog.New(slog.DiscardHandler), AdminKey: adminKey, Runner: runner})
 	srv := httptest.NewServer(api)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		api.Drain()
-		api.WaitTurns(ctx)
-		srv.Close()
-	})
+	t.Cleanup(func() { closeServer(api, srv) })
 	budget := int64(1) << 30
 	_, key, err := client.New(srv.URL, adminKey, nil).CreateUser(context.Background(), "alice", &budget)
 	if err != nil {

@@ -172,13 +172,7 @@ func TestChatApprovalReplicas(t *testing.T) {
 			})
 			api := server.New(server.Deps{Store: db, Logger: slog.New(slog.DiscardHandler), AdminKey: adminKey, Runner: runner, Heartbeat: time.Hour})
 			srv := httptest.NewServer(api)
-			t.Cleanup(func() {
-				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-				defer cancel()
-				api.Drain()
-				api.WaitTurns(ctx)
-				srv.Close()
-			})
+			t.Cleanup(func() { closeServer(api, srv) })
 			return srv.URL, &env{t: t, db: db, url: srv.URL, logs: &syncBuffer{}, admin: client.New(srv.URL, adminKey, srv.Client())}
 		}
 		urlA, envA := replica()

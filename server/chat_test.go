@@ -72,12 +72,7 @@ func mustChatEnv(t testing.TB, limits server.Limits, ag *agent.Agent, extra ...c
 	api := server.New(server.Deps{Store: db, Logger: logger, AdminKey: adminKey, Runner: runner, Heartbeat: time.Hour, Limits: limits})
 	srv := httptest.NewServer(api)
 	t.Cleanup(func() {
-		// Turns may outlive their request (on_disconnect: continue).
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		api.Drain()
-		api.WaitTurns(ctx)
-		srv.Close()
+		closeServer(api, srv)
 		fake.Close()
 	})
 	e := &env{t: t, db: db, url: srv.URL, logs: logs, admin: client.New(srv.URL, adminKey, srv.Client())}

@@ -105,13 +105,7 @@ func mustReplayEnv(b *testing.B, m coachd.Model) *env {
 		Agents: func(string) (*agent.Agent, bool) { return ag, true }})
 	api := server.New(server.Deps{Store: db, Logger: logger, AdminKey: adminKey, Runner: runner, Heartbeat: time.Hour})
 	srv := httptest.NewServer(api)
-	b.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		api.Drain()
-		api.WaitTurns(ctx)
-		srv.Close()
-	})
+	b.Cleanup(func() { closeServer(api, srv) })
 	e := &env{t: b, db: db, url: srv.URL, logs: logs, admin: client.New(srv.URL, adminKey, srv.Client())}
 	e.alice = e.MustUser("alice")
 	budget := int64(1) << 40

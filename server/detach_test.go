@@ -46,11 +46,7 @@ func mustParkEnv(t *testing.T, heartbeat time.Duration, start func(*httptest.Ser
 	srv := httptest.NewUnstartedServer(api)
 	start(srv)
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		api.Drain()
-		api.WaitTurns(ctx)
-		srv.Close()
+		closeServer(api, srv)
 		fake.Close()
 	})
 	e := &env{t: t, db: db, url: srv.URL, logs: logs, admin: client.New(srv.URL, adminKey, srv.Client())}

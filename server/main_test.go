@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/coachd/coachd"
 	"github.com/coachd/coachd/client"
@@ -91,6 +92,16 @@ func MustEnv(t *testing.T, dsn string) *env {
 	e.alice = e.MustUser("alice")
 	e.bob = e.MustUser("bob")
 	return e
+}
+
+// closeServer ends the turns still running on api, which may outlive
+// their request (on_disconnect: continue), within 10 s, then closes srv.
+func closeServer(api *server.Server, srv *httptest.Server) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	api.Drain()
+	api.WaitTurns(ctx)
+	srv.Close()
 }
 
 // mustDB opens and migrates the database at dsn, closed when the test

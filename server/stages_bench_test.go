@@ -134,13 +134,7 @@ func benchTurnStages(b *testing.B, dsn string) {
 		s.mark(stServer)
 		api.ServeHTTP(w, r)
 	}))
-	b.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		api.Drain()
-		api.WaitTurns(ctx)
-		srv.Close()
-	})
+	b.Cleanup(func() { closeServer(api, srv) })
 	budget := int64(1) << 40
 	_, key, err := client.New(srv.URL, adminKey, nil).CreateUser(context.Background(), "alice", &budget)
 	if err != nil {

@@ -68,14 +68,7 @@ func mustVoiceEnv(t *testing.T, limits server.Limits, key string) *voiceEnv {
 	}
 	api := server.New(deps)
 	srv := httptest.NewServer(api)
-	t.Cleanup(func() {
-		// Turns may outlive their request (on_disconnect: continue).
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		api.Drain()
-		api.WaitTurns(ctx)
-		srv.Close()
-	})
+	t.Cleanup(func() { closeServer(api, srv) })
 	e := &env{t: t, db: db, url: srv.URL, logs: logs, admin: client.New(srv.URL, adminKey, srv.Client())}
 	e.alice = e.MustUser("alice")
 	e.bob = e.MustUser("bob")
