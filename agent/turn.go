@@ -41,7 +41,7 @@ type Turn struct {
 	commit      func() error        // waits for an admission left behind (Admitted); nil when stored
 	committed   bool                // commit waited for by the turn (admittedBehind)
 	owed        bool                // turn_started not sent yet: the admission commits behind (begin)
-	ack         sync.Once           // sends it, from whichever sees the commit first
+	ack         sync.Once           // sends it (sendStarted)
 	resv        *coachd.Reservation // nil when not reserved (Close before Prepare's reserve)
 	charged     *coachd.Spend       // what the last round's write charges (roundBehind)
 	round       *roundNotes         // the running round's staged notes (stage.go); nil: tools write themselves
@@ -177,7 +177,7 @@ func (t *Turn) begin(ctx context.Context) string {
 	// turn_started acknowledges the user's message: it goes out once the
 	// message is stored, so a crash can never lose a message the client
 	// saw acknowledged (the chaos suite caught that once).
-	started := coachd.Event{Type: coachd.EventTurnStarted, SessionID: t.sess.ID, MessageID: t.res.MessageID}
+	started := t.startedEvent()
 	if t.req.Retry {
 		t.emit(started)
 		return "" // the user message is the last one stored
@@ -191,7 +191,7 @@ func (t *Turn) begin(ctx context.Context) string {
 			t.owed = true
 			go func() {
 				if t.commit() == nil {
-					t.ack.Do(func() { t.emit(started) })
+					t.sendStarted(started) // built here: the turn may replace t.sess
 				}
 			}()
 		}
@@ -246,10 +246,19 @@ func (t *Turn) acknowledge() error {
 		return err
 	}
 	t.owed = false
-	t.ack.Do(func() {
-		t.emit(coachd.Event{Type: coachd.EventTurnStarted, SessionID: t.sess.ID, MessageID: t.res.MessageID})
-	})
+	t.sendStarted(t.startedEvent())
 	return nil
+}
+
+// sendStarted sends the turn_started an admission left behind owes, once,
+// from whichever of the turn and begin's waiter sees the commit first.
+func (t *Turn) sendStarted(ev coachd.Event) {
+	t.ack.Do(func() { t.emit(ev) })
+}
+
+// startedEvent is the turn's turn_started.
+func (t *Turn) startedEvent() coachd.Event {
+	return coachd.Event{Type: coachd.EventTurnStarted, SessionID: t.sess.ID, MessageID: t.res.MessageID}
 }
 
 // recordAnswer lets the answered tool keep what it wants of the answer. A
