@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"runtime/debug"
 	"slices"
 	"sync"
@@ -142,7 +143,13 @@ func (t *Turn) runTool(ctx context.Context, timeout time.Duration, tool coachd.T
 	}()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	log := t.r.cfg.Logger.With("session", t.sess.ID, "tool", c.Name, "tool_use_id", c.ID)
+	// The call's logger is built only for a line to write: most calls
+	// write none, and With formats its attributes at once. What it names
+	// is read here: the tool's goroutine may log after the turn went on.
+	base, sid := t.r.cfg.Logger, t.sess.ID
+	log := func() *slog.Logger {
+		return base.With("session", sid, "tool", c.Name, "tool_use_id", c.ID)
+	}
 	done := make(chan outcome, 1)
 	env := coachd.ToolEnv{User: t.req.User, Session: t.sess, Store: t.r.cfg.Store, Emit: t.emit}
 	if t.round != nil {
@@ -152,14 +159,14 @@ func (t *Turn) runTool(ctx context.Context, timeout time.Duration, tool coachd.T
 		stack.Grow() // a tool may write to the store
 		defer func() {
 			if p := recover(); p != nil {
-				log.Error("tool panicked", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+				log().Error("tool panicked", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
 				done <- errOutcome(c.ID, fmt.Sprintf("%s failed with an internal error", c.Name))
 			}
 		}()
 		res, err := tool.Execute(ctx, c, env)
 		if err != nil {
 			if coachd.ErrorCode(err) == coachd.EINTERNAL {
-				log.Error("tool failed", "err", err)
+				log().Error("tool failed", "err", err)
 			}
 			done <- errOutcome(c.ID, fmt.Sprintf("%s failed: %s", c.Name, coachd.ErrorMessage(err)))
 			return
@@ -170,7 +177,7 @@ func (t *Turn) runTool(ctx context.Context, timeout time.Duration, tool coachd.T
 	case o := <-done:
 		return o
 	case <-ctx.Done():
-		log.Warn("tool timed out", "timeout", timeout)
+		log().Warn("tool timed out", "timeout", timeout)
 		return errOutcome(c.ID, fmt.Sprintf("%s did not finish within %s", c.Name, timeout))
 	}
 }
