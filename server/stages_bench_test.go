@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -24,7 +25,9 @@ import (
 	"github.com/coachd/coachd/tools"
 )
 
-// The stages of a plain turn before its first text, in order: each is
+// The stages of a plain turn before its first text, in order but for
+// the client's headers, which go out once the admission's commit (done
+// beside the model request) is, before or after the upstream's: each is
 // stamped once per turn at the moment it is reached.
 const (
 	stServer  = iota // the API handler has the request
@@ -33,12 +36,14 @@ const (
 	stRead           // ReadTurn returned
 	stAdmit          // AdmitTurn returned
 	stSent           // the model request is handed to the HTTP transport
-	stHeaders        // the client has the response headers
+	stHeaders        // the client has the response headers (the admission committed)
+	stUpHeaders      // the transport has the upstream's response headers
+	stUpFirst        // the first read of the upstream's body returned
 	stFirst          // the client has the first content_delta
 	nStages
 )
 
-var stageNames = [nStages]string{"server", "auth", "limit", "read", "admit", "sent", "headers", "first"}
+var stageNames = [nStages]string{"server", "auth", "limit", "read", "admit", "sent", "headers", "up-headers", "up-first", "first"}
 
 // stamps records, for the turn being timed, when each stage was reached
 // (nanoseconds after the client's send; 0: not reached).
@@ -88,7 +93,28 @@ type stampTransport struct {
 
 func (t stampTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	t.s.mark(stSent)
-	return t.rt.RoundTrip(r)
+	res, err := t.rt.RoundTrip(r)
+	t.s.mark(stUpHeaders)
+	if err == nil {
+		res.Body = &stampBody{ReadCloser: res.Body, s: t.s}
+	}
+	return res, err
+}
+
+// stampBody stamps when the first read of a response body returns.
+type stampBody struct {
+	io.ReadCloser
+	s    *stamps
+	read bool
+}
+
+func (b *stampBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if !b.read {
+		b.read = true
+		b.s.mark(stUpFirst)
+	}
+	return n, err
 }
 
 // BenchmarkTurnStages drives plain turns one at a time through the real
