@@ -67,6 +67,15 @@ type turnState struct {
 	// misordered are the calls refused by an ordered must_call this round.
 	misordered []string
 	actions    []actionRecord
+	sent       sentHistory // the last history a request sent (historySent)
+}
+
+// sentHistory is the history a request sent, msgs, built from the turn's
+// first n messages, the last of them last.
+type sentHistory struct {
+	n    int
+	last *coachd.Message
+	msgs []coachd.ModelMessage
 }
 
 // endViolations checks the contracts when the model ends its turn with

@@ -244,7 +244,7 @@ func (t *Turn) modelRequest() *coachd.ModelRequest {
 		MaxTokens:      maxTokens,
 		ThinkingBudget: a.Thinking,
 		Temperature:    a.Temperature,
-		Messages:       History(compacted(t.history, a.Compaction), t.tools.Truncations(a.Tools)),
+		Messages:       t.historySent(),
 		Tools:          t.tools.Specs(a.Tools),
 		UserID:         t.req.User.ID,
 	}
@@ -255,6 +255,24 @@ func (t *Turn) modelRequest() *coachd.ModelRequest {
 		req.System = []coachd.Block{coachd.TextBlock(a.Prompt)}
 	}
 	return req
+}
+
+// historySent is the history as a request sends it (History of
+// compacted). The turn keeps the last one it built: a request reuses it
+// while t.history is the history it came from (as long, with the same
+// last message; the history only grows), as the first round's does the
+// reservation's, whose estimate built the same request. Each request
+// gets its own copy of the messages: withTail replaces the last one.
+func (t *Turn) historySent() []coachd.ModelMessage {
+	n, c := len(t.history), &t.x.sent
+	if n == 0 || c.msgs == nil || c.n != n || c.last != t.history[n-1] {
+		a := t.agent
+		*c = sentHistory{n: n, msgs: History(compacted(t.history, a.Compaction), t.tools.Truncations(a.Tools))}
+		if n > 0 {
+			c.last = t.history[n-1]
+		}
+	}
+	return slices.Clone(c.msgs)
 }
 
 func toolUses(blocks []coachd.Block) []coachd.ToolCall {

@@ -3,6 +3,7 @@ package agent_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -197,6 +198,48 @@ func TestSaveFilePermissions(t *testing.T) {
 			if b.Type == coachd.BlockToolUse && b.ID == "f2" && !strings.Contains(string(b.Input), "[saved: 5 chars]") {
 				t.Fatalf("re-sent input %s", b.Input)
 			}
+		}
+	}
+}
+
+// TestTurnContextOncePerRequest: every request of a turn carries the
+// turn's context (the time bracket and date, TailBlocks) once, as the
+// last block of its last user message and nowhere else, over two turns
+// of a session and both rounds of a tool turn. The first round reuses the
+// history the reservation's estimate built (historySent): were that
+// shared rather than copied, the context would be added to it twice.
+func TestTurnContextOncePerRequest(t *testing.T) {
+	h := newPackHarness(t, loadSage(t), nil)
+	h.fake.Enqueue(
+		anthropictest.Blocks(use("s1", "load_skill", `{"name":"decision-helper"}`)),
+		anthropictest.Text("Let's weigh it.", 5),
+		anthropictest.Text("Sleep on it.", 5),
+	)
+	res := h.turn(agent.TurnRequest{Message: "should I take the job?"}, &sink{})
+	if res.StopReason != coachd.TurnEndTurn {
+		t.Fatalf("stop %s %v", res.StopReason, res.Err)
+	}
+	if res = h.turn(agent.TurnRequest{SessionID: res.SessionID, Message: "and then?"}, &sink{}); res.StopReason != coachd.TurnEndTurn {
+		t.Fatalf("second turn: stop %s %v", res.StopReason, res.Err)
+	}
+	reqs := h.fake.Requests()
+	if len(reqs) != 3 {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	for i, r := range reqs {
+		msgs := r.Messages()
+		var at []string
+		for j, m := range msgs {
+			for k, b := range m.Blocks {
+				if strings.Contains(b.Text, "Time: ") {
+					at = append(at, fmt.Sprintf("message %d block %d", j, k))
+				}
+			}
+		}
+		last := msgs[len(msgs)-1]
+		want := fmt.Sprintf("message %d block %d", len(msgs)-1, len(last.Blocks)-1)
+		if len(at) != 1 || at[0] != want || last.Role != coachd.RoleUser {
+			t.Errorf("request %d: the turn's context at %v, want once at %s", i, at, want)
 		}
 	}
 }
