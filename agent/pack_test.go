@@ -205,9 +205,11 @@ func TestSaveFilePermissions(t *testing.T) {
 // TestTurnContextOncePerRequest: every request of a turn carries the
 // turn's context (the time bracket and date, TailBlocks) once, as the
 // last block of its last user message and nowhere else, over two turns
-// of a session and both rounds of a tool turn. The first round reuses the
-// history the reservation's estimate built (historySent): were that
-// shared rather than copied, the context would be added to it twice.
+// of a session and both rounds of a tool turn, each with its whole
+// history. The first round reuses the history the reservation's estimate
+// built (historySent): were that shared rather than copied, the context
+// would be added to it twice; were it kept past the history's growth, a
+// request would miss the tool round.
 func TestTurnContextOncePerRequest(t *testing.T) {
 	h := newPackHarness(t, loadSage(t), nil)
 	h.fake.Enqueue(
@@ -228,6 +230,12 @@ func TestTurnContextOncePerRequest(t *testing.T) {
 	}
 	for i, r := range reqs {
 		msgs := r.Messages()
+		// Each request sends the whole history so far: the first round's
+		// user message, then the tool round, then the second turn's.
+		if want := []int{1, 3, 5}[i]; len(msgs) != want {
+			t.Errorf("request %d sends %d messages, want %d", i, len(msgs), want)
+			continue
+		}
 		var at []string
 		for j, m := range msgs {
 			for k, b := range m.Blocks {
