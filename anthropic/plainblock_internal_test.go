@@ -39,7 +39,7 @@ func sameBlock(t *testing.T, raw, text string) bool {
 		t.Fatalf("%s (text %q):\n got %+v %v\nwant %+v %v", raw, text, got, gotOK, want, wantOK)
 	}
 	_, plain := plainBlock([]byte(cb.RawJSON()))
-	return plain
+	return plain || plainToolUse([]byte(cb.RawJSON()), &cb)
 }
 
 // TestPlainBlock: the blocks plainBlock takes convert as decoding them
@@ -58,7 +58,21 @@ func TestPlainBlock(t *testing.T) {
 		{`{"type":"text","text":"a","text":"b"}`, false},
 		{`{"type":"text","thinking":"a"}`, false},
 		{`{"type":"thinking","thinking":"a","text":"b"}`, false},
-		{`{"type":"tool_use","id":"toolu_1","name":"n","input":{}}`, false},
+		{`{"type":"tool_use","id":"toolu_1","name":"n","input":{}}`, false}, // not the SDK's order
+		{`{"id":"toolu_1","input":{"a":1,"b":["x"]},"name":"save_note","type":"tool_use"}`, true},
+		{`{"id":"toolu_1","input":{},"name":"n","type":"tool_use"}`, true},
+		{`{"id":"toolu_1","input":{"a": 1},"name":"n","type":"tool_use"}`, true},
+		{`{"id":"toolu_1","input":{"a":1},"name":"n","type":"tool_use","caller":{"type":"direct"}}`, false},
+		{`{"caller":{"type":"direct"},"id":"toolu_1","input":{"a":1},"name":"n","type":"tool_use"}`, false},
+		{`{"id":"to\u006flu_1","input":{},"name":"n","type":"tool_use"}`, false},
+		{`{"id":"toolu_1","input":{},"name":"n\u003c","type":"tool_use"}`, false},
+		{`{"id":"toolu_1","input":{},"name":"n<","type":"tool_use"}`, false},
+		{`{"id":"toolu_1","input":{},"name":"né","type":"tool_use"}`, false},
+		{`{"id":"toolu_1","input":[1],"name":"n","type":"tool_use"}`, true},
+		{`{"id":"toolu_1","input":"x","name":"n","type":"tool_use"}`, true},
+		{`{"id":"toolu_1","input":{},"name":"n","type":"server_tool_use"}`, false},
+		{`{"id":"toolu_1","input":{},"type":"tool_use"}`, false},
+		{`{"id":5,"input":{},"name":"n","type":"tool_use"}`, false},
 		{`{"type":"te\u0078t","text":"a"}`, false},
 		{`{"type":"text","text":5}`, false},
 		{`{"type":"redacted_thinking","data":"x"}`, false},
@@ -80,7 +94,34 @@ func FuzzPlainBlock(f *testing.F) {
 	f.Add(`{"type":"text","text":"Hello"}`, "")
 	f.Add(`{"type":"thinking","thinking":"a\"b","signature":"s"}`, "more")
 	f.Add(`{"type":"text","text":"a","extra":{"k":[1,2]}}`, "")
+	f.Add(`{"id":"toolu_1","input":{"a":1},"name":"save_note","type":"tool_use"}`, "")
+	f.Add(`{"id":"toolu_1","input":{"a":1},"name":"n","type":"tool_use","caller":{"type":"direct"}}`, "")
 	f.Fuzz(func(t *testing.T, raw, text string) {
 		sameBlock(t, raw, text)
 	})
+}
+
+// BenchmarkBlockToolUse converts a tool call's block as a reply's end
+// does: taken as the SDK wrote it (block) against decoded (as before).
+//
+//	go test ./anthropic -run '^$' -bench BlockToolUse -benchmem
+func BenchmarkBlockToolUse(b *testing.B) {
+	var cb sdk.ContentBlockUnion
+	raw := `{"id":"toolu_01A09q90qw90lq917835lq9","input":{"note_type":"insight","title":"Load test","content":"The user asked for a load test."},"name":"save_note","type":"tool_use"}`
+	if err := json.Unmarshal([]byte(raw), &cb); err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		conv func(*sdk.ContentBlockUnion) (coachd.Block, bool)
+	}{{"block", block}, {"decoded", blockByUnmarshal}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, ok := c.conv(&cb); !ok {
+					b.Fatal("not converted")
+				}
+			}
+		})
+	}
 }

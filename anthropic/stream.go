@@ -320,6 +320,8 @@ func block(cb *sdk.ContentBlockUnion) (coachd.Block, bool) {
 	raw := []byte(cb.RawJSON())
 	if typ, ok := plainBlock(raw); ok {
 		b.Type = typ // what decodeBlock would keep of it: the rest is laid over
+	} else if plainToolUse(raw, cb) {
+		b.Type, b.ID, b.Name = coachd.BlockToolUse, cb.ID, cb.Name
 	} else if !decodeBlock(raw, cb, &b) {
 		return b, false
 	}
