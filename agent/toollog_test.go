@@ -5,7 +5,6 @@ import (
 	"context"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/coachd/coachd"
@@ -13,25 +12,6 @@ import (
 	"github.com/coachd/coachd/anthropic/anthropictest"
 	"github.com/coachd/coachd/tools"
 )
-
-// lockedBuffer is a log destination the parallel tools of a round may
-// write to at once.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) lines() []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return strings.Split(strings.TrimSpace(l.b.String()), "\n")
-}
 
 // TestToolLogLines: a tool that panics or fails with an internal error
 // writes one line naming the session, the tool and the call; a tool that
@@ -45,7 +25,11 @@ func TestToolLogLines(t *testing.T) {
 	ag.Tools = append(ag.Tools, "echo", "fail", "boom", "crash")
 	h := harnessOver(t, append(tools.Builtins(), echoTool, failTool, boomTool, crash),
 		func(string) (*agent.Agent, bool) { return ag, true })
-	var logs lockedBuffer
+	// slog's handlers serialize their writes (the tools of a round log
+	// from goroutines of their own), and each line is written before its
+	// call's result reaches the turn, so the buffer is read after the
+	// turn without a lock.
+	var logs bytes.Buffer
 	h.runner = h.newRunner(append(tools.Builtins(), echoTool, failTool, boomTool, crash),
 		func(string) (*agent.Agent, bool) { return ag, true },
 		func(c *agent.Config) { c.Logger = slog.New(slog.NewTextHandler(&logs, nil)) })
@@ -61,7 +45,8 @@ func TestToolLogLines(t *testing.T) {
 		"t3": `msg="tool panicked" session=` + res.SessionID + ` tool=boom tool_use_id=t3 panic=kaboom`,
 		"t4": `msg="tool failed" session=` + res.SessionID + ` tool=crash tool_use_id=t4 err=`,
 	}
-	for _, line := range logs.lines() {
+	lines := strings.Split(strings.TrimSpace(logs.String()), "\n")
+	for _, line := range lines {
 		for id, w := range want {
 			if strings.Contains(line, "tool_use_id="+id) {
 				if !strings.Contains(line, w) {
@@ -77,6 +62,6 @@ func TestToolLogLines(t *testing.T) {
 		}
 	}
 	for id := range want {
-		t.Errorf("no line for %s in\n%s", id, strings.Join(logs.lines(), "\n"))
+		t.Errorf("no line for %s in\n%s", id, logs.String())
 	}
 }
