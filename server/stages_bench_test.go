@@ -30,16 +30,16 @@ import (
 // beside the model request) is, before or after the upstream's: each is
 // stamped once per turn at the moment it is reached.
 const (
-	stServer  = iota // the API handler has the request
-	stAuth           // FindUserByKeyHash returned
-	stLimit          // the rate-limit window (HitLimit) returned
-	stRead           // ReadTurn returned
-	stAdmit          // AdmitTurn returned
-	stSent           // the model request is handed to the HTTP transport
-	stHeaders        // the client has the response headers (the admission committed)
-	stUpHeaders      // the transport has the upstream's response headers
-	stUpFirst        // the first read of the upstream's body returned
-	stFirst          // the client has the first content_delta
+	stServer    = iota // the API handler has the request
+	stAuth             // FindUserByKeyHash returned
+	stLimit            // the rate-limit window (HitLimit) returned
+	stRead             // ReadTurn returned
+	stAdmit            // AdmitTurn returned
+	stSent             // the model request is handed to the HTTP transport
+	stHeaders          // the client has the response headers (the admission committed)
+	stUpHeaders        // the transport has the upstream's response headers
+	stUpFirst          // the first read of the upstream's body returned
+	stFirst            // the client has the first content_delta
 	nStages
 )
 
