@@ -23,16 +23,15 @@ func TestToolLogLines(t *testing.T) {
 	}}
 	ag := agent.DefaultAgent()
 	ag.Tools = append(ag.Tools, "echo", "fail", "boom", "crash")
-	h := harnessOver(t, append(tools.Builtins(), echoTool, failTool, boomTool, crash),
-		func(string) (*agent.Agent, bool) { return ag, true })
+	toolList := append(tools.Builtins(), echoTool, failTool, boomTool, crash)
+	agents := func(string) (*agent.Agent, bool) { return ag, true }
+	h := harnessOver(t, toolList, agents)
 	// slog's handlers serialize their writes (the tools of a round log
 	// from goroutines of their own), and each line is written before its
 	// call's result reaches the turn, so the buffer is read after the
 	// turn without a lock.
 	var logs bytes.Buffer
-	h.runner = h.newRunner(append(tools.Builtins(), echoTool, failTool, boomTool, crash),
-		func(string) (*agent.Agent, bool) { return ag, true },
-		func(c *agent.Config) { c.Logger = slog.New(slog.NewTextHandler(&logs, nil)) })
+	h.runner = h.newRunner(toolList, agents, func(c *agent.Config) { c.Logger = slog.New(slog.NewTextHandler(&logs, nil)) })
 	h.fake.Enqueue(
 		anthropictest.Blocks(use("t1", "echo", `{}`), use("t2", "fail", `{}`), use("t3", "boom", `{}`), use("t4", "crash", `{}`)),
 		anthropictest.Text("Done.", 2),

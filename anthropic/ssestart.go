@@ -1,6 +1,7 @@
 package anthropic
 
 import (
+	"bytes"
 	"github.com/coachd/coachd"
 
 	sdk "github.com/anthropics/anthropic-sdk-go"
@@ -208,7 +209,9 @@ func plainToolUse(raw []byte, cb *sdk.ContentBlockUnion) bool {
 	take(`{"id":"`)
 	take(cb.ID)
 	take(`","input":`)
-	take(string(cb.Input))
+	if ok = ok && bytes.HasPrefix(rest, cb.Input); ok {
+		rest = rest[len(cb.Input):]
+	}
 	take(`,"name":"`)
 	take(cb.Name)
 	take(`","type":"tool_use"}`)
