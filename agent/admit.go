@@ -122,13 +122,13 @@ func (t *Turn) Admitted() error {
 }
 
 // admittedBehind, on the turn's goroutine, waits for an admission left
-// behind the first model request, once: a failure is the turn's write
-// failure, and it then holds no reservation to settle.
+// behind the first model request (once: commit keeps its answer): a
+// failure is the turn's write failure, and it then holds no reservation
+// to settle.
 func (t *Turn) admittedBehind() error {
-	if t.commit == nil || t.committed {
+	if t.commit == nil {
 		return nil
 	}
-	t.committed = true
 	err := t.commit()
 	if err != nil {
 		t.mu.Lock()

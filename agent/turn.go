@@ -39,7 +39,6 @@ type Turn struct {
 	stored      []func()            // copy what the writes behind stored into the history
 	admitted    *coachd.Message     // the user message stored with the admission; nil: begin stores it
 	commit      func() error        // waits for an admission left behind (Admitted); nil when stored
-	committed   bool                // commit waited for by the turn (admittedBehind)
 	owed        bool                // turn_started not sent yet: the admission commits behind (begin)
 	ack         sync.Once           // sends it (sendStarted)
 	resv        *coachd.Reservation // nil when not reserved (Close before Prepare's reserve)
