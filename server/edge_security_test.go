@@ -33,6 +33,13 @@ import (
 // client that does not read blocks the server's writes after a few KiB.
 func mustEdgeEnv(t *testing.T, adjust func(*server.Deps)) *chatEnv {
 	t.Helper()
+	return mustEdgeEnvOn(t, adjust, nil)
+}
+
+// mustEdgeEnvOn is mustEdgeEnv whose listener, when wrap is set, is
+// wrap's (a test that watches the server's connections).
+func mustEdgeEnvOn(t *testing.T, adjust func(*server.Deps), wrap func(net.Listener) net.Listener) *chatEnv {
+	t.Helper()
 	db := mustDB(t, filepath.Join(t.TempDir(), "coachd.db"), nil)
 	fake := anthropictest.NewServer()
 	t.Cleanup(fake.Close)
@@ -56,6 +63,9 @@ func mustEdgeEnv(t *testing.T, adjust func(*server.Deps)) *chatEnv {
 			_ = tc.SetWriteBuffer(4096)
 		}
 		return ctx
+	}
+	if wrap != nil {
+		srv.Listener = wrap(srv.Listener)
 	}
 	srv.Start()
 	t.Cleanup(srv.Close)

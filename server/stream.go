@@ -178,12 +178,28 @@ func (s *Server) handleChatStream() http.Handler {
 		defer s.observer.StreamClosed()
 		sw := sse.NewWriter(w, r, dialect, s.heartbeat)
 		sw.SetWriteTimeout(s.writeTime)
-		err = s.hub.FollowBuffered(r.Context(), UserFrom(r.Context()).ID, sid, coachd.EventID{}, live.Turn(), sw.Queue, sw.Flush)
+		// The turn's last events stay queued once its end is among them:
+		// End sends them with the response's end, in one write.
+		ending := false
+		queue := func(ev coachd.Event) error {
+			ending = ending || ev.Terminal()
+			return sw.Queue(ev)
+		}
+		flush := func() error {
+			if ending {
+				return nil
+			}
+			return sw.Flush()
+		}
+		err = s.hub.FollowBuffered(r.Context(), UserFrom(r.Context()).ID, sid, coachd.EventID{}, live.Turn(), queue, flush)
 		switch {
 		case err == nil:
 			// The client read the turn to its end: answer once the turn
-			// has released its session, so its next request finds it free.
+			// is done (its session released, so its next request finds it
+			// free; its events logged).
 			<-done
+			sw.End()
+			return
 		case policy == agent.OnDisconnectCancel:
 			cancel(errClientGone)
 			<-done

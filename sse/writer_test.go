@@ -321,3 +321,49 @@ func TestWriterQueue(t *testing.T) {
 		t.Errorf("Close dropped the queued event: %q", rec.Body.String())
 	}
 }
+
+// deadlineRecorder is a flushCounter whose connection deadline can be set.
+type deadlineRecorder struct {
+	flushCounter
+	deadline time.Time
+}
+
+func (d *deadlineRecorder) SetWriteDeadline(t time.Time) error { d.deadline = t; return nil }
+
+// End writes what is queued and the closing bytes without flushing them
+// (the server sends them with the response's end) and bounds that last
+// write with the write timeout; Close flushes and sets no deadline.
+func TestWriterEnd(t *testing.T) {
+	for _, end := range []bool{true, false} {
+		rec := &deadlineRecorder{flushCounter: flushCounter{ResponseRecorder: httptest.NewRecorder()}}
+		w := sse.NewWriter(rec, httptest.NewRequest("GET", "/", nil), sse.Sage, -1)
+		w.SetWriteTimeout(time.Minute)
+		if err := w.Send(text("a")); err != nil {
+			t.Fatal(err)
+		}
+		w.Queue(text("b"))
+		w.Queue(coachd.Event{Type: coachd.EventTurnEnded, StopReason: "end_turn", Turn: 1, Seq: 3})
+		before := time.Now()
+		var err error
+		if end {
+			err = w.End()
+		} else {
+			err = w.Close()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		body := rec.Body.String()
+		if !strings.Contains(body, `"b"`) || !strings.HasSuffix(body, "data: [DONE]\n\n") {
+			t.Errorf("end %v: body %q, want the queued events and the closing bytes", end, body)
+		}
+		switch {
+		case end && rec.flushes != 1:
+			t.Errorf("End flushed: %d flushes, want only Send's", rec.flushes)
+		case end && (rec.deadline.Before(before.Add(time.Minute)) || rec.deadline.After(time.Now().Add(time.Minute))):
+			t.Errorf("End's write deadline %v, want the write timeout from now", rec.deadline)
+		case !end && (rec.flushes < 2 || !rec.deadline.IsZero()):
+			t.Errorf("Close: %d flushes, deadline %v; want its writes flushed and no deadline left", rec.flushes, rec.deadline)
+		}
+	}
+}
