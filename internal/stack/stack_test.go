@@ -48,3 +48,12 @@ func BenchmarkGrow(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkGrowAgain is Grow on a stack it grew already: the call alone,
+// its frame never zeroed.
+func BenchmarkGrowAgain(b *testing.B) {
+	Grow()
+	for b.Loop() {
+		Grow()
+	}
+}
