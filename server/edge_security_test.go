@@ -37,7 +37,9 @@ func mustEdgeEnv(t *testing.T, adjust func(*server.Deps)) *chatEnv {
 }
 
 // mustEdgeEnvOn is mustEdgeEnv whose listener, when wrap is set, is
-// wrap's (a test that watches the server's connections).
+// wrap's (a test that watches the server's connections). Connections it
+// wraps keep the system's send buffers: the small ones are set on a
+// *net.TCPConn only.
 func mustEdgeEnvOn(t *testing.T, adjust func(*server.Deps), wrap func(net.Listener) net.Listener) *chatEnv {
 	t.Helper()
 	db := mustDB(t, filepath.Join(t.TempDir(), "coachd.db"), nil)
