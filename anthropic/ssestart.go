@@ -2,6 +2,7 @@ package anthropic
 
 import (
 	"bytes"
+
 	"github.com/coachd/coachd"
 
 	sdk "github.com/anthropics/anthropic-sdk-go"
