@@ -112,8 +112,9 @@ func TestToolShimmerThenCard(t *testing.T) {
 	e.waitIdle()
 
 	type shimmer struct {
-		Text string  `json:"text"`
-		MS   float64 `json:"ms"`
+		Text  string  `json:"text"`
+		MS    float64 `json:"ms"`
+		AtEnd bool    `json:"atEnd"`
 	}
 	rec := eval[struct {
 		Phases  []string  `json:"phases"`
@@ -125,8 +126,13 @@ func TestToolShimmerThenCard(t *testing.T) {
 	if len(rec.Shimmer) != 1 {
 		t.Fatalf("shimmer shown %d times, want once: %+v", len(rec.Shimmer), rec.Shimmer)
 	}
-	if s := rec.Shimmer[0]; !strings.Contains(s.Text, "Save note") || s.MS < 190 {
-		t.Errorf("shimmer = %+v, want the tool name shown for at least 200 ms", s)
+	// At least 200 ms (less a timer's rounding to whole milliseconds),
+	// unless the turn ended sooner: the fake's second round waits 300 ms
+	// before its first event, so that happens only when the page gets the
+	// tool's events late, on a loaded machine, and the turn's end takes
+	// every indicator down.
+	if s := rec.Shimmer[0]; !strings.Contains(s.Text, "Save note") || (s.MS < 198 && !s.AtEnd) {
+		t.Errorf("shimmer = %+v, want the tool name shown for at least 200 ms, or until the turn's end", s)
 	}
 	if got := eval[string](e, `document.querySelector(".tool-card .tool-pre").textContent`); !strings.Contains(got, "Morning runs") {
 		t.Errorf("tool card result = %q, want the saved note", got)

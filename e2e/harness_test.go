@@ -377,11 +377,36 @@ func (e *env) recordPhases() {
 			const p = document.body.dataset.phase;
 			if (rec.phases[rec.phases.length - 1] !== p) rec.phases.push(p);
 		}).observe(document.body, { attributes: true, attributeFilter: ["data-phase"] });
-		let shownAt = 0;
+		// The shimmer's times are taken as the page adds and removes it, not
+		// when the observer runs: that is after the task that added it, which
+		// on a loaded machine goes on for milliseconds (the tool's result and
+		// the round's end often arrive in the same read). atEnd says it was
+		// removed with the turn's end (the phase completing or idle), which
+		// takes it down however long it has been up.
+		let addedAt = 0, removedAt = 0, shownAt = 0, atEnd = false;
+		const isActivity = (n) => n instanceof Element && n.classList.contains("activity");
+		const append = Element.prototype.append, remove = Element.prototype.remove;
+		Element.prototype.append = function (...nodes) {
+			if (nodes.some(isActivity)) addedAt = performance.now();
+			return append.apply(this, nodes);
+		};
+		Element.prototype.remove = function () {
+			if (isActivity(this)) {
+				removedAt = performance.now();
+				atEnd = ["completing", "idle"].includes(document.body.dataset.phase);
+			}
+			return remove.call(this);
+		};
 		new MutationObserver(() => {
 			const on = document.querySelector(".activity") !== null;
-			if (on && !shownAt) { shownAt = performance.now(); rec.shimmer.push({ text: document.querySelector(".activity").textContent, ms: -1 }); }
-			if (!on && shownAt) { rec.shimmer[rec.shimmer.length - 1].ms = performance.now() - shownAt; shownAt = 0; }
+			if (on && !shownAt) { shownAt = addedAt || performance.now(); rec.shimmer.push({ text: document.querySelector(".activity").textContent, ms: -1 }); }
+			if (!on && shownAt) {
+				const s = rec.shimmer[rec.shimmer.length - 1];
+				s.ms = (removedAt || performance.now()) - shownAt;
+				s.atEnd = removedAt > 0 && atEnd;
+				shownAt = 0;
+			}
+			addedAt = removedAt = 0;
 		}).observe(document.getElementById("transcript"), { childList: true, subtree: true });
 	})()`)
 }

@@ -87,6 +87,18 @@ export const tests = {
     p.finish();
     eq(seen, ['streaming:0', 'toolExecuting:1', 'streaming:1', 'streaming:0', 'completing:0', 'idle:0'], 'changes');
   },
+  'phase/the hold counts from the drawing': () => {
+    // onChange draws the shimmer; a busy page may take a while to do it.
+    const c = fakeClock();
+    const p = new StreamPhase((s) => { if (s.phase === 'toolExecuting') c.advance(30); }, c);
+    p.begin();
+    p.toolStarted('a', 'save_note');
+    p.toolFinished('a');
+    c.advance(MIN_SHIMMER_MS - 1);
+    eq(p.shimmer, true, 'still on 199 ms after it was drawn');
+    c.advance(1);
+    eq(p.shimmer, false, 'off 200 ms after it was drawn');
+  },
   'phase/parallel tools keep the shimmer': () => {
     const c = fakeClock();
     const p = new StreamPhase(() => {}, c);

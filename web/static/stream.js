@@ -158,8 +158,11 @@ export class StreamPhase {
     this.running.set(id || `anon-${this.running.size}`, name || 'tool');
     this.toolName = name || this.toolName;
     this.phase = Phase.toolExecuting;
-    this.showShimmer();
+    const shown = this.showShimmer();
     this.emit();
+    // The hold counts from when onChange drew the shimmer: on a busy page
+    // the thread can be taken away between the decision and the drawing.
+    if (shown) this.shimmerSince = this.clock.now();
   }
 
   toolFinished(id) {
@@ -208,15 +211,16 @@ export class StreamPhase {
     this.emit();
   }
 
+  // showShimmer turns the shimmer on, or keeps it on; it reports whether
+  // it was off.
   showShimmer() {
     if (this.hideTimer !== null) {
       this.clock.clearTimeout(this.hideTimer);
       this.hideTimer = null;
     }
-    if (!this.shimmer) {
-      this.shimmer = true;
-      this.shimmerSince = this.clock.now();
-    }
+    if (this.shimmer) return false;
+    this.shimmer = true;
+    return true;
   }
 
   hideShimmer() {
