@@ -43,8 +43,10 @@ func (db *DB) ReadTurn(ctx context.Context, userID, sessionID string, after int6
 // user lock; the event log's turn, when a.Stream asks for it, BeginTurn's.
 // a.Limits are counted after the user's lock, as HitLimit counts them: one
 // reached is coachd.ErrLimitReached, and then nothing is counted or taken.
-// a.Message, the turn's user message, is appended last: a session that
-// cannot take it (full) refuses the admission, before any token is spent.
+// a.Message, the turn's user message, is appended in the same
+// transaction: a session that cannot take it (full) refuses the
+// admission, before any token is spent. On Postgres the lease's
+// statement also writes the log's turn and the message (takeTurnPG).
 // With a.Behind, on SQLite, it returns once its statements ran in the
 // writer's group, and Admission.Commit waits for the group's COMMIT;
 // Postgres commits first.
@@ -85,8 +87,17 @@ func (db *DB) AdmitTurn(ctx context.Context, a coachd.TurnAdmission) (*coachd.Ad
 		}
 		// The lease and the user message's seqs in one statement when the
 		// session is as the turn saw it and has room; otherwise one at a
-		// time, which tells which of them refused.
-		next, taken, err := takeTurn(ctx, tx, a, int64(len(msgs)))
+		// time, which tells which of them refused. On Postgres the same
+		// statement writes the event log's turn and the user message.
+		var next, streamTurn int64
+		var taken, folded bool
+		if tx.d == dialectPostgres && (a.Stream != nil || msgs != nil) {
+			ids = messageIDs(msgs, tx.now)
+			next, streamTurn, taken, err = takeTurnPG(ctx, tx, a, msgs, rows, ids)
+			folded = taken
+		} else {
+			next, taken, err = takeTurn(ctx, tx, a, int64(len(msgs)))
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -99,16 +110,22 @@ func (db *DB) AdmitTurn(ctx context.Context, a coachd.TurnAdmission) (*coachd.Ad
 		if err != nil {
 			return nil, err
 		}
-		adm := &coachd.Admission{Reservation: res}
-		if a.Stream != nil {
-			if adm.StreamTurn, err = beginTurn(ctx, tx, req.UserID, req.SessionID, a.Stream.Owner, a.Stream.Keep); err != nil {
-				return nil, err
-			}
+		adm := &coachd.Admission{Reservation: res, StreamTurn: streamTurn}
+		switch {
+		case a.Stream != nil && folded:
+			err = keepTurns(ctx, tx, req.UserID, req.SessionID, streamTurn, a.Stream.Keep)
+		case a.Stream != nil:
+			adm.StreamTurn, err = beginTurn(ctx, tx, req.UserID, req.SessionID, a.Stream.Owner, a.Stream.Keep)
+		}
+		if err != nil {
+			return nil, err
 		}
 		if msgs != nil {
 			if taken {
 				first = next - int64(len(msgs))
-				ids, err = insertRows(ctx, tx, req.SessionID, msgs, rows, first)
+				if !folded {
+					ids, err = insertRows(ctx, tx, req.SessionID, msgs, rows, first)
+				}
 			} else {
 				ids, first, _, err = insertMessages(ctx, tx, req.UserID, req.SessionID, msgs, rows, "")
 			}
@@ -139,18 +156,29 @@ func (db *DB) AdmitTurn(ctx context.Context, a coachd.TurnAdmission) (*coachd.Ad
 // changed when it did not: leaseTurn then says why.
 func takeTurn(ctx context.Context, tx *tx, a coachd.TurnAdmission, n int64) (int64, bool, error) {
 	var next int64
+	now, err := scanSessionAnd(tx.queryRow(ctx, takeTurnSQL, takeTurnArgs(tx, a, n)...), &next)
+	return tookTurn(a, n, now, next, err)
+}
+
+// takeTurnSQL is takeTurn's UPDATE; takeTurnArgs its arguments.
+const takeTurnSQL = `UPDATE sessions SET turn_owner = ?, turn_until = ?,
+		next_seq = next_seq + ?, message_count = message_count + ?, updated_at = ?
+		WHERE id = ? AND user_id = ? AND (turn_owner IS NULL OR turn_owner = ? OR turn_until <= ?)
+		AND message_count = ? AND updated_at = ? AND message_count + ? <= ?
+		RETURNING ` + sessionColumns + `, next_seq`
+
+func takeTurnArgs(tx *tx, a coachd.TurnAdmission, n int64) []any {
 	updated := a.Seen.UpdatedAt // what the WHERE finds: no change without a message
 	if n > 0 {
 		updated = tx.now
 	}
-	now, err := scanSessionAnd(tx.queryRow(ctx, `UPDATE sessions SET turn_owner = ?, turn_until = ?,
-		next_seq = next_seq + ?, message_count = message_count + ?, updated_at = ?
-		WHERE id = ? AND user_id = ? AND (turn_owner IS NULL OR turn_owner = ? OR turn_until <= ?)
-		AND message_count = ? AND updated_at = ? AND message_count + ? <= ?
-		RETURNING `+sessionColumns+`, next_seq`,
-		a.Owner, tx.time(storeTime(a.Until)), n, n, tx.time(updated),
+	return []any{a.Owner, tx.time(storeTime(a.Until)), n, n, tx.time(updated),
 		a.Seen.ID, a.Seen.UserID, a.Owner, tx.time(tx.now),
-		a.Seen.MessageCount, tx.time(a.Seen.UpdatedAt), n, coachd.MaxMessagesPerSession), &next)
+		a.Seen.MessageCount, tx.time(a.Seen.UpdatedAt), n, coachd.MaxMessagesPerSession}
+}
+
+// tookTurn is takeTurn's answer from its UPDATE's row (now, next) or err.
+func tookTurn(a coachd.TurnAdmission, n int64, now *coachd.Session, next int64, err error) (int64, bool, error) {
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return 0, false, nil

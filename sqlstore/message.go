@@ -178,13 +178,7 @@ func insertMessages(ctx context.Context, tx *tx, userID, sessionID string, msgs 
 // seqs the caller reserved, and returns the IDs used (msgs' own or new
 // ones).
 func insertRows(ctx context.Context, tx *tx, sessionID string, msgs []*coachd.Message, rows []messageRow, first int64) ([]string, error) {
-	ids := make([]string, len(msgs))
-	for i, m := range msgs {
-		ids[i] = m.ID
-		if ids[i] == "" {
-			ids[i] = coachd.NewID(coachd.PrefixMessage, tx.now)
-		}
-	}
+	ids := messageIDs(msgs, tx.now)
 	// A few rows per statement (a tool round is two messages): one
 	// statement, and on Postgres one round trip, instead of one each.
 	for start := 0; start < len(msgs); start += insertBatch {
@@ -200,6 +194,18 @@ func insertRows(ctx context.Context, tx *tx, sessionID string, msgs []*coachd.Me
 		}
 	}
 	return ids, nil
+}
+
+// messageIDs is msgs' ids: each one's own, or a new one made at now.
+func messageIDs(msgs []*coachd.Message, now time.Time) []string {
+	ids := make([]string, len(msgs))
+	for i, m := range msgs {
+		ids[i] = m.ID
+		if ids[i] == "" {
+			ids[i] = coachd.NewID(coachd.PrefixMessage, now)
+		}
+	}
+	return ids
 }
 
 // insertBatch bounds the messages of one INSERT (10 parameters each).

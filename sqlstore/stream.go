@@ -127,13 +127,16 @@ func beginTurn(ctx context.Context, tx *tx, userID, sessionID, owner string, kee
 		RETURNING turn`, owner, now, now, sessionID, userID).Scan(&turn); err != nil {
 		return 0, dbError(err, "begin turn: session %s", sessionID)
 	}
+	return turn, keepTurns(ctx, tx, userID, sessionID, turn, keep)
+}
+
+// keepTurns applies the retention per session to a turn begun: the
+// events of the last keep turns (all when keep is 0) stay.
+func keepTurns(ctx context.Context, tx *tx, userID, sessionID string, turn int64, keep int) error {
 	if keep > 0 && turn > int64(keep) {
-		// Retention per session: the events of the last keep turns.
-		if err := pruneTurns(ctx, tx, userID, sessionID, turn-int64(keep)); err != nil {
-			return 0, err
-		}
+		return pruneTurns(ctx, tx, userID, sessionID, turn-int64(keep))
 	}
-	return turn, nil
+	return nil
 }
 
 // pruneTurns deletes the user's session's logged turns up to turn, and
