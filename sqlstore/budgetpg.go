@@ -2,6 +2,8 @@ package sqlstore
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 
 	"github.com/coachd/coachd"
 )
@@ -55,3 +57,31 @@ const (
 	// ledgerRow writes one ledger row; args in ledgerInsert's column order.
 	ledgerRow = ledgerInsert + ` VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
 )
+
+// reserveHeldPG is, on Postgres, reserveSQL and insertReservation of r in
+// one statement, one round trip: the hold on the user's row, then the
+// reservation at the period that row returns and its ledger row, each a
+// data-modifying WITH that writes only when the hold did. It reports
+// whether the budget held r, and then sets r's period and remaining
+// tokens; when it did not, nothing was written.
+func (db *DB) reserveHeldPG(ctx context.Context, tx *tx, r *coachd.Reservation) (bool, error) {
+	var budget, used, reserved int64
+	err := tx.queryRow(ctx, `WITH u AS (`+reserveSQL+reserveReturning+`),
+		r AS (INSERT INTO reservations (`+reservationColumns+`, updated_at)
+			SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, u.period_start, ?, ?, ?, ? FROM u RETURNING id, period_start),
+		l AS (`+ledgerInsert+` SELECT ?, r.id, 0, ?, 'reserve', r.period_start, ?, 0, ? FROM r)
+		SELECT token_budget, tokens_used, tokens_reserved, period_start FROM u`,
+		r.Estimate, r.UserID, r.Estimate, r.Estimate,
+		r.ID, r.UserID, r.SessionID, r.Agent, r.Estimate, r.Held, r.Charged, string(r.State), r.FreePreview,
+		tx.time(r.CreatedAt), tx.time(r.ExpiresAt), r.ChargedRaw, tx.time(tx.now),
+		r.UserID, r.Estimate, tx.time(tx.now), string(db.budget.Unit)).
+		Scan(&budget, &used, &reserved, timeCol{&r.PeriodStart})
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return false, nil
+	case err != nil:
+		return false, dbError(err, "reserve")
+	}
+	r.Remaining = coachd.RemainingTokens(budget, used, reserved)
+	return true, nil
+}

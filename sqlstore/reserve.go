@@ -120,6 +120,16 @@ func (db *DB) reserve(ctx context.Context, tx *tx, req coachd.ReserveRequest, st
 			return nil, err
 		}
 	}
+	if tx.d == dialectPostgres {
+		held, err := db.reserveHeldPG(ctx, tx, r)
+		if err != nil || held {
+			return r, err
+		}
+		if err := db.freePreview(ctx, tx, req, r); err != nil {
+			return nil, err
+		}
+		return db.insertReservation(ctx, tx, r)
+	}
 	err = tx.queryRow(ctx, reserveSQL+reserveReturning, req.Estimate, req.UserID, req.Estimate, req.Estimate).
 		Scan(&budget, &used, &reserved, timeCol{&r.PeriodStart})
 	switch {
