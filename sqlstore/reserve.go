@@ -121,9 +121,13 @@ func (db *DB) reserve(ctx context.Context, tx *tx, req coachd.ReserveRequest, st
 		}
 	}
 	if tx.d == dialectPostgres {
+		// The reservation's rows go with the hold, when it holds.
 		held, err := db.reserveHeldPG(ctx, tx, r)
-		if err != nil || held {
-			return r, err
+		if err != nil {
+			return nil, err
+		}
+		if held {
+			return r, nil
 		}
 		if err := db.freePreview(ctx, tx, req, r); err != nil {
 			return nil, err
