@@ -22,17 +22,14 @@ func takeTurnPG(ctx context.Context, tx *tx, a coachd.TurnAdmission, msgs []*coa
 	args := takeTurnArgs(tx, a, n)
 	turnCol := `0`
 	if a.Stream != nil {
-		q += `, t AS (INSERT INTO turns (session_id, turn, user_id, owner, started_at, alive_at)
-			SELECT s.id, COALESCE((SELECT MAX(x.turn) FROM turns x WHERE x.session_id = s.id), 0) + 1, s.user_id, ?, ?, ?
-			FROM s RETURNING turn)`
+		q += `, t AS (` + turnInsert + ` FROM s RETURNING turn)`
 		now := tx.time(tx.now)
 		args = append(args, a.Stream.Owner, now, now)
 		turnCol = `(SELECT turn FROM t)`
 	}
 	if n > 0 {
 		m, r := msgs[0], rows[0]
-		q += `, m AS (INSERT INTO messages (id, session_id, seq, role, content, content_json, metadata, usage_json, partial, created_at)
-			SELECT ?, s.id, s.next_seq - 1, ?, ?, ?, ?, ?, ?, ? FROM s)`
+		q += `, m AS (` + messageInsert + ` SELECT ?, s.id, s.next_seq - 1, ?, ?, ?, ?, ?, ?, ? FROM s)`
 		args = append(args, ids[0], string(m.Role), m.Content, r.blocks, r.metadata, r.usage, m.Partial, tx.time(tx.now))
 	}
 	q += ` SELECT ` + sessionColumns + `, next_seq, ` + turnCol + ` FROM s`

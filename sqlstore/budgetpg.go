@@ -67,7 +67,7 @@ const (
 func (db *DB) reserveHeldPG(ctx context.Context, tx *tx, r *coachd.Reservation) (bool, error) {
 	var budget, used, reserved int64
 	err := tx.queryRow(ctx, `WITH u AS (`+reserveSQL+reserveReturning+`),
-		r AS (INSERT INTO reservations (`+reservationColumns+`, updated_at)
+		r AS (`+reservationInsert+`
 			SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, u.period_start, ?, ?, ?, ? FROM u RETURNING id, period_start),
 		l AS (`+ledgerInsert+` SELECT ?, r.id, 0, ?, 'reserve', r.period_start, ?, 0, ? FROM r)
 		SELECT token_budget, tokens_used, tokens_reserved, period_start FROM u`,

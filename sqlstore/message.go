@@ -215,11 +215,14 @@ const insertBatch = 4
 var insertMessagesSQL = func() (qs [insertBatch + 1]string) {
 	row := "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 	for n := 1; n <= insertBatch; n++ {
-		qs[n] = `INSERT INTO messages (id, session_id, seq, role, content, content_json, metadata, usage_json, partial, created_at)
-			VALUES ` + strings.Repeat(row+", ", n-1) + row
+		qs[n] = messageInsert + ` VALUES ` + strings.Repeat(row+", ", n-1) + row
 	}
 	return qs
 }()
+
+// messageInsert is the start of a message's INSERT, its columns in the
+// order of insertRows' values.
+const messageInsert = `INSERT INTO messages (id, session_id, seq, role, content, content_json, metadata, usage_json, partial, created_at)`
 
 // assignMessages fills in what insertMessages stored for msgs.
 func assignMessages(msgs []*coachd.Message, ids []string, sessionID string, first int64, now time.Time) {

@@ -150,31 +150,25 @@ func (db *DB) reserve(ctx context.Context, tx *tx, req coachd.ReserveRequest, st
 }
 
 // insertReservation stores r, held (or a free preview's), with its ledger
-// row unless it is a free preview.
+// row unless it is a free preview. On Postgres a held reservation is
+// written with its hold (reserveHeldPG), so only free previews come here.
 func (db *DB) insertReservation(ctx context.Context, tx *tx, r *coachd.Reservation) (*coachd.Reservation, error) {
-	insert := `INSERT INTO reservations (` + reservationColumns + `, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
-	args := []any{r.ID, r.UserID, r.SessionID, r.Agent, r.Estimate, r.Held, r.Charged, string(r.State), r.FreePreview,
-		tx.time(r.PeriodStart), tx.time(r.CreatedAt), tx.time(r.ExpiresAt), r.ChargedRaw, tx.time(tx.now)}
-	withLedger := tx.d == dialectPostgres && !r.FreePreview
-	if withLedger {
-		// Postgres: the reservation and its ledger row (addLedger's) in
-		// one statement, one round trip.
-		insert = `WITH r AS (` + insert + ` RETURNING id)
-			` + ledgerInsert + `
-			SELECT ?, r.id, 0, ?, 'reserve', ?, ?, 0, ? FROM r`
-		args = append(args, r.UserID, r.Estimate, tx.time(r.PeriodStart), tx.time(tx.now), string(db.budget.Unit))
-	}
-	if _, err := tx.exec(ctx, insert, args...); err != nil {
+	if _, err := tx.exec(ctx, reservationInsert+` VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		r.ID, r.UserID, r.SessionID, r.Agent, r.Estimate, r.Held, r.Charged, string(r.State), r.FreePreview,
+		tx.time(r.PeriodStart), tx.time(r.CreatedAt), tx.time(r.ExpiresAt), r.ChargedRaw, tx.time(tx.now)); err != nil {
 		return nil, dbError(err, "create reservation")
 	}
-	if !r.FreePreview && !withLedger {
+	if !r.FreePreview {
 		if err := db.addLedger(ctx, tx, r, 0, r.Estimate, 0, "reserve"); err != nil {
 			return nil, err
 		}
 	}
 	return r, nil
 }
+
+// reservationInsert is the start of a reservation's INSERT: the values,
+// or the SELECT, that follow give reservationColumns, then updated_at.
+const reservationInsert = `INSERT INTO reservations (` + reservationColumns + `, updated_at)`
 
 // freePreview turns r into a free-preview reservation when the user has no
 // budget and the agent grants free turns that are not used up; otherwise

@@ -121,14 +121,18 @@ func beginTurn(ctx context.Context, tx *tx, userID, sessionID, owner string, kee
 	// not found), and the number follows the session's last turn.
 	var turn int64
 	now := tx.time(tx.now)
-	if err := tx.queryRow(ctx, `INSERT INTO turns (session_id, turn, user_id, owner, started_at, alive_at)
-		SELECT s.id, COALESCE((SELECT MAX(t.turn) FROM turns t WHERE t.session_id = s.id), 0) + 1, s.user_id, ?, ?, ?
-		FROM sessions s WHERE s.id = ? AND s.user_id = ?
+	if err := tx.queryRow(ctx, turnInsert+` FROM sessions s WHERE s.id = ? AND s.user_id = ?
 		RETURNING turn`, owner, now, now, sessionID, userID).Scan(&turn); err != nil {
 		return 0, dbError(err, "begin turn: session %s", sessionID)
 	}
 	return turn, keepTurns(ctx, tx, userID, sessionID, turn, keep)
 }
+
+// turnInsert logs a new turn of the session s (the FROM that follows
+// names it): numbered after its last, with the owner and its start (and
+// first sign of life) as arguments.
+const turnInsert = `INSERT INTO turns (session_id, turn, user_id, owner, started_at, alive_at)
+	SELECT s.id, COALESCE((SELECT MAX(t.turn) FROM turns t WHERE t.session_id = s.id), 0) + 1, s.user_id, ?, ?, ?`
 
 // keepTurns applies the retention per session to a turn begun: the
 // events of the last keep turns (all when keep is 0) stay.
