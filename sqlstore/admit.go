@@ -73,17 +73,11 @@ func (db *DB) AdmitTurn(ctx context.Context, a coachd.TurnAdmission) (*coachd.Ad
 	var first int64
 	var at time.Time
 	adm, wait, err := writeTxBehind(ctx, db, a.Behind, func(tx *tx) (*coachd.Admission, error) {
-		// The user's lock first, as every budget write takes it.
-		st, err := db.lockBudget(ctx, tx, req.UserID)
+		// The user's lock first, as every budget write takes it, then the
+		// limits.
+		st, err := db.lockLimits(ctx, tx, req.UserID, a.Limits)
 		if err != nil {
 			return nil, err
-		}
-		for _, l := range a.Limits {
-			if _, ok, err := hitLimit(ctx, tx, req.UserID, l); err != nil {
-				return nil, err
-			} else if !ok {
-				return nil, coachd.ErrLimitReached
-			}
 		}
 		// The lease and the user message's seqs in one statement when the
 		// session is as the turn saw it and has room; otherwise one at a

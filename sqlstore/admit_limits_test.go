@@ -30,7 +30,8 @@ func hits(tb testing.TB, db *sqlstore.DB, userID, key string, w time.Time) int64
 // TestAdmitTurnLimits: an admission with Limits counts each in the same
 // transaction as HitLimit would; one that is reached makes it
 // ErrLimitReached and rolls everything back (no count, no lease, no
-// hold, no event-log turn), and so does any other refusal (the budget).
+// hold, no event-log turn), and so does any other refusal (the budget, a
+// user who is not there). Two limits of one key count its window twice.
 func TestAdmitTurnLimits(t *testing.T) {
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
@@ -98,6 +99,48 @@ func TestAdmitTurnLimits(t *testing.T) {
 			// Nothing of B's or C's was taken: a third owner leases it.
 			if err := db.AcquireTurn(ctx, u.ID, s.ID, "D", until); err != nil {
 				t.Fatalf("a refused admission kept the lease: %v", err)
+			}
+			if err := db.ReleaseTurn(ctx, u.ID, s.ID, "D"); err != nil {
+				t.Fatal(err)
+			}
+
+			// A user who is not there: not found, and nothing counted.
+			ghost := *s
+			ghost.UserID = "usr_ghost"
+			a = admission(&ghost, "E", until, 100)
+			a.Limits = []coachd.LimitHit{{Key: "rate", Window: w2, Limit: 2}, {Key: "messages", Window: month, Limit: 5}}
+			if _, err := db.AdmitTurn(ctx, a); coachd.ErrorCode(err) != coachd.ENOTFOUND {
+				t.Fatalf("a user who is not there: %v", err)
+			}
+			if n := hits(t, db, "usr_ghost", "rate", w2); n != 0 {
+				t.Fatalf("a user who is not there was counted: %d", n)
+			}
+
+			// Two limits of one key count its window twice, the second
+			// seeing the first: under a limit of 3, one admission, and the
+			// next is refused.
+			s, _ = db.FindSession(ctx, u.ID, s.ID)
+			a = admission(s, "F", until, 100)
+			a.Limits = []coachd.LimitHit{{Key: "rate", Window: w2, Limit: 3}, {Key: "rate", Window: w2, Limit: 3}}
+			adm, err = db.AdmitTurn(ctx, a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := hits(t, db, u.ID, "rate", w2); n != 2 {
+				t.Fatalf("two limits of one key counted %d, want 2", n)
+			}
+			if _, _, err := db.EndTurn(ctx, u.ID, coachd.TurnEnd{SessionID: s.ID, ReservationID: adm.Reservation.ID,
+				Mode: coachd.SettleFinalize, Owner: "F"}); err != nil {
+				t.Fatal(err)
+			}
+			s, _ = db.FindSession(ctx, u.ID, s.ID)
+			a = admission(s, "G", until, 100)
+			a.Limits = []coachd.LimitHit{{Key: "rate", Window: w2, Limit: 3}, {Key: "rate", Window: w2, Limit: 3}}
+			if _, err := db.AdmitTurn(ctx, a); !errors.Is(err, coachd.ErrLimitReached) {
+				t.Fatalf("the window's fourth count: %v", err)
+			}
+			if n := hits(t, db, u.ID, "rate", w2); n != 2 {
+				t.Fatalf("a refused admission counted: %d, want 2", n)
 			}
 			MustLedgerOK(t, db)
 		})

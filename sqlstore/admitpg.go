@@ -2,6 +2,8 @@ package sqlstore
 
 import (
 	"context"
+	"fmt"
+	"strings"
 
 	"github.com/coachd/coachd"
 )
@@ -39,4 +41,69 @@ func takeTurnPG(ctx context.Context, tx *tx, a coachd.TurnAdmission, msgs []*coa
 		turn = 0
 	}
 	return next, turn, taken, err
+}
+
+// lockLimits takes the user's lock for an admission (lockBudget) and
+// counts each of limits after it (hitLimit): coachd.ErrLimitReached when
+// one is reached, and the caller's transaction then rolls back what was
+// counted. On Postgres it is one statement (lockLimitsPG) when the limits'
+// keys differ.
+func (db *DB) lockLimits(ctx context.Context, tx *tx, userID string, limits []coachd.LimitHit) (*userBudgetState, error) {
+	if tx.d == dialectPostgres && len(limits) > 0 && distinctKeys(limits) {
+		return db.lockLimitsPG(ctx, tx, userID, limits)
+	}
+	st, err := db.lockBudget(ctx, tx, userID)
+	if err != nil {
+		return nil, err
+	}
+	for _, l := range limits {
+		if _, ok, err := hitLimit(ctx, tx, userID, l); err != nil {
+			return nil, err
+		} else if !ok {
+			return nil, coachd.ErrLimitReached
+		}
+	}
+	return st, nil
+}
+
+// lockLimitsPG is lockBudget and hitLimit of each of limits in one
+// statement, one round trip instead of 1+len(limits): budgetState's
+// locking read, then each limit's count as a data-modifying WITH that
+// reads the locked row. That makes the lock come first, as lockUser
+// orders it, and a user who is not there counts nothing. The statement
+// does not see its own writes, so two limits of one key (one window) are
+// counted apart (lockLimits).
+func (db *DB) lockLimitsPG(ctx context.Context, tx *tx, userID string, limits []coachd.LimitHit) (*userBudgetState, error) {
+	var q strings.Builder
+	q.WriteString(`WITH u AS (` + budgetStateSQL + ` FOR UPDATE)`)
+	args := make([]any, 0, 3+4*len(limits))
+	args = append(args, tx.time(storeTime(db.budget.Period.Start(tx.now))), tx.time(tx.now), userID)
+	count := ""
+	for i, l := range limits {
+		fmt.Fprintf(&q, `, h%d AS (`+limitInsert+` SELECT ?, ?, ?, 1 FROM u `+limitConflict+`)`, i)
+		args = append(args, userID, l.Key, tx.time(storeTime(l.Window)), l.Limit)
+		count += fmt.Sprintf(` + (SELECT count(*) FROM h%d)`, i)
+	}
+	q.WriteString(` SELECT roll, stale, 0` + count + ` FROM u`)
+	var st userBudgetState
+	var n int
+	if err := tx.queryRow(ctx, q.String(), args...).Scan(&st.roll, &st.stale, &n); err != nil {
+		return nil, dbError(err, "user %q", userID)
+	}
+	if n < len(limits) {
+		return nil, coachd.ErrLimitReached
+	}
+	return &st, nil
+}
+
+// distinctKeys reports whether no two of limits share a key.
+func distinctKeys(limits []coachd.LimitHit) bool {
+	for i, l := range limits {
+		for _, m := range limits[:i] {
+			if l.Key == m.Key {
+				return false
+			}
+		}
+	}
+	return true
 }

@@ -138,9 +138,8 @@ func (db *DB) HitLimit(ctx context.Context, userID, key string, window time.Time
 // its count is not read).
 func hitLimit(ctx context.Context, tx *tx, userID string, l coachd.LimitHit) (int64, bool, error) {
 	var n int64
-	err := tx.queryRow(ctx, `INSERT INTO limit_windows (user_id, limit_key, window_start, hits) VALUES (?, ?, ?, 1)
-		ON CONFLICT (user_id, limit_key, window_start) DO UPDATE SET hits = limit_windows.hits + 1
-		WHERE limit_windows.hits < ? RETURNING hits`, userID, l.Key, tx.time(storeTime(l.Window)), l.Limit).Scan(&n)
+	err := tx.queryRow(ctx, limitInsert+` VALUES (?, ?, ?, 1) `+limitConflict,
+		userID, l.Key, tx.time(storeTime(l.Window)), l.Limit).Scan(&n)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, false, nil
 	}
@@ -154,6 +153,15 @@ func hitLimit(ctx context.Context, tx *tx, userID string, l coachd.LimitHit) (in
 	}
 	return n, true, nil
 }
+
+// A limit's count, shared by hitLimit and lockLimitsPG: limitInsert, the
+// row (user, key, window start, 1), then limitConflict, which adds one to
+// a window already counted while it is under its limit (the argument).
+const (
+	limitInsert   = `INSERT INTO limit_windows (user_id, limit_key, window_start, hits)`
+	limitConflict = `ON CONFLICT (user_id, limit_key, window_start) DO UPDATE SET hits = limit_windows.hits + 1
+		WHERE limit_windows.hits < ? RETURNING hits`
+)
 
 // SweepLimits deletes limit windows that started before before.
 func (db *DB) SweepLimits(ctx context.Context, before time.Time) error {

@@ -51,8 +51,7 @@ type userBudgetState struct{ stale, roll bool }
 // whether the budget period moved on: a reservation then runs expireUser
 // and rollPeriod only when they have something to do.
 func (db *DB) budgetState(ctx context.Context, tx *tx, userID string) (userBudgetState, error) {
-	q := `SELECT period_start < ?, EXISTS (SELECT 1 FROM reservations r
-		WHERE r.user_id = users.id AND r.state = 'active' AND r.expires_at <= ?) FROM users WHERE id = ?`
+	q := budgetStateSQL
 	if tx.d == dialectPostgres {
 		q += ` FOR UPDATE`
 	}
@@ -63,6 +62,11 @@ func (db *DB) budgetState(ctx context.Context, tx *tx, userID string) (userBudge
 	}
 	return st, nil
 }
+
+// budgetStateSQL is budgetState's read; args: the period's start, now,
+// the user.
+const budgetStateSQL = `SELECT period_start < ? AS roll, EXISTS (SELECT 1 FROM reservations r
+		WHERE r.user_id = users.id AND r.state = 'active' AND r.expires_at <= ?) AS stale FROM users WHERE id = ?`
 
 // reserveSQL holds the estimate when it fits the budget; the check
 // subtracts from the budget rather than adding to the totals: no sum, so

@@ -112,9 +112,10 @@ func (p *roundTripProxy) fewest(tb testing.TB, setup, op func() error) int64 {
 
 // TestPostgresRoundTrips holds the turn's hot statements on Postgres to
 // the round trips they take (BEGIN and COMMIT count): one for an
-// authentication, a rate-limit hit and an event-log flush, four for a
-// settlement, six for a turn's end, two for ReadTurn, and five for a note
-// and for a chat turn's admission.
+// authentication, a rate-limit hit and an event-log flush, two for
+// ReadTurn, four for an append of messages and for a note, five for a
+// settlement and for a chat turn's admission (with its limits or
+// without), seven for a turn's end.
 func TestPostgresRoundTrips(t *testing.T) {
 	dsn := pgtest.NewDatabase(t)
 	u, err := url.Parse(dsn)
@@ -191,6 +192,20 @@ func TestPostgresRoundTrips(t *testing.T) {
 		_, err := db.AdmitTurn(ctx, coachd.TurnAdmission{Owner: "A", Until: clock.Now().Add(time.Minute), Seen: seen,
 			Reserve: coachd.ReserveRequest{Agent: s.Agent, Estimate: 500}, Stream: &coachd.StreamStart{Owner: "proc", Keep: 20},
 			Message: &coachd.Message{Role: coachd.RoleUser, Blocks: []coachd.Block{coachd.TextBlock("hello")}}})
+		held = err == nil
+		return err
+	})
+	if err := release(); err != nil {
+		t.Fatal(err)
+	}
+	// With the server's two limits: their counts go in the lock's
+	// statement, so still five (was seven, a statement a limit).
+	month := coachd.PeriodMonthly.Start(clock.Now())
+	check("AdmitTurn with limits", 5, release, func() error {
+		_, err := db.AdmitTurn(ctx, coachd.TurnAdmission{Owner: "A", Until: clock.Now().Add(time.Minute), Seen: seen,
+			Reserve: coachd.ReserveRequest{Agent: s.Agent, Estimate: 500}, Stream: &coachd.StreamStart{Owner: "proc", Keep: 20},
+			Message: &coachd.Message{Role: coachd.RoleUser, Blocks: []coachd.Block{coachd.TextBlock("hello")}},
+			Limits:  []coachd.LimitHit{{Key: "rate", Window: window, Limit: 1000}, {Key: "messages", Window: month, Limit: 1000}}})
 		held = err == nil
 		return err
 	})
