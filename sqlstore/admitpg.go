@@ -29,11 +29,9 @@ func takeTurnPG(ctx context.Context, tx *tx, a coachd.TurnAdmission, msgs []*coa
 		args = append(args, a.Stream.Owner, now, now)
 		turnCol = `(SELECT turn FROM t)`
 	}
-	if n > 0 {
-		m, r := msgs[0], rows[0]
-		q += `, m AS (` + messageInsert + ` SELECT ?, s.id, s.next_seq - 1, ?, ?, ?, ?, ?, ?, ? FROM s)`
-		args = append(args, ids[0], string(m.Role), m.Content, r.blocks, r.metadata, r.usage, m.Partial, tx.time(tx.now))
-	}
+	with, margs := withMessagesPG(tx, msgs, rows, ids)
+	q += with
+	args = append(args, margs...)
 	q += ` SELECT ` + sessionColumns + `, next_seq, ` + turnCol + ` FROM s`
 	now, err := scanSessionAnd(tx.queryRow(ctx, q, args...), &next, &turn)
 	next, taken, err = tookTurn(a, n, now, next, err)
@@ -41,6 +39,21 @@ func takeTurnPG(ctx context.Context, tx *tx, a coachd.TurnAdmission, msgs []*coa
 		turn = 0
 	}
 	return next, turn, taken, err
+}
+
+// withMessagesPG is the WITHs that insert msgs (with their rows and ids)
+// after a statement's first, s, an UPDATE of their session that returns
+// its id and next_seq after reserving len(msgs) seqs: a data-modifying
+// WITH a message, at its seq, each reading s, so they write only when it
+// matched. It returns them (", m0 AS (…), m1 AS (…)") and their args.
+func withMessagesPG(tx *tx, msgs []*coachd.Message, rows []messageRow, ids []string) (string, []any) {
+	var q strings.Builder
+	args := make([]any, 0, 8*len(msgs))
+	for i, m := range msgs {
+		fmt.Fprintf(&q, `, m%d AS (`+messageInsert+` SELECT ?, s.id, s.next_seq - %d, ?, ?, ?, ?, ?, ?, ? FROM s)`, i, len(msgs)-i)
+		args = append(args, ids[i], string(m.Role), m.Content, rows[i].blocks, rows[i].metadata, rows[i].usage, m.Partial, tx.time(tx.now))
+	}
+	return q.String(), args
 }
 
 // lockLimits takes the user's lock for an admission (lockBudget) and

@@ -286,6 +286,12 @@ func TestSecuritySessionCaps(t *testing.T) {
 			if !strings.Contains(err.Error(), "session is full") {
 				t.Fatalf("message: %v", err)
 			}
+			// Refused with nothing written (on Postgres the rows are in
+			// the statement that found the session full).
+			var stored int
+			if err := db.SQL().QueryRowContext(ctx, rebind(b.name, `SELECT COUNT(*) FROM messages WHERE session_id = $1`), s.ID).Scan(&stored); err != nil || stored != 1 {
+				t.Fatalf("%d messages stored (%v), want the one that fit", stored, err)
+			}
 		})
 	}
 }

@@ -142,20 +142,37 @@ func insertMessages(ctx context.Context, tx *tx, userID, sessionID string, msgs 
 	// Reserving the seqs takes the session row's lock on Postgres (and the
 	// database write lock on SQLite): concurrent appends queue here.
 	n := int64(len(msgs))
+	q := `UPDATE sessions SET next_seq = next_seq + ?, message_count = message_count + ?, updated_at = ?
+			WHERE id = ? AND user_id = ? AND message_count + ? <= ?`
+	args := []any{n, n, tx.time(tx.now), sessionID, userID, n, coachd.MaxMessagesPerSession}
+	ret, withRet := `next_seq`, `id, next_seq` // the row's id for withMessagesPG
+	if release != "" {
+		// SET reads the row as it was: both CASEs see the old owner.
+		q = `UPDATE sessions SET next_seq = next_seq + ?, message_count = message_count + ?, updated_at = ?,
+			turn_owner = CASE WHEN turn_owner = ? THEN NULL ELSE turn_owner END,
+			turn_until = CASE WHEN turn_owner = ? THEN NULL ELSE turn_until END
+			WHERE id = ? AND user_id = ? AND message_count + ? <= ?`
+		args = []any{n, n, tx.time(tx.now), release, release, sessionID, userID, n, coachd.MaxMessagesPerSession}
+		ret = sessionColumns + `, next_seq`
+		withRet = ret
+	}
+	// On Postgres the rows go in the same statement (withMessagesPG).
+	var ids []string
+	if tx.d == dialectPostgres && n <= insertBatch {
+		ids = messageIDs(msgs, tx.now)
+		with, margs := withMessagesPG(tx, msgs, rows, ids)
+		q = `WITH s AS (` + q + ` RETURNING ` + withRet + `)` + with + ` SELECT ` + ret + ` FROM s`
+		args = append(args, margs...)
+	} else {
+		q += ` RETURNING ` + ret
+	}
 	var next int64
 	var sess *coachd.Session
 	var err error
 	if release == "" {
-		err = tx.queryRow(ctx, `UPDATE sessions SET next_seq = next_seq + ?, message_count = message_count + ?, updated_at = ?
-			WHERE id = ? AND user_id = ? AND message_count + ? <= ? RETURNING next_seq`,
-			n, n, tx.time(tx.now), sessionID, userID, n, coachd.MaxMessagesPerSession).Scan(&next)
+		err = tx.queryRow(ctx, q, args...).Scan(&next)
 	} else {
-		// SET reads the row as it was: both CASEs see the old owner.
-		sess, err = scanSessionAnd(tx.queryRow(ctx, `UPDATE sessions SET next_seq = next_seq + ?, message_count = message_count + ?, updated_at = ?,
-			turn_owner = CASE WHEN turn_owner = ? THEN NULL ELSE turn_owner END,
-			turn_until = CASE WHEN turn_owner = ? THEN NULL ELSE turn_until END
-			WHERE id = ? AND user_id = ? AND message_count + ? <= ? RETURNING `+sessionColumns+`, next_seq`,
-			n, n, tx.time(tx.now), release, release, sessionID, userID, n, coachd.MaxMessagesPerSession), &next)
+		sess, err = scanSessionAnd(tx.queryRow(ctx, q, args...), &next)
 	}
 	if errors.Is(err, sql.ErrNoRows) {
 		if _, ferr := findSession(ctx, tx, userID, sessionID); ferr != nil {
@@ -167,9 +184,10 @@ func insertMessages(ctx context.Context, tx *tx, userID, sessionID string, msgs 
 		return nil, 0, nil, dbError(err, "session %q", sessionID)
 	}
 	first := next - n
-	ids, err := insertRows(ctx, tx, sessionID, msgs, rows, first)
-	if err != nil {
-		return nil, 0, nil, err
+	if ids == nil {
+		if ids, err = insertRows(ctx, tx, sessionID, msgs, rows, first); err != nil {
+			return nil, 0, nil, err
+		}
 	}
 	return ids, first, sess, nil
 }

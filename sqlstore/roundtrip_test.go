@@ -113,9 +113,9 @@ func (p *roundTripProxy) fewest(tb testing.TB, setup, op func() error) int64 {
 // TestPostgresRoundTrips holds the turn's hot statements on Postgres to
 // the round trips they take (BEGIN and COMMIT count): one for an
 // authentication, a rate-limit hit and an event-log flush, two for
-// ReadTurn, four for an append of messages and for a note, five for a
+// ReadTurn, three for an append of messages, four for a note, five for a
 // settlement and for a chat turn's admission (with its limits or
-// without), seven for a turn's end.
+// without), six for a turn's end.
 func TestPostgresRoundTrips(t *testing.T) {
 	dsn := pgtest.NewDatabase(t)
 	u, err := url.Parse(dsn)
@@ -232,7 +232,11 @@ func TestPostgresRoundTrips(t *testing.T) {
 	acquire := func() error { // each end its own lease, taken outside the count
 		return db.AcquireTurn(ctx, user.ID, s.ID, "B", clock.Now().Add(time.Minute))
 	}
-	check("EndTurn", 7, acquire, func() error {
+	// A turn's end: BEGIN, the user's lock, the reservation's read, one
+	// statement for the session (its seqs and the lease) and the reply,
+	// one for the settlement, COMMIT (was seven: the reply's INSERT a
+	// statement of its own).
+	check("EndTurn", 6, acquire, func() error {
 		r := resv[i]
 		i++
 		msg := &coachd.Message{Role: coachd.RoleAssistant, Blocks: []coachd.Block{coachd.TextBlock("reply")}}
@@ -240,10 +244,11 @@ func TestPostgresRoundTrips(t *testing.T) {
 			ReservationID: r.ID, Spend: coachd.Spend{Amount: 100, Tokens: 100}, Mode: coachd.SettleFinalize, Owner: "B"})
 		return err
 	})
-	// A tool round's write: its two messages (one INSERT) and its charge,
-	// in one transaction: seven (were AppendMessages, five with one INSERT
-	// a message, and Settle, four).
-	check("EndTurn round", 7, nil, func() error {
+	// A tool round's write: its two messages (in the session's statement)
+	// and its charge, in one transaction: six (were AppendMessages, five
+	// with one INSERT a message, and Settle, four; then seven, with the
+	// messages in one INSERT of their own).
+	check("EndTurn round", 6, nil, func() error {
 		asst := &coachd.Message{Role: coachd.RoleAssistant, Blocks: []coachd.Block{coachd.TextBlock("calling")}}
 		results := &coachd.Message{Role: coachd.RoleUser, Blocks: []coachd.Block{coachd.ToolResultBlock("toolu_1", "ok", false)}}
 		spent += 10
@@ -251,7 +256,8 @@ func TestPostgresRoundTrips(t *testing.T) {
 			ReservationID: resv[0].ID, Spend: coachd.Spend{Amount: spent, Tokens: spent}, Mode: coachd.SettleCharge})
 		return err
 	})
-	check("AppendMessages", 4, nil, func() error {
+	// BEGIN, the session's seqs and the two messages, COMMIT (was four).
+	check("AppendMessages", 3, nil, func() error {
 		return db.AppendMessages(ctx, user.ID, s.ID, []*coachd.Message{
 			{Role: coachd.RoleUser, Blocks: []coachd.Block{coachd.TextBlock("one")}},
 			{Role: coachd.RoleAssistant, Blocks: []coachd.Block{coachd.TextBlock("two")}},
