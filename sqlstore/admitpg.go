@@ -3,7 +3,6 @@ package sqlstore
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/coachd/coachd"
 )
@@ -46,23 +45,32 @@ func takeTurnPG(ctx context.Context, tx *tx, a coachd.TurnAdmission, msgs []*coa
 // its id and next_seq after reserving len(msgs) seqs: a data-modifying
 // WITH a message, at its seq, each reading s, so they write only when it
 // matched. It returns them (", m0 AS (…), m1 AS (…)") and their args.
+// msgs holds at most insertBatch.
 func withMessagesPG(tx *tx, msgs []*coachd.Message, rows []messageRow, ids []string) (string, []any) {
-	var q strings.Builder
 	args := make([]any, 0, 8*len(msgs))
 	for i, m := range msgs {
-		fmt.Fprintf(&q, `, m%d AS (`+messageInsert+` SELECT ?, s.id, s.next_seq - %d, ?, ?, ?, ?, ?, ?, ? FROM s)`, i, len(msgs)-i)
 		args = append(args, ids[i], string(m.Role), m.Content, rows[i].blocks, rows[i].metadata, rows[i].usage, m.Partial, tx.time(tx.now))
 	}
-	return q.String(), args
+	return withMessagesSQL[len(msgs)], args
 }
+
+// withMessagesSQL[n] is withMessagesPG's WITHs for n messages.
+var withMessagesSQL = func() (qs [insertBatch + 1]string) {
+	for n := 1; n <= insertBatch; n++ {
+		for i := range n {
+			qs[n] += fmt.Sprintf(`, m%d AS (`+messageInsert+` SELECT ?, s.id, s.next_seq - %d, ?, ?, ?, ?, ?, ?, ? FROM s)`, i, n-i)
+		}
+	}
+	return qs
+}()
 
 // lockLimits takes the user's lock for an admission (lockBudget) and
 // counts each of limits after it (hitLimit): coachd.ErrLimitReached when
 // one is reached, and the caller's transaction then rolls back what was
-// counted. On Postgres it is one statement (lockLimitsPG) when the limits'
-// keys differ.
+// counted. On Postgres it is one statement (lockLimitsPG) when the limits
+// are a few, of different keys.
 func (db *DB) lockLimits(ctx context.Context, tx *tx, userID string, limits []coachd.LimitHit) (*userBudgetState, error) {
-	if tx.d == dialectPostgres && len(limits) > 0 && distinctKeys(limits) {
+	if tx.d == dialectPostgres && len(limits) > 0 && len(limits) < len(lockLimitsSQL) && distinctKeys(limits) {
 		return db.lockLimitsPG(ctx, tx, userID, limits)
 	}
 	st, err := db.lockBudget(ctx, tx, userID)
@@ -87,20 +95,14 @@ func (db *DB) lockLimits(ctx context.Context, tx *tx, userID string, limits []co
 // does not see its own writes, so two limits of one key (one window) are
 // counted apart (lockLimits).
 func (db *DB) lockLimitsPG(ctx context.Context, tx *tx, userID string, limits []coachd.LimitHit) (*userBudgetState, error) {
-	var q strings.Builder
-	q.WriteString(`WITH u AS (` + budgetStateSQL + ` FOR UPDATE)`)
 	args := make([]any, 0, 3+4*len(limits))
 	args = append(args, tx.time(storeTime(db.budget.Period.Start(tx.now))), tx.time(tx.now), userID)
-	count := ""
-	for i, l := range limits {
-		fmt.Fprintf(&q, `, h%d AS (`+limitInsert+` SELECT ?, ?, ?, 1 FROM u `+limitConflict+`)`, i)
+	for _, l := range limits {
 		args = append(args, userID, l.Key, tx.time(storeTime(l.Window)), l.Limit)
-		count += fmt.Sprintf(` + (SELECT count(*) FROM h%d)`, i)
 	}
-	q.WriteString(` SELECT roll, stale, 0` + count + ` FROM u`)
 	var st userBudgetState
 	var n int
-	if err := tx.queryRow(ctx, q.String(), args...).Scan(&st.roll, &st.stale, &n); err != nil {
+	if err := tx.queryRow(ctx, lockLimitsSQL[len(limits)], args...).Scan(&st.roll, &st.stale, &n); err != nil {
 		return nil, dbError(err, "user %q", userID)
 	}
 	if n < len(limits) {
@@ -108,6 +110,20 @@ func (db *DB) lockLimitsPG(ctx context.Context, tx *tx, userID string, limits []
 	}
 	return &st, nil
 }
+
+// lockLimitsSQL[n] is lockLimitsPG's statement for n limits; it answers
+// budgetState's two columns and how many limits counted.
+var lockLimitsSQL = func() (qs [5]string) {
+	for n := 1; n < len(qs); n++ {
+		q, count := `WITH u AS (`+budgetStateSQL+` FOR UPDATE)`, ``
+		for i := range n {
+			q += fmt.Sprintf(`, h%d AS (`+limitInsert+` SELECT ?, ?, ?, 1 FROM u `+limitConflict+`)`, i)
+			count += fmt.Sprintf(` + (SELECT count(*) FROM h%d)`, i)
+		}
+		qs[n] = q + ` SELECT roll, stale, 0` + count + ` FROM u`
+	}
+	return qs
+}()
 
 // distinctKeys reports whether no two of limits share a key.
 func distinctKeys(limits []coachd.LimitHit) bool {
