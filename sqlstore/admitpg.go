@@ -28,9 +28,8 @@ func takeTurnPG(ctx context.Context, tx *tx, a coachd.TurnAdmission, msgs []*coa
 		args = append(args, a.Stream.Owner, now, now)
 		turnCol = `(SELECT turn FROM t)`
 	}
-	with, margs := withMessagesPG(tx, msgs, rows, ids)
-	q += with
-	args = append(args, margs...)
+	q += withMessagesSQL[n]
+	args = append(args, messageArgsPG(tx, msgs, rows, ids)...)
 	q += ` SELECT ` + sessionColumns + `, next_seq, ` + turnCol + ` FROM s`
 	now, err := scanSessionAnd(tx.queryRow(ctx, q, args...), &next, &turn)
 	next, taken, err = tookTurn(a, n, now, next, err)
@@ -40,21 +39,11 @@ func takeTurnPG(ctx context.Context, tx *tx, a coachd.TurnAdmission, msgs []*coa
 	return next, turn, taken, err
 }
 
-// withMessagesPG is the WITHs that insert msgs (with their rows and ids)
-// after a statement's first, s, an UPDATE of their session that returns
-// its id and next_seq after reserving len(msgs) seqs: a data-modifying
-// WITH a message, at its seq, each reading s, so they write only when it
-// matched. It returns them (", m0 AS (…), m1 AS (…)") and their args.
-// msgs holds at most insertBatch.
-func withMessagesPG(tx *tx, msgs []*coachd.Message, rows []messageRow, ids []string) (string, []any) {
-	args := make([]any, 0, 8*len(msgs))
-	for i, m := range msgs {
-		args = append(args, ids[i], string(m.Role), m.Content, rows[i].blocks, rows[i].metadata, rows[i].usage, m.Partial, tx.time(tx.now))
-	}
-	return withMessagesSQL[len(msgs)], args
-}
-
-// withMessagesSQL[n] is withMessagesPG's WITHs for n messages.
+// withMessagesSQL[n] is the WITHs that insert n messages after a
+// statement's first, s, an UPDATE of their session that returns its id
+// and next_seq after reserving n seqs: a data-modifying WITH a message,
+// at its seq, each reading s, so they write only when it matched
+// (", m0 AS (…), m1 AS (…)"). messageArgsPG is their args.
 var withMessagesSQL = func() (qs [insertBatch + 1]string) {
 	for n := 1; n <= insertBatch; n++ {
 		for i := range n {
@@ -63,6 +52,16 @@ var withMessagesSQL = func() (qs [insertBatch + 1]string) {
 	}
 	return qs
 }()
+
+// messageArgsPG is withMessagesSQL's args for msgs (with their rows and
+// ids), at most insertBatch of them.
+func messageArgsPG(tx *tx, msgs []*coachd.Message, rows []messageRow, ids []string) []any {
+	args := make([]any, 0, 8*len(msgs))
+	for i, m := range msgs {
+		args = append(args, ids[i], string(m.Role), m.Content, rows[i].blocks, rows[i].metadata, rows[i].usage, m.Partial, tx.time(tx.now))
+	}
+	return args
+}
 
 // lockLimits takes the user's lock for an admission (lockBudget) and
 // counts each of limits after it (hitLimit): coachd.ErrLimitReached when

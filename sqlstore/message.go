@@ -142,29 +142,19 @@ func insertMessages(ctx context.Context, tx *tx, userID, sessionID string, msgs 
 	// Reserving the seqs takes the session row's lock on Postgres (and the
 	// database write lock on SQLite): concurrent appends queue here.
 	n := int64(len(msgs))
-	q := `UPDATE sessions SET next_seq = next_seq + ?, message_count = message_count + ?, updated_at = ?
-			WHERE id = ? AND user_id = ? AND message_count + ? <= ?`
 	args := []any{n, n, tx.time(tx.now), sessionID, userID, n, coachd.MaxMessagesPerSession}
-	ret, withRet := `next_seq`, `id, next_seq` // the row's id for withMessagesPG
+	r := 0
 	if release != "" {
-		// SET reads the row as it was: both CASEs see the old owner.
-		q = `UPDATE sessions SET next_seq = next_seq + ?, message_count = message_count + ?, updated_at = ?,
-			turn_owner = CASE WHEN turn_owner = ? THEN NULL ELSE turn_owner END,
-			turn_until = CASE WHEN turn_owner = ? THEN NULL ELSE turn_until END
-			WHERE id = ? AND user_id = ? AND message_count + ? <= ?`
+		r = 1
 		args = []any{n, n, tx.time(tx.now), release, release, sessionID, userID, n, coachd.MaxMessagesPerSession}
-		ret = sessionColumns + `, next_seq`
-		withRet = ret
 	}
-	// On Postgres the rows go in the same statement (withMessagesPG).
+	// On Postgres the rows go in the same statement (withMessagesSQL).
+	q := appendSQL[r][0]
 	var ids []string
 	if tx.d == dialectPostgres && n <= insertBatch {
 		ids = messageIDs(msgs, tx.now)
-		with, margs := withMessagesPG(tx, msgs, rows, ids)
-		q = `WITH s AS (` + q + ` RETURNING ` + withRet + `)` + with + ` SELECT ` + ret + ` FROM s`
-		args = append(args, margs...)
-	} else {
-		q += ` RETURNING ` + ret
+		q = appendSQL[r][n]
+		args = append(args, messageArgsPG(tx, msgs, rows, ids)...)
 	}
 	var next int64
 	var sess *coachd.Session
@@ -191,6 +181,28 @@ func insertMessages(ctx context.Context, tx *tx, userID, sessionID string, msgs 
 	}
 	return ids, first, sess, nil
 }
+
+// appendSQL[r][n] is insertMessages' statement: the session's UPDATE that
+// reserves the seqs (with the lease's release when r is 1) and, for n
+// messages (1 to insertBatch), their rows after it (withMessagesSQL).
+var appendSQL = func() (qs [2][insertBatch + 1]string) {
+	seqs := `UPDATE sessions SET next_seq = next_seq + ?, message_count = message_count + ?, updated_at = ?`
+	where := ` WHERE id = ? AND user_id = ? AND message_count + ? <= ?`
+	// SET reads the row as it was: both CASEs see the old owner.
+	release := `, turn_owner = CASE WHEN turn_owner = ? THEN NULL ELSE turn_owner END,
+			turn_until = CASE WHEN turn_owner = ? THEN NULL ELSE turn_until END`
+	for r, upd := range []string{seqs + where, seqs + release + where} {
+		ret, withRet := `next_seq`, `id, next_seq` // withMessagesSQL reads the row's id
+		if r == 1 {
+			ret, withRet = sessionColumns+`, next_seq`, sessionColumns+`, next_seq`
+		}
+		qs[r][0] = upd + ` RETURNING ` + ret
+		for n := 1; n <= insertBatch; n++ {
+			qs[r][n] = `WITH s AS (` + upd + ` RETURNING ` + withRet + `)` + withMessagesSQL[n] + ` SELECT ` + ret + ` FROM s`
+		}
+	}
+	return qs
+}()
 
 // insertRows inserts msgs at seqs first, first+1, … of the session, whose
 // seqs the caller reserved, and returns the IDs used (msgs' own or new
