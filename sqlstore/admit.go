@@ -41,8 +41,9 @@ func (db *DB) ReadTurn(ctx context.Context, userID, sessionID string, after int6
 // session (a.Seen), nothing is taken and the answer is
 // coachd.ErrSessionChanged. The reservation is Reserve's, under the same
 // user lock; the event log's turn, when a.Stream asks for it, BeginTurn's.
-// a.Limits are counted after the user's lock, as HitLimit counts them: one
-// reached is coachd.ErrLimitReached, and then nothing is counted or taken.
+// a.Limits are counted after the user's lock, as HitLimit counts them (on
+// Postgres in the lock's statement, lockLimits): one reached is
+// coachd.ErrLimitReached, and then nothing is counted or taken.
 // a.Message, the turn's user message, is appended in the same
 // transaction: a session that cannot take it (full) refuses the
 // admission, before any token is spent. On Postgres the lease's

@@ -137,7 +137,8 @@ func (db *DB) AppendMessages(ctx context.Context, userID, sessionID string, msgs
 // new ones) and the first seq. msgs must not be empty. When release is
 // not "", the same statement releases release's turn lease on the session
 // (as releaseTurn: nothing when someone else holds it) and returns the
-// session as it leaves it (nil otherwise).
+// session as it leaves it (nil otherwise). On Postgres up to insertBatch
+// messages are inserted by that statement too (appendSQL).
 func insertMessages(ctx context.Context, tx *tx, userID, sessionID string, msgs []*coachd.Message, rows []messageRow, release string) ([]string, int64, *coachd.Session, error) {
 	// Reserving the seqs takes the session row's lock on Postgres (and the
 	// database write lock on SQLite): concurrent appends queue here.
