@@ -172,7 +172,7 @@ func insertMessages(ctx context.Context, tx *tx, userID, sessionID string, msgs 
 		return nil, 0, nil, coachd.Errorf(coachd.ECONFLICT, "the session is full (%d messages): start a new session", coachd.MaxMessagesPerSession)
 	}
 	if err != nil {
-		return nil, 0, nil, dbError(err, "session %q", sessionID)
+		return nil, 0, nil, dbError(err, "append to session %q", sessionID) // its messages too, on Postgres
 	}
 	first := next - n
 	if ids == nil {

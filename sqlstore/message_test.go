@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -338,5 +339,24 @@ func testMessages(t *testing.T, newDSN func(tb testing.TB) string) {
 		// Invalid metadata is rejected too.
 		err = db.AppendMessages(ctx, u.ID, s.ID, []*coachd.Message{{Role: coachd.RoleUser, Metadata: json.RawMessage(`{`)}})
 		wantCode(t, err, coachd.EINVALID)
+
+		// A caller-chosen ID already taken: a conflict that says it was
+		// the append (the messages, not the session, on Postgres where
+		// they are in the session's statement), and nothing written.
+		if err := rawExec(t, db, `DELETE FROM messages WHERE session_id = ?`, s.ID); err != nil {
+			t.Fatal(err)
+		}
+		first := &coachd.Message{Role: coachd.RoleUser, Content: "a"}
+		if err := db.AppendMessages(ctx, u.ID, s.ID, []*coachd.Message{first}); err != nil {
+			t.Fatal(err)
+		}
+		err = db.AppendMessages(ctx, u.ID, s.ID, []*coachd.Message{{Role: coachd.RoleUser, Content: "b"}, {ID: first.ID, Role: coachd.RoleUser, Content: "c"}})
+		wantCode(t, err, coachd.ECONFLICT)
+		if !strings.Contains(err.Error(), "append") || !strings.Contains(err.Error(), "already exists") {
+			t.Fatalf("a taken ID: %v", err)
+		}
+		if n := count(); n != 1 {
+			t.Fatalf("%d messages after a taken ID, want 1", n)
+		}
 	})
 }
