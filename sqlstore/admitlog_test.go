@@ -18,10 +18,7 @@ func TestAdmitTurnLogAndMessage(t *testing.T) {
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			ctx := context.Background()
-			clock := newClock()
-			db := MustOpen(t, b.newDSN(t), clock)
-			u := budgetUser(t, db, 1000)
-			s := mustSession(t, db, u)
+			db, clock, u, s := budgetSession(t, b, 1000)
 			until := clock.Now().Add(time.Minute)
 
 			// admit admits a turn with its message, logs one event in its

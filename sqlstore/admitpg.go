@@ -29,7 +29,7 @@ func takeTurnPG(ctx context.Context, tx *tx, a coachd.TurnAdmission, msgs []*coa
 		turnCol = `(SELECT turn FROM t)`
 	}
 	q += withMessagesSQL[n]
-	args = append(args, messageArgsPG(tx, msgs, rows, ids)...)
+	args = appendMessageArgs(args, tx, msgs, rows, ids)
 	q += ` SELECT ` + sessionColumns + `, next_seq, ` + turnCol + ` FROM s`
 	now, err := scanSessionAnd(tx.queryRow(ctx, q, args...), &next, &turn)
 	next, taken, err = tookTurn(a, n, now, next, err)
@@ -43,7 +43,7 @@ func takeTurnPG(ctx context.Context, tx *tx, a coachd.TurnAdmission, msgs []*coa
 // statement's first, s, an UPDATE of their session that returns its id
 // and next_seq after reserving n seqs: a data-modifying WITH a message,
 // at its seq, each reading s, so they write only when it matched
-// (", m0 AS (…), m1 AS (…)"). messageArgsPG is their args.
+// (", m0 AS (…), m1 AS (…)"); appendMessageArgs adds their args.
 var withMessagesSQL = func() (qs [insertBatch + 1]string) {
 	for n := 1; n <= insertBatch; n++ {
 		for i := range n {
@@ -53,10 +53,9 @@ var withMessagesSQL = func() (qs [insertBatch + 1]string) {
 	return qs
 }()
 
-// messageArgsPG is withMessagesSQL's args for msgs (with their rows and
-// ids), at most insertBatch of them.
-func messageArgsPG(tx *tx, msgs []*coachd.Message, rows []messageRow, ids []string) []any {
-	args := make([]any, 0, 8*len(msgs))
+// appendMessageArgs appends withMessagesSQL's args for msgs (with their
+// rows and ids), at most insertBatch of them, to args.
+func appendMessageArgs(args []any, tx *tx, msgs []*coachd.Message, rows []messageRow, ids []string) []any {
 	for i, m := range msgs {
 		args = append(args, ids[i], string(m.Role), m.Content, rows[i].blocks, rows[i].metadata, rows[i].usage, m.Partial, tx.time(tx.now))
 	}
@@ -69,7 +68,7 @@ func messageArgsPG(tx *tx, msgs []*coachd.Message, rows []messageRow, ids []stri
 // counted. On Postgres it is one statement (lockLimitsPG) when the limits
 // are a few, of different keys.
 func (db *DB) lockLimits(ctx context.Context, tx *tx, userID string, limits []coachd.LimitHit) (*userBudgetState, error) {
-	if tx.d == dialectPostgres && len(limits) > 0 && len(limits) < len(lockLimitsSQL) && distinctKeys(limits) {
+	if tx.d == dialectPostgres && len(limits) > 0 && len(limits) <= maxFoldedLimits && distinctKeys(limits) {
 		return db.lockLimitsPG(ctx, tx, userID, limits)
 	}
 	st, err := db.lockBudget(ctx, tx, userID)
@@ -110,9 +109,12 @@ func (db *DB) lockLimitsPG(ctx context.Context, tx *tx, userID string, limits []
 	return &st, nil
 }
 
+// maxFoldedLimits bounds the limits lockLimitsPG counts in its statement.
+const maxFoldedLimits = 4
+
 // lockLimitsSQL[n] is lockLimitsPG's statement for n limits; it answers
 // budgetState's two columns and how many limits counted.
-var lockLimitsSQL = func() (qs [5]string) {
+var lockLimitsSQL = func() (qs [maxFoldedLimits + 1]string) {
 	for n := 1; n < len(qs); n++ {
 		q, count := `WITH u AS (`+budgetStateSQL+` FOR UPDATE)`, ``
 		for i := range n {

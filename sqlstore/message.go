@@ -143,19 +143,22 @@ func insertMessages(ctx context.Context, tx *tx, userID, sessionID string, msgs 
 	// Reserving the seqs takes the session row's lock on Postgres (and the
 	// database write lock on SQLite): concurrent appends queue here.
 	n := int64(len(msgs))
-	args := []any{n, n, tx.time(tx.now), sessionID, userID, n, coachd.MaxMessagesPerSession}
+	// On Postgres the rows go in the same statement (withMessagesSQL).
+	folded := tx.d == dialectPostgres && n <= insertBatch
+	args := make([]any, 0, 9+8*len(msgs))
+	args = append(args, n, n, tx.time(tx.now))
 	r := 0
 	if release != "" {
 		r = 1
-		args = []any{n, n, tx.time(tx.now), release, release, sessionID, userID, n, coachd.MaxMessagesPerSession}
+		args = append(args, release, release)
 	}
-	// On Postgres the rows go in the same statement (withMessagesSQL).
+	args = append(args, sessionID, userID, n, coachd.MaxMessagesPerSession)
 	q := appendSQL[r][0]
 	var ids []string
-	if tx.d == dialectPostgres && n <= insertBatch {
+	if folded {
 		ids = messageIDs(msgs, tx.now)
 		q = appendSQL[r][n]
-		args = append(args, messageArgsPG(tx, msgs, rows, ids)...)
+		args = appendMessageArgs(args, tx, msgs, rows, ids)
 	}
 	var next int64
 	var sess *coachd.Session
@@ -175,7 +178,7 @@ func insertMessages(ctx context.Context, tx *tx, userID, sessionID string, msgs 
 		return nil, 0, nil, dbError(err, "append to session %q", sessionID) // its messages too, on Postgres
 	}
 	first := next - n
-	if ids == nil {
+	if !folded {
 		if ids, err = insertRows(ctx, tx, sessionID, msgs, rows, first); err != nil {
 			return nil, 0, nil, err
 		}
