@@ -260,6 +260,11 @@ func TestStreamStop(t *testing.T) {
 	done := make(chan stream, 1)
 	go func() { done <- e.tryChat(ctx, e.alice.key, "", `{"message":"go","session_id":"`+sess.ID+`"}`) }()
 	waitFor(t, func() bool { return len(e.fake.Requests()) == 1 })
+	// Stopped once text has come: the partial reply then has some to
+	// store (a stop before the first delta leaves nothing to store).
+	if evs, status := e.follow(ctx, t, "/v1/sessions/"+sess.ID+"/stream", e.alice.key, "", "content_delta"); status != 200 || textOf(evs) == "" {
+		t.Fatalf("following the turn to its first text: %d, %d events", status, len(evs))
+	}
 	if r := e.post(e.bob.key, "/v1/sessions/"+sess.ID+"/stop", ``, nil, nil); r.status != 404 {
 		t.Errorf("bob stopping alice's turn: %d", r.status)
 	}
