@@ -48,9 +48,11 @@ func (db *DB) ReadTurn(ctx context.Context, userID, sessionID string, after int6
 // transaction: a session that cannot take it (full) refuses the
 // admission, before any token is spent. On Postgres the lease's
 // statement also writes the log's turn and the message (takeTurnPG).
-// With a.Behind, on SQLite, it returns once its statements ran in the
-// writer's group, and Admission.Commit waits for the group's COMMIT;
-// Postgres commits first.
+// With a.Behind it returns once its statements ran, and Admission.Commit
+// waits for the COMMIT: on SQLite the writer's group's, on Postgres the
+// transaction's own, which runs on a goroutine (tx.commitBehind) while
+// its row locks keep every other write of the user and the session
+// waiting.
 func (db *DB) AdmitTurn(ctx context.Context, a coachd.TurnAdmission) (*coachd.Admission, error) {
 	if a.Seen == nil || a.Owner == "" {
 		return nil, coachd.Invalid(coachd.FieldError{Field: "session", Message: "and owner are required", Code: "required"})

@@ -43,7 +43,7 @@ func stored(t *testing.T, db *DB, u *coachd.User, s *coachd.Session) (msgs int, 
 		t.Fatal(err)
 	}
 	var owner sql.NullString
-	if err := db.read.QueryRowContext(ctx, `SELECT turn_owner FROM sessions WHERE id = ?`, s.ID).Scan(&owner); err != nil {
+	if err := db.read.QueryRowContext(ctx, db.dialect.rebind(`SELECT turn_owner FROM sessions WHERE id = ?`), s.ID).Scan(&owner); err != nil {
 		t.Fatal(err)
 	}
 	return len(h), st.TokensReserved, owner.String != ""

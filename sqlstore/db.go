@@ -37,6 +37,10 @@ type DB struct {
 	notes   coachd.NoteVocabulary // see SetNoteVocabulary
 	obs     coachd.Observer       // see SetObserver
 	counts  *writeCounts          // SQLite: the writer's statements and pages
+
+	// committing, when set (tests), runs on a Postgres admission's
+	// commit goroutine (commitBehind) before its COMMIT.
+	committing func(*sql.Tx)
 }
 
 var _ coachd.Store = (*DB)(nil)
@@ -276,18 +280,35 @@ func (tx *tx) commit() error {
 	return nil
 }
 
-// commitBehind commits like commit but, in SQLite's group, returns once
-// the transaction's statements are released into the group, with a func
-// that waits for its COMMIT (any number of times, from any goroutine).
-// Elsewhere it commits now and the func is nil.
-func (tx *tx) commitBehind() (func() error, error) {
-	if tx.g == nil || tx.auto != nil {
+// commitBehind commits like commit but returns at once, with a func that
+// waits for the COMMIT (any number of times, from any goroutine): in
+// SQLite's group once the transaction's statements are released into
+// the group, which commits them; on Postgres the transaction's own
+// COMMIT runs on a goroutine (hook, when set, first). Until it is done
+// the transaction's row locks are held, so a write that needs them
+// waits, and readers see nothing of it. An auto tx has nothing to
+// commit and the func is nil.
+func (tx *tx) commitBehind(hook func(*sql.Tx)) (func() error, error) {
+	var done <-chan error
+	switch {
+	case tx.auto != nil:
 		return nil, tx.commit()
-	}
-	tx.ended = true
-	done, err := tx.g.commitBehind(context.Background())
-	if err != nil {
-		return nil, dbError(err, "commit")
+	case tx.g != nil:
+		tx.ended = true
+		var err error
+		if done, err = tx.g.commitBehind(context.Background()); err != nil {
+			return nil, dbError(err, "commit")
+		}
+	default:
+		tx.ended = true // Rollback must not race the COMMIT
+		c := make(chan error, 1)
+		go func() {
+			if hook != nil {
+				hook(tx.Tx)
+			}
+			c <- tx.Tx.Commit()
+		}()
+		done = c
 	}
 	return sync.OnceValue(func() error {
 		if err := <-done; err != nil {
@@ -305,6 +326,9 @@ func (tx *tx) Rollback() error {
 		return nil // each statement committed by itself
 	}
 	if tx.g == nil {
+		if tx.ended {
+			return nil // committing behind (commitBehind)
+		}
 		return tx.Tx.Rollback()
 	}
 	if !tx.ended {

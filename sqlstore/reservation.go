@@ -94,7 +94,7 @@ func writeTxBehind[T any](ctx context.Context, db *DB, behind bool, fn func(*tx)
 		if !behind {
 			return result{v: v}, tx.commit()
 		}
-		wait, err := tx.commitBehind()
+		wait, err := tx.commitBehind(db.committing)
 		return result{v, wait}, err
 	})
 	return r.v, r.wait, err

@@ -1,0 +1,166 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/coachd/coachd"
+	"github.com/coachd/coachd/sqlstore/pgtest"
+)
+
+// openPostgres opens and migrates a fresh Postgres database (pgtest).
+func openPostgres(t *testing.T) *DB {
+	t.Helper()
+	ctx := context.Background()
+	db, err := Open(ctx, pgtest.NewDatabase(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if err := db.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
+// holdCommit makes db's next admission left behind wait before its
+// COMMIT: paused is closed once it waits, and closing the gate lets it
+// go on.
+func holdCommit(db *DB) (paused <-chan struct{}, gate chan<- struct{}) {
+	p, g := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	db.committing = func(*sql.Tx) { once.Do(func() { close(p); <-g }) }
+	return p, g
+}
+
+// lockWaiters counts the database's sessions waiting for a row lock.
+func lockWaiters(t *testing.T, db *DB) int {
+	t.Helper()
+	var n int
+	if err := db.read.QueryRow(`SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// On Postgres an admission left behind returns once its statements ran
+// and commits on a goroutine of its own: until then nothing of it can be
+// read, and a write that needs its user's lock (a second admission of
+// the user) waits for the commit, then sees its hold.
+func TestAdmitTurnBehindPostgres(t *testing.T) {
+	db := openPostgres(t)
+	ctx := context.Background()
+	u, s, a := behindTurn(t, db)
+	s2 := &coachd.Session{UserID: u.ID, Agent: "coach"} // before: it takes the user's lock
+	if err := db.CreateSession(ctx, s2); err != nil {
+		t.Fatal(err)
+	}
+	paused, gate := holdCommit(db)
+	adm, err := db.AdmitTurn(ctx, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if adm.Commit == nil {
+		t.Fatal("an admission left behind on Postgres came back committed (Commit nil)")
+	}
+	<-paused
+	if n, held, leased := stored(t, db, u, s); n != 0 || held != 0 || leased {
+		t.Fatalf("before its commit the store shows %d messages, %d held, leased %v: want none of it", n, held, leased)
+	}
+	if a.Message.ID == "" || a.Message.Seq != 1 {
+		t.Fatalf("the message's id and seq are not filled in: %+v", a.Message)
+	}
+	// A second admission of the user, on another session: it waits for
+	// the first's lock, and once that commits its 800 do not fit in what
+	// the first's hold of 300 leaves of 1,000 (alone they would).
+	second := make(chan error, 1)
+	go func() {
+		b := a
+		b.Seen, b.Message, b.Behind = s2, nil, false
+		b.Reserve.Estimate = 800
+		_, err := db.AdmitTurn(ctx, b)
+		second <- err
+	}()
+	for lockWaiters(t, db) == 0 {
+		select {
+		case err := <-second:
+			t.Fatalf("a second admission of the user ran while the first's commit was held: %v", err)
+		default:
+		}
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, 3)
+	for i := range errs {
+		wg.Go(func() { errs[i] = adm.Commit() })
+	}
+	close(gate)
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Fatalf("Commit: %v", err)
+		}
+	}
+	if err := <-second; coachd.ErrorCode(err) != coachd.EBUDGET {
+		t.Fatalf("the second admission of 800, after the first's hold of 300 of 1,000: %v, want EBUDGET", err)
+	}
+	if n, held, leased := stored(t, db, u, s); n != 1 || held != 300 || !leased {
+		t.Fatalf("once committed the store shows %d messages, %d held, leased %v: want 1, 300, true", n, held, leased)
+	}
+	if err := adm.Commit(); err != nil {
+		t.Fatalf("Commit asked again: %v", err)
+	}
+}
+
+// On Postgres an admission whose commit fails stored nothing and says so
+// through Commit: its connection lost before the COMMIT, or its caller's
+// context cancelled before it (database/sql then rolls it back). The
+// store goes on: the same admission, asked again, is stored.
+func TestAdmitTurnBehindFailsPostgres(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		fail func(t *testing.T, db *DB, tx *sql.Tx, cancel context.CancelFunc)
+	}{
+		{"connection lost", func(t *testing.T, db *DB, tx *sql.Tx, _ context.CancelFunc) {
+			var pid int
+			if err := tx.QueryRow(`SELECT pg_backend_pid()`).Scan(&pid); err != nil {
+				t.Error(err)
+				return
+			}
+			if _, err := db.read.Exec(`SELECT pg_terminate_backend($1)`, pid); err != nil {
+				t.Error(err)
+			}
+		}},
+		{"context cancelled", func(_ *testing.T, _ *DB, _ *sql.Tx, cancel context.CancelFunc) { cancel() }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			db := openPostgres(t)
+			u, s, a := behindTurn(t, db)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			db.committing = func(tx *sql.Tx) { c.fail(t, db, tx, cancel) }
+			adm, err := db.AdmitTurn(ctx, a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := adm.Commit(); err == nil {
+				t.Fatal("Commit of a transaction that could not commit returned nil")
+			} else if coachd.ErrorCode(err) != coachd.EINTERNAL {
+				t.Fatalf("Commit: %v, want EINTERNAL", err)
+			}
+			if n, held, leased := stored(t, db, u, s); n != 0 || held != 0 || leased {
+				t.Fatalf("after a failed commit the store shows %d messages, %d held, leased %v: want none of it", n, held, leased)
+			}
+			db.committing = nil
+			a.Behind, a.Until = false, time.Now().Add(time.Minute)
+			if _, err := db.AdmitTurn(context.Background(), a); err != nil {
+				t.Fatalf("an admission after the failed commit: %v", err)
+			}
+			if n, held, leased := stored(t, db, u, s); n != 1 || held != 300 || !leased {
+				t.Fatalf("the admission after the failed commit: %d messages, %d held, leased %v", n, held, leased)
+			}
+		})
+	}
+}
