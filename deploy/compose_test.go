@@ -1,0 +1,272 @@
+package deploy_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coachd/coachd/sqlstore/pgtest"
+	"gopkg.in/yaml.v3"
+)
+
+// composeService is the part of a compose service the test reads.
+type composeService struct {
+	Image       string            `yaml:"image"`
+	Build       string            `yaml:"build"`
+	Environment map[string]string `yaml:"environment"`
+	DependsOn   yaml.Node         `yaml:"depends_on"`
+}
+
+func readCompose(t *testing.T) map[string]composeService {
+	t.Helper()
+	data, err := os.ReadFile("compose.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f struct {
+		Services map[string]composeService `yaml:"services"`
+	}
+	if err := yaml.Unmarshal(data, &f); err != nil {
+		t.Fatalf("compose.yaml: %v", err)
+	}
+	return f.Services
+}
+
+// composeVar is a compose ${NAME}, ${NAME:-default} or ${NAME:?message}.
+var composeVar = regexp.MustCompile(`\$\{([A-Z0-9_]+)(?::([-?])([^}]*))?\}`)
+
+// interpolate fills compose's variables from vars: a missing one takes
+// its default, or fails the test when the file says it is required.
+func interpolate(t *testing.T, v string, vars map[string]string) string {
+	t.Helper()
+	return composeVar.ReplaceAllStringFunc(v, func(m string) string {
+		g := composeVar.FindStringSubmatch(m)
+		if val, ok := vars[g[1]]; ok {
+			return val
+		}
+		if g[2] == "?" {
+			t.Fatalf("compose.yaml requires %s (%s): the test does not set it", g[1], g[3])
+		}
+		return g[3]
+	})
+}
+
+// The compose file's topology, run from the built image without a Docker
+// engine: its two coachd replicas (buildah containers with the service's
+// environment) on one PostgreSQL (pgtest's, for the postgres service),
+// behind Caddy with the file's Caddyfile, the model a fake Anthropic run
+// from the same image. A user created through the proxy chats through
+// it, streamed, and the proxy spreads requests over both replicas, which
+// share every state in the database. What differs from compose is the
+// network: every process shares the host's, so each listens on a
+// loopback port of its own, the proxy's upstreams and the database's URL
+// name those ports instead of the services, and ANTHROPIC_BASE_URL points
+// at the fake.
+func TestComposeReplicas(t *testing.T) {
+	services := readCompose(t)
+	c1, c2, proxy := services["coachd1"], services["coachd2"], services["proxy"]
+	if c1.Build != ".." {
+		t.Fatalf("coachd1 builds %q, want the repository (..), the Dockerfile this package builds", c1.Build)
+	}
+	if !maps.Equal(c1.Environment, c2.Environment) || c2.Build != c1.Build {
+		t.Fatalf("the two replicas differ: %+v and %+v", c1, c2)
+	}
+	if _, ok := services["postgres"]; !ok || !strings.HasPrefix(proxy.Image, "caddy:") {
+		t.Fatalf("compose.yaml wants a postgres service and a caddy proxy: %v", slices.Sorted(maps.Keys(services)))
+	}
+	caddy, err := exec.LookPath("caddy")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("caddy is not installed (apt-get install caddy; CI is set: nothing may be skipped)")
+		}
+		t.Skip("caddy is not installed: the compose file's proxy is not run (apt-get install caddy)")
+	}
+	b := mustImage(t)
+	dsn := pgtest.NewDatabase(t)
+
+	fakeAddr := freeAddr(t)
+	fake := runInImage(t, b, nil, "/coachd", "fake-anthropic", "--addr", fakeAddr)
+	fake.out.wait(t, "fake Anthropic")
+
+	const adminKey = "compose-test-admin-key-0123456789"
+	vars := map[string]string{"COACHD_ADMIN_KEY": adminKey, "ANTHROPIC_API_KEY": "sk-ant-test"}
+	addrs := []string{freeAddr(t), freeAddr(t)}
+	replicas := make([]*container, len(addrs))
+	for i, addr := range addrs {
+		env := []string{"COACHD_ADDR=" + addr, "ANTHROPIC_BASE_URL=http://" + fakeAddr}
+		for _, k := range slices.Sorted(maps.Keys(c1.Environment)) {
+			v := interpolate(t, c1.Environment[k], vars)
+			if k == "COACHD_DB" {
+				if !strings.HasPrefix(v, "postgres://") {
+					t.Fatalf("the replicas' COACHD_DB is %q, want the postgres service's URL", v)
+				}
+				v = dsn
+			}
+			env = append(env, k+"="+v)
+		}
+		replicas[i] = runInImage(t, b, env, "/coachd", "serve")
+	}
+	for _, r := range replicas {
+		r.out.wait(t, "coachd listening on")
+	}
+
+	proxyAddr := freeAddr(t)
+	startCaddy(t, caddy, proxyAddr, addrs)
+	base := "http://" + proxyAddr
+
+	var created struct {
+		ID     string `json:"id"`
+		APIKey string `json:"api_key"`
+	}
+	if status := call(t, "POST", base+"/v1/users", adminKey, `{"name":"compose"}`, &created); status != 201 || created.APIKey == "" {
+		t.Fatalf("POST /v1/users through the proxy: %d %+v", status, created)
+	}
+	for range 4 {
+		var me struct{ ID string }
+		if status := call(t, "GET", base+"/v1/me", created.APIKey, "", &me); status != 200 || me.ID != created.ID {
+			t.Fatalf("GET /v1/me through the proxy: %d %+v, want %s", status, me, created.ID)
+		}
+	}
+	text, session := chatStream(t, base, created.APIKey, "hello through the proxy")
+	if !strings.Contains(text, "hello through the proxy") {
+		t.Fatalf("the streamed reply %q does not echo the message", text)
+	}
+	var msgs struct {
+		Messages []json.RawMessage `json:"messages"`
+	}
+	if status := call(t, "GET", base+"/v1/sessions/"+session+"/messages", created.APIKey, "", &msgs); status != 200 || len(msgs.Messages) != 2 {
+		t.Fatalf("the session's messages through the proxy: %d, %d messages, want 2", status, len(msgs.Messages))
+	}
+	// Round robin: each replica answered some of the requests, and its log
+	// lines are JSON (COACHD_LOG_FORMAT).
+	for i, r := range replicas {
+		if n := jsonRequests(t, r.out.String(), "/v1/me"); n == 0 {
+			t.Errorf("replica %d answered none of the four GET /v1/me:\n%s", i+1, r.out.String())
+		}
+	}
+}
+
+// startCaddy runs caddy on the compose file's Caddyfile, its site on
+// addr and its upstreams the replicas', and waits until it answers.
+func startCaddy(t *testing.T, caddy, addr string, upstreams []string) {
+	t.Helper()
+	data, err := os.ReadFile("Caddyfile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	conf := string(data)
+	for _, old := range []string{":8080 {", "coachd1:8080 coachd2:8080"} {
+		if !strings.Contains(conf, old) {
+			t.Fatalf("the Caddyfile has no %q to point at this test's ports", old)
+		}
+	}
+	conf = strings.Replace(conf, ":8080 {", "http://"+addr+" {", 1)
+	conf = strings.Replace(conf, "coachd1:8080 coachd2:8080", strings.Join(upstreams, " "), 1)
+	conf = "{\n\tadmin off\n}\n" + conf // no admin endpoint on a port of its own
+	dir := t.TempDir()
+	file := filepath.Join(dir, "Caddyfile")
+	if err := os.WriteFile(file, []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(caddy, "run", "--config", file, "--adapter", "caddyfile")
+	cmd.Env = append(os.Environ(), "HOME="+dir, "XDG_DATA_HOME="+dir, "XDG_CONFIG_HOME="+dir)
+	out := newLineWaiter()
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		if t.Failed() {
+			t.Logf("caddy's output:\n%s", out.String())
+		}
+	})
+	out.wait(t, `{"level":"info","ts":`) // its first log line
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := http.Get("http://" + addr + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the proxy did not answer /readyz in 30 s: %v\n%s", err, out.String())
+		}
+		time.Sleep(50 * time.Millisecond) // polling a process that is starting
+	}
+}
+
+// chatStream sends a message on a new session through /v1/chat/stream
+// and returns the reply's text and the session's id.
+func chatStream(t *testing.T, base, key, msg string) (text, session string) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", base+"/v1/chat/stream", strings.NewReader(fmt.Sprintf(`{"message":%q}`, msg)))
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		b, _ := io.ReadAll(resp.Body)
+		t.Fatalf("POST /v1/chat/stream: %d %s %s", resp.StatusCode, resp.Header.Get("Content-Type"), b)
+	}
+	session = resp.Header.Get("X-Coachd-Session-Id")
+	var sb strings.Builder
+	event := ""
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "event: "):
+			event = strings.TrimPrefix(line, "event: ")
+		case strings.HasPrefix(line, "data: ") && event == "content_delta":
+			var d struct{ Text string }
+			if err := json.Unmarshal([]byte(strings.TrimPrefix(line, "data: ")), &d); err != nil {
+				t.Fatal(err)
+			}
+			sb.WriteString(d.Text)
+		case strings.HasPrefix(line, "data: ") && event == "message_end":
+			return sb.String(), session
+		}
+	}
+	t.Fatalf("the stream ended without message_end: %v", sc.Err())
+	return "", ""
+}
+
+// jsonRequests counts a replica's JSON log lines of a request to path;
+// a line that is not JSON fails the test.
+func jsonRequests(t *testing.T, log, path string) int {
+	t.Helper()
+	n := 0
+	for line := range strings.Lines(log) {
+		line = strings.TrimSpace(line)
+		if !strings.HasPrefix(line, "{") {
+			continue // buildah's own lines, or coachd's banner on stdout
+		}
+		var rec struct{ Msg, Path string }
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Errorf("a log line is not JSON: %q", line)
+			continue
+		}
+		if rec.Msg == "request" && rec.Path == path {
+			n++
+		}
+	}
+	return n
+}
