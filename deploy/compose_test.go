@@ -14,7 +14,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/coachd/coachd/sqlstore/pgtest"
 	"gopkg.in/yaml.v3"
@@ -97,7 +96,7 @@ func TestComposeReplicas(t *testing.T) {
 
 	fakeAddr := freeAddr(t)
 	fake := runInImage(t, b, nil, "/coachd", "fake-anthropic", "--addr", fakeAddr)
-	fake.out.wait(t, "fake Anthropic")
+	fake.out.wait(t, `"fake Anthropic…"`, prefixed("fake Anthropic"))
 
 	const adminKey = "compose-test-admin-key-0123456789"
 	vars := map[string]string{"COACHD_ADMIN_KEY": adminKey, "ANTHROPIC_API_KEY": "sk-ant-test"}
@@ -118,7 +117,7 @@ func TestComposeReplicas(t *testing.T) {
 		replicas[i] = runInImage(t, b, env, "/coachd", "serve")
 	}
 	for _, r := range replicas {
-		r.out.wait(t, "coachd listening on")
+		r.out.wait(t, `"coachd listening on"`, prefixed("coachd listening on"))
 	}
 
 	proxyAddr := freeAddr(t)
@@ -193,20 +192,13 @@ func startCaddy(t *testing.T, caddy, addr string, upstreams []string) {
 			t.Logf("caddy's output:\n%s", out.String())
 		}
 	})
-	out.wait(t, `{"level":"info","ts":`) // its first log line
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		resp, err := http.Get("http://" + addr + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				return
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the proxy did not answer /readyz in 30 s: %v\n%s", err, out.String())
-		}
-		time.Sleep(50 * time.Millisecond) // polling a process that is starting
+	// Caddy says when its configuration is served (a JSON log line).
+	out.wait(t, "serving initial configuration", func(line string) bool {
+		var rec struct{ Msg string }
+		return json.Unmarshal([]byte(line), &rec) == nil && rec.Msg == "serving initial configuration"
+	})
+	if status := call(t, "GET", "http://"+addr+"/readyz", "", "", nil); status != 200 {
+		t.Fatalf("GET /readyz through the proxy: %d", status)
 	}
 }
 

@@ -52,16 +52,25 @@ func (b *buildah) cmd(ctx context.Context, args ...string) *exec.Cmd {
 	return c
 }
 
-// run runs buildah and returns its output, trimmed.
-func (b *buildah) run(tb testing.TB, args ...string) string {
-	tb.Helper()
+// out runs buildah and returns its output, trimmed.
+func (b *buildah) out(args ...string) (string, error) {
 	var out, errb bytes.Buffer
 	c := b.cmd(context.Background(), args...)
 	c.Stdout, c.Stderr = &out, &errb
 	if err := c.Run(); err != nil {
-		tb.Fatalf("buildah %s: %v\n%s", strings.Join(args, " "), err, errb.String())
+		return "", fmt.Errorf("buildah %s: %v\n%s", strings.Join(args, " "), err, errb.String())
 	}
-	return strings.TrimSpace(out.String())
+	return strings.TrimSpace(out.String()), nil
+}
+
+// run is out that fails the test.
+func (b *buildah) run(tb testing.TB, args ...string) string {
+	tb.Helper()
+	out, err := b.out(args...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return out
 }
 
 var (
@@ -155,9 +164,9 @@ func buildImage(t *testing.T) (*buildah, error) {
 	for _, from := range froms {
 		switch {
 		case strings.HasPrefix(from, "golang:"):
-			err = goStandIn(t, b, from, busybox)
+			err = goStandIn(b, from, busybox)
 		case strings.Contains(from, "distroless/static"):
-			err = staticStandIn(t, b, from)
+			err = staticStandIn(b, from)
 		default:
 			err = fmt.Errorf("the Dockerfile's FROM %s has no stand-in here", from)
 		}
@@ -223,9 +232,15 @@ func goEnv(name string) (string, error) {
 
 // standIn makes an image named name from scratch: fill writes its files
 // into the root it is given, env is its environment.
-func standIn(t *testing.T, b *buildah, name string, env []string, fill func(root string) error) error {
-	ctr := b.run(t, "from", "scratch")
-	root := b.run(t, "mount", ctr)
+func standIn(b *buildah, name string, env []string, fill func(root string) error) error {
+	ctr, err := b.out("from", "scratch")
+	if err != nil {
+		return err
+	}
+	root, err := b.out("mount", ctr)
+	if err != nil {
+		return err
+	}
 	if err := fill(root); err != nil {
 		return fmt.Errorf("stand-in for %s: %v", name, err)
 	}
@@ -233,9 +248,11 @@ func standIn(t *testing.T, b *buildah, name string, env []string, fill func(root
 	for _, e := range env {
 		args = append(args, "--env", e)
 	}
-	b.run(t, append(args, ctr)...)
-	b.run(t, "commit", "-q", ctr, qualified(name))
-	b.run(t, "rm", ctr)
+	for _, args := range [][]string{append(args, ctr), {"commit", "-q", ctr, qualified(name)}, {"rm", ctr}} {
+		if _, err := b.out(args...); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -254,14 +271,14 @@ func qualified(name string) string {
 
 // goStandIn is golang's image: this machine's Go toolchain, a shell for
 // RUN, and the module cache and build cache the build mounts.
-func goStandIn(t *testing.T, b *buildah, name, busybox string) error {
+func goStandIn(b *buildah, name, busybox string) error {
 	goroot, err := goEnv("GOROOT")
 	if err != nil {
 		return err
 	}
 	env := []string{"PATH=/usr/local/go/bin:/go/bin:/bin", "GOPATH=/go", "GOTOOLCHAIN=local",
 		"GOPROXY=file:///gomodcache", "GOSUMDB=off", "GOCACHE=/gocache"}
-	return standIn(t, b, name, env, func(root string) error {
+	return standIn(b, name, env, func(root string) error {
 		for _, d := range []string{"bin", "usr/local", "tmp", "etc/ssl/certs", "go"} {
 			if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
 				return err
@@ -287,8 +304,8 @@ func goStandIn(t *testing.T, b *buildah, name, busybox string) error {
 
 // staticStandIn is distroless static's nonroot image: what it gives a
 // static binary.
-func staticStandIn(t *testing.T, b *buildah, name string) error {
-	return standIn(t, b, name, []string{"PATH=/usr/local/bin:/usr/bin:/bin"}, func(root string) error {
+func staticStandIn(b *buildah, name string) error {
+	return standIn(b, name, []string{"PATH=/usr/local/bin:/usr/bin:/bin"}, func(root string) error {
 		for _, d := range []string{"etc/ssl/certs", "tmp", "home/nonroot"} {
 			if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
 				return err
@@ -458,8 +475,8 @@ func (w *lineWaiter) String() string {
 	return w.buf.String()
 }
 
-// wait returns the first line that has prefix once it is written.
-func (w *lineWaiter) wait(t *testing.T, prefix string) string {
+// wait returns the first line that match accepts, once it is written.
+func (w *lineWaiter) wait(t *testing.T, what string, match func(string) bool) string {
 	t.Helper()
 	deadline := time.After(time.Minute)
 	for {
@@ -468,16 +485,21 @@ func (w *lineWaiter) wait(t *testing.T, prefix string) string {
 		added := w.added
 		w.mu.Unlock()
 		for sc.Scan() {
-			if strings.HasPrefix(sc.Text(), prefix) {
+			if match(sc.Text()) {
 				return sc.Text()
 			}
 		}
 		select {
 		case <-added:
 		case <-deadline:
-			t.Fatalf("no line %q from coachd in a minute:\n%s", prefix, w.String())
+			t.Fatalf("no line %s in a minute:\n%s", what, w.String())
 		}
 	}
+}
+
+// prefixed matches a line that starts with p.
+func prefixed(p string) func(string) bool {
+	return func(line string) bool { return strings.HasPrefix(line, p) }
 }
 
 // freeAddr is a loopback address with a port free when it was asked.
@@ -526,8 +548,8 @@ func TestImageRuns(t *testing.T) {
 	b := mustImage(t)
 	addr := freeAddr(t)
 	c := runImage(t, b, nil, "--demo", "--addr", addr)
-	key := strings.TrimPrefix(c.out.wait(t, "API key: "), "API key: ")
-	c.out.wait(t, "coachd listening on")
+	key := strings.TrimPrefix(c.out.wait(t, `"API key: …"`, prefixed("API key: ")), "API key: ")
+	c.out.wait(t, `"coachd listening on"`, prefixed("coachd listening on"))
 	base := "http://" + addr
 	for _, path := range []string{"/healthz", "/readyz"} {
 		if status := call(t, "GET", base+path, "", "", nil); status != 200 {
