@@ -383,8 +383,22 @@ func TestImageConfig(t *testing.T) {
 	ctr := b.run(t, "from", "--pull-never", image)
 	defer b.run(t, "rm", ctr)
 	root := b.run(t, "mount", ctr)
-	if err := isStatic(filepath.Join(root, "coachd")); err != nil {
+	bin := filepath.Join(root, "coachd")
+	if err := isStatic(bin); err != nil {
 		t.Errorf("the image's binary is not static (CGO off, pure-Go SQLite): %v", err)
+	}
+	// What the binary records of its build: cgo off, a path-free build of
+	// cmd/coachd. (The stand-in has no C compiler, so cgo would be off
+	// here anyway; with golang's, which has one, the Dockerfile's
+	// CGO_ENABLED=0 keeps it off.)
+	build, err := exec.Command("go", "version", "-m", bin).Output()
+	if err != nil {
+		t.Fatalf("go version -m: %v", err)
+	}
+	for _, want := range []string{"\tCGO_ENABLED=0\n", "\t-trimpath=true\n", "\tpath\tgithub.com/coachd/coachd/cmd/coachd\n"} {
+		if !strings.Contains(string(build), want) {
+			t.Errorf("the binary's build info has no %q:\n%s", strings.TrimSpace(want), build)
+		}
 	}
 	if fi, err := os.Stat(filepath.Join(root, "data")); err != nil || fi.Sys().(*syscall.Stat_t).Uid != nonroot {
 		t.Errorf("/data is not nonroot's: %v", err)
