@@ -29,9 +29,10 @@ func behindTurn(t *testing.T, db *DB) (*coachd.User, *coachd.Session, coachd.Tur
 		Stream: &coachd.StreamStart{Owner: "proc"}, Behind: true}
 }
 
-// stored reports what of the admission the store holds, read on a
-// reader's connection: the user message, the hold and the lease.
-func stored(t *testing.T, db *DB, u *coachd.User, s *coachd.Session) (msgs int, held int64, leased bool) {
+// wantStored fails the test unless the store, read on a reader's
+// connection, holds all of behindTurn's admission (its user message, its
+// hold of 300 and its lease) or, without all, none of it.
+func wantStored(t *testing.T, db *DB, u *coachd.User, s *coachd.Session, all bool, when string) {
 	t.Helper()
 	ctx := context.Background()
 	h, err := db.History(ctx, u.ID, s.ID)
@@ -46,7 +47,31 @@ func stored(t *testing.T, db *DB, u *coachd.User, s *coachd.Session) (msgs int, 
 	if err := db.read.QueryRowContext(ctx, db.dialect.rebind(`SELECT turn_owner FROM sessions WHERE id = ?`), s.ID).Scan(&owner); err != nil {
 		t.Fatal(err)
 	}
-	return len(h), st.TokensReserved, owner.String != ""
+	n, held, leased := len(h), st.TokensReserved, owner.String != ""
+	switch {
+	case all && (n != 1 || held != 300 || !leased):
+		t.Fatalf("%s the store shows %d messages, %d held, leased %v: want 1, 300, true", when, n, held, leased)
+	case !all && (n != 0 || held != 0 || leased):
+		t.Fatalf("%s the store shows %d messages, %d held, leased %v: want none of it", when, n, held, leased)
+	}
+}
+
+// commitThrice opens gate and waits for adm's commit from three
+// goroutines at once: each must learn it was stored.
+func commitThrice(t *testing.T, adm *coachd.Admission, gate chan<- struct{}) {
+	t.Helper()
+	var wg sync.WaitGroup
+	errs := make([]error, 3)
+	for i := range errs {
+		wg.Go(func() { errs[i] = adm.Commit() })
+	}
+	close(gate)
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Fatalf("Commit: %v", err)
+		}
+	}
 }
 
 // An admission left behind returns once its statements ran: nothing of
@@ -67,30 +92,15 @@ func TestAdmitTurnBehind(t *testing.T) {
 		t.Fatal("an admission left behind on SQLite came back committed (Commit nil)")
 	}
 	<-paused // the commit's goroutine, about to take the writer back
-	if n, held, leased := stored(t, db, u, s); n != 0 || held != 0 || leased {
-		t.Fatalf("before its commit the store shows %d messages, %d held, leased %v: want none of it", n, held, leased)
-	}
+	wantStored(t, db, u, s, false, "before its commit")
 	if a.Message.ID == "" || a.Message.Seq != 1 {
 		t.Fatalf("the message's id and seq are not filled in: %+v", a.Message)
 	}
-	var wg sync.WaitGroup
-	errs := make([]error, 3)
-	for i := range errs {
-		wg.Go(func() { errs[i] = adm.Commit() })
-	}
-	close(gate)
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			t.Fatalf("Commit: %v", err)
-		}
-	}
+	commitThrice(t, adm, gate)
 	if got := db.group.commits.Load() - before; got != 1 {
 		t.Fatalf("the admission took %d commits, want 1", got)
 	}
-	if n, held, leased := stored(t, db, u, s); n != 1 || held != 300 || !leased {
-		t.Fatalf("once committed the store shows %d messages, %d held, leased %v: want 1, 300, true", n, held, leased)
-	}
+	wantStored(t, db, u, s, true, "once committed")
 	if err := adm.Commit(); err != nil {
 		t.Fatalf("Commit asked again: %v", err)
 	}
@@ -163,16 +173,12 @@ func TestAdmitTurnBehindFails(t *testing.T) {
 	if joined == nil {
 		t.Fatal("the write that broke the group was told it was stored")
 	}
-	if n, held, leased := stored(t, db, u, s); n != 0 || held != 0 || leased {
-		t.Fatalf("after a failed commit the store shows %d messages, %d held, leased %v: want none of it", n, held, leased)
-	}
+	wantStored(t, db, u, s, false, "after a failed commit")
 	// The writer goes on: the same admission, asked again, is stored.
 	db.group.yield = nil
 	a.Behind = false
 	if _, err := db.AdmitTurn(ctx, a); err != nil {
 		t.Fatalf("an admission after the failed group: %v", err)
 	}
-	if n, held, leased := stored(t, db, u, s); n != 1 || held != 300 || !leased {
-		t.Fatalf("the admission after the failed group: %d messages, %d held, leased %v", n, held, leased)
-	}
+	wantStored(t, db, u, s, true, "after an admission after the failed group")
 }

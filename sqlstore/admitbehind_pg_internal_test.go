@@ -67,9 +67,7 @@ func TestAdmitTurnBehindPostgres(t *testing.T) {
 		t.Fatal("an admission left behind on Postgres came back committed (Commit nil)")
 	}
 	<-paused
-	if n, held, leased := stored(t, db, u, s); n != 0 || held != 0 || leased {
-		t.Fatalf("before its commit the store shows %d messages, %d held, leased %v: want none of it", n, held, leased)
-	}
+	wantStored(t, db, u, s, false, "before its commit")
 	if a.Message.ID == "" || a.Message.Seq != 1 {
 		t.Fatalf("the message's id and seq are not filled in: %+v", a.Message)
 	}
@@ -91,24 +89,11 @@ func TestAdmitTurnBehindPostgres(t *testing.T) {
 		default:
 		}
 	}
-	var wg sync.WaitGroup
-	errs := make([]error, 3)
-	for i := range errs {
-		wg.Go(func() { errs[i] = adm.Commit() })
-	}
-	close(gate)
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			t.Fatalf("Commit: %v", err)
-		}
-	}
+	commitThrice(t, adm, gate)
 	if err := <-second; coachd.ErrorCode(err) != coachd.EBUDGET {
 		t.Fatalf("the second admission of 800, after the first's hold of 300 of 1,000: %v, want EBUDGET", err)
 	}
-	if n, held, leased := stored(t, db, u, s); n != 1 || held != 300 || !leased {
-		t.Fatalf("once committed the store shows %d messages, %d held, leased %v: want 1, 300, true", n, held, leased)
-	}
+	wantStored(t, db, u, s, true, "once committed")
 	if err := adm.Commit(); err != nil {
 		t.Fatalf("Commit asked again: %v", err)
 	}
@@ -150,17 +135,13 @@ func TestAdmitTurnBehindFailsPostgres(t *testing.T) {
 			} else if coachd.ErrorCode(err) != coachd.EINTERNAL {
 				t.Fatalf("Commit: %v, want EINTERNAL", err)
 			}
-			if n, held, leased := stored(t, db, u, s); n != 0 || held != 0 || leased {
-				t.Fatalf("after a failed commit the store shows %d messages, %d held, leased %v: want none of it", n, held, leased)
-			}
+			wantStored(t, db, u, s, false, "after a failed commit")
 			db.committing = nil
 			a.Behind, a.Until = false, time.Now().Add(time.Minute)
 			if _, err := db.AdmitTurn(context.Background(), a); err != nil {
 				t.Fatalf("an admission after the failed commit: %v", err)
 			}
-			if n, held, leased := stored(t, db, u, s); n != 1 || held != 300 || !leased {
-				t.Fatalf("the admission after the failed commit: %d messages, %d held, leased %v", n, held, leased)
-			}
+			wantStored(t, db, u, s, true, "after an admission after the failed commit")
 		})
 	}
 }
