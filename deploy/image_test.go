@@ -91,8 +91,8 @@ func TestMain(m *testing.M) {
 }
 
 // mustImage builds the image once for the test binary and returns the
-// buildah that holds it; without buildah or a static busybox it skips,
-// or fails when $CI is set (nothing may be skipped in CI).
+// buildah that holds it; without buildah, a static busybox or root it
+// skips, or fails when $CI is set (nothing may be skipped in CI).
 func mustImage(t *testing.T) *buildah {
 	t.Helper()
 	built.Do(func() { builder, buildErr = buildImage(t) })
