@@ -95,7 +95,9 @@ func TestComposeReplicas(t *testing.T) {
 	dsn := pgtest.NewDatabase(t)
 
 	fakeAddr := freeAddr(t)
-	fake := runInImage(t, b, nil, "/coachd", "fake-anthropic", "--addr", fakeAddr)
+	// Its events paced, so a turn lasts seconds: long enough to see its
+	// first text come through the proxy while it still runs.
+	fake := runInImage(t, b, nil, "/coachd", "fake-anthropic", "--addr", fakeAddr, "--event-delay", "300ms")
 	fake.out.wait(t, `"fake Anthropic…"`, prefixed("fake Anthropic"))
 
 	const adminKey = "compose-test-admin-key-0123456789"
@@ -137,15 +139,28 @@ func TestComposeReplicas(t *testing.T) {
 			t.Fatalf("GET /v1/me through the proxy: %d %+v, want %s", status, me, created.ID)
 		}
 	}
-	text, session := chatStream(t, base, created.APIKey, "hello through the proxy")
-	if !strings.Contains(text, "hello through the proxy") {
-		t.Fatalf("the streamed reply %q does not echo the message", text)
+	text, session, stop := chatStream(t, base, created.APIKey, "hello through the proxy", nil)
+	if !strings.Contains(text, "hello through the proxy") || stop != "end_turn" {
+		t.Fatalf("the streamed reply %q (%s) does not echo the message", text, stop)
 	}
 	var msgs struct {
 		Messages []json.RawMessage `json:"messages"`
 	}
 	if status := call(t, "GET", base+"/v1/sessions/"+session+"/messages", created.APIKey, "", &msgs); status != 200 || len(msgs.Messages) != 2 {
 		t.Fatalf("the session's messages through the proxy: %d, %d messages, want 2", status, len(msgs.Messages))
+	}
+	// SSE unbuffered (flush_interval -1): the first text of a turn comes
+	// through while the turn still runs, so a stop asked then (through
+	// the proxy, to whichever replica) finds it running and ends it. A
+	// proxy that held the response back would deliver the text once the
+	// turn had ended, and the stop would find none (404).
+	_, _, stop = chatStream(t, base, created.APIKey, "stop me halfway", func(session string) {
+		if status := call(t, "POST", base+"/v1/sessions/"+session+"/stop", created.APIKey, "", nil); status != 202 {
+			t.Errorf("the stop asked at the first text through the proxy: %d, want 202 (the turn running)", status)
+		}
+	})
+	if stop != "aborted" {
+		t.Errorf("the stopped turn ended %q, want aborted", stop)
 	}
 	// Round robin: each replica answered some of the requests, and its log
 	// lines are JSON (COACHD_LOG_FORMAT).
@@ -203,8 +218,9 @@ func startCaddy(t *testing.T, caddy, addr string, upstreams []string) {
 }
 
 // chatStream sends a message on a new session through /v1/chat/stream
-// and returns the reply's text and the session's id.
-func chatStream(t *testing.T, base, key, msg string) (text, session string) {
+// and returns the reply's text, the session's id and the turn's stop
+// reason; atFirstText, when not nil, is called at the first text.
+func chatStream(t *testing.T, base, key, msg string, atFirstText func(session string)) (text, session, stop string) {
 	t.Helper()
 	req, _ := http.NewRequest("POST", base+"/v1/chat/stream", strings.NewReader(fmt.Sprintf(`{"message":%q}`, msg)))
 	req.Header.Set("Authorization", "Bearer "+key)
@@ -224,21 +240,31 @@ func chatStream(t *testing.T, base, key, msg string) (text, session string) {
 	sc := bufio.NewScanner(resp.Body)
 	for sc.Scan() {
 		line := sc.Text()
+		data, isData := strings.CutPrefix(line, "data: ")
 		switch {
 		case strings.HasPrefix(line, "event: "):
 			event = strings.TrimPrefix(line, "event: ")
-		case strings.HasPrefix(line, "data: ") && event == "content_delta":
+		case isData && event == "content_delta":
 			var d struct{ Text string }
-			if err := json.Unmarshal([]byte(strings.TrimPrefix(line, "data: ")), &d); err != nil {
+			if err := json.Unmarshal([]byte(data), &d); err != nil {
 				t.Fatal(err)
 			}
+			if sb.Len() == 0 && atFirstText != nil {
+				atFirstText(session)
+			}
 			sb.WriteString(d.Text)
-		case strings.HasPrefix(line, "data: ") && event == "message_end":
-			return sb.String(), session
+		case isData && event == "message_end":
+			var end struct {
+				StopReason string `json:"stop_reason"`
+			}
+			if err := json.Unmarshal([]byte(data), &end); err != nil {
+				t.Fatal(err)
+			}
+			return sb.String(), session, end.StopReason
 		}
 	}
 	t.Fatalf("the stream ended without message_end: %v", sc.Err())
-	return "", ""
+	return "", "", ""
 }
 
 // jsonRequests counts a replica's JSON log lines of a request to path;
