@@ -116,7 +116,7 @@ func TestComposeReplicas(t *testing.T) {
 			}
 			env = append(env, k+"="+v)
 		}
-		replicas[i] = runInImage(t, b, env, "/coachd", "serve")
+		replicas[i] = runImage(t, b, env)
 	}
 	for _, r := range replicas {
 		r.out.wait(t, `"coachd listening on"`, prefixed("coachd listening on"))
