@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/coachd/coachd"
 	"github.com/coachd/coachd/sqlstore/pgtest"
@@ -14,16 +13,7 @@ import (
 // openPostgres opens and migrates a fresh Postgres database (pgtest).
 func openPostgres(t *testing.T) *DB {
 	t.Helper()
-	ctx := context.Background()
-	db, err := Open(ctx, pgtest.NewDatabase(t), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	if err := db.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	return db
+	return openDSN(t, pgtest.NewDatabase(t))
 }
 
 // holdCommit makes db's next admission left behind wait before its
@@ -137,7 +127,7 @@ func TestAdmitTurnBehindFailsPostgres(t *testing.T) {
 			}
 			wantStored(t, db, u, s, false, "after a failed commit")
 			db.committing = nil
-			a.Behind, a.Until = false, time.Now().Add(time.Minute)
+			a.Behind = false
 			if _, err := db.AdmitTurn(context.Background(), a); err != nil {
 				t.Fatalf("an admission after the failed commit: %v", err)
 			}

@@ -22,9 +22,15 @@ func openGrouped(t *testing.T) *DB {
 // openGroupedAt opens and migrates a SQLite file, and returns its path.
 func openGroupedAt(t *testing.T) (*DB, string) {
 	t.Helper()
-	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "c.db")
-	db, err := Open(ctx, path, nil)
+	return openDSN(t, path), path
+}
+
+// openDSN opens and migrates dsn, and closes it when the test ends.
+func openDSN(t *testing.T, dsn string) *DB {
+	t.Helper()
+	ctx := context.Background()
+	db, err := Open(ctx, dsn, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +38,7 @@ func openGroupedAt(t *testing.T) (*DB, string) {
 	if err := db.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
-	return db, path
+	return db
 }
 
 // holdWriter takes the writer, as a long transaction would, until the
