@@ -3,10 +3,8 @@ package deploy_test
 import (
 	"bufio"
 	"encoding/json"
-	"fmt"
 	"io"
 	"maps"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,7 +22,6 @@ type composeService struct {
 	Image       string            `yaml:"image"`
 	Build       string            `yaml:"build"`
 	Environment map[string]string `yaml:"environment"`
-	DependsOn   yaml.Node         `yaml:"depends_on"`
 }
 
 func readCompose(t *testing.T) map[string]composeService {
@@ -222,13 +219,11 @@ func startCaddy(t *testing.T, caddy, addr string, upstreams []string) {
 // reason; atFirstText, when not nil, is called at the first text.
 func chatStream(t *testing.T, base, key, msg string, atFirstText func(session string)) (text, session, stop string) {
 	t.Helper()
-	req, _ := http.NewRequest("POST", base+"/v1/chat/stream", strings.NewReader(fmt.Sprintf(`{"message":%q}`, msg)))
-	req.Header.Set("Authorization", "Bearer "+key)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
+	body, err := json.Marshal(map[string]string{"message": msg})
 	if err != nil {
 		t.Fatal(err)
 	}
+	resp := send(t, "POST", base+"/v1/chat/stream", key, string(body))
 	defer resp.Body.Close()
 	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		b, _ := io.ReadAll(resp.Body)

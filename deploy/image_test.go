@@ -248,12 +248,30 @@ func standIn(b *buildah, name string, env []string, fill func(root string) error
 	for _, e := range env {
 		args = append(args, "--env", e)
 	}
-	for _, args := range [][]string{append(args, ctr), {"commit", "-q", ctr, qualified(name)}, {"rm", ctr}} {
-		if _, err := b.out(args...); err != nil {
+	for _, step := range [][]string{append(args, ctr), {"commit", "-q", ctr, qualified(name)}, {"rm", ctr}} {
+		if _, err := b.out(step...); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// baseRoot lays out what both stand-ins have in root: dirs, a /tmp
+// anyone may write to, and this machine's CA certificates, if any.
+func baseRoot(root string, dirs ...string) error {
+	for _, d := range append([]string{"etc/ssl/certs", "tmp"}, dirs...) {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			return err
+		}
+	}
+	if err := os.Chmod(filepath.Join(root, "tmp"), 0o1777); err != nil {
+		return err
+	}
+	data, err := os.ReadFile("/etc/ssl/certs/ca-certificates.crt")
+	if err != nil {
+		return nil // none on this machine: the image gets none either
+	}
+	return os.WriteFile(filepath.Join(root, "etc", "ssl", "certs", "ca-certificates.crt"), data, 0o644)
 }
 
 // qualified is a short image name as the build resolves it (docker.io's
@@ -279,12 +297,7 @@ func goStandIn(b *buildah, name, busybox string) error {
 	env := []string{"PATH=/usr/local/go/bin:/go/bin:/bin", "GOPATH=/go", "GOTOOLCHAIN=local",
 		"GOPROXY=file:///gomodcache", "GOSUMDB=off", "GOCACHE=/gocache"}
 	return standIn(b, name, env, func(root string) error {
-		for _, d := range []string{"bin", "usr/local", "tmp", "etc/ssl/certs", "go"} {
-			if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
-				return err
-			}
-		}
-		if err := os.Chmod(filepath.Join(root, "tmp"), 0o1777); err != nil {
+		if err := baseRoot(root, "bin", "usr/local", "go"); err != nil {
 			return err
 		}
 		if out, err := exec.Command("cp", "-a", busybox, filepath.Join(root, "bin", "busybox")).CombinedOutput(); err != nil {
@@ -298,7 +311,7 @@ func goStandIn(b *buildah, name, busybox string) error {
 		if out, err := exec.Command("cp", "-a", goroot, filepath.Join(root, "usr", "local", "go")).CombinedOutput(); err != nil {
 			return fmt.Errorf("cp GOROOT: %v %s", err, out)
 		}
-		return copyCerts(root)
+		return nil
 	})
 }
 
@@ -306,12 +319,7 @@ func goStandIn(b *buildah, name, busybox string) error {
 // static binary.
 func staticStandIn(b *buildah, name string) error {
 	return standIn(b, name, []string{"PATH=/usr/local/bin:/usr/bin:/bin"}, func(root string) error {
-		for _, d := range []string{"etc/ssl/certs", "tmp", "home/nonroot"} {
-			if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
-				return err
-			}
-		}
-		if err := os.Chmod(filepath.Join(root, "tmp"), 0o1777); err != nil {
+		if err := baseRoot(root, "home/nonroot"); err != nil {
 			return err
 		}
 		if err := os.Chown(filepath.Join(root, "home", "nonroot"), nonroot, nonroot); err != nil {
@@ -322,19 +330,8 @@ func staticStandIn(b *buildah, name string) error {
 		if err := os.WriteFile(filepath.Join(root, "etc", "passwd"), []byte(passwd), 0o644); err != nil {
 			return err
 		}
-		if err := os.WriteFile(filepath.Join(root, "etc", "group"), []byte(group), 0o644); err != nil {
-			return err
-		}
-		return copyCerts(root)
+		return os.WriteFile(filepath.Join(root, "etc", "group"), []byte(group), 0o644)
 	})
-}
-
-func copyCerts(root string) error {
-	data, err := os.ReadFile("/etc/ssl/certs/ca-certificates.crt")
-	if err != nil {
-		return nil // none on this machine: the image gets none either
-	}
-	return os.WriteFile(filepath.Join(root, "etc", "ssl", "certs", "ca-certificates.crt"), data, 0o644)
 }
 
 // imageConfig is the part of an OCI image's config the test checks.
@@ -527,9 +524,9 @@ func freeAddr(t *testing.T) string {
 	return l.Addr().String()
 }
 
-// call sends a request with key and decodes its JSON answer into out;
-// it returns the status.
-func call(t *testing.T, method, url, key, body string, out any) int {
+// send sends a request with key (when not "") and a JSON body (when not
+// "") and returns its response.
+func send(t *testing.T, method, url, key, body string) *http.Response {
 	t.Helper()
 	req, err := http.NewRequest(method, url, strings.NewReader(body))
 	if err != nil {
@@ -545,6 +542,14 @@ func call(t *testing.T, method, url, key, body string, out any) int {
 	if err != nil {
 		t.Fatalf("%s %s: %v", method, url, err)
 	}
+	return resp
+}
+
+// call sends a request as send does and decodes its JSON answer into
+// out; it returns the status.
+func call(t *testing.T, method, url, key, body string, out any) int {
+	t.Helper()
+	resp := send(t, method, url, key, body)
 	defer resp.Body.Close()
 	data, _ := io.ReadAll(resp.Body)
 	if out != nil && resp.StatusCode < 300 {
