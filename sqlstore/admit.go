@@ -46,8 +46,12 @@ func (db *DB) ReadTurn(ctx context.Context, userID, sessionID string, after int6
 // coachd.ErrLimitReached, and then nothing is counted or taken.
 // a.Message, the turn's user message, is appended in the same
 // transaction: a session that cannot take it (full) refuses the
-// admission, before any token is spent. On Postgres the lease's
-// statement also writes the log's turn and the message (takeTurnPG).
+// admission, before any token is spent. On Postgres a chat turn's
+// admission is one statement (admitPG): the user's lock and limits, the
+// lease, the log's turn, the message, and the hold unless the user's
+// stale holds or a new period must be dealt with first; when it takes no
+// lease, the transaction is rolled back and the admission runs again one
+// statement at a time, which tells why.
 // With a.Behind it returns once its statements ran, and Admission.Commit
 // waits for the COMMIT: on SQLite the writer's group's, on Postgres the
 // transaction's own, which runs on a goroutine (tx.commitBehind) while
@@ -72,77 +76,109 @@ func (db *DB) AdmitTurn(ctx context.Context, a coachd.TurnAdmission) (*coachd.Ad
 			return nil, err
 		}
 	}
-	var ids []string
-	var first int64
-	var at time.Time
-	adm, wait, err := writeTxBehind(ctx, db, a.Behind, func(tx *tx) (*coachd.Admission, error) {
-		// The user's lock first, as every budget write takes it, then the
-		// limits.
-		st, err := db.lockLimits(ctx, tx, req.UserID, a.Limits)
-		if err != nil {
-			return nil, err
-		}
-		// The lease and the user message's seqs in one statement when the
-		// session is as the turn saw it and has room; otherwise one at a
-		// time, which tells which of them refused. On Postgres the same
-		// statement writes the event log's turn and the user message.
-		var next, streamTurn int64
-		var taken, folded bool
-		if tx.d == dialectPostgres && (a.Stream != nil || msgs != nil) {
-			ids = messageIDs(msgs, tx.now)
-			next, streamTurn, taken, err = takeTurnPG(ctx, tx, a, msgs, rows, ids)
-			folded = taken
-		} else {
-			next, taken, err = takeTurn(ctx, tx, a, int64(len(msgs)))
-		}
-		if err != nil {
-			return nil, err
-		}
-		if !taken {
-			if err := leaseTurn(ctx, tx, a); err != nil {
-				return nil, err
-			}
-		}
-		res, err := db.reserve(ctx, tx, req, st)
-		if err != nil {
-			return nil, err
-		}
-		adm := &coachd.Admission{Reservation: res, StreamTurn: streamTurn}
-		switch {
-		case a.Stream != nil && folded:
-			err = keepTurns(ctx, tx, req.UserID, req.SessionID, streamTurn, a.Stream.Keep)
-		case a.Stream != nil:
-			adm.StreamTurn, err = beginTurn(ctx, tx, req.UserID, req.SessionID, a.Stream.Owner, a.Stream.Keep)
-		}
-		if err != nil {
-			return nil, err
-		}
-		if msgs != nil {
-			if taken {
-				first = next - int64(len(msgs))
-				if !folded {
-					ids, err = insertRows(ctx, tx, req.SessionID, msgs, rows, first)
-				}
-			} else {
-				ids, first, _, err = insertMessages(ctx, tx, req.UserID, req.SessionID, msgs, rows, "")
-			}
-			if err != nil {
-				return nil, err
-			}
-			at = tx.now
-		}
-		return adm, nil
-	})
+	admit := func(fold bool) (admitted, func() error, error) {
+		return writeTxBehind(ctx, db, a.Behind, func(tx *tx) (admitted, error) {
+			return db.admitTurn(ctx, tx, a, req, msgs, rows, fold)
+		})
+	}
+	r, wait, err := admit(true)
+	if errors.Is(err, errUnfold) {
+		r, wait, err = admit(false)
+	}
 	if err != nil {
 		return nil, err
 	}
 	if msgs != nil {
 		// Only once committed, as AppendMessages; or, left behind, once
 		// its statements ran: the caller waits for Commit.
-		assignMessages(msgs, ids, req.SessionID, first, at)
+		assignMessages(msgs, r.ids, req.SessionID, r.first, r.at)
 	}
-	adm.Commit = wait
-	return adm, nil
+	r.adm.Commit = wait
+	return r.adm, nil
+}
+
+// admitted is what an admission's transaction did: the admission, and
+// the user message's ids, first seq and time.
+type admitted struct {
+	adm   *coachd.Admission
+	ids   []string
+	first int64
+	at    time.Time
+}
+
+// admitTurn is AdmitTurn's transaction, on Postgres for a chat turn in
+// one statement (admitPG) when fold is set and a's limits allow.
+func (db *DB) admitTurn(ctx context.Context, tx *tx, a coachd.TurnAdmission, req coachd.ReserveRequest,
+	msgs []*coachd.Message, rows []messageRow, fold bool) (admitted, error) {
+	var r admitted
+	var st *userBudgetState
+	var res *coachd.Reservation
+	var next, streamTurn int64
+	var taken, folded bool
+	if fold && tx.d == dialectPostgres && (a.Stream != nil || msgs != nil) && foldsLimits(a.Limits) {
+		r.ids = messageIDs(msgs, tx.now)
+		hold := db.newReservation(tx, req)
+		p, err := db.admitPG(ctx, tx, a, a.Limits, msgs, rows, r.ids, hold)
+		if err != nil {
+			return r, err
+		}
+		st, next, streamTurn, taken, folded = &p.st, p.next, p.turn, true, true
+		if p.held {
+			res = hold
+		}
+	} else {
+		// The user's lock first, as every budget write takes it, then
+		// the limits; then the lease and the user message's seqs in one
+		// statement when the session is as the turn saw it and has
+		// room; otherwise one at a time, which tells which refused.
+		var err error
+		if st, err = db.lockLimits(ctx, tx, req.UserID, a.Limits); err != nil {
+			return r, err
+		}
+		if next, taken, err = takeTurn(ctx, tx, a, int64(len(msgs))); err != nil {
+			return r, err
+		}
+		if !taken {
+			if err := leaseTurn(ctx, tx, a); err != nil {
+				return r, err
+			}
+		}
+	}
+	if res == nil {
+		// Not folded, or the fold's hold refused: the reservation goes
+		// the way the budget's state tells (stale holds released, a new
+		// period, a free preview, or EBUDGET).
+		var err error
+		if res, err = db.reserve(ctx, tx, req, st); err != nil {
+			return r, err
+		}
+	}
+	r.adm = &coachd.Admission{Reservation: res, StreamTurn: streamTurn}
+	var err error
+	switch {
+	case a.Stream != nil && folded:
+		err = keepTurns(ctx, tx, req.UserID, req.SessionID, streamTurn, a.Stream.Keep)
+	case a.Stream != nil:
+		r.adm.StreamTurn, err = beginTurn(ctx, tx, req.UserID, req.SessionID, a.Stream.Owner, a.Stream.Keep)
+	}
+	if err != nil {
+		return r, err
+	}
+	if msgs != nil {
+		if taken {
+			r.first = next - int64(len(msgs))
+			if !folded {
+				r.ids, err = insertRows(ctx, tx, req.SessionID, msgs, rows, r.first)
+			}
+		} else {
+			r.ids, r.first, _, err = insertMessages(ctx, tx, req.UserID, req.SessionID, msgs, rows, "")
+		}
+		if err != nil {
+			return r, err
+		}
+		r.at = tx.now
+	}
+	return r, nil
 }
 
 // takeTurn takes a's lease and reserves n seqs (none when n is 0) in one
@@ -157,12 +193,17 @@ func takeTurn(ctx context.Context, tx *tx, a coachd.TurnAdmission, n int64) (int
 	return tookTurn(a, n, now, next, err)
 }
 
-// takeTurnSQL is takeTurn's UPDATE; takeTurnArgs its arguments.
-const takeTurnSQL = `UPDATE sessions SET turn_owner = ?, turn_until = ?,
+// takeTurnSQL is takeTurn's UPDATE (takeTurnSet, a condition may be
+// added to its WHERE, then takeTurnReturning); takeTurnArgs its
+// arguments.
+const (
+	takeTurnSQL = takeTurnSet + takeTurnReturning
+	takeTurnSet = `UPDATE sessions SET turn_owner = ?, turn_until = ?,
 		next_seq = next_seq + ?, message_count = message_count + ?, updated_at = ?
 		WHERE id = ? AND user_id = ? AND (turn_owner IS NULL OR turn_owner = ? OR turn_until <= ?)
-		AND message_count = ? AND updated_at = ? AND message_count + ? <= ?
-		RETURNING ` + sessionColumns + `, next_seq`
+		AND message_count = ? AND updated_at = ? AND message_count + ? <= ?`
+	takeTurnReturning = ` RETURNING ` + sessionColumns + `, next_seq`
+)
 
 func takeTurnArgs(tx *tx, a coachd.TurnAdmission, n int64) []any {
 	updated := a.Seen.UpdatedAt // what the WHERE finds: no change without a message
@@ -239,14 +280,15 @@ func (db *DB) EndTurn(ctx context.Context, userID string, e coachd.TurnEnd) (*co
 	var now time.Time
 	var sess *coachd.Session
 	r, err := writeTx(ctx, db, func(tx *tx) (*coachd.Reservation, error) {
-		// The user's lock first, as every budget write takes it; on
-		// Postgres with the reservation read in the same statement.
+		// The user's lock first, as every budget write takes it, and the
+		// reservation read after it unless the caller's copy is used.
 		var r *coachd.Reservation
 		var err error
-		// On SQLite the reservation the caller saw is settled without a
-		// read while it is still the stored one (settleSeen).
+		// The reservation the caller saw is settled without a read while
+		// it is still the stored one (settleSeen); on Postgres the user's
+		// lock is then a statement of its own.
 		seen := e.ReservationSeen
-		if tx.d == dialectPostgres || seen == nil || e.ReservationID == "" || seen.ID != e.ReservationID || seen.UserID != userID {
+		if seen == nil || e.ReservationID == "" || seen.ID != e.ReservationID || seen.UserID != userID {
 			seen = nil
 		}
 		if e.ReservationID != "" && seen == nil {

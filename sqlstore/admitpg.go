@@ -2,25 +2,38 @@ package sqlstore
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 
 	"github.com/coachd/coachd"
 )
 
-// takeTurnPG is takeTurn on Postgres with the rows an admission writes
-// after it in the same statement: the event log's turn (beginTurn's,
-// when a.Stream is set) and the user message (msgs, none or one, with
-// its row and id), at the seq the UPDATE reserved. Each is a
-// data-modifying WITH that reads the UPDATE's row, so they write only
-// when it matched: a statement that took nothing wrote nothing, and the
-// caller goes on as after takeTurn. One round trip instead of three, on
-// the first text's path. It returns what takeTurn does and the turn's
-// number in the event log (0 without a.Stream, or when not taken); the
-// caller applies the log's retention (keepTurns).
-func takeTurnPG(ctx context.Context, tx *tx, a coachd.TurnAdmission, msgs []*coachd.Message, rows []messageRow, ids []string) (next, turn int64, taken bool, err error) {
+// admitPG is, on Postgres, a chat turn's admission up to its reservation
+// in one statement: one round trip on the first text's path instead of
+// five. In order: the user's lock with the budget's state (lockBudget's
+// read) and the counts of limits (lockLimitsPG's); the lease and the
+// user message's seqs (takeTurn's UPDATE, which reads the lock's row, so
+// the user's lock comes first, as lockUser orders it); the event log's
+// turn (beginTurn's, when a.Stream is set); the user message (msgs, none
+// or one, with its row and id) at the seq the lease reserved; and the
+// budget's hold of hold with its rows (reserveHeldPG's), unless the
+// user's stale holds or a new period must be dealt with first. Each part
+// after the lease is a data-modifying WITH that reads the lease's row,
+// so it writes only when the lease was taken.
+//
+// A reached limit is coachd.ErrLimitReached. When the lease was not
+// taken, or the user is not there, the answer is errUnfold: the
+// statement may have counted limits, and the caller rolls back and
+// admits one statement at a time, which tells why. When the budget did
+// not hold hold, the caller reserves from the state returned.
+func (db *DB) admitPG(ctx context.Context, tx *tx, a coachd.TurnAdmission, limits []coachd.LimitHit,
+	msgs []*coachd.Message, rows []messageRow, ids []string, hold *coachd.Reservation) (pgAdmission, error) {
 	n := int64(len(msgs))
-	q := `WITH s AS (` + takeTurnSQL + `)`
-	args := takeTurnArgs(tx, a, n)
+	withs, count := lockWiths(len(limits))
+	q := `WITH ` + withs + `, s AS (` + takeTurnSet + ` AND EXISTS (SELECT 1 FROM k)` + takeTurnReturning + `)`
+	args := db.lockArgs(tx, hold.UserID, limits)
+	args = append(args, takeTurnArgs(tx, a, n)...)
 	turnCol := `0`
 	if a.Stream != nil {
 		q += `, t AS (` + turnInsert + ` FROM s RETURNING turn)`
@@ -30,14 +43,42 @@ func takeTurnPG(ctx context.Context, tx *tx, a coachd.TurnAdmission, msgs []*coa
 	}
 	q += withMessagesSQL[n]
 	args = appendMessageArgs(args, tx, msgs, rows, ids)
-	q += ` SELECT ` + sessionColumns + `, next_seq, ` + turnCol + ` FROM s`
-	now, err := scanSessionAnd(tx.queryRow(ctx, q, args...), &next, &turn)
-	next, taken, err = tookTurn(a, n, now, next, err)
-	if !taken {
-		turn = 0
+	q += `, ` + holdWiths(` AND EXISTS (SELECT 1 FROM s) AND EXISTS (SELECT 1 FROM k WHERE NOT roll AND NOT stale)`)
+	args = db.holdArgs(args, tx, hold)
+	q += ` SELECT ` + sessionColumns + `, next_seq, ` + turnCol + `, (SELECT roll FROM k), (SELECT stale FROM k), ` + count +
+		`, ` + holdColumns + ` FROM s LEFT JOIN u ON true`
+	var p pgAdmission
+	var counted int
+	var budget, used, reserved sql.NullInt64
+	now, err := scanSessionAnd(tx.queryRow(ctx, q, args...),
+		&p.next, &p.turn, &p.st.roll, &p.st.stale, &counted, &budget, &used, &reserved, timeCol{&hold.PeriodStart})
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return p, errUnfold
+	case err != nil:
+		return p, dbError(err, "admit turn")
+	case counted < len(limits):
+		return p, coachd.ErrLimitReached
 	}
-	return next, turn, taken, err
+	if p.next, _, err = tookTurn(a, n, now, p.next, nil); err != nil {
+		return p, err
+	}
+	p.held = heldBy(hold, budget, used, reserved)
+	return p, nil
 }
+
+// pgAdmission is what admitPG's statement did: the budget's state it
+// read under the user's lock, the session's next seq after the lease,
+// the event log's turn (0 without a.Stream), and whether the budget held
+// the reservation.
+type pgAdmission struct {
+	st         userBudgetState
+	next, turn int64
+	held       bool
+}
+
+// errUnfold is admitPG's answer when its statement took no lease.
+var errUnfold = errors.New("sqlstore: the admission's statement took nothing")
 
 // withMessagesSQL[n] is the WITHs that insert n messages after a
 // statement's first, s, an UPDATE of their session that returns its id
@@ -68,7 +109,7 @@ func appendMessageArgs(args []any, tx *tx, msgs []*coachd.Message, rows []messag
 // counted. On Postgres it is one statement (lockLimitsPG) when the limits
 // are a few, of different keys.
 func (db *DB) lockLimits(ctx context.Context, tx *tx, userID string, limits []coachd.LimitHit) (*userBudgetState, error) {
-	if tx.d == dialectPostgres && len(limits) > 0 && len(limits) <= maxFoldedLimits && distinctKeys(limits) {
+	if tx.d == dialectPostgres && len(limits) > 0 && foldsLimits(limits) {
 		return db.lockLimitsPG(ctx, tx, userID, limits)
 	}
 	st, err := db.lockBudget(ctx, tx, userID)
@@ -88,19 +129,14 @@ func (db *DB) lockLimits(ctx context.Context, tx *tx, userID string, limits []co
 // lockLimitsPG is lockBudget and hitLimit of each of limits in one
 // statement, one round trip instead of 1+len(limits): budgetState's
 // locking read, then each limit's count as a data-modifying WITH that
-// reads the locked row. That makes the lock come first, as lockUser
-// orders it, and a user who is not there counts nothing. The statement
-// does not see its own writes, so two limits of one key (one window) are
-// counted apart (lockLimits).
+// reads the locked row (lockWiths). That makes the lock come first, as
+// lockUser orders it, and a user who is not there counts nothing. The
+// statement does not see its own writes, so two limits of one key (one
+// window) are counted apart (lockLimits).
 func (db *DB) lockLimitsPG(ctx context.Context, tx *tx, userID string, limits []coachd.LimitHit) (*userBudgetState, error) {
-	args := make([]any, 0, 3+4*len(limits))
-	args = append(args, tx.time(storeTime(db.budget.Period.Start(tx.now))), tx.time(tx.now), userID)
-	for _, l := range limits {
-		args = append(args, userID, l.Key, tx.time(storeTime(l.Window)), l.Limit)
-	}
 	var st userBudgetState
 	var n int
-	if err := tx.queryRow(ctx, lockLimitsSQL[len(limits)], args...).Scan(&st.roll, &st.stale, &n); err != nil {
+	if err := tx.queryRow(ctx, lockLimitsSQL[len(limits)], db.lockArgs(tx, userID, limits)...).Scan(&st.roll, &st.stale, &n); err != nil {
 		return nil, dbError(err, "user %q", userID)
 	}
 	if n < len(limits) {
@@ -109,19 +145,43 @@ func (db *DB) lockLimitsPG(ctx context.Context, tx *tx, userID string, limits []
 	return &st, nil
 }
 
-// maxFoldedLimits bounds the limits lockLimitsPG counts in its statement.
+// foldsLimits reports whether limits can be counted in the user's
+// lock's statement (lockLimitsPG, admitPG): a few, of different keys.
+func foldsLimits(limits []coachd.LimitHit) bool {
+	return len(limits) <= maxFoldedLimits && distinctKeys(limits)
+}
+
+// maxFoldedLimits bounds the limits one statement counts.
 const maxFoldedLimits = 4
+
+// lockWiths is the WITHs of the user's lock and n limits' counts: k,
+// budgetState's locking read, then h0…, a data-modifying WITH a limit
+// that reads k's row; count adds up the limits counted. lockArgs gives
+// their args.
+func lockWiths(n int) (withs, count string) {
+	withs, count = `k AS (`+budgetStateSQL+` FOR UPDATE)`, `0`
+	for i := range n {
+		withs += fmt.Sprintf(`, h%d AS (`+limitInsert+` SELECT ?, ?, ?, 1 FROM k `+limitConflict+`)`, i)
+		count += fmt.Sprintf(` + (SELECT count(*) FROM h%d)`, i)
+	}
+	return withs, count
+}
+
+func (db *DB) lockArgs(tx *tx, userID string, limits []coachd.LimitHit) []any {
+	args := make([]any, 0, 3+4*len(limits))
+	args = append(args, tx.time(storeTime(db.budget.Period.Start(tx.now))), tx.time(tx.now), userID)
+	for _, l := range limits {
+		args = append(args, userID, l.Key, tx.time(storeTime(l.Window)), l.Limit)
+	}
+	return args
+}
 
 // lockLimitsSQL[n] is lockLimitsPG's statement for n limits; it answers
 // budgetState's two columns and how many limits counted.
 var lockLimitsSQL = func() (qs [maxFoldedLimits + 1]string) {
 	for n := 1; n < len(qs); n++ {
-		q, count := `WITH u AS (`+budgetStateSQL+` FOR UPDATE)`, ``
-		for i := range n {
-			q += fmt.Sprintf(`, h%d AS (`+limitInsert+` SELECT ?, ?, ?, 1 FROM u `+limitConflict+`)`, i)
-			count += fmt.Sprintf(` + (SELECT count(*) FROM h%d)`, i)
-		}
-		qs[n] = q + ` SELECT roll, stale, 0` + count + ` FROM u`
+		withs, count := lockWiths(n)
+		qs[n] = `WITH ` + withs + ` SELECT roll, stale, ` + count + ` FROM k`
 	}
 	return qs
 }()

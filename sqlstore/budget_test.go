@@ -187,6 +187,43 @@ func testBudget(t *testing.T, newDSN func(tb testing.TB) string) {
 		must[*coachd.Reservation](t)(db.Finalize(ctx, u.ID, r.ID, 100))
 		mustStatus(t, db, u.ID, 100, 0)
 	})
+	// A turn's admission in a new period rolls the period before it
+	// holds (on Postgres the hold is then not folded into the lease's
+	// statement, which would hold it in the old period).
+	t.Run("MonthlyPeriodAdmission", func(t *testing.T) {
+		db, clock, u := setup(t, 1000)
+		db.SetBudgetConfig(coachd.BudgetConfig{Period: coachd.PeriodMonthly})
+		s := MustCreateSession(t, db, u.ID)
+		r := reserve(t, db, u, 200)
+		must[*coachd.Reservation](t)(db.Finalize(ctx, u.ID, r.ID, 200))
+		clock.Add(31 * 24 * time.Hour) // March → April
+		s = must[*coachd.Session](t)(db.FindSession(ctx, u.ID, s.ID))
+		a := admission(s, "A", clock.Now().Add(time.Minute), 300)
+		a.Message = &coachd.Message{Role: coachd.RoleUser, Blocks: []coachd.Block{coachd.TextBlock("hi")}}
+		a.Stream = &coachd.StreamStart{Owner: "proc"}
+		adm := must[*coachd.Admission](t)(db.AdmitTurn(ctx, a))
+		if got := adm.Reservation.PeriodStart; got.Month() != time.April || adm.Reservation.Remaining != 700 {
+			t.Fatalf("the admission's reservation: period %v, %d remaining; want April's, 700", got, adm.Reservation.Remaining)
+		}
+		mustStatus(t, db, u.ID, 0, 300)
+	})
+	// And it releases the user's stale holds first.
+	t.Run("StaleHoldAdmission", func(t *testing.T) {
+		db, clock, u := setup(t, 1000)
+		db.SetBudgetConfig(coachd.BudgetConfig{TTL: time.Minute})
+		s := MustCreateSession(t, db, u.ID)
+		stale := reserve(t, db, u, 300)
+		clock.Add(2 * time.Minute) // past its expiry; no sweep ran
+		s = must[*coachd.Session](t)(db.FindSession(ctx, u.ID, s.ID))
+		a := admission(s, "A", clock.Now().Add(time.Minute), 300)
+		a.Message = &coachd.Message{Role: coachd.RoleUser, Blocks: []coachd.Block{coachd.TextBlock("hi")}}
+		a.Stream = &coachd.StreamStart{Owner: "proc"}
+		must[*coachd.Admission](t)(db.AdmitTurn(ctx, a))
+		mustStatus(t, db, u.ID, 0, 300)
+		if r := must[*coachd.Reservation](t)(db.FindReservation(ctx, u.ID, stale.ID)); r.State != coachd.ReservationExpired {
+			t.Fatalf("the stale hold is %s after the admission, want expired", r.State)
+		}
+	})
 	t.Run("RecordIdempotent", func(t *testing.T) {
 		db, _, u := setup(t, 1000)
 		s := MustCreateSession(t, db, u.ID)

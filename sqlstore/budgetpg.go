@@ -26,17 +26,24 @@ func lockReservation(ctx context.Context, tx *tx, userID, id string) (*coachd.Re
 }
 
 // applyPG is apply's three writes on Postgres (the reservation, the
-// user's totals, the ledger row) as one statement, one round trip; it
-// sets r.Remaining from the user's row it updated; apply sets the rest of
-// r.
+// user's totals, the ledger row) as one statement, one round trip: the
+// user's totals and the ledger row are written only when setRes updated
+// the reservation, else nothing is and applyPG returns errNotAsKnown (a
+// settlement on condition that the row is as the caller knew it,
+// settleKnown). It sets r.Remaining from the user's row it updated; apply
+// sets the rest of r.
 func (db *DB) applyPG(ctx context.Context, tx *tx, r *coachd.Reservation, setRes string, resArgs []any, diff, heldDelta, rawDiff int64, reason string) error {
 	args := append(resArgs, tx.time(r.PeriodStart), diff, heldDelta, r.UserID,
 		r.UserID, r.ID, diff, heldDelta, reason, tx.time(r.PeriodStart), tx.time(tx.now), rawDiff, string(db.budget.Unit))
 	var budget, used, reserved int64
-	if err := tx.queryRow(ctx, `WITH r AS (`+setRes+`),
-		u AS (`+chargeUser+`),
-		l AS (`+ledgerRow+`)
-		SELECT token_budget, tokens_used, tokens_reserved FROM u`, args...).Scan(&budget, &used, &reserved); err != nil {
+	err := tx.queryRow(ctx, `WITH r AS (`+setRes+` RETURNING id),
+		u AS (`+chargeUserSet+` AND EXISTS (SELECT 1 FROM r)`+chargeUserReturning+`),
+		l AS (`+ledgerInsert+` SELECT ?, ?, ?, ?, ?, ?, ?, ?, ? FROM r)
+		SELECT token_budget, tokens_used, tokens_reserved FROM u`, args...).Scan(&budget, &used, &reserved)
+	if errors.Is(err, sql.ErrNoRows) {
+		return errNotAsKnown
+	}
+	if err != nil {
 		return dbError(err, "settle reservation")
 	}
 	r.Remaining = coachd.RemainingTokens(budget, used, reserved)
@@ -49,11 +56,12 @@ const (
 	// chargeUser adds a settlement to the user's totals (used only while
 	// the reservation's period is the user's current one) and returns
 	// them; args: period start, used delta, reserved delta, user id.
-	chargeUser = `UPDATE users SET
+	chargeUser    = chargeUserSet + chargeUserReturning
+	chargeUserSet = `UPDATE users SET
 		tokens_used = tokens_used + CASE WHEN period_start = ? THEN CAST(? AS BIGINT) ELSE 0 END,
-		tokens_reserved = tokens_reserved + ? WHERE id = ?
-		RETURNING token_budget, tokens_used, tokens_reserved`
-	ledgerInsert = `INSERT INTO ledger (user_id, reservation_id, used_delta, reserved_delta, reason, period_start, created_at, raw_tokens, unit)`
+		tokens_reserved = tokens_reserved + ? WHERE id = ?`
+	chargeUserReturning = ` RETURNING token_budget, tokens_used, tokens_reserved`
+	ledgerInsert        = `INSERT INTO ledger (user_id, reservation_id, used_delta, reserved_delta, reason, period_start, created_at, raw_tokens, unit)`
 	// ledgerRow writes one ledger row; args in ledgerInsert's column order.
 	ledgerRow = ledgerInsert + ` VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
 )
@@ -65,16 +73,8 @@ const (
 // whether the budget held r, and then sets r's period and remaining
 // tokens; when it did not, nothing was written.
 func (db *DB) reserveHeldPG(ctx context.Context, tx *tx, r *coachd.Reservation) (bool, error) {
-	var budget, used, reserved int64
-	err := tx.queryRow(ctx, `WITH u AS (`+reserveSQL+reserveReturning+`),
-		r AS (`+reservationInsert+`
-			SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, u.period_start, ?, ?, ?, ? FROM u RETURNING id, period_start),
-		l AS (`+ledgerInsert+` SELECT ?, r.id, 0, ?, 'reserve', r.period_start, ?, 0, ? FROM r)
-		SELECT token_budget, tokens_used, tokens_reserved, period_start FROM u`,
-		r.Estimate, r.UserID, r.Estimate, r.Estimate,
-		r.ID, r.UserID, r.SessionID, r.Agent, r.Estimate, r.Held, r.Charged, string(r.State), r.FreePreview,
-		tx.time(r.CreatedAt), tx.time(r.ExpiresAt), r.ChargedRaw, tx.time(tx.now),
-		r.UserID, r.Estimate, tx.time(tx.now), string(db.budget.Unit)).
+	var budget, used, reserved sql.NullInt64
+	err := tx.queryRow(ctx, `WITH `+holdWiths("")+` SELECT `+holdColumns+` FROM u`, db.holdArgs(nil, tx, r)...).
 		Scan(&budget, &used, &reserved, timeCol{&r.PeriodStart})
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
@@ -82,6 +82,36 @@ func (db *DB) reserveHeldPG(ctx context.Context, tx *tx, r *coachd.Reservation) 
 	case err != nil:
 		return false, dbError(err, "reserve")
 	}
-	r.Remaining = coachd.RemainingTokens(budget, used, reserved)
-	return true, nil
+	return heldBy(r, budget, used, reserved), nil
+}
+
+// holdWiths is reserveHeldPG's WITHs: u, the hold (reserveSQL with cond
+// added to its WHERE), then r and l, the reservation and its ledger row,
+// written only when u held. holdArgs appends their args for r to args;
+// holdColumns is what a statement reads back of u.
+func holdWiths(cond string) string {
+	return `u AS (` + reserveSQL + cond + reserveReturning + `),
+		r AS (` + reservationInsert + `
+			SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, u.period_start, ?, ?, ?, ? FROM u RETURNING id, period_start),
+		l AS (` + ledgerInsert + ` SELECT ?, r.id, 0, ?, 'reserve', r.period_start, ?, 0, ? FROM r)`
+}
+
+const holdColumns = `u.token_budget, u.tokens_used, u.tokens_reserved, u.period_start`
+
+func (db *DB) holdArgs(args []any, tx *tx, r *coachd.Reservation) []any {
+	return append(args, r.Estimate, r.UserID, r.Estimate, r.Estimate,
+		r.ID, r.UserID, r.SessionID, r.Agent, r.Estimate, r.Held, r.Charged, string(r.State), r.FreePreview,
+		tx.time(r.CreatedAt), tx.time(r.ExpiresAt), r.ChargedRaw, tx.time(tx.now),
+		r.UserID, r.Estimate, tx.time(tx.now), string(db.budget.Unit))
+}
+
+// heldBy reports whether a hold's statement read back u's row (holdColumns:
+// NULL when u held nothing), and then sets r.Remaining from it; the
+// caller scanned r.PeriodStart.
+func heldBy(r *coachd.Reservation, budget, used, reserved sql.NullInt64) bool {
+	if !budget.Valid {
+		return false
+	}
+	r.Remaining = coachd.RemainingTokens(budget.Int64, used.Int64, reserved.Int64)
+	return true
 }

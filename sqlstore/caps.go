@@ -31,12 +31,22 @@ func userTx(ctx context.Context, db *DB, userID string, fn func(*tx) error) erro
 // writes the note in the same transaction, or fails it.
 func noteRoom(ctx context.Context, tx *tx, userID, sessionID string) error {
 	var n int64
-	err := tx.queryRow(ctx, `UPDATE users SET live_notes = live_notes + 1
-		WHERE id = ? AND live_notes < ? AND (? = '' OR EXISTS (SELECT 1 FROM sessions s WHERE s.id = ? AND s.user_id = users.id))
-		RETURNING live_notes`, userID, coachd.MaxNotesPerUser, sessionID, sessionID).Scan(&n)
+	err := tx.queryRow(ctx, noteRoomSQL+` RETURNING live_notes`, userID, coachd.MaxNotesPerUser, sessionID, sessionID).Scan(&n)
 	if !errors.Is(err, sql.ErrNoRows) {
 		return dbError(err, "note room")
 	}
+	return noRoom(ctx, tx, userID, sessionID)
+}
+
+// noteRoomSQL is noteRoom's UPDATE; args: the user, the cap, the session
+// twice.
+const noteRoomSQL = `UPDATE users SET live_notes = live_notes + 1
+		WHERE id = ? AND live_notes < ? AND (? = '' OR EXISTS (SELECT 1 FROM sessions s WHERE s.id = ? AND s.user_id = users.id))`
+
+// noRoom says why noteRoomSQL took no room: the user is missing or the
+// session another's (ENOTFOUND), or the cap is full (ECONFLICT).
+func noRoom(ctx context.Context, tx *tx, userID, sessionID string) error {
+	var n int64
 	var session bool
 	if err := tx.queryRow(ctx, `SELECT live_notes, EXISTS (SELECT 1 FROM sessions s WHERE s.id = ? AND s.user_id = u.id)
 		FROM users u WHERE u.id = ?`, sessionID, userID).Scan(&n, &session); err != nil {

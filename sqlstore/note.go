@@ -2,6 +2,8 @@ package sqlstore
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"slices"
 	"time"
 
@@ -45,20 +47,31 @@ func (db *DB) CreateNote(ctx context.Context, n *coachd.Note) error {
 }
 
 // insertNote creates n, its ID set, in tx: room for it first (noteRoom),
-// then the row, stamped with the transaction's time.
+// then the row, stamped with the transaction's time. On Postgres the two
+// are one statement, the row a data-modifying WITH of the room's UPDATE.
 func insertNote(ctx context.Context, tx *tx, n *coachd.Note) error {
-	if err := noteRoom(ctx, tx, n.UserID, n.SessionID); err != nil {
-		return err
-	}
 	var sessionID any
 	if n.SessionID != "" {
 		sessionID = n.SessionID
 	}
 	n.DeletedAt = nil
 	n.CreatedAt, n.UpdatedAt = tx.now, tx.now
-	if _, err := tx.exec(ctx, `INSERT INTO notes (`+noteColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?)`,
-		n.ID, n.UserID, sessionID, n.Type, n.Category, n.Title, n.Content, n.Importance, n.MarketSlug, n.Pinned,
-		tx.time(n.CreatedAt), tx.time(n.UpdatedAt)); err != nil {
+	args := []any{n.ID, n.UserID, sessionID, n.Type, n.Category, n.Title, n.Content, n.Importance, n.MarketSlug, n.Pinned,
+		tx.time(n.CreatedAt), tx.time(n.UpdatedAt)}
+	if tx.d == dialectPostgres {
+		var id string
+		err := tx.queryRow(ctx, `WITH u AS (`+noteRoomSQL+` RETURNING id)
+			INSERT INTO notes (`+noteColumns+`) SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ? FROM u RETURNING id`,
+			append([]any{n.UserID, coachd.MaxNotesPerUser, n.SessionID, n.SessionID}, args...)...).Scan(&id)
+		if errors.Is(err, sql.ErrNoRows) {
+			return noRoom(ctx, tx, n.UserID, n.SessionID)
+		}
+		return dbError(err, "create note")
+	}
+	if err := noteRoom(ctx, tx, n.UserID, n.SessionID); err != nil {
+		return err
+	}
+	if _, err := tx.exec(ctx, `INSERT INTO notes (`+noteColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?)`, args...); err != nil {
 		return dbError(err, "create note")
 	}
 	return nil

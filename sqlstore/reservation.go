@@ -218,10 +218,27 @@ func (db *DB) apply(ctx context.Context, tx *tx, r *coachd.Reservation, s coachd
 	setRes := `UPDATE reservations SET charged = ?, held = ?, state = ?, expires_at = ?, updated_at = ?, raw_charged = ? WHERE id = ?`
 	resArgs := []any{charged, held, string(state), tx.time(expires), tx.time(tx.now), r.ChargedRaw + rawDiff, r.ID}
 	toUser := !r.FreePreview && (diff != 0 || heldDelta != 0)
+	var known []any // asKnown's arguments
+	if asIs {
+		known = []any{r.UserID, r.Estimate, r.Held, r.Charged, string(r.State),
+			r.FreePreview, tx.time(r.PeriodStart), tx.time(r.ExpiresAt), r.ChargedRaw}
+	}
 	switch {
+	case tx.d == dialectPostgres && toUser:
+		if asIs {
+			setRes, resArgs = setRes+asKnown, append(resArgs, known...)
+		}
+		err := db.applyPG(ctx, tx, r, setRes, resArgs, diff, heldDelta, rawDiff, reason)
+		if !asIs && errors.Is(err, errNotAsKnown) { // r was read under the user's lock: gone only if deleted
+			err = coachd.Errorf(coachd.ENOTFOUND, "reservation not found")
+		}
+		if err != nil {
+			return false, err
+		}
+		r.Charged, r.Held, r.State, r.ExpiresAt, r.ChargedRaw = charged, held, state, expires, r.ChargedRaw+rawDiff
+		return true, nil
 	case asIs:
-		res, err := tx.exec(ctx, setRes+asKnown, append(resArgs, r.UserID, r.Estimate, r.Held, r.Charged, string(r.State),
-			r.FreePreview, tx.time(r.PeriodStart), tx.time(r.ExpiresAt), r.ChargedRaw)...)
+		res, err := tx.exec(ctx, setRes+asKnown, append(resArgs, known...)...)
 		if err != nil {
 			return false, dbError(err, "settle reservation")
 		}
@@ -232,12 +249,6 @@ func (db *DB) apply(ctx context.Context, tx *tx, r *coachd.Reservation, s coachd
 		if n != 1 {
 			return false, errNotAsKnown
 		}
-	case tx.d == dialectPostgres && toUser:
-		if err := db.applyPG(ctx, tx, r, setRes, resArgs, diff, heldDelta, rawDiff, reason); err != nil {
-			return false, err
-		}
-		r.Charged, r.Held, r.State, r.ExpiresAt, r.ChargedRaw = charged, held, state, expires, r.ChargedRaw+rawDiff
-		return true, nil
 	default:
 		if _, err := tx.exec(ctx, setRes, resArgs...); err != nil {
 			return false, dbError(err, "settle reservation")

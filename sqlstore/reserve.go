@@ -88,11 +88,7 @@ const reserveAsIsSQL = reserveSQL + ` AND period_start >= ?
 // reserve is Reserve after lockBudget took the user's lock; st is the
 // user's budget state it read, nil when it read none (SQLite).
 func (db *DB) reserve(ctx context.Context, tx *tx, req coachd.ReserveRequest, st *userBudgetState) (*coachd.Reservation, error) {
-	r := &coachd.Reservation{
-		ID: coachd.NewID(coachd.PrefixReservation, tx.now), UserID: req.UserID, SessionID: req.SessionID,
-		Agent: req.Agent, Estimate: req.Estimate, Held: req.Estimate, State: coachd.ReservationActive,
-		CreatedAt: tx.now, ExpiresAt: storeTime(tx.now.Add(db.budget.TTL)),
-	}
+	r := db.newReservation(tx, req)
 	var budget, used, reserved int64
 	var err error
 	if st == nil {
@@ -151,6 +147,16 @@ func (db *DB) reserve(ctx context.Context, tx *tx, req coachd.ReserveRequest, st
 		r.Remaining = coachd.RemainingTokens(budget, used, reserved)
 	}
 	return db.insertReservation(ctx, tx, r)
+}
+
+// newReservation is req's reservation, active and holding its estimate,
+// before it is stored.
+func (db *DB) newReservation(tx *tx, req coachd.ReserveRequest) *coachd.Reservation {
+	return &coachd.Reservation{
+		ID: coachd.NewID(coachd.PrefixReservation, tx.now), UserID: req.UserID, SessionID: req.SessionID,
+		Agent: req.Agent, Estimate: req.Estimate, Held: req.Estimate, State: coachd.ReservationActive,
+		CreatedAt: tx.now, ExpiresAt: storeTime(tx.now.Add(db.budget.TTL)),
+	}
 }
 
 // insertReservation stores r, held (or a free preview's), with its ledger

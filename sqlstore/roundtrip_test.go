@@ -113,9 +113,10 @@ func (p *roundTripProxy) fewest(tb testing.TB, setup, op func() error) int64 {
 // TestPostgresRoundTrips holds the turn's hot statements on Postgres to
 // the round trips they take (BEGIN and COMMIT count): one for an
 // authentication, a rate-limit hit and an event-log flush, two for
-// ReadTurn, three for an append of messages, four for a note, five for a
-// settlement and for a chat turn's admission (with its limits or
-// without), six for a turn's end.
+// ReadTurn, three for a chat turn's admission (with its limits or
+// without), for an append of messages and for a note, five for a
+// settlement and for a turn's end given the reservation as last seen,
+// six for one without it.
 func TestPostgresRoundTrips(t *testing.T) {
 	dsn := pgtest.NewDatabase(t)
 	u, err := url.Parse(dsn)
@@ -171,11 +172,11 @@ func TestPostgresRoundTrips(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// A chat turn's admission: BEGIN, the user's lock, one statement for
-	// the lease, the event log's turn and the user message, one for the
-	// user's hold, the reservation and its ledger row, COMMIT (was eight:
-	// the log's turn, the message and the hold each a statement of their
-	// own).
+	// A chat turn's admission: BEGIN, one statement for the user's lock,
+	// the lease, the event log's turn, the user message, the user's hold,
+	// the reservation and its ledger row, COMMIT (was eight: the log's
+	// turn, the message and the hold each a statement of their own; then
+	// five, the lock and the hold each one of its own).
 	held := false
 	release := func() error {
 		if held {
@@ -188,7 +189,7 @@ func TestPostgresRoundTrips(t *testing.T) {
 		seen, _, err = db.ReadTurn(ctx, user.ID, s.ID, 0)
 		return err
 	}
-	check("AdmitTurn", 5, release, func() error {
+	check("AdmitTurn", 3, release, func() error {
 		_, err := db.AdmitTurn(ctx, coachd.TurnAdmission{Owner: "A", Until: clock.Now().Add(time.Minute), Seen: seen,
 			Reserve: coachd.ReserveRequest{Agent: s.Agent, Estimate: 500}, Stream: &coachd.StreamStart{Owner: "proc", Keep: 20},
 			Message: &coachd.Message{Role: coachd.RoleUser, Blocks: []coachd.Block{coachd.TextBlock("hello")}}})
@@ -198,10 +199,10 @@ func TestPostgresRoundTrips(t *testing.T) {
 	if err := release(); err != nil {
 		t.Fatal(err)
 	}
-	// With the server's two limits: their counts go in the lock's
-	// statement, so still five (was seven, a statement a limit).
+	// With the server's two limits: their counts go in the same
+	// statement, so still three (was seven, a statement a limit).
 	month := coachd.PeriodMonthly.Start(clock.Now())
-	check("AdmitTurn with limits", 5, release, func() error {
+	check("AdmitTurn with limits", 3, release, func() error {
 		_, err := db.AdmitTurn(ctx, coachd.TurnAdmission{Owner: "A", Until: clock.Now().Add(time.Minute), Seen: seen,
 			Reserve: coachd.ReserveRequest{Agent: s.Agent, Estimate: 500}, Stream: &coachd.StreamStart{Owner: "proc", Keep: 20},
 			Message: &coachd.Message{Role: coachd.RoleUser, Blocks: []coachd.Block{coachd.TextBlock("hello")}},
@@ -248,14 +249,23 @@ func TestPostgresRoundTrips(t *testing.T) {
 	// and its charge, in one transaction: six (were AppendMessages, five
 	// with one INSERT a message, and Settle, four; then seven, with the
 	// messages in one INSERT of their own).
-	check("EndTurn round", 6, nil, func() error {
+	var cur *coachd.Reservation
+	spent = 100 // past the end's charge: each round charges more
+	round := func(seen *coachd.Reservation) error {
 		asst := &coachd.Message{Role: coachd.RoleAssistant, Blocks: []coachd.Block{coachd.TextBlock("calling")}}
 		results := &coachd.Message{Role: coachd.RoleUser, Blocks: []coachd.Block{coachd.ToolResultBlock("toolu_1", "ok", false)}}
 		spent += 10
-		_, _, err := db.EndTurn(ctx, user.ID, coachd.TurnEnd{SessionID: s.ID, Messages: []*coachd.Message{asst, results},
-			ReservationID: resv[0].ID, Spend: coachd.Spend{Amount: spent, Tokens: spent}, Mode: coachd.SettleCharge})
+		r, _, err := db.EndTurn(ctx, user.ID, coachd.TurnEnd{SessionID: s.ID, Messages: []*coachd.Message{asst, results},
+			ReservationID: resv[0].ID, ReservationSeen: seen, Spend: coachd.Spend{Amount: spent, Tokens: spent}, Mode: coachd.SettleCharge})
+		cur = r
 		return err
-	})
+	}
+	check("EndTurn round", 6, nil, func() error { return round(nil) })
+	// Given the reservation as the turn last had it (ReservationSeen, as
+	// the agent gives it), the settlement is made on condition that the
+	// row is still that, with no read: BEGIN, the user's lock, the
+	// session and the messages, the settlement, COMMIT.
+	check("EndTurn round, reservation seen", 5, nil, func() error { return round(cur) })
 	// BEGIN, the session's seqs and the two messages, COMMIT (was four).
 	check("AppendMessages", 3, nil, func() error {
 		return db.AppendMessages(ctx, user.ID, s.ID, []*coachd.Message{
@@ -263,10 +273,11 @@ func TestPostgresRoundTrips(t *testing.T) {
 			{Role: coachd.RoleAssistant, Blocks: []coachd.Block{coachd.TextBlock("two")}},
 		})
 	})
-	// save_note's write: the user's lock, one statement for the user,
-	// session and note count, the insert (was seven: the user, the
-	// session and the count each a statement).
-	check("CreateNote", 4, nil, func() error {
+	// save_note's write: BEGIN, one statement for the user's lock, the
+	// session, the note count and the insert, COMMIT (was seven: the
+	// user, the session and the count each a statement; then four, the
+	// insert a statement of its own).
+	check("CreateNote", 3, nil, func() error {
 		return db.CreateNote(ctx, &coachd.Note{UserID: user.ID, SessionID: s.ID, Type: "tip", Title: "t", Content: "c"})
 	})
 }

@@ -17,8 +17,10 @@ import (
 // one with nothing left to change (a frozen clock, the same spend). Two
 // users play the same turns in lockstep, one with a seen reservation and
 // one without; after every settlement their reservations, totals and
-// ledgers match, and the caller's copy is never written. On SQLite the
-// current reservation saves the settlement its read: one statement fewer.
+// ledgers match, and the caller's copy is never written. The current
+// reservation saves the settlement its read: one statement fewer (counted
+// here on SQLite; on Postgres TestPostgresRoundTrips counts the round
+// trips).
 func TestEndTurnReservationSeen(t *testing.T) {
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {

@@ -26,8 +26,9 @@ func (db *DB) settleSeen(ctx context.Context, tx *tx, seen *coachd.Reservation, 
 // k's values as its condition. It returns the settled reservation (a copy
 // of k), or nil, with nothing written, when the stored row is no longer k
 // or apply would write nothing: the caller then reads the row and settles
-// that. SQLite only, where the single writer orders every write; on
-// Postgres the read also takes the user's lock.
+// that. The caller holds the user's lock (on SQLite the single writer),
+// which every write to a reservation takes first, so the row cannot
+// change between the condition and the commit.
 func (db *DB) settleKnown(ctx context.Context, tx *tx, k *coachd.Reservation, s coachd.Spend, mode coachd.SettleMode) (*coachd.Reservation, error) {
 	r := *k
 	known, err := db.apply(ctx, tx, &r, s, mode, true)
