@@ -171,7 +171,7 @@ func (db *DB) admitTurn(ctx context.Context, tx *tx, a coachd.TurnAdmission, req
 				r.ids, err = insertRows(ctx, tx, req.SessionID, msgs, rows, r.first)
 			}
 		} else {
-			r.ids, r.first, _, err = insertMessages(ctx, tx, req.UserID, req.SessionID, msgs, rows, "")
+			r.ids, r.first, _, err = insertMessages(ctx, tx, req.UserID, req.SessionID, msgs, rows, "", false)
 		}
 		if err != nil {
 			return r, err
@@ -281,25 +281,25 @@ func (db *DB) EndTurn(ctx context.Context, userID string, e coachd.TurnEnd) (*co
 	var sess *coachd.Session
 	r, err := writeTx(ctx, db, func(tx *tx) (*coachd.Reservation, error) {
 		// The user's lock first, as every budget write takes it, and the
-		// reservation read after it unless the caller's copy is used.
+		// reservation read after it unless the caller's copy is used: it
+		// is settled without a read while it is still the stored one
+		// (settleSeen). On Postgres the lock then goes in the statement
+		// that stores the messages (insertMessages).
 		var r *coachd.Reservation
 		var err error
-		// The reservation the caller saw is settled without a read while
-		// it is still the stored one (settleSeen); on Postgres the user's
-		// lock is then a statement of its own.
 		seen := e.ReservationSeen
 		if seen == nil || e.ReservationID == "" || seen.ID != e.ReservationID || seen.UserID != userID {
 			seen = nil
 		}
-		if e.ReservationID != "" && seen == nil {
+		lock := len(e.Messages) > 0 && tx.d == dialectPostgres
+		switch {
+		case e.ReservationID != "" && seen == nil:
 			if r, err = lockReservation(ctx, tx, userID, e.ReservationID); err != nil {
 				return nil, err
 			}
-		} else if err := lockUser(ctx, tx, userID); err != nil {
-			return nil, err
-		}
-		for _, n := range e.Notes {
-			if err := insertNote(ctx, tx, n); err != nil {
+			lock = false
+		case !lock:
+			if err := lockUser(ctx, tx, userID); err != nil {
 				return nil, err
 			}
 		}
@@ -307,10 +307,15 @@ func (db *DB) EndTurn(ctx context.Context, userID string, e coachd.TurnEnd) (*co
 		if len(e.Messages) > 0 {
 			// The lease goes in the statement that stores the reply: one
 			// round trip fewer on Postgres.
-			if ids, first, sess, err = insertMessages(ctx, tx, userID, e.SessionID, e.Messages, rows, e.Owner); err != nil {
+			if ids, first, sess, err = insertMessages(ctx, tx, userID, e.SessionID, e.Messages, rows, e.Owner, lock); err != nil {
 				return nil, err
 			}
 			now, released = tx.now, true
+		}
+		for _, n := range e.Notes {
+			if err := insertNote(ctx, tx, n); err != nil {
+				return nil, err
+			}
 		}
 		switch {
 		case seen != nil:

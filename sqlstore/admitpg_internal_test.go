@@ -97,42 +97,55 @@ func TestAdmitPGHold(t *testing.T) {
 	try("a stale hold", a, 300, true, false, userBudgetState{stale: true})
 }
 
-// TestAdmitPGLocksUserFirst: admitPG's statement takes the user's lock
+// TestPostgresLocksUserFirst: the statements that take the user's lock
+// with other rows (admitPG's, and insertMessages' for EndTurn) take it
 // before the session's row, as every other write of the user orders
 // them (lockUser): while another transaction holds the user's lock, the
-// admission waits without holding its session's row.
-func TestAdmitPGLocksUserFirst(t *testing.T) {
+// write waits without holding its session's row.
+func TestPostgresLocksUserFirst(t *testing.T) {
 	db := openPostgres(t)
 	ctx := context.Background()
 	u, s, a := behindTurn(t, db)
 	a.Behind = false
-	holder, err := db.write.BeginTx(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer holder.Rollback()
-	if _, err := holder.ExecContext(ctx, `SELECT id FROM users WHERE id = $1 FOR UPDATE`, u.ID); err != nil {
-		t.Fatal(err)
-	}
-	admitted := make(chan error, 1)
-	go func() {
-		_, err := db.AdmitTurn(ctx, a)
-		admitted <- err
-	}()
-	for lockWaiters(t, db) == 0 {
-		select {
-		case err := <-admitted:
-			t.Fatalf("the admission ran while another transaction held its user's lock: %v", err)
-		default:
+	waitsForUser := func(name string, op func() error) {
+		t.Helper()
+		holder, err := db.write.BeginTx(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer holder.Rollback()
+		if _, err := holder.ExecContext(ctx, `SELECT id FROM users WHERE id = $1 FOR UPDATE`, u.ID); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- op() }()
+		for lockWaiters(t, db) == 0 {
+			select {
+			case err := <-done:
+				t.Fatalf("%s ran while another transaction held its user's lock: %v", name, err)
+			default:
+			}
+		}
+		if _, err := holder.ExecContext(ctx, `SELECT id FROM sessions WHERE id = $1 FOR UPDATE NOWAIT`, s.ID); err != nil {
+			t.Fatalf("%s, waiting for the user's lock, holds its session's row: %v", name, err)
+		}
+		if err := holder.Rollback(); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-done; err != nil {
+			t.Fatalf("%s: %v", name, err)
 		}
 	}
-	if _, err := holder.ExecContext(ctx, `SELECT id FROM sessions WHERE id = $1 FOR UPDATE NOWAIT`, s.ID); err != nil {
-		t.Fatalf("the waiting admission holds its session's row: %v", err)
-	}
-	if err := holder.Rollback(); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-admitted; err != nil {
-		t.Fatal(err)
-	}
+	var adm *coachd.Admission
+	waitsForUser("the admission", func() (err error) {
+		adm, err = db.AdmitTurn(ctx, a)
+		return err
+	})
+	waitsForUser("the turn's end", func() error {
+		reply := &coachd.Message{Role: coachd.RoleAssistant, Blocks: []coachd.Block{coachd.TextBlock("hi")}}
+		_, _, err := db.EndTurn(ctx, u.ID, coachd.TurnEnd{SessionID: s.ID, Owner: a.Owner, Messages: []*coachd.Message{reply},
+			ReservationID: adm.Reservation.ID, ReservationSeen: adm.Reservation, Spend: coachd.Spend{Amount: 10, Tokens: 10},
+			Mode: coachd.SettleFinalize})
+		return err
+	})
 }

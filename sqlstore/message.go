@@ -119,7 +119,7 @@ func (db *DB) AppendMessages(ctx context.Context, userID, sessionID string, msgs
 		return err
 	}
 	defer tx.Rollback()
-	ids, first, _, err := insertMessages(ctx, tx, userID, sessionID, msgs, rows, "")
+	ids, first, _, err := insertMessages(ctx, tx, userID, sessionID, msgs, rows, "", false)
 	if err != nil {
 		return err
 	}
@@ -138,14 +138,26 @@ func (db *DB) AppendMessages(ctx context.Context, userID, sessionID string, msgs
 // not "", the same statement releases release's turn lease on the session
 // (as releaseTurn: nothing when someone else holds it) and returns the
 // session as it leaves it (nil otherwise). On Postgres up to insertBatch
-// messages are inserted by that statement too (appendSQL).
-func insertMessages(ctx context.Context, tx *tx, userID, sessionID string, msgs []*coachd.Message, rows []messageRow, release string) ([]string, int64, *coachd.Session, error) {
+// messages are inserted by that statement too (appendSQL), and with lock
+// it takes the user's lock (lockUser's) first: the caller then must not
+// have taken it.
+func insertMessages(ctx context.Context, tx *tx, userID, sessionID string, msgs []*coachd.Message, rows []messageRow, release string, lock bool) ([]string, int64, *coachd.Session, error) {
 	// Reserving the seqs takes the session row's lock on Postgres (and the
 	// database write lock on SQLite): concurrent appends queue here.
 	n := int64(len(msgs))
 	// On Postgres the rows go in the same statement (withMessagesSQL).
 	folded := tx.d == dialectPostgres && n <= insertBatch
-	args := make([]any, 0, 9+8*len(msgs))
+	if lock && !folded {
+		if err := lockUser(ctx, tx, userID); err != nil {
+			return nil, 0, nil, err
+		}
+	}
+	k := 0
+	args := make([]any, 0, 10+8*len(msgs))
+	if lock && folded {
+		k = 1
+		args = append(args, userID)
+	}
 	args = append(args, n, n, tx.time(tx.now))
 	r := 0
 	if release != "" {
@@ -153,11 +165,11 @@ func insertMessages(ctx context.Context, tx *tx, userID, sessionID string, msgs 
 		args = append(args, release, release)
 	}
 	args = append(args, sessionID, userID, n, coachd.MaxMessagesPerSession)
-	q := appendSQL[r][0]
+	q := appendSQL[0][r][0]
 	var ids []string
 	if folded {
 		ids = messageIDs(msgs, tx.now)
-		q = appendSQL[r][n]
+		q = appendSQL[k][r][n]
 		args = appendMessageArgs(args, tx, msgs, rows, ids)
 	}
 	var next int64
@@ -186,23 +198,34 @@ func insertMessages(ctx context.Context, tx *tx, userID, sessionID string, msgs 
 	return ids, first, sess, nil
 }
 
-// appendSQL[r][n] is insertMessages' statement: the session's UPDATE that
-// reserves the seqs (with the lease's release when r is 1) and, for n
-// messages (1 to insertBatch), their rows after it (withMessagesSQL).
-var appendSQL = func() (qs [2][insertBatch + 1]string) {
+// appendSQL[k][r][n] is insertMessages' statement: the session's UPDATE
+// that reserves the seqs (with the lease's release when r is 1) and, for
+// n messages (1 to insertBatch), their rows after it (withMessagesSQL).
+// With k 1 (and n at least 1) the user's lock comes first, a WITH whose
+// row the UPDATE reads (an init plan, run before the session's row is
+// locked), as lockUser orders the two locks.
+var appendSQL = func() (qs [2][2][insertBatch + 1]string) {
 	seqs := `UPDATE sessions SET next_seq = next_seq + ?, message_count = message_count + ?, updated_at = ?`
 	where := ` WHERE id = ? AND user_id = ? AND message_count + ? <= ?`
 	// SET reads the row as it was: both CASEs see the old owner.
 	release := `, turn_owner = CASE WHEN turn_owner = ? THEN NULL ELSE turn_owner END,
 			turn_until = CASE WHEN turn_owner = ? THEN NULL ELSE turn_until END`
-	for r, upd := range []string{seqs + where, seqs + release + where} {
-		ret, withRet := `next_seq`, `id, next_seq` // withMessagesSQL reads the row's id
-		if r == 1 {
-			ret, withRet = sessionColumns+`, next_seq`, sessionColumns+`, next_seq`
+	for k, lock := range []string{``, `k AS (SELECT id FROM users WHERE id = ? FOR UPDATE), `} {
+		cond := ``
+		if k == 1 {
+			cond = ` AND EXISTS (SELECT 1 FROM k)`
 		}
-		qs[r][0] = upd + ` RETURNING ` + ret
-		for n := 1; n <= insertBatch; n++ {
-			qs[r][n] = `WITH s AS (` + upd + ` RETURNING ` + withRet + `)` + withMessagesSQL[n] + ` SELECT ` + ret + ` FROM s`
+		for r, upd := range []string{seqs + where + cond, seqs + release + where + cond} {
+			ret, withRet := `next_seq`, `id, next_seq` // withMessagesSQL reads the row's id
+			if r == 1 {
+				ret, withRet = sessionColumns+`, next_seq`, sessionColumns+`, next_seq`
+			}
+			if k == 0 {
+				qs[k][r][0] = upd + ` RETURNING ` + ret
+			}
+			for n := 1; n <= insertBatch; n++ {
+				qs[k][r][n] = `WITH ` + lock + `s AS (` + upd + ` RETURNING ` + withRet + `)` + withMessagesSQL[n] + ` SELECT ` + ret + ` FROM s`
+			}
 		}
 	}
 	return qs
