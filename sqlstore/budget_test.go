@@ -197,11 +197,7 @@ func testBudget(t *testing.T, newDSN func(tb testing.TB) string) {
 		r := reserve(t, db, u, 200)
 		must[*coachd.Reservation](t)(db.Finalize(ctx, u.ID, r.ID, 200))
 		clock.Add(31 * 24 * time.Hour) // March → April
-		s = must[*coachd.Session](t)(db.FindSession(ctx, u.ID, s.ID))
-		a := admission(s, "A", clock.Now().Add(time.Minute), 300)
-		a.Message = &coachd.Message{Role: coachd.RoleUser, Blocks: []coachd.Block{coachd.TextBlock("hi")}}
-		a.Stream = &coachd.StreamStart{Owner: "proc"}
-		adm := must[*coachd.Admission](t)(db.AdmitTurn(ctx, a))
+		adm := admitChat(t, db, clock.Now(), s, 300)
 		if got := adm.Reservation.PeriodStart; got.Month() != time.April || adm.Reservation.Remaining != 700 {
 			t.Fatalf("the admission's reservation: period %v, %d remaining; want April's, 700", got, adm.Reservation.Remaining)
 		}
@@ -214,11 +210,7 @@ func testBudget(t *testing.T, newDSN func(tb testing.TB) string) {
 		s := MustCreateSession(t, db, u.ID)
 		stale := reserve(t, db, u, 300)
 		clock.Add(2 * time.Minute) // past its expiry; no sweep ran
-		s = must[*coachd.Session](t)(db.FindSession(ctx, u.ID, s.ID))
-		a := admission(s, "A", clock.Now().Add(time.Minute), 300)
-		a.Message = &coachd.Message{Role: coachd.RoleUser, Blocks: []coachd.Block{coachd.TextBlock("hi")}}
-		a.Stream = &coachd.StreamStart{Owner: "proc"}
-		must[*coachd.Admission](t)(db.AdmitTurn(ctx, a))
+		admitChat(t, db, clock.Now(), s, 300)
 		mustStatus(t, db, u.ID, 0, 300)
 		if r := must[*coachd.Reservation](t)(db.FindReservation(ctx, u.ID, stale.ID)); r.State != coachd.ReservationExpired {
 			t.Fatalf("the stale hold is %s after the admission, want expired", r.State)
@@ -298,4 +290,16 @@ func testBudget(t *testing.T, newDSN func(tb testing.TB) string) {
 		_, err := db.UpdateUser(ctx, u.ID, coachd.UserUpdate{RateLimit: &bad})
 		wantCode(t, err, coachd.EINVALID)
 	})
+}
+
+// admitChat admits a chat turn (a user message, the event log) on s as
+// the store has it now, holding est, and fails the test if it is not.
+func admitChat(t *testing.T, db *sqlstore.DB, now time.Time, s *coachd.Session, est int64) *coachd.Admission {
+	t.Helper()
+	ctx := context.Background()
+	s = must[*coachd.Session](t)(db.FindSession(ctx, s.UserID, s.ID))
+	a := admission(s, "A", now.Add(time.Minute), est)
+	a.Message = &coachd.Message{Role: coachd.RoleUser, Blocks: []coachd.Block{coachd.TextBlock("hi")}}
+	a.Stream = &coachd.StreamStart{Owner: "proc"}
+	return must[*coachd.Admission](t)(db.AdmitTurn(ctx, a))
 }
