@@ -171,7 +171,7 @@ func (db *DB) admitTurn(ctx context.Context, tx *tx, a coachd.TurnAdmission, req
 				r.ids, err = insertRows(ctx, tx, req.SessionID, msgs, rows, r.first)
 			}
 		} else {
-			r.ids, r.first, _, err = insertMessages(ctx, tx, req.UserID, req.SessionID, msgs, rows, "", false)
+			r.ids, r.first, _, err = insertMessages(ctx, tx, req.UserID, req.SessionID, msgs, rows, "", false, nil)
 		}
 		if err != nil {
 			return r, err
@@ -303,11 +303,24 @@ func (db *DB) EndTurn(ctx context.Context, userID string, e coachd.TurnEnd) (*co
 				return nil, err
 			}
 		}
+		// On Postgres the settlement from the caller's copy goes in that
+		// statement too, when it changes the user's totals (settleKnown's
+		// statement, applyPG's WITHs, after the messages').
+		var also *withPart
+		var c resChange
+		var budget, used, reserved sql.NullInt64
+		if lock && seen != nil && len(e.Messages) <= insertBatch {
+			if c = db.change(tx, seen, s, e.Mode); !c.none && c.toUser {
+				setRes, resArgs := c.update(tx, seen, true)
+				also = &withPart{withs: settleWiths(setRes + ` AND EXISTS (SELECT 1 FROM s)`), cols: settleColumns,
+					args: db.settleArgs(resArgs, tx, seen, c), dest: []any{&budget, &used, &reserved}}
+			}
+		}
 		released := false
 		if len(e.Messages) > 0 {
 			// The lease goes in the statement that stores the reply: one
 			// round trip fewer on Postgres.
-			if ids, first, sess, err = insertMessages(ctx, tx, userID, e.SessionID, e.Messages, rows, e.Owner, lock); err != nil {
+			if ids, first, sess, err = insertMessages(ctx, tx, userID, e.SessionID, e.Messages, rows, e.Owner, lock, also); err != nil {
 				return nil, err
 			}
 			now, released = tx.now, true
@@ -318,6 +331,14 @@ func (db *DB) EndTurn(ctx context.Context, userID string, e coachd.TurnEnd) (*co
 			}
 		}
 		switch {
+		case also != nil:
+			known := *seen
+			if settledBy(&known, budget, used, reserved) {
+				c.set(&known)
+				r = &known
+			} else if r, err = db.settleRead(ctx, tx, seen, s, e.Mode); err != nil {
+				return nil, err
+			}
 		case seen != nil:
 			if r, err = db.settleSeen(ctx, tx, seen, s, e.Mode); err != nil {
 				return nil, err

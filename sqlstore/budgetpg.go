@@ -32,22 +32,46 @@ func lockReservation(ctx context.Context, tx *tx, userID, id string) (*coachd.Re
 // settlement on condition that the row is as the caller knew it,
 // settleKnown). It sets r.Remaining from the user's row it updated; apply
 // sets the rest of r.
-func (db *DB) applyPG(ctx context.Context, tx *tx, r *coachd.Reservation, setRes string, resArgs []any, diff, heldDelta, rawDiff int64, reason string) error {
-	args := append(resArgs, tx.time(r.PeriodStart), diff, heldDelta, r.UserID,
-		r.UserID, r.ID, diff, heldDelta, reason, tx.time(r.PeriodStart), tx.time(tx.now), rawDiff, string(db.budget.Unit))
-	var budget, used, reserved int64
-	err := tx.queryRow(ctx, `WITH r AS (`+setRes+` RETURNING id),
-		u AS (`+chargeUserSet+` AND EXISTS (SELECT 1 FROM r)`+chargeUserReturning+`),
-		l AS (`+ledgerInsert+` SELECT ?, ?, ?, ?, ?, ?, ?, ?, ? FROM r)
-		SELECT token_budget, tokens_used, tokens_reserved FROM u`, args...).Scan(&budget, &used, &reserved)
-	if errors.Is(err, sql.ErrNoRows) {
-		return errNotAsKnown
-	}
-	if err != nil {
+func (db *DB) applyPG(ctx context.Context, tx *tx, r *coachd.Reservation, setRes string, resArgs []any, c resChange) error {
+	var budget, used, reserved sql.NullInt64
+	err := tx.queryRow(ctx, `WITH `+settleWiths(setRes)+` SELECT `+settleColumns+` FROM u`, db.settleArgs(resArgs, tx, r, c)...).
+		Scan(&budget, &used, &reserved)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return dbError(err, "settle reservation")
 	}
-	r.Remaining = coachd.RemainingTokens(budget, used, reserved)
+	if !settledBy(r, budget, used, reserved) {
+		return errNotAsKnown
+	}
 	return nil
+}
+
+// settleWiths is applyPG's WITHs: r, setRes (which must match one row,
+// or none), then u and l, the user's totals and the ledger row, written
+// only when r matched. settleArgs appends to setRes's args theirs;
+// settleColumns is what a statement reads back of u, and settledBy takes
+// it.
+func settleWiths(setRes string) string {
+	return `r AS (` + setRes + ` RETURNING id),
+		u AS (` + chargeUserSet + ` AND EXISTS (SELECT 1 FROM r)` + chargeUserReturning + `),
+		l AS (` + ledgerInsert + ` SELECT ?, ?, ?, ?, ?, ?, ?, ?, ? FROM r)`
+}
+
+const settleColumns = `u.token_budget, u.tokens_used, u.tokens_reserved`
+
+func (db *DB) settleArgs(resArgs []any, tx *tx, r *coachd.Reservation, c resChange) []any {
+	return append(resArgs, tx.time(r.PeriodStart), c.diff, c.heldDelta, r.UserID,
+		r.UserID, r.ID, c.diff, c.heldDelta, c.reason, tx.time(r.PeriodStart), tx.time(tx.now), c.rawDiff, string(db.budget.Unit))
+}
+
+// settledBy reports whether a settlement's statement read back u's row
+// (settleColumns: NULL, or no row, when r matched nothing), and then
+// sets r.Remaining from it.
+func settledBy(r *coachd.Reservation, budget, used, reserved sql.NullInt64) bool {
+	if !budget.Valid {
+		return false
+	}
+	r.Remaining = coachd.RemainingTokens(budget.Int64, used.Int64, reserved.Int64)
+	return true
 }
 
 // The budget's two writes besides the reservation's, shared by apply and

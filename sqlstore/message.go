@@ -119,7 +119,7 @@ func (db *DB) AppendMessages(ctx context.Context, userID, sessionID string, msgs
 		return err
 	}
 	defer tx.Rollback()
-	ids, first, _, err := insertMessages(ctx, tx, userID, sessionID, msgs, rows, "", false)
+	ids, first, _, err := insertMessages(ctx, tx, userID, sessionID, msgs, rows, "", false, nil)
 	if err != nil {
 		return err
 	}
@@ -140,8 +140,9 @@ func (db *DB) AppendMessages(ctx context.Context, userID, sessionID string, msgs
 // session as it leaves it (nil otherwise). On Postgres up to insertBatch
 // messages are inserted by that statement too (appendSQL), and with lock
 // it takes the user's lock (lockUser's) first: the caller then must not
-// have taken it.
-func insertMessages(ctx context.Context, tx *tx, userID, sessionID string, msgs []*coachd.Message, rows []messageRow, release string, lock bool) ([]string, int64, *coachd.Session, error) {
+// have taken it. With also (Postgres, up to insertBatch messages) the
+// statement goes on with also's WITHs, and also's columns are read.
+func insertMessages(ctx context.Context, tx *tx, userID, sessionID string, msgs []*coachd.Message, rows []messageRow, release string, lock bool, also *withPart) ([]string, int64, *coachd.Session, error) {
 	// Reserving the seqs takes the session row's lock on Postgres (and the
 	// database write lock on SQLite): concurrent appends queue here.
 	n := int64(len(msgs))
@@ -167,18 +168,24 @@ func insertMessages(ctx context.Context, tx *tx, userID, sessionID string, msgs 
 	args = append(args, sessionID, userID, n, coachd.MaxMessagesPerSession)
 	q := appendSQL[0][r][0]
 	var ids []string
+	var next int64
+	dest := []any{&next}
 	if folded {
 		ids = messageIDs(msgs, tx.now)
 		q = appendSQL[k][r][n]
 		args = appendMessageArgs(args, tx, msgs, rows, ids)
+		if also != nil {
+			q = appendWithSQL[k][r][n] + `, ` + also.withs + ` SELECT ` + appendRet[r] + `, ` + also.cols + ` FROM s LEFT JOIN u ON true`
+			args = append(args, also.args...)
+			dest = append(dest, also.dest...)
+		}
 	}
-	var next int64
 	var sess *coachd.Session
 	var err error
 	if release == "" {
-		err = tx.queryRow(ctx, q, args...).Scan(&next)
+		err = tx.queryRow(ctx, q, args...).Scan(dest...)
 	} else {
-		sess, err = scanSessionAnd(tx.queryRow(ctx, q, args...), &next)
+		sess, err = scanSessionAnd(tx.queryRow(ctx, q, args...), dest...)
 	}
 	if errors.Is(err, sql.ErrNoRows) {
 		if _, ferr := findSession(ctx, tx, userID, sessionID); ferr != nil {
@@ -203,33 +210,44 @@ func insertMessages(ctx context.Context, tx *tx, userID, sessionID string, msgs 
 // n messages (1 to insertBatch), their rows after it (withMessagesSQL).
 // With k 1 (and n at least 1) the user's lock comes first, a WITH whose
 // row the UPDATE reads (an init plan, run before the session's row is
-// locked), as lockUser orders the two locks.
-var appendSQL = func() (qs [2][2][insertBatch + 1]string) {
+// locked), as lockUser orders the two locks. appendWithSQL is such a
+// statement's WITHs, and appendRet[r] what it reads of s.
+var appendSQL, appendWithSQL, appendRet = func() (qs, ws [2][2][insertBatch + 1]string, rets [2]string) {
 	seqs := `UPDATE sessions SET next_seq = next_seq + ?, message_count = message_count + ?, updated_at = ?`
 	where := ` WHERE id = ? AND user_id = ? AND message_count + ? <= ?`
 	// SET reads the row as it was: both CASEs see the old owner.
 	release := `, turn_owner = CASE WHEN turn_owner = ? THEN NULL ELSE turn_owner END,
 			turn_until = CASE WHEN turn_owner = ? THEN NULL ELSE turn_until END`
+	rets = [2]string{`next_seq`, sessionColumns + `, next_seq`}
 	for k, lock := range []string{``, `k AS (SELECT id FROM users WHERE id = ? FOR UPDATE), `} {
 		cond := ``
 		if k == 1 {
 			cond = ` AND EXISTS (SELECT 1 FROM k)`
 		}
 		for r, upd := range []string{seqs + where + cond, seqs + release + where + cond} {
-			ret, withRet := `next_seq`, `id, next_seq` // withMessagesSQL reads the row's id
+			withRet := `id, next_seq` // withMessagesSQL reads the row's id
 			if r == 1 {
-				ret, withRet = sessionColumns+`, next_seq`, sessionColumns+`, next_seq`
+				withRet = rets[r]
 			}
 			if k == 0 {
-				qs[k][r][0] = upd + ` RETURNING ` + ret
+				qs[k][r][0] = upd + ` RETURNING ` + rets[r]
 			}
 			for n := 1; n <= insertBatch; n++ {
-				qs[k][r][n] = `WITH ` + lock + `s AS (` + upd + ` RETURNING ` + withRet + `)` + withMessagesSQL[n] + ` SELECT ` + ret + ` FROM s`
+				ws[k][r][n] = `WITH ` + lock + `s AS (` + upd + ` RETURNING ` + withRet + `)` + withMessagesSQL[n]
+				qs[k][r][n] = ws[k][r][n] + ` SELECT ` + rets[r] + ` FROM s`
 			}
 		}
 	}
-	return qs
+	return qs, ws, rets
 }()
+
+// withPart is more of a statement for insertMessages: WITHs after its
+// own, the last named u; the columns of u read back (NULL when u wrote
+// nothing), and where they go.
+type withPart struct {
+	withs, cols string
+	args, dest  []any
+}
 
 // insertRows inserts msgs at seqs first, first+1, … of the session, whose
 // seqs the caller reserved, and returns the IDs used (msgs' own or new

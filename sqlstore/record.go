@@ -83,7 +83,7 @@ func appendInTx(ctx context.Context, tx *tx, userID, sessionID string, msgs []*c
 		_, err := findSession(ctx, tx, userID, sessionID)
 		return err
 	}
-	ids, first, _, err := insertMessages(ctx, tx, userID, sessionID, msgs, rows, "", false)
+	ids, first, _, err := insertMessages(ctx, tx, userID, sessionID, msgs, rows, "", false, nil)
 	if err != nil {
 		return err
 	}

@@ -190,55 +190,27 @@ func findReservation(ctx context.Context, tx *tx, userID, id string) (*coachd.Re
 // is r (asKnown), and when it is not, or there is nothing to update,
 // apply returns errNotAsKnown having written nothing.
 func (db *DB) apply(ctx context.Context, tx *tx, r *coachd.Reservation, s coachd.Spend, mode settleMode, asIs bool) (bool, error) {
-	diff, rawDiff := max(s.Amount-r.Charged, 0), max(s.Tokens-r.ChargedRaw, 0)
-	charged, held, state, expires := r.Charged+diff, int64(0), r.State, r.ExpiresAt
-	reason := "charge"
-	switch {
-	case r.State == coachd.ReservationActive && mode == settleCharge:
-		held = max(r.Estimate-charged, 0)
-		expires = storeTime(tx.now.Add(db.budget.TTL))
-	case r.State == coachd.ReservationActive && mode == settleFinalize:
-		state, reason = coachd.ReservationFinalized, "finalize"
-	case r.State == coachd.ReservationActive && mode == settleAbort:
-		state, reason = coachd.ReservationAborted, "abort"
-	case r.State == coachd.ReservationExpired && mode == settleFinalize:
-		// A late finalize still charges the real usage.
-		state, reason = coachd.ReservationFinalized, "late_finalize"
-	}
-	if r.FreePreview {
-		held = 0
-	}
-	heldDelta := held - r.Held
-	if diff == 0 && rawDiff == 0 && heldDelta == 0 && state == r.State && expires.Equal(r.ExpiresAt) {
+	c := db.change(tx, r, s, mode)
+	if c.none {
 		if asIs {
 			return false, errNotAsKnown
 		}
 		return false, nil
 	}
-	setRes := `UPDATE reservations SET charged = ?, held = ?, state = ?, expires_at = ?, updated_at = ?, raw_charged = ? WHERE id = ?`
-	resArgs := []any{charged, held, string(state), tx.time(expires), tx.time(tx.now), r.ChargedRaw + rawDiff, r.ID}
-	toUser := !r.FreePreview && (diff != 0 || heldDelta != 0)
-	var known []any // asKnown's arguments
-	if asIs {
-		known = []any{r.UserID, r.Estimate, r.Held, r.Charged, string(r.State),
-			r.FreePreview, tx.time(r.PeriodStart), tx.time(r.ExpiresAt), r.ChargedRaw}
-	}
+	setRes, resArgs := c.update(tx, r, asIs)
 	switch {
-	case tx.d == dialectPostgres && toUser:
-		if asIs {
-			setRes, resArgs = setRes+asKnown, append(resArgs, known...)
-		}
-		err := db.applyPG(ctx, tx, r, setRes, resArgs, diff, heldDelta, rawDiff, reason)
+	case tx.d == dialectPostgres && c.toUser:
+		err := db.applyPG(ctx, tx, r, setRes, resArgs, c)
 		if !asIs && errors.Is(err, errNotAsKnown) { // r was read under the user's lock: gone only if deleted
 			err = coachd.Errorf(coachd.ENOTFOUND, "reservation not found")
 		}
 		if err != nil {
 			return false, err
 		}
-		r.Charged, r.Held, r.State, r.ExpiresAt, r.ChargedRaw = charged, held, state, expires, r.ChargedRaw+rawDiff
+		c.set(r)
 		return true, nil
 	case asIs:
-		res, err := tx.exec(ctx, setRes+asKnown, append(resArgs, known...)...)
+		res, err := tx.exec(ctx, setRes, resArgs...)
 		if err != nil {
 			return false, dbError(err, "settle reservation")
 		}
@@ -254,19 +226,74 @@ func (db *DB) apply(ctx context.Context, tx *tx, r *coachd.Reservation, s coachd
 			return false, dbError(err, "settle reservation")
 		}
 	}
-	r.Charged, r.Held, r.State, r.ExpiresAt, r.ChargedRaw = charged, held, state, expires, r.ChargedRaw+rawDiff
-	if !toUser {
+	c.set(r)
+	if !c.toUser {
 		return false, nil
 	}
 	// Usage is charged to the period the reservation was made in: it moves
 	// the cached total only while that period is still the user's current.
 	var budget, used, reserved int64
 	if err := tx.queryRow(ctx, chargeUser,
-		tx.time(r.PeriodStart), diff, heldDelta, r.UserID).Scan(&budget, &used, &reserved); err != nil {
+		tx.time(r.PeriodStart), c.diff, c.heldDelta, r.UserID).Scan(&budget, &used, &reserved); err != nil {
 		return false, dbError(err, "charge user")
 	}
 	r.Remaining = coachd.RemainingTokens(budget, used, reserved)
-	return true, db.addLedger(ctx, tx, r, diff, heldDelta, rawDiff, reason)
+	return true, db.addLedger(ctx, tx, r, c.diff, c.heldDelta, c.rawDiff, c.reason)
+}
+
+// resChange is what a settlement changes of a reservation (change): its
+// charge and hold, state and expiry, the user's totals' deltas and the
+// ledger row's reason. none: nothing changes; toUser: the user's totals
+// and the ledger change too.
+type resChange struct {
+	diff, rawDiff, heldDelta, charged, held int64
+	state                                   coachd.ReservationState
+	expires                                 time.Time
+	reason                                  string
+	none, toUser                            bool
+}
+
+// change is apply's change of r for a cumulative total s in mode.
+func (db *DB) change(tx *tx, r *coachd.Reservation, s coachd.Spend, mode settleMode) resChange {
+	c := resChange{diff: max(s.Amount-r.Charged, 0), rawDiff: max(s.Tokens-r.ChargedRaw, 0), state: r.State, expires: r.ExpiresAt, reason: "charge"}
+	c.charged = r.Charged + c.diff
+	switch {
+	case r.State == coachd.ReservationActive && mode == settleCharge:
+		c.held = max(r.Estimate-c.charged, 0)
+		c.expires = storeTime(tx.now.Add(db.budget.TTL))
+	case r.State == coachd.ReservationActive && mode == settleFinalize:
+		c.state, c.reason = coachd.ReservationFinalized, "finalize"
+	case r.State == coachd.ReservationActive && mode == settleAbort:
+		c.state, c.reason = coachd.ReservationAborted, "abort"
+	case r.State == coachd.ReservationExpired && mode == settleFinalize:
+		// A late finalize still charges the real usage.
+		c.state, c.reason = coachd.ReservationFinalized, "late_finalize"
+	}
+	if r.FreePreview {
+		c.held = 0
+	}
+	c.heldDelta = c.held - r.Held
+	c.none = c.diff == 0 && c.rawDiff == 0 && c.heldDelta == 0 && c.state == r.State && c.expires.Equal(r.ExpiresAt)
+	c.toUser = !r.FreePreview && (c.diff != 0 || c.heldDelta != 0)
+	return c
+}
+
+// update is c's UPDATE of r and its args; with asIs on condition that
+// the row is r (asKnown).
+func (c resChange) update(tx *tx, r *coachd.Reservation, asIs bool) (string, []any) {
+	q := `UPDATE reservations SET charged = ?, held = ?, state = ?, expires_at = ?, updated_at = ?, raw_charged = ? WHERE id = ?`
+	args := []any{c.charged, c.held, string(c.state), tx.time(c.expires), tx.time(tx.now), r.ChargedRaw + c.rawDiff, r.ID}
+	if asIs {
+		q += asKnown
+		args = append(args, r.UserID, r.Estimate, r.Held, r.Charged, string(r.State),
+			r.FreePreview, tx.time(r.PeriodStart), tx.time(r.ExpiresAt), r.ChargedRaw)
+	}
+	return q, args
+}
+
+// set gives r the reservation's columns c wrote.
+func (c resChange) set(r *coachd.Reservation) {
+	r.Charged, r.Held, r.State, r.ExpiresAt, r.ChargedRaw = c.charged, c.held, c.state, c.expires, r.ChargedRaw+c.rawDiff
 }
 
 // addLedger writes a ledger row: used and reserved in the budget's unit,

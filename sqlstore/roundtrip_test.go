@@ -114,9 +114,9 @@ func (p *roundTripProxy) fewest(tb testing.TB, setup, op func() error) int64 {
 // the round trips they take (BEGIN and COMMIT count): one for an
 // authentication, a rate-limit hit and an event-log flush, two for
 // ReadTurn, three for a chat turn's admission (with its limits or
-// without), for an append of messages and for a note, four for a turn's
-// end given the reservation as last seen, five for a settlement, six
-// for a turn's end without it.
+// without), for a turn's end given the reservation as last seen, for an
+// append of messages and for a note, five for a settlement, six for a
+// turn's end without it.
 func TestPostgresRoundTrips(t *testing.T) {
 	dsn := pgtest.NewDatabase(t)
 	u, err := url.Parse(dsn)
@@ -263,10 +263,10 @@ func TestPostgresRoundTrips(t *testing.T) {
 	check("EndTurn round", 6, nil, func() error { return round(nil) })
 	// Given the reservation as the turn last had it (ReservationSeen, as
 	// the agent gives it), the settlement is made on condition that the
-	// row is still that, with no read, and the user's lock goes in the
-	// messages' statement: BEGIN, the lock, the session and the messages,
-	// the settlement, COMMIT.
-	check("EndTurn round, reservation seen", 4, nil, func() error { return round(cur) })
+	// row is still that, with no read, in the messages' statement, which
+	// also takes the user's lock: BEGIN, the lock, the session, the
+	// messages and the settlement, COMMIT.
+	check("EndTurn round, reservation seen", 3, nil, func() error { return round(cur) })
 	// BEGIN, the session's seqs and the two messages, COMMIT (was four).
 	check("AppendMessages", 3, nil, func() error {
 		return db.AppendMessages(ctx, user.ID, s.ID, []*coachd.Message{

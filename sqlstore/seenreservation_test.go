@@ -77,8 +77,11 @@ func TestEndTurnReservationSeen(t *testing.T) {
 					end := func(u *coachd.User, s *coachd.Session, id string, seen *coachd.Reservation) (*coachd.Reservation, int64) {
 						t.Helper()
 						before := db.WriteStats()
+						// With a message, as a round's write: on Postgres
+						// the settlement then goes in its statement.
+						msg := &coachd.Message{Role: coachd.RoleAssistant, Blocks: []coachd.Block{coachd.TextBlock("step")}}
 						r, _, err := db.EndTurn(ctx, u.ID, coachd.TurnEnd{SessionID: s.ID, ReservationID: id, ReservationSeen: seen,
-							Spend: coachd.Spend{Amount: spend, Tokens: spend}, Mode: mode})
+							Spend: coachd.Spend{Amount: spend, Tokens: spend}, Mode: mode, Messages: []*coachd.Message{msg}})
 						if err != nil {
 							t.Fatalf("trial %d step %d (%s seen): %v", trial, step, kind, err)
 						}

@@ -14,6 +14,12 @@ func (db *DB) settleSeen(ctx context.Context, tx *tx, seen *coachd.Reservation, 
 	if r, err := db.settleKnown(ctx, tx, seen, s, mode); r != nil || err != nil {
 		return r, err
 	}
+	return db.settleRead(ctx, tx, seen, s, mode)
+}
+
+// settleRead reads the reservation the caller saw, seen, and settles it
+// (settleWith): when seen is not the stored row.
+func (db *DB) settleRead(ctx context.Context, tx *tx, seen *coachd.Reservation, s coachd.Spend, mode coachd.SettleMode) (*coachd.Reservation, error) {
 	r, err := findReservation(ctx, tx, seen.UserID, seen.ID)
 	if err != nil {
 		return nil, err
