@@ -333,7 +333,7 @@ func (db *DB) EndTurn(ctx context.Context, userID string, e coachd.TurnEnd) (*co
 		switch {
 		case also != nil:
 			known := *seen
-			if settledBy(&known, budget, used, reserved) {
+			if remainingFrom(&known, budget, used, reserved) {
 				c.set(&known)
 				r = &known
 			} else if r, err = db.settleRead(ctx, tx, seen, s, e.Mode); err != nil {

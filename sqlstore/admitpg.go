@@ -63,7 +63,7 @@ func (db *DB) admitPG(ctx context.Context, tx *tx, a coachd.TurnAdmission, limit
 	if p.next, _, err = tookTurn(a, n, now, p.next, nil); err != nil {
 		return p, err
 	}
-	p.held = heldBy(hold, budget, used, reserved)
+	p.held = remainingFrom(hold, budget, used, reserved)
 	return p, nil
 }
 

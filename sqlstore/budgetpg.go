@@ -39,7 +39,7 @@ func (db *DB) applyPG(ctx context.Context, tx *tx, r *coachd.Reservation, setRes
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return dbError(err, "settle reservation")
 	}
-	if !settledBy(r, budget, used, reserved) {
+	if !remainingFrom(r, budget, used, reserved) {
 		return errNotAsKnown
 	}
 	return nil
@@ -48,8 +48,7 @@ func (db *DB) applyPG(ctx context.Context, tx *tx, r *coachd.Reservation, setRes
 // settleWiths is applyPG's WITHs: r, setRes (which must match one row,
 // or none), then u and l, the user's totals and the ledger row, written
 // only when r matched. settleArgs appends to setRes's args theirs;
-// settleColumns is what a statement reads back of u, and settledBy takes
-// it.
+// settleColumns is what a statement reads back of u (remainingFrom).
 func settleWiths(setRes string) string {
 	return `r AS (` + setRes + ` RETURNING id),
 		u AS (` + chargeUserSet + ` AND EXISTS (SELECT 1 FROM r)` + chargeUserReturning + `),
@@ -61,17 +60,6 @@ const settleColumns = `u.token_budget, u.tokens_used, u.tokens_reserved`
 func (db *DB) settleArgs(resArgs []any, tx *tx, r *coachd.Reservation, c resChange) []any {
 	return append(resArgs, tx.time(r.PeriodStart), c.diff, c.heldDelta, r.UserID,
 		r.UserID, r.ID, c.diff, c.heldDelta, c.reason, tx.time(r.PeriodStart), tx.time(tx.now), c.rawDiff, string(db.budget.Unit))
-}
-
-// settledBy reports whether a settlement's statement read back u's row
-// (settleColumns: NULL, or no row, when r matched nothing), and then
-// sets r.Remaining from it.
-func settledBy(r *coachd.Reservation, budget, used, reserved sql.NullInt64) bool {
-	if !budget.Valid {
-		return false
-	}
-	r.Remaining = coachd.RemainingTokens(budget.Int64, used.Int64, reserved.Int64)
-	return true
 }
 
 // The budget's two writes besides the reservation's, shared by apply and
@@ -106,13 +94,13 @@ func (db *DB) reserveHeldPG(ctx context.Context, tx *tx, r *coachd.Reservation) 
 	case err != nil:
 		return false, dbError(err, "reserve")
 	}
-	return heldBy(r, budget, used, reserved), nil
+	return remainingFrom(r, budget, used, reserved), nil
 }
 
 // holdWiths is reserveHeldPG's WITHs: u, the hold (reserveSQL with cond
 // added to its WHERE), then r and l, the reservation and its ledger row,
 // written only when u held. holdArgs appends their args for r to args;
-// holdColumns is what a statement reads back of u.
+// holdColumns is what a statement reads back of u (remainingFrom).
 func holdWiths(cond string) string {
 	return `u AS (` + reserveSQL + cond + reserveReturning + `),
 		r AS (` + reservationInsert + `
@@ -129,10 +117,11 @@ func (db *DB) holdArgs(args []any, tx *tx, r *coachd.Reservation) []any {
 		r.UserID, r.Estimate, tx.time(tx.now), string(db.budget.Unit))
 }
 
-// heldBy reports whether a hold's statement read back u's row (holdColumns:
-// NULL when u held nothing), and then sets r.Remaining from it; the
-// caller scanned r.PeriodStart.
-func heldBy(r *coachd.Reservation, budget, used, reserved sql.NullInt64) bool {
+// remainingFrom reports whether a statement of conditional writes read
+// back the user's totals (NULL, or no row, when they wrote nothing: u's
+// columns, holdColumns or settleColumns), and then sets r.Remaining from
+// them.
+func remainingFrom(r *coachd.Reservation, budget, used, reserved sql.NullInt64) bool {
 	if !budget.Valid {
 		return false
 	}
