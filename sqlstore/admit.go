@@ -306,14 +306,13 @@ func (db *DB) EndTurn(ctx context.Context, userID string, e coachd.TurnEnd) (*co
 		// On Postgres the settlement from the caller's copy goes in that
 		// statement too, when it changes the user's totals (settleKnown's
 		// statement, applyPG's WITHs, after the messages').
-		var also *withPart
+		var also *settleFold
 		var c resChange
 		var budget, used, reserved sql.NullInt64
 		if lock && seen != nil && len(e.Messages) <= insertBatch {
 			if c = db.change(tx, seen, s, e.Mode); !c.none && c.toUser {
-				setRes, resArgs := c.update(tx, seen, true)
-				also = &withPart{withs: settleWiths(setRes + ` AND EXISTS (SELECT 1 FROM s)`), cols: settleColumns,
-					args: db.settleArgs(resArgs, tx, seen, c), dest: []any{&budget, &used, &reserved}}
+				_, resArgs := c.update(tx, seen, true)
+				also = &settleFold{args: db.settleArgs(resArgs, tx, seen, c), dest: []any{&budget, &used, &reserved}}
 			}
 		}
 		released := false

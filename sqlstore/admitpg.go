@@ -30,23 +30,17 @@ import (
 func (db *DB) admitPG(ctx context.Context, tx *tx, a coachd.TurnAdmission, limits []coachd.LimitHit,
 	msgs []*coachd.Message, rows []messageRow, ids []string, hold *coachd.Reservation) (pgAdmission, error) {
 	n := int64(len(msgs))
-	withs, count := lockWiths(len(limits))
-	q := `WITH ` + withs + `, s AS (` + takeTurnSet + ` AND EXISTS (SELECT 1 FROM k)` + takeTurnReturning + `)`
+	stream := 0
 	args := db.lockArgs(tx, hold.UserID, limits)
 	args = append(args, takeTurnArgs(tx, a, n)...)
-	turnCol := `0`
 	if a.Stream != nil {
-		q += `, t AS (` + turnInsert + ` FROM s RETURNING turn)`
+		stream = 1
 		now := tx.time(tx.now)
 		args = append(args, a.Stream.Owner, now, now)
-		turnCol = `(SELECT turn FROM t)`
 	}
-	q += withMessagesSQL[n]
 	args = appendMessageArgs(args, tx, msgs, rows, ids)
-	q += `, ` + holdWiths(` AND EXISTS (SELECT 1 FROM s) AND EXISTS (SELECT 1 FROM k WHERE NOT roll AND NOT stale)`)
 	args = db.holdArgs(args, tx, hold)
-	q += ` SELECT ` + sessionColumns + `, next_seq, ` + turnCol + `, (SELECT roll FROM k), (SELECT stale FROM k), ` + count +
-		`, ` + holdColumns + ` FROM s LEFT JOIN u ON true`
+	q := admitSQL[len(limits)][stream][n]
 	var p pgAdmission
 	var counted int
 	var budget, used, reserved sql.NullInt64
@@ -66,6 +60,25 @@ func (db *DB) admitPG(ctx context.Context, tx *tx, a coachd.TurnAdmission, limit
 	p.held = remainingFrom(hold, budget, used, reserved)
 	return p, nil
 }
+
+// admitSQL[l][t][n] is admitPG's statement for l limits, with the event
+// log's turn when t is 1, and n user messages (none or one).
+var admitSQL = func() (qs [maxFoldedLimits + 1][2][2]string) {
+	for l := range qs {
+		withs, count := lockWiths(l)
+		for t, turn := range []string{``, `, t AS (` + turnInsert + ` FROM s RETURNING turn)`} {
+			turnCol := [2]string{`0`, `(SELECT turn FROM t)`}[t]
+			for n := range qs[l][t] {
+				qs[l][t][n] = `WITH ` + withs + `, s AS (` + takeTurnSet + ` AND EXISTS (SELECT 1 FROM k)` + takeTurnReturning + `)` +
+					turn + withMessagesSQL[n] +
+					`, ` + holdWiths(` AND EXISTS (SELECT 1 FROM s) AND EXISTS (SELECT 1 FROM k WHERE NOT roll AND NOT stale)`) +
+					` SELECT ` + sessionColumns + `, next_seq, ` + turnCol + `, (SELECT roll FROM k), (SELECT stale FROM k), ` + count +
+					`, ` + holdColumns + ` FROM s LEFT JOIN u ON true`
+			}
+		}
+	}
+	return qs
+}()
 
 // pgAdmission is what admitPG's statement did: the budget's state it
 // read under the user's lock, the session's next seq after the lease,

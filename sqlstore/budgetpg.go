@@ -27,15 +27,19 @@ func lockReservation(ctx context.Context, tx *tx, userID, id string) (*coachd.Re
 
 // applyPG is apply's three writes on Postgres (the reservation, the
 // user's totals, the ledger row) as one statement, one round trip: the
-// user's totals and the ledger row are written only when setRes updated
-// the reservation, else nothing is and applyPG returns errNotAsKnown (a
-// settlement on condition that the row is as the caller knew it,
-// settleKnown). It sets r.Remaining from the user's row it updated; apply
-// sets the rest of r.
-func (db *DB) applyPG(ctx context.Context, tx *tx, r *coachd.Reservation, setRes string, resArgs []any, c resChange) error {
+// reservation's UPDATE (settleSQL[asIs], resArgs its args), then the
+// user's totals and the ledger row only when it matched; when it did
+// not, nothing is written and applyPG returns errNotAsKnown (a settlement
+// on condition that the row is as the caller knew it, settleKnown). It
+// sets r.Remaining from the user's row it updated; apply sets the rest
+// of r.
+func (db *DB) applyPG(ctx context.Context, tx *tx, r *coachd.Reservation, asIs bool, resArgs []any, c resChange) error {
 	var budget, used, reserved sql.NullInt64
-	err := tx.queryRow(ctx, `WITH `+settleWiths(setRes)+` SELECT `+settleColumns+` FROM u`, db.settleArgs(resArgs, tx, r, c)...).
-		Scan(&budget, &used, &reserved)
+	q := applySQL[0]
+	if asIs {
+		q = applySQL[1]
+	}
+	err := tx.queryRow(ctx, q, db.settleArgs(resArgs, tx, r, c)...).Scan(&budget, &used, &reserved)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return dbError(err, "settle reservation")
 	}
@@ -56,6 +60,12 @@ func settleWiths(setRes string) string {
 }
 
 const settleColumns = `u.token_budget, u.tokens_used, u.tokens_reserved`
+
+// applySQL[i] is applyPG's statement, of settleSQL[i].
+var applySQL = [2]string{
+	`WITH ` + settleWiths(settleSQL[0]) + ` SELECT ` + settleColumns + ` FROM u`,
+	`WITH ` + settleWiths(settleSQL[1]) + ` SELECT ` + settleColumns + ` FROM u`,
+}
 
 func (db *DB) settleArgs(resArgs []any, tx *tx, r *coachd.Reservation, c resChange) []any {
 	return append(resArgs, tx.time(r.PeriodStart), c.diff, c.heldDelta, r.UserID,
@@ -86,7 +96,7 @@ const (
 // tokens; when it did not, nothing was written.
 func (db *DB) reserveHeldPG(ctx context.Context, tx *tx, r *coachd.Reservation) (bool, error) {
 	var budget, used, reserved sql.NullInt64
-	err := tx.queryRow(ctx, `WITH `+holdWiths("")+` SELECT `+holdColumns+` FROM u`, db.holdArgs(nil, tx, r)...).
+	err := tx.queryRow(ctx, reserveHeldSQL, db.holdArgs(nil, tx, r)...).
 		Scan(&budget, &used, &reserved, timeCol{&r.PeriodStart})
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
@@ -109,6 +119,9 @@ func holdWiths(cond string) string {
 }
 
 const holdColumns = `u.token_budget, u.tokens_used, u.tokens_reserved, u.period_start`
+
+// reserveHeldSQL is reserveHeldPG's statement.
+var reserveHeldSQL = `WITH ` + holdWiths("") + ` SELECT ` + holdColumns + ` FROM u`
 
 func (db *DB) holdArgs(args []any, tx *tx, r *coachd.Reservation) []any {
 	return append(args, r.Estimate, r.UserID, r.Estimate, r.Estimate,

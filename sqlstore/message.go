@@ -140,9 +140,9 @@ func (db *DB) AppendMessages(ctx context.Context, userID, sessionID string, msgs
 // session as it leaves it (nil otherwise). On Postgres up to insertBatch
 // messages are inserted by that statement too (appendSQL), and with lock
 // it takes the user's lock (lockUser's) first: the caller then must not
-// have taken it. With also (Postgres, up to insertBatch messages) the
-// statement goes on with also's WITHs, and also's columns are read.
-func insertMessages(ctx context.Context, tx *tx, userID, sessionID string, msgs []*coachd.Message, rows []messageRow, release string, lock bool, also *withPart) ([]string, int64, *coachd.Session, error) {
+// have taken it. With settle as well (up to insertBatch messages) the
+// statement then makes that settlement (appendSettleSQL).
+func insertMessages(ctx context.Context, tx *tx, userID, sessionID string, msgs []*coachd.Message, rows []messageRow, release string, lock bool, settle *settleFold) ([]string, int64, *coachd.Session, error) {
 	// Reserving the seqs takes the session row's lock on Postgres (and the
 	// database write lock on SQLite): concurrent appends queue here.
 	n := int64(len(msgs))
@@ -174,10 +174,10 @@ func insertMessages(ctx context.Context, tx *tx, userID, sessionID string, msgs 
 		ids = messageIDs(msgs, tx.now)
 		q = appendSQL[k][r][n]
 		args = appendMessageArgs(args, tx, msgs, rows, ids)
-		if also != nil {
-			q = appendWithSQL[k][r][n] + `, ` + also.withs + ` SELECT ` + appendRet[r] + `, ` + also.cols + ` FROM s LEFT JOIN u ON true`
-			args = append(args, also.args...)
-			dest = append(dest, also.dest...)
+		if settle != nil && k == 1 {
+			q = appendSettleSQL[r][n]
+			args = append(args, settle.args...)
+			dest = append(dest, settle.dest...)
 		}
 	}
 	var sess *coachd.Session
@@ -241,13 +241,24 @@ var appendSQL, appendWithSQL, appendRet = func() (qs, ws [2][2][insertBatch + 1]
 	return qs, ws, rets
 }()
 
-// withPart is more of a statement for insertMessages: WITHs after its
-// own, the last named u; the columns of u read back (NULL when u wrote
-// nothing), and where they go.
-type withPart struct {
-	withs, cols string
-	args, dest  []any
-}
+// settleFold is a settlement from the caller's copy of a reservation
+// that insertMessages' statement makes after its messages: its args
+// (settleArgs of settleSQL[1]'s), and where the user's totals it reads
+// back go (settleColumns: NULL when the reservation was not as known).
+type settleFold struct{ args, dest []any }
+
+// appendSettleSQL[r][n] is appendSQL[1][r][n] going on with a
+// settleFold's WITHs (settleWiths), the reservation's UPDATE also on
+// condition that the session's matched.
+var appendSettleSQL = func() (qs [2][insertBatch + 1]string) {
+	for r := range qs {
+		for n := 1; n <= insertBatch; n++ {
+			qs[r][n] = appendWithSQL[1][r][n] + `, ` + settleWiths(settleSQL[1]+` AND EXISTS (SELECT 1 FROM s)`) +
+				` SELECT ` + appendRet[r] + `, ` + settleColumns + ` FROM s LEFT JOIN u ON true`
+		}
+	}
+	return qs
+}()
 
 // insertRows inserts msgs at seqs first, first+1, … of the session, whose
 // seqs the caller reserved, and returns the IDs used (msgs' own or new

@@ -200,7 +200,7 @@ func (db *DB) apply(ctx context.Context, tx *tx, r *coachd.Reservation, s coachd
 	setRes, resArgs := c.update(tx, r, asIs)
 	switch {
 	case tx.d == dialectPostgres && c.toUser:
-		err := db.applyPG(ctx, tx, r, setRes, resArgs, c)
+		err := db.applyPG(ctx, tx, r, asIs, resArgs, c)
 		if !asIs && errors.Is(err, errNotAsKnown) { // r was read under the user's lock: gone only if deleted
 			err = coachd.Errorf(coachd.ENOTFOUND, "reservation not found")
 		}
@@ -278,18 +278,22 @@ func (db *DB) change(tx *tx, r *coachd.Reservation, s coachd.Spend, mode settleM
 	return c
 }
 
-// update is c's UPDATE of r and its args; with asIs on condition that
-// the row is r (asKnown).
+// update is c's UPDATE of r (settleSQL[asIs]) and its args; with asIs on
+// condition that the row is r (asKnown).
 func (c resChange) update(tx *tx, r *coachd.Reservation, asIs bool) (string, []any) {
-	q := `UPDATE reservations SET charged = ?, held = ?, state = ?, expires_at = ?, updated_at = ?, raw_charged = ? WHERE id = ?`
 	args := []any{c.charged, c.held, string(c.state), tx.time(c.expires), tx.time(tx.now), r.ChargedRaw + c.rawDiff, r.ID}
-	if asIs {
-		q += asKnown
-		args = append(args, r.UserID, r.Estimate, r.Held, r.Charged, string(r.State),
-			r.FreePreview, tx.time(r.PeriodStart), tx.time(r.ExpiresAt), r.ChargedRaw)
+	if !asIs {
+		return settleSQL[0], args
 	}
-	return q, args
+	return settleSQL[1], append(args, r.UserID, r.Estimate, r.Held, r.Charged, string(r.State),
+		r.FreePreview, tx.time(r.PeriodStart), tx.time(r.ExpiresAt), r.ChargedRaw)
 }
+
+// settleSQL is a settlement's UPDATE of a reservation, [1] on condition
+// that it is as known.
+var settleSQL = [2]string{settleSet, settleSet + asKnown}
+
+const settleSet = `UPDATE reservations SET charged = ?, held = ?, state = ?, expires_at = ?, updated_at = ?, raw_charged = ? WHERE id = ?`
 
 // set gives r the reservation's columns c wrote.
 func (c resChange) set(r *coachd.Reservation) {
