@@ -10,8 +10,8 @@ import (
 )
 
 // admitPG is, on Postgres, a chat turn's admission up to its reservation
-// in one statement: one round trip on the first text's path instead of
-// five. In order: the user's lock with the budget's state (lockBudget's
+// in one statement, one round trip on the first text's path where there
+// were three (the lock's and limits', the lease's, the hold's). In order: the user's lock with the budget's state (lockBudget's
 // read) and the counts of limits (lockLimitsPG's); the lease and the
 // user message's seqs (takeTurn's UPDATE, which reads the lock's row, so
 // the user's lock comes first, as lockUser orders it); the event log's
@@ -31,7 +31,9 @@ func (db *DB) admitPG(ctx context.Context, tx *tx, a coachd.TurnAdmission, limit
 	msgs []*coachd.Message, rows []messageRow, ids []string, hold *coachd.Reservation) (pgAdmission, error) {
 	n := int64(len(msgs))
 	stream := 0
-	args := db.lockArgs(tx, hold.UserID, limits)
+	// Sized for the statement's args: the lock's and limits', the
+	// lease's, the turn's, the message's and the hold's.
+	args := db.lockArgs(make([]any, 0, 3+4*len(limits)+13+3+8*len(msgs)+21), tx, hold.UserID, limits)
 	args = append(args, takeTurnArgs(tx, a, n)...)
 	if a.Stream != nil {
 		stream = 1
@@ -149,7 +151,7 @@ func (db *DB) lockLimits(ctx context.Context, tx *tx, userID string, limits []co
 func (db *DB) lockLimitsPG(ctx context.Context, tx *tx, userID string, limits []coachd.LimitHit) (*userBudgetState, error) {
 	var st userBudgetState
 	var n int
-	if err := tx.queryRow(ctx, lockLimitsSQL[len(limits)], db.lockArgs(tx, userID, limits)...).Scan(&st.roll, &st.stale, &n); err != nil {
+	if err := tx.queryRow(ctx, lockLimitsSQL[len(limits)], db.lockArgs(make([]any, 0, 3+4*len(limits)), tx, userID, limits)...).Scan(&st.roll, &st.stale, &n); err != nil {
 		return nil, dbError(err, "user %q", userID)
 	}
 	if n < len(limits) {
@@ -169,7 +171,7 @@ const maxFoldedLimits = 4
 
 // lockWiths is the WITHs of the user's lock and n limits' counts: k,
 // budgetState's locking read, then h0…, a data-modifying WITH a limit
-// that reads k's row; count adds up the limits counted. lockArgs gives
+// that reads k's row; count adds up the limits counted. lockArgs appends
 // their args.
 func lockWiths(n int) (withs, count string) {
 	withs, count = `k AS (`+budgetStateSQL+` FOR UPDATE)`, `0`
@@ -180,8 +182,7 @@ func lockWiths(n int) (withs, count string) {
 	return withs, count
 }
 
-func (db *DB) lockArgs(tx *tx, userID string, limits []coachd.LimitHit) []any {
-	args := make([]any, 0, 3+4*len(limits))
+func (db *DB) lockArgs(args []any, tx *tx, userID string, limits []coachd.LimitHit) []any {
 	args = append(args, tx.time(storeTime(db.budget.Period.Start(tx.now))), tx.time(tx.now), userID)
 	for _, l := range limits {
 		args = append(args, userID, l.Key, tx.time(storeTime(l.Window)), l.Limit)
