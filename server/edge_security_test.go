@@ -217,7 +217,10 @@ func TestSecuritySSEClientNotReading(t *testing.T) {
 	// The session is free: the next turn is not refused as busy (the long
 	// reply may have used the budget: the turn no longer waits for its
 	// client's socket, it writes to the event log and ends by itself).
-	s := e.chat(ctx, e.alice.key, "", fmt.Sprintf(`{"session_id":%q,"message":"hello again"}`, sess.ID))
+	// The turn frees its slot in this process just after its end's
+	// commit, which the loop above saw: on_busy=wait bridges that moment
+	// (a turn still running would hold the slot past MaxBusyWait: 409).
+	s := e.chat(ctx, e.alice.key, "?on_busy=wait", fmt.Sprintf(`{"session_id":%q,"message":"hello again"}`, sess.ID))
 	if s.status == http.StatusConflict {
 		t.Fatalf("next turn on the session: %d %s", s.status, s.raw)
 	}
