@@ -11,9 +11,10 @@ import (
 
 // admitPG is, on Postgres, a chat turn's admission up to its reservation
 // in one statement, one round trip on the first text's path where there
-// were three (the lock's and limits', the lease's, the hold's). In order: the user's lock with the budget's state (lockBudget's
-// read) and the counts of limits (lockLimitsPG's); the lease and the
-// user message's seqs (takeTurn's UPDATE, which reads the lock's row, so
+// were three (the lock's and limits', the lease's, the hold's). In
+// order: the user's lock with the budget's state (lockBudget's read) and
+// the counts of limits (lockLimitsPG's); the lease and the user
+// message's seqs (takeTurn's UPDATE, which reads the lock's row, so
 // the user's lock comes first, as lockUser orders it); the event log's
 // turn (beginTurn's, when a.Stream is set); the user message (msgs, none
 // or one, with its row and id) at the seq the lease reserved; and the
