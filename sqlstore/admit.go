@@ -115,11 +115,12 @@ func (db *DB) admitTurn(ctx context.Context, tx *tx, a coachd.TurnAdmission, req
 	var res *coachd.Reservation
 	var next, streamTurn int64
 	var taken, folded bool
+	var err error
 	if fold && tx.d == dialectPostgres && (a.Stream != nil || msgs != nil) && foldsLimits(a.Limits) {
 		r.ids = messageIDs(msgs, tx.now)
 		hold := db.newReservation(tx, req)
-		p, err := db.admitPG(ctx, tx, a, a.Limits, msgs, rows, r.ids, hold)
-		if err != nil {
+		var p pgAdmission
+		if p, err = db.admitPG(ctx, tx, a, a.Limits, msgs, rows, r.ids, hold); err != nil {
 			return r, err
 		}
 		st, next, streamTurn, taken, folded = &p.st, p.next, p.turn, true, true
@@ -131,7 +132,6 @@ func (db *DB) admitTurn(ctx context.Context, tx *tx, a coachd.TurnAdmission, req
 		// the limits; then the lease and the user message's seqs in one
 		// statement when the session is as the turn saw it and has
 		// room; otherwise one at a time, which tells which refused.
-		var err error
 		if st, err = db.lockLimits(ctx, tx, req.UserID, a.Limits); err != nil {
 			return r, err
 		}
@@ -148,13 +148,11 @@ func (db *DB) admitTurn(ctx context.Context, tx *tx, a coachd.TurnAdmission, req
 		// Not folded, or the fold's hold refused: the reservation goes
 		// the way the budget's state tells (stale holds released, a new
 		// period, a free preview, or EBUDGET).
-		var err error
 		if res, err = db.reserve(ctx, tx, req, st); err != nil {
 			return r, err
 		}
 	}
 	r.adm = &coachd.Admission{Reservation: res, StreamTurn: streamTurn}
-	var err error
 	switch {
 	case a.Stream != nil && folded:
 		err = keepTurns(ctx, tx, req.UserID, req.SessionID, streamTurn, a.Stream.Keep)
@@ -311,8 +309,7 @@ func (db *DB) EndTurn(ctx context.Context, userID string, e coachd.TurnEnd) (*co
 		var budget, used, reserved sql.NullInt64
 		if lock && seen != nil && len(e.Messages) <= insertBatch {
 			if c = db.change(tx, seen, s, e.Mode); !c.none && c.toUser {
-				_, resArgs := c.update(tx, seen, true)
-				also = &settleFold{args: db.settleArgs(resArgs, tx, seen, c), dest: []any{&budget, &used, &reserved}}
+				also = &settleFold{args: db.settleArgs(c.updateArgs(tx, seen, true), tx, seen, c), dest: []any{&budget, &used, &reserved}}
 			}
 		}
 		released := false

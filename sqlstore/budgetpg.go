@@ -26,19 +26,15 @@ func lockReservation(ctx context.Context, tx *tx, userID, id string) (*coachd.Re
 }
 
 // applyPG is apply's three writes on Postgres (the reservation, the
-// user's totals, the ledger row) as one statement, one round trip: the
-// reservation's UPDATE (settleSQL[asIs], resArgs its args), then the
-// user's totals and the ledger row only when it matched; when it did
-// not, nothing is written and applyPG returns errNotAsKnown (a settlement
-// on condition that the row is as the caller knew it, settleKnown). It
-// sets r.Remaining from the user's row it updated; apply sets the rest
-// of r.
-func (db *DB) applyPG(ctx context.Context, tx *tx, r *coachd.Reservation, asIs bool, resArgs []any, c resChange) error {
+// user's totals, the ledger row) as one statement, q (applySQL[i], with
+// resArgs settleSQL[i]'s args), one round trip: the user's totals and
+// the ledger row are written only when the reservation's UPDATE
+// matched; when it did not, nothing is written and applyPG returns
+// errNotAsKnown (a settlement on condition that the row is as the caller
+// knew it, settleKnown). It sets r.Remaining from the user's row it
+// updated; apply sets the rest of r.
+func (db *DB) applyPG(ctx context.Context, tx *tx, r *coachd.Reservation, q string, resArgs []any, c resChange) error {
 	var budget, used, reserved sql.NullInt64
-	q := applySQL[0]
-	if asIs {
-		q = applySQL[1]
-	}
 	err := tx.queryRow(ctx, q, db.settleArgs(resArgs, tx, r, c)...).Scan(&budget, &used, &reserved)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return dbError(err, "settle reservation")

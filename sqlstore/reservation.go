@@ -197,10 +197,13 @@ func (db *DB) apply(ctx context.Context, tx *tx, r *coachd.Reservation, s coachd
 		}
 		return false, nil
 	}
-	setRes, resArgs := c.update(tx, r, asIs)
-	switch {
-	case tx.d == dialectPostgres && c.toUser:
-		err := db.applyPG(ctx, tx, r, asIs, resArgs, c)
+	known := 0 // settleSQL's and applySQL's index
+	if asIs {
+		known = 1
+	}
+	resArgs := c.updateArgs(tx, r, asIs)
+	if tx.d == dialectPostgres && c.toUser {
+		err := db.applyPG(ctx, tx, r, applySQL[known], resArgs, c)
 		if !asIs && errors.Is(err, errNotAsKnown) { // r was read under the user's lock: gone only if deleted
 			err = coachd.Errorf(coachd.ENOTFOUND, "reservation not found")
 		}
@@ -209,21 +212,18 @@ func (db *DB) apply(ctx context.Context, tx *tx, r *coachd.Reservation, s coachd
 		}
 		c.set(r)
 		return true, nil
-	case asIs:
-		res, err := tx.exec(ctx, setRes, resArgs...)
-		if err != nil {
-			return false, dbError(err, "settle reservation")
-		}
+	}
+	res, err := tx.exec(ctx, settleSQL[known], resArgs...)
+	if err != nil {
+		return false, dbError(err, "settle reservation")
+	}
+	if asIs {
 		n, err := res.RowsAffected()
 		if err != nil {
 			return false, dbError(err, "settle reservation")
 		}
 		if n != 1 {
 			return false, errNotAsKnown
-		}
-	default:
-		if _, err := tx.exec(ctx, setRes, resArgs...); err != nil {
-			return false, dbError(err, "settle reservation")
 		}
 	}
 	c.set(r)
@@ -278,14 +278,14 @@ func (db *DB) change(tx *tx, r *coachd.Reservation, s coachd.Spend, mode settleM
 	return c
 }
 
-// update is c's UPDATE of r (settleSQL[asIs]) and its args; with asIs on
-// condition that the row is r (asKnown).
-func (c resChange) update(tx *tx, r *coachd.Reservation, asIs bool) (string, []any) {
+// updateArgs is the args of c's UPDATE of r: settleSQL[0]'s, or with
+// asIs settleSQL[1]'s, on condition that the row is r (asKnown).
+func (c resChange) updateArgs(tx *tx, r *coachd.Reservation, asIs bool) []any {
 	args := []any{c.charged, c.held, string(c.state), tx.time(c.expires), tx.time(tx.now), r.ChargedRaw + c.rawDiff, r.ID}
 	if !asIs {
-		return settleSQL[0], args
+		return args
 	}
-	return settleSQL[1], append(args, r.UserID, r.Estimate, r.Held, r.Charged, string(r.State),
+	return append(args, r.UserID, r.Estimate, r.Held, r.Charged, string(r.State),
 		r.FreePreview, tx.time(r.PeriodStart), tx.time(r.ExpiresAt), r.ChargedRaw)
 }
 
