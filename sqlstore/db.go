@@ -45,6 +45,9 @@ type DB struct {
 
 var _ coachd.Store = (*DB)(nil)
 
+// pgMaxConns bounds a Postgres store's connections (one process's).
+const pgMaxConns = 32
+
 // Open connects to dsn: a SQLite file path (created if missing) or a
 // postgres:// or postgresql:// URL. It does not migrate; call Migrate.
 func Open(ctx context.Context, dsn string, clock coachd.Clock) (*DB, error) {
@@ -63,8 +66,13 @@ func Open(ctx context.Context, dsn string, clock coachd.Clock) (*DB, error) {
 		if err != nil {
 			return nil, internal(err, "open postgres")
 		}
-		pool.SetMaxOpenConns(32)
-		pool.SetMaxIdleConns(8)
+		// As many idle connections as open ones: with fewer, a burst of
+		// turns closed the connections it no longer needed the moment
+		// it ended and opened new ones for the next, each a backend to
+		// start and every statement to plan again. A connection idle
+		// for five minutes is closed.
+		pool.SetMaxOpenConns(pgMaxConns)
+		pool.SetMaxIdleConns(pgMaxConns)
 		pool.SetConnMaxIdleTime(5 * time.Minute)
 		db.write, db.read = pool, pool
 	} else {
