@@ -25,14 +25,16 @@ func TestPostgresPoolKeepsConnections(t *testing.T) {
 		errs := make(chan error, burst)
 		for range burst {
 			go func() {
+				var once sync.Once // ready even when the transaction never began
 				_, err := writeTx(ctx, db, func(tx *tx) (struct{}, error) {
 					var pid int64
 					err := tx.queryRow(ctx, `SELECT pg_backend_pid()`).Scan(&pid)
 					pids <- pid
-					ready.Done() // every transaction holds its connection at once
+					once.Do(ready.Done) // every transaction holds its connection at once
 					<-release
 					return struct{}{}, err
 				})
+				once.Do(ready.Done)
 				errs <- err
 			}()
 		}
@@ -42,6 +44,8 @@ func TestPostgresPoolKeepsConnections(t *testing.T) {
 			if err := <-errs; err != nil {
 				t.Fatal(err)
 			}
+		}
+		for range burst {
 			backends[<-pids] = true
 		}
 	}
