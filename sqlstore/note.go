@@ -56,13 +56,17 @@ func insertNote(ctx context.Context, tx *tx, n *coachd.Note) error {
 	}
 	n.DeletedAt = nil
 	n.CreatedAt, n.UpdatedAt = tx.now, tx.now
-	args := []any{n.ID, n.UserID, sessionID, n.Type, n.Category, n.Title, n.Content, n.Importance, n.MarketSlug, n.Pinned,
-		tx.time(n.CreatedAt), tx.time(n.UpdatedAt)}
-	if tx.d == dialectPostgres {
+	pg := tx.d == dialectPostgres
+	args := make([]any, 0, 16)
+	if pg { // noteRoomSQL's, first
+		args = append(args, n.UserID, coachd.MaxNotesPerUser, n.SessionID, n.SessionID)
+	}
+	args = append(args, n.ID, n.UserID, sessionID, n.Type, n.Category, n.Title, n.Content, n.Importance, n.MarketSlug, n.Pinned,
+		tx.time(n.CreatedAt), tx.time(n.UpdatedAt))
+	if pg {
 		var id string
 		err := tx.queryRow(ctx, `WITH u AS (`+noteRoomSQL+` RETURNING id)
-			INSERT INTO notes (`+noteColumns+`) SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ? FROM u RETURNING id`,
-			append([]any{n.UserID, coachd.MaxNotesPerUser, n.SessionID, n.SessionID}, args...)...).Scan(&id)
+			INSERT INTO notes (`+noteColumns+`) SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ? FROM u RETURNING id`, args...).Scan(&id)
 		if errors.Is(err, sql.ErrNoRows) {
 			return noRoom(ctx, tx, n.UserID, n.SessionID)
 		}
