@@ -329,8 +329,7 @@ func (db *DB) EndTurn(ctx context.Context, userID string, e coachd.TurnEnd) (*co
 		switch {
 		case also != nil:
 			known := *seen
-			if remainingFrom(&known, budget, used, reserved) {
-				c.set(&known)
+			if c.settled(&known, budget, used, reserved) {
 				r = &known
 			} else if r, err = db.settleRead(ctx, tx, seen, s, e.Mode); err != nil {
 				return nil, err

@@ -31,15 +31,14 @@ func lockReservation(ctx context.Context, tx *tx, userID, id string) (*coachd.Re
 // the ledger row are written only when the reservation's UPDATE
 // matched; when it did not, nothing is written and applyPG returns
 // errNotAsKnown (a settlement on condition that the row is as the caller
-// knew it, settleKnown). It sets r.Remaining from the user's row it
-// updated; apply sets the rest of r.
+// knew it, settleKnown). It gives r what it wrote (resChange.settled).
 func (db *DB) applyPG(ctx context.Context, tx *tx, r *coachd.Reservation, q string, resArgs []any, c resChange) error {
 	var budget, used, reserved sql.NullInt64
 	err := tx.queryRow(ctx, q, db.settleArgs(resArgs, tx, r, c)...).Scan(&budget, &used, &reserved)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return dbError(err, "settle reservation")
 	}
-	if !remainingFrom(r, budget, used, reserved) {
+	if !c.settled(r, budget, used, reserved) {
 		return errNotAsKnown
 	}
 	return nil

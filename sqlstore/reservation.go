@@ -210,7 +210,6 @@ func (db *DB) apply(ctx context.Context, tx *tx, r *coachd.Reservation, s coachd
 		if err != nil {
 			return false, err
 		}
-		c.set(r)
 		return true, nil
 	}
 	res, err := tx.exec(ctx, settleSQL[known], resArgs...)
@@ -298,6 +297,18 @@ const settleSet = `UPDATE reservations SET charged = ?, held = ?, state = ?, exp
 // set gives r the reservation's columns c wrote.
 func (c resChange) set(r *coachd.Reservation) {
 	r.Charged, r.Held, r.State, r.ExpiresAt, r.ChargedRaw = c.charged, c.held, c.state, c.expires, r.ChargedRaw+c.rawDiff
+}
+
+// settled reports whether a Postgres statement that made c on condition
+// (applyPG's, or EndTurn's with its messages) read back the user's
+// totals, that is whether it made it, and then gives r what it wrote:
+// c's columns and the remaining tokens.
+func (c resChange) settled(r *coachd.Reservation, budget, used, reserved sql.NullInt64) bool {
+	if !remainingFrom(r, budget, used, reserved) {
+		return false
+	}
+	c.set(r)
+	return true
 }
 
 // addLedger writes a ledger row: used and reserved in the budget's unit,
