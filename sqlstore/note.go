@@ -220,31 +220,31 @@ func (db *DB) TogglePin(ctx context.Context, userID, id string) (*coachd.Note, e
 	})
 }
 
-// changeNote loads the user's live note, lets change edit it and saves it.
+// changeNote loads the user's live note, lets change edit it and saves it,
+// under the user's lock as every note write: on Postgres two changes at
+// once would otherwise read the same note and the later write would undo
+// the earlier (two pin toggles leaving it flipped once).
 func (db *DB) changeNote(ctx context.Context, userID, id string, change func(*coachd.Note) error) (*coachd.Note, error) {
-	tx, err := db.beginWrite(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer tx.Rollback()
-	n, err := findNote(ctx, tx, userID, id)
-	if err != nil {
-		return nil, err
-	}
-	if n.DeletedAt != nil {
-		return nil, noteNotFound(id)
-	}
-	if err := change(n); err != nil {
-		return nil, err
-	}
-	n.UpdatedAt = tx.now
-	if _, err := tx.exec(ctx, `UPDATE notes SET note_type = ?, category = ?, title = ?, content = ?, importance = ?,
-		market_slug = ?, pinned = ?, updated_at = ? WHERE id = ? AND user_id = ?`,
-		n.Type, n.Category, n.Title, n.Content, n.Importance, n.MarketSlug, n.Pinned, tx.time(n.UpdatedAt),
-		n.ID, userID); err != nil {
-		return nil, dbError(err, "update note")
-	}
-	return n, tx.commit()
+	return budgetTx(ctx, db, userID, func(tx *tx) (*coachd.Note, error) {
+		n, err := findNote(ctx, tx, userID, id)
+		if err != nil {
+			return nil, err
+		}
+		if n.DeletedAt != nil {
+			return nil, noteNotFound(id)
+		}
+		if err := change(n); err != nil {
+			return nil, err
+		}
+		n.UpdatedAt = tx.now
+		if _, err := tx.exec(ctx, `UPDATE notes SET note_type = ?, category = ?, title = ?, content = ?, importance = ?,
+			market_slug = ?, pinned = ?, updated_at = ? WHERE id = ? AND user_id = ?`,
+			n.Type, n.Category, n.Title, n.Content, n.Importance, n.MarketSlug, n.Pinned, tx.time(n.UpdatedAt),
+			n.ID, userID); err != nil {
+			return nil, dbError(err, "update note")
+		}
+		return n, nil
+	})
 }
 
 // DeleteNote soft-deletes the user's note and purges the user's deleted

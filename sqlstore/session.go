@@ -110,9 +110,17 @@ func (db *DB) UpdateSession(ctx context.Context, userID, id string, upd coachd.S
 		return nil, err
 	}
 	defer tx.Rollback()
-	s, err := findSession(ctx, tx, userID, id)
+	// The row's lock on Postgres: the session is written back whole, so a
+	// write at once (another update, a turn's pending interaction, the
+	// sweeper's expiry) must come before this read or after this write,
+	// not be undone by it. SQLite's single writer already serialises them.
+	q := `SELECT ` + sessionColumns + ` FROM sessions WHERE id = ? AND user_id = ?`
+	if tx.d == dialectPostgres {
+		q += ` FOR NO KEY UPDATE`
+	}
+	s, err := scanSession(tx.queryRow(ctx, q, id, userID))
 	if err != nil {
-		return nil, err
+		return nil, dbError(err, "session %q", id)
 	}
 	if upd.Title != nil {
 		s.Title = *upd.Title

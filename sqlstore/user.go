@@ -142,31 +142,31 @@ func (db *DB) UpdateUser(ctx context.Context, id string, upd coachd.UserUpdate) 
 	if err := validLimits(upd); err != nil {
 		return nil, err
 	}
-	tx, err := db.beginWrite(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer tx.Rollback()
-	u, err := findUser(ctx, tx, id)
-	if err != nil {
-		return nil, err
-	}
-	if upd.Name != nil {
-		if err := nameFree(ctx, tx, *upd.Name, u.ID); err != nil {
+	// Under the user's lock (budgetTx), as every write of its budget: on
+	// Postgres two updates at once would otherwise read the same row and
+	// the later write would undo the earlier's fields.
+	return budgetTx(ctx, db, id, func(tx *tx) (*coachd.User, error) {
+		u, err := findUser(ctx, tx, id)
+		if err != nil {
 			return nil, err
 		}
-		u.Name = *upd.Name
-	}
-	if upd.TokenBudget != nil {
-		u.TokenBudget = *upd.TokenBudget
-	}
-	applyLimits(u, upd)
-	u.UpdatedAt = tx.now
-	if _, err := tx.exec(ctx, `UPDATE users SET name = ?, token_budget = ?, rate_limit = ?, monthly_messages = ?, updated_at = ? WHERE id = ?`,
-		u.Name, u.TokenBudget, u.RateLimit, u.MonthlyMessages, tx.time(u.UpdatedAt), u.ID); err != nil {
-		return nil, dbError(err, "update user")
-	}
-	return u, tx.commit()
+		if upd.Name != nil {
+			if err := nameFree(ctx, tx, *upd.Name, u.ID); err != nil {
+				return nil, err
+			}
+			u.Name = *upd.Name
+		}
+		if upd.TokenBudget != nil {
+			u.TokenBudget = *upd.TokenBudget
+		}
+		applyLimits(u, upd)
+		u.UpdatedAt = tx.now
+		if _, err := tx.exec(ctx, `UPDATE users SET name = ?, token_budget = ?, rate_limit = ?, monthly_messages = ?, updated_at = ? WHERE id = ?`,
+			u.Name, u.TokenBudget, u.RateLimit, u.MonthlyMessages, tx.time(u.UpdatedAt), u.ID); err != nil {
+			return nil, dbError(err, "update user")
+		}
+		return u, nil
+	})
 }
 
 // validLimits checks the limit overrides of an update.
