@@ -107,3 +107,72 @@ func TestAdmitTurnLogAndMessage(t *testing.T) {
 		})
 	}
 }
+
+// TestTurnNumbersAfterPruning: a session's turns are numbered after every
+// turn it had, even when the log's pruning by age deleted them all (a
+// session idle past the retention): an event's id (turn:seq) is never
+// given twice, and a client resuming from the last it saw gets the new
+// turn's events. Both ways a turn is logged: its admission (one statement
+// with the lease on Postgres) and BeginTurn. Before the session kept the
+// pruned turns' number, the next turn was numbered 1 again and Events
+// after the client's last id returned nothing.
+func TestTurnNumbersAfterPruning(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			ctx := context.Background()
+			db, clock, u, s := budgetSession(t, b, 100000)
+			admitted := func() int64 {
+				t.Helper()
+				seen, err := db.FindSession(ctx, u.ID, s.ID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				a := admission(seen, "A", clock.Now().Add(time.Minute), 100)
+				a.Stream = &coachd.StreamStart{Owner: "proc"}
+				a.Message = &coachd.Message{Role: coachd.RoleUser, Blocks: []coachd.Block{coachd.TextBlock("hi")}}
+				adm, err := db.AdmitTurn(ctx, a)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, _, err := db.EndTurn(ctx, u.ID, coachd.TurnEnd{SessionID: s.ID, ReservationID: adm.Reservation.ID,
+					Mode: coachd.SettleFinalize, Owner: "A"}); err != nil {
+					t.Fatal(err)
+				}
+				return adm.StreamTurn
+			}
+			begun := func() int64 {
+				t.Helper()
+				turn, err := db.BeginTurn(ctx, u.ID, s.ID, "proc", 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return turn
+			}
+			var last coachd.EventID
+			for i, begin := range []func() int64{admitted, begun, admitted, begun, admitted} {
+				turn := begin()
+				if turn <= last.Turn {
+					t.Fatalf("turn %d numbered %d after turn %d", i+1, turn, last.Turn)
+				}
+				ev := coachd.Event{Turn: turn, Seq: 1, Type: coachd.EventTextDelta, Text: "x"}
+				if _, err := db.AppendEvents(ctx, u.ID, s.ID, turn, []coachd.Event{ev}, true); err != nil {
+					t.Fatal(err)
+				}
+				if evs, err := db.Events(ctx, u.ID, s.ID, last, 10); err != nil || len(evs) != 1 || evs[0].ID() != ev.ID() {
+					t.Fatalf("events after %v: %+v (%v), want turn %d's", last, evs, err, turn)
+				}
+				last = ev.ID()
+				if i%2 == 1 {
+					// Idle past the retention: every turn of the session goes.
+					clock.Add(48 * time.Hour)
+					if n, err := db.PruneEvents(ctx, clock.Now().Add(-24*time.Hour)); err != nil || n == 0 {
+						t.Fatalf("pruned %d turns (%v)", n, err)
+					}
+					if tl, err := db.LatestTurn(ctx, u.ID, s.ID); err != nil || tl.Turn != 0 {
+						t.Fatalf("latest turn after pruning: %+v (%v)", tl, err)
+					}
+				}
+			}
+		})
+	}
+}

@@ -69,7 +69,7 @@ func (db *DB) admitPG(ctx context.Context, tx *tx, a coachd.TurnAdmission, limit
 var admitSQL = func() (qs [maxFoldedLimits + 1][2][2]string) {
 	for l := range qs {
 		withs, count := lockWiths(l)
-		for t, turn := range []string{``, `, t AS (` + turnInsert + ` FROM s RETURNING turn)`} {
+		for t, turn := range []string{``, `, t AS (` + turnInsert[dialectPostgres] + ` FROM s RETURNING turn)`} {
 			turnCol := [2]string{`0`, `(SELECT turn FROM t)`}[t]
 			for n := range qs[l][t] {
 				qs[l][t][n] = `WITH ` + withs + `, s AS (` + takeTurnSet + ` AND EXISTS (SELECT 1 FROM k)` + takeTurnReturning + `)` +

@@ -121,7 +121,7 @@ func beginTurn(ctx context.Context, tx *tx, userID, sessionID, owner string, kee
 	// not found), and the number follows the session's last turn.
 	var turn int64
 	now := tx.time(tx.now)
-	if err := tx.queryRow(ctx, turnInsert+` FROM sessions s WHERE s.id = ? AND s.user_id = ?
+	if err := tx.queryRow(ctx, turnInsert[tx.d]+` FROM sessions s WHERE s.id = ? AND s.user_id = ?
 		RETURNING turn`, owner, now, now, sessionID, userID).Scan(&turn); err != nil {
 		return 0, dbError(err, "begin turn: session %s", sessionID)
 	}
@@ -129,10 +129,23 @@ func beginTurn(ctx context.Context, tx *tx, userID, sessionID, owner string, kee
 }
 
 // turnInsert logs a new turn of the session s (the FROM that follows
-// names it): numbered after its last, with the owner and its start (and
-// first sign of life) as arguments.
-const turnInsert = `INSERT INTO turns (session_id, turn, user_id, owner, started_at, alive_at)
-	SELECT s.id, COALESCE((SELECT MAX(t.turn) FROM turns t WHERE t.session_id = s.id), 0) + 1, s.user_id, ?, ?, ?`
+// names it), by dialect: numbered after its last, or after the last one
+// the log's pruning by age deleted (sessions.turn_floor, PruneEvents) when
+// that is higher, so no number comes twice; with the owner and its start
+// (and first sign of life) as arguments. On Postgres s may be the
+// admission's UPDATE of the session (admitSQL), which returns no floor:
+// the floor is read from the table (the UPDATE does not change it).
+var turnInsert = [...]string{
+	dialectSQLite: turnInsertInto + `MAX(COALESCE((SELECT MAX(t.turn) FROM turns t WHERE t.session_id = s.id), 0), s.turn_floor) + 1` + turnInsertRest,
+	dialectPostgres: turnInsertInto + `GREATEST((SELECT MAX(t.turn) FROM turns t WHERE t.session_id = s.id),
+		(SELECT f.turn_floor FROM sessions f WHERE f.id = s.id), 0) + 1` + turnInsertRest,
+}
+
+const (
+	turnInsertInto = `INSERT INTO turns (session_id, turn, user_id, owner, started_at, alive_at)
+	SELECT s.id, `
+	turnInsertRest = `, s.user_id, ?, ?, ?`
+)
 
 // keepTurns applies the retention per session to a turn begun: the
 // events of the last keep turns (all when keep is 0) stay.
@@ -308,8 +321,16 @@ func (db *DB) PruneEvents(ctx context.Context, before time.Time) (int, error) {
 		return 0, err
 	}
 	defer tx.Rollback()
-	res, err := tx.exec(ctx, `DELETE FROM turns WHERE started_at < ? AND (ended OR alive_at < ?)`,
-		tx.time(storeTime(before)), tx.time(storeTime(before)))
+	// Each session whose turns go keeps the number of its last (the
+	// next is numbered after it, turnInsert), then they go with their
+	// events.
+	const aged = `started_at < ? AND (ended OR alive_at < ?)`
+	at := tx.time(storeTime(before))
+	if _, err := tx.exec(ctx, `UPDATE sessions SET turn_floor = (SELECT MAX(t.turn) FROM turns t WHERE t.session_id = sessions.id)
+		WHERE id IN (SELECT session_id FROM turns WHERE `+aged+`)`, at, at); err != nil {
+		return 0, dbError(err, "prune events")
+	}
+	res, err := tx.exec(ctx, `DELETE FROM turns WHERE `+aged, at, at)
 	if err != nil {
 		return 0, dbError(err, "prune events")
 	}
