@@ -5,9 +5,9 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 )
 
@@ -28,12 +28,43 @@ var (
 var imageMediaTypes = []string{"image/jpeg", "image/png", "image/gif", "image/webp"}
 
 // blockExtras are the optional API fields a recorded block may carry
-// besides its typed ones. cache_control is left out on purpose: coachd
-// places its own cache breakpoints, and recorded ones would count against
-// the API's limit of four on every later request.
-var blockExtras = map[string][]string{
-	BlockText:     {"citations"},
-	BlockDocument: {"citations", "context", "title"},
+// besides its typed ones, each with the check of its value (null stands
+// for absent). cache_control is left out on purpose: coachd places its
+// own cache breakpoints, and recorded ones would count against the API's
+// limit of four on every later request.
+var blockExtras = map[string]map[string]extraCheck{
+	BlockText: {"citations": {"must be a list of citations", isList}},
+	BlockDocument: {
+		"citations": {`must be {"enabled": true} or {"enabled": false}`, isCitationsFlag},
+		"context":   {"must be a string", isString},
+		"title":     {"must be a string", isString},
+	},
+}
+
+// extraCheck is what an extra field's value must be: ok says whether raw
+// (valid JSON, not null) is that.
+type extraCheck struct {
+	msg string
+	ok  func(raw json.RawMessage) bool
+}
+
+func isString(raw json.RawMessage) bool { return raw[0] == '"' }
+
+func isList(raw json.RawMessage) bool {
+	var items []map[string]json.RawMessage
+	return json.Unmarshal(raw, &items) == nil
+}
+
+// isCitationsFlag: a document's citations, {"enabled": bool}, the key
+// spelled as the API spells it (encoding/json would match "ENABLED" to a
+// struct's field too).
+func isCitationsFlag(raw json.RawMessage) bool {
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(raw, &fields) != nil || len(fields) != 1 {
+		return false
+	}
+	v := string(fields["enabled"])
+	return v == "true" || v == "false"
 }
 
 // CheckBlocks reports every block of a message sent by role that the
@@ -109,19 +140,19 @@ func checkBlock(role Role, b Block, at string, nested bool) []FieldError {
 		fail("type", "must be text, tool_use, tool_result, image or document", "enum")
 		return errs
 	}
-	keys := make([]string, 0, len(b.Extra))
-	for k := range b.Extra {
-		if !slices.Contains(blockExtras[b.Type], k) {
-			keys = append(keys, k)
-		}
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(b.Extra))
 	for _, k := range keys {
-		msg := "unknown field"
-		if k == "cache_control" {
-			msg = "cannot be recorded: coachd places the cache breakpoints"
+		check, known := blockExtras[b.Type][k]
+		raw := bytes.TrimSpace(b.Extra[k])
+		switch {
+		case k == "cache_control":
+			fail(k, "cannot be recorded: coachd places the cache breakpoints", "unknown")
+		case !known:
+			fail(k, "unknown field", "unknown")
+		case len(raw) == 0 || string(raw) == "null":
+		case !check.ok(raw):
+			fail(k, check.msg, "type")
 		}
-		fail(k, msg, "unknown")
 	}
 	return errs
 }
@@ -173,6 +204,23 @@ type blockSource struct {
 	Data      string `json:"data"`
 }
 
+// sourceKeys reports whether every key of the source object raw is one of
+// blockSource's as the API spells it: the decoder that fills blockSource
+// matches keys in any case ("MEDIA_TYPE", "Data"), which the API would
+// take for unknown fields.
+func sourceKeys(raw json.RawMessage) bool {
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(raw, &fields) != nil {
+		return false
+	}
+	for k := range fields {
+		if k != "type" && k != "media_type" && k != "data" {
+			return false
+		}
+	}
+	return true
+}
+
 // checkSource reads a base64 or text source, lets rule refuse its type or
 // media type, and checks its data.
 func checkSource(raw json.RawMessage, fail func(field, msg, code string), rule func(blockSource) (field, msg string)) {
@@ -183,7 +231,7 @@ func checkSource(raw json.RawMessage, fail func(field, msg, code string), rule f
 	var s blockSource
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&s); err != nil || s.Type == "" {
+	if err := dec.Decode(&s); err != nil || s.Type == "" || !sourceKeys(raw) {
 		// A URL source has a url field: name its type, the actual problem.
 		var typed struct {
 			Type string `json:"type"`

@@ -31,6 +31,8 @@ func TestSecurityCheckBlocks(t *testing.T) {
 			{coachd.RoleUser, `[{"type":"tool_result","tool_use_id":"toolu_01A-b","content":"{\"ok\":true}"},{"type":"tool_result","tool_use_id":"call_2","is_error":true}]`},
 			{coachd.RoleUser, `[{"type":"tool_result","tool_use_id":"t1","content":[{"type":"text","text":"chart:"},{"type":"image","source":{"type":"base64","media_type":"image/webp","data":"UklGRg=="}}]}]`},
 			{coachd.RoleUser, `[{"type":"document","title":"plan","source":{"type":"text","media_type":"text/plain","data":"Mornings."}},{"type":"document","source":{"type":"base64","media_type":"application/pdf","data":"JVBERi0="}}]`},
+			{coachd.RoleUser, `[{"type":"document","title":null,"context":"from the coach","citations":{"enabled":true},"source":{"type":"text","media_type":"text/plain","data":"x"}}]`},
+			{coachd.RoleAssistant, `[{"type":"text","text":"Mornings.","citations":[{"type":"char_location","cited_text":"Mornings.","document_index":0,"start_char_index":0,"end_char_index":9}]}]`},
 		} {
 			if errs := coachd.CheckBlocks(tc.role, blocks(t, tc.raw)); len(errs) > 0 {
 				t.Errorf("%s %s: %+v", tc.role, tc.raw, errs)
@@ -54,6 +56,18 @@ func TestSecurityCheckBlocks(t *testing.T) {
 			{coachd.RoleUser, `[{"type":"document","source":{"type":"url","url":"https://example.com/a.pdf"}}]`, "[0].source.type"},
 			{coachd.RoleUser, `[{"type":"document","source":{"type":"base64","media_type":"text/html","data":"PGI+"}}]`, "[0].source.media_type"},
 			{coachd.RoleUser, `[{"type":"server_tool_use","id":"s1","name":"web_search","input":{}}]`, "[0].type"},
+			// A source's keys as the API spells them, not in another case
+			// (which encoding/json would match to the same fields).
+			{coachd.RoleUser, `[{"type":"image","source":{"Type":"base64","MEDIA_TYPE":"image/png","Data":"iVBO"}}]`, "[0].source"},
+			{coachd.RoleUser, `[{"type":"document","source":{"type":"text","media_type":"text/plain","data":"x","DATA":"y"}}]`, "[0].source"},
+			{coachd.RoleUser, `[{"type":"tool_result","tool_use_id":"t1","content":[{"type":"image","source":{"TYPE":"base64","media_type":"image/gif","data":"R0lG"}}]}]`, "[0].content[0].source"},
+			// The optional fields' values of the API's types.
+			{coachd.RoleUser, `[{"type":"document","title":5,"source":{"type":"text","media_type":"text/plain","data":"x"}}]`, "[0].title"},
+			{coachd.RoleUser, `[{"type":"document","context":{"a":1},"source":{"type":"text","media_type":"text/plain","data":"x"}}]`, "[0].context"},
+			{coachd.RoleUser, `[{"type":"document","citations":"yes","source":{"type":"text","media_type":"text/plain","data":"x"}}]`, "[0].citations"},
+			{coachd.RoleUser, `[{"type":"document","citations":{"ENABLED":true},"source":{"type":"text","media_type":"text/plain","data":"x"}}]`, "[0].citations"},
+			{coachd.RoleUser, `[{"type":"text","text":"hi","citations":42}]`, "[0].citations"},
+			{coachd.RoleUser, `[{"type":"text","text":"hi","citations":[1]}]`, "[0].citations"},
 		} {
 			errs := coachd.CheckBlocks(tc.role, blocks(t, tc.raw))
 			if len(errs) == 0 || errs[0].Field != tc.field || errs[0].Code == "" || errs[0].Message == "" {
