@@ -267,9 +267,10 @@ func (t *Turn) compact(ctx context.Context) {
 	t.history = append(t.history, msg)
 }
 
-// summarize runs the summary call without streaming it to the client.
+// summarize runs the summary call without streaming it to the client, on
+// the model serving the turn's agent (its provider's, its account).
 func (t *Turn) summarize(ctx context.Context, req *coachd.ModelRequest) (*coachd.ModelResponse, error) {
-	s := t.r.cfg.Model.Stream(ctx, req)
+	s := t.model().Stream(ctx, req)
 	defer s.Close()
 	for s.Next() {
 	}
