@@ -47,7 +47,7 @@ type Writer struct {
 	err     error     // sticky: first write failure or disconnect
 	closed  bool
 	ending  bool          // End: the closing writes are left for the server to flush
-	errored bool          // an error event went out
+	errored bool          // an error event of the turn went out
 	status  int           // the HTTP status sent with the headers (200 unless SetStatus)
 	ai      *aiState      // the ai-sdk dialect's open parts
 	timeout time.Duration // per write; 0: none
@@ -161,11 +161,17 @@ func (w *Writer) flush() error {
 // encode appends ev's frames to w.buf. Callers hold mu.
 func (w *Writer) encode(ev coachd.Event) {
 	start := len(w.buf)
-	if ev.Type == coachd.EventTurnEnded {
-		if w.dialect == Coachd && w.errored {
+	switch ev.Type {
+	case coachd.EventTurnStarted:
+		w.errored = false // a turn whose log ended without its turn_ended
+	case coachd.EventTurnEnded:
+		// errored is the turn's: a session's stream goes on to the next.
+		errored := w.errored
+		w.errored = false
+		if w.dialect == Coachd && errored {
 			return // the coachd stream ends at its error
 		}
-		if !w.errored && w.ai == nil {
+		if !errored && w.ai == nil {
 			w.buf = abnormalStop(w.buf, w.dialect, ev.StopReason)
 		}
 	}
