@@ -8,6 +8,7 @@ import (
 
 	"github.com/coachd/coachd"
 	"github.com/coachd/coachd/sse"
+	"github.com/coachd/coachd/stream"
 )
 
 // statuses maps coachd error codes to HTTP statuses. A code not listed is
@@ -24,6 +25,7 @@ var statuses = map[string]int{
 	coachd.EBUDGET:         http.StatusPaymentRequired,
 	coachd.ERATELIMITED:    http.StatusTooManyRequests,
 	coachd.EUPSTREAMBUSY:   http.StatusServiceUnavailable,
+	stream.CodeShutdown:    http.StatusServiceUnavailable, // a turn cut by the server's drain (retryable)
 	coachd.EUPSTREAMAUTH:   http.StatusBadGateway,
 	coachd.EAPI:            http.StatusBadGateway,
 	coachd.ETIMEOUT:        http.StatusGatewayTimeout,

@@ -134,6 +134,12 @@ func (s *Server) handleChatCompletions() http.Handler {
 		}
 		<-done
 		if err != nil {
+			// The server's drain cut the turn (the reader got its
+			// server_shutdown error): say so, not an empty 200. Any other
+			// end is the client's, gone.
+			if turnErr != nil {
+				s.oaiError(w, r, turnErr)
+			}
 			return
 		}
 		if turnErr != nil && reply.Len() == 0 && !req.Stream {
@@ -153,7 +159,7 @@ func (s *Server) handleChatCompletions() http.Handler {
 
 // streamCompletion streams the turn as chat.completion.chunk data lines.
 func (s *Server) streamCompletion(w http.ResponseWriter, r *http.Request, turn int64, sid, id string, created int64, req oaiRequest,
-	collect func(coachd.Event) string, reply *strings.Builder, turnErr **coachd.Error, ended func()) {
+	collect func(coachd.Event) string, reply *strings.Builder, turnErr **coachd.Error, remember func()) {
 	s.observer.StreamOpened()
 	defer s.observer.StreamClosed()
 	sw := sse.NewWriter(w, r, sse.Coachd, s.heartbeat)
@@ -166,6 +172,16 @@ func (s *Server) streamCompletion(w http.ResponseWriter, r *http.Request, turn i
 	if sw.SendData(chunk(&oaiDelta{Role: "assistant"}, nil)) != nil {
 		return
 	}
+	var ended bool
+	// errorChunk tells the client of e: OpenAI's error object in a chunk.
+	errorChunk := func(e *coachd.Error) error {
+		typ := oaiErrorTypes[e.Code]
+		if typ == "" {
+			typ = "api_error"
+		}
+		return sw.SendData(oaiChunk{ID: id, Object: "chat.completion.chunk", Created: created, Model: req.Model,
+			Choices: []oaiChoice{}, Error: oaiErrorBody(e.Message, typ, e.Code)["error"].(map[string]any)})
+	}
 	s.hub.Follow(r.Context(), UserFrom(r.Context()).ID, sid, coachd.EventID{}, turn, func(ev coachd.Event) error {
 		if text := collect(ev); text != "" {
 			reply.WriteString(text)
@@ -174,14 +190,10 @@ func (s *Server) streamCompletion(w http.ResponseWriter, r *http.Request, turn i
 		if ev.Type != coachd.EventTurnEnded {
 			return nil
 		}
-		ended()
+		ended = true
+		remember()
 		if e := *turnErr; e != nil {
-			typ := oaiErrorTypes[e.Code]
-			if typ == "" {
-				typ = "api_error"
-			}
-			return sw.SendData(oaiChunk{ID: id, Object: "chat.completion.chunk", Created: created, Model: req.Model,
-				Choices: []oaiChoice{}, Error: oaiErrorBody(e.Message, typ, e.Code)["error"].(map[string]any)})
+			return errorChunk(e)
 		}
 		if err := sw.SendData(chunk(&oaiDelta{}, finishReason(ev.StopReason))); err != nil {
 			return err
@@ -192,6 +204,11 @@ func (s *Server) streamCompletion(w http.ResponseWriter, r *http.Request, turn i
 		}
 		return nil
 	})
+	if !ended && *turnErr != nil {
+		// The server's drain cut the turn: its error, not a [DONE] that
+		// reads as a whole reply.
+		errorChunk(*turnErr)
+	}
 	sw.SendDone()
 }
 
