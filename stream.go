@@ -72,6 +72,9 @@ type StreamService interface {
 	// LatestTurn returns the session's latest turn in the log; Turn 0
 	// when there is none.
 	LatestTurn(ctx context.Context, userID, sessionID string) (TurnLog, error)
+	// TurnLogAt returns the session's turn in the log; Turn 0 when the
+	// log has no such turn (never begun, or pruned).
+	TurnLogAt(ctx context.Context, userID, sessionID string, turn int64) (TurnLog, error)
 	// RequestStop asks whoever runs the session's running turn to stop
 	// it; ENOTFOUND when no turn is running.
 	RequestStop(ctx context.Context, userID, sessionID string) error

@@ -275,6 +275,18 @@ func (db *DB) Events(ctx context.Context, userID, sessionID string, after coachd
 
 // LatestTurn implements coachd.StreamService.
 func (db *DB) LatestTurn(ctx context.Context, userID, sessionID string) (coachd.TurnLog, error) {
+	return db.turnLog(ctx, userID, sessionID, `ORDER BY turn DESC LIMIT 1`)
+}
+
+// TurnLogAt implements coachd.StreamService.
+func (db *DB) TurnLogAt(ctx context.Context, userID, sessionID string, turn int64) (coachd.TurnLog, error) {
+	return db.turnLog(ctx, userID, sessionID, `AND turn = ?`, turn)
+}
+
+// turnLog reads the session's turn that the SQL which follows its WHERE
+// (and args) picks; Turn 0 when there is none, ENOTFOUND when the session
+// is not the user's.
+func (db *DB) turnLog(ctx context.Context, userID, sessionID, pick string, args ...any) (coachd.TurnLog, error) {
 	tx, err := db.beginRead(ctx)
 	if err != nil {
 		return coachd.TurnLog{}, err
@@ -282,7 +294,7 @@ func (db *DB) LatestTurn(ctx context.Context, userID, sessionID string) (coachd.
 	defer tx.Rollback()
 	var t coachd.TurnLog
 	err = tx.queryRow(ctx, `SELECT turn, owner, started_at, alive_at, ended, stop_requested FROM turns
-		WHERE session_id = ? AND user_id = ? ORDER BY turn DESC LIMIT 1`, sessionID, userID).
+		WHERE session_id = ? AND user_id = ? `+pick, append([]any{sessionID, userID}, args...)...).
 		Scan(&t.Turn, &t.Owner, timeCol{&t.StartedAt}, timeCol{&t.AliveAt}, &t.Ended, &t.StopRequested)
 	if errors.Is(err, sql.ErrNoRows) {
 		if _, err := findSession(ctx, tx, userID, sessionID); err != nil {
@@ -290,7 +302,7 @@ func (db *DB) LatestTurn(ctx context.Context, userID, sessionID string) (coachd.
 		}
 		return coachd.TurnLog{}, nil
 	}
-	return t, dbError(err, "latest turn")
+	return t, dbError(err, "turn log")
 }
 
 // RequestStop implements coachd.StreamService.

@@ -55,6 +55,15 @@ func TestStreamLog(t *testing.T) {
 			if err != nil || tl.Turn != 5 || tl.Ended || tl.Owner != "p" {
 				t.Fatalf("latest: %+v %v", tl, err)
 			}
+			if tl, err := db.TurnLogAt(ctx, alice.ID, sess.ID, 4); err != nil || tl.Turn != 4 || !tl.Ended || tl.Owner != "p" {
+				t.Errorf("turn 4: %+v %v", tl, err)
+			}
+			if tl, err := db.TurnLogAt(ctx, alice.ID, sess.ID, 1); err != nil || tl.Turn != 0 {
+				t.Errorf("turn 1, pruned: %+v %v", tl, err)
+			}
+			if _, err := db.TurnLogAt(ctx, bob.ID, sess.ID, 4); coachd.ErrorCode(err) != coachd.ENOTFOUND {
+				t.Errorf("bob reads alice's turn: %v", err)
+			}
 			if err := db.RequestStop(ctx, bob.ID, sess.ID); coachd.ErrorCode(err) != coachd.ENOTFOUND {
 				t.Errorf("bob stops alice's turn: %v", err)
 			}

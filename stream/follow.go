@@ -56,6 +56,9 @@ func (h *Hub) follow(ctx context.Context, userID, sessionID string, after coachd
 	if turn > 0 && cur.Turn < turn {
 		cur = coachd.EventID{Turn: turn}
 	}
+	// whole is the latest turn the reader knows to be whole: it sent the
+	// turn's end, or found the turn ended in the log.
+	var whole int64
 	// out sends one event unless it was sent already; it reports whether
 	// the followed turn is over.
 	out := func(ev coachd.Event) (bool, error) {
@@ -69,7 +72,49 @@ func (h *Hub) follow(ctx context.Context, userID, sessionID string, after coachd
 			return false, err
 		}
 		cur = ev.ID()
+		if ev.Terminal() {
+			whole = ev.Turn
+		}
 		return turn > 0 && ev.Terminal(), nil
+	}
+	// enter is asked before the reader goes on to the turn next (or past
+	// the followed turn): the turn before must be whole in the log first.
+	// A turn gives up its session before its last events are logged, so
+	// the next turn may begin, here or on another replica, while the log
+	// still lacks them. It reports whether it waited, when the log must be
+	// read again.
+	enter := func(next int64) (bool, error) {
+		prev := next - 1
+		if turn > 0 {
+			prev = turn
+		}
+		if prev < cur.Turn || prev <= whole {
+			return false, nil
+		}
+		if err := h.turnLogged(ctx, userID, sessionID, prev, cur); err != nil {
+			return false, err
+		}
+		whole = prev
+		return true, nil
+	}
+	// page sends a page of the log's events, those before the turn stop
+	// when it is not 0: it reports whether the followed turn is over, and
+	// whether the log must be read again (enter waited).
+	page := func(evs []coachd.Event, stop int64) (over, again bool, err error) {
+		for _, ev := range evs {
+			if stop > 0 && ev.Turn >= stop {
+				break
+			}
+			if ev.Turn > cur.Turn {
+				if again, err := enter(ev.Turn); err != nil || again {
+					return false, again, err
+				}
+			}
+			if over, err := out(ev); err != nil || over {
+				return over, false, err
+			}
+		}
+		return false, false, nil
 	}
 	var givenUp int64
 	// settled is the latest turn the previous look at the log found
@@ -101,17 +146,20 @@ func (h *Hub) follow(ctx context.Context, userID, sessionID string, after coachd
 				if err != nil {
 					return nil, err
 				}
-				for _, ev := range evs {
-					if ev.Turn >= l.turn {
-						break
-					}
-					if _, err := out(ev); err != nil {
-						return nil, err
-					}
+				_, again, err := page(evs, l.turn)
+				if err != nil {
+					return nil, h.ending(err, cur, send)
 				}
-				if len(evs) < pageSize || evs[len(evs)-1].Turn >= l.turn {
-					cur = coachd.EventID{Turn: l.turn}
+				if again || len(evs) == pageSize && evs[len(evs)-1].Turn < l.turn {
+					continue
 				}
+				if again, err := enter(l.turn); err != nil || again {
+					if err != nil {
+						return nil, h.ending(err, cur, send)
+					}
+					continue
+				}
+				cur = coachd.EventID{Turn: l.turn}
 			}
 			over, err := h.followLive(ctx, l, out, flush)
 			if err != nil || over {
@@ -124,16 +172,14 @@ func (h *Hub) follow(ctx context.Context, userID, sessionID string, after coachd
 		if err != nil {
 			return nil, err
 		}
-		for _, ev := range evs {
-			over, err := out(ev)
-			if err != nil {
-				return nil, err
-			}
-			if over {
-				return nil, nil
-			}
+		over, again, err := page(evs, 0)
+		if err != nil {
+			return nil, h.ending(err, cur, send)
 		}
-		if len(evs) == pageSize {
+		if over {
+			return nil, nil
+		}
+		if again || len(evs) == pageSize {
 			continue
 		}
 		tl, err := h.store.LatestTurn(ctx, userID, sessionID)
@@ -141,14 +187,8 @@ func (h *Hub) follow(ctx context.Context, userID, sessionID string, after coachd
 			return nil, err
 		}
 		if tl.Turn > 0 && !tl.Ended && tl.Turn >= cur.Turn && tl.Turn != givenUp && time.Since(tl.AliveAt) > h.DeadAfter {
-			// Log the ending, so every reader of the turn sees the same.
-			seq := int64(0)
-			if cur.Turn == tl.Turn {
-				seq = cur.Seq
-			}
 			givenUp = tl.Turn
-			h.logger.Warn("turn given up: its process shows no life", "session", sessionID, "turn", tl.Turn, "alive_at", tl.AliveAt)
-			if _, err := h.store.AppendEvents(ctx, userID, sessionID, tl.Turn, interrupted(tl.Turn, seq, "the server running this turn stopped"), true); err != nil {
+			if err := h.giveUp(ctx, userID, sessionID, tl, cur); err != nil {
 				return nil, err
 			}
 			settled = -1
@@ -215,6 +255,63 @@ func (h *Hub) followLive(ctx context.Context, l *Live, out func(coachd.Event) (b
 			return false, ErrShutdown
 		}
 	}
+}
+
+// turnLogged waits until the session's turn n is whole in the log: ended
+// (its last events are logged with its end), gone (pruned), or given up
+// when its process shows no life for DeadAfter. cur is the reader's place.
+func (h *Hub) turnLogged(ctx context.Context, userID, sessionID string, n int64, cur coachd.EventID) error {
+	var timer *time.Timer
+	for {
+		tl, err := h.store.TurnLogAt(ctx, userID, sessionID, n)
+		if err != nil || tl.Turn == 0 || tl.Ended {
+			return err
+		}
+		if time.Since(tl.AliveAt) > h.DeadAfter {
+			return h.giveUp(ctx, userID, sessionID, tl, cur)
+		}
+		if timer == nil {
+			timer = time.NewTimer(h.PollEvery)
+			defer timer.Stop()
+		} else {
+			timer.Reset(h.PollEvery)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-h.shutdown:
+			return ErrShutdown
+		case <-timer.C:
+		}
+	}
+}
+
+// giveUp logs the interrupted ending of the turn tl, whose process shows
+// no life, so that every reader of the turn sees the same: after the
+// turn's last event in the log (cur is the reader's place, in the turn or
+// before it).
+func (h *Hub) giveUp(ctx context.Context, userID, sessionID string, tl coachd.TurnLog, cur coachd.EventID) error {
+	last := coachd.EventID{Turn: tl.Turn}
+	if cur.Turn == tl.Turn {
+		last = cur
+	}
+	for {
+		evs, err := h.store.Events(ctx, userID, sessionID, last, pageSize)
+		if err != nil {
+			return err
+		}
+		for _, ev := range evs {
+			if ev.Turn == tl.Turn {
+				last = ev.ID()
+			}
+		}
+		if len(evs) < pageSize || evs[len(evs)-1].Turn != tl.Turn {
+			break
+		}
+	}
+	h.logger.Warn("turn given up: its process shows no life", "session", sessionID, "turn", tl.Turn, "alive_at", tl.AliveAt)
+	_, err := h.store.AppendEvents(ctx, userID, sessionID, tl.Turn, interrupted(tl.Turn, last.Seq, "the server running this turn stopped"), true)
+	return err
 }
 
 // ending turns Shutdown into the reader's last event.

@@ -58,8 +58,11 @@ func (l *Live) stop(cause error) {
 }
 
 // Send records an event of the turn and wakes its readers. The turn's
-// last event (turn_ended) is logged before Send returns, so the log is
-// complete by the time the turn releases its session.
+// last event (turn_ended) is logged before Send returns. A turn releases
+// its session before it sends turn_ended (a client that reads the end may
+// send its next message at once), so the next turn may begin before this
+// one's log is whole: a reader waits for it before going on (follow's
+// enter).
 //
 // The turn's first text that wakes a waiting reader also yields the
 // processor to it: an upstream's events often arrive in a burst, and the
