@@ -212,6 +212,9 @@ func (s *stream) accumulate(ev *sdk.MessageStreamEventUnion) error {
 // changed since its wire JSON was last written (its start, a delta; a
 // content_block_stop writes it, accumulate).
 func (s *stream) noteChange(ev *sdk.MessageStreamEventUnion) {
+	if ev.Type == "message_start" {
+		s.stale = s.stale[:0] // Accumulate replaced the message and its blocks
+	}
 	for len(s.stale) < len(s.msg.Content) { // a start the SDK decoded
 		s.stale = append(s.stale, true)
 	}
