@@ -57,8 +57,15 @@ func (r *Runner) ExecuteTool(ctx context.Context, req ExecRequest) (*ExecResult,
 	if c.ID == "" {
 		c.ID = "toolu_" + strings.TrimPrefix(coachd.NewID("x", r.cfg.Clock.Now()), "x_")
 	}
-	if _, ok := t.tool(c.Name); ok && t.tools.Category(c.Name) == coachd.ToolInteractive {
-		return nil, coachd.Invalid(coachd.FieldError{Field: "tool_name", Message: "is an interactive tool: show it to the user and record their answer as its tool_result", Code: "interactive"})
+	if tool, ok := t.tool(c.Name); ok {
+		if t.tools.Category(c.Name) == coachd.ToolInteractive {
+			return nil, coachd.Invalid(coachd.FieldError{Field: "tool_name", Message: "is an interactive tool: show it to the user and record their answer as its tool_result", Code: "interactive"})
+		}
+		// Nothing here can ask the user: such a call would come back
+		// "not run" and read as a success.
+		if _, ok := t.needsApproval(tool, c); ok {
+			return nil, coachd.Invalid(coachd.FieldError{Field: "tool_name", Message: "needs the user's approval for this call: let a coachd turn run it (POST /v1/chat), which asks for it", Code: "approval"})
+		}
 	}
 	outs, _ := t.runTools(ctx, t.agent.Limits.withDefaults(), []coachd.ToolCall{c})
 	b := outs[0].block
@@ -179,6 +186,11 @@ func (r *Runner) Preflight(ctx context.Context, req PreflightRequest) (*Prefligh
 	}
 	if t.sess.Status != coachd.SessionActive {
 		return nil, coachd.Errorf(coachd.ECONFLICT, "session is %s; start a new session", t.sess.Status)
+	}
+	if p := t.sess.Pending; p != nil {
+		// A turn recorded after the paused call would leave it waiting
+		// behind other messages: answered later, it would run then.
+		return nil, coachd.Errorf(coachd.ECONFLICT, "a tool call of this session (%s) waits for the user's answer: answer it through POST /v1/chat first", p.ToolUseID)
 	}
 	h, err := st.History(ctx, req.User.ID, sessionID)
 	if err != nil {

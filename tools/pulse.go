@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/coachd/coachd"
 )
@@ -86,6 +87,16 @@ func (ShowPulseCheck) RecordAnswer(ctx context.Context, env coachd.ToolEnv, answ
 	}
 	return env.Store.SaveFile(ctx, &coachd.File{
 		UserID: env.User.ID, SessionID: env.Session.ID, Type: PulseBaselineType, Name: PulseBaselineType, Content: content,
-		Attributes: coachd.FileAttributes{PreviewLine: strings.Join(parts, ", ")},
+		Attributes: coachd.FileAttributes{PreviewLine: preview(strings.Join(parts, ", "))},
 	})
+}
+
+// preview cuts line to a file's preview line's length (twelve domains of
+// fifty characters can be longer), with an ellipsis.
+func preview(line string) string {
+	if utf8.RuneCountInString(line) <= coachd.FilePreviewMax {
+		return line
+	}
+	r := []rune(line)
+	return string(r[:coachd.FilePreviewMax-1]) + "…"
 }

@@ -1,0 +1,133 @@
+package agent_test
+
+// Tools and the flows around them (approvals, contracts, the external
+// loop), as a review of 2026-11-28 found them failing.
+
+import (
+	"context"
+	"encoding/json"
+	"sync/atomic"
+	"testing"
+
+	"github.com/coachd/coachd"
+	"github.com/coachd/coachd/agent"
+	"github.com/coachd/coachd/anthropic/anthropictest"
+	"github.com/coachd/coachd/tools"
+)
+
+// flowHarness serves one agent over the built-ins, echo and three counted
+// tools: charge (approval when the agent's rules say so), wire (its own
+// definition requires approval) and plain (never needs approval).
+type flowHarness struct {
+	*harness
+	charges, wires, plains atomic.Int64
+}
+
+func newFlowHarness(t *testing.T, mod func(a *agent.Agent)) *flowHarness {
+	t.Helper()
+	rh := &flowHarness{}
+	ag := agent.DefaultAgent()
+	ag.Tools = append(ag.Tools, "echo", "charge", "wire", "plain", "show_pulse_check")
+	if mod != nil {
+		mod(ag)
+	}
+	list := append(tools.Builtins(), echoTool,
+		countedTool{name: "charge", runs: &rh.charges},
+		countedTool{name: "wire", approval: true, runs: &rh.wires},
+		countedTool{name: "plain", runs: &rh.plains})
+	rh.harness = harnessOver(t, list, func(string) (*agent.Agent, bool) { return ag, true })
+	rh.agent = ag
+	return rh
+}
+
+func (rh *flowHarness) answer(t *testing.T, sid, id, content string) (*agent.Result, *sink) {
+	t.Helper()
+	tr, err := rh.runner.Prepare(context.Background(), agent.TurnRequest{User: rh.user, SessionID: sid,
+		Answer: &agent.Answer{ToolUseID: id, Content: json.RawMessage(content)}})
+	if err != nil {
+		t.Fatalf("prepare answer: %v", err)
+	}
+	s := &sink{}
+	return tr.Run(context.Background(), s), s
+}
+
+// TestExecuteToolNeedingApproval: POST /v1/tools/execute (ExecuteTool)
+// cannot ask the user, so a call that needs approval is refused. It
+// answered the approval's placeholder, an empty success, for a call that
+// never ran.
+func TestExecuteToolNeedingApproval(t *testing.T) {
+	rh := newFlowHarness(t, nil)
+	out, err := rh.runner.ExecuteTool(context.Background(), agent.ExecRequest{User: rh.user,
+		Call: coachd.ToolCall{Name: "wire", Input: json.RawMessage(`{"amount":900}`)}})
+	if err != nil {
+		return // refusing the call outright is a fine answer
+	}
+	if rh.wires.Load() == 0 && !out.IsError {
+		t.Fatalf("wire did not run (it needs approval) but ExecuteTool answered success: %+v", out)
+	}
+}
+
+// TestPulseBaselineLostForValidAnswer: show_pulse_check accepts up to 12
+// domains of up to 50 characters (its result schema), and every valid
+// answer is kept as the baseline. Its ratings, the file's preview line,
+// could pass the line's 300 characters, and the file was then not saved
+// (the error only logged).
+func TestPulseBaselineLostForValidAnswer(t *testing.T) {
+	rh := newFlowHarness(t, nil)
+	rh.fake.Enqueue(anthropictest.Blocks(use("p1", "show_pulse_check", `{"context":"How are things?"}`)))
+	res := rh.turn(agent.TurnRequest{Message: "check in"}, &sink{})
+	if res.StopReason != coachd.TurnAwaitingInput {
+		t.Fatalf("stop %s %v", res.StopReason, res.Err)
+	}
+	domains := []string{"Career and professional growth", "Physical health and fitness", "Romantic relationship",
+		"Friendships and social life", "Family relationships", "Personal finances", "Mental health and mood",
+		"Learning and education", "Hobbies and creativity", "Home and environment",
+		"Spirituality and purpose", "Community and volunteering"}
+	var ratings []map[string]any
+	for _, d := range domains {
+		ratings = append(ratings, map[string]any{"domain": d, "rating": 3})
+	}
+	ans, _ := json.Marshal(map[string]any{"ratings": ratings})
+	if err := rh.runner.Toolset().ValidateResult("show_pulse_check", ans); err != nil {
+		t.Fatalf("answer refused by the result schema: %v", err)
+	}
+	rh.fake.Enqueue(anthropictest.Text("Thanks.", 2))
+	res2, _ := rh.answer(t, res.SessionID, "p1", string(ans))
+	if res2.StopReason != coachd.TurnEndTurn {
+		t.Fatalf("resume: %s %v", res2.StopReason, res2.Err)
+	}
+	if _, err := rh.store.FindFile(context.Background(), rh.user.ID, tools.PulseBaselineType, tools.PulseBaselineType); err != nil {
+		t.Fatalf("the accepted pulse answer was not kept as the baseline: %v", err)
+	}
+}
+
+// TestApprovalRunsAfterSessionMovedOn: while a call waits for the user's
+// approval, the external loop's preflight is refused. It was not, and
+// Record stored the app's messages after the paused tool_use, so a later
+// {"approved": true} ran the charge the conversation had left behind.
+func TestApprovalRunsAfterSessionMovedOn(t *testing.T) {
+	ah := newApprovalHarness(t)
+	res, _ := ah.pauseCharge(t)
+	ctx := context.Background()
+	pf, err := ah.runner.Preflight(ctx, agent.PreflightRequest{User: ah.user, SessionID: res.SessionID, Message: "actually, never mind the charge"})
+	if err == nil {
+		_, err = ah.store.Record(ctx, ah.user.ID, coachd.TurnRecord{SessionID: res.SessionID, ReservationID: pf.ReservationID, Final: true, TokensUsed: 10,
+			Messages: []*coachd.Message{
+				{Role: coachd.RoleUser, Blocks: []coachd.Block{coachd.TextBlock("actually, never mind the charge")}},
+				{Role: coachd.RoleAssistant, Blocks: []coachd.Block{coachd.TextBlock("OK, no charge.")}},
+			}})
+	}
+	if err != nil {
+		return // refusing the external turn while a call waits is a fine answer
+	}
+	ah.fake.Enqueue(anthropictest.Text("Charged.", 3))
+	tr, err := ah.runner.Prepare(ctx, agent.TurnRequest{User: ah.user, SessionID: res.SessionID,
+		Answer: &agent.Answer{ToolUseID: "c1", Content: json.RawMessage(`{"approved":true}`)}})
+	if err != nil {
+		return // refused: fine
+	}
+	tr.Run(ctx, &sink{})
+	if n := ah.charges.Load(); n != 0 {
+		t.Fatalf("the paused charge ran %d time(s) after the session moved on (an external turn was recorded after it)", n)
+	}
+}
