@@ -57,6 +57,10 @@ type PendingInteraction struct {
 	Kind string `json:"kind,omitempty"`
 	// Reason says why the call needs approval (approval only).
 	Reason string `json:"reason,omitempty"`
+	// Called are the tools that ran successfully in the turn that paused:
+	// the turn that resumes it goes on counting them for the agent's
+	// contracts (must_call, its order).
+	Called []string `json:"called,omitempty"`
 }
 
 // PendingApproval is the Kind of a pending call that waits for the user to

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -35,6 +37,7 @@ func (t *Turn) pause(c coachd.ToolCall, held []coachd.Block) (*coachd.PendingInt
 	p := &coachd.PendingInteraction{
 		ToolUseID: c.ID, Name: c.Name, Input: c.Input, Held: held,
 		ExpiresAt: t.r.cfg.Clock.Now().Add(t.r.cfg.InteractionTTL),
+		Called:    slices.Sorted(maps.Keys(t.x.called)),
 	}
 	ev := coachd.Event{Type: coachd.EventInteractionRequested, ToolUseID: c.ID, ToolName: c.Name, Input: c.Input}
 	if t.ap.reason != "" {
@@ -160,6 +163,9 @@ func (t *Turn) decide(ctx context.Context, p *coachd.PendingInteraction) error {
 		call := coachd.ToolCall{ID: p.ToolUseID, Name: p.Name, Input: p.Input}
 		t.res.ToolCalls = append(t.res.ToolCalls, call)
 		out := t.runApproved(ctx, call)
+		if !out.failed {
+			t.x.called[p.Name] = true // for the contracts, as any call that ran
+		}
 		b = out.block
 		ev.Result, ev.IsError = b.ResultText(), b.IsError
 	}

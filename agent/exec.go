@@ -47,6 +47,18 @@ func (t *Turn) runTools(ctx context.Context, lim Limits, calls []coachd.ToolCall
 			outs[i] = errOutcome(c.ID, InvalidInputText(c.Name, err))
 			continue
 		}
+		ordered := t.agent.Contracts.ordered(c.Name)
+		if ordered {
+			// An ordered contract call waits for the round's earlier calls,
+			// which count as made, and is refused out of order before it
+			// may wait for an approval (approved, it would run unordered).
+			wg.Wait()
+			t.markCalled(calls[:i], outs[:i], interactive)
+			if first := t.agent.Contracts.outOfOrder(c.Name, t.x.called); first != "" {
+				outs[i] = t.refuseOutOfOrder(c.ID, c.Name, first)
+				continue
+			}
+		}
 		if reason, ok := t.needsApproval(tool, c); ok {
 			// Like an interactive call: it waits, the others run.
 			if interactive >= 0 {
@@ -58,15 +70,8 @@ func (t *Turn) runTools(ctx context.Context, lim Limits, calls []coachd.ToolCall
 			continue
 		}
 		category := t.tools.Category(c.Name)
-		if t.agent.Contracts.ordered(c.Name) {
-			// An ordered contract call waits for the round's earlier calls,
-			// which count as made, and runs alone like a lifecycle call.
-			wg.Wait()
-			t.markCalled(calls[:i], outs[:i], interactive)
-			if first := t.agent.Contracts.outOfOrder(c.Name, t.x.called); first != "" {
-				outs[i] = t.refuseOutOfOrder(c.ID, c.Name, first)
-				continue
-			}
+		if ordered {
+			// It runs alone, like a lifecycle call.
 			outs[i] = t.runTool(ctx, lim.ToolTimeout, tool, c)
 			continue
 		}

@@ -15,7 +15,9 @@ import (
 // reason.
 func (t *Turn) loop(ctx context.Context, lim Limits) string {
 	calls, failedRounds := 0, 0
-	t.x.called = map[string]bool{}
+	if t.x.called == nil { // begin seeds it when the turn resumes a paused one
+		t.x.called = map[string]bool{}
+	}
 	contracts := &t.agent.Contracts
 	for round := 0; ; round++ {
 		if round >= lim.MaxRounds {

@@ -131,3 +131,81 @@ func TestApprovalRunsAfterSessionMovedOn(t *testing.T) {
 		t.Fatalf("the paused charge ran %d time(s) after the session moved on (an external turn was recorded after it)", n)
 	}
 }
+
+// TestApprovedCallCountsForMustCall: a must_call tool that needs approval
+// counts as called once it is approved and runs. The resumed turn forgot
+// it (its contract bookkeeping began again after the call), so the model
+// was told "charge was not called successfully", and calling it again
+// asked for approval again: the contract could never be met.
+func TestApprovedCallCountsForMustCall(t *testing.T) {
+	rh := newFlowHarness(t, func(a *agent.Agent) {
+		a.Contracts = agent.Contracts{MustCall: []string{"charge"}, MaxRepairs: 2}
+		a.Approvals = []agent.ApprovalRule{{Tool: "charge"}}
+	})
+	rh.fake.Enqueue(anthropictest.Blocks(use("c1", "charge", `{"amount":500}`)))
+	res := rh.turn(agent.TurnRequest{Message: "charge me 500"}, &sink{})
+	if res.StopReason != coachd.TurnAwaitingInput {
+		t.Fatalf("first turn: stop %s err %v", res.StopReason, res.Err)
+	}
+	// After approval the model just confirms; enough replies are queued
+	// for the repairs the bug causes.
+	for range 4 {
+		rh.fake.Enqueue(anthropictest.Text("Charged, done.", 3))
+	}
+	res2, _ := rh.answer(t, res.SessionID, "c1", `{"approved":true}`)
+	if rh.charges.Load() != 1 {
+		t.Fatalf("charge ran %d times, want 1", rh.charges.Load())
+	}
+	if res2.StopReason != coachd.TurnEndTurn {
+		t.Fatalf("resumed turn: stop %s, err %v; the approved charge ran but must_call still counts it as not called (model requests: %d)",
+			res2.StopReason, res2.Err, len(rh.fake.Requests()))
+	}
+}
+
+// TestApprovalBypassesOrderedMustCall: an ordered must_call call out of
+// order is refused before it may wait for an approval. It paused for the
+// approval instead and, once approved, ran before the tool the contract
+// orders first.
+func TestApprovalBypassesOrderedMustCall(t *testing.T) {
+	rh := newFlowHarness(t, func(a *agent.Agent) {
+		a.Contracts = agent.Contracts{MustCall: []string{"echo", "wire"}, Ordered: true, MaxRepairs: 2}
+	})
+	// The model calls wire first: the contract must refuse it.
+	rh.fake.Enqueue(anthropictest.Blocks(use("w1", "wire", `{"amount":900}`)))
+	rh.fake.Enqueue(anthropictest.Text("ok", 2), anthropictest.Text("ok", 2), anthropictest.Text("ok", 2))
+	s := &sink{}
+	res := rh.turn(agent.TurnRequest{Message: "wire the money"}, s)
+	if res.StopReason == coachd.TurnAwaitingInput {
+		// The out-of-order call is waiting for approval instead of being
+		// refused; approving it runs it out of order.
+		rh.fake.Enqueue(anthropictest.Text("Wired.", 3), anthropictest.Text("Wired.", 3), anthropictest.Text("Wired.", 3))
+		rh.answer(t, res.SessionID, "w1", `"approve"`)
+		t.Fatalf("wire (ordered after echo) was paused for approval instead of refused as out of order; after approval it ran %d time(s) with echo never called",
+			rh.wires.Load())
+	}
+	if rh.wires.Load() != 0 {
+		t.Fatalf("wire ran %d times before echo", rh.wires.Load())
+	}
+}
+
+// TestPausedTurnsCallsCount: a turn that resumes a paused one goes on
+// counting the calls that ran before the pause for its contracts. Here
+// echo runs, then charge waits for approval; after the approval the reply
+// meets must_call [echo, charge] in order without calling echo again.
+func TestPausedTurnsCallsCount(t *testing.T) {
+	rh := newFlowHarness(t, func(a *agent.Agent) {
+		a.Contracts = agent.Contracts{MustCall: []string{"echo", "charge"}, Ordered: true, MaxRepairs: 1}
+		a.Approvals = []agent.ApprovalRule{{Tool: "charge"}}
+	})
+	rh.fake.Enqueue(anthropictest.Blocks(use("e1", "echo", `{"text":"hi"}`), use("c1", "charge", `{"amount":500}`)))
+	res := rh.turn(agent.TurnRequest{Message: "charge me 500"}, &sink{})
+	if res.StopReason != coachd.TurnAwaitingInput {
+		t.Fatalf("first turn: stop %s err %v", res.StopReason, res.Err)
+	}
+	rh.fake.Enqueue(anthropictest.Text("Charged, done.", 3), anthropictest.Text("Charged, done.", 3))
+	res2, _ := rh.answer(t, res.SessionID, "c1", `{"approved":true}`)
+	if res2.StopReason != coachd.TurnEndTurn || rh.charges.Load() != 1 {
+		t.Fatalf("resumed turn: stop %s, err %v, charge ran %d times; echo ran before the pause and must still count",
+			res2.StopReason, res2.Err, rh.charges.Load())
+	}
+}

@@ -202,8 +202,21 @@ func (t *Turn) begin(ctx context.Context) string {
 	// this turn, so turn_started goes before them: the answer is
 	// acknowledged before it is stored here, and a crash during the call
 	// leaves its tool_use answered as interrupted.
-	approval := t.sess.Pending.Kind == coachd.PendingApproval
-	if p := t.sess.Pending; approval {
+	// The turn goes on from the paused one: the calls that ran there
+	// count for its contracts, and so does an interactive call the user
+	// answered (an approved call counts once it ran, decide).
+	p := t.sess.Pending
+	approval := p != nil && p.Kind == coachd.PendingApproval
+	if p != nil {
+		t.x.called = make(map[string]bool, len(p.Called)+1)
+		for _, name := range p.Called {
+			t.x.called[name] = true
+		}
+		if !approval && t.req.Answer != nil {
+			t.x.called[p.Name] = true
+		}
+	}
+	if approval {
 		t.emit(started)
 		if err := t.decide(ctx, p); err != nil {
 			return t.fail(err)
