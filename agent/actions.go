@@ -35,10 +35,12 @@ func stripTags(resp *coachd.ModelResponse) []ActionTag {
 
 // runActions runs the tags of a reply one by one, like tool calls: the
 // payload is validated against the tool's schema, the tool must be one of
-// the agent's and not interactive, and every run is streamed as
+// the agent's and not interactive, each counts in the turn's calls (which
+// it adds to) against max_tool_calls, and every run is streamed as
 // tool_call_started, tool_call_ready and tool_result events.
-func (t *Turn) runActions(ctx context.Context, lim Limits, tags []ActionTag) {
+func (t *Turn) runActions(ctx context.Context, lim Limits, tags []ActionTag, calls *int) {
 	for _, tag := range tags {
+		*calls++
 		id := coachd.NewID("act", t.r.cfg.Clock.Now())
 		name := tag.Tool()
 		input := validInput(tag.Payload)
@@ -49,6 +51,8 @@ func (t *Turn) runActions(ctx context.Context, lim Limits, tags []ActionTag) {
 		var out outcome
 		tool, ok := t.tool(name)
 		switch {
+		case *calls > lim.MaxToolCalls:
+			out = errOutcome(id, fmt.Sprintf("not run: the turn reached its limit of %d tool calls", lim.MaxToolCalls))
 		case !ok:
 			out = errOutcome(id, fmt.Sprintf("unknown action %s: this agent has no tool %q", tag.Name, name))
 		case t.forbidden(name):

@@ -47,7 +47,7 @@ func (t *Turn) loop(ctx context.Context, lim Limits) string {
 			return t.fail(err)
 		}
 		if t.agent.ActionTags {
-			t.runActions(ctx, lim, stripTags(resp))
+			t.runActions(ctx, lim, stripTags(resp), &calls)
 		}
 		uses := toolUses(resp.Blocks)
 		switch {

@@ -6,6 +6,8 @@ package agent_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -207,5 +209,29 @@ func TestPausedTurnsCallsCount(t *testing.T) {
 	if res2.StopReason != coachd.TurnEndTurn || rh.charges.Load() != 1 {
 		t.Fatalf("resumed turn: stop %s, err %v, charge ran %d times; echo ran before the pause and must still count",
 			res2.StopReason, res2.Err, rh.charges.Load())
+	}
+}
+
+// TestActionTagsBypassMaxToolCalls: action tags count against the turn's
+// max_tool_calls like tool calls; the ones past it are not run. A coach
+// writing ten [PLAIN: {...}] tags in one reply ran every one of them,
+// however low the limit.
+func TestActionTagsBypassMaxToolCalls(t *testing.T) {
+	rh := newFlowHarness(t, func(a *agent.Agent) {
+		a.ActionTags = true
+		a.Limits = agent.Limits{MaxToolCalls: 3}
+	})
+	var b strings.Builder
+	b.WriteString("Sure. ")
+	for i := range 10 {
+		fmt.Fprintf(&b, `[PLAIN: {"note":"n%d"}] `, i)
+	}
+	rh.fake.Enqueue(anthropictest.Text(b.String(), 10))
+	res := rh.turn(agent.TurnRequest{Message: "go"}, &sink{})
+	if res.Err != nil {
+		t.Logf("stop %s err %v", res.StopReason, res.Err)
+	}
+	if n := rh.plains.Load(); n > 3 {
+		t.Fatalf("max_tool_calls is 3 but action tags ran the tool %d times (stop %s)", n, res.StopReason)
 	}
 }
