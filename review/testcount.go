@@ -20,7 +20,7 @@ type TestCounts struct {
 
 var (
 	goTestLine   = regexp.MustCompile(`(?m)^\s*--- (PASS|FAIL|SKIP): `)
-	goPkgOK      = regexp.MustCompile(`(?m)^ok  \t?\s*\S+`)
+	goPkgOK      = regexp.MustCompile(`(?m)^ok  \t?\s*\S+.*$`)
 	goPkgFail    = regexp.MustCompile(`(?m)^(FAIL\t\S+|FAIL\s+\S+\s+[\d.]+s|FAIL\s+\S+ \[build failed\]|FAIL\s+\S+ \[setup failed\])`)
 	pytestResult = regexp.MustCompile(`(?m)^(?:=+ )?((?:\d+ (?:passed|failed|skipped|errors?|xfailed|xpassed|deselected|warnings?)(?:, )?)+) in [\d.]+s`)
 	pytestCount  = regexp.MustCompile(`(\d+) (passed|failed|skipped|errors?)`)
@@ -62,7 +62,12 @@ func ParseTestCounts(out string) *TestCounts {
 		return c
 	}
 	tests := goTestLine.FindAllStringSubmatch(out, -1)
-	ok, fail := len(goPkgOK.FindAllStringIndex(out, -1)), len(goPkgFail.FindAllStringIndex(out, -1))
+	ok, fail := 0, len(goPkgFail.FindAllStringIndex(out, -1))
+	for _, line := range goPkgOK.FindAllString(out, -1) {
+		if !strings.Contains(line, "[no tests to run]") { // a package that ran no test proves nothing
+			ok++
+		}
+	}
 	if len(tests) == 0 && ok == 0 && fail == 0 {
 		return nil
 	}

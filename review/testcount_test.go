@@ -15,6 +15,8 @@ func TestParseTestCounts(t *testing.T) {
 		"pytest.txt":          {Framework: "pytest", Passed: 3, Failed: 1},
 		"pytest-q.txt":        {Framework: "pytest", Passed: 5, Skipped: 1},
 		"jest.txt":            {Framework: "jest", Passed: 3, Failed: 1, Skipped: 1},
+		"go-skipped.txt":      {Framework: "go", Skipped: 1, PackagesOK: 1},
+		"go-notests.txt":      nil, // no package ran a test
 		"none.txt":            nil,
 	} {
 		data, err := os.ReadFile(filepath.Join("testdata", "output", file))
@@ -28,6 +30,35 @@ func TestParseTestCounts(t *testing.T) {
 		case want != nil && (got == nil || *got != *want):
 			t.Errorf("%s: %+v, want %+v", file, got, *want)
 		}
+	}
+}
+
+// TestPassed: a run approves only when it exited 0, nothing failed and a
+// test is seen to pass. Tests all skipped (the worker writes the tests, and
+// t.Skip is one line) and packages with no test prove nothing; a review
+// found a run of skipped tests accepted as a pass.
+func TestPassed(t *testing.T) {
+	for file, want := range map[string]bool{
+		"go-plain.txt":   true,
+		"go-verbose.txt": false, // a failure
+		"go-fail.txt":    false,
+		"go-skipped.txt": false,
+		"go-notests.txt": false,
+		"pytest-q.txt":   true,
+		"jest.txt":       false,
+	} {
+		data, err := os.ReadFile(filepath.Join("testdata", "output", file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		run := &CommandRun{Tests: ParseTestCounts(string(data))}
+		if got := run.Passed(); got != want {
+			t.Errorf("%s: Passed() = %v, want %v (%+v)", file, got, want, run.Tests)
+		}
+	}
+	skipped := &CommandRun{Tests: &TestCounts{Framework: "pytest", Skipped: 3}}
+	if skipped.Passed() {
+		t.Error("a pytest run of three skipped tests passed")
 	}
 }
 
