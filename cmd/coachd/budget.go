@@ -124,9 +124,10 @@ func sweep(ctx context.Context, store *sqlstore.DB, ttl time.Duration, expiry se
 		} else if n > 0 {
 			logger.Info("pruned event logs", "turns", n)
 		}
-		// Windows of the current month must stay: the monthly limit counts in them.
-		month := coachd.PeriodMonthly.Start(time.Now())
-		if err := store.SweepLimits(ctx, month.AddDate(0, 0, -1)); err != nil && ctx.Err() == nil {
+		// Limit windows that have ended. Not by age: a rate window may be
+		// weeks long and the monthly one counts all month, so only a
+		// window a later one of the same limit followed goes.
+		if err := store.SweepLimits(ctx, time.Now()); err != nil && ctx.Err() == nil {
 			logger.Error("sweep limits", "err", err)
 		}
 	}
