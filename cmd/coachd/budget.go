@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
-	"strconv"
 	"time"
 
 	"github.com/coachd/coachd"
@@ -32,19 +31,20 @@ type budgetConfig struct {
 	rate, toolRate coachd.RateLimit
 }
 
-func (c *budgetConfig) register(fs *flag.FlagSet, getenv func(string) string) {
+func (c *budgetConfig) register(fs *flag.FlagSet, env *envDefaults) {
+	getenv := env.getenv
 	fs.StringVar(&c.RateLimit, "rate-limit", envOr(getenv, "COACHD_RATE_LIMIT", "20/60s"), "per-user turn rate: N/DURATION, or off (env COACHD_RATE_LIMIT)")
 	fs.StringVar(&c.ToolRateLimit, "tool-rate-limit", envOr(getenv, "COACHD_TOOL_RATE_LIMIT", "120/60s"), "per-user rate of POST /v1/tools/execute: N/DURATION, or off (env COACHD_TOOL_RATE_LIMIT)")
-	fs.Int64Var(&c.MonthlyMessages, "monthly-messages", envInt(getenv, "COACHD_MONTHLY_MESSAGES", 0), "per-user messages per calendar month; 0 is no limit (env COACHD_MONTHLY_MESSAGES)")
-	fs.DurationVar(&c.ReservationTTL, "reservation-expiry", envDuration(getenv, "COACHD_RESERVATION_EXPIRY", coachd.DefaultReservationTTL), "how long an unsettled budget reservation holds tokens (env COACHD_RESERVATION_EXPIRY)")
+	fs.Int64Var(&c.MonthlyMessages, "monthly-messages", env.Int("COACHD_MONTHLY_MESSAGES", 0), "per-user messages per calendar month; 0 is no limit (env COACHD_MONTHLY_MESSAGES)")
+	fs.DurationVar(&c.ReservationTTL, "reservation-expiry", env.Duration("COACHD_RESERVATION_EXPIRY", coachd.DefaultReservationTTL), "how long an unsettled budget reservation holds tokens (env COACHD_RESERVATION_EXPIRY)")
 	fs.StringVar(&c.Period, "budget-period", envOr(getenv, "COACHD_BUDGET_PERIOD", "none"), "when token budgets reset: none or monthly (env COACHD_BUDGET_PERIOD)")
 	fs.StringVar(&c.Unit, "budget-unit", envOr(getenv, "COACHD_BUDGET_UNIT", "tokens"), "what budgets count: tokens (every token once), weighted (tokens-equivalent: priced as Claude bills them relative to an input token) or usd (micro-dollars at list prices) (env COACHD_BUDGET_UNIT)")
-	defaultBudgetFlag(fs, &c.DefaultBudget, getenv)
+	defaultBudgetFlag(fs, &c.DefaultBudget, env)
 }
 
 // defaultBudgetFlag adds --default-budget.
-func defaultBudgetFlag(fs *flag.FlagSet, v *int64, getenv func(string) string) {
-	fs.Int64Var(v, "default-budget", envInt(getenv, "COACHD_DEFAULT_BUDGET", defaultBudget), "token budget of users created without one (env COACHD_DEFAULT_BUDGET)")
+func defaultBudgetFlag(fs *flag.FlagSet, v *int64, env *envDefaults) {
+	fs.Int64Var(v, "default-budget", env.Int("COACHD_DEFAULT_BUDGET", defaultBudget), "token budget of users created without one (env COACHD_DEFAULT_BUDGET)")
 }
 
 // check validates the flags.
@@ -131,13 +131,4 @@ func sweep(ctx context.Context, store *sqlstore.DB, ttl time.Duration, expiry se
 			logger.Error("sweep limits", "err", err)
 		}
 	}
-}
-
-func envInt(getenv func(string) string, key string, def int64) int64 {
-	if v := getenv(key); v != "" {
-		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
-			return n
-		}
-	}
-	return def
 }

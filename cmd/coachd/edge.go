@@ -31,16 +31,16 @@ type edgeConfig struct {
 // defaultHeaderTimeout is --header-timeout's default.
 const defaultHeaderTimeout = 10 * time.Second
 
-func (c *edgeConfig) register(fs *flag.FlagSet, getenv func(string) string) {
-	fs.IntVar(&c.MaxConns, "max-conns", int(envInt(getenv, "COACHD_MAX_CONNS", defaultMaxConns)),
+func (c *edgeConfig) register(fs *flag.FlagSet, env *envDefaults) {
+	fs.IntVar(&c.MaxConns, "max-conns", int(env.Int("COACHD_MAX_CONNS", defaultMaxConns)),
 		"most connections open at once; more wait to be accepted; 0 is no limit (env COACHD_MAX_CONNS)")
-	fs.DurationVar(&c.BodyTimeout, "body-timeout", envDuration(getenv, "COACHD_BODY_TIMEOUT", server.DefaultBodyTimeout),
+	fs.DurationVar(&c.BodyTimeout, "body-timeout", env.Duration("COACHD_BODY_TIMEOUT", server.DefaultBodyTimeout),
 		"how long a request body may take to arrive (env COACHD_BODY_TIMEOUT)")
-	fs.DurationVar(&c.WriteTimeout, "write-timeout", envDuration(getenv, "COACHD_WRITE_TIMEOUT", sse.DefaultWriteTimeout),
+	fs.DurationVar(&c.WriteTimeout, "write-timeout", env.Duration("COACHD_WRITE_TIMEOUT", sse.DefaultWriteTimeout),
 		"how long each write to a client (an SSE event, a response) may take before the client is taken for gone (env COACHD_WRITE_TIMEOUT)")
-	fs.DurationVar(&c.HeaderTimeout, "header-timeout", envDuration(getenv, "COACHD_HEADER_TIMEOUT", defaultHeaderTimeout),
+	fs.DurationVar(&c.HeaderTimeout, "header-timeout", env.Duration("COACHD_HEADER_TIMEOUT", defaultHeaderTimeout),
 		"how long a request's headers may take to arrive before the connection is dropped (env COACHD_HEADER_TIMEOUT)")
-	fs.IntVar(&c.MaxStreamsPerUser, "max-streams-per-user", int(envInt(getenv, "COACHD_MAX_STREAMS_PER_USER", 0)),
+	fs.IntVar(&c.MaxStreamsPerUser, "max-streams-per-user", int(env.Int("COACHD_MAX_STREAMS_PER_USER", 0)),
 		"most session streams one user holds open; more are refused with 429; 0 is no limit (env COACHD_MAX_STREAMS_PER_USER)")
 }
 

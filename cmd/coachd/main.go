@@ -10,8 +10,10 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
 func main() {
@@ -151,6 +153,72 @@ func envOr(getenv func(string) string, key, def string) string {
 		return v
 	}
 	return def
+}
+
+// envDefaults reads flags' defaults from the environment. A number, a
+// duration or a switch it cannot read is not replaced by the built-in
+// default: it is kept, and the command refuses it once its flags are
+// parsed (check), as it refuses the same value given as the flag.
+type envDefaults struct {
+	getenv func(string) string
+	bad    []string
+}
+
+// Int is key as a flag.Int64 reads it, or def when key is unset.
+func (e *envDefaults) Int(key string, def int64) int64 {
+	v := e.getenv(key)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.ParseInt(v, 0, 64)
+	if err != nil {
+		e.refuse(key, v, "an integer")
+		return def
+	}
+	return n
+}
+
+// Duration is key as a flag.Duration reads it, or def when key is unset.
+func (e *envDefaults) Duration(key string, def time.Duration) time.Duration {
+	v := e.getenv(key)
+	if v == "" {
+		return def
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		e.refuse(key, v, "a duration like 30s")
+		return def
+	}
+	return d
+}
+
+// Bool is key as a flag.Bool reads it (1, true, 0, false...), false when
+// key is unset.
+func (e *envDefaults) Bool(key string) bool {
+	v := e.getenv(key)
+	if v == "" {
+		return false
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		e.refuse(key, v, "1 or 0")
+		return false
+	}
+	return b
+}
+
+// refuse notes a value that could not be read. It is shown in the error:
+// only numbers, durations and switches are read here, never a secret.
+func (e *envDefaults) refuse(key, v, want string) {
+	e.bad = append(e.bad, fmt.Sprintf("%s=%q is not %s", key, v, want))
+}
+
+// check is the variables that could not be read, as one error.
+func (e *envDefaults) check() error {
+	if len(e.bad) == 0 {
+		return nil
+	}
+	return errors.New(strings.Join(e.bad, "; "))
 }
 
 // dbFlag adds the --db flag every database command shares.

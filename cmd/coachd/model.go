@@ -35,7 +35,8 @@ type modelConfig struct {
 	untraced bool
 }
 
-func (c *modelConfig) register(fs *flag.FlagSet, getenv func(string) string) {
+func (c *modelConfig) register(fs *flag.FlagSet, env *envDefaults) {
+	getenv := env.getenv
 	c.APIKey = getenv("ANTHROPIC_API_KEY")
 	c.getenv = getenv
 	def := "demo"
@@ -45,12 +46,12 @@ func (c *modelConfig) register(fs *flag.FlagSet, getenv func(string) string) {
 	fs.StringVar(&c.Provider, "provider", envOr(getenv, "COACHD_PROVIDER", def), "model provider of agents that name none: anthropic, openai, bedrock, vertex or demo (default anthropic when ANTHROPIC_API_KEY is set) (env COACHD_PROVIDER)")
 	fs.StringVar(&c.BaseURL, "anthropic-base-url", getenv("ANTHROPIC_BASE_URL"), "Anthropic API base URL (env ANTHROPIC_BASE_URL)")
 	fs.StringVar(&c.Model, "model", envOr(getenv, "COACHD_MODEL", anthropic.DefaultModel), "Claude model for agents that name none (env COACHD_MODEL)")
-	fs.DurationVar(&c.Timeout, "model-timeout", envDuration(getenv, "COACHD_MODEL_TIMEOUT", 2*time.Minute), "timeout of one model request (env COACHD_MODEL_TIMEOUT)")
-	fs.BoolVar(&c.NoCache, "no-prompt-cache", getenv("COACHD_NO_PROMPT_CACHE") == "1", "turn prompt-caching breakpoints off (env COACHD_NO_PROMPT_CACHE=1)")
-	fs.BoolVar(&c.CountTokens, "count-tokens", getenv("COACHD_COUNT_TOKENS") == "1", "estimate turn budgets with the API's count_tokens endpoint instead of from request size (env COACHD_COUNT_TOKENS=1)")
-	fs.DurationVar(&c.TurnLease, "turn-lease", envDuration(getenv, "COACHD_TURN_LEASE", agent.DefaultTurnLease), "how long a session stays busy after the process running its turn died (env COACHD_TURN_LEASE)")
-	fs.DurationVar(&c.DemoDelay, "demo-delay", envDuration(getenv, "COACHD_DEMO_DELAY", demo.DefaultDelay), "pause between the demo model's chunks (env COACHD_DEMO_DELAY)")
-	fs.DurationVar(&c.Heartbeat, "heartbeat", envDuration(getenv, "COACHD_HEARTBEAT", 30*time.Second), "SSE heartbeat interval (env COACHD_HEARTBEAT)")
+	fs.DurationVar(&c.Timeout, "model-timeout", env.Duration("COACHD_MODEL_TIMEOUT", 2*time.Minute), "timeout of one model request (env COACHD_MODEL_TIMEOUT)")
+	fs.BoolVar(&c.NoCache, "no-prompt-cache", env.Bool("COACHD_NO_PROMPT_CACHE"), "turn prompt-caching breakpoints off (env COACHD_NO_PROMPT_CACHE=1)")
+	fs.BoolVar(&c.CountTokens, "count-tokens", env.Bool("COACHD_COUNT_TOKENS"), "estimate turn budgets with the API's count_tokens endpoint instead of from request size (env COACHD_COUNT_TOKENS=1)")
+	fs.DurationVar(&c.TurnLease, "turn-lease", env.Duration("COACHD_TURN_LEASE", agent.DefaultTurnLease), "how long a session stays busy after the process running its turn died (env COACHD_TURN_LEASE)")
+	fs.DurationVar(&c.DemoDelay, "demo-delay", env.Duration("COACHD_DEMO_DELAY", demo.DefaultDelay), "pause between the demo model's chunks (env COACHD_DEMO_DELAY)")
+	fs.DurationVar(&c.Heartbeat, "heartbeat", env.Duration("COACHD_HEARTBEAT", 30*time.Second), "SSE heartbeat interval (env COACHD_HEARTBEAT)")
 }
 
 func (c modelConfig) LogValue() slog.Value {
@@ -114,13 +115,4 @@ func newRunner(store coachd.Store, model coachd.Model, logger *slog.Logger, pack
 		cfg.ModelFor = reg.For
 	}
 	return agent.NewRunner(cfg), nil
-}
-
-func envDuration(getenv func(string) string, key string, def time.Duration) time.Duration {
-	if v := getenv(key); v != "" {
-		if d, err := time.ParseDuration(v); err == nil {
-			return d
-		}
-	}
-	return def
 }

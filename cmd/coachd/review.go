@@ -31,6 +31,7 @@ type localFlags struct {
 	requirements, ws string
 	taskID, agent    string
 	getenv           func(string) string
+	env              *envDefaults // the model flags' defaults, checked by open
 }
 
 func (l *localFlags) register(fs *flag.FlagSet, getenv func(string) string) {
@@ -42,12 +43,15 @@ func (l *localFlags) register(fs *flag.FlagSet, getenv func(string) string) {
 	fs.StringVar(&l.ws, "workspace", "", "the directory to review")
 	fs.StringVar(&l.taskID, "task-id", "", "task id (default: TASK- and the workspace's directory name)")
 	fs.StringVar(&l.agent, "agent", "", "the coach agent (default: the pack's agent with record_decision)")
-	l.model.register(fs, getenv)
+	l.env = &envDefaults{getenv: getenv}
+	l.model.register(fs, l.env)
 }
 
 // open checks the flags and builds the reviewer over a local database.
 func (l *localFlags) open(ctx context.Context, name string, stderr io.Writer) (rv *review.Reviewer, u *coachd.User, reqs []string, closeDB func(), err error) {
+	err = l.env.check()
 	switch {
+	case err != nil: // a variable the model flags could not read
 	case l.requirements == "":
 		err = fmt.Errorf("--requirements is required")
 	case l.ws == "":

@@ -112,19 +112,20 @@ func (c serveConfig) LogValue() slog.Value {
 func runServe(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("serve", "Usage: coachd serve [flags]\n\nStarts the HTTP API. Flags fall back to COACHD_* environment variables.")
 	var cfg serveConfig
+	env := &envDefaults{getenv: getenv}
 	fs.StringVar(&cfg.Addr, "addr", envOr(getenv, "COACHD_ADDR", "127.0.0.1:8080"), "listen address; port 0 picks a free port (env COACHD_ADDR)")
 	db := dbFlag(fs, getenv)
 	fs.StringVar(&cfg.AdminKey, "admin-key", getenv("COACHD_ADMIN_KEY"), "key for the admin routes /v1/users…; empty disables them (env COACHD_ADMIN_KEY)")
 	fs.BoolVar(&cfg.Demo, "demo", false, "create a demo user if missing and print its API key")
 	fs.StringVar(&cfg.LogFormat, "log-format", envOr(getenv, "COACHD_LOG_FORMAT", "text"), "log format: text or json (env COACHD_LOG_FORMAT)")
 	fs.StringVar(&cfg.LogLevel, "log-level", envOr(getenv, "COACHD_LOG_LEVEL", "info"), "log level: debug, info, warn or error; health probes log at debug (env COACHD_LOG_LEVEL)")
-	cfg.Model.register(fs, getenv)
-	cfg.Budget.register(fs, getenv)
-	cfg.Edge.register(fs, getenv)
-	cfg.Voice.register(fs, getenv)
-	fs.DurationVar(&cfg.EventRetention, "event-retention", envDuration(getenv, "COACHD_EVENT_RETENTION", 7*24*time.Hour),
+	cfg.Model.register(fs, env)
+	cfg.Budget.register(fs, env)
+	cfg.Edge.register(fs, env)
+	cfg.Voice.register(fs, env)
+	fs.DurationVar(&cfg.EventRetention, "event-retention", env.Duration("COACHD_EVENT_RETENTION", 7*24*time.Hour),
 		"how long turns' event logs are kept for clients re-attaching to a stream (also 20 turns per session at most) (env COACHD_EVENT_RETENTION)")
-	fs.DurationVar(&cfg.ShutdownGrace, "shutdown-grace", envDuration(getenv, "COACHD_SHUTDOWN_GRACE", defaultShutdownGrace),
+	fs.DurationVar(&cfg.ShutdownGrace, "shutdown-grace", env.Duration("COACHD_SHUTDOWN_GRACE", defaultShutdownGrace),
 		"on SIGINT/SIGTERM, how long running requests may finish before their turns are cancelled (env COACHD_SHUTDOWN_GRACE)")
 	fs.StringVar(&cfg.Pack, "pack", getenv("COACHD_PACK"), "coach pack directory (agents/, skills/, tools/); empty serves the built-in default agent (env COACHD_PACK)")
 	fs.StringVar(&cfg.Workspaces, "workspaces", getenv("COACHD_WORKSPACES"), "directory whose subdirectories POST /v1/reviews may review (needs --pack with a coach); empty turns reviews off (env COACHD_WORKSPACES)")
@@ -145,6 +146,10 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		"sign webhook calls (Standard Webhooks headers) with this whsec_… secret; prefer the environment, a flag shows in ps (env COACHD_WEBHOOK_SECRET)")
 	if done, err := parseFlags(fs, args, stdout, stderr); done || err != nil {
 		return err
+	}
+	if err := env.check(); err != nil {
+		fmt.Fprintf(stderr, "coachd serve: %v\n", err)
+		return errUsage
 	}
 	cfg.DB = *db
 	jwt, err := cfg.jwt()

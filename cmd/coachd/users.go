@@ -45,10 +45,15 @@ func runUsersCreate(ctx context.Context, args []string, getenv func(string) stri
 	name := fs.String("name", "", "the user's name (required)")
 	asJSON := fs.Bool("json", false, "print {id, name, api_key} as JSON instead of the key alone")
 	budget := new(int64)
-	fs.Int64Var(budget, "budget", envInt(getenv, "COACHD_DEFAULT_BUDGET", defaultBudget), "token budget; 0 means no budget (402 unless an agent grants a free preview) (env COACHD_DEFAULT_BUDGET)")
+	env := &envDefaults{getenv: getenv}
+	fs.Int64Var(budget, "budget", env.Int("COACHD_DEFAULT_BUDGET", defaultBudget), "token budget; 0 means no budget (402 unless an agent grants a free preview) (env COACHD_DEFAULT_BUDGET)")
 	dsn := dbFlag(fs, getenv)
 	if done, err := parseFlags(fs, args, stdout, stderr); done || err != nil {
 		return err
+	}
+	if err := env.check(); err != nil {
+		fmt.Fprintf(stderr, "coachd users create: %v\n", err)
+		return errUsage
 	}
 	if n := utf8.RuneCountInString(*name); strings.TrimSpace(*name) == "" || n > server.UserNameMax {
 		fmt.Fprintln(stderr, "coachd users create: --name is required (1 to 100 characters)")

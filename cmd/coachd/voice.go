@@ -27,7 +27,8 @@ type voiceConfig struct {
 	SecretTTL          time.Duration
 }
 
-func (c *voiceConfig) register(fs *flag.FlagSet, getenv func(string) string) {
+func (c *voiceConfig) register(fs *flag.FlagSet, env *envDefaults) {
+	getenv := env.getenv
 	c.APIKey = envOr(getenv, "COACHD_OPENAI_API_KEY", getenv("OPENAI_API_KEY"))
 	fs.StringVar(&c.KeyFile, "voice-key-file", getenv("COACHD_OPENAI_API_KEY_FILE"),
 		"file holding the voice provider's API key (instead of COACHD_OPENAI_API_KEY or OPENAI_API_KEY); voice is off without a key (env COACHD_OPENAI_API_KEY_FILE)")
@@ -38,7 +39,7 @@ func (c *voiceConfig) register(fs *flag.FlagSet, getenv func(string) string) {
 	fs.StringVar(&c.TranscriptionModel, "voice-transcription-model", envOr(getenv, "COACHD_VOICE_TRANSCRIPTION_MODEL", voice.DefaultTranscriptionModel),
 		"speech-to-text model of realtime sessions (env COACHD_VOICE_TRANSCRIPTION_MODEL)")
 	fs.StringVar(&c.TTSModel, "tts-model", envOr(getenv, "COACHD_TTS_MODEL", voice.DefaultTTSModel), "text-to-speech model of POST /v1/tts (env COACHD_TTS_MODEL)")
-	fs.DurationVar(&c.SecretTTL, "voice-secret-ttl", envDuration(getenv, "COACHD_VOICE_SECRET_TTL", voice.DefaultSecretTTL),
+	fs.DurationVar(&c.SecretTTL, "voice-secret-ttl", env.Duration("COACHD_VOICE_SECRET_TTL", voice.DefaultSecretTTL),
 		"how long a minted realtime secret can open a connection, 10s to 2h (env COACHD_VOICE_SECRET_TTL)")
 }
 
