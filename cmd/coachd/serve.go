@@ -46,6 +46,15 @@ func setGCPercent(logger *slog.Logger) {
 // finish after SIGINT/SIGTERM before the turns still running are cancelled.
 const defaultShutdownGrace = 10 * time.Second
 
+// minEventRetention is the shortest --event-retention. The sweeper
+// deletes the log of a turn that started longer ago and has shown no life
+// for as long. A running turn shows it every second, and readers give up
+// one silent for 5 s (stream.DefaultDeadAfter): at a minute only a turn
+// long given up goes, never one running (0 deleted the running turn's log
+// under it, so that another replica could no longer stop it), and a
+// client whose connection dropped for a moment can still resume.
+const minEventRetention = time.Minute
+
 // serveConfig is the effective configuration of coachd serve.
 type serveConfig struct {
 	Addr      string
@@ -124,7 +133,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	cfg.Edge.register(fs, env)
 	cfg.Voice.register(fs, env)
 	fs.DurationVar(&cfg.EventRetention, "event-retention", env.Duration("COACHD_EVENT_RETENTION", 7*24*time.Hour),
-		"how long turns' event logs are kept for clients re-attaching to a stream (also 20 turns per session at most) (env COACHD_EVENT_RETENTION)")
+		"how long turns' event logs are kept for clients re-attaching to a stream, at least 1m (also 20 turns per session at most) (env COACHD_EVENT_RETENTION)")
 	fs.DurationVar(&cfg.ShutdownGrace, "shutdown-grace", env.Duration("COACHD_SHUTDOWN_GRACE", defaultShutdownGrace),
 		"on SIGINT/SIGTERM, how long running requests may finish before their turns are cancelled (env COACHD_SHUTDOWN_GRACE)")
 	fs.StringVar(&cfg.Pack, "pack", getenv("COACHD_PACK"), "coach pack directory (agents/, skills/, tools/); empty serves the built-in default agent (env COACHD_PACK)")
@@ -177,6 +186,10 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 			fmt.Fprintf(stderr, "coachd serve: %v\n", err)
 			return errUsage
 		}
+	}
+	if cfg.EventRetention < minEventRetention {
+		fmt.Fprintf(stderr, "coachd serve: --event-retention must be at least %s, not %s\n", minEventRetention, cfg.EventRetention)
+		return errUsage
 	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(cfg.LogLevel)); err != nil {
