@@ -49,9 +49,25 @@ func (c *modelConfig) register(fs *flag.FlagSet, env *envDefaults) {
 	fs.DurationVar(&c.Timeout, "model-timeout", env.Duration("COACHD_MODEL_TIMEOUT", 2*time.Minute), "timeout of one model request (env COACHD_MODEL_TIMEOUT)")
 	fs.BoolVar(&c.NoCache, "no-prompt-cache", env.Bool("COACHD_NO_PROMPT_CACHE"), "turn prompt-caching breakpoints off (env COACHD_NO_PROMPT_CACHE=1)")
 	fs.BoolVar(&c.CountTokens, "count-tokens", env.Bool("COACHD_COUNT_TOKENS"), "estimate turn budgets with the API's count_tokens endpoint instead of from request size (env COACHD_COUNT_TOKENS=1)")
-	fs.DurationVar(&c.TurnLease, "turn-lease", env.Duration("COACHD_TURN_LEASE", agent.DefaultTurnLease), "how long a session stays busy after the process running its turn died (env COACHD_TURN_LEASE)")
+	fs.DurationVar(&c.TurnLease, "turn-lease", env.Duration("COACHD_TURN_LEASE", agent.DefaultTurnLease), "how long a session stays busy after the process running its turn died, at least 1s (env COACHD_TURN_LEASE)")
 	fs.DurationVar(&c.DemoDelay, "demo-delay", env.Duration("COACHD_DEMO_DELAY", demo.DefaultDelay), "pause between the demo model's chunks (env COACHD_DEMO_DELAY)")
 	fs.DurationVar(&c.Heartbeat, "heartbeat", env.Duration("COACHD_HEARTBEAT", 30*time.Second), "SSE heartbeat interval (env COACHD_HEARTBEAT)")
+}
+
+// minTurnLease is the shortest --turn-lease. The lease is renewed every
+// third of it, each renewal a database write given a third of the lease
+// to finish: under a second a running turn writes several times a second,
+// and a renewal held up that long (a busy writer, a slow network) lets the
+// lease lapse while the turn still runs, so that another replica may start
+// a second turn on the session. Under 3 ns the renewal's ticker panicked.
+const minTurnLease = time.Second
+
+// check validates the flags.
+func (c *modelConfig) check() error {
+	if c.TurnLease < minTurnLease {
+		return fmt.Errorf("--turn-lease must be at least %s, not %s", minTurnLease, c.TurnLease)
+	}
+	return nil
 }
 
 func (c modelConfig) LogValue() slog.Value {

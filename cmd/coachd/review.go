@@ -49,9 +49,11 @@ func (l *localFlags) register(fs *flag.FlagSet, getenv func(string) string) {
 
 // open checks the flags and builds the reviewer over a local database.
 func (l *localFlags) open(ctx context.Context, name string, stderr io.Writer) (rv *review.Reviewer, u *coachd.User, reqs []string, closeDB func(), err error) {
-	err = l.env.check()
+	if err = l.env.check(); err == nil {
+		err = l.model.check()
+	}
 	switch {
-	case err != nil: // a variable the model flags could not read
+	case err != nil: // a model flag, or a variable it could not read
 	case l.requirements == "":
 		err = fmt.Errorf("--requirements is required")
 	case l.ws == "":
