@@ -10,6 +10,7 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/coachd/coachd"
@@ -147,7 +148,11 @@ func (s *Server) authenticateJWT(ctx context.Context, token string) (*coachd.Use
 		if errors.Is(err, errJWT) {
 			return nil, coachd.Errorf(coachd.EUNAUTHORIZED, "%v", err)
 		}
-		return nil, coachd.Errorf(coachd.EUNAUTHORIZED, "the token could not be checked: %v", err)
+		// The key set could not be fetched: the token may well be good, so
+		// the caller is told to retry, not to drop it. What failed names
+		// the identity provider's address; it is logged, never shown.
+		return nil, &coachd.Error{Code: coachd.EUPSTREAMBUSY, RetryAfter: time.Second, Err: err,
+			Message: "the identity provider cannot be reached to check the token; try again later"}
 	}
 	ext := c.Issuer + "|" + c.Subject
 	u, err := s.store.FindUserByExternalID(ctx, ext)
