@@ -151,7 +151,11 @@ func (s *Server) authenticateJWT(ctx context.Context, token string) (*coachd.Use
 		// The key set could not be fetched: the token may well be good, so
 		// the caller is told to retry, not to drop it. What failed names
 		// the identity provider's address; it is logged, never shown.
-		return nil, &coachd.Error{Code: coachd.EUPSTREAMBUSY, RetryAfter: time.Second, Err: err,
+		retry := time.Second
+		if je, ok := errors.AsType[*jwksError](err); ok {
+			retry = je.retry
+		}
+		return nil, &coachd.Error{Code: coachd.EUPSTREAMBUSY, RetryAfter: retry, Err: err,
 			Message: "the identity provider cannot be reached to check the token; try again later"}
 	}
 	ext := c.Issuer + "|" + c.Subject

@@ -45,15 +45,34 @@ type jwtClaims struct {
 	Name     string          `json:"name"`
 }
 
-// jwtVerifier checks tokens against a cached key set, refreshed at most
-// every minute when a token names a key it does not know, and hourly.
+// jwtVerifier checks tokens against a cached key set. The set is fetched
+// again when a token names a key it does not know (at most once a minute)
+// and when the key a token names is an hour old; after a failed fetch the
+// next one waits jwksRetry. One fetch runs at a time, without the lock, so
+// tokens whose key is cached are checked while it runs.
 type jwtVerifier struct {
 	cfg JWTConfig
 
 	mu      sync.Mutex
 	keys    map[string]crypto.PublicKey
-	fetched time.Time
+	fetched time.Time     // when keys were fetched
+	tried   time.Time     // when the last fetch began
+	failed  error         // why the last fetch failed; nil when it did not
+	running chan struct{} // closed when the running fetch ends; nil when none runs
 }
+
+const (
+	// jwksRefresh is how long a key set serves before it is fetched again
+	// for a key it lacks.
+	jwksRefresh = time.Minute
+	// jwksRetry is how long a failed fetch is remembered: tokens with an
+	// unknown key are refused as unavailable meanwhile instead of each
+	// fetching again.
+	jwksRetry = 10 * time.Second
+	// jwksTimeout bounds a fetch whatever the configured client allows,
+	// since a fetch that never ends would stop every later one.
+	jwksTimeout = time.Minute
+)
 
 func newJWTVerifier(cfg JWTConfig) *jwtVerifier {
 	if len(cfg.Algorithms) == 0 {
@@ -162,26 +181,83 @@ func checkSignature(alg string, key crypto.PublicKey, signed, sig []byte) error 
 	return nil
 }
 
-// key returns the key kid names, fetching the key set when it is unknown
-// (at most once a minute) or an hour old.
+// jwksError is a key set that could not be fetched: the token can be
+// neither accepted nor refused, and the caller may try again after retry.
+type jwksError struct {
+	err   error
+	retry time.Duration
+}
+
+func (e *jwksError) Error() string { return e.err.Error() }
+func (e *jwksError) Unwrap() error { return e.err }
+
+// key returns the key kid names. A cached key is returned at once, even
+// an hour old while a fetch runs or cannot be made (it serves until a set
+// without it replaces it). An unknown kid waits for the running fetch, or
+// for one it starts when the last fetch is old enough; otherwise it is
+// refused, as unknown or, when the last fetch failed, as unavailable.
 func (v *jwtVerifier) key(ctx context.Context, kid string, now time.Time) (crypto.PublicKey, error) {
 	v.mu.Lock()
+	k, known := v.keys[kid]
+	if known && now.Sub(v.fetched) < time.Hour {
+		v.mu.Unlock()
+		return k, nil
+	}
+	done := v.running
+	if done == nil && v.mayFetch(now) {
+		done = v.startFetch(ctx, now)
+	}
+	v.mu.Unlock()
+	if known {
+		return k, nil
+	}
+	if done != nil {
+		select {
+		case <-done:
+		case <-ctx.Done():
+			return nil, &jwksError{err: ctx.Err(), retry: time.Second}
+		}
+	}
+	v.mu.Lock()
 	defer v.mu.Unlock()
-	if k, ok := v.keys[kid]; ok && now.Sub(v.fetched) < time.Hour {
+	if k, ok := v.keys[kid]; ok {
 		return k, nil
 	}
-	if now.Sub(v.fetched) < time.Minute && v.keys != nil {
-		return nil, fmt.Errorf("%w: unknown key %q", errJWT, kid)
-	}
-	keys, err := v.fetch(ctx)
-	if err != nil {
-		return nil, err
-	}
-	v.keys, v.fetched = keys, now
-	if k, ok := keys[kid]; ok {
-		return k, nil
+	if v.failed != nil {
+		return nil, &jwksError{err: v.failed, retry: max(v.tried.Add(jwksRetry).Sub(now), time.Second)}
 	}
 	return nil, fmt.Errorf("%w: unknown key %q", errJWT, kid)
+}
+
+// mayFetch reports whether a fetch may begin at now; v.mu is held.
+func (v *jwtVerifier) mayFetch(now time.Time) bool {
+	wait := jwksRefresh
+	if v.failed != nil {
+		wait = jwksRetry
+	}
+	return v.tried.IsZero() || now.Sub(v.tried) >= wait
+}
+
+// startFetch fetches the key set in the background and returns a channel
+// closed when the set is stored or the failure remembered; v.mu is held.
+// The fetch is not the request's: a caller that leaves does not cancel it
+// for those waiting on it.
+func (v *jwtVerifier) startFetch(ctx context.Context, now time.Time) chan struct{} {
+	done := make(chan struct{})
+	v.running, v.tried = done, now
+	go func() {
+		defer close(done)
+		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), jwksTimeout)
+		defer cancel()
+		keys, err := v.fetch(fctx)
+		v.mu.Lock()
+		defer v.mu.Unlock()
+		v.running, v.failed = nil, err
+		if err == nil {
+			v.keys, v.fetched = keys, now
+		}
+	}()
+	return done
 }
 
 func (v *jwtVerifier) fetch(ctx context.Context) (map[string]crypto.PublicKey, error) {
