@@ -184,6 +184,9 @@ func (s *Server) oaiTurn(r *http.Request, req *oaiRequest) (agent.TurnRequest, e
 		return agent.TurnRequest{}, bad("messages", "the last message must be text (a string or text parts)", "format")
 	}
 	tr := agent.TurnRequest{User: u, Agent: req.Model, Message: text, SessionID: r.Header.Get("X-Coachd-Session-Id")}
+	if tr.SessionID != "" && !coachd.ValidID(coachd.PrefixSession, tr.SessionID) {
+		return agent.TurnRequest{}, notFound("session") // never reaches SQL
+	}
 	if tr.SessionID == "" && n > 1 {
 		if id, err := s.store.FindFingerprint(r.Context(), u.ID, fingerprint(req.Model, req.Messages[:n-1], nil)); err == nil {
 			tr.SessionID = id

@@ -226,9 +226,14 @@ func (s *Server) handleSessionStream() http.Handler {
 			s.StreamError(w, r, dialect, err)
 			return
 		}
-		id := r.PathValue("id")
+		// Before authentication, since a stream token is checked against
+		// the id: a malformed one is the uniform 404 and never reaches SQL.
+		id, err := pathID(r, coachd.PrefixSession, "session")
+		if err != nil {
+			s.StreamError(w, r, dialect, err)
+			return
+		}
 		var u *coachd.User
-		var err error
 		if tok := q.Get("token"); tok != "" && r.Header.Get("Authorization") == "" {
 			u, err = s.store.StreamTokenUser(r.Context(), hashStreamToken(tok), id)
 		} else {
@@ -300,7 +305,12 @@ func (s *Server) handleSessionStream() http.Handler {
 // handleStreamToken is POST /v1/sessions/{id}/stream-token.
 func (s *Server) handleStreamToken() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		u, id := UserFrom(r.Context()), r.PathValue("id")
+		u := UserFrom(r.Context())
+		id, err := pathID(r, coachd.PrefixSession, "session")
+		if err != nil {
+			s.Error(w, r, err)
+			return
+		}
 		tok := "st_" + NewAPIKey()[len(APIKeyPrefix):]
 		expires := s.clock.Now().Add(StreamTokenTTL).UTC().Truncate(time.Second)
 		if err := s.store.CreateStreamToken(r.Context(), u.ID, id, hashStreamToken(tok), expires); err != nil {
@@ -324,7 +334,12 @@ func hashStreamToken(tok string) string {
 // settled like a client leaving with on_disconnect: cancel.
 func (s *Server) handleSessionStop() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		u, id := UserFrom(r.Context()), r.PathValue("id")
+		u := UserFrom(r.Context())
+		id, err := pathID(r, coachd.PrefixSession, "session")
+		if err != nil {
+			s.Error(w, r, err)
+			return
+		}
 		if err := s.hub.Stop(r.Context(), u.ID, id); err != nil {
 			s.Error(w, r, orNotFound(err, "session"))
 			return
