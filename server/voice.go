@@ -183,7 +183,8 @@ func (s *Server) checkBudget(ctx context.Context, u *coachd.User) error {
 }
 
 // voiceSession resolves the agent and the session a voice conversation
-// belongs to: the named session (its agent), or a new one.
+// belongs to: the named session (its agent), which must be active, or a
+// new one.
 func (s *Server) voiceSession(ctx context.Context, u *coachd.User, req realtimeRequest) (*agent.Agent, *coachd.Session, error) {
 	var sess *coachd.Session
 	name := req.Agent
@@ -191,6 +192,11 @@ func (s *Server) voiceSession(ctx context.Context, u *coachd.User, req realtimeR
 		found, err := s.store.FindSession(ctx, u.ID, req.SessionID)
 		if err != nil {
 			return nil, nil, orNotFound(err, "session")
+		}
+		// Refused before a secret is minted (the operator pays for it), as
+		// a turn or a transcript on this session would be.
+		if found.Status != coachd.SessionActive {
+			return nil, nil, coachd.Errorf(coachd.ECONFLICT, "session is %s; start a new session", found.Status)
 		}
 		sess, name = found, found.Agent
 	}

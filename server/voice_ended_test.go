@@ -1,0 +1,40 @@
+package server_test
+
+import (
+	"context"
+	"net/http"
+	"testing"
+
+	"github.com/coachd/coachd"
+	"github.com/coachd/coachd/server"
+)
+
+// TestRealtimeRefusesEndedSession proves that POST /v1/realtime/session
+// refuses an expired or completed session with the 409 a turn or a
+// transcript on it gets, before any provider secret is minted.
+func TestRealtimeRefusesEndedSession(t *testing.T) {
+	e := mustVoiceEnv(t, server.Limits{}, voiceKey)
+	ctx := context.Background()
+	for _, status := range []coachd.SessionStatus{coachd.SessionExpired, coachd.SessionCompleted} {
+		t.Run(string(status), func(t *testing.T) {
+			sess, err := e.alice.c.CreateSession(ctx, "", "old")
+			if err != nil {
+				t.Fatal(err)
+			}
+			st := status
+			if _, err := e.db.UpdateSession(ctx, e.alice.ID, sess.ID, coachd.SessionUpdate{Status: &st}); err != nil {
+				t.Fatal(err)
+			}
+			// The text side refuses the session.
+			if r := e.post(e.alice.key, "/v1/sessions/"+sess.ID+"/messages", `{"role":"user","content":"hi","source":"voice"}`, nil, nil); r.status != http.StatusConflict {
+				t.Fatalf("transcript on a %s session = %d %s, want 409", status, r.status, r.body)
+			}
+			before := e.provider.Secrets()
+			r := e.post(e.alice.key, "/v1/realtime/session", `{"session_id":"`+sess.ID+`"}`, nil, nil)
+			if r.status != http.StatusConflict || e.provider.Secrets() != before {
+				t.Fatalf("minting a voice secret for a %s session = %d (provider secrets minted: %d → %d) %s, want 409 and nothing minted",
+					status, r.status, before, e.provider.Secrets(), r.body)
+			}
+		})
+	}
+}
