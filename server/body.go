@@ -1,12 +1,16 @@
 package server
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"net/http"
 	"os"
+	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/coachd/coachd"
 )
@@ -102,4 +106,28 @@ func bodyTimeoutError(err error) error {
 		return nil
 	}
 	return &coachd.Error{Code: coachd.EINVALID, Message: "request body did not arrive in time; send it whole, without pauses", Err: err}
+}
+
+// noNUL refuses a NUL (U+0000) in any string or key of a JSON body read by
+// decodeForeign: encoding/json lets it through and PostgreSQL TEXT cannot
+// hold it. The error names the field, as unmarshalStrict's does. A body
+// that is not JSON is left for its decoder to refuse.
+func noNUL(body []byte) error {
+	// Valid JSON can only spell a NUL as an escape.
+	if !bytes.Contains(body, []byte(`\u0000`)) {
+		return nil
+	}
+	dec := jsontext.NewDecoder(bytes.NewReader(body), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+	for {
+		tok, err := dec.ReadToken()
+		if err != nil {
+			return nil
+		}
+		if tok.Kind() == '"' && strings.IndexByte(tok.String(), 0) >= 0 {
+			return coachd.Invalid(coachd.FieldError{Field: fieldPath(dec.StackPointer()), Message: "must not contain NUL (U+0000) characters", Code: "nul"})
+		}
+		if dec.StackDepth() == 0 {
+			return nil
+		}
+	}
 }

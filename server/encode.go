@@ -60,8 +60,9 @@ func readBody(r *http.Request) ([]byte, error) {
 
 // decodeForeign reads the JSON body of a client whose format coachd does
 // not define (OpenAI's, the AI SDK's): fields coachd does not read are
-// ignored, since those clients send many; the bounds hold as for decode.
-// shape names the expected body in the error.
+// ignored, since those clients send many; the bounds hold as for decode,
+// and so does the refusal of NUL (noNUL). shape names the expected body in
+// the error.
 func decodeForeign(r *http.Request, v any, shape string) error {
 	body, err := readBody(r)
 	if err != nil {
@@ -70,7 +71,7 @@ func decodeForeign(r *http.Request, v any, shape string) error {
 	if err := json.Unmarshal(body, v); err != nil {
 		return coachd.Invalid(coachd.FieldError{Message: "the body must be " + shape, Code: "json"})
 	}
-	return nil
+	return noNUL(body)
 }
 
 // decodeOptional is decode for bodies that may be left out entirely: an
