@@ -13,8 +13,9 @@ import (
 
 // Blocks that an app records (POST /v1/chat/record) are sent back to the
 // Messages API on every later turn of the session, so one block the API
-// refuses breaks the session for good (issue 20 finding 9). CheckBlocks
-// applies the API's rules before anything is stored.
+// refuses breaks the session for good (issue 20 finding 9). RecordBlocks
+// makes what it can safe to replay and CheckBlocks applies the API's rules
+// to the rest, before anything is stored.
 
 var (
 	// toolUseIDRe is the API's pattern for tool_use ids, with a length
@@ -88,6 +89,75 @@ func CheckBlocks(role Role, blocks []Block) []FieldError {
 		errs = append(errs, checkBlock(role, b, fmt.Sprintf("[%d]", i), false)...)
 	}
 	return errs
+}
+
+// RecordBlocks returns the blocks of a message an app records (POST
+// /v1/chat/record) as coachd stores them, and CheckBlocks's problems with
+// them, named by their index as sent. Seed 000's loop records the SDK's
+// messages as they are, so what can be made safe to replay is, instead of
+// refused:
+//
+//   - an assistant's thinking and redacted_thinking blocks are left out:
+//     their signature cannot be checked, and the API does not need an
+//     earlier turn's thinking (a user's are still refused);
+//   - a text block that is empty or whitespace is left out;
+//   - a tool_result whose content is a JSON value other than a string or
+//     a list of blocks (seed 000's result object) gets that value's JSON
+//     text as its content, and null content is left out.
+//
+// The result may be empty: the caller decides what an empty message is.
+func RecordBlocks(role Role, blocks []Block) ([]Block, []FieldError) {
+	out := make([]Block, 0, len(blocks))
+	var errs []FieldError
+	for i, b := range blocks {
+		switch {
+		case role == RoleAssistant && (b.Type == BlockThinking || b.Type == BlockRedactedThinking):
+			continue
+		case b.Type == BlockText && strings.TrimSpace(b.Text) == "":
+			continue
+		case b.Type == BlockToolResult:
+			b.Content = resultContent(b.Content)
+		}
+		errs = append(errs, checkBlock(role, b, fmt.Sprintf("[%d]", i), false)...)
+		out = append(out, b)
+	}
+	return out, errs
+}
+
+// resultContent is a recorded tool_result's content as the API takes it:
+// a string or a list of blocks as it is, null as absent, any other value
+// as its JSON text.
+func resultContent(raw json.RawMessage) json.RawMessage {
+	c := bytes.TrimSpace(raw)
+	switch {
+	case len(c) == 0 || c[0] == '"' || blockList(c) || !json.Valid(c):
+		return raw // checkBlock refuses what is not valid
+	case string(c) == "null":
+		return nil
+	}
+	var compact bytes.Buffer
+	json.Compact(&compact, c)
+	text, _ := json.Marshal(compact.String())
+	return text
+}
+
+// blockList reports whether raw is a JSON list meant as content blocks,
+// to be checked as such: empty, or with an object of a block type among
+// its items. Any other list is data (a tool's rows, which may have a
+// "type" of their own).
+func blockList(raw json.RawMessage) bool {
+	var items []json.RawMessage
+	if raw[0] != '[' || json.Unmarshal(raw, &items) != nil {
+		return false
+	}
+	for _, it := range items {
+		var fields map[string]json.RawMessage
+		var typ string
+		if json.Unmarshal(it, &fields) == nil && json.Unmarshal(fields["type"], &typ) == nil && known[typ] != nil {
+			return true
+		}
+	}
+	return len(items) == 0
 }
 
 // checkBlock checks one block; nested is true inside a tool_result.

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/coachd/coachd"
@@ -172,8 +173,8 @@ func (req recordRequest) Valid(context.Context) []coachd.FieldError {
 }
 
 // appendMessageErrs checks recorded messages, their blocks with the
-// Messages API's rules (coachd.CheckBlocks): they are replayed to the API
-// on every later turn of the session.
+// Messages API's rules once made safe to replay (coachd.RecordBlocks):
+// they are replayed to the API on every later turn of the session.
 func appendMessageErrs(errs []coachd.FieldError, name string, msgs []recordMessage) []coachd.FieldError {
 	for i, m := range msgs {
 		at := fmt.Sprintf("%s[%d]", name, i)
@@ -184,7 +185,8 @@ func appendMessageErrs(errs []coachd.FieldError, name string, msgs []recordMessa
 		if len(m.ContentBlocks) == 0 && strings.TrimSpace(m.ContentText) == "" {
 			errs = append(errs, coachd.FieldError{Field: at + ".content_blocks", Message: "is required", Code: "required"})
 		}
-		for _, e := range coachd.CheckBlocks(m.Role, m.ContentBlocks) {
+		_, blockErrs := coachd.RecordBlocks(m.Role, m.ContentBlocks)
+		for _, e := range blockErrs {
 			e.Field = at + ".content_blocks" + e.Field
 			errs = append(errs, e)
 		}
@@ -192,9 +194,17 @@ func appendMessageErrs(errs []coachd.FieldError, name string, msgs []recordMessa
 	return errs
 }
 
+// message is m as it is stored, or nil when nothing of it is left to
+// store: seed 000 records the user message of every round after the
+// first as one empty text block, and a reply may be only thinking.
+// Leaving either out keeps the history valid, as the replay merges the
+// messages of one role that then meet (agent.History).
 func (m recordMessage) message(partial bool) *coachd.Message {
-	blocks := m.ContentBlocks
+	blocks, _ := coachd.RecordBlocks(m.Role, m.ContentBlocks)
 	if len(blocks) == 0 {
+		if strings.TrimSpace(m.ContentText) == "" {
+			return nil
+		}
 		blocks = []coachd.Block{coachd.TextBlock(m.ContentText)}
 	}
 	return &coachd.Message{Role: m.Role, Blocks: blocks, Content: m.ContentText, Partial: partial}
@@ -233,11 +243,10 @@ func (s *Server) handleRecord(abort bool) http.Handler {
 		if body.TokensUsed != nil {
 			rec.TokensUsed = *body.TokensUsed
 		}
-		for _, m := range body.Messages {
-			rec.Messages = append(rec.Messages, m.message(false))
-		}
-		for _, m := range body.PartialMessages {
-			rec.Messages = append(rec.Messages, m.message(true))
+		for i, m := range slices.Concat(body.Messages, body.PartialMessages) {
+			if msg := m.message(i >= len(body.Messages)); msg != nil {
+				rec.Messages = append(rec.Messages, msg)
+			}
 		}
 		res, err := s.store.Record(r.Context(), UserFrom(r.Context()).ID, rec)
 		if err != nil {
