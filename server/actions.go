@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -71,13 +72,113 @@ func validateAction(ts *agent.Toolset, a actionRequest) actionResult {
 	}
 	payload := a.Payload
 	if len(payload) == 0 || string(payload) == "null" {
-		return fail(coachd.FieldError{Field: "payload", Message: "is required", Code: "required"})
+		return fail(coachd.FieldError{Field: "payload", Message: "is required", Code: zodCode("required")})
 	}
 	if err := ts.ValidateInput(name, payload); err != nil {
-		return fail(coachd.AsError(err).Details...)
+		details := coachd.AsError(err).Details
+		for i := range details {
+			details[i].Code = zodCode(details[i].Code)
+		}
+		return fail(details...)
 	}
 	res.OK, res.Validated = true, payload
+	if spec := ts.Specs([]string{name}); len(spec) == 1 {
+		res.Validated = withDefaults(name, spec[0].InputSchema, payload)
+	}
 	return res
+}
+
+// zodCodes name a JSON Schema keyword's failure as Zod (4) names the
+// issue: seed 001 validates with Zod and documents its codes ("code":
+// "too_small" for a title under its minimum). A missing field is Zod's
+// invalid_type, as its value is undefined.
+var zodCodes = map[string]string{
+	"required": "invalid_type", "type": "invalid_type",
+	"minLength": "too_small", "minimum": "too_small", "exclusiveMinimum": "too_small", "minItems": "too_small", "minProperties": "too_small",
+	"maxLength": "too_big", "maximum": "too_big", "exclusiveMaximum": "too_big", "maxItems": "too_big", "maxProperties": "too_big",
+	"enum": "invalid_value", "const": "invalid_value",
+	"pattern": "invalid_format", "format": "invalid_format",
+	"additionalProperties": "unrecognized_keys", "unevaluatedProperties": "unrecognized_keys",
+	"multipleOf": "not_multiple_of",
+	"anyOf":      "invalid_union", "oneOf": "invalid_union",
+}
+
+// zodCode is Zod's code for a validator's; any other check (coachd's
+// own, such as NUL characters) is a refinement, Zod's custom.
+func zodCode(code string) string {
+	if z, ok := zodCodes[code]; ok {
+		return z
+	}
+	return "custom"
+}
+
+// impliedDefaults are defaults a built-in tool applies without its schema
+// declaring them: save_note stores coachd.DefaultImportance when given no
+// importance, the default seed 001 documents ("importance: 1-100 (default
+// 50)").
+var impliedDefaults = map[string]map[string]any{
+	"save_note": {"importance": coachd.DefaultImportance},
+}
+
+// withDefaults is a valid payload as Zod's parse returns it (seed 001's
+// "validated"): each property its schema declares with a default, absent
+// from the payload, set to it, in nested objects too. The payload itself
+// when nothing is added.
+func withDefaults(tool string, schema, payload json.RawMessage) json.RawMessage {
+	var sch map[string]any
+	var v any
+	if decodeNumbers(schema, &sch) != nil || decodeNumbers(payload, &v) != nil {
+		return payload
+	}
+	if props, ok := sch["properties"].(map[string]any); ok {
+		for field, d := range impliedDefaults[tool] {
+			if p, ok := props[field].(map[string]any); ok {
+				if _, has := p["default"]; !has {
+					p["default"] = d
+				}
+			}
+		}
+	}
+	if !fillDefaults(sch, v) {
+		return payload
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if enc.Encode(v) != nil {
+		return payload
+	}
+	return bytes.TrimSpace(buf.Bytes())
+}
+
+// fillDefaults sets the defaults of sch's properties that the object v
+// lacks, and those of the objects it has; it reports whether it set any.
+func fillDefaults(sch map[string]any, v any) bool {
+	obj, ok := v.(map[string]any)
+	props, _ := sch["properties"].(map[string]any)
+	if !ok || props == nil {
+		return false
+	}
+	set := false
+	for name, p := range props {
+		ps, _ := p.(map[string]any)
+		if ps == nil {
+			continue
+		}
+		if val, has := obj[name]; has {
+			set = fillDefaults(ps, val) || set
+		} else if d, has := ps["default"]; has {
+			obj[name], set = d, true
+		}
+	}
+	return set
+}
+
+// decodeNumbers decodes raw into v keeping numbers as written.
+func decodeNumbers(raw json.RawMessage, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	return dec.Decode(v)
 }
 
 func (s *Server) toolset() (*agent.Toolset, error) {
