@@ -51,7 +51,7 @@ func TestLoadPack(t *testing.T) {
 		if got := strings.Join(p.Arcs("sage"), ","); got != "life_mapping,weekly_checkin" {
 			t.Fatalf("arcs %s", got)
 		}
-		if a.Limits.MaxRounds != 6 || a.Limits.ToolTimeout != 10*time.Second {
+		if a.Limits.MaxRounds != 5 || a.Limits.ToolTimeout != 10*time.Second {
 			t.Fatalf("limits %+v", a.Limits)
 		}
 	})

@@ -21,6 +21,9 @@ import (
 //	session_changed mode_entered      → {"modeChange":mode}
 //	session_changed arc_completed     → {"arcCompleted":mode} ({"arcCompleted":true} without a mode)
 //	error                             → {"error":message}
+//	turn_ended max_rounds             → {"roundBoundary":true}, no error: seed
+//	                                    002's loop (MAX_TOOL_ITERATIONS) ends its
+//	                                    last round so and just stops
 //
 // Dropped: turn_started, thinking_delta, tool_call_ready, tool_result (the
 // sage spec removed toolResult: results stay in the server loop), usage,
@@ -115,7 +118,15 @@ func encodeSage(dst []byte, ev coachd.Event) []byte {
 			return frame(dst, "", sageArcCompleted{ev.Mode})
 		}
 	case coachd.EventError:
-		return frame(dst, "", sageError{errorOf(ev).Message})
+		e := errorOf(ev)
+		if e.Code == coachd.TurnMaxRounds {
+			// The error abnormalStop gives a loop stopped at its round
+			// limit. Seed 002's loop closes each tool round with a
+			// roundBoundary, the last one too, and leaves "while
+			// (iteration < MAX_TOOL_ITERATIONS)" without a word.
+			return frame(dst, "", sageRoundBoundary{true})
+		}
+		return frame(dst, "", sageError{e.Message})
 	}
 	return dst
 }

@@ -52,6 +52,10 @@ func TestStreamEnds(t *testing.T) {
 			"data: {\"text\":\"So\"}\n\ndata: {\"text\":\"\\n\\n[Wrapping up — session took longer than expected.]\"}\n\ndata: [DONE]\n\n"},
 		{"SageToolLimit", sse.Sage, []coachd.Event{ended(coachd.TurnToolLimit)},
 			"data: {\"error\":\"Tool loop exceeded its tool call limit\"}\n\ndata: [DONE]\n\n"},
+		// Seed 002's loop leaves "while (iteration < MAX_TOOL_ITERATIONS)"
+		// after its last round's roundBoundary, without an error.
+		{"SageMaxRounds", sse.Sage, []coachd.Event{ended(coachd.TurnMaxRounds)},
+			"data: {\"roundBoundary\":true}\n\ndata: [DONE]\n\n"},
 		{"SageEndTurn", sse.Sage, []coachd.Event{ended(coachd.TurnAwaitingInput)}, "data: [DONE]\n\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,0 +1,94 @@
+package server_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coachd/coachd"
+	"github.com/coachd/coachd/agent"
+	"github.com/coachd/coachd/anthropic"
+	"github.com/coachd/coachd/anthropic/anthropictest"
+	"github.com/coachd/coachd/server"
+	"github.com/coachd/coachd/tools"
+)
+
+// seed002Env serves examples/sage (seed 002's pack) with the model at a
+// fake Anthropic API, and returns the fake, the server's URL and a user's
+// key.
+func seed002Env(t *testing.T) (*anthropictest.Server, string, string) {
+	t.Helper()
+	ctx := context.Background()
+	db := mustDB(t, filepath.Join(t.TempDir(), "c.db"), nil)
+	p, err := agent.LoadPack(filepath.Join("..", "examples", "sage"), agent.PackOptions{Builtins: tools.Builtins()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, err := agent.NewToolset(tools.ForPack(p, p.FileTypes())...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake := anthropictest.NewServer()
+	r := agent.NewRunner(agent.Config{Store: db, Tools: ts, Agents: p.Agent,
+		Model: anthropic.New(anthropic.Config{APIKey: "test", BaseURL: fake.URL(), MaxRetries: -1, NoCache: true})})
+	api := server.New(server.Deps{Store: db, Runner: r, Pack: p, Heartbeat: time.Hour})
+	srv := httptest.NewServer(api)
+	t.Cleanup(func() { closeServer(api, srv); fake.Close() })
+	key, err := server.CreateUser(ctx, db, &coachd.User{Name: "ada"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fake, srv.URL, key
+}
+
+// seed002Stream posts body to the sage dialect and returns the data lines.
+func seed002Stream(t *testing.T, url, key, body string) []string {
+	t.Helper()
+	req, _ := http.NewRequest("POST", url+"/v1/chat/stream?protocol=sage", strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	var out []string
+	for _, line := range strings.Split(string(raw), "\n") {
+		if d, ok := strings.CutPrefix(line, "data: "); ok {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// TestSeed002MaxToolIterations: seed 002's loop makes at most
+// MAX_TOOL_ITERATIONS model calls per request (line 224, "const
+// MAX_TOOL_ITERATIONS = 5"; line 849, "MAX_TOOL_ITERATIONS = 5 +
+// wall-clock timeout (55s) + circuit breaker"), and at the limit it
+// leaves "while (iteration < MAX_TOOL_ITERATIONS)" after the round's
+// "enqueue({ roundBoundary: true })" (line 338) without an error.
+func TestSeed002MaxToolIterations(t *testing.T) {
+	fake, url, key := seed002Env(t)
+	for i := range 8 {
+		fake.Enqueue(anthropictest.Blocks(anthropictest.ToolUse(fmt.Sprintf("toolu_n%d", i), "list_notes", `{}`)))
+	}
+	lines := seed002Stream(t, url, key, `{"message":"look through everything"}`)
+	got := strings.Join(lines, "\n")
+	calls := strings.Count(got, `{"toolCall":`)
+	if n := len(fake.Requests()); n != 5 || calls != 5 {
+		t.Fatalf("model calls %d, toolCall events %d; seed 002 makes at most 5 (MAX_TOOL_ITERATIONS)\n%s", n, calls, got)
+	}
+	if strings.Contains(got, `{"error":`) {
+		t.Errorf("seed 002's loop ends at MAX_TOOL_ITERATIONS without an error:\n%s", got)
+	}
+	if n := len(lines); n < 2 || lines[n-2] != `{"roundBoundary":true}` || lines[n-1] != "[DONE]" {
+		t.Errorf("seed 002's last round ends with its roundBoundary, then [DONE]:\n%s", got)
+	}
+}
