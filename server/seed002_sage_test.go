@@ -92,3 +92,27 @@ func TestSeed002MaxToolIterations(t *testing.T) {
 		t.Errorf("seed 002's last round ends with its roundBoundary, then [DONE]:\n%s", got)
 	}
 }
+
+// TestSeed002SplitToolNoToolCall: seed 002's loop checks for a
+// split-conversation tool before it emits toolCall (lines 265-278: "if
+// (splitTool) { ... enqueue({ showOptions: ... }) ... break }", then
+// lines 280-283 "// Emit toolCall event for shimmer indicator"), so a
+// round ending in show_options / show_pulse_check sends no toolCall. Its
+// client counts toolCall into activeToolCountRef and resets it only at
+// roundBoundary (lines 373-381), which never comes after showOptions.
+func TestSeed002SplitToolNoToolCall(t *testing.T) {
+	fake, url, key := seed002Env(t)
+	for _, c := range []struct{ tool, input, want string }{
+		{"show_options", `{"options":["Morning","Evening"]}`, `{"showOptions":`},
+		{"show_pulse_check", `{"context":"Your week"}`, `{"showPulseCheck":`},
+	} {
+		fake.Enqueue(anthropictest.Blocks(anthropictest.TextBlock("When?", 0), anthropictest.ToolUse("toolu_"+c.tool, c.tool, c.input)))
+		got := strings.Join(seed002Stream(t, url, key, `{"message":"when should I run?"}`), "\n")
+		if !strings.Contains(got, c.want) {
+			t.Fatalf("%s: no %s\n%s", c.tool, c.want, got)
+		}
+		if strings.Contains(got, `{"toolCall":`) {
+			t.Errorf("%s: seed 002 sends no toolCall for a split-conversation tool; coachd sent:\n%s", c.tool, got)
+		}
+	}
+}

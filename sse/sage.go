@@ -10,7 +10,8 @@ import (
 // data: [DONE] (see Done).
 //
 //	text_delta                        → {"text"}
-//	tool_call_started                 → {"toolCall":{"id","name"}}
+//	tool_call_started                 → {"toolCall":{"id","name"}}, none for
+//	                                    show_options and show_pulse_check
 //	round_boundary                    → {"roundBoundary":true}
 //	interaction_requested (show_options)     → {"showOptions":{"options","toolUseId"}}
 //	interaction_requested (show_pulse_check) → {"showPulseCheck":{"context","toolUseId"}}
@@ -92,6 +93,12 @@ func encodeSage(dst []byte, ev coachd.Event) []byte {
 	case coachd.EventTextDelta:
 		return frame(dst, "", sageText{ev.Text})
 	case coachd.EventToolCallStarted:
+		if ev.ToolName == toolShowOptions || ev.ToolName == toolShowPulseCheck {
+			// Seed 002's loop shows a split-conversation tool before its
+			// toolCalls and breaks; its client would count the toolCall
+			// into the shimmer that only a roundBoundary turns off.
+			return dst
+		}
 		return frame(dst, "", sageToolCall{coachdCall{ev.ToolUseID, ev.ToolName}})
 	case coachd.EventRoundBoundary:
 		return frame(dst, "", sageRoundBoundary{true})
