@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -114,5 +115,43 @@ func TestSeed002SplitToolNoToolCall(t *testing.T) {
 		if strings.Contains(got, `{"toolCall":`) {
 			t.Errorf("%s: seed 002 sends no toolCall for a split-conversation tool; coachd sent:\n%s", c.tool, got)
 		}
+	}
+}
+
+// TestSeed002CompleteExpiredSession: seed 002's complete_session on an
+// expired session returns (lines 665-671) "{ success: false, error:
+// 'session_expired', message: 'Session expired before completion.
+// Starting fresh next time.' }", the tool_result content being
+// "JSON.stringify(result)" (line 293), without is_error: the executor
+// returned, it did not throw.
+func TestSeed002CompleteExpiredSession(t *testing.T) {
+	e := MustBudgetEnv(t, server.Limits{})
+	var pf preflightBody
+	if r := e.post(e.alice.key, "/v1/chat/preflight", `{"message":"hi"}`, nil, &pf); r.status != 200 {
+		t.Fatalf("preflight %d %s", r.status, r.body)
+	}
+	if _, err := e.db.SQL().Exec(`UPDATE sessions SET status = 'expired' WHERE id = ?`, pf.SessionID); err != nil {
+		t.Fatal(err)
+	}
+	var out struct {
+		Result  json.RawMessage `json:"result"`
+		IsError bool            `json:"is_error"`
+	}
+	body := fmt.Sprintf(`{"tool_name":"complete_session","tool_input":{"type":"session"},"session_id":%q}`, pf.SessionID)
+	r := e.post(e.alice.key, "/v1/tools/execute", body, nil, &out)
+	if r.status != 200 {
+		t.Fatalf("execute: %d %s", r.status, r.body)
+	}
+	var res struct {
+		Success *bool  `json:"success"`
+		Error   string `json:"error"`
+		Message string `json:"message"`
+	}
+	if json.Unmarshal(out.Result, &res) != nil || res.Success == nil || *res.Success || res.Error != "session_expired" {
+		t.Fatalf("complete_session on an expired session: %s; seed 002 documents {success:false, error:'session_expired', message}", r.body)
+	}
+	const want = `{"success":false,"error":"session_expired","message":"Session expired before completion. Starting fresh next time."}`
+	if string(out.Result) != want || out.IsError {
+		t.Errorf("result %s (is_error %t), want JSON.stringify's %s", out.Result, out.IsError, want)
 	}
 }

@@ -49,7 +49,10 @@ func (t CompleteSession) Execute(ctx context.Context, call coachd.ToolCall, env 
 	}
 	switch sess.Status {
 	case coachd.SessionExpired:
-		return refuse("This session has expired and cannot be completed. Tell the user their progress was saved and a new session can be started.")
+		// Seed 002's executeCompleteSession returns this (not throws): a
+		// result, not an error, in the seed's key order.
+		return jsonResult(sessionExpired{Error: "session_expired",
+			Message: "Session expired before completion. Starting fresh next time."})
 	case coachd.SessionCompleted:
 		return jsonResult(map[string]any{"success": true, "already_completed": true})
 	}
@@ -76,6 +79,13 @@ func (t CompleteSession) Execute(ctx context.Context, call coachd.ToolCall, env 
 		out["next_checkin_due"] = due
 	}
 	return jsonResult(out)
+}
+
+// sessionExpired is complete_session's answer on an expired session.
+type sessionExpired struct {
+	Success bool   `json:"success"` // false
+	Error   string `json:"error"`
+	Message string `json:"message"`
 }
 
 // nextCheckin is the date (YYYY-MM-DD, UTC) the next check-in is due:
