@@ -37,7 +37,8 @@ var (
 // carries the user id and session id, as X-Coachd-User-Id and
 // X-Coachd-Session-Id headers and, for methods with a body, in the JSON
 // body {input, user_id, session_id, tool_use_id}. GET and DELETE send the
-// input's top-level fields as query parameters instead.
+// input's top-level fields as query parameters instead. With a secret,
+// each call is signed (signing.go).
 type Webhook struct {
 	def      coachd.ToolDef
 	method   string
@@ -320,6 +321,9 @@ func (w *Webhook) request(ctx context.Context, call coachd.ToolCall, env coachd.
 	// The turn's trace goes on into the app (traceparent, tracestate).
 	propagation.TraceContext{}.Inject(ctx, propagation.HeaderCarrier(req.Header))
 	if w.secret != nil {
+		if body == nil {
+			raw = bodilessPayload(req) // after the headers it signs are set
+		}
 		w.secret.sign(req.Header, raw, time.Now())
 	}
 	return req, "", nil
