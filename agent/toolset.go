@@ -201,6 +201,114 @@ func (ts *Toolset) ValidateInput(name string, input json.RawMessage) error {
 	return validate(sch, input)
 }
 
+// plainIntegers returns input, valid JSON that a schema accepted, with
+// each integer written with a fraction or an exponent (50.0, 5e1,
+// 5.00E+1) rewritten as plain digits (50) when it fits an int64; all else,
+// key order and spacing included, is kept byte for byte, and input itself
+// is returned when nothing changes. JSON Schema's "integer" takes 50.0,
+// which encoding/json refuses for a Go int: the tool gets the value its
+// schema accepted in the form it decodes. Only what a tool is handed is
+// rewritten, never the tool_use stored in the history.
+func plainIntegers(input json.RawMessage) json.RawMessage {
+	var out []byte // nil until a number changes
+	last := 0      // input[last:] is not in out yet
+	for i := 0; i < len(input); {
+		switch c := input[i]; {
+		case c == '"':
+			i = skipJSONString(input, i)
+		case c == '-' || '0' <= c && c <= '9':
+			j := i + 1
+			for j < len(input) && strings.IndexByte("0123456789.eE+-", input[j]) >= 0 {
+				j++
+			}
+			if n, ok := plainInteger(input[i:j]); ok {
+				out = append(append(out, input[last:i]...), n...)
+				last = j
+			}
+			i = j
+		default:
+			i++
+		}
+	}
+	if out == nil {
+		return input
+	}
+	return append(out, input[last:]...)
+}
+
+// skipJSONString returns the index after the string that opens at i.
+func skipJSONString(data []byte, i int) int {
+	for i++; i < len(data); i++ {
+		switch data[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return len(data)
+}
+
+// plainInteger returns the JSON number num as plain digits when it has a
+// fraction or an exponent, is an integer and fits an int64.
+func plainInteger(num []byte) ([]byte, bool) {
+	if bytes.IndexAny(num, ".eE") < 0 {
+		return nil, false // plain already
+	}
+	neg := num[0] == '-'
+	if neg {
+		num = num[1:]
+	}
+	mant, expPart, hasExp := bytes.Cut(num, []byte("e"))
+	if !hasExp {
+		mant, expPart, hasExp = bytes.Cut(num, []byte("E"))
+	}
+	whole, frac, dot := bytes.Cut(mant, []byte("."))
+	if len(whole) == 0 || dot && len(frac) == 0 || hasExp && len(expPart) == 0 {
+		return nil, false // not a number: left to the JSON check
+	}
+	// The value is digits × 10^exp, digits without leading or trailing
+	// zeros.
+	digits := strings.TrimLeft(string(whole)+string(frac), "0")
+	if digits == "" {
+		return []byte("0"), true // 0.0, -0.0, 0e7
+	}
+	var exp int64
+	if hasExp {
+		sign := int64(1)
+		if len(expPart) > 0 && (expPart[0] == '+' || expPart[0] == '-') {
+			if expPart[0] == '-' {
+				sign = -1
+			}
+			expPart = expPart[1:]
+		}
+		e := strings.TrimLeft(string(expPart), "0")
+		if len(e) > 12 {
+			e = "1" + strings.Repeat("0", 12) // past any input's length: the same answer
+		}
+		n, err := strconv.ParseInt("0"+e, 10, 64)
+		if err != nil {
+			return nil, false
+		}
+		exp = sign * n
+	}
+	exp -= int64(len(frac))
+	trimmed := strings.TrimRight(digits, "0")
+	exp += int64(len(digits) - len(trimmed))
+	if exp < 0 || int64(len(trimmed))+exp > 19 {
+		return nil, false // a fraction, or past int64
+	}
+	s := trimmed + strings.Repeat("0", int(exp))
+	if neg {
+		s = "-" + s
+	}
+	v, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return nil, false
+	}
+	return strconv.AppendInt(nil, v, 10), true
+}
+
 // ValidateResult checks an interactive tool's answer against the schema the
 // tool declares; tools without one accept any answer.
 func (ts *Toolset) ValidateResult(name string, answer json.RawMessage) error {
