@@ -251,7 +251,8 @@ type LimitService interface {
 	// starts at window, unless the count already reached limit. It returns
 	// the count and whether the event was allowed.
 	HitLimit(ctx context.Context, userID, key string, window time.Time, limit int64) (int64, bool, error)
-	// SweepLimits deletes windows that started before before.
+	// SweepLimits deletes the windows that started before before and have
+	// ended: a later window of the same user and key was counted.
 	SweepLimits(ctx context.Context, before time.Time) error
 }
 

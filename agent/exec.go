@@ -155,6 +155,7 @@ func (t *Turn) runTool(ctx context.Context, timeout time.Duration, tool coachd.T
 	log := func() *slog.Logger {
 		return base.With("session", sid, "tool", c.Name, "tool_use_id", c.ID)
 	}
+	c.Input = plainIntegers(c.Input) // validated: an integer its schema took as 50.0 reaches a Go int as 50
 	done := make(chan outcome, 1)
 	env := coachd.ToolEnv{User: t.req.User, Session: t.sess, Store: t.r.cfg.Store, Emit: t.emit}
 	if t.round != nil {

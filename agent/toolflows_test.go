@@ -71,9 +71,9 @@ func TestExecuteToolNeedingApproval(t *testing.T) {
 
 // TestPulseBaselineLostForValidAnswer: show_pulse_check accepts up to 12
 // domains of up to 50 characters (its result schema), and every valid
-// answer is kept as the baseline. Its ratings, the file's preview line,
-// could pass the line's 300 characters, and the file was then not saved
-// (the error only logged).
+// answer is kept as the baseline, a rating written 3.0 included. Its
+// ratings, the file's preview line, could pass the line's 300 characters,
+// and the file was then not saved (the error only logged).
 func TestPulseBaselineLostForValidAnswer(t *testing.T) {
 	rh := newFlowHarness(t, nil)
 	rh.fake.Enqueue(anthropictest.Blocks(use("p1", "show_pulse_check", `{"context":"How are things?"}`)))
@@ -90,6 +90,8 @@ func TestPulseBaselineLostForValidAnswer(t *testing.T) {
 		ratings = append(ratings, map[string]any{"domain": d, "rating": 3})
 	}
 	ans, _ := json.Marshal(map[string]any{"ratings": ratings})
+	// A rating written 3.0 is an integer to the schema, and to the tool.
+	ans = []byte(strings.Replace(string(ans), `"rating":3}`, `"rating":3.0}`, 1))
 	if err := rh.runner.Toolset().ValidateResult("show_pulse_check", ans); err != nil {
 		t.Fatalf("answer refused by the result schema: %v", err)
 	}

@@ -282,7 +282,9 @@ func (t *Turn) recordAnswer(ctx context.Context, name string) {
 		return
 	}
 	env := coachd.ToolEnv{User: t.req.User, Session: t.sess, Store: t.r.cfg.Store, Emit: t.emit}
-	if err := rec.RecordAnswer(ctx, env, t.req.Answer.Content); err != nil {
+	// Validated against the result schema: an integer written 3.0 is
+	// handed over as 3, as a call's input is (runTool).
+	if err := rec.RecordAnswer(ctx, env, plainIntegers(t.req.Answer.Content)); err != nil {
 		t.r.cfg.Logger.Warn("record answer", "session", t.sess.ID, "tool", name, "err", err)
 	}
 }

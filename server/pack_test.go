@@ -135,7 +135,7 @@ func TestActionValidate(t *testing.T) {
 	t.Run("ValidationError", func(t *testing.T) {
 		var out actionResult
 		st := call(t, "POST", url+"/v1/actions/validate", key, `{"action_type":"SAVE_NOTE","payload":{"note_type":"preference","content":"x"}}`, &out)
-		if st != 200 || out.OK || out.Error != "VALIDATION_ERROR" || len(out.Details) == 0 || out.Details[0].Code != "required" {
+		if st != 200 || out.OK || out.Error != "VALIDATION_ERROR" || len(out.Details) == 0 || out.Details[0].Code != "invalid_type" {
 			t.Fatalf("%d %+v", st, out)
 		}
 	})

@@ -318,7 +318,8 @@ func TestSagePackEndToEnd(t *testing.T) {
 		t.Fatalf("turn 5 events %v", ev)
 	}
 	got := fake.Requests()[9].ToolResults()
-	if len(got) != 1 || !got[0].IsError || !strings.Contains(got[0].ResultText(), "expired and cannot be completed") {
+	// Seed 002's executeCompleteSession answer (its lines 665-671), not an error.
+	if len(got) != 1 || got[0].IsError || got[0].ResultText() != `{"success":false,"error":"session_expired","message":"Session expired before completion. Starting fresh next time."}` {
 		t.Fatalf("expired completion result %+v", got)
 	}
 	if s, _ := db.FindSession(ctx, u.ID, sid2); s.Status != coachd.SessionExpired {
