@@ -10,6 +10,7 @@ import (
 
 	"github.com/coachd/coachd"
 	"github.com/coachd/coachd/sse"
+	"github.com/coachd/coachd/stream"
 )
 
 // oaiChunk is one chat.completion.chunk of a stream.
@@ -118,6 +119,9 @@ func (s *Server) handleChatCompletions() http.Handler {
 				turnErr = ev.Err
 			case coachd.EventTurnEnded:
 				end = ev
+				if turnErr == nil {
+					turnErr = s.drainCut(ev.StopReason)
+				}
 			}
 			return ""
 		}
@@ -142,7 +146,7 @@ func (s *Server) handleChatCompletions() http.Handler {
 			}
 			return
 		}
-		if turnErr != nil && reply.Len() == 0 && !req.Stream {
+		if turnErr != nil && (reply.Len() == 0 || turnErr.Code == stream.CodeShutdown) && !req.Stream {
 			s.oaiError(w, r, turnErr)
 			return
 		}
@@ -220,4 +224,15 @@ func (s *Server) saveFingerprint(r *http.Request, req oaiRequest, reply, sid str
 	if err := s.store.SaveFingerprint(ctx, UserFrom(r.Context()).ID, fingerprint(req.Model, req.Messages, &reply), sid); err != nil {
 		s.log(r).Warn("save conversation fingerprint", "session", sid, "err", err)
 	}
+}
+
+// drainCut is the error of a turn that ended with stop when the server's
+// drain stopped it (a turn stopped otherwise, or ended, has none): an
+// OpenAI client cannot resume, and a reply cut short must not read as
+// whole. Follow may hand the turn's end before the shutdown's notice.
+func (s *Server) drainCut(stop string) *coachd.Error {
+	if stop != coachd.TurnAborted || !s.draining.Load() {
+		return nil
+	}
+	return &coachd.Error{Code: stream.CodeShutdown, Message: "the server is restarting: send the request again", Retryable: true}
 }

@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"log/slog"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/coachd/coachd"
@@ -102,7 +103,8 @@ type Server struct {
 	hub         *stream.Hub
 	detached    detachedStreams // session streams parked off their request (detach.go)
 	streams     *streamSlots
-	refused     refusals // users a limit refused lately (limits.go)
+	refused     refusals    // users a limit refused lately (limits.go)
+	draining    atomic.Bool // Drain was called: a turn stopped now was cut by it
 
 	mux      *http.ServeMux
 	patterns []string // registered routes, for Routes

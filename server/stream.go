@@ -30,7 +30,10 @@ var errClientGone = errors.New("server: the client left and the turn follows it 
 // carrying its last event id, and stops the turns still running here
 // (stored and settled as if their client had left). The serve command
 // calls it when the shutdown grace runs out.
-func (s *Server) Drain() { s.hub.Shutdown() }
+func (s *Server) Drain() {
+	s.draining.Store(true)
+	s.hub.Shutdown()
+}
 
 // WaitTurns waits until no turn runs in this process (turns may outlive
 // their request) and every session stream parked off its request has
