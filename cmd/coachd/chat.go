@@ -23,7 +23,8 @@ func runChat(ctx context.Context, args []string, getenv func(string) string, std
 	fs := newFlagSet("chat", "Usage: coachd chat [flags] [message]\n\n"+
 		"Talks to a coach. With a message, runs one turn and exits; without, reads messages line by line.")
 	base := fs.String("url", envOr(getenv, "COACHD_URL", "http://127.0.0.1:8080"), "server URL (env COACHD_URL)")
-	key := fs.String("key", getenv("COACHD_KEY"), "your API key, ck_… (env COACHD_KEY)")
+	key := new(string)
+	secretVar(fs, key, "key", getenv("COACHD_KEY"), "your API `key`, ck_… (env COACHD_KEY)")
 	sid := fs.String("session", "", "continue this session")
 	agentName := fs.String("agent", "", "agent for a new session")
 	if done, err := parseFlagsArgs(fs, args, stdout, stderr); done || err != nil {

@@ -244,3 +244,22 @@ func maskDSN(dsn string) string {
 	}
 	return u.String()
 }
+
+// secretVar defines a string flag whose default comes from the
+// environment and is never printed: -h shows a flag's default, and a
+// key's would be shown to whoever reads the help.
+func secretVar(fs *flag.FlagSet, p *string, name, value, usage string) {
+	*p = value
+	fs.Var(secretValue{p}, name, usage)
+}
+
+// secretValue is a flag.Value whose String is always "", so no default is
+// printed (flag takes "" for the zero value).
+type secretValue struct{ p *string }
+
+func (s secretValue) String() string { return "" }
+
+func (s secretValue) Set(v string) error {
+	*s.p = v
+	return nil
+}

@@ -21,7 +21,8 @@ func runMCP(ctx context.Context, args []string, getenv func(string) string, stdi
 		"stdin/stdout), through a running coachd. The same tools are served over streamable\n"+
 		"HTTP at POST /v1/mcp (Authorization: Bearer <key>) by coachd serve.")
 	base := fs.String("url", envOr(getenv, "COACHD_URL", "http://127.0.0.1:8080"), "server URL (env COACHD_URL)")
-	key := fs.String("key", getenv("COACHD_KEY"), "your API key, ck_… (env COACHD_KEY)")
+	key := new(string)
+	secretVar(fs, key, "key", getenv("COACHD_KEY"), "your API `key`, ck_… (env COACHD_KEY)")
 	agentName := fs.String("agent", "", "the agent whose tools are served and who answers chat (default: the pack's default)")
 	if done, err := parseFlags(fs, args, stdout, stderr); done || err != nil {
 		return err

@@ -124,7 +124,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	env := &envDefaults{getenv: getenv}
 	fs.StringVar(&cfg.Addr, "addr", envOr(getenv, "COACHD_ADDR", "127.0.0.1:8080"), "listen address; port 0 picks a free port (env COACHD_ADDR)")
 	db := dbFlag(fs, getenv)
-	fs.StringVar(&cfg.AdminKey, "admin-key", getenv("COACHD_ADMIN_KEY"), "key for the admin routes /v1/users…; empty disables them (env COACHD_ADMIN_KEY)")
+	secretVar(fs, &cfg.AdminKey, "admin-key", getenv("COACHD_ADMIN_KEY"), "`key` for the admin routes /v1/users…; empty disables them (env COACHD_ADMIN_KEY)")
 	fs.BoolVar(&cfg.Demo, "demo", false, "create a demo user if missing and print its API key")
 	fs.StringVar(&cfg.LogFormat, "log-format", envOr(getenv, "COACHD_LOG_FORMAT", "text"), "log format: text or json (env COACHD_LOG_FORMAT)")
 	fs.StringVar(&cfg.LogLevel, "log-level", envOr(getenv, "COACHD_LOG_LEVEL", "info"), "log level: debug, info, warn or error; health probes log at debug (env COACHD_LOG_LEVEL)")
@@ -151,8 +151,8 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	fs.StringVar(&cfg.WebhookAllow, "webhook-allow", getenv("COACHD_WEBHOOK_ALLOW"),
 		"non-public hosts and CIDRs webhook tools may reach, comma-separated (e.g. 127.0.0.1/32,10.0.0.0/8); loopback, private and link-local addresses are refused otherwise (env COACHD_WEBHOOK_ALLOW)")
 	fs.StringVar(&cfg.Pprof, "pprof", getenv("COACHD_PPROF"), "serve /debug/pprof/ on this loopback address, e.g. 127.0.0.1:6060; off by default (env COACHD_PPROF)")
-	fs.StringVar(&cfg.WebhookSecret, "webhook-secret", getenv("COACHD_WEBHOOK_SECRET"),
-		"sign webhook calls (Standard Webhooks headers) with this whsec_… secret; prefer the environment, a flag shows in ps (env COACHD_WEBHOOK_SECRET)")
+	secretVar(fs, &cfg.WebhookSecret, "webhook-secret", getenv("COACHD_WEBHOOK_SECRET"),
+		"sign webhook calls (Standard Webhooks headers) with this whsec_… `secret`; prefer the environment, a flag shows in ps (env COACHD_WEBHOOK_SECRET)")
 	if done, err := parseFlags(fs, args, stdout, stderr); done || err != nil {
 		return err
 	}
