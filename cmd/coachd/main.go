@@ -166,45 +166,33 @@ type envDefaults struct {
 
 // Int is key as a flag.Int64 reads it, or def when key is unset.
 func (e *envDefaults) Int(key string, def int64) int64 {
-	v := e.getenv(key)
-	if v == "" {
-		return def
-	}
-	n, err := strconv.ParseInt(v, 0, 64)
-	if err != nil {
-		e.refuse(key, v, "an integer")
-		return def
-	}
-	return n
+	return envRead(e, key, def, "an integer", func(v string) (int64, error) { return strconv.ParseInt(v, 0, 64) })
 }
 
 // Duration is key as a flag.Duration reads it, or def when key is unset.
 func (e *envDefaults) Duration(key string, def time.Duration) time.Duration {
-	v := e.getenv(key)
-	if v == "" {
-		return def
-	}
-	d, err := time.ParseDuration(v)
-	if err != nil {
-		e.refuse(key, v, "a duration like 30s")
-		return def
-	}
-	return d
+	return envRead(e, key, def, "a duration like 30s", time.ParseDuration)
 }
 
 // Bool is key as a flag.Bool reads it (1, true, 0, false...), false when
 // key is unset.
 func (e *envDefaults) Bool(key string) bool {
+	return envRead(e, key, false, "1 or 0", strconv.ParseBool)
+}
+
+// envRead is key read by parse, or def when key is unset or parse cannot
+// read it (then refused: want says what it should be).
+func envRead[T any](e *envDefaults, key string, def T, want string, parse func(string) (T, error)) T {
 	v := e.getenv(key)
 	if v == "" {
-		return false
+		return def
 	}
-	b, err := strconv.ParseBool(v)
+	x, err := parse(v)
 	if err != nil {
-		e.refuse(key, v, "1 or 0")
-		return false
+		e.refuse(key, v, want)
+		return def
 	}
-	return b
+	return x
 }
 
 // refuse notes a value that could not be read. It is shown in the error:
