@@ -19,7 +19,6 @@ import (
 	"github.com/coachd/coachd/metrics"
 	"github.com/coachd/coachd/review"
 	"github.com/coachd/coachd/server"
-	"github.com/coachd/coachd/sqlstore"
 	"github.com/coachd/coachd/tools"
 	"github.com/coachd/coachd/web"
 )
@@ -373,49 +372,6 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	logger.Info("stopped")
 	return nil
-}
-
-// demoUserName names the user --demo creates.
-const demoUserName = "demo"
-
-// announceDemo makes sure the demo user exists and prints how to call the
-// API as that user.
-func announceDemo(ctx context.Context, store *sqlstore.DB, baseURL string, budget int64, stdout io.Writer) error {
-	u, err := findUserByName(ctx, store, demoUserName)
-	if err != nil {
-		return err
-	}
-	// Keys are stored only hashed: an existing demo user gets a new key on
-	// every start, so the printed one always works.
-	var key string
-	if u == nil {
-		u = &coachd.User{Name: demoUserName, TokenBudget: budget}
-		if key, err = server.CreateUser(ctx, store, u); err != nil {
-			return fmt.Errorf("create demo user: %w", err)
-		}
-	} else {
-		key = server.NewAPIKey()
-		if err := store.SetUserKey(ctx, u.ID, server.HashAPIKey(key)); err != nil {
-			return fmt.Errorf("rotate demo key: %w", err)
-		}
-	}
-	fmt.Fprintf(stdout, "demo user %s\nAPI key: %s\nopen %s/#key=%s to chat in your browser\ntry: curl -H 'Authorization: Bearer %s' %s/v1/me\n",
-		u.ID, key, baseURL, key, key, baseURL)
-	return nil
-}
-
-// findUserByName returns the first user called name, or nil. It scans
-// every user: the store has no lookup by name, and this runs once, at
-// start-up with --demo.
-func findUserByName(ctx context.Context, store coachd.UserService, name string) (*coachd.User, error) {
-	var found *coachd.User
-	err := eachUser(ctx, store, func(u *coachd.User) bool {
-		if u.Name == name {
-			found = u
-		}
-		return found == nil
-	})
-	return found, err
 }
 
 // withUI serves the embedded browser UI at / and /assets/, and the API
