@@ -14,14 +14,6 @@ import (
 // be made safe is refused as CheckBlocks refuses it, named by its index
 // as sent.
 func TestRecordBlocks(t *testing.T) {
-	blocks := func(t *testing.T, raw string) []coachd.Block {
-		t.Helper()
-		var bs []coachd.Block
-		if err := json.Unmarshal([]byte(raw), &bs); err != nil {
-			t.Fatal(err)
-		}
-		return bs
-	}
 	t.Run("OK", func(t *testing.T) {
 		for _, tc := range []struct {
 			role      coachd.Role
@@ -45,7 +37,7 @@ func TestRecordBlocks(t *testing.T) {
 			{coachd.RoleUser, `[{"type":"tool_result","tool_use_id":"t1","content":false}]`, `[{"type":"tool_result","tool_use_id":"t1","content":"false"}]`},
 			{coachd.RoleUser, `[{"type":"tool_result","tool_use_id":"t1","content":null}]`, `[{"type":"tool_result","tool_use_id":"t1"}]`},
 		} {
-			got, errs := coachd.RecordBlocks(tc.role, blocks(t, tc.raw))
+			got, errs := coachd.RecordBlocks(tc.role, decodeBlocks(t, tc.raw))
 			if len(errs) > 0 {
 				t.Errorf("%s %s: %+v", tc.role, tc.raw, errs)
 			}
@@ -70,7 +62,7 @@ func TestRecordBlocks(t *testing.T) {
 			{coachd.RoleUser, `[{"type":"tool_result","tool_use_id":"t1","content":[{"type":"text","text":"x"},{"type":"banana"}]}]`, "[0].content[1].type"},
 			{coachd.RoleAssistant, `[{"type":"text","text":"ok","cache_control":{"type":"ephemeral"}}]`, "[0].cache_control"},
 		} {
-			_, errs := coachd.RecordBlocks(tc.role, blocks(t, tc.raw))
+			_, errs := coachd.RecordBlocks(tc.role, decodeBlocks(t, tc.raw))
 			if len(errs) == 0 || errs[0].Field != tc.field || errs[0].Code == "" || errs[0].Message == "" {
 				t.Errorf("%s %s: %+v, want %q first", tc.role, tc.raw, errs, tc.field)
 			}

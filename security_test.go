@@ -13,14 +13,6 @@ import (
 // rules. The server's TestSecurityRecordBlocks shows each refusal end to
 // end; this shows what is accepted, and the field each refusal names.
 func TestSecurityCheckBlocks(t *testing.T) {
-	blocks := func(t *testing.T, raw string) []coachd.Block {
-		t.Helper()
-		var bs []coachd.Block
-		if err := json.Unmarshal([]byte(raw), &bs); err != nil {
-			t.Fatal(err)
-		}
-		return bs
-	}
 	t.Run("OK", func(t *testing.T) {
 		for _, tc := range []struct {
 			role coachd.Role
@@ -34,7 +26,7 @@ func TestSecurityCheckBlocks(t *testing.T) {
 			{coachd.RoleUser, `[{"type":"document","title":null,"context":"from the coach","citations":{"enabled":true},"source":{"type":"text","media_type":"text/plain","data":"x"}}]`},
 			{coachd.RoleAssistant, `[{"type":"text","text":"Mornings.","citations":[{"type":"char_location","cited_text":"Mornings.","document_index":0,"start_char_index":0,"end_char_index":9}]}]`},
 		} {
-			if errs := coachd.CheckBlocks(tc.role, blocks(t, tc.raw)); len(errs) > 0 {
+			if errs := coachd.CheckBlocks(tc.role, decodeBlocks(t, tc.raw)); len(errs) > 0 {
 				t.Errorf("%s %s: %+v", tc.role, tc.raw, errs)
 			}
 		}
@@ -69,7 +61,7 @@ func TestSecurityCheckBlocks(t *testing.T) {
 			{coachd.RoleUser, `[{"type":"text","text":"hi","citations":42}]`, "[0].citations"},
 			{coachd.RoleUser, `[{"type":"text","text":"hi","citations":[1]}]`, "[0].citations"},
 		} {
-			errs := coachd.CheckBlocks(tc.role, blocks(t, tc.raw))
+			errs := coachd.CheckBlocks(tc.role, decodeBlocks(t, tc.raw))
 			if len(errs) == 0 || errs[0].Field != tc.field || errs[0].Code == "" || errs[0].Message == "" {
 				t.Errorf("%s %s: %+v, want %q first", tc.role, tc.raw, errs, tc.field)
 			}
@@ -93,4 +85,14 @@ func TestSecurityRemainingTokens(t *testing.T) {
 			t.Errorf("RemainingTokens(%d, %d, %d) = %d, want %d", tc.budget, tc.used, tc.reserved, got, tc.want)
 		}
 	}
+}
+
+// decodeBlocks is raw, a JSON list of blocks, decoded.
+func decodeBlocks(t *testing.T, raw string) []coachd.Block {
+	t.Helper()
+	var bs []coachd.Block
+	if err := json.Unmarshal([]byte(raw), &bs); err != nil {
+		t.Fatal(err)
+	}
+	return bs
 }
