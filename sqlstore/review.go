@@ -62,8 +62,9 @@ func (db *DB) CreateReview(ctx context.Context, r *coachd.Review) error {
 	return tx.commit()
 }
 
-// ListReviews returns the user's reviews of taskID, oldest first (at most
-// the page maximum).
+// ListReviews returns the user's reviews of taskID, oldest first: the
+// newest coachd.MaxPageLimit of them, so a task reviewed more often than
+// that still lists its latest iterations (and decision), not its first.
 func (db *DB) ListReviews(ctx context.Context, userID, taskID string) ([]*coachd.Review, error) {
 	tx, err := db.beginRead(ctx)
 	if err != nil {
@@ -71,7 +72,8 @@ func (db *DB) ListReviews(ctx context.Context, userID, taskID string) ([]*coachd
 	}
 	defer tx.Rollback()
 	rs, err := queryAll(ctx, tx, "list reviews", scanReview,
-		`SELECT `+reviewColumns+` FROM reviews WHERE user_id = ? AND task_id = ? ORDER BY created_at, id LIMIT ?`,
+		`SELECT `+reviewColumns+` FROM (SELECT `+reviewColumns+` FROM reviews WHERE user_id = ? AND task_id = ?
+			ORDER BY created_at DESC, id DESC LIMIT ?) r ORDER BY created_at, id`,
 		userID, taskID, coachd.MaxPageLimit)
 	if err != nil {
 		return nil, err

@@ -73,3 +73,37 @@ func TestReviews(t *testing.T) {
 		})
 	}
 }
+
+// TestReviewHistoryKeepsNewest: a task reviewed more often than a page
+// holds lists its newest reviews (oldest first among them), so the
+// decision of the latest iteration is always in the history.
+func TestReviewHistoryKeepsNewest(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			ctx := context.Background()
+			clock := newClock()
+			db := MustOpen(t, b.newDSN(t), clock)
+			u := MustCreateUser(t, db, "a")
+			var last *coachd.Review
+			for range coachd.MaxPageLimit + 1 {
+				clock.Add(time.Second)
+				last = &coachd.Review{UserID: u.ID, TaskID: "TASK-001", Agent: "autobuild-coach"}
+				if err := db.CreateReview(ctx, last); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got, err := db.ListReviews(ctx, u.ID, "TASK-001")
+			if err != nil || len(got) != coachd.MaxPageLimit {
+				t.Fatalf("ListReviews = %d reviews, %v", len(got), err)
+			}
+			if got[len(got)-1].ID != last.ID {
+				t.Fatalf("the latest review %s is not in the history (it ends with %s)", last.ID, got[len(got)-1].ID)
+			}
+			for i := 1; i < len(got); i++ {
+				if !got[i-1].CreatedAt.Before(got[i].CreatedAt) {
+					t.Fatalf("history not oldest first at %d", i)
+				}
+			}
+		})
+	}
+}
