@@ -229,8 +229,19 @@ func (db *DB) SetUserKey(ctx context.Context, id, keyHash string) error {
 }
 
 // nameFree refuses a user name another user (not except) already has:
-// names identify users to operators (users list, --demo).
+// names identify users to operators (users list, --demo). On Postgres it
+// first takes a lock on the name until the transaction ends, so that two
+// writes of one name at once (replicas starting with --demo, a create and
+// a rename) are checked one after the other; SQLite's single writer
+// already serialises them.
 func nameFree(ctx context.Context, tx *tx, name, except string) error {
+	if tx.d == dialectPostgres {
+		// Advisory locks of two int4 keys do not share the key space of
+		// the one-bigint lock that serialises migrations (lockMigrations).
+		if _, err := tx.exec(ctx, `SELECT pg_advisory_xact_lock(?, hashtext(?))`, userNameLock, name); err != nil {
+			return dbError(err, "lock user name")
+		}
+	}
 	var n int64
 	if err := tx.queryRow(ctx, `SELECT COUNT(*) FROM users WHERE name = ? AND id <> ?`, name, except).Scan(&n); err != nil {
 		return dbError(err, "check user name")
@@ -261,3 +272,7 @@ func (db *DB) DeleteUser(ctx context.Context, id string) error {
 	}
 	return tx.commit()
 }
+
+// userNameLock is the first key of nameFree's advisory locks: the class of
+// locks on user names.
+const userNameLock = 74682361

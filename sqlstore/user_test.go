@@ -2,6 +2,8 @@ package sqlstore_test
 
 import (
 	"context"
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -139,6 +141,52 @@ func TestUserNamesAndDelete(t *testing.T) {
 			wantCode(t, db.DeleteUser(ctx, a.ID), coachd.ENOTFOUND)
 			if _, err := db.FindUserByID(ctx, other.ID); err != nil {
 				t.Fatalf("another user went too: %v", err)
+			}
+		})
+	}
+}
+
+// TestUserNamesConcurrent: names stay unique when creates and renames to
+// one name run at once (two replicas starting with --demo, two admins),
+// not only one after another.
+func TestUserNamesConcurrent(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			ctx := context.Background()
+			db := MustOpen(t, b.newDSN(t), newClock())
+			const n = 8
+			var others [n]*coachd.User
+			for i := range others {
+				others[i] = MustCreateUser(t, db, fmt.Sprintf("user-%d", i))
+			}
+			start := make(chan struct{})
+			errs := make(chan error, 2*n)
+			var wg sync.WaitGroup
+			for i := range n {
+				wg.Go(func() {
+					<-start
+					errs <- db.CreateUser(ctx, &coachd.User{Name: "demo"}, fmt.Sprintf("hash-demo-%d", i))
+				})
+				wg.Go(func() {
+					<-start
+					name := "demo"
+					_, err := db.UpdateUser(ctx, others[i].ID, coachd.UserUpdate{Name: &name})
+					errs <- err
+				})
+			}
+			close(start)
+			wg.Wait()
+			close(errs)
+			ok := 0
+			for err := range errs {
+				if err == nil {
+					ok++
+				} else if coachd.ErrorCode(err) != coachd.ECONFLICT {
+					t.Fatalf("unexpected error: %v", err)
+				}
+			}
+			if named := rawCount(t, db, `SELECT COUNT(*) FROM users WHERE name = 'demo'`); ok != 1 || named != 1 {
+				t.Fatalf("%d writes of the name succeeded, %d users are called demo; want 1 and 1", ok, named)
 			}
 		})
 	}
