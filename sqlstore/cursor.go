@@ -65,7 +65,7 @@ func decodeTimeIDCursor(cursor, prefix string) (timeIDCursor, error) {
 	if err != nil {
 		return timeIDCursor{}, err
 	}
-	micros, ok := parseInt(f[0])
+	micros, ok := parseMicros(f[0])
 	if !ok || !coachd.ValidID(prefix, f[1]) {
 		return timeIDCursor{}, badCursor()
 	}
@@ -107,7 +107,7 @@ func decodeNoteCursor(cursor string) (noteCursor, error) {
 		return noteCursor{}, err
 	}
 	imp, ok1 := parseInt(f[1])
-	micros, ok2 := parseInt(f[2])
+	micros, ok2 := parseMicros(f[2])
 	if (f[0] != "0" && f[0] != "1") || !ok1 || !ok2 || imp != int64(int32(imp)) || !coachd.ValidID(coachd.PrefixNote, f[3]) {
 		return noteCursor{}, badCursor()
 	}
@@ -120,6 +120,21 @@ func parseInt(s string) (int64, bool) {
 	n, err := strconv.ParseInt(s, 10, 64)
 	return n, err == nil && strconv.FormatInt(n, 10) == s
 }
+
+// parseMicros parses a cursor's time (parseInt) within the years 1 to
+// 9999, which every stored row's is: beyond them Postgres cannot take the
+// time as an argument (timestamp out of range, or pgx's microseconds
+// overflow) while SQLite compares it as a number, so a forged cursor
+// would be an internal error on one and a page on the other.
+func parseMicros(s string) (int64, bool) {
+	n, ok := parseInt(s)
+	return n, ok && n >= minCursorMicros && n < maxCursorMicros
+}
+
+var (
+	minCursorMicros = time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC).UnixMicro()
+	maxCursorMicros = time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC).UnixMicro()
+)
 
 // pageLimit applies the default and the maximum.
 func pageLimit(p coachd.Page) int {

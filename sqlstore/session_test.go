@@ -2,6 +2,7 @@ package sqlstore_test
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"slices"
 	"strings"
@@ -217,4 +218,34 @@ func jsonValue(tb testing.TB, v any) string {
 	}
 	out, _ := json.Marshal(generic)
 	return string(out)
+}
+
+// TestCursorTimeOutOfRange: a cursor whose time no row can have (a client
+// forging one, far before year 1 or after 9999) is EINVALID on both
+// backends, as any malformed cursor, not a Postgres "timestamp out of
+// range" answered as an internal error while SQLite answers an empty page.
+func TestCursorTimeOutOfRange(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			ctx := context.Background()
+			db := MustOpen(t, b.newDSN(t), newClock())
+			u := MustCreateUser(t, db, "a")
+			s := MustCreateSession(t, db, u.ID)
+			n := &coachd.Note{UserID: u.ID, Type: "tip", Title: "t", Content: "c"}
+			if err := db.CreateNote(ctx, n); err != nil {
+				t.Fatal(err)
+			}
+			for _, micros := range []string{"-300000000000000000", "-9223372036854775808", "9223372036854775807"} {
+				cur := func(fields ...string) coachd.Page {
+					return coachd.Page{Cursor: base64.RawURLEncoding.EncodeToString([]byte(strings.Join(fields, ":")))}
+				}
+				_, _, err := db.ListSessions(ctx, u.ID, cur(micros, s.ID))
+				wantCode(t, err, coachd.EINVALID)
+				_, _, err = db.ListVoiceSessions(ctx, u.ID, cur(micros, "voice_"+s.ID[len(coachd.PrefixSession)+1:]))
+				wantCode(t, err, coachd.EINVALID)
+				_, _, err = db.ListNotes(ctx, u.ID, coachd.NoteFilter{}, cur("0", "50", micros, n.ID))
+				wantCode(t, err, coachd.EINVALID)
+			}
+		})
+	}
 }
