@@ -342,7 +342,11 @@ func (db *DB) PruneEvents(ctx context.Context, before time.Time) (int, error) {
 		WHERE id IN (SELECT session_id FROM turns WHERE `+aged+`)`, at, at); err != nil {
 		return 0, dbError(err, "prune events")
 	}
-	res, err := tx.exec(ctx, `DELETE FROM turns WHERE `+aged, at, at)
+	// Only turns at or below the number kept: on Postgres this statement
+	// sees a later snapshot than the one above, where a turn may have
+	// aged (ended) meanwhile without its number kept; it goes next time.
+	res, err := tx.exec(ctx, `DELETE FROM turns WHERE `+aged+`
+		AND turn <= (SELECT s.turn_floor FROM sessions s WHERE s.id = turns.session_id)`, at, at)
 	if err != nil {
 		return 0, dbError(err, "prune events")
 	}

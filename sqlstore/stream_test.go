@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/coachd/coachd"
+	"github.com/coachd/coachd/sqlstore/pgtest"
 )
 
 // TestStreamLog: turn numbers, ordering after an id, retention by turns
@@ -204,5 +205,76 @@ func TestEventBatches(t *testing.T) {
 				t.Errorf("bob read %d events (%v)", len(got), err)
 			}
 		})
+	}
+}
+
+// TestPruneEventsTurnEndsMeanwhile: on Postgres PruneEvents' two
+// statements (keep each pruned session's last turn number, then delete the
+// aged turns) see different snapshots. A session's only turn, running
+// when the first looks and ended before the second, was deleted without
+// its number kept: the session's next turn got the same number again, and
+// a client resuming from its last event id skipped the new turn's events.
+func TestPruneEventsTurnEndsMeanwhile(t *testing.T) {
+	ctx := context.Background()
+	clock := newClock()
+	db := MustOpen(t, pgtest.NewDatabase(t), clock)
+	u := MustCreateUser(t, db, "a")
+	a, b := MustCreateSession(t, db, u.ID), MustCreateSession(t, db, u.ID)
+	start := clock.Now()
+	for _, s := range []*coachd.Session{a, b} {
+		if turn, err := db.BeginTurn(ctx, u.ID, s.ID, "p", 0); err != nil || turn != 1 {
+			t.Fatalf("turn %d, %v", turn, err)
+		}
+	}
+	// b's turn ends; a's runs on, alive past the cut.
+	if _, err := db.AppendEvents(ctx, u.ID, b.ID, 1, []coachd.Event{{Seq: 1, Type: coachd.EventTextDelta, Text: "b"}}, true); err != nil {
+		t.Fatal(err)
+	}
+	clock.Add(2 * time.Hour)
+	if _, err := db.AppendEvents(ctx, u.ID, a.ID, 1, []coachd.Event{{Seq: 1, Type: coachd.EventTextDelta, Text: "a"}}, false); err != nil {
+		t.Fatal(err)
+	}
+	// Another transaction holds b's session row (so the prune's first
+	// statement waits for it) and ends a's turn, then commits.
+	other, err := db.SQL().BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Rollback()
+	if _, err := other.ExecContext(ctx, `UPDATE sessions SET title = title WHERE id = $1`, b.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.ExecContext(ctx, `UPDATE turns SET ended = TRUE WHERE session_id = $1`, a.ID); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := db.PruneEvents(ctx, start.Add(time.Hour))
+		done <- err
+	}()
+	// Until the prune waits for the other transaction's lock.
+	for {
+		var waiting int
+		if err := db.SQL().QueryRowContext(ctx, `SELECT COUNT(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+		if waiting > 0 {
+			break
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("the prune did not wait for the lock: %v", err)
+		default:
+		}
+	}
+	if err := other.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if turn, err := db.BeginTurn(ctx, u.ID, a.ID, "p", 0); err != nil || turn != 2 {
+		t.Fatalf("a's next turn is %d (%v), want 2: a number given twice", turn, err)
 	}
 }
