@@ -379,6 +379,8 @@ func dbError(err error, what string, args ...any) error {
 			e = coachd.Errorf(coachd.ECONFLICT, "%s: already exists", msg)
 		case violationCheck, violationNotNull:
 			e = coachd.Errorf(coachd.EINVALID, "%s: value not allowed", msg)
+		case violationText:
+			e = coachd.Errorf(coachd.EINVALID, "%s: text must be valid UTF-8 without NUL characters", msg)
 		case violationForeignKey:
 			e = coachd.Errorf(coachd.EINVALID, "%s: refers to a missing row", msg)
 		default:

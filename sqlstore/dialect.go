@@ -160,6 +160,7 @@ const (
 	violationCheck
 	violationForeignKey
 	violationNotNull
+	violationText // Postgres: a string it cannot hold as text (invalid UTF-8, NUL)
 )
 
 // violation classifies a driver error as a constraint violation.
@@ -189,6 +190,8 @@ func violation(err error) int {
 			return violationForeignKey
 		case "23502":
 			return violationNotNull
+		case "22021", "22P05": // character_not_in_repertoire, untranslatable_character
+			return violationText
 		}
 	}
 	return violationNone

@@ -67,3 +67,39 @@ func TestDBError(t *testing.T) {
 		})
 	}
 }
+
+// TestInvalidTextPG: a string Postgres cannot hold as text (invalid UTF-8,
+// as an Idempotency-Key header may carry: HTTP allows such bytes in a
+// header value) is the caller's bad input, EINVALID, not an internal error
+// logged as the server's.
+func TestInvalidTextPG(t *testing.T) {
+	ctx := context.Background()
+	db, err := Open(ctx, pgtest.NewDatabase(t), coachd.SystemClock{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	u := &coachd.User{Name: "a", TokenBudget: 1000}
+	if err := db.CreateUser(ctx, u, "h"); err != nil {
+		t.Fatal(err)
+	}
+	s := &coachd.Session{UserID: u.ID}
+	if err := db.CreateSession(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	r, err := db.Reserve(ctx, coachd.ReserveRequest{UserID: u.ID, SessionID: s.ID, Estimate: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = db.Record(ctx, u.ID, coachd.TurnRecord{SessionID: s.ID, ReservationID: r.ID, TokensUsed: 10, Final: true,
+		IdempotencyKey: "key-\xff", RequestHash: "h"})
+	if coachd.ErrorCode(err) != coachd.EINVALID {
+		t.Fatalf("record with a key of invalid UTF-8: %v, want %s", err, coachd.EINVALID)
+	}
+	if _, err := db.FindFile(ctx, u.ID, "doc", "a\x00b"); coachd.ErrorCode(err) != coachd.EINVALID {
+		t.Fatalf("find a file by a name with NUL: %v, want %s", err, coachd.EINVALID)
+	}
+}
