@@ -27,6 +27,11 @@ import (
 //	error                 → error {errorText}
 //	turn_ended            → finish-step, finish {finishReason}
 //
+// The AI SDK validates every chunk it reads (AI SDK 6 against strict
+// schemas): one value it does not know fails the whole turn. So a finish
+// reason is one AI SDK 5 and 6 both take (an aborted turn's is "other":
+// "interrupted" is 7's alone), and an errorText is never empty.
+//
 // Unlike the other dialects it has state: text and reasoning parts are
 // opened and closed around the deltas, so it is encoded by the Writer.
 const AISDK = "ai-sdk"
@@ -54,7 +59,8 @@ type aiChunk struct {
 	Data       any             `json:"data,omitempty"`
 }
 
-// aiFinish maps a stop reason to the AI SDK's finish reasons.
+// aiFinish maps a stop reason to a finish reason every AI SDK from 5 on
+// takes: stop, length, content-filter, tool-calls, error, other.
 func aiFinish(stop string) string {
 	switch stop {
 	case coachd.TurnEndTurn:
@@ -65,10 +71,16 @@ func aiFinish(stop string) string {
 		return "tool-calls"
 	case coachd.TurnError:
 		return "error"
-	case coachd.TurnAborted:
-		return "interrupted"
 	}
 	return "other"
+}
+
+// errorText is msg, or a stand-in: the chunk requires a non-empty one.
+func errorText(msg string) string {
+	if msg == "" {
+		return "error"
+	}
+	return msg
 }
 
 func (st *aiState) announce(id string) {
@@ -133,7 +145,7 @@ func (st *aiState) encode(dst []byte, ev coachd.Event) []byte {
 			return frame(dst, "", aiChunk{Type: "tool-output-denied", ToolCallID: ev.ToolUseID})
 		}
 		if ev.IsError {
-			return frame(dst, "", aiChunk{Type: "tool-output-error", ToolCallID: ev.ToolUseID, ErrorText: ev.Result})
+			return frame(dst, "", aiChunk{Type: "tool-output-error", ToolCallID: ev.ToolUseID, ErrorText: errorText(ev.Result)})
 		}
 		var out any = ev.Result
 		if coachd.ValidJSON([]byte(ev.Result)) {
@@ -148,11 +160,11 @@ func (st *aiState) encode(dst []byte, ev coachd.Event) []byte {
 		return frame(dst, "", aiChunk{Type: "data-coachd-session", Data: map[string]string{"change": ev.Change, "mode": ev.Mode}})
 	case coachd.EventError:
 		dst = st.close(dst)
-		msg := "error"
+		msg := ""
 		if ev.Err != nil {
 			msg = ev.Err.Message
 		}
-		return frame(dst, "", aiChunk{Type: "error", ErrorText: msg})
+		return frame(dst, "", aiChunk{Type: "error", ErrorText: errorText(msg)})
 	case coachd.EventTurnEnded:
 		dst = st.close(dst)
 		dst = frame(dst, "", aiChunk{Type: "finish-step"})
