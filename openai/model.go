@@ -11,6 +11,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -51,7 +52,11 @@ type Model struct {
 	cfg      Config
 	client   *http.Client
 	endpoint string
-	degraded sync.Map // model + "\x00" + feature → true: logged once
+	// completionTokens: the upstream is OpenAI's own API (or Azure's),
+	// which refuses max_tokens for its current models (gpt-5.x, o-series)
+	// and takes max_completion_tokens; other servers read max_tokens.
+	completionTokens bool
+	degraded         sync.Map // model + "\x00" + feature → true: logged once
 }
 
 var _ coachd.Model = (*Model)(nil)
@@ -74,7 +79,19 @@ func New(cfg Config) *Model {
 	if client == nil {
 		client = http.DefaultClient
 	}
-	return &Model{cfg: cfg, client: client, endpoint: strings.TrimRight(cfg.BaseURL, "/") + "/chat/completions"}
+	return &Model{cfg: cfg, client: client, endpoint: strings.TrimRight(cfg.BaseURL, "/") + "/chat/completions",
+		completionTokens: openAIHost(cfg.BaseURL)}
+}
+
+// openAIHost reports whether base is OpenAI's API or an Azure OpenAI
+// resource.
+func openAIHost(base string) bool {
+	u, err := url.Parse(base)
+	if err != nil {
+		return false
+	}
+	h := strings.ToLower(u.Hostname())
+	return h == "api.openai.com" || strings.HasSuffix(h, ".openai.azure.com")
 }
 
 // Stream starts one streaming chat completion. Errors, including a bad
@@ -188,7 +205,8 @@ type (
 		Tools         []chatTool      `json:"tools,omitempty"`
 		ToolChoice    any             `json:"tool_choice,omitempty"`
 		Parallel      *bool           `json:"parallel_tool_calls,omitempty"`
-		MaxTokens     int64           `json:"max_tokens"`
+		MaxTokens     int64           `json:"max_tokens,omitempty"`
+		MaxCompletion int64           `json:"max_completion_tokens,omitempty"`
 		Temperature   *float64        `json:"temperature,omitempty"`
 		Stop          []string        `json:"stop,omitempty"`
 		User          string          `json:"user,omitempty"`

@@ -23,6 +23,9 @@ func (m *Model) request(model string, req *coachd.ModelRequest) ([]byte, error) 
 	if out.MaxTokens <= 0 {
 		out.MaxTokens = DefaultMaxTokens
 	}
+	if m.completionTokens {
+		out.MaxTokens, out.MaxCompletion = 0, out.MaxTokens
+	}
 	if req.ThinkingBudget > 0 {
 		m.degrade(model, "thinking", "chat completions have no extended thinking; the request is sent without it")
 	}
