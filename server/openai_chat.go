@@ -15,13 +15,12 @@ import (
 
 // oaiChunk is one chat.completion.chunk of a stream.
 type oaiChunk struct {
-	ID      string         `json:"id"`
-	Object  string         `json:"object"`
-	Created int64          `json:"created"`
-	Model   string         `json:"model"`
-	Choices []oaiChoice    `json:"choices"`
-	Usage   *oaiUsage      `json:"usage,omitempty"`
-	Error   map[string]any `json:"error,omitempty"`
+	ID      string      `json:"id"`
+	Object  string      `json:"object"`
+	Created int64       `json:"created"`
+	Model   string      `json:"model"`
+	Choices []oaiChoice `json:"choices"`
+	Usage   *oaiUsage   `json:"usage,omitempty"`
 }
 
 type oaiChoice struct {
@@ -177,14 +176,15 @@ func (s *Server) streamCompletion(w http.ResponseWriter, r *http.Request, turn i
 		return
 	}
 	var ended bool
-	// errorChunk tells the client of e: OpenAI's error object in a chunk.
+	// errorChunk tells the client of e as OpenAI does in a stream: a data
+	// line of the error object alone. A chunk's fields beside it would
+	// make clients that read the line as a chunk first drop the error.
 	errorChunk := func(e *coachd.Error) error {
 		typ := oaiErrorTypes[e.Code]
 		if typ == "" {
 			typ = "api_error"
 		}
-		return sw.SendData(oaiChunk{ID: id, Object: "chat.completion.chunk", Created: created, Model: req.Model,
-			Choices: []oaiChoice{}, Error: oaiErrorBody(e.Message, typ, e.Code)["error"].(map[string]any)})
+		return sw.SendData(oaiErrorBody(e.Message, typ, e.Code))
 	}
 	s.hub.Follow(r.Context(), UserFrom(r.Context()).ID, sid, coachd.EventID{}, turn, func(ev coachd.Event) error {
 		if text := collect(ev); text != "" {

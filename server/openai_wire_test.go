@@ -1,0 +1,61 @@
+package server_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/coachd/coachd/anthropic/anthropictest"
+)
+
+// oaiDataLines are the JSON objects of a streamed chat completion's data
+// lines, [DONE] left out.
+func oaiDataLines(t *testing.T, body []byte) []map[string]json.RawMessage {
+	t.Helper()
+	var out []map[string]json.RawMessage
+	for _, line := range strings.Split(string(body), "\n") {
+		data, ok := strings.CutPrefix(line, "data: ")
+		if !ok || data == "[DONE]" {
+			continue
+		}
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(data), &m); err != nil {
+			t.Fatalf("%s: %v", data, err)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// TestOpenAIStreamErrorShape: an error in a stream is sent as OpenAI sends
+// one, a data line holding only {"error": {message, type, param, code}}.
+// Clients that parse each line as a chunk first (the AI SDK's
+// openai-compatible provider, whose chunk schema drops unknown keys) read
+// a chunk with choices and an error as an empty chunk, and the error is
+// lost: the reply ends cut short and reads as whole.
+func TestOpenAIStreamErrorShape(t *testing.T) {
+	e := MustChatEnv(t, nil)
+	e.fake.Enqueue(anthropictest.Text("The first words, then", 4).ErrorAfter(4, "api_error", "boom"))
+	s := e.do(request{method: "POST", path: "/v1/chat/completions", key: e.alice.key,
+		body: `{"model":"default","stream":true,"messages":[{"role":"user","content":"go"}]}`})
+	var got map[string]json.RawMessage
+	for _, m := range oaiDataLines(t, s.body) {
+		if m["error"] != nil {
+			got = m
+		}
+	}
+	if got == nil {
+		t.Fatalf("no error in the stream:\n%s", s.body)
+	}
+	if len(got) != 1 {
+		b, _ := json.Marshal(got)
+		t.Errorf("the error line has more than the error: %s", b)
+	}
+	var inner map[string]any
+	json.Unmarshal(got["error"], &inner)
+	for _, k := range []string{"message", "type", "param", "code"} {
+		if _, ok := inner[k]; !ok {
+			t.Errorf("the error has no %s: %s", k, got["error"])
+		}
+	}
+}
