@@ -29,6 +29,7 @@ type oaiMessage struct {
 type oaiRequest struct {
 	Model         string       `json:"model"`
 	Messages      []oaiMessage `json:"messages"`
+	N             *int         `json:"n"`
 	Stream        bool         `json:"stream"`
 	StreamOptions *struct {
 		IncludeUsage bool `json:"include_usage"`
@@ -59,7 +60,11 @@ func (s *Server) oaiError(w http.ResponseWriter, r *http.Request, err error) {
 	case coachd.EUNAUTHORIZED:
 		code = "invalid_api_key"
 	}
-	s.encode(w, r, status, oaiErrorBody(e.Message, typ, code))
+	body := oaiErrorBody(e.Message, typ, code)
+	if len(e.Details) == 1 && e.Details[0].Field != "" {
+		body["error"].(map[string]any)["param"] = e.Details[0].Field
+	}
+	s.encode(w, r, status, body)
 }
 
 func oaiErrorBody(msg, typ, code string) map[string]any {
@@ -166,6 +171,9 @@ func (s *Server) oaiTurn(r *http.Request, req *oaiRequest) (agent.TurnRequest, e
 	}
 	if t := strings.TrimSpace(string(req.Tools)); (t != "" && t != "null" && t != "[]") || (len(req.Functions) > 0 && string(req.Functions) != "null") {
 		return agent.TurnRequest{}, bad("tools", "coachd runs the coach's own tools on the server; a client may not send tools", "unsupported")
+	}
+	if req.N != nil && *req.N != 1 {
+		return agent.TurnRequest{}, bad("n", "a coach gives one reply per turn: n must be 1", "enum")
 	}
 	known, names := false, []string{}
 	for _, a := range s.userAgents() {

@@ -59,3 +59,30 @@ func TestOpenAIStreamErrorShape(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenAIRefusesSeveralChoices: n asks for that many choices; a coach
+// gives one reply per turn, so n > 1 is a 400 naming n (as OpenAI names
+// the param it refuses), not a 200 with one choice where the client reads
+// choices[1]. n: 1 is served.
+func TestOpenAIRefusesSeveralChoices(t *testing.T) {
+	e := MustChatEnv(t, nil)
+	r := e.post(e.alice.key, "/v1/chat/completions", `{"model":"default","n":2,"messages":[{"role":"user","content":"hi"}]}`, nil, nil)
+	var body struct {
+		Error struct {
+			Type  string
+			Param *string
+		}
+	}
+	json.Unmarshal(r.body, &body)
+	if r.status != 400 || body.Error.Type != "invalid_request_error" || body.Error.Param == nil || *body.Error.Param != "n" {
+		t.Errorf("n: 2: %d %s", r.status, r.body)
+	}
+	if n := len(e.fake.Requests()); n != 0 {
+		t.Errorf("the model was asked %d times", n)
+	}
+	e.fake.Enqueue(anthropictest.Text("Hi.", 4))
+	var c completion
+	if r := e.post(e.alice.key, "/v1/chat/completions", `{"model":"default","n":1,"messages":[{"role":"user","content":"hi"}]}`, nil, &c); r.status != 200 || len(c.Choices) != 1 {
+		t.Errorf("n: 1: %d %s", r.status, r.body)
+	}
+}
