@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -15,7 +16,8 @@ import (
 // POST /v1/chat/stream?protocol=ai-sdk: {id, messages, trigger,
 // messageId}. id names the chat, which is one coachd session of the user
 // (made on first sight); the stored history is the truth, so only the last
-// message is read: a user message is the new turn, an assistant message
+// message is read: a user message is the new turn (its text parts, and
+// its file parts with data URLs as attachments), an assistant message
 // whose paused tool got its output (addToolResult), or its approval
 // (addToolApprovalResponse), answers the pause.
 
@@ -25,6 +27,10 @@ type uiPart struct {
 	ToolCallID string          `json:"toolCallId"`
 	State      string          `json:"state"`
 	Output     json.RawMessage `json:"output"`
+	// A file part: what useChat makes of the files a user attaches.
+	MediaType string `json:"mediaType"`
+	URL       string `json:"url"`
+	Filename  string `json:"filename"`
 	// Approval is what addToolApprovalResponse sets (approval-responded).
 	Approval *struct {
 		Approved bool   `json:"approved"`
@@ -43,6 +49,33 @@ type uiChatRequest struct {
 	Messages []uiMessage `json:"messages"`
 	Trigger  string      `json:"trigger"`
 	Agent    string      `json:"agent"`
+}
+
+// uiFile reads the file part i of the new message as an attachment: a
+// data URL in base64 (what useChat makes of a FileList) of a type coachd
+// takes. A remote URL is not fetched.
+func uiFile(i int, p uiPart) (attachmentRequest, error) {
+	field := "messages.parts[" + strconv.Itoa(i) + "]"
+	bad := func(msg string) error {
+		return coachd.Invalid(coachd.FieldError{Field: field + ".url", Message: msg, Code: "format"})
+	}
+	meta, data, ok := strings.Cut(strings.TrimPrefix(p.URL, "data:"), ",")
+	if !strings.HasPrefix(p.URL, "data:") || !ok {
+		return attachmentRequest{}, bad("must be a data: URL (coachd does not fetch files)")
+	}
+	meta, b64 := strings.CutSuffix(meta, ";base64")
+	if !b64 {
+		return attachmentRequest{}, bad("must be a base64 data: URL")
+	}
+	mediaType, _, _ := strings.Cut(meta, ";") // parameters (charset) left out
+	if mediaType == "" {
+		mediaType = p.MediaType
+	}
+	kind := "image"
+	if !strings.HasPrefix(mediaType, "image/") {
+		kind = "document"
+	}
+	return attachmentRequest{Type: kind, MediaType: mediaType, Data: data, Name: p.Filename}, nil
 }
 
 // chatKey is the fingerprint that maps a useChat id to its session.
@@ -80,12 +113,29 @@ func (s *Server) prepareUIChatTurn(r *http.Request) (*agent.Turn, error) {
 	switch last.Role {
 	case "user":
 		var sb strings.Builder
-		for _, p := range last.Parts {
-			if p.Type == "text" {
+		var files []attachmentRequest
+		for i, p := range last.Parts {
+			switch p.Type {
+			case "text":
 				sb.WriteString(p.Text)
+			case "file":
+				a, err := uiFile(i, p)
+				if err != nil {
+					return nil, err
+				}
+				files = append(files, a)
 			}
 		}
 		tr.Message = sb.String()
+		if len(files) > 0 {
+			if errs := validAttachments(files); len(errs) > 0 {
+				return nil, coachd.Invalid(errs...)
+			}
+			var err error
+			if tr.Attachments, err = s.attachmentBlocks(r.Context(), u.ID, files); err != nil {
+				return nil, err
+			}
+		}
 	case "assistant":
 		// addToolResult: the paused tool's part now has its output.
 		if tr.SessionID == "" {

@@ -1,0 +1,62 @@
+package server_test
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/coachd/coachd/anthropic/anthropictest"
+)
+
+// uiChatBody is useChat's body for one user message of parts.
+func uiChatBody(id string, parts ...string) string {
+	return `{"id":` + jsonText(id) + `,"trigger":"submit-message","messages":[{"id":"u1","role":"user","parts":[` + strings.Join(parts, ",") + `]}]}`
+}
+
+func jsonText(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// TestUIChatFileParts: useChat sends the files a user attaches as file
+// parts with data URLs ({type: "file", mediaType, url, filename}). They
+// reach the model as the message's attachments, as on the coachd
+// dialect, instead of being dropped while the text goes on; a URL coachd
+// does not fetch, or a type it does not take, is a 400 before any turn.
+func TestUIChatFileParts(t *testing.T) {
+	e := MustChatEnv(t, nil)
+	png := pngFile(t)
+	file := func(mediaType, url string) string {
+		return `{"type":"file","mediaType":` + jsonText(mediaType) + `,"filename":"shot.png","url":` + jsonText(url) + `}`
+	}
+	dataURL := "data:image/png;base64," + base64.StdEncoding.EncodeToString(png)
+	e.fake.Enqueue(anthropictest.Text("A blank square.", 4))
+	note := "data:text/plain;charset=utf-8;base64," + base64.StdEncoding.EncodeToString([]byte("run 5k"))
+	s := e.chat(t.Context(), e.alice.key, "?protocol=ai-sdk",
+		uiChatBody("chat-f", `{"type":"text","text":"What is this?"}`, file("image/png", dataURL), file("text/plain", note)))
+	if s.status != 200 {
+		t.Fatalf("%d %s", s.status, s.raw)
+	}
+	reqs := e.fake.Requests()
+	if len(reqs) != 1 {
+		t.Fatalf("%d model requests", len(reqs))
+	}
+	msgs := reqs[0].Messages()
+	kinds, data := sources(t, msgs[len(msgs)-1].Blocks)
+	if strings.Join(kinds, ",") != "image:base64:image/png,document:text:text/plain,text" || len(data) != 2 || data[0] != base64.StdEncoding.EncodeToString(png) {
+		t.Errorf("the user message's blocks: %v", kinds)
+	}
+	for name, part := range map[string]string{
+		"remote URL": file("image/png", "https://example.com/shot.png"),
+		"zip":        file("application/zip", "data:application/zip;base64,UEsDBA=="),
+		"not base64": file("image/png", "data:image/png,rawbytes"),
+	} {
+		if s := e.chat(t.Context(), e.alice.key, "?protocol=ai-sdk", uiChatBody("chat-"+name, `{"type":"text","text":"look"}`, part)); s.status != 400 {
+			t.Errorf("%s: %d %s", name, s.status, s.raw)
+		}
+	}
+	if n := len(e.fake.Requests()); n != 1 {
+		t.Errorf("a refused file reached the model: %d requests", n)
+	}
+}
