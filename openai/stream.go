@@ -33,7 +33,10 @@ type stream struct {
 	ev     coachd.ModelEvent
 	blocks []*blockState
 	text   int         // index of the open text block; -1 when none
-	calls  map[int]int // tool call index → block index
+	calls  map[int]int // tool call key → block index
+	// reused maps a wire index that a server gave a second call to
+	// (Ollama gives every call of a batch index 0) to that call's key.
+	reused map[int]int
 
 	id, respModel string
 	finish        string
@@ -221,9 +224,23 @@ func (s *stream) accept(data []byte) error {
 
 // callIndex keys a tool call delta: by its index, or, from servers that
 // send none, by its id (repeated or new), else it continues the last call.
+// A new id at an index already in use is a new call (Ollama streams every
+// call of a parallel batch at index 0), keyed below zero, where no wire
+// index is; the fragments after it at that index are its own.
 func (s *stream) callIndex(index *int, id string) int {
 	if index != nil {
-		return *index
+		key, ok := s.reused[*index]
+		if !ok {
+			key = *index
+		}
+		if bi, used := s.calls[key]; used && id != "" && s.blocks[bi].b.ID != "" && s.blocks[bi].b.ID != id {
+			if s.reused == nil {
+				s.reused = map[int]int{}
+			}
+			key = -1 - len(s.calls)
+			s.reused[*index] = key
+		}
+		return key
 	}
 	if id != "" {
 		for idx, bi := range s.calls {
