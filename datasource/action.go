@@ -232,7 +232,11 @@ func (a *action) candidates(ctx context.Context, tx *sql.Tx, in map[string]any, 
 	default:
 		where = append(where, col+" = "+add(want))
 	}
-	q := fmt.Sprintf("SELECT %s FROM %s WHERE %s ORDER BY %s LIMIT %d", quoteAll(cols), quote(a.t.name),
+	sel := make([]string, len(cols))
+	for i, c := range cols {
+		sel[i] = s.selected(c)
+	}
+	q := fmt.Sprintf("SELECT %s FROM %s WHERE %s ORDER BY %s LIMIT %d", strings.Join(sel, ", "), quote(a.t.name),
 		strings.Join(where, " AND "), quote(a.spec.key), maxCandidates+1)
 	rows, err := tx.QueryContext(ctx, q, args...)
 	if err != nil {
@@ -251,17 +255,9 @@ func (a *action) candidates(ctx context.Context, tx *sql.Tx, in map[string]any, 
 		}
 		row := map[string]any{}
 		for i, c := range cols {
-			row[c] = cell(vals[i])
+			row[c] = cell(vals[i], a.t.types[c])
 		}
 		out = append(out, row)
 	}
 	return out, rows.Err()
-}
-
-func quoteAll(cols []string) string {
-	q := make([]string, len(cols))
-	for i, c := range cols {
-		q[i] = quote(c)
-	}
-	return strings.Join(q, ", ")
 }

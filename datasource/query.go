@@ -186,7 +186,7 @@ func (q *selectSpec) sql() (string, []any) {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		b.WriteString(quote(c))
+		b.WriteString(s.selected(c))
 	}
 	b.WriteString(" FROM " + quote(q.t.name))
 	var where []string
@@ -266,7 +266,7 @@ func (q *selectSpec) run(ctx context.Context) (string, error) {
 		if err := rows.Scan(ptrs...); err != nil {
 			return "", err
 		}
-		row := renderRow(q.columns, vals)
+		row := renderRow(q.t, q.columns, vals)
 		if out.Len()+len(row) > MaxResultBytes-64 {
 			truncated = true
 			break
@@ -293,9 +293,9 @@ func timeoutOr(ctx context.Context, s *Source, err error) error {
 	return err
 }
 
-// renderRow renders one row as a JSON object in column order; long text
-// is cut and binary data summarised.
-func renderRow(cols []string, vals []any) []byte {
+// renderRow renders one row of t as a JSON object in column order; long
+// text is cut and binary data summarised.
+func renderRow(t *table, cols []string, vals []any) []byte {
 	var b bytes.Buffer
 	b.WriteByte('{')
 	for i, c := range cols {
@@ -305,7 +305,7 @@ func renderRow(cols []string, vals []any) []byte {
 		k, _ := json.Marshal(c)
 		b.Write(k)
 		b.WriteByte(':')
-		v, err := json.Marshal(cell(vals[i]))
+		v, err := json.Marshal(cell(vals[i], t.types[c]))
 		if err != nil {
 			v = []byte(`null`)
 		}
@@ -315,7 +315,9 @@ func renderRow(cols []string, vals []any) []byte {
 	return b.Bytes()
 }
 
-func cell(v any) any {
+// cell is a value as a result shows it; typ is its column's type as the
+// database declares it.
+func cell(v any, typ string) any {
 	switch x := v.(type) {
 	case []byte:
 		if !utf8.Valid(x) {
@@ -325,7 +327,16 @@ func cell(v any) any {
 	case string:
 		return cut(x)
 	case time.Time:
-		return x.UTC().Format(time.RFC3339)
+		// Postgres: a date is a day and a timestamp without a zone has
+		// none; shown in UTC they would name another day or hour. As
+		// shown, each finds its row again.
+		switch {
+		case typ == "date":
+			return x.Format(time.DateOnly)
+		case strings.HasPrefix(typ, "timestamp without"):
+			return x.Format("2006-01-02T15:04:05.999999999")
+		}
+		return x.UTC().Format(time.RFC3339Nano)
 	case float64:
 		if math.IsNaN(x) || math.IsInf(x, 0) {
 			return nil

@@ -280,6 +280,18 @@ func (s *Source) ph(n int) string {
 // identRe and against the database.
 func quote(id string) string { return `"` + id + `"` }
 
+// selected is column c as a SELECT list reads it. SQLite's driver turns
+// the text of a column declared DATE, DATETIME or TIMESTAMP into a
+// time.Time in UTC, so '2026-01-05' would come back as midnight UTC, a
+// value no where matches: unary + (a no-op on any value) drops the
+// declared type, and the value comes back as stored.
+func (s *Source) selected(c string) string {
+	if s.dialect == sqliteDialect {
+		return "+" + quote(c)
+	}
+	return quote(c)
+}
+
 // begin opens a transaction bounded by the source's time cap; Postgres
 // also bounds each statement on the server.
 func (s *Source) begin(ctx context.Context, db *sql.DB, readOnly bool) (*sql.Tx, error) {
