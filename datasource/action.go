@@ -134,6 +134,11 @@ func (a *action) run(ctx context.Context, raw json.RawMessage, user string, now 
 		return "", bad("the app's database refused %s: %s", a.spec.name, clip(err.Error()))
 	}
 	n, _ := res.RowsAffected()
+	if n == 0 && a.spec.kind == "update" {
+		// The row found stopped matching before the write (another
+		// transaction changed it meanwhile): nothing was written.
+		return "", bad("%s: the row of %s changed meanwhile and nothing was written; look it up again", a.spec.name, a.t.name)
+	}
 	if err := tx.Commit(); err != nil {
 		return "", timeoutOr(ctx, s, err)
 	}

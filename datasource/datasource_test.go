@@ -1,10 +1,12 @@
 package datasource_test
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
 
+	"github.com/coachd/coachd"
 	"github.com/coachd/coachd/datasource"
 )
 
@@ -249,5 +251,45 @@ func TestReadOnly(t *testing.T) {
 				t.Error("the database changed")
 			}
 		})
+	}
+}
+
+// TestUpdateRace: an update whose row stops matching between the lookup
+// and the write (another transaction deactivated it meanwhile) reports
+// that nothing was written, never ok.
+func TestUpdateRace(t *testing.T) {
+	e := openEnv(t, backends[1])
+	tx, err := e.db.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.Exec(`UPDATE events SET is_active = 0 WHERE id = 'a2'`); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan coachd.ToolResult, 1)
+	go func() {
+		res, _ := e.tools["deactivate"].Execute(context.Background(), coachd.ToolCall{ID: "t1", Name: "deactivate",
+			Input: json.RawMessage(`{"id":"a2"}`)}, coachd.ToolEnv{User: alice})
+		done <- res
+	}()
+	// The action's UPDATE waits for the row lock the open transaction holds.
+	for waiting := 0; waiting == 0; {
+		if err := e.db.QueryRow(`SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()
+			AND wait_event_type = 'Lock'`).Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case res := <-done:
+			t.Fatalf("the action did not wait for the lock: %+v", res)
+		default:
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	res := <-done
+	if !res.IsError || !strings.Contains(res.Content, "changed meanwhile") {
+		t.Errorf("an update that wrote no row: %+v", res)
 	}
 }
