@@ -197,7 +197,9 @@ func parseTable(k, v *yaml.Node, probs *problems) *tableSpec {
 				probs.add(v.Line, "scope %q: not a plain SQL name", v.Value)
 			}
 		case "shared":
-			t.shared = v.Value == "true"
+			if err := v.Decode(&t.shared); err != nil {
+				probs.add(v.Line, "shared must be true or false")
+			}
 		case "columns":
 			for _, c := range seq(v, probs) {
 				if !identRe.MatchString(c.Value) {
@@ -238,7 +240,13 @@ func parseQuery(k, v *yaml.Node, probs *problems) *querySpec {
 		case "order_by":
 			q.orderBy = names(v, probs)
 		case "limit":
-			q.limit, _ = strconv.Atoi(v.Value)
+			// 0 (not given) is the source's max_rows; check compares
+			// a limit with it.
+			n, err := strconv.Atoi(v.Value)
+			if err != nil || n < 1 {
+				probs.add(k.Line, "query %s: limit must be 1 to max_rows", q.name)
+			}
+			q.limit = max(n, 0)
 		case "input_schema":
 			q.inputSchema = schemaJSON(v, probs)
 		default:

@@ -74,6 +74,22 @@ tables:
   events: {scope: user_id, columns: ["id; DROP TABLE events"]}
 `, []string{"data/app.yaml:2: user_key must be id, name or subject", "data/app.yaml:3: max_rows must be 1 to 500",
 			`data/app.yaml:4: unknown key "sql"`, `data/app.yaml:6: column "id; DROP TABLE events": not a plain SQL name`}},
+		{"QueryLimitAndShared", `dsn: ` + dsn + `
+tables:
+  venues: {shared: True, columns: [id, name]}
+  zones: {shared: yes, columns: [id, name]}
+  events: {shared: maybe, scope: user_id, columns: [id]}
+queries:
+  top:
+    description: The top venues.
+    table: venues
+    limit: ten
+  none:
+    description: No venue.
+    table: venues
+    limit: 0
+`, []string{"data/app.yaml:5: shared must be true or false", "data/app.yaml:10: query top: limit must be 1 to max_rows",
+			"data/app.yaml:14: query none: limit must be 1 to max_rows"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
