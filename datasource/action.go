@@ -99,7 +99,7 @@ func (a *action) run(ctx context.Context, raw json.RawMessage, user string, now 
 				return "", err
 			}
 			cols = append(cols, quote(as.column))
-			phs = append(phs, add(v))
+			phs = append(phs, add(a.t.bindable(as.column, v)))
 			if as.value.special == "uuid" {
 				result[as.column] = v
 			}
@@ -117,7 +117,7 @@ func (a *action) run(ctx context.Context, raw json.RawMessage, user string, now 
 			if err != nil {
 				return "", err
 			}
-			sets = append(sets, quote(as.column)+" = "+add(v))
+			sets = append(sets, quote(as.column)+" = "+add(a.t.bindable(as.column, v)))
 		}
 		where, err := a.conds(in, user, now, add)
 		if err != nil {
@@ -158,7 +158,7 @@ func (a *action) conds(in map[string]any, user string, now time.Time, add func(a
 		if x == nil {
 			where = append(where, quote(c)+" IS NULL")
 		} else {
-			where = append(where, quote(c)+" = "+add(x))
+			where = append(where, quote(c)+" = "+add(a.t.bindable(c, x)))
 		}
 	}
 	return where, nil
@@ -180,6 +180,7 @@ func (a *action) find(ctx context.Context, tx *sql.Tx, in map[string]any, user s
 		if err != nil {
 			return nil, nil, err
 		}
+		want = a.t.bindable(m.column, want)
 		cands, err := a.candidates(ctx, tx, in, m, want, user, false)
 		if err != nil {
 			return nil, nil, err
@@ -231,9 +232,9 @@ func (a *action) candidates(ctx context.Context, tx *sql.Tx, in map[string]any, 
 	col := quote(m.column)
 	switch w, isText := want.(string); {
 	case fuzzy:
-		where = append(where, "lower("+col+") LIKE "+add("%"+escapeLike(strings.ToLower(w))+"%")+` ESCAPE '\'`)
+		where = append(where, lowered(m.column)+" LIKE "+add("%"+escapeLike(strings.ToLower(w))+"%")+` ESCAPE '\'`)
 	case isText && m.fuzzy:
-		where = append(where, "lower("+col+") = "+add(strings.ToLower(w)))
+		where = append(where, lowered(m.column)+" = "+add(strings.ToLower(w)))
 	default:
 		where = append(where, col+" = "+add(want))
 	}

@@ -95,7 +95,7 @@ func parseWhere(t *table, raw json.RawMessage) ([]cond, error) {
 				if err != nil || a == nil {
 					return nil, bad("where.%s: in takes strings, numbers or booleans", col)
 				}
-				c.args = append(c.args, a)
+				c.args = append(c.args, t.bindable(col, a))
 			}
 			out = append(out, c)
 			continue
@@ -118,7 +118,7 @@ func parseWhere(t *table, raw json.RawMessage) ([]cond, error) {
 			}
 			c.args = []any{"%" + escapeLike(strings.ToLower(s)) + "%"}
 		default:
-			c.args = []any{a}
+			c.args = []any{t.bindable(col, a)}
 		}
 		out = append(out, c)
 	}
@@ -201,7 +201,7 @@ func (q *selectSpec) sql() (string, []any) {
 		case "notnull":
 			where = append(where, col+" IS NOT NULL")
 		case "like":
-			where = append(where, "lower("+col+") LIKE "+arg(c.args[0])+` ESCAPE '\'`)
+			where = append(where, lowered(c.column)+" LIKE "+arg(c.args[0])+` ESCAPE '\'`)
 		case "in":
 			ph := make([]string, len(c.args))
 			for i, a := range c.args {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -291,6 +292,43 @@ func (s *Source) selected(c string) string {
 	}
 	return quote(c)
 }
+
+// bindable adapts v to column c of t the way SQLite's affinity does by
+// itself: Postgres refuses to bind a number or a boolean to a text
+// parameter ("unable to encode 123 into text format"), so a code the
+// model gives as digits is bound as its text, and 1 or 0 (how SQLite
+// apps write booleans) to a boolean as true or false.
+func (t *table) bindable(c string, v any) any {
+	if t.src.dialect != postgresDialect {
+		return v
+	}
+	if n, ok := v.(int); ok { // a literal of the data file
+		v = int64(n)
+	}
+	typ := t.types[c]
+	if typ == "boolean" {
+		if n, ok := v.(int64); ok && (n == 0 || n == 1) {
+			return n == 1
+		}
+		return v
+	}
+	if !strings.HasPrefix(typ, "character") && typ != "text" {
+		return v
+	}
+	switch x := v.(type) {
+	case int64:
+		return strconv.FormatInt(x, 10)
+	case float64:
+		return strconv.FormatFloat(x, 'f', -1, 64)
+	case bool:
+		return strconv.FormatBool(x)
+	}
+	return v
+}
+
+// lowered is column c lowercased as text, for like and loose matches;
+// the cast lets Postgres compare a number or a date as SQLite does.
+func lowered(c string) string { return "lower(CAST(" + quote(c) + " AS TEXT))" }
 
 // begin opens a transaction bounded by the source's time cap; Postgres
 // also bounds each statement on the server.

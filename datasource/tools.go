@@ -195,7 +195,7 @@ func (q *namedQuery) Execute(ctx context.Context, call coachd.ToolCall, env coac
 		if x == nil {
 			sel.conds = append(sel.conds, cond{column: col, op: "null"})
 		} else {
-			sel.conds = append(sel.conds, cond{column: col, op: "=", args: []any{x}})
+			sel.conds = append(sel.conds, cond{column: col, op: "=", args: []any{q.t.bindable(col, x)}})
 		}
 	}
 	return result(sel.run(ctx))

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/coachd/coachd"
@@ -133,5 +134,72 @@ func TestDateValues(t *testing.T) {
 				t.Errorf("retitle keyed by a timestamp: %s; title %q", res.Content, title)
 			}
 		})
+	}
+}
+
+// TestPostgresValues: Postgres takes what SQLite's affinity takes by
+// itself: a number for a text column (a code the model read as digits),
+// 1 and 0 for a boolean, like on a column that is not text.
+func TestPostgresValues(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, q := range []string{
+		`CREATE TABLE items (id TEXT PRIMARY KEY, user_id TEXT NOT NULL, code varchar(20), n integer, day date, note TEXT, active boolean)`,
+		`INSERT INTO items VALUES ('i1', 'alice', '123', 7, '2026-01-05', NULL, false), ('i2', 'alice', '456', 8, '2026-02-05', NULL, true)`,
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "data"), 0o755)
+	os.WriteFile(filepath.Join(dir, "data", "app.yaml"), []byte(`dsn: `+dsn+`
+user_key: name
+tables:
+  items: {scope: user_id, columns: [id, code, n, day, active]}
+queries:
+  by_code:
+    description: An item by its code.
+    table: items
+    where: {code: $code}
+    input_schema: {type: object, properties: {code: {type: integer}}}
+  active:
+    description: The active items (written as SQLite apps write it).
+    table: items
+    where: {active: 1}
+actions:
+  annotate:
+    description: Annotate an item named by its code.
+    table: items
+    update: {key: id, match: [{input: code, column: code, fuzzy: true}], set: {note: $note}}
+    input_schema: {type: object, properties: {code: {type: integer}, note: {type: string}}}
+`), 0o644)
+	set, err := datasource.Load(context.Background(), dir, []string{"data/app.yaml"}, func(string) string { return "" }, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer set.Close()
+	tools := map[string]coachd.Tool{}
+	for _, tool := range set.Tools() {
+		tools[tool.Definition().Name] = tool
+	}
+	for _, c := range []struct{ tool, in, want string }{
+		{"query_data", `{"table":"items","where":{"code":123}}`, "i1"},
+		{"query_data", `{"table":"items","where":{"code":{"in":[123]}}}`, "i1"},
+		{"query_data", `{"table":"items","where":{"n":{"like":"8"}}}`, "i2"},
+		{"query_data", `{"table":"items","where":{"day":{"like":"2026-01"}}}`, "i1"},
+		{"by_code", `{"code":456}`, "i2"},
+		{"active", `{}`, "i2"},
+		{"query_data", `{"table":"items","where":{"active":0}}`, "i1"},
+		{"annotate", `{"code":456,"note":"checked"}`, "i2"},
+	} {
+		res := callTool(t, tools, c.tool, c.in)
+		if res.IsError || !strings.Contains(res.Content, `"`+c.want+`"`) {
+			t.Errorf("%s %s: %+v", c.tool, c.in, res)
+		}
 	}
 }
