@@ -60,6 +60,18 @@ func arg(x any) (any, error) {
 	return string(b), err
 }
 
+// given reports whether the input gives what v refers to: an input field
+// left out leaves its column alone (an update keeps it, an insert lets
+// the column's default apply), as a named query leaves its condition
+// out; a field given as null writes NULL.
+func given(v value, in map[string]any) bool {
+	if v.ref == "" {
+		return true
+	}
+	_, ok := in[v.ref]
+	return ok
+}
+
 func newUUID() string {
 	var b [16]byte
 	rand.Read(b[:])
@@ -94,6 +106,9 @@ func (a *action) run(ctx context.Context, raw json.RawMessage, user string, now 
 	if a.spec.kind == "insert" {
 		cols, phs := []string{quote(a.t.scope)}, []string{add(user)}
 		for _, as := range a.spec.values {
+			if !given(as.value, in) {
+				continue // the column's default applies
+			}
 			v, err := resolve(as.value, in, user, now)
 			if err != nil {
 				return "", err
@@ -111,13 +126,20 @@ func (a *action) run(ctx context.Context, raw json.RawMessage, user string, now 
 			return "", err
 		}
 		result["row"] = row
-		var sets []string
+		var sets, fields []string
 		for _, as := range a.spec.values {
+			if !given(as.value, in) {
+				fields = append(fields, as.value.ref)
+				continue // what the model did not mention stays as it is
+			}
 			v, err := resolve(as.value, in, user, now)
 			if err != nil {
 				return "", err
 			}
 			sets = append(sets, quote(as.column)+" = "+add(a.t.bindable(as.column, v)))
+		}
+		if len(sets) == 0 {
+			return "", bad("%s: nothing to change; give one of: %s", a.spec.name, strings.Join(fields, ", "))
 		}
 		where, err := a.conds(in, user, now, add)
 		if err != nil {

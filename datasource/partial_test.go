@@ -1,0 +1,87 @@
+package datasource_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/coachd/coachd"
+	"github.com/coachd/coachd/datasource"
+)
+
+const partialFile = `dsn: %s
+user_key: name
+tables:
+  events: {scope: user_id, columns: [id, title, city, rank, is_active]}
+actions:
+  edit_event:
+    description: Change the city or the rank of one of the user's events.
+    table: events
+    update:
+      key: id
+      match: [{input: id, column: id}]
+      set: {city: $city, rank: $rank}
+    input_schema:
+      type: object
+      properties: {id: {type: string}, city: {type: [string, "null"]}, rank: {type: integer}}
+  add_event:
+    description: Add an event.
+    table: events
+    insert: {id: $uuid, title: $title, is_active: $active}
+    input_schema:
+      type: object
+      properties: {title: {type: string}, active: {type: integer}}
+`
+
+// TestPartialInput: an input field that is not given leaves its column
+// alone, as it leaves a named query's condition out: an update keeps
+// what the model did not mention, an insert lets the column's default
+// apply; an explicit null still clears.
+func TestPartialInput(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			dsn, db := b.open(t)
+			dir := t.TempDir()
+			os.MkdirAll(filepath.Join(dir, "data"), 0o755)
+			os.WriteFile(filepath.Join(dir, "data", "app.yaml"), []byte(strings.Replace(partialFile, "%s", dsn, 1)), 0o644)
+			set, err := datasource.Load(context.Background(), dir, []string{"data/app.yaml"}, func(string) string { return "" }, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer set.Close()
+			tools := map[string]coachd.Tool{}
+			for _, tool := range set.Tools() {
+				tools[tool.Definition().Name] = tool
+			}
+			if res := callTool(t, tools, "edit_event", `{"id":"a2","rank":9}`); res.IsError {
+				t.Fatalf("edit rank: %+v", res)
+			}
+			var city *string
+			var rank int
+			db.QueryRow(`SELECT city, rank FROM events WHERE id = 'a2'`).Scan(&city, &rank)
+			if city == nil || *city != "Dallas" || rank != 9 {
+				t.Errorf("after editing the rank: city %v, rank %d (want Dallas, 9)", city, rank)
+			}
+			if res := callTool(t, tools, "edit_event", `{"id":"a2","city":null}`); res.IsError {
+				t.Fatalf("clear city: %+v", res)
+			}
+			db.QueryRow(`SELECT city, rank FROM events WHERE id = 'a2'`).Scan(&city, &rank)
+			if city != nil || rank != 9 {
+				t.Errorf("after clearing the city: city %v, rank %d (want NULL, 9)", city, rank)
+			}
+			if res := callTool(t, tools, "edit_event", `{"id":"a2"}`); !res.IsError {
+				t.Errorf("an edit that changes nothing: %+v", res)
+			}
+			if res := callTool(t, tools, "add_event", `{"title":"Parade"}`); res.IsError {
+				t.Errorf("insert without the optional field: %+v", res)
+			}
+			var active int
+			db.QueryRow(`SELECT is_active FROM events WHERE title = 'Parade'`).Scan(&active)
+			if active != 1 {
+				t.Errorf("is_active of the new event: %d, want the column's default 1", active)
+			}
+		})
+	}
+}
