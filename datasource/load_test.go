@@ -137,3 +137,35 @@ func TestSchemaPrompt(t *testing.T) {
 		t.Errorf("access: %s", got)
 	}
 }
+
+// TestSchemaStable: GET /v1/schema lists a table's columns in the same
+// order every time, those only actions write included.
+func TestSchemaStable(t *testing.T) {
+	dsn, _ := backends[0].open(t)
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "data"), 0o755)
+	os.WriteFile(filepath.Join(dir, "data", "app.yaml"), []byte(`dsn: `+dsn+`
+tables:
+  events: {scope: user_id, columns: [id]}
+actions:
+  edit:
+    description: Edit an event.
+    table: events
+    update:
+      key: id
+      match: [{input: id, column: id}]
+      set: {title: $title, city: $city, rank: $rank, is_active: 1, secret: x, note: $note}
+    input_schema: {type: object, properties: {id: {type: string}, title: {type: string}, city: {type: string}, rank: {type: integer}, note: {type: string}}}
+`), 0o644)
+	set, err := datasource.Load(context.Background(), dir, []string{"data/app.yaml"}, func(string) string { return "" }, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer set.Close()
+	first := fmt.Sprint(set.Schema().Tables[0].Columns)
+	for range 20 {
+		if got := fmt.Sprint(set.Schema().Tables[0].Columns); got != first {
+			t.Fatalf("columns in another order:\n%s\n%s", first, got)
+		}
+	}
+}

@@ -85,7 +85,7 @@ func (s *Set) Schema() coachd.DataSchema {
 			dt.Access = coachd.DataReadWrite
 		}
 		names := append([]string(nil), t.read...)
-		for c := range t.write {
+		for _, c := range t.written {
 			if !t.readable(c) {
 				names = append(names, c)
 			}

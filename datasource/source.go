@@ -47,6 +47,7 @@ type table struct {
 	read        []string          // readable columns, declared order
 	types       map[string]string // every column of the table → type
 	write       map[string]bool   // columns some action writes
+	written     []string          // the same, in the order declared
 }
 
 func (t *table) readable(c string) bool { return slices.Contains(t.read, c) }
@@ -220,6 +221,9 @@ func (s *Source) check(ctx context.Context, probs *problems) {
 			case as.column == t.scope:
 				probs.add(as.line, "action %s: coachd sets the scope column %s itself", a.name, t.scope)
 			default:
+				if !t.write[as.column] {
+					t.written = append(t.written, as.column)
+				}
 				t.write[as.column] = true
 			}
 			checkRef(probs, as.line, "action "+a.name, as.value, a.inputSchema)
