@@ -110,9 +110,16 @@ type problems struct {
 	list []string
 }
 
+// add records one problem as one line: the pack loader reads the
+// joined list line by line, so a message with a line break (a name
+// quoted from the file, a YAML decoding error) would split into a
+// second problem without its file and line.
 func (p *problems) add(line int, format string, args ...any) {
-	p.list = append(p.list, fmt.Sprintf("%s:%d: %s", p.path, line, fmt.Sprintf(format, args...)))
+	msg := oneLine.Replace(fmt.Sprintf(format, args...))
+	p.list = append(p.list, fmt.Sprintf("%s:%d: %s", p.path, line, msg))
 }
+
+var oneLine = strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ")
 
 func (p *problems) err() error {
 	if len(p.list) == 0 {
