@@ -203,13 +203,13 @@ func (a *action) find(ctx context.Context, tx *sql.Tx, in map[string]any, user s
 			return nil, nil, err
 		}
 		want = a.t.bindable(m.column, want)
-		cands, err := a.candidates(ctx, tx, in, m, want, user, false)
+		cands, keys, err := a.candidates(ctx, tx, in, m, want, user, false)
 		if err != nil {
 			return nil, nil, err
 		}
 		if len(cands) == 0 && m.fuzzy {
 			if s, ok := want.(string); ok {
-				cands, err = a.candidates(ctx, tx, in, m, s, user, true)
+				cands, keys, err = a.candidates(ctx, tx, in, m, s, user, true)
 				if err != nil {
 					return nil, nil, err
 				}
@@ -217,7 +217,7 @@ func (a *action) find(ctx context.Context, tx *sql.Tx, in map[string]any, user s
 		}
 		switch {
 		case len(cands) == 1:
-			return cands[0][a.spec.key], cands[0], nil
+			return keys[0], cands[0], nil
 		case len(cands) == 0:
 			return nil, nil, bad("%s: no row of %s matches %s %q", a.spec.name, a.t.name, m.input, clip(fmt.Sprint(v)))
 		}
@@ -235,8 +235,10 @@ func (a *action) find(ctx context.Context, tx *sql.Tx, in map[string]any, user s
 
 // candidates reads the user's rows that match want on m.column: equal
 // (case aside for text), or containing it when fuzzy. At most
-// maxCandidates+1 rows are read.
-func (a *action) candidates(ctx context.Context, tx *sql.Tx, in map[string]any, m matchSpec, want any, user string, fuzzy bool) ([]map[string]any, error) {
+// maxCandidates+1 rows are read. Each row comes as shown to the model and
+// with its key as the database has it, which the update is bound with:
+// a key shown cut or summarised ("[16 bytes]") matches no row.
+func (a *action) candidates(ctx context.Context, tx *sql.Tx, in map[string]any, m matchSpec, want any, user string, fuzzy bool) ([]map[string]any, []any, error) {
 	s := a.t.src
 	var args []any
 	add := func(v any) string {
@@ -249,7 +251,7 @@ func (a *action) candidates(ctx context.Context, tx *sql.Tx, in map[string]any, 
 	}
 	where, err := a.conds(in, user, time.Time{}, add)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	col := quote(m.column)
 	switch w, isText := want.(string); {
@@ -268,10 +270,11 @@ func (a *action) candidates(ctx context.Context, tx *sql.Tx, in map[string]any, 
 		strings.Join(where, " AND "), quote(a.spec.key), maxCandidates+1)
 	rows, err := tx.QueryContext(ctx, q, args...)
 	if err != nil {
-		return nil, timeoutOr(ctx, s, err)
+		return nil, nil, timeoutOr(ctx, s, err)
 	}
 	defer rows.Close()
 	var out []map[string]any
+	var keys []any
 	vals := make([]any, len(cols))
 	ptrs := make([]any, len(cols))
 	for i := range vals {
@@ -279,13 +282,14 @@ func (a *action) candidates(ctx context.Context, tx *sql.Tx, in map[string]any, 
 	}
 	for rows.Next() {
 		if err := rows.Scan(ptrs...); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
+		keys = append(keys, vals[0])
 		row := map[string]any{}
 		for i, c := range cols {
 			row[c] = cell(vals[i], a.t.types[c])
 		}
 		out = append(out, row)
 	}
-	return out, rows.Err()
+	return out, keys, rows.Err()
 }

@@ -2,6 +2,7 @@ package datasource_test
 
 import (
 	"context"
+	"database/sql"
 	"os"
 	"path/filepath"
 	"strings"
@@ -83,5 +84,52 @@ func TestPartialInput(t *testing.T) {
 				t.Errorf("is_active of the new event: %d, want the column's default 1", active)
 			}
 		})
+	}
+}
+
+// TestBinaryKey: an update keyed by a BLOB (a UUID stored as 16 bytes)
+// writes the row it found, though the row is shown summarised.
+func TestBinaryKey(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "app.db")
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, q := range []string{
+		`CREATE TABLE tags (id BLOB PRIMARY KEY, user_id TEXT NOT NULL, name TEXT NOT NULL, color TEXT)`,
+		`INSERT INTO tags VALUES (x'8f14e45fceea167a5a36dedd4bea2543', 'alice', 'Airport runs', 'red')`,
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "data"), 0o755)
+	os.WriteFile(filepath.Join(dir, "data", "app.yaml"), []byte(`dsn: sqlite:`+path+`
+user_key: name
+tables:
+  tags: {scope: user_id, columns: [name, color]}
+actions:
+  recolor:
+    description: Recolor one of the user's tags.
+    table: tags
+    update: {key: id, match: [{input: name, column: name, fuzzy: true}], set: {color: $color}}
+    input_schema: {type: object, properties: {name: {type: string}, color: {type: string}}}
+`), 0o644)
+	set, err := datasource.Load(context.Background(), dir, []string{"data/app.yaml"}, func(string) string { return "" }, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer set.Close()
+	tools := map[string]coachd.Tool{}
+	for _, tool := range set.Tools() {
+		tools[tool.Definition().Name] = tool
+	}
+	res := callTool(t, tools, "recolor", `{"name":"airport","color":"blue"}`)
+	var color string
+	db.QueryRow(`SELECT color FROM tags`).Scan(&color)
+	if res.IsError || color != "blue" {
+		t.Errorf("recolor: %+v; color %q", res, color)
 	}
 }
