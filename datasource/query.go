@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -325,6 +326,14 @@ func cell(v any, typ string) any {
 		}
 		return cut(string(x))
 	case string:
+		// Postgres's driver reads a numeric as its text; a number is a
+		// JSON number (exact, as the database has it) unless it is one
+		// JSON cannot write (NaN, Infinity).
+		if typ == "numeric" {
+			if f, err := strconv.ParseFloat(x, 64); err == nil && !math.IsNaN(f) && !math.IsInf(f, 0) {
+				return json.Number(x)
+			}
+		}
 		return cut(x)
 	case time.Time:
 		// Postgres: a date is a day and a timestamp without a zone has

@@ -148,8 +148,8 @@ func TestPostgresValues(t *testing.T) {
 	}
 	defer db.Close()
 	for _, q := range []string{
-		`CREATE TABLE items (id TEXT PRIMARY KEY, user_id TEXT NOT NULL, code varchar(20), n integer, day date, note TEXT, active boolean)`,
-		`INSERT INTO items VALUES ('i1', 'alice', '123', 7, '2026-01-05', NULL, false), ('i2', 'alice', '456', 8, '2026-02-05', NULL, true)`,
+		`CREATE TABLE items (id TEXT PRIMARY KEY, user_id TEXT NOT NULL, code varchar(20), n integer, day date, note TEXT, active boolean, price numeric(8,2))`,
+		`INSERT INTO items VALUES ('i1', 'alice', '123', 7, '2026-01-05', NULL, false, 12.50), ('i2', 'alice', '456', 8, '2026-02-05', NULL, true, 'NaN')`,
 	} {
 		if _, err := db.Exec(q); err != nil {
 			t.Fatal(err)
@@ -160,7 +160,7 @@ func TestPostgresValues(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "data", "app.yaml"), []byte(`dsn: `+dsn+`
 user_key: name
 tables:
-  items: {scope: user_id, columns: [id, code, n, day, active]}
+  items: {scope: user_id, columns: [id, code, n, day, active, price]}
 queries:
   by_code:
     description: An item by its code.
@@ -186,6 +186,12 @@ actions:
 	tools := map[string]coachd.Tool{}
 	for _, tool := range set.Tools() {
 		tools[tool.Definition().Name] = tool
+	}
+	// A numeric is a number, as it is on SQLite; NaN, which JSON has not,
+	// stays text.
+	got := mustRows(t, callTool(t, tools, "query_data", `{"table":"items","columns":["price"],"order_by":["id"]}`))
+	if price, ok := got.Rows[0]["price"].(float64); !ok || price != 12.5 || got.Rows[1]["price"] != "NaN" {
+		t.Errorf("numeric prices: %+v", got.Rows)
 	}
 	for _, c := range []struct{ tool, in, want string }{
 		{"query_data", `{"table":"items","where":{"code":123}}`, "i1"},
