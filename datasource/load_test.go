@@ -74,6 +74,22 @@ tables:
   events: {scope: user_id, columns: ["id; DROP TABLE events"]}
 `, []string{"data/app.yaml:2: user_key must be id, name or subject", "data/app.yaml:3: max_rows must be 1 to 500",
 			`data/app.yaml:4: unknown key "sql"`, `data/app.yaml:6: column "id; DROP TABLE events": not a plain SQL name`}},
+		{"InsertMissesRequired", `dsn: ` + dsn + `
+tables:
+  events: {scope: user_id, columns: [id, title]}
+  big: {scope: user_id, columns: [id]}
+actions:
+  add_event:
+    description: Add an event.
+    table: events
+    insert: {city: $city}
+    input_schema: {type: object, properties: {city: {type: string}}}
+  add_big:
+    description: Add a row (its INTEGER PRIMARY KEY is assigned).
+    table: big
+    insert: {body: $body}
+    input_schema: {type: object, properties: {body: {type: string}}}
+`, []string{"data/app.yaml:6: action add_event: the insert does not set title, which is NOT NULL without a default"}},
 		{"QueryLimitAndShared", `dsn: ` + dsn + `
 tables:
   venues: {shared: True, columns: [id, name]}

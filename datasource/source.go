@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -46,6 +47,7 @@ type table struct {
 	shared      bool
 	read        []string          // readable columns, declared order
 	types       map[string]string // every column of the table → type
+	required    map[string]bool   // columns an insert must set
 	write       map[string]bool   // columns some action writes
 	written     []string          // the same, in the order declared
 }
@@ -124,26 +126,34 @@ func redact(err error, dsn string) string {
 	return msg
 }
 
-// columns introspects a table: column → type; empty when there is none.
-func (s *Source) columns(ctx context.Context, name string) (map[string]string, error) {
-	q := `SELECT name, type FROM pragma_table_info(?)`
+// columns introspects a table: column → type, empty when there is none,
+// and the columns an insert must set: NOT NULL without a default, and
+// not filled by the database (SQLite's INTEGER PRIMARY KEY, a Postgres
+// identity or generated column).
+func (s *Source) columns(ctx context.Context, name string) (map[string]string, map[string]bool, error) {
+	q := `SELECT name, type, "notnull" AND dflt_value IS NULL AND NOT (pk > 0 AND lower(type) = 'integer')
+		FROM pragma_table_info(?)`
 	if s.dialect == postgresDialect {
-		q = `SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = $1`
+		q = `SELECT column_name, data_type,
+			is_nullable = 'NO' AND column_default IS NULL AND is_identity = 'NO' AND is_generated = 'NEVER'
+			FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = $1`
 	}
 	rows, err := s.ro.QueryContext(ctx, q, name)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer rows.Close()
-	out := map[string]string{}
+	types, required := map[string]string{}, map[string]bool{}
 	for rows.Next() {
 		var c, t string
-		if err := rows.Scan(&c, &t); err != nil {
-			return nil, err
+		var req bool
+		if err := rows.Scan(&c, &t, &req); err != nil {
+			return nil, nil, err
 		}
-		out[c] = strings.ToLower(t)
+		types[c] = strings.ToLower(t)
+		required[c] = req
 	}
-	return out, rows.Err()
+	return types, required, rows.Err()
 }
 
 // check introspects the declared tables and checks the queries and
@@ -151,7 +161,7 @@ func (s *Source) columns(ctx context.Context, name string) (map[string]string, e
 func (s *Source) check(ctx context.Context, probs *problems) {
 	byName := map[string]*table{}
 	for _, ts := range s.spec.tables {
-		cols, err := s.columns(ctx, ts.name)
+		cols, required, err := s.columns(ctx, ts.name)
 		if err != nil {
 			probs.add(ts.line, "table %s: %v", ts.name, err)
 			continue
@@ -161,7 +171,7 @@ func (s *Source) check(ctx context.Context, probs *problems) {
 			continue
 		}
 		t := &table{src: s, name: ts.name, description: ts.description, scope: ts.scope, shared: ts.shared,
-			types: cols, write: map[string]bool{}}
+			types: cols, required: required, write: map[string]bool{}}
 		for i, c := range ts.columns {
 			if _, ok := cols[c]; !ok {
 				probs.add(ts.columnLines[i], "table %s has no column %s", ts.name, c)
@@ -227,6 +237,18 @@ func (s *Source) check(ctx context.Context, probs *problems) {
 				t.write[as.column] = true
 			}
 			checkRef(probs, as.line, "action "+a.name, as.value, a.inputSchema)
+		}
+		if a.kind == "insert" {
+			// Every call would fail on the database's constraint.
+			set := map[string]bool{t.scope: true}
+			for _, as := range a.values {
+				set[as.column] = true
+			}
+			for _, c := range slices.Sorted(maps.Keys(t.required)) {
+				if t.required[c] && !set[c] {
+					probs.add(a.line, "action %s: the insert does not set %s, which is NOT NULL without a default", a.name, c)
+				}
+			}
 		}
 		if a.kind == "update" {
 			if !has(a.key) {

@@ -209,3 +209,36 @@ actions:
 		}
 	}
 }
+
+// TestPostgresRequired: pack validate names the NOT NULL column without
+// a default an insert leaves out (every call would fail), and not the
+// columns Postgres fills itself.
+func TestPostgresRequired(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`CREATE TABLE notes (id serial PRIMARY KEY, user_id text NOT NULL, title text NOT NULL,
+		body text NOT NULL, made timestamptz NOT NULL DEFAULT now(), n int GENERATED ALWAYS AS IDENTITY, city text)`); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "data"), 0o755)
+	os.WriteFile(filepath.Join(dir, "data", "app.yaml"), []byte(`dsn: `+dsn+`
+tables:
+  notes: {scope: user_id, columns: [id, title]}
+actions:
+  add_note:
+    description: Add a note.
+    table: notes
+    insert: {city: $city, body: $body}
+    input_schema: {type: object, properties: {city: {type: string}, body: {type: string}}}
+`), 0o644)
+	_, err = datasource.Load(context.Background(), dir, []string{"data/app.yaml"}, func(string) string { return "" }, nil)
+	want := "data/app.yaml:5: action add_note: the insert does not set title, which is NOT NULL without a default"
+	if err == nil || err.Error() != want {
+		t.Errorf("got %v\nwant %s", err, want)
+	}
+}
