@@ -234,7 +234,8 @@ func (a *action) find(ctx context.Context, tx *sql.Tx, in map[string]any, user s
 }
 
 // candidates reads the user's rows that match want on m.column: equal
-// (case aside for text), or containing it when fuzzy. At most
+// (case aside for text, fuzzy or not, as the README says), or containing
+// it when fuzzy. At most
 // maxCandidates+1 rows are read. Each row comes as shown to the model and
 // with its key as the database has it, which the update is bound with:
 // a key shown cut or summarised ("[16 bytes]") matches no row.
@@ -257,8 +258,10 @@ func (a *action) candidates(ctx context.Context, tx *sql.Tx, in map[string]any, 
 	switch w, isText := want.(string); {
 	case fuzzy:
 		where = append(where, lowered(m.column)+" LIKE "+add("%"+escapeLike(strings.ToLower(w))+"%")+` ESCAPE '\'`)
-	case isText && m.fuzzy:
-		where = append(where, lowered(m.column)+" = "+add(strings.ToLower(w)))
+	case isText:
+		// Equal, case aside; equal as written too, since SQLite's lower()
+		// folds ASCII only and Go's every letter ("ÉTÉ").
+		where = append(where, "("+col+" = "+add(w)+" OR "+lowered(m.column)+" = "+add(strings.ToLower(w))+")")
 	default:
 		where = append(where, col+" = "+add(want))
 	}

@@ -199,6 +199,11 @@ func testActions(t *testing.T, e *env) {
 	if res.IsError {
 		t.Errorf("exact title with LIKE wildcards in it: %+v", res)
 	}
+	// Exact is exact case aside (README), for a match that is not fuzzy too.
+	res = e.call(t, alice, "deactivate", `{"id":"A3"}`)
+	if res.IsError || !strings.Contains(res.Content, `"a3"`) {
+		t.Errorf("deactivate by id in other case: %+v", res)
+	}
 	res = e.call(t, alice, "deactivate", `{"note":"which?"}`)
 	if !res.IsError || !strings.Contains(res.Content, "id, title") {
 		t.Errorf("no row named: %+v", res)
