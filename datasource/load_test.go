@@ -90,6 +90,22 @@ actions:
     insert: {body: $body}
     input_schema: {type: object, properties: {body: {type: string}}}
 `, []string{"data/app.yaml:6: action add_event: the insert does not set title, which is NOT NULL without a default"}},
+		{"NowIntoInteger", `dsn: ` + dsn + `
+tables:
+  events: {scope: user_id, columns: [id, title]}
+actions:
+  add_event:
+    description: Add an event.
+    table: events
+    insert: {id: $uuid, title: $title, rank: $now}
+    input_schema: {type: object, properties: {title: {type: string}}}
+  bump:
+    description: Bump an event.
+    table: events
+    update: {key: id, match: [{input: id, column: id}], set: {rank: $uuid}}
+    input_schema: {type: object, properties: {id: {type: string}}}
+`, []string{"data/app.yaml:8: action add_event: rank is integer: $now writes a timestamp as text",
+			"data/app.yaml:13: action bump: rank is integer: $uuid writes a UUID as text"}},
 		{"QueryLimitAndShared", `dsn: ` + dsn + `
 tables:
   venues: {shared: True, columns: [id, name]}

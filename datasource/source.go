@@ -236,6 +236,11 @@ func (s *Source) check(ctx context.Context, probs *problems) {
 				}
 				t.write[as.column] = true
 			}
+			if what := map[string]string{"now": "a timestamp", "uuid": "a UUID"}[as.value.special]; what != "" && s.numeric(t.types[as.column]) {
+				// SQLite would store the text in the number column as it
+				// is, Postgres refuse every call.
+				probs.add(as.line, "action %s: %s is %s: $%s writes %s as text", a.name, as.column, t.types[as.column], as.value.special, what)
+			}
 			checkRef(probs, as.line, "action "+a.name, as.value, a.inputSchema)
 		}
 		if a.kind == "insert" {
@@ -268,6 +273,20 @@ func (s *Source) check(ctx context.Context, probs *problems) {
 			}
 		}
 	}
+}
+
+// numeric reports whether a column type holds numbers (SQLite's
+// INTEGER, REAL and NUMERIC affinities; Postgres's number types).
+func (s *Source) numeric(typ string) bool {
+	if s.dialect == postgresDialect {
+		return slices.Contains([]string{"smallint", "integer", "bigint", "real", "double precision", "numeric"}, typ)
+	}
+	for _, n := range []string{"int", "real", "floa", "doub", "numeric", "decimal"} {
+		if strings.Contains(typ, n) {
+			return true
+		}
+	}
+	return false
 }
 
 // checkRef reports a $field that the input schema does not declare.
