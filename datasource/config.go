@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -279,6 +280,10 @@ func parseAction(k, v *yaml.Node, probs *problems) *actionSpec {
 		return out
 	}
 	eachKey(v, probs, func(k, v *yaml.Node) {
+		if (k.Value == "insert" || k.Value == "update") && a.kind != "" {
+			// The second would silently replace the first.
+			probs.add(k.Line, "action %s: give insert or update, not both", a.name)
+		}
 		switch k.Value {
 		case "description":
 			a.description = v.Value
@@ -302,6 +307,14 @@ func parseAction(k, v *yaml.Node, probs *problems) *actionSpec {
 						break
 					}
 					for _, m := range v.Content {
+						if m.Kind == yaml.MappingNode {
+							for i := 0; i+1 < len(m.Content); i += 2 {
+								if key := m.Content[i]; !slices.Contains([]string{"input", "column", "fuzzy"}, key.Value) {
+									// A misspelt fuzzy would silently match exactly only.
+									probs.add(key.Line, "match: unknown key %q", key.Value)
+								}
+							}
+						}
 						var ms struct {
 							Input  string `yaml:"input"`
 							Column string `yaml:"column"`

@@ -106,6 +106,21 @@ actions:
     input_schema: {type: object, properties: {id: {type: string}}}
 `, []string{"data/app.yaml:8: action add_event: rank is integer: $now writes a timestamp as text",
 			"data/app.yaml:13: action bump: rank is integer: $uuid writes a UUID as text"}},
+		{"ActionShape", `dsn: ` + dsn + `
+tables:
+  events: {scope: user_id, columns: [id, title]}
+actions:
+  edit:
+    description: Edit an event.
+    table: events
+    insert: {title: $title}
+    update:
+      key: id
+      match: [{input: title, column: title, fuzy: true}]
+      set: {title: $title}
+    input_schema: {type: object, properties: {title: {type: string}}}
+`, []string{"data/app.yaml:9: action edit: give insert or update, not both",
+			`data/app.yaml:11: match: unknown key "fuzy"`}},
 		{"QueryLimitAndShared", `dsn: ` + dsn + `
 tables:
   venues: {shared: True, columns: [id, name]}
