@@ -216,3 +216,19 @@ actions:
 		}
 	}
 }
+
+// TestDSNSecret: a Postgres URL written after sqlite: (what
+// dsn: sqlite:${APP_DB} becomes when APP_DB is a postgres:// URL) is
+// reported as such, and its password is not printed.
+func TestDSNSecret(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "data"), 0o755)
+	os.WriteFile(filepath.Join(dir, "data", "app.yaml"), []byte("dsn: sqlite:${APP_DB}\ntables:\n  events: {scope: user_id, columns: [id]}\n"), 0o644)
+	for _, db := range []string{"postgres://app:s3cret@db.internal", "postgres://app:s3cret@db.internal:5432/app"} {
+		_, err := datasource.Load(context.Background(), dir, []string{"data/app.yaml"}, func(string) string { return db }, nil)
+		if err == nil || strings.Contains(err.Error(), "s3cret") || !strings.Contains(err.Error(), "data/app.yaml:1: dsn: ") ||
+			!strings.Contains(err.Error(), "postgres://") {
+			t.Errorf("%s: %v", db, err)
+		}
+	}
+}

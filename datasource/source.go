@@ -66,6 +66,11 @@ func (s *Source) open(ctx context.Context, dir string, probs *problems) {
 	case strings.HasPrefix(dsn, "sqlite:"), strings.HasPrefix(dsn, "file:"):
 		s.dialect, driver = sqliteDialect, "sqlite"
 		file := strings.TrimPrefix(strings.TrimPrefix(dsn, "sqlite:"), "file:")
+		if strings.Contains(file, "://") {
+			// Not echoed: the URL may carry a password.
+			probs.add(s.spec.dsnLine, "dsn: sqlite: takes a file name, not a URL; write a Postgres DSN as postgres://... without sqlite:")
+			return
+		}
 		if strings.ContainsAny(file, "?#%") || file == "" {
 			probs.add(s.spec.dsnLine, "dsn: a SQLite file name without ?, # or %%")
 			return
