@@ -153,7 +153,7 @@ func (a *action) run(ctx context.Context, raw json.RawMessage, user string, now 
 		if e := timeoutOr(ctx, s, err); e != err {
 			return "", e
 		}
-		return "", bad("the app's database refused %s: %s", a.spec.name, clip(err.Error()))
+		return "", bad("the app's database refused %s: %s", a.spec.name, dbText(err))
 	}
 	n, _ := res.RowsAffected()
 	if n == 0 && a.spec.kind == "update" {

@@ -133,3 +133,48 @@ actions:
 		t.Errorf("recolor: %+v; color %q", res, color)
 	}
 }
+
+// TestRefusalNamed: when the app's database refuses a write, the result
+// says which constraint and columns, so the model can fix its call.
+func TestRefusalNamed(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "app.db")
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`CREATE TABLE zone_intelligence (id TEXT PRIMARY KEY, reported_by TEXT NOT NULL,
+		market_slug TEXT NOT NULL, zone_name TEXT NOT NULL, UNIQUE (market_slug, zone_name))`); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "data"), 0o755)
+	os.WriteFile(filepath.Join(dir, "data", "app.yaml"), []byte(`dsn: sqlite:`+path+`
+user_key: name
+tables:
+  zone_intelligence: {shared: true, scope: reported_by, columns: [zone_name]}
+actions:
+  zone_intel:
+    description: Add a zone.
+    table: zone_intelligence
+    insert: {id: $uuid, market_slug: $market_slug, zone_name: $zone_name}
+    input_schema: {type: object, properties: {market_slug: {type: string}, zone_name: {type: string}}}
+`), 0o644)
+	set, err := datasource.Load(context.Background(), dir, []string{"data/app.yaml"}, func(string) string { return "" }, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer set.Close()
+	tools := map[string]coachd.Tool{}
+	for _, tool := range set.Tools() {
+		tools[tool.Definition().Name] = tool
+	}
+	in := `{"market_slug":"dallas-tx","zone_name":"Deep Ellum"}`
+	if res := callTool(t, tools, "zone_intel", in); res.IsError {
+		t.Fatalf("first: %+v", res)
+	}
+	res := callTool(t, tools, "zone_intel", in)
+	if !res.IsError || !strings.Contains(res.Content, "zone_intelligence.market_slug, zone_intelligence.zone_name") {
+		t.Errorf("refusal: %+v", res)
+	}
+}

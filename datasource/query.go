@@ -165,9 +165,16 @@ func escapeLike(s string) string {
 }
 
 // clip bounds model text quoted back in an error.
-func clip(s string) string {
-	if len(s) > 60 {
-		s = s[:60] + "…"
+func clip(s string) string { return clipTo(s, 60) }
+
+// dbText bounds the refusal of a write quoted in a result: long enough to
+// name the constraint and its columns, which the model needs to fix its
+// call ("UNIQUE constraint failed: zone_intelligence.market_slug, ...").
+func dbText(err error) string { return clipTo(err.Error(), 300) }
+
+func clipTo(s string, n int) string {
+	if len(s) > n {
+		s = s[:n] + "…"
 	}
 	return strings.ToValidUTF8(s, "")
 }
