@@ -257,7 +257,7 @@ func (a *action) candidates(ctx context.Context, tx *sql.Tx, in map[string]any, 
 	col := quote(m.column)
 	switch w, isText := want.(string); {
 	case fuzzy:
-		where = append(where, lowered(m.column)+" LIKE "+add("%"+escapeLike(strings.ToLower(w))+"%")+` ESCAPE '\'`)
+		where = append(where, likeText(m.column, w, add))
 	case isText:
 		// Equal, case aside; equal as written too, since SQLite's lower()
 		// folds ASCII only and Go's every letter ("ÉTÉ").

@@ -117,7 +117,7 @@ func parseWhere(t *table, raw json.RawMessage) ([]cond, error) {
 			if !ok {
 				return nil, bad("where.%s: like takes a string", col)
 			}
-			c.args = []any{"%" + escapeLike(strings.ToLower(s)) + "%"}
+			c.args = []any{s}
 		default:
 			c.args = []any{t.bindable(col, a)}
 		}
@@ -209,7 +209,7 @@ func (q *selectSpec) sql() (string, []any) {
 		case "notnull":
 			where = append(where, col+" IS NOT NULL")
 		case "like":
-			where = append(where, lowered(c.column)+" LIKE "+arg(c.args[0])+` ESCAPE '\'`)
+			where = append(where, likeText(c.column, c.args[0].(string), arg))
 		case "in":
 			ph := make([]string, len(c.args))
 			for i, a := range c.args {

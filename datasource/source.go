@@ -380,6 +380,17 @@ func (t *table) bindable(c string, v any) any {
 // the cast lets Postgres compare a number or a date as SQLite does.
 func lowered(c string) string { return "lower(CAST(" + quote(c) + " AS TEXT))" }
 
+// likeText is "column c contains s", case aside, with s's wildcards
+// taken as text: the column lowercased contains s lowercased, or the
+// column contains s as written, since the database's lower() may fold
+// ASCII only (SQLite's; Postgres's under the C locale) where Go's folds
+// every letter, and "Élysée" would otherwise never match.
+func likeText(c, s string, add func(any) string) string {
+	lower := add("%" + escapeLike(strings.ToLower(s)) + "%")
+	asIs := add("%" + escapeLike(s) + "%")
+	return "(" + lowered(c) + " LIKE " + lower + ` ESCAPE '\' OR CAST(` + quote(c) + " AS TEXT) LIKE " + asIs + ` ESCAPE '\')`
+}
+
 // begin opens a transaction bounded by the source's time cap; Postgres
 // also bounds each statement on the server.
 func (s *Source) begin(ctx context.Context, db *sql.DB, readOnly bool) (*sql.Tx, error) {

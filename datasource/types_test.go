@@ -242,3 +242,27 @@ actions:
 		t.Errorf("got %v\nwant %s", err, want)
 	}
 }
+
+// TestLikeAccents: like and loose matches find a name with a capital
+// that is not ASCII, written as the row has it: SQLite's lower() folds
+// ASCII only, so lowercasing both sides alone never matched "Élysée".
+func TestLikeAccents(t *testing.T) {
+	for i := range typed {
+		t.Run(typed[i].name, func(t *testing.T) {
+			tools, db := openTyped(t, i, `('s1', 'alice', 'Élysée Montmartre', NULL, '2026-01-05 19:30:00', NULL),
+				('s2', 'alice', 'Zénith', NULL, '2026-01-06 19:30:00', NULL)`)
+			for _, q := range []string{"Élysée", "Élysée Mont", "Montmartre"} {
+				in := `{"table":"shifts","where":{"title":{"like":"` + q + `"}}}`
+				if got := mustRows(t, callTool(t, tools, "query_data", in)); got.Count != 1 {
+					t.Errorf("like %q: %+v", q, got)
+				}
+			}
+			res := callTool(t, tools, "retitle", `{"title":"Élysée","new":"Olympia"}`)
+			var title string
+			db.QueryRow(`SELECT title FROM shifts WHERE id = 's1'`).Scan(&title)
+			if res.IsError || title != "Olympia" {
+				t.Errorf("retitle Élysée: %+v; title %q", res, title)
+			}
+		})
+	}
+}
