@@ -161,6 +161,12 @@ func (a *action) run(ctx context.Context, raw json.RawMessage, user string, now 
 		// transaction changed it meanwhile): nothing was written.
 		return "", bad("%s: the row of %s changed meanwhile and nothing was written; look it up again", a.spec.name, a.t.name)
 	}
+	if n > 1 && a.spec.kind == "update" {
+		// The declared key is not unique: the statement reached rows
+		// the input did not name. The deferred rollback undoes it.
+		return "", bad("%s: nothing was written: %s %v names %d rows of %s, not one (the data file's key must be unique)",
+			a.spec.name, a.spec.key, clip(fmt.Sprint(result["row"].(map[string]any)[a.spec.key])), n, a.t.name)
+	}
 	if err := tx.Commit(); err != nil {
 		return "", timeoutOr(ctx, s, err)
 	}

@@ -178,3 +178,38 @@ actions:
 		t.Errorf("refusal: %+v", res)
 	}
 }
+
+// TestUpdateOneRow: an update changes the one row match names; a key
+// that is not unique (city) would change others too, so nothing is
+// written.
+func TestUpdateOneRow(t *testing.T) {
+	dsn, db := backends[0].open(t)
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "data"), 0o755)
+	os.WriteFile(filepath.Join(dir, "data", "app.yaml"), []byte(`dsn: `+dsn+`
+user_key: name
+tables:
+  events: {scope: user_id, columns: [id, title, city]}
+actions:
+  rank_event:
+    description: Rank one of the user's events.
+    table: events
+    update: {key: city, match: [{input: title, column: title}], set: {rank: $rank}}
+    input_schema: {type: object, properties: {title: {type: string}, rank: {type: integer}}}
+`), 0o644)
+	set, err := datasource.Load(context.Background(), dir, []string{"data/app.yaml"}, func(string) string { return "" }, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer set.Close()
+	tools := map[string]coachd.Tool{}
+	for _, tool := range set.Tools() {
+		tools[tool.Definition().Name] = tool
+	}
+	res := callTool(t, tools, "rank_event", `{"title":"Jazz Concert","rank":9}`)
+	var n int
+	db.QueryRow(`SELECT count(*) FROM events WHERE rank = 9`).Scan(&n)
+	if !res.IsError || n != 0 {
+		t.Errorf("an update by a key three rows share: %+v; %d rows changed", res, n)
+	}
+}
