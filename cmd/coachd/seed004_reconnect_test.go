@@ -1,0 +1,107 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coachd/coachd/anthropic/anthropictest"
+)
+
+// TestSeed004Reconnect: seed 004 says "If disconnected, create a new
+// request (SSE does not support resumption)". A fitness client whose
+// stream broke mid-reply sends its message again on the same session; that
+// request must run, not meet a turn_in_progress held by a turn nobody can
+// read any more.
+func TestSeed004Reconnect(t *testing.T) {
+	fake := anthropictest.NewServer()
+	defer fake.Close()
+	app := fitnessApp(t)
+	p := MustStart(t, []string{"ANTHROPIC_API_KEY=test", "ANTHROPIC_BASE_URL=" + fake.URL(), "FITNESS_API_URL=" + app.URL},
+		"--db", filepath.Join(t.TempDir(), "c.db"), "--pack", filepath.Join("..", "..", "examples", "fitness"), "--demo",
+		"--webhook-allow", "127.0.0.1/32", "--rate-limit", "off")
+	// The first answer never ends on its own: only its client leaving can
+	// end it.
+	fake.Enqueue(anthropictest.Text("Here is a long plan for your legs", 4).StallAfter(4), anthropictest.Text("Legs, push, pull.", 6))
+
+	streamReq := func(body string) *http.Request {
+		req, _ := http.NewRequest("POST", p.url+"/v1/chat/stream", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+p.key)
+		req.Header.Set("Content-Type", "application/json")
+		return req
+	}
+	// The seed's client: {message, session_id: null} on the first send.
+	tr := &http.Transport{}
+	defer tr.CloseIdleConnections()
+	resp, err := (&http.Client{Transport: tr}).Do(streamReq(`{"message":"plan my week","session_id":null}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sid, event := "", ""
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() && event != "content_delta" {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "event: "):
+			event = strings.TrimPrefix(line, "event: ")
+		case strings.HasPrefix(line, "data: ") && event == "message_start":
+			var d struct {
+				SessionID string `json:"session_id"`
+			}
+			json.Unmarshal([]byte(strings.TrimPrefix(line, "data: ")), &d)
+			sid = d.SessionID
+		}
+	}
+	if resp.StatusCode != 200 || sid == "" || event != "content_delta" {
+		t.Fatalf("first stream: %d, session %q, last event %q", resp.StatusCode, sid, event)
+	}
+	// The network drops the stream.
+	resp.Body.Close()
+	tr.CloseIdleConnections()
+
+	// The client creates a new request, as the seed says. The server may
+	// take a moment to notice the first one is gone; it must not keep the
+	// session busy for the rest of a turn nobody reads.
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		status, _, body := post(t, p.url+"/v1/chat/stream", p.key, `{"message":"plan my week","session_id":"`+sid+`"}`)
+		if status == 200 {
+			if text := seed004Text(string(body)); !strings.Contains(string(body), "event: message_end") || text != "Legs, push, pull." {
+				t.Fatalf("the new request's stream: %s", body)
+			}
+			return
+		}
+		if status != 409 || !strings.Contains(string(body), "turn_in_progress") {
+			t.Fatalf("the new request: %d %s", status, body)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the new request is still refused after 15 s: %d %s", status, body)
+		}
+		select {
+		case <-p.exited:
+			t.Fatal("the server exited")
+		case <-time.After(100 * time.Millisecond): // polls, as a client's retry would
+		}
+	}
+}
+
+// seed004Text is the reply a stream's content_delta events add up to.
+func seed004Text(stream string) string {
+	var b strings.Builder
+	for _, block := range strings.Split(stream, "\n\n") {
+		if !strings.Contains(block, "event: content_delta\n") {
+			continue
+		}
+		for _, line := range strings.Split(block, "\n") {
+			var d struct{ Text string }
+			if data, ok := strings.CutPrefix(line, "data: "); ok && json.Unmarshal([]byte(data), &d) == nil {
+				b.WriteString(d.Text)
+			}
+		}
+	}
+	return b.String()
+}
