@@ -221,13 +221,19 @@ func (t gitDiff) Execute(ctx context.Context, call coachd.ToolCall, _ coachd.Too
 	if err != nil {
 		return refuse("%v", err)
 	}
-	if _, err := t.w.root.Stat(".git"); err != nil {
-		return refuse("git_diff: the workspace is not a git repository; read the files instead")
+	// The repository is the worker's too: a .git file (gitdir:) or
+	// core.worktree would diff another directory, an attribute or a
+	// textconv driver hide or rewrite a change, core.fsmonitor run the
+	// worker's program. Only a real .git directory of the workspace is
+	// read, and its settings cannot shape the diff.
+	if fi, err := t.w.root.Lstat(".git"); err != nil || !fi.IsDir() {
+		return refuse("git_diff: the workspace is not a git repository (a .git directory); read the files instead")
 	}
 	var b strings.Builder
 	for _, args := range [][]string{{"diff", "--stat"}, {"diff"}} {
-		argv := append([]string{"git", "-c", "core.pager=cat", "--no-pager"}, args...)
-		argv = append(argv, "--no-color", "--no-ext-diff", "HEAD", "--", p)
+		argv := append([]string{"git", "--git-dir=" + filepath.Join(t.w.dir, ".git"), "--work-tree=" + t.w.dir,
+			"-c", "core.pager=cat", "-c", "core.fsmonitor=false", "-c", "core.bigFileThreshold=512m", "--no-pager"}, args...)
+		argv = append(argv, "--no-color", "--no-ext-diff", "--no-textconv", "--text", "HEAD", "--", p)
 		run := t.w.exec(ctx, argv)
 		if run.ExitCode != 0 {
 			return refuse("git diff failed (exit %d): %s", run.ExitCode, clip(run.Output, 500))

@@ -1,0 +1,122 @@
+package review
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// gitRepo is a repository in dir with main.go committed, then changed
+// (println("changed")) but not committed.
+func gitRepo(t *testing.T, dir string) {
+	t.Helper()
+	write(t, filepath.Join(dir, "main.go"), "package main\n\nfunc main() {\n\tprintln(\"hi\")\n}\n")
+	gitIn(t, dir, "init", "-q")
+	gitIn(t, dir, "add", "main.go")
+	gitIn(t, dir, "commit", "-q", "-m", "init")
+	write(t, filepath.Join(dir, "main.go"), "package main\n\nfunc main() {\n\tprintln(\"changed\")\n}\n")
+}
+
+func gitIn(t *testing.T, dir string, args ...string) {
+	t.Helper()
+	cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"}, args...)...)
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+}
+
+func appendFile(t *testing.T, path, s string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY|os.O_CREATE, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(s); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestGitDiffWorkerSettings: the workspace, .git included, is the
+// worker's; the diff the validator reads must be the real change, not one
+// the worker's repository settings hide, rewrite or fetch from elsewhere,
+// and git_diff must run none of the worker's programs.
+func TestGitDiffWorkerSettings(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	const change = `+	println("changed")`
+	diff := func(t *testing.T, dir string) string {
+		t.Helper()
+		ws, err := NewWorkspace(dir, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := execTool(t, ws, "git_diff", `{}`)
+		if res.IsError {
+			t.Fatalf("git_diff: %s", res.Content)
+		}
+		return res.Content
+	}
+	t.Run("BinaryAttribute", func(t *testing.T) {
+		dir := t.TempDir()
+		gitRepo(t, dir)
+		write(t, filepath.Join(dir, ".gitattributes"), "*.go -diff\n")
+		if got := diff(t, dir); !strings.Contains(got, change) {
+			t.Fatalf("a -diff attribute hid the change:\n%s", got)
+		}
+	})
+	t.Run("Textconv", func(t *testing.T) {
+		dir := t.TempDir()
+		gitRepo(t, dir)
+		write(t, filepath.Join(dir, ".gitattributes"), "*.go diff=clean\n")
+		appendFile(t, filepath.Join(dir, ".git", "config"), "[diff \"clean\"]\n\ttextconv = true\n")
+		if got := diff(t, dir); !strings.Contains(got, change) {
+			t.Fatalf("a textconv driver rewrote the change:\n%s", got)
+		}
+	})
+	t.Run("Fsmonitor", func(t *testing.T) {
+		dir := t.TempDir()
+		gitRepo(t, dir)
+		marker := filepath.Join(dir, "ran")
+		write(t, filepath.Join(dir, "hook.sh"), "#!/bin/sh\ntouch "+marker+"\n")
+		os.Chmod(filepath.Join(dir, "hook.sh"), 0o755)
+		appendFile(t, filepath.Join(dir, ".git", "config"), "[core]\n\tfsmonitor = "+filepath.Join(dir, "hook.sh")+"\n")
+		if got := diff(t, dir); !strings.Contains(got, change) {
+			t.Fatalf("diff:\n%s", got)
+		}
+		if _, err := os.Stat(marker); err == nil {
+			t.Fatal("git_diff ran the worker's fsmonitor hook")
+		}
+	})
+	t.Run("Worktree", func(t *testing.T) {
+		top := t.TempDir()
+		dir, clean := filepath.Join(top, "ws"), filepath.Join(top, "clean")
+		gitRepo(t, dir)
+		write(t, filepath.Join(clean, "main.go"), "package main\n\nfunc main() {\n\tprintln(\"hi\")\n}\n")
+		appendFile(t, filepath.Join(dir, ".git", "config"), "[core]\n\tworktree = "+clean+"\n")
+		if got := diff(t, dir); !strings.Contains(got, change) {
+			t.Fatalf("core.worktree pointed the diff at another directory:\n%s", got)
+		}
+	})
+	t.Run("GitdirFile", func(t *testing.T) {
+		top := t.TempDir()
+		other, dir := filepath.Join(top, "other"), filepath.Join(top, "ws")
+		write(t, filepath.Join(other, "secret.txt"), "TOP SECRET\n")
+		gitIn(t, other, "init", "-q")
+		gitIn(t, other, "add", "secret.txt")
+		gitIn(t, other, "commit", "-q", "-m", "secret")
+		write(t, filepath.Join(dir, "main.go"), "package main\n")
+		write(t, filepath.Join(dir, ".git"), "gitdir: "+filepath.Join(other, ".git")+"\n")
+		ws, err := NewWorkspace(dir, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res := execTool(t, ws, "git_diff", `{}`); strings.Contains(res.Content, "TOP SECRET") {
+			t.Fatalf("a .git file led git_diff to a repository outside the workspace:\n%s", res.Content)
+		}
+	})
+}
