@@ -211,10 +211,14 @@ func diffTrees(ctx context.Context, a, b string) string {
 	b, _ = filepath.Abs(b)
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "git", "diff", "--no-index", "--no-color", "--", a, b)
+	cmd := exec.CommandContext(ctx, "git", "diff", "--no-index", "--no-color", "--no-ext-diff", "--no-textconv", "--text", "--", a, b)
 	var out bytes.Buffer
 	cmd.Stdout = &out
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.TempDir(), "GIT_CONFIG_NOSYSTEM=1"}
+	// HOME is the shared temporary directory, where anyone may leave a
+	// .gitconfig (or .config/git/attributes): no global or system settings
+	// are read, and none could run a diff program or hide a change.
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.TempDir(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
+		"GIT_ATTR_NOSYSTEM=1", "XDG_CONFIG_HOME=" + os.DevNull}
 	if err := cmd.Run(); err != nil && cmd.ProcessState == nil {
 		return fmt.Sprintf("(no diff: %v)", err)
 	}
