@@ -1,7 +1,9 @@
 package review
 
 import (
+	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -98,12 +101,15 @@ func (w *Workspace) exec(ctx context.Context, argv []string) *CommandRun {
 		defer os.RemoveAll(home)
 	}
 	out := &headTail{keep: outputKeep}
+	// The run's mark, inherited by every process it starts: what left the
+	// process group is found by it after the run.
+	mark := "COACHD_RUN=" + rand.Text()
 	start := time.Now()
 	isolated := true
 	var cmd *exec.Cmd
 	for attempt := 0; ; attempt++ {
 		cmd = exec.CommandContext(ctx, argv[0], argv[1:]...)
-		cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = w.dir, scrubbedEnv(home), out, out
+		cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = w.dir, append(scrubbedEnv(home), mark), out, out
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		if isolated {
 			isolate(cmd.SysProcAttr)
@@ -124,9 +130,15 @@ func (w *Workspace) exec(ctx context.Context, argv []string) *CommandRun {
 		run.Output = fmt.Sprintf("could not start %s: %v", argv[0], errors.Unwrap(err))
 		return run
 	}
+	ns := ""
+	if isolated {
+		ns = netNS(cmd.Process.Pid)
+	}
 	err = cmd.Wait()
-	// Whatever the leader did, nothing of the group outlives the call.
+	// Whatever the leader did, nothing of the group outlives the call, nor
+	// what left the group (setsid) but is still the run's.
 	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	killLeft(ns, mark)
 	run.DurationMS = time.Since(start).Milliseconds()
 	run.TimedOut = ctx.Err() != nil
 	run.ExitCode = cmd.ProcessState.ExitCode()
@@ -147,6 +159,51 @@ func isolate(a *syscall.SysProcAttr) {
 	a.Cloneflags = syscall.CLONE_NEWNET | syscall.CLONE_NEWUSER
 	a.UidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getuid(), HostID: os.Getuid(), Size: 1}}
 	a.GidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getgid(), HostID: os.Getgid(), Size: 1}}
+}
+
+// netNS names pid's network namespace ("net:[…]"); "" when unknown.
+func netNS(pid int) string {
+	s, _ := os.Readlink("/proc/" + strconv.Itoa(pid) + "/ns/net")
+	return s
+}
+
+// killLeft kills every process left of a run: in its own network
+// namespace ns (a daemon that left the process group is still in it), or
+// carrying its environment mark. The server's namespace is never a
+// command's, and is never swept.
+func killLeft(ns, mark string) {
+	if ns == netNS(os.Getpid()) {
+		ns = ""
+	}
+	tag := []byte("\x00" + mark + "\x00")
+	for range 10 { // until none is left: one may fork while the sweep runs
+		entries, err := os.ReadDir("/proc")
+		if err != nil {
+			return
+		}
+		found := false
+		for _, e := range entries {
+			pid, err := strconv.Atoi(e.Name())
+			if err != nil || pid == os.Getpid() {
+				continue
+			}
+			// Held first (a pidfd on Linux), so a pid reused after the
+			// check below is never the one killed.
+			proc, err := os.FindProcess(pid)
+			if err != nil {
+				continue
+			}
+			env, _ := os.ReadFile("/proc/" + e.Name() + "/environ")
+			if ns != "" && netNS(pid) == ns || bytes.Contains(append([]byte{0}, env...), tag) {
+				proc.Kill()
+				found = true
+			}
+			proc.Release()
+		}
+		if !found {
+			return
+		}
+	}
 }
 
 // scrubbedEnv is the environment of a command: no secrets (nothing of the
