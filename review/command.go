@@ -90,10 +90,11 @@ func (t runCommand) Execute(ctx context.Context, call coachd.ToolCall, _ coachd.
 	return jsonResult(run)
 }
 
-// exec runs argv in the workspace: no shell, a scrubbed environment, its
+// exec runs argv in the workspace: no shell, a scrubbed environment (plus
+// env), its
 // own process group (killed whole at the timeout), a new network namespace
 // when the kernel grants one, the output capped to head and tail.
-func (w *Workspace) exec(ctx context.Context, argv []string) *CommandRun {
+func (w *Workspace) exec(ctx context.Context, argv []string, env ...string) *CommandRun {
 	ctx, cancel := context.WithTimeout(ctx, w.opts.Timeout)
 	defer cancel()
 	home, err := os.MkdirTemp("", "coachd-run-")
@@ -109,7 +110,7 @@ func (w *Workspace) exec(ctx context.Context, argv []string) *CommandRun {
 	var cmd *exec.Cmd
 	for attempt := 0; ; attempt++ {
 		cmd = exec.CommandContext(ctx, argv[0], argv[1:]...)
-		cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = w.dir, append(scrubbedEnv(home), mark), out, out
+		cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = w.dir, append(append(scrubbedEnv(home), env...), mark), out, out
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		if isolated {
 			isolate(cmd.SysProcAttr)
@@ -260,46 +261,4 @@ func (h *headTail) String() string {
 		return strings.ToValidUTF8(string(h.head), "") + fmt.Sprintf("\n[… %d bytes cut …]\n", cut) + strings.ToValidUTF8(string(tail), "")
 	}
 	return strings.ToValidUTF8(string(h.head)+string(tail), "")
-}
-
-type gitDiff struct{ w *Workspace }
-
-func (gitDiff) Definition() coachd.ToolDef {
-	return coachd.ToolDef{
-		Name:        "git_diff",
-		Description: "Show the workspace's uncommitted changes (git diff against HEAD, with a --stat summary first); path narrows it.",
-		Category:    coachd.ToolInstant,
-		InputSchema: json.RawMessage(pathSchema),
-	}
-}
-
-func (t gitDiff) Execute(ctx context.Context, call coachd.ToolCall, _ coachd.ToolEnv) (coachd.ToolResult, error) {
-	p, err := inputPath(call)
-	if err != nil {
-		return refuse("%v", err)
-	}
-	// The repository is the worker's too: a .git file (gitdir:) or
-	// core.worktree would diff another directory, an attribute or a
-	// textconv driver hide or rewrite a change, core.fsmonitor run the
-	// worker's program. Only a real .git directory of the workspace is
-	// read, and its settings cannot shape the diff.
-	if fi, err := t.w.root.Lstat(".git"); err != nil || !fi.IsDir() {
-		return refuse("git_diff: the workspace is not a git repository (a .git directory); read the files instead")
-	}
-	var b strings.Builder
-	for _, args := range [][]string{{"diff", "--stat"}, {"diff"}} {
-		argv := append([]string{"git", "--git-dir=" + filepath.Join(t.w.dir, ".git"), "--work-tree=" + t.w.dir,
-			"-c", "core.pager=cat", "-c", "core.fsmonitor=false", "-c", "core.bigFileThreshold=512m", "--no-pager"}, args...)
-		argv = append(argv, "--no-color", "--no-ext-diff", "--no-textconv", "--text", "HEAD", "--", p)
-		run := t.w.exec(ctx, argv)
-		if run.ExitCode != 0 {
-			return refuse("git diff failed (exit %d): %s", run.ExitCode, clip(run.Output, 500))
-		}
-		b.WriteString(run.Output)
-		b.WriteString("\n")
-	}
-	if strings.TrimSpace(b.String()) == "" {
-		return coachd.ToolResult{Content: "no changes"}, nil
-	}
-	return coachd.ToolResult{Content: b.String()}, nil
 }

@@ -120,3 +120,34 @@ func TestGitDiffWorkerSettings(t *testing.T) {
 		}
 	})
 }
+
+// TestGitDiffWorkerIndex: the index is the worker's too; a changed file it
+// marks assume-unchanged or skip-worktree, or rewrites through a clean
+// filter, still shows in the diff.
+func TestGitDiffWorkerIndex(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	const change = `+	println("changed")`
+	for name, plant := range map[string]func(t *testing.T, dir string){
+		"AssumeUnchanged": func(t *testing.T, dir string) { gitIn(t, dir, "update-index", "--assume-unchanged", "main.go") },
+		"SkipWorktree":    func(t *testing.T, dir string) { gitIn(t, dir, "update-index", "--skip-worktree", "main.go") },
+		"CleanFilter": func(t *testing.T, dir string) {
+			write(t, filepath.Join(dir, ".gitattributes"), "*.go filter=same\n")
+			appendFile(t, filepath.Join(dir, ".git", "config"), "[filter \"same\"]\n\tclean = sed s/changed/hi/\n")
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			gitRepo(t, dir)
+			plant(t, dir)
+			ws, err := NewWorkspace(dir, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res := execTool(t, ws, "git_diff", `{}`); res.IsError || !strings.Contains(res.Content, change) {
+				t.Fatalf("the change is hidden: %+v", res)
+			}
+		})
+	}
+}

@@ -1,0 +1,80 @@
+package review
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/coachd/coachd"
+)
+
+type gitDiff struct{ w *Workspace }
+
+func (gitDiff) Definition() coachd.ToolDef {
+	return coachd.ToolDef{
+		Name:        "git_diff",
+		Description: "Show how the workspace's files differ from its last commit (git diff against HEAD, with a --stat summary first; files HEAD does not have are not shown: list_files finds them); path narrows it.",
+		Category:    coachd.ToolInstant,
+		InputSchema: json.RawMessage(pathSchema),
+	}
+}
+
+var commitRe = regexp.MustCompile(`^[0-9a-f]{40}([0-9a-f]{24})?$`)
+
+// Execute diffs the work tree against the workspace's HEAD commit. The
+// repository is the worker's too: its settings could diff another
+// directory (core.worktree, a .git file), hide or rewrite a change (an
+// attribute, a textconv driver, a clean filter, core.fsmonitor, an index
+// entry marked assume-unchanged or skip-worktree) or run its programs. So
+// only its HEAD and its objects are read: the diff runs in a private
+// repository of ours that borrows them, with a private index read from
+// HEAD (nothing is written to the worker's repository).
+func (t gitDiff) Execute(ctx context.Context, call coachd.ToolCall, _ coachd.ToolEnv) (coachd.ToolResult, error) {
+	p, err := inputPath(call)
+	if err != nil {
+		return refuse("%v", err)
+	}
+	if fi, err := t.w.root.Lstat(".git"); err != nil || !fi.IsDir() {
+		return refuse("git_diff: the workspace is not a git repository (a .git directory); read the files instead")
+	}
+	wsGit := filepath.Join(t.w.dir, ".git")
+	run := t.w.exec(ctx, []string{"git", "--git-dir=" + wsGit, "rev-parse", "--verify", "--quiet", "HEAD^{commit}"})
+	head := strings.TrimSpace(run.Output)
+	if run.ExitCode != 0 || !commitRe.MatchString(head) {
+		return refuse("git diff failed: the git repository has no HEAD commit (exit %d): %s", run.ExitCode, clip(run.Output, 500))
+	}
+	priv, err := os.MkdirTemp("", "coachd-git-")
+	if err != nil {
+		return coachd.ToolResult{}, err
+	}
+	defer os.RemoveAll(priv)
+	gitDir := filepath.Join(priv, "repo")
+	env := []string{"GIT_INDEX_FILE=" + filepath.Join(priv, "index"), "GIT_ALTERNATE_OBJECT_DIRECTORIES=" + filepath.Join(wsGit, "objects"),
+		"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null"}
+	git := func(args ...string) []string {
+		return append([]string{"git", "--git-dir=" + gitDir, "--work-tree=" + t.w.dir, "-c", "core.pager=cat", "--no-pager"}, args...)
+	}
+	var b strings.Builder
+	for i, argv := range [][]string{
+		{"git", "init", "-q", "--bare", gitDir},
+		git("read-tree", head),
+		git("diff", "--stat", "--no-color", "--no-ext-diff", "--no-textconv", "--text", head, "--", p),
+		git("diff", "--no-color", "--no-ext-diff", "--no-textconv", "--text", head, "--", p),
+	} {
+		run := t.w.exec(ctx, argv, env...)
+		if run.ExitCode != 0 {
+			return refuse("git diff failed (exit %d): %s", run.ExitCode, clip(strings.ReplaceAll(run.Output, priv, "…"), 500))
+		}
+		if i >= 2 {
+			b.WriteString(run.Output)
+			b.WriteString("\n")
+		}
+	}
+	if strings.TrimSpace(b.String()) == "" {
+		return coachd.ToolResult{Content: "no changes"}, nil
+	}
+	return coachd.ToolResult{Content: b.String()}, nil
+}
