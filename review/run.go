@@ -140,10 +140,7 @@ func (r *Run) SessionID() string { return r.turn.SessionID() }
 func (r *Run) Do(ctx context.Context, sink coachd.EventSink) (*coachd.Review, *agent.Result, error) {
 	res := r.turn.Run(ctx, sink)
 	decision, approved := r.trace.Decision()
-	trace, err := json.Marshal(r.trace)
-	if err != nil || len(trace) > coachd.ReviewTraceMax {
-		trace = []byte(fmt.Sprintf(`{"truncated":true,"bytes":%d}`, len(trace)))
-	}
+	trace := storedTrace(r.trace)
 	rev := &coachd.Review{
 		UserID: r.req.User.ID, TaskID: r.req.TaskID, SessionID: res.SessionID, Agent: r.agent.Name,
 		Approved: approved, Decision: decision, Trace: trace,
@@ -159,6 +156,24 @@ func (r *Run) Do(ctx context.Context, sink coachd.EventSink) (*coachd.Review, *a
 			"decided", decision != nil, "stop", res.StopReason)
 	}
 	return rev, res, nil
+}
+
+// storedTrace is the trace as a review keeps it: whole when it fits, else
+// without its commands' outputs (what ran, how long, its exit code and
+// test counts stay: they are the proof of an independent verification),
+// else only its size.
+func storedTrace(tr *Trace) json.RawMessage {
+	trace, err := json.Marshal(tr)
+	if err == nil && len(trace) > coachd.ReviewTraceMax {
+		var short []byte
+		if short, err = tr.marshal(false); err == nil && len(short) <= coachd.ReviewTraceMax {
+			return short
+		}
+	}
+	if err != nil || len(trace) > coachd.ReviewTraceMax {
+		return []byte(fmt.Sprintf(`{"truncated":true,"bytes":%d}`, len(trace)))
+	}
+	return trace
 }
 
 // Brief is the coach's first message, in the seed orchestrator's format:

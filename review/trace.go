@@ -6,6 +6,7 @@ package review
 
 import (
 	"encoding/json"
+	"slices"
 	"sync"
 	"time"
 )
@@ -81,7 +82,12 @@ func (t *Trace) Decision() (json.RawMessage, bool) {
 }
 
 // MarshalJSON stores the trace: task, events, tool calls.
-func (t *Trace) MarshalJSON() ([]byte, error) {
+func (t *Trace) MarshalJSON() ([]byte, error) { return t.marshal(true) }
+
+// marshal is MarshalJSON; without outputs, the commands' outputs are left
+// out (output_bytes still says how long each was) and outputs_dropped is
+// set.
+func (t *Trace) marshal(outputs bool) ([]byte, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	events, calls := t.events, t.calls
@@ -91,9 +97,20 @@ func (t *Trace) MarshalJSON() ([]byte, error) {
 	if calls == nil {
 		calls = []TraceCall{}
 	}
+	if !outputs {
+		calls = slices.Clone(calls)
+		for i, c := range calls {
+			if c.Command != nil {
+				run := *c.Command
+				run.Output = ""
+				calls[i].Command = &run
+			}
+		}
+	}
 	return json.Marshal(struct {
-		TaskID string       `json:"task_id"`
-		Events []TraceEvent `json:"events"`
-		Calls  []TraceCall  `json:"tool_calls"`
-	}{t.taskID, events, calls})
+		TaskID  string       `json:"task_id"`
+		Events  []TraceEvent `json:"events"`
+		Calls   []TraceCall  `json:"tool_calls"`
+		Dropped bool         `json:"outputs_dropped,omitempty"`
+	}{t.taskID, events, calls, !outputs})
 }
