@@ -20,8 +20,10 @@ import (
 type Reviewer struct {
 	Runner *agent.Runner
 	Store  coachd.ReviewService
-	// Root confines the workspaces a request may name (POST /v1/reviews);
-	// "" lets Workspace accept any directory (the CLI, run by its owner).
+	// Root confines the workspaces a request may name (POST /v1/reviews):
+	// each user's are the subdirectories of Root/<user id>, so no user
+	// reviews, and reads through the coach's tools, another's. "" lets
+	// Workspace accept any directory (the CLI, run by its owner).
 	Root string
 	// Agent is the coach used when a request names none; "" picks the
 	// first agent that has record_decision.
@@ -40,9 +42,11 @@ type Request struct {
 	Agent        string
 }
 
-// Workspace resolves a workspace name from a request to a directory under
-// Root: relative, no "..", no symlink out of Root, an existing directory.
-func (rv *Reviewer) Workspace(name string) (string, error) {
+// Workspace resolves a workspace name from userID's request to a
+// directory under Root/<userID>: relative, no "..", no symlink out of
+// it, an existing directory. Without Root, name is any directory and
+// userID is not used.
+func (rv *Reviewer) Workspace(userID, name string) (string, error) {
 	bad := func(msg string) error {
 		return coachd.Invalid(coachd.FieldError{Field: "workspace", Message: msg, Code: "format"})
 	}
@@ -56,9 +60,15 @@ func (rv *Reviewer) Workspace(name string) (string, error) {
 	if name == "" || filepath.IsAbs(name) || strings.ContainsRune(name, 0) || !filepath.IsLocal(name) {
 		return "", bad("must be a directory name under the workspaces root, without .. or a leading /")
 	}
+	if !filepath.IsLocal(userID) || strings.ContainsAny(userID, `/\`) {
+		return "", coachd.Errorf(coachd.EINTERNAL, "workspaces: user id %q is not a directory name", userID)
+	}
 	root, err := filepath.EvalSymlinks(rv.Root)
 	if err != nil {
 		return "", coachd.Errorf(coachd.EINTERNAL, "workspaces root: %v", err)
+	}
+	if root, err = filepath.EvalSymlinks(filepath.Join(root, userID)); err != nil {
+		return "", coachd.Errorf(coachd.ENOTFOUND, "workspace %q not found: this user has no workspaces", name)
 	}
 	dir, err := filepath.EvalSymlinks(filepath.Join(root, name))
 	if err != nil {

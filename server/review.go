@@ -45,7 +45,7 @@ func (req reviewRequest) Valid(context.Context) []coachd.FieldError {
 		errs = append(errs, coachd.FieldError{Field: "player_report", Message: "must be a JSON object of at most 64 KiB", Code: "format"})
 	}
 	if req.Workspace == "" {
-		errs = append(errs, coachd.FieldError{Field: "workspace", Message: "is required: a directory under the server's workspaces root", Code: "required"})
+		errs = append(errs, coachd.FieldError{Field: "workspace", Message: "is required: one of your directories under the server's workspaces root", Code: "required"})
 	}
 	if len(req.Agent) > 100 {
 		errs = append(errs, coachd.FieldError{Field: "agent", Message: "must be at most 100 characters", Code: "length"})
@@ -87,7 +87,7 @@ func (s *Server) handleReviewCreate() http.Handler {
 			s.Error(w, r, err)
 			return
 		}
-		dir, err := s.reviews.Workspace(req.Workspace)
+		dir, err := s.reviews.Workspace(UserFrom(r.Context()).ID, req.Workspace)
 		if err != nil {
 			s.Error(w, r, err)
 			return

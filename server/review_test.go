@@ -38,13 +38,6 @@ func reviewEnv(t *testing.T) (*chatEnv, string) {
 		t.Fatal(err)
 	}
 	root := t.TempDir()
-	os.MkdirAll(filepath.Join(root, "sample"), 0o755)
-	for _, f := range []string{"go.mod", "slug.go", "slug_test.go"} {
-		b, _ := os.ReadFile(filepath.Join(packDir, "sample", f))
-		os.WriteFile(filepath.Join(root, "sample", f), b, 0o644)
-	}
-	outside := t.TempDir()
-	os.Symlink(outside, filepath.Join(root, "escape"))
 
 	db := mustDB(t, filepath.Join(t.TempDir(), "coachd.db"), nil)
 	fake := anthropictest.NewServer()
@@ -61,6 +54,16 @@ func reviewEnv(t *testing.T) (*chatEnv, string) {
 	e := &env{t: t, db: db, url: srv.URL, logs: logs, admin: client.New(srv.URL, adminKey, srv.Client())}
 	e.alice = e.MustUser("alice")
 	e.bob = e.MustUser("bob")
+	// Alice's workspaces; bob has a directory of his own, empty.
+	mine := filepath.Join(root, e.alice.ID)
+	os.MkdirAll(filepath.Join(mine, "sample"), 0o755)
+	for _, f := range []string{"go.mod", "slug.go", "slug_test.go"} {
+		b, _ := os.ReadFile(filepath.Join(packDir, "sample", f))
+		os.WriteFile(filepath.Join(mine, "sample", f), b, 0o644)
+	}
+	os.Symlink(t.TempDir(), filepath.Join(mine, "escape"))
+	os.MkdirAll(filepath.Join(root, e.bob.ID), 0o755)
+	os.Symlink(filepath.Join(mine, "sample"), filepath.Join(root, e.bob.ID, "alices"))
 	fake.SetScript(honestCoach)
 	return &chatEnv{env: e, fake: fake}, root
 }
@@ -141,6 +144,17 @@ func TestReviewsRefused(t *testing.T) {
 		r := e.post(e.alice.key, "/v1/reviews", fmt.Sprintf(reviewBody, ws), nil, nil)
 		if r.status != want {
 			t.Errorf("workspace %q: %d %s, want %d", ws, r.status, r.body, want)
+		}
+	}
+	// Workspaces are each user's own: bob can name neither alice's
+	// "sample" nor a link to it, and carol has no directory at all.
+	carol := e.MustUser("carol")
+	for _, c := range []struct {
+		key, ws string
+		want    int
+	}{{e.bob.key, "sample", 404}, {e.bob.key, "alices", 400}, {carol.key, "sample", 404}, {e.bob.key, "../" + e.alice.ID + "/sample", 400}} {
+		if r := e.post(c.key, "/v1/reviews", fmt.Sprintf(reviewBody, c.ws), nil, nil); r.status != c.want {
+			t.Errorf("another user's workspace %q: %d %s, want %d", c.ws, r.status, r.body, c.want)
 		}
 	}
 	for _, body := range []string{

@@ -146,7 +146,7 @@ func runReview(ctx context.Context, args []string, getenv func(string) string, s
 		return err
 	}
 	defer closeDB()
-	dir, err := rv.Workspace(l.ws)
+	dir, err := rv.Workspace("", l.ws)
 	if err != nil {
 		return fmt.Errorf("--workspace %s: %s", l.ws, coachd.ErrorMessage(err))
 	}
@@ -245,7 +245,7 @@ func runAutobuild(ctx context.Context, args []string, getenv func(string) string
 		return err
 	}
 	defer closeDB()
-	src, err := rv.Workspace(l.ws)
+	src, err := rv.Workspace("", l.ws)
 	if err != nil {
 		return fmt.Errorf("--workspace %s: %s", l.ws, coachd.ErrorMessage(err))
 	}

@@ -136,7 +136,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	fs.DurationVar(&cfg.ShutdownGrace, "shutdown-grace", env.Duration("COACHD_SHUTDOWN_GRACE", defaultShutdownGrace),
 		"on SIGINT/SIGTERM, how long running requests may finish before their turns are cancelled (env COACHD_SHUTDOWN_GRACE)")
 	fs.StringVar(&cfg.Pack, "pack", getenv("COACHD_PACK"), "coach pack directory (agents/, skills/, tools/); empty serves the built-in default agent (env COACHD_PACK)")
-	fs.StringVar(&cfg.Workspaces, "workspaces", getenv("COACHD_WORKSPACES"), "directory whose subdirectories POST /v1/reviews may review (needs --pack with a coach); empty turns reviews off (env COACHD_WORKSPACES)")
+	fs.StringVar(&cfg.Workspaces, "workspaces", getenv("COACHD_WORKSPACES"), "directory of the users' workspaces: POST /v1/reviews reviews DIR/<user id>/<workspace> (needs --pack with a coach); empty turns reviews off (env COACHD_WORKSPACES)")
 	fs.StringVar(&cfg.JWKSURL, "jwt-jwks-url", getenv("COACHD_JWT_JWKS_URL"), "accept JWT bearer tokens signed by a key of this JWKS URL beside coachd keys; users are created on first sight (env COACHD_JWT_JWKS_URL)")
 	fs.StringVar(&cfg.JWTIssuer, "jwt-issuer", getenv("COACHD_JWT_ISSUER"), "the iss tokens must carry (required with --jwt-jwks-url) (env COACHD_JWT_ISSUER)")
 	fs.StringVar(&cfg.JWTAudience, "jwt-audience", getenv("COACHD_JWT_AUDIENCE"), "the aud tokens must carry (required with --jwt-jwks-url) (env COACHD_JWT_AUDIENCE)")
