@@ -173,6 +173,9 @@ func parseAgent(fm *frontMatter, base string, known map[string]coachd.Tool, skil
 	a.Voice = parseVoice(fm, f.Voice)
 	parsePermissions(fm, a)
 	a.Context.validate(fm)
+	if a.Context != nil {
+		a.Context.fileTypes = contextFileTypes(a)
+	}
 	a.Compaction = f.Compaction
 	a.Compaction.validate(fm)
 	a.Contracts = parseContracts(fm, f.Contracts, a, known)
@@ -186,6 +189,42 @@ func parseAgent(fm *frontMatter, base string, known map[string]coachd.Tool, skil
 		bad(fm.line("free_preview_turns"), "free_preview_turns must not be negative")
 	}
 	return a, f.Default
+}
+
+// contextFileTypes are the file types a's context and skill rules look
+// at: those read on their own for a user with many files.
+func contextFileTypes(a *Agent) []string {
+	var types []string
+	add := func(list ...string) {
+		for _, t := range list {
+			if t != "" && !slices.Contains(types, t) {
+				types = append(types, t)
+			}
+		}
+	}
+	if c := a.Context; c != nil {
+		add(c.Standing...)
+		if c.Checkin != nil {
+			add(c.Checkin.FileType)
+		}
+	}
+	for _, s := range a.Skills {
+		for _, r := range s.When {
+			add(r.MissingFile...)
+			add(r.HasFile...)
+			add(r.FileToday...)
+			add(r.NoFileToday...)
+			add(r.StatusType)
+			if len(r.FileStatus) > 0 && r.StatusType == "" {
+				// A status on any file: every type the agent writes.
+				for _, list := range a.Permissions {
+					add(list...)
+				}
+			}
+		}
+	}
+	slices.Sort(types)
+	return types
 }
 
 // parseCommands checks run_command's allow-list: one command line per

@@ -39,6 +39,11 @@ type ContextSpec struct {
 	Timezone   string         `yaml:"timezone"`    // default UTC; a file attribute timezone overrides
 	Checkin    *CheckinSpec   `yaml:"checkin"`     // the pack's check-in cadence, if any
 	DataSchema string         `yaml:"-"`           // the pack's schema.md
+
+	// fileTypes are the types read on their own when a user has more
+	// files than one listing holds: the standing ones, the check-in's and
+	// those the agent's skill rules test (parseAgent sets them).
+	fileTypes []string
 }
 
 // CheckinSpec says a check-in is due when no file of FileType was written
@@ -130,6 +135,13 @@ func gather(ctx context.Context, st coachd.Store, u *coachd.User, sess *coachd.S
 			return nil, err
 		}
 	}
+	if len(d.files) >= coachd.MaxPageLimit && spec != nil {
+		// The listing holds only the newest files: an overview saved
+		// months ago is not in it, yet it still exists.
+		if err := d.olderFiles(ctx, st, u.ID, spec.fileTypes); err != nil {
+			return nil, err
+		}
+	}
 	loc := time.UTC
 	if spec != nil && spec.Timezone != "" {
 		if l, err := time.LoadLocation(spec.Timezone); err == nil {
@@ -146,6 +158,37 @@ func gather(ctx context.Context, st coachd.Store, u *coachd.User, sess *coachd.S
 	}
 	d.now = now.In(loc)
 	return d, nil
+}
+
+// olderFiles adds the user's files of types that the newest-files listing
+// may have cut, keeping d.files newest first.
+func (d *contextData) olderFiles(ctx context.Context, st coachd.Store, userID string, types []string) error {
+	seen := make(map[string]bool, len(d.files))
+	for _, f := range d.files {
+		seen[f.ID] = true
+	}
+	added := false
+	for _, typ := range types {
+		list, err := st.ListFiles(ctx, userID, coachd.FileFilter{Type: typ, Limit: coachd.MaxPageLimit})
+		if err != nil {
+			return err
+		}
+		for _, f := range list {
+			if !seen[f.ID] {
+				seen[f.ID], added = true, true
+				d.files = append(d.files, f)
+			}
+		}
+	}
+	if added {
+		slices.SortStableFunc(d.files, func(a, b *coachd.File) int {
+			if c := b.UpdatedAt.Compare(a.UpdatedAt); c != 0 {
+				return c
+			}
+			return strings.Compare(b.ID, a.ID)
+		})
+	}
+	return nil
 }
 
 // facts are the rule inputs of the snapshot.
