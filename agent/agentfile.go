@@ -136,6 +136,9 @@ func parseAgent(fm *frontMatter, base string, known map[string]coachd.Tool, skil
 	}
 	if t := f.Temperature; t != nil && (*t < 0 || *t > 1) {
 		bad(fm.line("temperature"), "temperature must be between 0 and 1")
+	} else if t != nil && *t != 1 && f.Thinking != 0 && a.Provider.Name != ProviderOpenAI {
+		// Claude refuses the request (400), on every turn.
+		bad(fm.line("temperature"), "thinking needs temperature 1 or none: Claude refuses any other temperature with thinking")
 	}
 	for i, name := range f.Tools {
 		switch {
