@@ -54,7 +54,8 @@ var yamlLineRe = regexp.MustCompile(`line (\d+)`)
 // splitFrontMatter reads "---\nyaml\n---\nbody". It reports a problem and
 // returns nil when the file has no front matter.
 func splitFrontMatter(file, text string, probs *[]Problem) *frontMatter {
-	text = strings.ReplaceAll(text, "\r\n", "\n")
+	// A byte order mark (Windows editors write one) is no part of the file.
+	text = strings.ReplaceAll(strings.TrimPrefix(text, "\ufeff"), "\r\n", "\n")
 	fm := &frontMatter{file: file, off: 1, probs: probs}
 	if !strings.HasPrefix(text, "---\n") {
 		fm.bad(1, "must start with YAML front matter between --- lines")
