@@ -175,6 +175,16 @@ func parseSkill(fm *frontMatter, base string) *Skill {
 			if len(rn.Content) == 0 {
 				fm.bad(rn.Line+fm.off, "a when rule needs at least one condition")
 			}
+			// A condition without a value would be no condition: the rule
+			// would hold always and load the skill into every turn.
+			for j := 0; j+1 < len(rn.Content); j += 2 {
+				if v := rn.Content[j+1]; v.ShortTag() == "!!null" || v.Kind == yaml.SequenceNode && len(v.Content) == 0 {
+					fm.bad(v.Line+fm.off, fmt.Sprintf("%s needs a value", rn.Content[j].Value))
+				}
+			}
+			if r.StatusType != "" && len(r.FileStatus) == 0 {
+				fm.bad(rn.Line+fm.off, "status_file_type narrows file_status: add file_status")
+			}
 		}
 	}
 	for _, sec := range SkillSections {

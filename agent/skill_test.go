@@ -1,0 +1,48 @@
+package agent_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/coachd/coachd/agent"
+	"github.com/coachd/coachd/tools"
+)
+
+// A when rule whose conditions say nothing (an empty list, a null, a
+// status_file_type without file_status) would hold always and load the
+// skill into every turn: it is a problem, not a rule.
+func TestSkillRuleWithoutCondition(t *testing.T) {
+	const body = "---\n## Goal\n## When to Use\n## Context Needed\n## Tools to Use\n## Constraints\n## Guidance\n"
+	load := func(when string) error {
+		dir := t.TempDir()
+		os.MkdirAll(filepath.Join(dir, "agents"), 0o755)
+		os.MkdirAll(filepath.Join(dir, "skills"), 0o755)
+		os.WriteFile(filepath.Join(dir, "agents", "a.md"), []byte("---\nname: a\ndescription: d\nskills: [s]\n---\nhi\n"), 0o644)
+		os.WriteFile(filepath.Join(dir, "skills", "s.md"), []byte("---\nname: s\nsummary: one line\nwhen:\n"+when+body), 0o644)
+		_, err := agent.LoadPack(dir, agent.PackOptions{Builtins: tools.Builtins()})
+		return err
+	}
+	for _, when := range []string{
+		"  - mode: []\n",
+		"  - mode: ~\n",
+		"  - checkin_due: null\n",
+		"  - status_file_type: domain\n",
+		"  - time_of_day: [morning]\n  - has_file: []\n",
+	} {
+		err := load(when)
+		if err == nil || !strings.Contains(err.Error(), "skills/s.md") {
+			t.Errorf("%q: %v, want a problem in skills/s.md", when, err)
+		}
+	}
+	for _, when := range []string{
+		"  - mode: \"\"\n", // no mode: a plain conversation
+		"  - checkin_due: false\n",
+		"  - file_status: in_crisis\n    status_file_type: domain\n",
+	} {
+		if err := load(when); err != nil {
+			t.Errorf("%q: %v", when, err)
+		}
+	}
+}
