@@ -101,11 +101,18 @@ func (fm *frontMatter) yamlErr(err error) {
 	}
 	for _, m := range msgs {
 		line := 0
-		if sm := yamlLineRe.FindStringSubmatch(m); sm != nil {
-			n, _ := strconv.Atoi(sm[1])
+		if sm := yamlLineRe.FindStringSubmatchIndex(m); sm != nil {
+			// The first "line N" is where the problem is; any other names
+			// a line the message refers to ("already defined at line 3"):
+			// both become file lines.
+			n, _ := strconv.Atoi(m[sm[2]:sm[3]])
 			line = n + fm.off
-			m = strings.TrimSpace(yamlLineRe.ReplaceAllString(m, ""))
-			m = strings.TrimPrefix(strings.TrimPrefix(m, "yaml:"), ":")
+			rest := yamlLineRe.ReplaceAllStringFunc(m[sm[1]:], func(s string) string {
+				n, _ := strconv.Atoi(strings.TrimPrefix(s, "line "))
+				return "line " + strconv.Itoa(n+fm.off)
+			})
+			m = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(m[:sm[0]]+rest), "yaml:"))
+			m = strings.TrimPrefix(m, ":")
 		}
 		fm.bad(line, strings.TrimSpace(m))
 	}

@@ -1,6 +1,7 @@
 package agent_test
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -32,5 +33,22 @@ func TestFrontMatterBOM(t *testing.T) {
 	a, _ := p.Agent("a")
 	if a.Prompt != "Hello" || len(a.Skills) != 1 {
 		t.Fatalf("agent %q with %d skills", a.Prompt, len(a.Skills))
+	}
+}
+
+// A key written twice is reported at the second one, naming the file line
+// of the first: the message is whole, not cut at "defined at".
+func TestFrontMatterDuplicateKey(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "agents"), 0o755)
+	os.WriteFile(filepath.Join(dir, "agents", "a.md"), []byte("---\nname: a\ndescription: d\ndescription: e\n---\nhi\n"), 0o644)
+	_, err := agent.LoadPack(dir, agent.PackOptions{Builtins: tools.Builtins()})
+	var pe *agent.PackError
+	if !errors.As(err, &pe) || len(pe.Problems) != 1 {
+		t.Fatalf("got %v, want one problem", err)
+	}
+	got, want := pe.Problems[0].String(), `agents/a.md:4: mapping key "description" already defined at line 3`
+	if got != want {
+		t.Fatalf("got %q, want %q", got, want)
 	}
 }
