@@ -151,6 +151,8 @@ func parseAgent(fm *frontMatter, base string, known map[string]coachd.Tool, skil
 	for i, name := range f.Skills {
 		if s := skills[name]; s == nil {
 			bad(fm.itemLine(i, "skills"), fmt.Sprintf("unknown skill %q (no skills/%s.md)", name, name))
+		} else if slices.Index(f.Skills, name) != i {
+			bad(fm.itemLine(i, "skills"), fmt.Sprintf("skill %q listed twice", name))
 		} else {
 			a.Skills = append(a.Skills, s)
 		}

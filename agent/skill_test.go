@@ -46,3 +46,18 @@ func TestSkillRuleWithoutCondition(t *testing.T) {
 		}
 	}
 }
+
+// A skill listed twice would be summarised twice and, when its rule holds,
+// have its full text in the prompt twice: it is a problem, like a tool
+// listed twice.
+func TestAgentSkillListedTwice(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "agents"), 0o755)
+	os.MkdirAll(filepath.Join(dir, "skills"), 0o755)
+	os.WriteFile(filepath.Join(dir, "agents", "a.md"), []byte("---\nname: a\ndescription: d\nskills: [s, s]\n---\nhi\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "skills", "s.md"), []byte("---\nname: s\nsummary: one line\n---\n## Goal\n## When to Use\n## Context Needed\n## Tools to Use\n## Constraints\n## Guidance\n"), 0o644)
+	_, err := agent.LoadPack(dir, agent.PackOptions{Builtins: tools.Builtins()})
+	if err == nil || !strings.Contains(err.Error(), `agents/a.md:4: skill "s" listed twice`) {
+		t.Fatalf("got %v, want skill listed twice", err)
+	}
+}
