@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -12,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/coachd/coachd"
-	"gopkg.in/yaml.v3"
 )
 
 // Pack is a coach pack: the agents, skills and tools an app defines as
@@ -433,40 +431,6 @@ func (p *Pack) Checkin(agent string) (fileType string, everyDays int) {
 
 // NoteVocabulary is the pack's note types and categories.
 func (p *Pack) NoteVocabulary() coachd.NoteVocabulary { return p.Notes }
-
-// parseNoteVocabulary reads notes.yaml: {types: [...], categories: [...]},
-// lowercase names; a missing list keeps the default one.
-func parseNoteVocabulary(data []byte, problem func(file string, line int, msg string)) coachd.NoteVocabulary {
-	v := coachd.DefaultNoteVocabulary
-	var f struct {
-		Types      []string `yaml:"types"`
-		Categories []string `yaml:"categories"`
-	}
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(&f); err != nil {
-		problem("notes.yaml", 0, err.Error())
-		return v
-	}
-	check := func(key string, names []string) []string {
-		if len(names) > 50 {
-			problem("notes.yaml", 0, key+": at most 50 names")
-		}
-		for _, n := range names {
-			if !nameRe.MatchString(n) {
-				problem("notes.yaml", 0, fmt.Sprintf("%s: %q must be a lowercase name (letters, digits, - and _)", key, n))
-			}
-		}
-		return names
-	}
-	if len(f.Types) > 0 {
-		v.Types = check("types", f.Types)
-	}
-	if len(f.Categories) > 0 {
-		v.Categories = check("categories", f.Categories)
-	}
-	return v
-}
 
 // FileTypes is every file type some agent of the pack may write.
 func (p *Pack) FileTypes() []string {

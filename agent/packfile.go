@@ -5,7 +5,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"unicode/utf8"
+
+	"github.com/coachd/coachd"
+	"gopkg.in/yaml.v3"
 )
 
 // MaxPackFile bounds a pack file (agents, skills, tools): far above any
@@ -47,4 +51,61 @@ func badText(data []byte) (int, string) {
 		}
 	}
 	return 0, ""
+}
+
+// noteVocabularyFile is notes.yaml.
+type noteVocabularyFile struct {
+	Types      []string `yaml:"types"`
+	Categories []string `yaml:"categories"`
+}
+
+// parseNoteVocabulary reads notes.yaml: {types: [...], categories: [...]},
+// lowercase names; a missing list keeps the default one. Problems are
+// reported at their lines, as the agent files' are.
+func parseNoteVocabulary(data []byte, problem func(file string, line int, msg string)) coachd.NoteVocabulary {
+	v := coachd.DefaultNoteVocabulary
+	var probs []Problem
+	defer func() {
+		for _, p := range probs {
+			problem(p.File, p.Line, p.Message)
+		}
+	}()
+	fm := &frontMatter{file: "notes.yaml", probs: &probs}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		fm.yamlErr(err)
+		return v
+	}
+	if len(doc.Content) == 0 {
+		return v // empty: the defaults
+	}
+	if fm.root = doc.Content[0]; fm.root.Kind != yaml.MappingNode {
+		fm.bad(fm.root.Line, "must be a mapping: {types: [...], categories: [...]}")
+		return v
+	}
+	var f noteVocabularyFile
+	if !fm.decode(&f, yamlKeys(f)) {
+		return v
+	}
+	check := func(key string, names []string) []string {
+		if len(names) > 50 {
+			fm.bad(fm.line(key), key+": at most 50 names")
+		}
+		for i, n := range names {
+			switch {
+			case !nameRe.MatchString(n):
+				fm.bad(fm.itemLine(i, key), fmt.Sprintf("%s: %q must be a lowercase name (letters, digits, - and _)", key, n))
+			case slices.Index(names, n) != i:
+				fm.bad(fm.itemLine(i, key), fmt.Sprintf("%s: %q is listed twice", key, n))
+			}
+		}
+		return names
+	}
+	if len(f.Types) > 0 {
+		v.Types = check("types", f.Types)
+	}
+	if len(f.Categories) > 0 {
+		v.Categories = check("categories", f.Categories)
+	}
+	return v
 }

@@ -1,0 +1,42 @@
+package agent_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/coachd/coachd/agent"
+	"github.com/coachd/coachd/tools"
+)
+
+// notes.yaml's problems are reported like the agent files': each at its
+// line, in the operator's words (no Go type in the message), all of them.
+func TestNoteVocabularyProblems(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "agents"), 0o755)
+	os.WriteFile(filepath.Join(dir, "agents", "a.md"), []byte("---\nname: a\ndescription: d\n---\nhi\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "notes.yaml"), []byte("types: [goal, injury, goal]\nkinds: [x]\ncategories: [Bad]\n"), 0o644)
+	_, err := agent.LoadPack(dir, agent.PackOptions{Builtins: tools.Builtins()})
+	var pe *agent.PackError
+	if !errors.As(err, &pe) {
+		t.Fatalf("got %v, want problems", err)
+	}
+	want := []string{
+		`notes.yaml:1: types: "goal" is listed twice`,
+		`notes.yaml:2: unknown key "kinds" (known: types, categories)`,
+		`notes.yaml:3: categories: "Bad" must be a lowercase name (letters, digits, - and _)`,
+	}
+	var got []string
+	for _, p := range pe.Problems {
+		got = append(got, p.String())
+	}
+	if len(got) != len(want) {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("problem %d: got %q, want %q", i, got[i], want[i])
+		}
+	}
+}
