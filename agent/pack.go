@@ -337,11 +337,15 @@ func loadData(dir string, paths []string, load func(string, []string) (Data, err
 	return load(dir, paths)
 }
 
+// glob lists the files of dir/sub whose names match one of patterns. The
+// names are matched, not the path: a pack's path may hold [ or *.
 func glob(dir, sub string, patterns ...string) []string {
+	entries, _ := os.ReadDir(filepath.Join(dir, sub))
 	var out []string
-	for _, pat := range patterns {
-		m, _ := filepath.Glob(filepath.Join(dir, sub, pat))
-		out = append(out, m...)
+	for _, e := range entries {
+		if slices.ContainsFunc(patterns, func(pat string) bool { ok, _ := filepath.Match(pat, e.Name()); return ok }) {
+			out = append(out, filepath.Join(dir, sub, e.Name()))
+		}
 	}
 	sort.Strings(out)
 	return out

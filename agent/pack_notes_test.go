@@ -40,3 +40,18 @@ func TestNoteVocabularyProblems(t *testing.T) {
 		}
 	}
 }
+
+// A pack directory whose path holds glob characters ("coach [v2]") is
+// read like any other: its files are listed, not matched as a pattern.
+func TestLoadPackDirWithGlobCharacters(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "coach [v2]*")
+	os.MkdirAll(filepath.Join(dir, "agents"), 0o755)
+	os.WriteFile(filepath.Join(dir, "agents", "a.md"), []byte("---\nname: a\ndescription: d\n---\nhi\n"), 0o644)
+	p, err := agent.LoadPack(dir, agent.PackOptions{Builtins: tools.Builtins()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Agents) != 1 || p.Agents[0].Name != "a" {
+		t.Fatalf("agents %v", p.Agents)
+	}
+}
