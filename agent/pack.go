@@ -295,7 +295,13 @@ func LoadPack(dir string, opts PackOptions) (*Pack, error) {
 		}
 	}
 	for _, a := range p.Agents {
-		if a.Context != nil {
+		switch {
+		case a.Context == nil:
+		case p.Data != nil:
+			// Written for the agent's own budget: whole tables, as many
+			// as its data_schema section holds.
+			a.Context.DataSchema = p.Data.Prompt(a.Context.budget(SectionDataSchema))
+		default:
 			a.Context.DataSchema = p.DataSchema
 		}
 	}
