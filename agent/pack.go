@@ -281,7 +281,7 @@ func LoadPack(dir string, opts PackOptions) (*Pack, error) {
 	switch {
 	case len(defaults) == 1:
 		p.def = defaults[0]
-	case p.agents["default"] != nil:
+	case p.agents["default"] != nil && !p.agents["default"].Internal:
 		p.def = p.agents["default"]
 	default:
 		// The first agent a user key may start; internal ones only when

@@ -55,3 +55,20 @@ func TestLoadPackDirWithGlobCharacters(t *testing.T) {
 		t.Fatalf("agents %v", p.Agents)
 	}
 }
+
+// An internal agent (triggers: []) named "default" is not the pack's
+// default while another agent is there for user keys: a request naming no
+// agent would be refused (403) for every user.
+func TestInternalAgentNamedDefault(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "agents"), 0o755)
+	os.WriteFile(filepath.Join(dir, "agents", "default.md"), []byte("---\nname: default\ndescription: d\ntriggers: []\n---\nhi\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "agents", "coach.md"), []byte("---\nname: coach\ndescription: d\n---\nhi\n"), 0o644)
+	p, err := agent.LoadPack(dir, agent.PackOptions{Builtins: tools.Builtins()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := p.Default().Name; got != "coach" {
+		t.Fatalf("default agent %q, want coach", got)
+	}
+}
