@@ -153,6 +153,8 @@ func parseAgent(fm *frontMatter, base string, known map[string]coachd.Tool, skil
 			bad(fm.itemLine(i, "skills"), fmt.Sprintf("unknown skill %q (no skills/%s.md)", name, name))
 		} else if slices.Index(f.Skills, name) != i {
 			bad(fm.itemLine(i, "skills"), fmt.Sprintf("skill %q listed twice", name))
+		} else if waitsForCheckin(s) && (f.Context == nil || f.Context.Checkin == nil) {
+			bad(fm.itemLine(i, "skills"), fmt.Sprintf("skill %q has a checkin_due rule, which never holds without context.checkin", name))
 		} else {
 			a.Skills = append(a.Skills, s)
 		}
@@ -230,6 +232,11 @@ func contextFileTypes(a *Agent) []string {
 	}
 	slices.Sort(types)
 	return types
+}
+
+// waitsForCheckin reports whether one of s's rules needs a check-in due.
+func waitsForCheckin(s *Skill) bool {
+	return slices.ContainsFunc(s.When, func(r Rule) bool { return r.CheckinDue != nil && *r.CheckinDue })
 }
 
 // parseCommands checks run_command's allow-list: one command line per

@@ -61,3 +61,25 @@ func TestAgentSkillListedTwice(t *testing.T) {
 		t.Fatalf("got %v, want skill listed twice", err)
 	}
 }
+
+// checkin_due reads the agent's context.checkin: an agent without one
+// never has a check-in due, so a skill it lists with checkin_due: true
+// would never load. pack validate says so on the agent's skills line.
+func TestSkillCheckinRuleNeedsAgentCheckin(t *testing.T) {
+	const skill = "---\nname: s\nsummary: one line\nwhen:\n  - checkin_due: true\n---\n## Goal\n## When to Use\n## Context Needed\n## Tools to Use\n## Constraints\n## Guidance\n"
+	load := func(front string) error {
+		dir := t.TempDir()
+		os.MkdirAll(filepath.Join(dir, "agents"), 0o755)
+		os.MkdirAll(filepath.Join(dir, "skills"), 0o755)
+		os.WriteFile(filepath.Join(dir, "agents", "a.md"), []byte("---\nname: a\ndescription: d\nskills: [s]\n"+front+"---\nhi\n"), 0o644)
+		os.WriteFile(filepath.Join(dir, "skills", "s.md"), []byte(skill), 0o644)
+		_, err := agent.LoadPack(dir, agent.PackOptions{Builtins: tools.Builtins()})
+		return err
+	}
+	if err := load(""); err == nil || !strings.Contains(err.Error(), "agents/a.md:4: skill \"s\"") || !strings.Contains(err.Error(), "checkin") {
+		t.Errorf("no context.checkin: %v, want a problem naming skill s and checkin", err)
+	}
+	if err := load("context:\n  checkin:\n    file_type: check-in\n    every_days: 7\n"); err != nil {
+		t.Errorf("with context.checkin: %v", err)
+	}
+}
