@@ -155,6 +155,8 @@ func parseAgent(fm *frontMatter, base string, known map[string]coachd.Tool, skil
 			bad(fm.itemLine(i, "skills"), fmt.Sprintf("skill %q listed twice", name))
 		} else if waitsForCheckin(s) && (f.Context == nil || f.Context.Checkin == nil) {
 			bad(fm.itemLine(i, "skills"), fmt.Sprintf("skill %q has a checkin_due rule, which never holds without context.checkin", name))
+		} else if mode := unknownMode(s, fileArcs(&f)); mode != "" {
+			bad(fm.itemLine(i, "skills"), fmt.Sprintf("skill %q has a rule for mode %q, which is none of this agent's arcs", name, mode))
 		} else {
 			a.Skills = append(a.Skills, s)
 		}
@@ -237,6 +239,37 @@ func contextFileTypes(a *Agent) []string {
 // waitsForCheckin reports whether one of s's rules needs a check-in due.
 func waitsForCheckin(s *Skill) bool {
 	return slices.ContainsFunc(s.When, func(r Rule) bool { return r.CheckinDue != nil && *r.CheckinDue })
+}
+
+// fileArcs are the arcs an agent file allows (Pack.Arcs): its arcs, else
+// its permission modes; none means any arc may be entered.
+func fileArcs(f *agentFile) []string {
+	if f.Arcs != nil {
+		return f.Arcs
+	}
+	var arcs []string
+	for mode := range f.Permissions {
+		if mode != "default" {
+			arcs = append(arcs, mode)
+		}
+	}
+	return arcs
+}
+
+// unknownMode returns a mode one of s's rules names that is neither no
+// mode nor one of arcs (so the rule never holds), or "".
+func unknownMode(s *Skill, arcs []string) string {
+	if len(arcs) == 0 {
+		return ""
+	}
+	for _, r := range s.When {
+		for _, m := range r.Mode {
+			if m != "" && !slices.Contains(arcs, m) {
+				return m
+			}
+		}
+	}
+	return ""
 }
 
 // parseCommands checks run_command's allow-list: one command line per

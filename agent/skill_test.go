@@ -83,3 +83,34 @@ func TestSkillCheckinRuleNeedsAgentCheckin(t *testing.T) {
 		t.Errorf("with context.checkin: %v", err)
 	}
 }
+
+// A mode rule names a session mode, which is one of the agent's arcs
+// (enter_structured_arc refuses any other): a mode outside them, a typo
+// like life_maping, would never hold, so the skill would never load.
+func TestSkillModeRuleNamesAnArc(t *testing.T) {
+	load := func(mode, arcs string) error {
+		dir := t.TempDir()
+		os.MkdirAll(filepath.Join(dir, "agents"), 0o755)
+		os.MkdirAll(filepath.Join(dir, "skills"), 0o755)
+		os.WriteFile(filepath.Join(dir, "agents", "a.md"), []byte("---\nname: a\ndescription: d\nskills: [s]\n"+arcs+"---\nhi\n"), 0o644)
+		os.WriteFile(filepath.Join(dir, "skills", "s.md"), []byte("---\nname: s\nsummary: one line\nwhen:\n  - mode: "+mode+
+			"\n---\n## Goal\n## When to Use\n## Context Needed\n## Tools to Use\n## Constraints\n## Guidance\n"), 0o644)
+		_, err := agent.LoadPack(dir, agent.PackOptions{Builtins: tools.Builtins()})
+		return err
+	}
+	if err := load("life_maping", "arcs: [life_mapping]\n"); err == nil || !strings.Contains(err.Error(), `agents/a.md:4: skill "s"`) || !strings.Contains(err.Error(), "life_maping") {
+		t.Errorf("typo: %v, want a problem naming the mode", err)
+	}
+	if err := load("weekly", "permissions:\n  default: []\n  life_mapping: [overview]\n"); err == nil || !strings.Contains(err.Error(), "weekly") {
+		t.Errorf("mode outside the permission modes: %v", err)
+	}
+	for _, ok := range []struct{ mode, arcs string }{
+		{"life_mapping", "arcs: [life_mapping]\n"},
+		{"\"\"", "arcs: [life_mapping]\n"}, // no mode
+		{"anything", ""},                   // no arcs declared: any arc may be entered
+	} {
+		if err := load(ok.mode, ok.arcs); err != nil {
+			t.Errorf("%+v: %v", ok, err)
+		}
+	}
+}
