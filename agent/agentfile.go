@@ -164,7 +164,6 @@ func parseAgent(fm *frontMatter, base string, known map[string]coachd.Tool, skil
 	if len(f.Skills) > 0 && !slices.Contains(f.Tools, "load_skill") && known["load_skill"] != nil {
 		a.Tools = append(a.Tools, "load_skill")
 	}
-	a.Commands = parseCommands(fm, f.Commands, a.Tools)
 	switch f.OnDisconnect {
 	case "", OnDisconnectContinue, OnDisconnectCancel:
 		a.OnDisconnect = f.OnDisconnect
@@ -180,7 +179,6 @@ func parseAgent(fm *frontMatter, base string, known map[string]coachd.Tool, skil
 	}
 	a.Limits = parseLimits(fm, f.Limits)
 	a.Voice = parseVoice(fm, f.Voice)
-	parsePermissions(fm, a)
 	a.Context.validate(fm)
 	if a.Context != nil {
 		a.Context.fileTypes = contextFileTypes(a)
@@ -188,6 +186,10 @@ func parseAgent(fm *frontMatter, base string, known map[string]coachd.Tool, skil
 	a.Compaction = f.Compaction
 	a.Compaction.validate(fm)
 	a.Contracts = parseContracts(fm, f.Contracts, a, known)
+	// After the contracts: a must_call tool is one of the agent's tools,
+	// with the same needs as one listed.
+	a.Commands = parseCommands(fm, f.Commands, a.Tools)
+	parsePermissions(fm, a)
 	a.Approvals = parseApprovals(fm, a, known)
 	switch f.Reserve {
 	case "", "estimate", "max":

@@ -43,3 +43,28 @@ func TestAgentFileThinkingTemperature(t *testing.T) {
 		}
 	})
 }
+
+// A tool a contract makes the agent call is one of its tools (parseContracts
+// adds it), so it gets the same checks as one listed in tools: save_file
+// without permissions, or run_command without commands, would refuse
+// every call and the must_call could never be met.
+func TestMustCallToolIsChecked(t *testing.T) {
+	write := func(front string) error {
+		dir := t.TempDir()
+		os.MkdirAll(filepath.Join(dir, "agents"), 0o755)
+		os.WriteFile(filepath.Join(dir, "agents", "a.md"), []byte("---\nname: a\ndescription: d\n"+front+"---\nhi\n"), 0o644)
+		_, err := agent.LoadPack(dir, agent.PackOptions{Builtins: append(seedBuiltins(), testTool{"run_command", nil})})
+		return err
+	}
+	for front, want := range map[string]string{
+		"contracts:\n  must_call: [save_file]\n":   "save_file needs permissions",
+		"contracts:\n  must_call: [run_command]\n": "run_command needs commands",
+	} {
+		if err := write(front); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", front, err, want)
+		}
+	}
+	if err := write("permissions:\n  default: [profile]\ncontracts:\n  must_call: [save_file]\n"); err != nil {
+		t.Errorf("with permissions: %v", err)
+	}
+}
