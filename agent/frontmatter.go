@@ -62,6 +62,10 @@ func splitFrontMatter(file, text string, probs *[]Problem) *frontMatter {
 		return nil
 	}
 	rest := text[4:]
+	if rest == "---" || strings.HasPrefix(rest, "---\n") {
+		fm.bad(2, "front matter must be a YAML mapping") // closed, but empty
+		return nil
+	}
 	end := strings.Index(rest, "\n---\n")
 	if end < 0 {
 		if strings.HasSuffix(rest, "\n---") {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/coachd/coachd/agent"
@@ -50,5 +51,17 @@ func TestFrontMatterDuplicateKey(t *testing.T) {
 	got, want := pe.Problems[0].String(), `agents/a.md:4: mapping key "description" already defined at line 3`
 	if got != want {
 		t.Fatalf("got %q, want %q", got, want)
+	}
+}
+
+// An empty front matter ("---" twice) is closed: the problems reported are
+// what it lacks, not "front matter is not closed".
+func TestFrontMatterEmpty(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "agents"), 0o755)
+	os.WriteFile(filepath.Join(dir, "agents", "a.md"), []byte("---\n---\nhi\n"), 0o644)
+	_, err := agent.LoadPack(dir, agent.PackOptions{Builtins: tools.Builtins()})
+	if err == nil || strings.Contains(err.Error(), "not closed") || !strings.Contains(err.Error(), "front matter must be a YAML mapping") {
+		t.Fatalf("got %v, want the front matter reported empty, not unclosed", err)
 	}
 }
