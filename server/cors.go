@@ -11,7 +11,7 @@ import (
 // own bearer key, so no cookies are involved and credentials stay off.
 const (
 	corsMethods = "GET, POST, PUT, PATCH, DELETE, OPTIONS"
-	corsHeaders = "Authorization, Content-Type, Accept, Idempotency-Key, Last-Event-ID"
+	corsHeaders = "Authorization, Content-Type, Accept, Idempotency-Key, Last-Event-ID, X-Coachd-Session-Id"
 	corsExpose  = "X-Coachd-Session-Id, X-Request-Id, Retry-After"
 )
 
@@ -34,7 +34,7 @@ func (s *Server) withCORS(h http.Handler) http.Handler {
 		if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
 			hd.Add("Vary", "Access-Control-Request-Method, Access-Control-Request-Headers")
 			hd.Set("Access-Control-Allow-Methods", corsMethods)
-			hd.Set("Access-Control-Allow-Headers", corsHeaders)
+			hd.Set("Access-Control-Allow-Headers", corsAllowHeaders(r.Header.Get("Access-Control-Request-Headers")))
 			hd.Set("Access-Control-Max-Age", "600")
 			w.WriteHeader(http.StatusNoContent)
 			return
@@ -42,6 +42,31 @@ func (s *Server) withCORS(h http.Handler) http.Handler {
 		hd.Set("Access-Control-Expose-Headers", corsExpose)
 		h.ServeHTTP(w, r)
 	})
+}
+
+// corsAllowHeaders is corsHeaders and the headers a preflight asks for
+// beyond them (the openai SDK's X-Stainless-*, an SDK's own): the origin
+// is one the operator trusts, and the key, not a cookie, authorises. A
+// request that names anything but header names gets corsHeaders alone.
+func corsAllowHeaders(requested string) string {
+	if strings.TrimSpace(requested) == "" {
+		return corsHeaders
+	}
+	if len(requested) > 2048 {
+		return corsHeaders
+	}
+	for name := range strings.SplitSeq(requested, ",") {
+		name = strings.TrimSpace(name)
+		if name == "" || strings.IndexFunc(name, func(r rune) bool { return !isTokenChar(r) }) >= 0 {
+			return corsHeaders
+		}
+	}
+	return corsHeaders + ", " + requested
+}
+
+// isTokenChar reports whether r may appear in an HTTP header name.
+func isTokenChar(r rune) bool {
+	return r < 0x7f && (r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || strings.ContainsRune("!#$%&'*+-.^_`|~", r))
 }
 
 func (s *Server) corsAllowed(origin string) bool {

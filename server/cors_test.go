@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/coachd/coachd/server"
@@ -33,6 +34,24 @@ func TestCORS(t *testing.T) {
 	if r.StatusCode != 204 || r.Header.Get("Access-Control-Allow-Origin") != "https://app.example.com" ||
 		r.Header.Get("Access-Control-Allow-Headers") == "" || r.Header.Get("Access-Control-Allow-Methods") == "" {
 		t.Fatalf("preflight: %d %v", r.StatusCode, r.Header)
+	}
+	// The session header the README tells clients to send, and what the
+	// openai SDK sends from a browser (X-Stainless-*), pass a preflight;
+	// a list that is not header names gets only coachd's own.
+	for asked, want := range map[string][]string{
+		"x-coachd-session-id": {"X-Coachd-Session-Id"},
+		"authorization, x-stainless-os, x-stainless-retry-count": {"x-stainless-os", "x-stainless-retry-count", "Authorization"},
+		"authorization, bad header, x(y)":                        {"Authorization"},
+	} {
+		h := do("OPTIONS", "https://app.example.com", map[string]string{"Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": asked}).Header.Get("Access-Control-Allow-Headers")
+		for _, w := range want {
+			if !strings.Contains(h, w) {
+				t.Errorf("preflight asking %q: Allow-Headers %q lacks %s", asked, h, w)
+			}
+		}
+		if strings.Contains(h, "bad") {
+			t.Errorf("preflight asking %q: Allow-Headers %q", asked, h)
+		}
 	}
 	if r := do("OPTIONS", "https://evil.example", pre); r.Header.Get("Access-Control-Allow-Origin") != "" {
 		t.Fatalf("a foreign origin was allowed: %v", r.Header)
