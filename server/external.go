@@ -236,6 +236,12 @@ func (s *Server) handleRecord(abort bool) http.Handler {
 			s.Error(w, r, coachd.Invalid(coachd.FieldError{Field: "Idempotency-Key", Message: "must be at most 200 characters", Code: "length"}))
 			return
 		}
+		// HTTP lets bytes past ASCII through a header, which SQLite would
+		// store and Postgres refuse: the key is printable ASCII on both.
+		if strings.IndexFunc(key, func(c rune) bool { return c < 0x20 || c > 0x7e }) >= 0 {
+			s.Error(w, r, coachd.Invalid(coachd.FieldError{Field: "Idempotency-Key", Message: "must be printable ASCII", Code: "format"}))
+			return
+		}
 		rec := coachd.TurnRecord{
 			SessionID: body.SessionID, ReservationID: body.ReservationID, Final: body.Final == nil || *body.Final, Abort: abort,
 			IdempotencyKey: key, RequestHash: requestHash(r.URL.Path, body),

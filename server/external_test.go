@@ -106,6 +106,11 @@ func TestExternalLoop(t *testing.T) {
 	if r := e.post(key, "/v1/chat/record", round, map[string]string{"Idempotency-Key": "final"}, nil); r.status != 409 {
 		t.Fatalf("reused key: %d %s", r.status, r.body)
 	}
+	// A key of bytes past ASCII (which HTTP lets through) is refused at
+	// the edge, as both stores would not take it alike.
+	if r := e.post(key, "/v1/chat/record", round, map[string]string{"Idempotency-Key": "key-\xff"}, nil); r.status != 400 || !strings.Contains(string(r.body), "Idempotency-Key") {
+		t.Fatalf("non-ASCII key: %d %s", r.status, r.body)
+	}
 	e.mustLedger(e.alice.ID, 650, 0)
 	msgs, err := e.db.History(context.Background(), e.alice.ID, pf.SessionID)
 	if err != nil || len(msgs) != 4 {
