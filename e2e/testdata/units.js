@@ -190,6 +190,36 @@ export const tests = {
     const pres = d.querySelectorAll('pre code');
     eq([pres[0].textContent, pres[0].dataset.lang, pres[1].textContent], ['let a = "<b>";', 'js', 'unclosed'], 'fences');
   },
+  // A line that starts a block for the paragraph loop but that no block
+  // takes (``` with more than a language after it, a heading holding a
+  // U+2028) used to loop forever, adding empty paragraphs until the tab
+  // ran out of memory. A document that refuses to make more than 100
+  // elements turns that hang into a failure.
+  'markdown/every line makes progress': () => {
+    let made = 0;
+    const bounded = new Proxy(document, {
+      get(target, prop) {
+        if (prop === 'createElement') {
+          return (tag) => {
+            if (++made > 100) throw new Error('runaway: more than 100 elements for a few lines');
+            return target.createElement(tag);
+          };
+        }
+        const v = target[prop];
+        return typeof v === 'function' ? v.bind(target) : v;
+      },
+    });
+    for (const [src, word] of [['Run ```npm install``` first.', 'install'], ['```npm install```', 'install'], ['````', '`'],
+      ['# Title\u2028more', 'more'], ['## a\u2029b\ntext', 'text']]) {
+      made = 0;
+      eq(html(renderMarkdown(src, bounded)).textContent.includes(word), true, `${JSON.stringify(src)} keeps ${word}`);
+    }
+    // A fence with an info string after its language is still a fence.
+    made = 0;
+    const d = html(renderMarkdown('```js title="plan.js"\nlet a = 1;\n```\nafter', bounded));
+    eq([d.querySelector('pre code')?.textContent, d.querySelector('pre code')?.dataset.lang, d.querySelector('p')?.textContent],
+      ['let a = 1;', 'js', 'after'], 'fence with an info string');
+  },
   'interactions/answer schema': () => {
     eq(answers.show_options('6am'), '6am', 'options');
     eq(answers.show_pulse_check([{ domain: 'health', rating: 4 }], 'tired'), { ratings: [{ domain: 'health', rating: 4 }], note: 'tired' }, 'pulse');

@@ -33,15 +33,15 @@ export function renderMarkdown(src, doc = document, depth = 0) {
   let i = 0;
   while (i < lines.length) {
     const line = lines[i];
-    const fence = line.match(/^\s*(```|~~~)\s*([\w+-]*)\s*$/);
+    const fence = fenceOf(line);
     if (fence) {
       const body = [];
       i++;
-      while (i < lines.length && !lines[i].trim().startsWith(fence[1])) body.push(lines[i++]);
+      while (i < lines.length && !lines[i].trim().startsWith(fence.marker)) body.push(lines[i++]);
       i++; // the closing fence
       const pre = doc.createElement('pre');
       const code = doc.createElement('code');
-      if (fence[2]) code.dataset.lang = fence[2];
+      if (fence.lang) code.dataset.lang = fence.lang;
       code.textContent = body.join('\n');
       pre.append(code);
       frag.append(pre);
@@ -51,7 +51,7 @@ export function renderMarkdown(src, doc = document, depth = 0) {
       i++;
       continue;
     }
-    const heading = line.match(/^(#{1,6})\s+(.*)$/);
+    const heading = line.match(HEADING);
     if (heading) {
       const h = doc.createElement(heading[1].length <= 2 ? 'h3' : 'h4');
       inline(h, heading[2], doc);
@@ -89,7 +89,10 @@ export function renderMarkdown(src, doc = document, depth = 0) {
       frag.append(list);
       continue;
     }
-    const para = [];
+    // The first line is the paragraph's whatever it looks like: every
+    // block above refused it, and a line no block takes must still be
+    // consumed, or this loop would never end.
+    const para = [lines[i++]];
     while (i < lines.length && lines[i].trim() !== '' && !startsBlock(lines[i])) para.push(lines[i++]);
     const p = doc.createElement('p');
     inline(p, para.join('\n'), doc);
@@ -106,8 +109,25 @@ function listItem(line) {
   return null;
 }
 
+// HEADING is a # heading; [\s\S] so that a U+2028 in it (which "." does
+// not match) cannot make a line start a block that no block takes.
+const HEADING = /^(#{1,6})\s+([\s\S]*)$/;
+
+// fenceOf reads an opening fence: ``` or ~~~, then an info string whose
+// first word is the language (```js title="a.js" is a fence too). As in
+// CommonMark, a backtick fence's info string holds no backtick, so
+// ```npm install``` is text.
+function fenceOf(line) {
+  const m = line.match(/^\s*(```|~~~)([\s\S]*)$/);
+  if (!m || (m[1] === '```' && m[2].includes('`'))) return null;
+  const lang = m[2].trim().split(/\s+/)[0];
+  return { marker: m[1], lang: /^[\w+-]+$/.test(lang) ? lang : '' };
+}
+
+// startsBlock reports whether a line ends the paragraph before it: the
+// same tests the blocks themselves make.
 function startsBlock(line) {
-  return /^\s*(```|~~~)/.test(line) || /^#{1,6}\s/.test(line) || /^\s*>/.test(line) || listItem(line) !== null;
+  return fenceOf(line) !== null || HEADING.test(line) || /^\s*>/.test(line) || listItem(line) !== null;
 }
 
 // Inline tokens, tried in this order at each position.
