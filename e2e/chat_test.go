@@ -381,6 +381,11 @@ func TestReconnectMidReply(t *testing.T) {
 	if eval[bool](e, `!!document.querySelector(".banner:not([hidden])")?.textContent.trim()`) {
 		t.Errorf("an error banner after a reconnect that worked: %s", eval[string](e, `document.querySelector(".banner").textContent`))
 	}
+	// The session stream follows the session turn after turn: once the
+	// turn has ended the UI must close it, or every reconnect leaves one
+	// open (holding one of the browser's six connections to the host, and
+	// one of the user's --max-streams-per-user).
+	e.faults.waitStreamsClosed(t)
 	// The stored message is the same text.
 	e.run(chromedp.Reload())
 	e.waitJS("the stored reply", `document.querySelector(".msg.assistant .md")?.textContent.length > 0`)

@@ -165,6 +165,35 @@ type faults struct {
 	next    []fault
 	counted map[string]int // "METHOD path-prefix" → requests seen
 	streams map[*http.Request]context.CancelFunc
+	changed chan struct{} // closed, and replaced, when a stream ends
+}
+
+// waitStreamsClosed waits until no stream passes through the proxy: the
+// browser has closed every one it opened.
+func (f *faults) waitStreamsClosed(t *testing.T) {
+	t.Helper()
+	timeout := time.After(waitTimeout)
+	for {
+		f.mu.Lock()
+		n, changed := len(f.streams), f.ended()
+		f.mu.Unlock()
+		if n == 0 {
+			return
+		}
+		select {
+		case <-changed:
+		case <-timeout:
+			t.Fatalf("%d streams still open after %s", n, waitTimeout)
+		}
+	}
+}
+
+// ended is the channel closed when the next stream ends; f.mu is held.
+func (f *faults) ended() chan struct{} {
+	if f.changed == nil {
+		f.changed = make(chan struct{})
+	}
+	return f.changed
 }
 
 // cutStreams cuts the streams passing through the proxy now, as a network
@@ -231,6 +260,8 @@ func (f *faults) wrap(next http.Handler) http.Handler {
 			defer func() {
 				f.mu.Lock()
 				delete(f.streams, r)
+				close(f.ended())
+				f.changed = nil
 				f.mu.Unlock()
 				cancel()
 			}()

@@ -86,11 +86,15 @@ export class SSEParser {
 
 // readEvents yields {event, data, id} from a fetch Response body, decoding
 // UTF-8 across chunk boundaries. JSON data is parsed; a frame whose data
-// is not JSON is yielded with data as the raw string.
+// is not JSON is yielded with data as the raw string. A reader that stops
+// early (a turn's end on a session stream, which goes on to the next
+// turn) cancels the body, which closes the connection; releasing the
+// lock alone would leave it open for good.
 export async function* readEvents(body) {
   const reader = body.getReader();
   const decoder = new TextDecoder();
   const parser = new SSEParser();
+  let finished = false;
   try {
     for (;;) {
       const { value, done } = await reader.read();
@@ -98,9 +102,13 @@ export async function* readEvents(body) {
         ? parser.push(decoder.decode()).concat(parser.end())
         : parser.push(decoder.decode(value, { stream: true }));
       for (const f of frames) yield { event: f.event, data: parseData(f.data), id: f.id };
-      if (done) return;
+      if (done) {
+        finished = true;
+        return;
+      }
     }
   } finally {
+    if (!finished) reader.cancel().catch(() => {});
     reader.releaseLock();
   }
 }
