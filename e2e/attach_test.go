@@ -7,6 +7,7 @@ import (
 	"image/color"
 	"image/png"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -44,6 +45,9 @@ func TestAttachImage(t *testing.T) {
 	}
 	e.fake.Enqueue(at.Text("What a square.", 8))
 	e.signIn()
+	dropPNG := func(e *env, name string) {
+		eval[chromedp.Void](e, dropJS+`("`+base64.StdEncoding.EncodeToString(buf.Bytes())+`", "`+name+`", "image/png", 0)`)
+	}
 
 	t.Run("ErrOversize", func(t *testing.T) {
 		e := e.sub(t)
@@ -85,6 +89,27 @@ func TestAttachImage(t *testing.T) {
 		last := msgs[len(msgs)-1].Blocks
 		if len(last) != 2 || last[0].Type != "image" || last[1].Text != "what is this?" {
 			t.Errorf("the model got %+v", last)
+		}
+	})
+
+	// A file sent with a message leaves the tray as the reply starts; a
+	// file attached while the reply is written waits for the next message.
+	t.Run("AttachDuringReply", func(t *testing.T) {
+		e := e.sub(t)
+		e.fake.Enqueue(at.Text("Two squares now, and more to say about them", 4).Paced(0, 20*time.Millisecond).StallAfter(8))
+		dropPNG(e, "first.png")
+		e.waitJS("the first upload", `document.querySelector("#attach-tray li:not(.uploading)")?.title === "first.png"`)
+		e.send("and this one?")
+		e.waitJS("the reply to start", `document.querySelectorAll(".msg.assistant").length === 2 && document.querySelectorAll(".msg.assistant")[1].textContent.includes("squares")`)
+		if names := eval[[]string](e, `[...document.querySelectorAll("#attach-tray li")].map((li) => li.title)`); len(names) != 0 {
+			t.Errorf("tray while the reply is written = %v, want the sent file gone", names)
+		}
+		dropPNG(e, "second.png")
+		e.waitJS("the second upload", `[...document.querySelectorAll("#attach-tray li:not(.uploading)")].some((li) => li.title === "second.png")`)
+		e.run(chromedp.Click(chromedp.CSS("#stop")))
+		e.waitIdle()
+		if names := eval[[]string](e, `[...document.querySelectorAll("#attach-tray li")].map((li) => li.title)`); len(names) != 1 || names[0] != "second.png" {
+			t.Errorf("tray after the turn = %v, want [second.png] kept for the next message", names)
 		}
 	})
 }

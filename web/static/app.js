@@ -223,17 +223,21 @@ function updateSend() {
 async function send(text) {
   text = text.trim();
   if ((!text && !attachments.ready()) || attachments.busy() || phase.phase !== Phase.idle) return;
-  const refs = attachments.refs();
+  const files = attachments.sending();
   $('input').value = '';
   autosize();
   showWelcome(false);
-  const bubble = transcript.addUser(text, '', attachments.previews());
+  const bubble = transcript.addUser(text, '', Attachments.previews(files));
   // A message instead of an answer dismisses a pending question (the
   // server records it so); its controls go quiet.
   const open = [...document.querySelectorAll('.interaction:not(.inactive)')];
-  const accepted = await runTurn(refs.length > 0 ? { message: text, attachments: refs } : { message: text });
-  if (accepted) open.forEach((el) => el.markAnswered && el.markAnswered(''));
-  if (accepted) attachments.clear();
+  const body = files.length > 0 ? { message: text, attachments: Attachments.refs(files) } : { message: text };
+  // Once the server took the message, its files leave the tray; files
+  // attached while the reply is written stay for the next message.
+  const accepted = await runTurn(body, () => {
+    open.forEach((el) => el.markAnswered && el.markAnswered(''));
+    attachments.sent(files);
+  });
   if (!accepted) {
     bubble.classList.add('failed');
     bubble.append(h('span', { class: 'msg-note' }, 'Not sent'));
@@ -273,8 +277,9 @@ function sleep(ms, signal) {
 }
 
 // runTurn streams one turn. It resolves true when the server accepted the
-// request (the stream started), false when it was refused before that.
-async function runTurn(body) {
+// request (the stream started), false when it was refused before that;
+// onAccepted runs as soon as the stream starts.
+async function runTurn(body, onAccepted = () => {}) {
   if (!phase.begin()) return false;
   banner.clear();
   state.lastTurn = body;
@@ -293,6 +298,7 @@ async function runTurn(body) {
     const req = state.sessionId ? { ...body, session_id: state.sessionId } : body;
     const res = await state.api.chatStream(req, controller.signal);
     accepted = true;
+    onAccepted();
     adoptSession(res.headers.get('X-Coachd-Session-Id'));
     // A stream cut before its first event resumes from the turn's start.
     const turn = res.headers.get('X-Coachd-Turn');

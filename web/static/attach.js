@@ -103,24 +103,27 @@ export class Attachments {
   // ready is true when there is something to send.
   ready() { return this.items.some((i) => i.state === 'ready') && !this.busy(); }
 
-  // refs are the chat request's attachments.
-  refs() { return this.items.filter((i) => i.state === 'ready').map((i) => ({ upload_id: i.id })); }
+  // sending are the files that go with the next message.
+  sending() { return this.items.filter((i) => i.state === 'ready'); }
+
+  // refs are the chat request's attachments for items.
+  static refs(items) { return items.map((i) => ({ upload_id: i.id })); }
+
+  // sent takes the items that went with a message out of the tray, and
+  // leaves any attached since for the next one.
+  sent(items) {
+    items.forEach((i) => this.remove(i));
+    this.showError('');
+  }
 
   // previews are elements showing the files being sent, for the user's
   // bubble before the history is reloaded.
-  previews() {
-    return this.items.filter((i) => i.state === 'ready').map((i) => (i.file.type.startsWith('image/')
+  static previews(items) {
+    return items.map((i) => (i.file.type.startsWith('image/')
       ? h('img', { class: 'attach-thumb', src: URL.createObjectURL(i.file), alt: i.file.name })
       : docChip(i.file.name, i.file.type)));
   }
 
-  clear() {
-    this.items.forEach((i) => i.el.remove());
-    this.items = [];
-    this.tray.hidden = true;
-    this.showError('');
-    this.onChange();
-  }
 }
 
 function docChip(name, type) {
