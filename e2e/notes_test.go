@@ -46,6 +46,27 @@ func TestNotes(t *testing.T) {
 		e.run(chromedp.Evaluate[chromedp.Void](note("Knee") + `.querySelector(".note-pin").click()`))
 		e.waitJS("the pinned note first, saved", `(() => { const n = document.querySelector(".note-list .note"); return n.classList.contains("pinned") && !n.classList.contains("pending") && n.querySelector(".note-title").textContent === "Knee"; })()`)
 	})
+	t.Run("EditKeptAcrossChanges", func(t *testing.T) {
+		// A change elsewhere in the panel (here: unpinning another note)
+		// redraws the list; the note being edited keeps what was typed,
+		// and where the cursor was.
+		e := e.sub(t)
+		e.run(chromedp.Evaluate[chromedp.Void](note("Morning runs") + `.querySelector(".note-edit").click()`))
+		e.waitVisible("form.note-editor")
+		e.run(chromedp.SendKeys(chromedp.CSS("form.note-editor [name=content]"), " Not on Sundays."))
+		e.run(chromedp.Evaluate[chromedp.Void](note("Knee") + `.querySelector(".note-pin").click()`))
+		e.waitJS("the unpin saved", note("Knee")+`?.classList.contains("pending") === false && !`+note("Knee")+`.classList.contains("pinned")`)
+		if got := eval[string](e, `document.querySelector("form.note-editor [name=content]")?.value ?? "(no editor)"`); got != "Runs before work, around 6am. Not on Sundays." {
+			t.Errorf("editor content after the redraw = %q, want the typed text kept", got)
+		}
+		if !eval[bool](e, `document.activeElement === document.querySelector("form.note-editor [name=content]")`) {
+			t.Error("the editor lost the focus in the redraw")
+		}
+		// Leave things as they were for the subtests after this one.
+		e.run(chromedp.Click(chromedp.CSS("form.note-editor .btn.ghost")))
+		e.run(chromedp.Evaluate[chromedp.Void](note("Knee") + `.querySelector(".note-pin").click()`))
+		e.waitJS("Knee pinned again", note("Knee")+`?.classList.contains("pending") === false && `+note("Knee")+`.classList.contains("pinned")`)
+	})
 	t.Run("ErrDeleteRollsBack", func(t *testing.T) {
 		e := e.sub(t)
 		e.faults.failNext("DELETE", "/v1/notes/", 500)

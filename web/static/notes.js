@@ -30,6 +30,7 @@ export class NotesPanel {
     this.notes = [];
     this.loaded = false;
     this.editing = null; // id of the note being edited
+    this.editorEl = null; // its form, kept across renders
     this.list = root.querySelector('.note-list');
     this.deleted = root.querySelector('.deleted-list');
     this.deletedBox = root.querySelector('.deleted');
@@ -154,7 +155,18 @@ export class NotesPanel {
     const live = sortNotes(this.notes.filter((n) => !n.deleted_at));
     const gone = this.notes.filter((n) => n.deleted_at)
       .sort((a, b) => String(b.deleted_at).localeCompare(String(a.deleted_at)));
-    this.list.replaceChildren(...live.map((n) => (this.editing === n.id ? this.editor(n) : this.card(n))));
+    // The form of the note being edited is kept, not drawn again: a
+    // render for another change (a pin, notes reloaded after a turn)
+    // must not throw away what the user is typing, nor the cursor.
+    if (!this.editing || (this.editorEl && this.editorEl.dataset.id !== this.editing)) this.editorEl = null;
+    const active = document.activeElement;
+    const typing = this.editorEl && this.editorEl.contains(active)
+      ? { el: active, start: active.selectionStart, end: active.selectionEnd } : null;
+    this.list.replaceChildren(...live.map((n) => (this.editing === n.id ? this.editorFor(n) : this.card(n))));
+    if (typing && typing.el.isConnected && document.activeElement !== typing.el) {
+      typing.el.focus();
+      if (typing.start !== null) typing.el.setSelectionRange(typing.start, typing.end);
+    }
     this.deleted.replaceChildren(...gone.map((n) => this.deletedCard(n)));
     this.deletedBox.hidden = gone.length === 0;
     this.deletedCount.textContent = String(gone.length);
@@ -180,6 +192,11 @@ export class NotesPanel {
       h('div', { class: 'note-meta' }, n.pending ? 'Saving…' : relTime(n.updated_at)));
   }
 
+  editorFor(n) {
+    if (!this.editorEl) this.editorEl = this.editor(n);
+    return this.editorEl;
+  }
+
   editor(n) {
     const title = h('input', { class: 'input', name: 'title', value: n.title, maxlength: 200, required: true, 'aria-label': 'Title' });
     const content = h('textarea', { class: 'input', name: 'content', rows: 4, maxlength: 5000, required: true, 'aria-label': 'Content' });
@@ -191,7 +208,8 @@ export class NotesPanel {
     form.addEventListener('submit', (e) => {
       e.preventDefault();
       const fields = { title: title.value.trim(), content: content.value.trim() };
-      if (fields.title && fields.content) this.save(n, fields);
+      // The form outlives renders: save over the note as it is now.
+      if (fields.title && fields.content) this.save(this.find(n.id) || n, fields);
     });
     form.addEventListener('keydown', (e) => {
       if (e.key === 'Escape') { e.stopPropagation(); this.editing = null; this.render(); }
