@@ -2,6 +2,9 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -139,6 +142,32 @@ func TestNotes(t *testing.T) {
 		if got := eval[string](e, `document.querySelector(".deleted-note .note-title").textContent`); got != "Knee" {
 			t.Errorf("deleted note = %q, want Knee", got)
 		}
+	})
+	t.Run("MoreThanOnePage", func(t *testing.T) {
+		// The coach saves notes as it goes (up to 1,000 live ones); the
+		// panel lists them all, not the first page of 200.
+		e := e.sub(t)
+		for i := range 205 {
+			body := fmt.Sprintf(`{"note_type":"tip","title":"Tip %d","content":"Drink water before run %d."}`, i, i)
+			req, err := http.NewRequest("POST", e.url+"/v1/notes", strings.NewReader(body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Authorization", "Bearer "+e.key)
+			req.Header.Set("Content-Type", "application/json")
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res.Body.Close()
+			if res.StatusCode != http.StatusCreated {
+				t.Fatalf("create note %d: status %d", i, res.StatusCode)
+			}
+		}
+		e.run(chromedp.Reload())
+		e.waitVisible("#notes-open")
+		e.openNotes()
+		e.waitJS("every note listed", `document.querySelectorAll(".note-list .note").length === 206 && document.getElementById("notes-count").textContent === "206"`)
 	})
 }
 

@@ -90,7 +90,19 @@ export class Api {
     return all;
   }
 
-  notes() { return this.request('GET', '/v1/notes?include_deleted=true&limit=200'); }
+  // notes reads every page: a user may have up to 1,000 live notes, and
+  // the deleted ones come too.
+  async notes() {
+    const notes = [];
+    let cursor = '';
+    do {
+      const q = `include_deleted=true&limit=200${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`;
+      const page = await this.request('GET', `/v1/notes?${q}`);
+      notes.push(...(page.notes || []));
+      cursor = page.next_cursor || '';
+    } while (cursor);
+    return { notes };
+  }
   createNote(note) { return this.request('POST', '/v1/notes', note); }
   updateNote(id, fields) { return this.request('PUT', `/v1/notes/${encodeURIComponent(id)}`, fields); }
   deleteNote(id) { return this.request('DELETE', `/v1/notes/${encodeURIComponent(id)}`); }
