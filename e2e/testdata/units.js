@@ -316,3 +316,25 @@ tests['interactions/pulse check'] = async () => {
   eq([...box.querySelectorAll('.rate')].every((r) => r.disabled), true, 'rating locked');
   box.remove();
 };
+
+const { Transcript } = await import(at('/assets/messages.js'));
+
+// The stored tool_use of an interactive call keeps the model's input as
+// it was, even when the server refused it (options not a list): history
+// must still open, with that call drawn without its broken options.
+tests['history/interactive call with input the server refused'] = () => {
+  const el = document.createElement('div');
+  const scroller = document.createElement('div');
+  scroller.append(el);
+  const t = new Transcript(el, scroller);
+  const messages = [
+    { role: 'user', content: 'When should I train?' },
+    { role: 'assistant', content_blocks: [{ type: 'tool_use', id: 'toolu_bad', name: 'show_options', input: { options: { a: 'Morning', b: 'Evening' } } }] },
+    { role: 'user', content_blocks: [{ type: 'tool_result', tool_use_id: 'toolu_bad', is_error: true, content: 'options: must be an array' }] },
+    { role: 'assistant', content_blocks: [{ type: 'tool_use', id: 'toolu_num', name: 'show_pulse_check', input: { domains: 7 } }] },
+    { role: 'user', content_blocks: [{ type: 'tool_result', tool_use_id: 'toolu_num', is_error: true, content: 'domains: must be an array' }] },
+    { role: 'assistant', content_blocks: [{ type: 'text', text: 'Mornings, then.' }] },
+  ];
+  t.renderHistory(messages, null, {});
+  eq(el.textContent.includes('Mornings, then.'), true, 'the reply after the refused call is shown');
+};

@@ -94,7 +94,10 @@ export function renderInteraction(data, opts = {}) {
     box.append(h('div', { class: 'approval-actions' }, reason, approve, deny));
   } else if (data.name === 'show_options') {
     const pills = h('div', { class: 'pills', role: 'group', 'aria-label': prompt || 'Options' });
-    for (const opt of input.options || []) {
+    // The input is the model's: in history it is stored as sent, even
+    // when the server refused it, so it may not be a list of strings.
+    const options = Array.isArray(input.options) ? input.options.map(String) : [];
+    for (const opt of options) {
       const b = h('button', { type: 'button', class: 'pill', dataset: { value: opt } }, opt);
       b.addEventListener('click', () => submit(answers.show_options(opt), opt, b));
       pills.append(b);
