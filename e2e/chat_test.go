@@ -393,3 +393,35 @@ func TestReconnectMidReply(t *testing.T) {
 		t.Errorf("stored %q", stored)
 	}
 }
+
+// TestSendWhileHistoryLoads: a message typed while a conversation's
+// history is still loading waits for it. Sent at once, the history would
+// arrive afterwards and be drawn over the reply being written, which then
+// streamed into nothing on screen.
+func TestSendWhileHistoryLoads(t *testing.T) {
+	e := newEnv(t, 1280, 800)
+	e.fake.Enqueue(at.Text("One.", 0), at.Text("Two.", 0))
+	e.signIn()
+	e.send("First")
+	e.waitJS("the first reply", `document.querySelector(".msg.assistant .md")?.textContent === "One."`)
+	e.waitIdle()
+	id := strings.TrimPrefix(eval[string](e, `location.hash`), "#/")
+	release := e.faults.holdNext("GET", "/v1/sessions/"+id+"/messages")
+	defer release()
+	e.run(chromedp.Reload())
+	e.waitVisible("#transcript .loading")
+	e.send("Second")
+	if got := eval[string](e, `document.getElementById("input").value`); got != "Second" {
+		t.Errorf("composer while the history loads = %q, want the message kept until it has loaded", got)
+	}
+	release()
+	e.waitJS("the history", `document.querySelector(".msg.assistant .md")?.textContent === "One."`)
+	if got := eval[string](e, `document.getElementById("input").value`); got == "Second" {
+		e.run(chromedp.Click(chromedp.CSS("#send")))
+	}
+	e.waitJS("the second reply on screen", `[...document.querySelectorAll(".msg.assistant .md")].some((m) => m.textContent === "Two.")`)
+	e.waitIdle()
+	if got := eval[[]string](e, `[...document.querySelectorAll(".msg.user .bubble")].map((b) => b.textContent)`); strings.Join(got, "|") != "First|Second" {
+		t.Errorf("user messages on screen = %v, want [First Second]", got)
+	}
+}

@@ -213,6 +213,18 @@ type fault struct {
 	method, prefix   string
 	status           int
 	body, retryAfter string
+	hold             chan struct{} // not nil: pass the request on once closed
+}
+
+// holdNext holds the next request with this method and path prefix on its
+// way to coachd until release is called.
+func (f *faults) holdNext(method, prefix string) (release func()) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	hold := make(chan struct{})
+	f.next = append(f.next, fault{method: method, prefix: prefix, hold: hold})
+	var once sync.Once
+	return func() { once.Do(func() { close(hold) }) }
 }
 
 // failNext makes the next request with this method and path prefix fail
@@ -225,7 +237,7 @@ func (f *faults) failNext(method, prefix string, status int) {
 func (f *faults) failNextWith(method, prefix string, status int, body, retryAfter string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.next = append(f.next, fault{method, prefix, status, body, retryAfter})
+	f.next = append(f.next, fault{method: method, prefix: prefix, status: status, body: body, retryAfter: retryAfter})
 }
 
 // count returns how many requests with this method and path prefix the
@@ -275,6 +287,14 @@ func (f *faults) wrap(next http.Handler) http.Handler {
 			}
 		}
 		f.mu.Unlock()
+		if hit != nil && hit.hold != nil {
+			select {
+			case <-hit.hold:
+				next.ServeHTTP(w, r)
+			case <-r.Context().Done():
+			}
+			return
+		}
 		if hit != nil {
 			w.Header().Set("Content-Type", "application/json")
 			if hit.retryAfter != "" {

@@ -29,6 +29,7 @@ const state = {
   live: null, // AssistantView of the running turn
   lastTurn: null, // body of the last turn, for Retry
   turnBase: 0, // tokens_used when the running turn began
+  loading: '', // the session whose history is being loaded
 };
 
 const transcript = new Transcript($('transcript'), $('scroller'));
@@ -169,6 +170,8 @@ function route() {
 function newChat(focus = true) {
   stop();
   state.sessionId = '';
+  state.loading = '';
+  updateSend();
   if (location.hash) history.replaceState(null, '', location.pathname + location.search);
   transcript.clear();
   banner.clear();
@@ -181,6 +184,10 @@ function newChat(focus = true) {
 async function openSession(id) {
   stop();
   state.sessionId = id;
+  // Nothing is sent until the history is drawn: drawing it clears the
+  // transcript, with any reply being written into it.
+  state.loading = id;
+  updateSend();
   banner.clear();
   showWelcome(false);
   transcript.clear();
@@ -193,9 +200,15 @@ async function openSession(id) {
     transcript.renderHistory(msgs, sess.pending_interaction, { onAnswer: answer });
     showWelcome(msgs.length === 0);
   } catch (err) {
+    if (state.sessionId !== id) return;
     if (err.status === 401) return onAuthError();
     transcript.clear();
     banner.show(describeError(err.status === 404 ? new ApiError(404, 'not_found', 'That conversation does not exist or is not yours.') : err));
+  } finally {
+    if (state.loading === id) {
+      state.loading = '';
+      updateSend();
+    }
   }
 }
 
@@ -217,12 +230,13 @@ function onPhase(s) {
 }
 
 function updateSend() {
-  $('send').disabled = phase.phase !== Phase.idle || ($('input').value.trim() === '' && !attachments.ready()) || attachments.busy();
+  $('send').disabled = phase.phase !== Phase.idle || Boolean(state.loading) ||
+    ($('input').value.trim() === '' && !attachments.ready()) || attachments.busy();
 }
 
 async function send(text) {
   text = text.trim();
-  if ((!text && !attachments.ready()) || attachments.busy() || phase.phase !== Phase.idle) return;
+  if ((!text && !attachments.ready()) || attachments.busy() || phase.phase !== Phase.idle || state.loading) return;
   const files = attachments.sending();
   $('input').value = '';
   autosize();
