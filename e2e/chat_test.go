@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/base64"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -423,5 +424,47 @@ func TestSendWhileHistoryLoads(t *testing.T) {
 	e.waitIdle()
 	if got := eval[[]string](e, `[...document.querySelectorAll(".msg.user .bubble")].map((b) => b.textContent)`); strings.Join(got, "|") != "First|Second" {
 		t.Errorf("user messages on screen = %v, want [First Second]", got)
+	}
+}
+
+// TestSignOutForgets: signing out leaves nothing of the user in the page
+// (a shared browser's next user must not see it, nor send it): not their
+// conversations, notes, attached files, banner or the session in the URL.
+func TestSignOutForgets(t *testing.T) {
+	e := newEnv(t, 1280, 800)
+	e.fake.Enqueue(at.Text("Hello there.", 0))
+	e.signIn()
+	e.send("My private question")
+	e.waitJS("the session in the list", `document.querySelectorAll("#session-list .session").length === 1 && location.hash.startsWith("#/sess_")`)
+	e.waitIdle()
+	e.openNotes()
+	e.run(
+		chromedp.Click(chromedp.CSS(".add-note")),
+		chromedp.SendKeys(chromedp.CSS(`.note-form [name=title]`), "Private note"),
+		chromedp.SendKeys(chromedp.CSS(`.note-form [name=content]`), "Something only I should see."),
+		chromedp.Click(chromedp.CSS(`.note-form button[type=submit]`)),
+	)
+	e.waitJS("the note saved", `document.querySelector(".note-list .note:not(.pending)") !== null`)
+	eval[chromedp.Void](e, dropJS+`("`+base64.StdEncoding.EncodeToString([]byte("my notes"))+`", "private.txt", "text/plain", 0)`)
+	e.waitJS("the upload", `document.querySelector("#attach-tray li:not(.uploading):not(.failed)") !== null`)
+	e.run(chromedp.SendKeys(chromedp.CSS("#input"), "a draft"))
+	e.run(chromedp.Click(chromedp.CSS("#signout")))
+	e.waitVisible("#signin-key")
+	got := eval[map[string]any](e, `({
+		hash: location.hash,
+		sessions: document.querySelectorAll("#session-list li").length,
+		title: document.getElementById("chat-title").textContent,
+		notes: document.querySelectorAll("#notes .note").length,
+		noteCount: document.getElementById("notes-count").hidden ? "" : document.getElementById("notes-count").textContent,
+		tray: document.querySelectorAll("#attach-tray li").length,
+		me: document.getElementById("me-name").textContent,
+		banner: document.getElementById("banner-host").textContent,
+		input: document.getElementById("input").value,
+	})`)
+	want := map[string]any{"hash": "", "sessions": 0.0, "title": "New conversation", "notes": 0.0, "noteCount": "", "tray": 0.0, "me": "", "banner": "", "input": ""}
+	for k, w := range want {
+		if got[k] != w {
+			t.Errorf("after sign-out %s = %v, want %v", k, got[k], w)
+		}
 	}
 }

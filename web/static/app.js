@@ -93,6 +93,8 @@ async function signIn(key, fromForm) {
   }
 }
 
+// signOut forgets the user: nothing of theirs stays in the page for the
+// next person to sign in on this browser to see, or to send.
 function signOut(message = '') {
   stop();
   localStorage.removeItem(KEY);
@@ -100,7 +102,20 @@ function signOut(message = '') {
   state.api = null;
   state.user = null;
   state.sessionId = '';
+  state.sessions = [];
+  state.lastTurn = null;
+  if (location.hash) history.replaceState(null, '', location.pathname + location.search);
   transcript.clear();
+  banner.clear();
+  attachments.clearAll();
+  $('input').value = '';
+  autosize();
+  if (notes) notes.reset();
+  openNotes(false);
+  $('me-name').textContent = '';
+  $('me-avatar').textContent = '';
+  renderSessions();
+  renderBudget();
   showSignIn(message);
 }
 
@@ -132,9 +147,11 @@ function enterApp() {
 // ---- sessions ----------------------------------------------------------------
 
 async function refreshSessions() {
-  if (!state.api) return;
+  const api = state.api;
+  if (!api) return;
   try {
-    const res = await state.api.sessions();
+    const res = await api.sessions();
+    if (state.api !== api) return; // signed out meanwhile
     state.sessions = (res.sessions || []).sort((a, b) => String(b.updated_at).localeCompare(String(a.updated_at)));
     renderSessions();
   } catch (err) {

@@ -97,6 +97,11 @@ export class Attachments {
     this.onChange();
   }
 
+  // clearAll empties the tray (signing out).
+  clearAll() {
+    this.sent([...this.items]);
+  }
+
   // busy is true while an upload runs: sending waits for it.
   busy() { return this.items.some((i) => i.state === 'uploading'); }
 

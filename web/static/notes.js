@@ -27,6 +27,7 @@ export class NotesPanel {
     this.api = api;
     this.onCount = onCount;
     this.onAuthError = onAuthError;
+    this.api = null;
     this.notes = [];
     this.loaded = false;
     this.editing = null; // id of the note being edited
@@ -46,8 +47,11 @@ export class NotesPanel {
   }
 
   async load() {
+    const api = this.api;
+    if (!api) return;
     try {
-      const res = await this.api.notes();
+      const res = await api.notes();
+      if (this.api !== api) return; // signed out (or in again) meanwhile
       this.notes = res.notes || [];
       this.loaded = true;
       this.render();
@@ -55,6 +59,16 @@ export class NotesPanel {
       if (err.status === 401) this.onAuthError(err);
       else toast(`Couldn't load notes: ${err.message}`, 'error');
     }
+  }
+
+  // reset forgets the notes (signing out); load fetches them again.
+  reset() {
+    this.api = null;
+    this.notes = [];
+    this.loaded = false;
+    this.editing = null;
+    this.closeForm();
+    this.render();
   }
 
   find(id) { return this.notes.find((n) => n.id === id); }
