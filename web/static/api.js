@@ -46,6 +46,17 @@ function codeForStatus(status) {
   }
 }
 
+// takeKeyFromURL stores under storageKey a key passed as #key=ck_… (the
+// URL `coachd serve --demo` prints) and reports whether there was one.
+export function takeKeyFromURL(storageKey) {
+  const m = location.hash.match(/^#key=(ck_[A-Za-z0-9_-]+)$/);
+  if (!m) return false;
+  localStorage.setItem(storageKey, m[1]);
+  // The key must not stay in the address bar, the history or a bookmark.
+  history.replaceState(null, '', location.pathname + location.search);
+  return true;
+}
+
 export class Api {
   constructor(key, base = '') {
     this.key = key;

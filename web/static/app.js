@@ -1,15 +1,17 @@
 // coachd's browser UI: sign-in, sessions, the streaming chat and the notes
 // panel. No framework and no build step: ES modules served from the binary.
 
-import { Api, ApiError } from './api.js';
-import { readEvents, StreamPhase, TextBatcher, Phase } from './stream.js';
+import { Api, ApiError, takeKeyFromURL } from './api.js';
+import { StreamPhase, TextBatcher, Phase } from './stream.js';
+import { followTurn } from './follow.js';
 import { Transcript, setToolResult, setToolWaiting } from './messages.js';
 import { isInteractive } from './interactions.js';
 import { NotesPanel } from './notes.js';
 import { describeError, Banner } from './banner.js';
-import { h, icon, relTime, humanize, formatTokens, toast } from './ui.js';
+import { h, humanize, toast } from './ui.js';
 import { Attachments } from './attach.js';
 import { VoiceButton } from './voice.js';
+import { usedAfter, renderBudget, renderSessions as renderSessionList, drawIcons } from './header.js';
 
 const KEY = 'coachd.key';
 const $ = (id) => document.getElementById(id);
@@ -47,17 +49,6 @@ const voice = new VoiceButton($('mic'), {
 });
 
 // ---- sign-in ---------------------------------------------------------------
-
-// takeKeyFromURL stores a key passed as #key=ck_… (the URL `coachd serve
-// --demo` prints) and reports whether there was one.
-function takeKeyFromURL() {
-  const m = location.hash.match(/^#key=(ck_[A-Za-z0-9_-]+)$/);
-  if (!m) return false;
-  localStorage.setItem(KEY, m[1]);
-  // The key must not stay in the address bar, the history or a bookmark.
-  history.replaceState(null, '', location.pathname + location.search);
-  return true;
-}
 
 function show(view) {
   document.body.dataset.view = view;
@@ -115,7 +106,7 @@ function signOut(message = '') {
   $('me-name').textContent = '';
   $('me-avatar').textContent = '';
   renderSessions();
-  renderBudget();
+  renderBudget(state.user);
   showSignIn(message);
 }
 
@@ -127,7 +118,7 @@ function enterApp() {
   show('app');
   $('me-name').textContent = state.user.name || state.user.id;
   $('me-avatar').textContent = (state.user.name || '?').charAt(0).toUpperCase();
-  renderBudget();
+  renderBudget(state.user);
   updateSend();
   // The panel is built once; signing in again only gives it the new key.
   if (!notes) {
@@ -160,19 +151,7 @@ async function refreshSessions() {
 }
 
 function renderSessions() {
-  const list = $('session-list');
-  list.replaceChildren(...state.sessions.map((s) => h('li', {},
-    h('a', {
-      class: `session${s.id === state.sessionId ? ' active' : ''}`, href: `#/${s.id}`, dataset: { id: s.id },
-      'aria-current': s.id === state.sessionId ? 'page' : false,
-    },
-    h('span', { class: 'session-title' }, s.title || 'New conversation'),
-    h('span', { class: 'session-meta' },
-      relTime(s.updated_at),
-      s.status && s.status !== 'active' ? h('span', { class: `status status-${s.status}` }, s.status) : null)))));
-  $('session-empty').hidden = state.sessions.length > 0;
-  const cur = state.sessions.find((s) => s.id === state.sessionId);
-  $('chat-title').textContent = cur ? cur.title || 'Conversation' : state.sessionId ? 'Conversation' : 'New conversation';
+  renderSessionList(state.sessions, state.sessionId);
 }
 
 // route opens the session named in the URL (#/sess_…), or a new chat.
@@ -297,16 +276,6 @@ function stop() {
   if (state.controller) state.controller.abort();
 }
 
-// RECONNECTS bounds how many times a cut stream is picked up again.
-const RECONNECTS = 6;
-
-function sleep(ms, signal) {
-  return new Promise((resolve) => {
-    const t = setTimeout(resolve, ms);
-    signal.addEventListener('abort', () => { clearTimeout(t); resolve(); }, { once: true });
-  });
-}
-
 // runTurn streams one turn. It resolves true when the server accepted the
 // request (the stream started), false when it was refused before that;
 // onAccepted runs as soon as the stream starts.
@@ -333,8 +302,6 @@ async function runTurn(body, onAccepted = () => {}) {
     adoptSession(res.headers.get('X-Coachd-Session-Id'));
     // A stream cut before its first event resumes from the turn's start.
     const turn = res.headers.get('X-Coachd-Turn');
-    let lastId = turn ? `${turn}:0` : '';
-    let ended = false;
     const handle = (event, data) => {
       switch (event) {
         case 'message_start': adoptSession(data.session_id); break;
@@ -373,47 +340,28 @@ async function runTurn(body, onAccepted = () => {}) {
         }
         case 'session_changed': onSessionChanged(data); break;
         case 'usage': onUsage(data); break;
-        case 'message_end': ended = true; batcher.flush(); phase.complete(); break;
+        case 'message_end': batcher.flush(); phase.complete(); return true;
         case 'error':
-          ended = true;
           batcher.flush();
           // The server stored the message before the upstream failed:
           // Retry re-runs it instead of sending it a second time.
           if (!replied) state.lastTurn = { retry: true };
           banner.show(describeError(data));
-          break;
+          return true;
         default: // unknown events are ignored, so the server can add more
       }
+      return false;
     };
-    // consume reads a stream to its end; a dropped connection is not an
-    // error here: the turn goes on on the server and is picked up again.
-    const consume = async (r) => {
-      try {
-        for await (const { event, data, id } of readEvents(r.body)) {
-          if (id) lastId = id;
-          handle(event, data);
-          if (ended) return;
-        }
-      } catch (err) {
-        if (controller.signal.aborted || err instanceof ApiError) throw err;
-      }
-    };
-    await consume(res);
-    for (let n = 0; !ended && !controller.signal.aborted && lastId && state.sessionId && n < RECONNECTS; n++) {
-      batcher.flush();
-      view.reconnecting(true);
-      await sleep(Math.min(250 * 2 ** n, 4000), controller.signal);
-      if (controller.signal.aborted) break;
-      try {
-        await consume(await state.api.resume(state.sessionId, lastId, controller.signal));
-      } catch (err) {
-        if (controller.signal.aborted || (err instanceof ApiError && err.status !== 0)) throw err;
-      }
-    }
-    view.reconnecting(false);
-    if (!ended && !controller.signal.aborted) {
-      throw new TypeError('the stream ended before the turn did');
-    }
+    await followTurn(res, turn ? `${turn}:0` : '', {
+      handle,
+      signal: controller.signal,
+      canResume: () => Boolean(state.sessionId),
+      resume: (lastId) => state.api.resume(state.sessionId, lastId, controller.signal),
+      reconnecting: (on) => {
+        if (on) batcher.flush();
+        view.reconnecting(on);
+      },
+    });
   } catch (err) {
     batcher.flush();
     if (controller.signal.aborted) {
@@ -459,41 +407,17 @@ async function afterTurn(toolsUsed) {
 
 function onUsage(u) {
   if (!state.user) return;
-  const budget = state.user.token_budget;
-  if (typeof u.budget_remaining === 'number' && budget > 0) {
-    state.user.tokens_used = Math.max(0, budget - u.budget_remaining);
-  } else if (typeof u.tokens_used === 'number') {
-    state.user.tokens_used = state.turnBase + u.tokens_used;
-  }
-  renderBudget();
+  state.user.tokens_used = usedAfter(state.user, u, state.turnBase);
+  renderBudget(state.user);
 }
 
 async function refreshMe() {
   try {
     state.user = await state.api.me();
-    renderBudget();
+    renderBudget(state.user);
   } catch (err) {
     if (err.status === 401) onAuthError();
   }
-}
-
-function renderBudget() {
-  const u = state.user;
-  const box = $('budget');
-  if (!u) { box.hidden = true; return; }
-  box.hidden = false;
-  const used = u.tokens_used || 0;
-  const budget = u.token_budget || 0;
-  // No budget and nothing used yet: nothing worth a place in the header.
-  box.hidden = budget <= 0 && used <= 0;
-  box.querySelector('.budget-bar').hidden = budget <= 0;
-  const pct = budget > 0 ? Math.min(100, (used / budget) * 100) : 0;
-  $('budget-fill').style.width = `${pct}%`;
-  box.dataset.level = pct >= 95 ? 'danger' : pct >= 80 ? 'warn' : 'ok';
-  $('budget-text').textContent = budget > 0 ? `${formatTokens(used)} / ${formatTokens(budget)}` : `${formatTokens(used)} tokens used`;
-  box.title = budget > 0
-    ? `${used.toLocaleString()} of ${budget.toLocaleString()} tokens used this period`
-    : `${used.toLocaleString()} tokens used`;
 }
 
 // ---- composer, keyboard, panels --------------------------------------------------------
@@ -553,26 +477,16 @@ function wire() {
   $('sidebar-close').addEventListener('click', closeSidebar);
   $('scrim').addEventListener('click', () => { closeSidebar(); openNotes(false); });
   window.addEventListener('hashchange', () => {
-    if (takeKeyFromURL()) signIn(localStorage.getItem(KEY), false);
+    if (takeKeyFromURL(KEY)) signIn(localStorage.getItem(KEY), false);
     else if (state.api) route();
   });
   $('suggestions').replaceChildren(...SUGGESTIONS.map((s) => h('button', { type: 'button', class: 'suggestion', onclick: () => send(s) }, s)));
-
-  // Icons are drawn here so the markup stays readable.
-  $('send').append(icon('send'));
-  $('stop').append(icon('stop'));
-  $('new-chat').append(icon('plus'), 'New conversation');
-  $('sidebar-open').append(icon('menu'));
-  $('sidebar-close').append(icon('close'));
-  $('notes-close').append(icon('close'));
-  $('signout').append(icon('logout'));
-  $('notes-open').prepend(icon('notes'));
-  document.querySelector('.add-note').prepend(icon('plus'));
+  drawIcons();
 }
 
 function boot() {
   wire();
-  takeKeyFromURL();
+  takeKeyFromURL(KEY);
   const key = localStorage.getItem(KEY);
   if (key) signIn(key, false);
   else showSignIn();

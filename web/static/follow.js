@@ -1,0 +1,56 @@
+// Following one turn's stream to its end, across dropped connections: the
+// turn goes on on the server when the browser's connection drops, and the
+// session stream picks it up again after the last event seen.
+
+import { ApiError } from './api.js';
+import { readEvents } from './stream.js';
+
+// RECONNECTS bounds how many times a cut stream is picked up again.
+export const RECONNECTS = 6;
+
+function sleep(ms, signal) {
+  return new Promise((resolve) => {
+    const t = setTimeout(resolve, ms);
+    signal.addEventListener('abort', () => { clearTimeout(t); resolve(); }, { once: true });
+  });
+}
+
+// followTurn reads the turn's stream res. handle(event, data) is called
+// for every event and returns true at the turn's end (message_end, error).
+// When the connection drops before that, resume(lastId) opens the stream
+// again after the last event seen (firstId before any), while canResume()
+// holds, up to RECONNECTS times; reconnecting(on) shows it. A refused
+// resume throws its ApiError; a stream that ended before the turn did
+// throws a TypeError.
+export async function followTurn(res, firstId, { handle, resume, canResume, reconnecting, signal }) {
+  let lastId = firstId;
+  let ended = false;
+  const consume = async (r) => {
+    try {
+      for await (const { event, data, id } of readEvents(r.body)) {
+        if (id) lastId = id;
+        if (handle(event, data)) {
+          ended = true;
+          return;
+        }
+      }
+    } catch (err) {
+      if (signal.aborted || err instanceof ApiError) throw err;
+    }
+  };
+  await consume(res);
+  for (let n = 0; !ended && !signal.aborted && lastId && canResume() && n < RECONNECTS; n++) {
+    reconnecting(true);
+    await sleep(Math.min(250 * 2 ** n, 4000), signal);
+    if (signal.aborted) break;
+    try {
+      await consume(await resume(lastId));
+    } catch (err) {
+      if (signal.aborted || (err instanceof ApiError && err.status !== 0)) throw err;
+    }
+  }
+  reconnecting(false);
+  if (!ended && !signal.aborted) {
+    throw new TypeError('the stream ended before the turn did');
+  }
+}
