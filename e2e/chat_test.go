@@ -468,3 +468,28 @@ func TestSignOutForgets(t *testing.T) {
 		}
 	}
 }
+
+// TestShutdownNoticeResumes: the server the browser streams from goes
+// down mid-reply and ends the stream with a retryable server_shutdown
+// error carrying the last event id ("reconnect with Last-Event-ID"). The
+// turn goes on (on another replica, or in the log); the UI picks it up
+// again after that id, as it does for a dropped connection, and shows
+// the whole reply, not an error.
+func TestShutdownNoticeResumes(t *testing.T) {
+	e := newEnv(t, 1280, 800)
+	reply := "Start with the airport at six, then the stadium, then downtown."
+	e.fake.Enqueue(at.Text(reply, 4).Paced(0, 30*time.Millisecond))
+	e.signIn()
+	e.faults.shutdownNext("POST", "/v1/chat/stream", 6)
+	e.send("Plan my shift")
+	e.waitIdle()
+	if got := eval[string](e, `document.getElementById("banner-host").textContent`); got != "" {
+		t.Errorf("banner %q after a shutdown notice, want the turn picked up again", got)
+	}
+	if got := eval[string](e, `document.querySelector(".msg.assistant .md")?.textContent ?? ""`); got != reply {
+		t.Errorf("reply on screen = %q, want %q", got, reply)
+	}
+	if n := e.faults.count("GET", "session stream"); n < 1 {
+		t.Errorf("%d resumes, want the stream picked up again", n)
+	}
+}

@@ -214,6 +214,65 @@ type fault struct {
 	status           int
 	body, retryAfter string
 	hold             chan struct{} // not nil: pass the request on once closed
+	shutdownAfter    int           // > 0: end the stream after this many events as a server going down does
+}
+
+// shutdownNext ends the next stream with this method and path prefix
+// after n events the way a replica that shuts down ends its streams: with
+// a retryable server_shutdown error carrying the last event id. The
+// request to coachd is cut there; the turn goes on.
+func (f *faults) shutdownNext(method, prefix string, n int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.next = append(f.next, fault{method: method, prefix: prefix, shutdownAfter: n})
+}
+
+// shutdownWriter passes whole SSE frames through until it has passed
+// after events, then writes the shutdown notice and cuts the request.
+type shutdownWriter struct {
+	http.ResponseWriter
+	after, events int
+	buf           []byte
+	lastID        string
+	done          bool
+	cut           context.CancelFunc
+}
+
+func (w *shutdownWriter) Write(p []byte) (int, error) {
+	if w.done {
+		return 0, io.ErrClosedPipe
+	}
+	w.buf = append(w.buf, p...)
+	for !w.done {
+		i := strings.Index(string(w.buf), "\n\n")
+		if i < 0 {
+			break
+		}
+		frame := string(w.buf[:i+2])
+		w.buf = w.buf[i+2:]
+		for _, line := range strings.Split(frame, "\n") {
+			if id, ok := strings.CutPrefix(line, "id: "); ok {
+				w.lastID = id
+			}
+			if strings.HasPrefix(line, "event: ") {
+				w.events++
+			}
+		}
+		io.WriteString(w.ResponseWriter, frame)
+		if w.events >= w.after {
+			fmt.Fprintf(w.ResponseWriter, "id: %s\nevent: error\ndata: {\"type\":\"server_shutdown\",\"message\":\"the server is restarting: reconnect with Last-Event-ID %s\",\"retryable\":true,\"last_event_id\":%q}\n\n", w.lastID, w.lastID, w.lastID)
+			w.done = true
+			w.cut()
+		}
+	}
+	w.Flush()
+	return len(p), nil
+}
+
+func (w *shutdownWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
 }
 
 // holdNext holds the next request with this method and path prefix on its
@@ -287,6 +346,12 @@ func (f *faults) wrap(next http.Handler) http.Handler {
 			}
 		}
 		f.mu.Unlock()
+		if hit != nil && hit.shutdownAfter > 0 {
+			ctx, cut := context.WithCancel(r.Context())
+			defer cut()
+			next.ServeHTTP(&shutdownWriter{ResponseWriter: w, after: hit.shutdownAfter, cut: cut}, r.WithContext(ctx))
+			return
+		}
 		if hit != nil && hit.hold != nil {
 			select {
 			case <-hit.hold:

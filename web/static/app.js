@@ -343,6 +343,9 @@ async function runTurn(body, onAccepted = () => {}) {
         case 'message_end': batcher.flush(); phase.complete(); return true;
         case 'error':
           batcher.flush();
+          // A server going down hands the turn over: it goes on (on another
+          // replica, or in the log), picked up again after the id given.
+          if (data.type === 'server_shutdown' && data.retryable) return { resumeAfter: data.last_event_id || '' };
           // The server stored the message before the upstream failed:
           // Retry re-runs it instead of sending it a second time.
           if (!replied) state.lastTurn = { retry: true };

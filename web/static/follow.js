@@ -16,8 +16,9 @@ function sleep(ms, signal) {
 }
 
 // followTurn reads the turn's stream res. handle(event, data) is called
-// for every event and returns true at the turn's end (message_end, error).
-// When the connection drops before that, resume(lastId) opens the stream
+// for every event and returns true at the turn's end (message_end, error),
+// or {resumeAfter: id} when the server ends the stream but not the turn
+// (server_shutdown). When the connection drops before the end, resume(lastId) opens the stream
 // again after the last event seen (firstId before any), while canResume()
 // holds, up to RECONNECTS times; reconnecting(on) shows it. A refused
 // resume throws its ApiError; a stream that ended before the turn did
@@ -29,7 +30,12 @@ export async function followTurn(res, firstId, { handle, resume, canResume, reco
     try {
       for await (const { event, data, id } of readEvents(r.body)) {
         if (id) lastId = id;
-        if (handle(event, data)) {
+        const end = handle(event, data);
+        if (end && end.resumeAfter !== undefined) {
+          if (end.resumeAfter) lastId = end.resumeAfter;
+          return;
+        }
+        if (end) {
           ended = true;
           return;
         }
