@@ -493,3 +493,35 @@ func TestShutdownNoticeResumes(t *testing.T) {
 		t.Errorf("%d resumes, want the stream picked up again", n)
 	}
 }
+
+// TestRetryAfterLostStreamFollows: the stream is cut mid-reply and
+// picking it up again fails (the server answers 503), so the UI gives
+// up with a Retry. The turn went on on the server: Retry follows it
+// again from the last event seen, and the message is not sent a second
+// time (which would store it twice and have the coach answer it twice).
+func TestRetryAfterLostStreamFollows(t *testing.T) {
+	e := newEnv(t, 1280, 800)
+	reply := "First the airport queue, then the stadium exit at ten, and finally the bars downtown until two."
+	e.fake.Enqueue(at.Text(reply, 4).Paced(0, 30*time.Millisecond))
+	e.signIn()
+	e.send("Plan my night")
+	e.waitJS("partial text", `document.querySelector(".msg.assistant .md")?.textContent.includes("airport")`)
+	e.faults.failNext("GET", "/v1/sessions/", 503)
+	if n := e.faults.cutStreams(); n != 1 {
+		t.Fatalf("cut %d streams", n)
+	}
+	e.waitVisible(".banner .banner-retry")
+	e.waitIdle()
+	e.run(chromedp.Click(chromedp.CSS(".banner-retry")))
+	e.waitJS("the end of the reply", `document.getElementById("transcript").textContent.includes("until two.")`)
+	e.waitIdle()
+	if n := e.faults.count("POST", "/v1/chat/stream"); n != 1 {
+		t.Errorf("%d chat requests, want 1: Retry sent the message again", n)
+	}
+	if n := len(e.fake.Requests()); n != 1 {
+		t.Errorf("the model was asked %d times, want once", n)
+	}
+	if got := eval[string](e, `document.getElementById("banner-host").textContent`); got != "" {
+		t.Errorf("banner %q after the retry", got)
+	}
+}

@@ -295,8 +295,9 @@ async function runTurn(body, onAccepted = () => {}) {
   let authFailed = false;
   const toolsUsed = [];
   try {
-    const req = state.sessionId ? { ...body, session_id: state.sessionId } : body;
-    const res = await state.api.chatStream(req, controller.signal);
+    // { resumeAfter } follows again a turn whose stream was lost.
+    const res = body.resumeAfter ? await state.api.resume(state.sessionId, body.resumeAfter, controller.signal)
+      : await state.api.chatStream(state.sessionId ? { ...body, session_id: state.sessionId } : body, controller.signal);
     accepted = true;
     onAccepted();
     adoptSession(res.headers.get('X-Coachd-Session-Id'));
@@ -355,7 +356,7 @@ async function runTurn(body, onAccepted = () => {}) {
       }
       return false;
     };
-    await followTurn(res, turn ? `${turn}:0` : '', {
+    await followTurn(res, body.resumeAfter || (turn ? `${turn}:0` : ''), {
       handle,
       signal: controller.signal,
       canResume: () => Boolean(state.sessionId),
@@ -367,6 +368,7 @@ async function runTurn(body, onAccepted = () => {}) {
     });
   } catch (err) {
     batcher.flush();
+    if (accepted && err.resumeAfter && state.sessionId) state.lastTurn = { resumeAfter: err.resumeAfter };
     if (controller.signal.aborted) {
       view.note('Stopped', 'stopped');
     } else if (err instanceof ApiError) {

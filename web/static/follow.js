@@ -18,21 +18,35 @@ function sleep(ms, signal) {
 // followTurn reads the turn's stream res. handle(event, data) is called
 // for every event and returns true at the turn's end (message_end, error),
 // or {resumeAfter: id} when the server ends the stream but not the turn
-// (server_shutdown). When the connection drops before the end, resume(lastId) opens the stream
-// again after the last event seen (firstId before any), while canResume()
-// holds, up to RECONNECTS times; reconnecting(on) shows it. A refused
+// (server_shutdown). When the connection drops before the end,
+// resume(lastId) opens the stream again after the last event seen
+// (firstId before any), while canResume() holds, up to RECONNECTS times; reconnecting(on) shows it. A refused
 // resume throws its ApiError; a stream that ended before the turn did
-// throws a TypeError.
-export async function followTurn(res, firstId, { handle, resume, canResume, reconnecting, signal }) {
-  let lastId = firstId;
+// throws a TypeError. When the turn may still be followed later (the
+// connection, or the server, was lost), the error carries resumeAfter,
+// the last event id seen: the turn goes on on the server, so a retry
+// follows it again instead of sending its message a second time.
+export async function followTurn(res, firstId, opts) {
+  const at = { lastId: firstId };
+  try {
+    await follow(res, at, opts);
+  } catch (err) {
+    const lost = !(err instanceof ApiError) || err.status === 0 || err.status >= 500;
+    if (!opts.signal.aborted && at.lastId && lost) err.resumeAfter = at.lastId;
+    throw err;
+  }
+}
+
+async function follow(res, at, { handle, resume, canResume, reconnecting, signal }) {
+  let lastId = at.lastId;
   let ended = false;
   const consume = async (r) => {
     try {
       for await (const { event, data, id } of readEvents(r.body)) {
-        if (id) lastId = id;
+        if (id) at.lastId = lastId = id;
         const end = handle(event, data);
         if (end && end.resumeAfter !== undefined) {
-          if (end.resumeAfter) lastId = end.resumeAfter;
+          if (end.resumeAfter) at.lastId = lastId = end.resumeAfter;
           return;
         }
         if (end) {
