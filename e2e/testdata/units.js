@@ -243,6 +243,11 @@ export const tests = {
     eq(retry({ type: 'budget_exhausted' }), false, 'budget offers no Retry');
     eq(describeError({ type: 'rate_limit_exceeded', retry_after: 12 }).countdown, 12, 'retry time from the event');
     eq(describeError({ code: 'rate_limit_exceeded', retryAfter: 7 }).countdown, 7, 'retry time from HTTP');
+    // An internal error's text stays hidden, but the request id the
+    // server gives for reporting it is shown.
+    const internal = describeError({ code: 'internal', message: 'internal error; quote request id req_7f3a when reporting it' });
+    eq(internal.text.includes('req_7f3a'), true, `internal error text ${JSON.stringify(internal.text)} names the request id`);
+    eq(describeError({ type: 'internal', message: 'pq: relation "x" does not exist' }).text.includes('relation'), false, 'other internal text hidden');
     for (const t of ['turn_in_progress', 'api_error', 'invalid_request', 'timeout', 'internal']) {
       if (!describeError({ type: t }).title) throw new Error(`no title for ${t}`);
     }

@@ -28,8 +28,15 @@ export function describeError(err) {
       return { type, title: 'That could not be sent', text: msg || 'The request was not valid.' };
     case 'not_found':
       return { type, title: 'Not found', text: msg };
+    case 'internal': {
+      // The text of an internal error is not for users, but the request
+      // id the server gives is what they quote when reporting it.
+      const id = (msg.match(/request id ([\w-]+)/) || [])[1];
+      const text = 'An unexpected error happened. Please try again.';
+      return { type, title: 'Something went wrong', text: id ? `${text} If it keeps happening, quote request id ${id}.` : text, retry: true };
+    }
     default:
-      return { type, title: 'Something went wrong', text: msg && type !== 'internal' ? msg : 'An unexpected error happened. Please try again.', retry: true };
+      return { type, title: 'Something went wrong', text: msg || 'An unexpected error happened. Please try again.', retry: true };
   }
 }
 
