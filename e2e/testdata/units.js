@@ -343,3 +343,21 @@ tests['history/interactive call with input the server refused'] = () => {
   t.renderHistory(messages, null, {});
   eq(el.textContent.includes('Mornings, then.'), true, 'the reply after the refused call is shown');
 };
+
+// A compacted session stores the model's summary of its oldest turns as
+// a user message (metadata kind "summary"): history does not show it as
+// something the user said.
+tests['history/compaction summary is not the user\'s'] = () => {
+  const el = document.createElement('div');
+  const scroller = document.createElement('div');
+  scroller.append(el);
+  const t = new Transcript(el, scroller);
+  t.renderHistory([
+    { role: 'user', content: 'How do I start running?' },
+    { role: 'assistant', content_blocks: [{ type: 'text', text: 'Start with walks.' }] },
+    { role: 'user', content_blocks: [{ type: 'text', text: '<conversation_summary>They asked how to start.</conversation_summary>' }], metadata: { kind: 'summary', through_seq: 2 } },
+    { role: 'user', content: 'And after a week?' },
+  ], null, {});
+  eq(el.textContent.includes('conversation_summary'), false, 'the summary is not drawn');
+  eq(el.textContent.includes('And after a week?'), true, 'the messages after it are');
+};

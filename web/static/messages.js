@@ -230,6 +230,9 @@ export class Transcript {
     let view = null;
     const interactive = new Map(); // tool_use_id → {name, input, el}
     for (const m of messages) {
+      // A compaction's summary is stored as a user message for the model;
+      // the user never wrote it.
+      if (m.metadata && m.metadata.kind === 'summary') continue;
       const blocks = blocksOf(m);
       if (m.role === 'user') {
         let said = false;
