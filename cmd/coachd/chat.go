@@ -82,8 +82,14 @@ func (c *chatter) turn(ctx context.Context, req client.ChatRequest) error {
 	for {
 		req.SessionID, req.Agent = c.session, c.agent
 		var pending *interaction
-		lastID, ended := "", false
+		lastID, ended, restart := "", false, false
 		show := func(ev client.Event) error {
+			if id, ok := shutdownNotice(ev); ok {
+				// The server is going down; the turn's end is in its log
+				// for the next one to give: resume after id.
+				lastID, restart = id, true
+				return nil
+			}
 			lastID, ended = ev.ID, ev.Name == "message_end" || ev.Name == "error"
 			p, err := c.show(ev)
 			if p != nil {
@@ -95,9 +101,11 @@ func (c *chatter) turn(ctx context.Context, req client.ChatRequest) error {
 		if sid != "" {
 			c.session = sid
 		}
-		// A stream cut before the turn's end: the turn goes on on the
-		// server; pick it up after the last event shown.
-		for try := 0; try < 5 && ctx.Err() == nil && !ended && lastID != "" && c.session != "" && isNetErr(err); try++ {
+		// A stream cut before the turn's end, or ended by the server's
+		// shutdown notice: the turn goes on (or its end is logged); pick
+		// it up after the last event shown.
+		for try := 0; try < 5 && ctx.Err() == nil && !ended && lastID != "" && c.session != "" && (isNetErr(err) || restart); try++ {
+			restart = false
 			fmt.Fprintln(c.errOut, "\n(reconnecting…)")
 			select {
 			case <-ctx.Done():
@@ -130,6 +138,23 @@ func (c *chatter) turn(ctx context.Context, req client.ChatRequest) error {
 		}
 		req = client.ChatRequest{ToolResult: &client.ToolResult{ToolUseID: pending.ToolUseID, Content: answer}}
 	}
+}
+
+// shutdownNotice reports the retryable server_shutdown error a server
+// going down ends its streams with, and the event id to resume after.
+func shutdownNotice(ev client.Event) (string, bool) {
+	if ev.Name != "error" {
+		return "", false
+	}
+	var e struct {
+		Type        string `json:"type"`
+		Retryable   bool   `json:"retryable"`
+		LastEventID string `json:"last_event_id"`
+	}
+	if json.Unmarshal(ev.Data, &e) != nil || e.Type != "server_shutdown" || !e.Retryable || e.LastEventID == "" {
+		return "", false
+	}
+	return e.LastEventID, true
 }
 
 type interaction struct {

@@ -7,8 +7,10 @@ import (
 	"net"
 	"net/url"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -101,5 +103,82 @@ func TestChatReconnects(t *testing.T) {
 	}
 	if got := strings.TrimSpace(out.String()); got != reply {
 		t.Errorf("printed %q, want %q", got, reply)
+	}
+}
+
+// switchProxy forwards TCP connections to its target, which a test moves
+// from one server to the next (a restart behind a fixed address).
+type switchProxy struct {
+	ln     net.Listener
+	target atomic.Value // string
+}
+
+func newSwitchProxy(t *testing.T, target string) *switchProxy {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &switchProxy{ln: ln}
+	p.target.Store(target)
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			s, err := net.Dial("tcp", p.target.Load().(string))
+			if err != nil {
+				c.Close()
+				continue
+			}
+			go func() { io.Copy(s, c); s.Close() }()
+			go func() { io.Copy(c, s); c.Close() }()
+		}
+	}()
+	return p
+}
+
+// TestChatResumesAfterRestart: the server is stopped mid-reply; its
+// stream ends with the retryable server_shutdown notice. coachd chat does
+// not print it as the turn's error: it reconnects, and the restarted
+// server gives it the rest of the turn from the log.
+func TestChatResumesAfterRestart(t *testing.T) {
+	fake := anthropictest.NewServer()
+	defer fake.Close()
+	env := map[string]string{"ANTHROPIC_API_KEY": "test", "ANTHROPIC_BASE_URL": fake.URL(), "COACHD_ADDR": "127.0.0.1:0"}
+	db := filepath.Join(t.TempDir(), "c.db")
+	a := MustServe(t, env, "--db", db, "--demo", "--shutdown-grace", "200ms")
+	key := apiKeyRe.FindStringSubmatch(a.stdout.String())[1]
+	u, _ := url.Parse(a.url)
+	proxy := newSwitchProxy(t, u.Host)
+	fake.Enqueue(anthropictest.Text("Halfway through a long answer", 4).StallAfter(6))
+
+	chatEnv := getenvFrom(map[string]string{"COACHD_URL": "http://" + proxy.ln.Addr().String(), "COACHD_KEY": key})
+	out, errOut := &syncBuffer{}, &syncBuffer{}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		done <- runChat(ctx, []string{"tell me everything"}, chatEnv, strings.NewReader(""), out, errOut)
+	}()
+	out.waitFor(t, regexp.MustCompile(`Halfway`))
+	if err := a.stop(t); err != nil {
+		t.Fatalf("stop: %v", err)
+	}
+	b := MustServe(t, env, "--db", db)
+	ub, _ := url.Parse(b.url)
+	proxy.target.Store(ub.Host)
+
+	if err := <-done; err != nil {
+		t.Fatalf("chat: %v\n%s\n%s", err, out, errOut)
+	}
+	if strings.Contains(out.String(), "server_shutdown") || !strings.Contains(errOut.String(), "(reconnecting…)") {
+		t.Fatalf("the shutdown notice was printed, or no reconnect:\nstdout %q\nstderr %q", out, errOut)
+	}
+	// The turn's end, from the restarted server's log: stopped with the
+	// old process.
+	if !strings.Contains(out.String(), "(turn ended:") {
+		t.Errorf("no end of the turn after the restart: %q", out)
 	}
 }
