@@ -3,6 +3,7 @@ package review
 import (
 	"context"
 	"encoding/json"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -22,6 +23,32 @@ func (gitDiff) Definition() coachd.ToolDef {
 	}
 }
 
+// borrowsObjects says why the workspace's object store reaches outside
+// it ("" when it does not): alternates, or a link among its objects,
+// would have the diff print another repository's files.
+func (t gitDiff) borrowsObjects() string {
+	for _, f := range []string{".git/objects/info/alternates", ".git/objects/info/http-alternates"} {
+		if _, err := t.w.root.Lstat(f); err == nil {
+			return "borrows objects from elsewhere (" + f + ")"
+		}
+	}
+	why := ""
+	err := fs.WalkDir(t.w.root.FS(), ".git/objects", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.Type()&fs.ModeSymlink != 0 {
+			why = "links its objects elsewhere (" + p + ")"
+			return fs.SkipAll
+		}
+		return nil
+	})
+	if why == "" && err != nil {
+		why = "has no readable object store"
+	}
+	return why
+}
+
 var commitRe = regexp.MustCompile(`^[0-9a-f]{40}([0-9a-f]{24})?$`)
 
 // Execute diffs the work tree against the workspace's HEAD commit. The
@@ -39,6 +66,9 @@ func (t gitDiff) Execute(ctx context.Context, call coachd.ToolCall, _ coachd.Too
 	}
 	if fi, err := t.w.root.Lstat(".git"); err != nil || !fi.IsDir() {
 		return refuse("git_diff: the workspace is not a git repository (a .git directory); read the files instead")
+	}
+	if why := t.borrowsObjects(); why != "" {
+		return refuse("git_diff: the repository %s: read the files instead", why)
 	}
 	wsGit := filepath.Join(t.w.dir, ".git")
 	run := t.w.exec(ctx, []string{"git", "--git-dir=" + wsGit, "rev-parse", "--verify", "--quiet", "HEAD^{commit}"})

@@ -119,6 +119,49 @@ func TestGitDiffWorkerSettings(t *testing.T) {
 			t.Fatalf("a .git file led git_diff to a repository outside the workspace:\n%s", res.Content)
 		}
 	})
+	// Objects borrowed from another repository (alternates, or a linked
+	// object directory), with HEAD set to that repository's commit: the
+	// diff would print its files as deleted lines.
+	borrowed := func(t *testing.T, link func(t *testing.T, ws, other string)) string {
+		top := t.TempDir()
+		other, dir := filepath.Join(top, "other"), filepath.Join(top, "ws")
+		write(t, filepath.Join(other, "secret.txt"), "TOP SECRET\n")
+		gitIn(t, other, "init", "-q")
+		gitIn(t, other, "add", "secret.txt")
+		gitIn(t, other, "commit", "-q", "-m", "secret")
+		head, err := exec.Command("git", "-C", other, "rev-parse", "HEAD").Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		write(t, filepath.Join(dir, "main.go"), "package main\n")
+		gitIn(t, dir, "init", "-q")
+		link(t, filepath.Join(dir, ".git"), filepath.Join(other, ".git"))
+		write(t, filepath.Join(dir, ".git", "HEAD"), strings.TrimSpace(string(head))+"\n")
+		ws, err := NewWorkspace(dir, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return execTool(t, ws, "git_diff", `{}`).Content
+	}
+	t.Run("Alternates", func(t *testing.T) {
+		got := borrowed(t, func(t *testing.T, ws, other string) {
+			write(t, filepath.Join(ws, "objects", "info", "alternates"), filepath.Join(other, "objects")+"\n")
+		})
+		if strings.Contains(got, "TOP SECRET") {
+			t.Fatalf("alternates led git_diff to another repository's objects:\n%s", got)
+		}
+	})
+	t.Run("LinkedObjects", func(t *testing.T) {
+		got := borrowed(t, func(t *testing.T, ws, other string) {
+			os.RemoveAll(filepath.Join(ws, "objects"))
+			if err := os.Symlink(filepath.Join(other, "objects"), filepath.Join(ws, "objects")); err != nil {
+				t.Fatal(err)
+			}
+		})
+		if strings.Contains(got, "TOP SECRET") {
+			t.Fatalf("a linked object store led git_diff to another repository's objects:\n%s", got)
+		}
+	})
 }
 
 // TestGitDiffWorkerIndex: the index is the worker's too; a changed file it
