@@ -63,6 +63,16 @@ func Load(ctx context.Context, dir string, paths []string, getenv func(string) s
 	return set, nil
 }
 
+// UserKeys maps each data source's name to what its scope columns hold
+// for a user: id, name or subject (user_key).
+func (s *Set) UserKeys() map[string]string {
+	keys := make(map[string]string, len(s.sources))
+	for _, src := range s.sources {
+		keys[src.name] = src.spec.userKey
+	}
+	return keys
+}
+
 // Close closes every connection.
 func (s *Set) Close() error {
 	var errs []error

@@ -154,6 +154,26 @@ func loadPackLogged(dir string, getenv func(string) string, allow, secret string
 	})
 }
 
+// checkUserKeys refuses data sources that key users by name when users
+// come from an identity provider: a token's user picks that name (its
+// name claim), so one could take a name the app's rows belong to and read
+// them. A source keyed by subject without one links no user: a warning.
+func checkUserKeys(p *agent.Pack, jwt bool, logger *slog.Logger) error {
+	set, ok := p.Data.(interface{ UserKeys() map[string]string })
+	if !ok {
+		return nil
+	}
+	for name, key := range set.UserKeys() {
+		switch {
+		case key == "name" && jwt:
+			return fmt.Errorf("data source %s keys users by name (user_key: name), which a token's user chooses with --jwt-jwks-url: use user_key: subject (the token's sub)", name)
+		case key == "subject" && !jwt:
+			logger.Warn("data source keys users by subject but --jwt-jwks-url is off: no user is linked to its rows", "data_source", name)
+		}
+	}
+	return nil
+}
+
 // packTools is the tool set of a pack: the built-ins configured by its
 // policy, and its own tools.
 func packTools(p *agent.Pack) (*agent.Toolset, error) {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/coachd/coachd"
 	"github.com/coachd/coachd/anthropic/anthropictest"
@@ -324,5 +325,22 @@ func TestSagePackEndToEnd(t *testing.T) {
 	}
 	if s, _ := db.FindSession(ctx, u.ID, sid2); s.Status != coachd.SessionExpired {
 		t.Fatalf("expired session became %s", s.Status)
+	}
+}
+
+// TestServeRefusesNameKeyedDataWithJWT: the rideshare pack keys its rows
+// by the coachd user's name; with an identity provider a token's user
+// chooses that name, so serve refuses the pair at start, naming the fix.
+func TestServeRefusesNameKeyedDataWithJWT(t *testing.T) {
+	dbPath, _ := buildRideshareDB(t)
+	out := &syncBuffer{}
+	args := []string{"coachd", "serve", "--addr", "127.0.0.1:0", "--db", filepath.Join(t.TempDir(), "c.db"), "--pack", rideshareDir,
+		"--jwt-jwks-url", "http://127.0.0.1:1/jwks.json", "--jwt-issuer", "https://id.example", "--jwt-audience", "coachd"}
+	// Were it to start, it would serve until the deadline.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err := run(ctx, args, getenvFrom(map[string]string{"RIDESHARE_DB": dbPath}), out, out)
+	if err != errUsage || !strings.Contains(out.String(), "user_key: subject") {
+		t.Fatalf("serve = %v, want a usage error naming user_key: subject\n%s", err, out)
 	}
 }

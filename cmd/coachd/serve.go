@@ -245,6 +245,10 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		// Runs after the HTTP shutdown: stops the pack's MCP servers.
 		defer pack.Close()
 		logger.Info("coach pack loaded", "dir", cfg.Pack, "agents", len(pack.Agents), "skills", len(pack.Skills), "tools", len(pack.Tools))
+		if err := checkUserKeys(pack, jwt != nil, logger); err != nil {
+			fmt.Fprintf(stderr, "coachd serve: %v\n", err)
+			return errUsage
+		}
 		store.SetNoteVocabulary(pack.Notes)
 		for _, a := range pack.Agents {
 			if a.SessionExpiry > 0 {
