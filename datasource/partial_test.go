@@ -1,15 +1,10 @@
 package datasource_test
 
 import (
-	"context"
 	"database/sql"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/coachd/coachd"
-	"github.com/coachd/coachd/datasource"
 )
 
 const partialFile = `dsn: %s
@@ -44,18 +39,7 @@ func TestPartialInput(t *testing.T) {
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			dsn, db := b.open(t)
-			dir := t.TempDir()
-			os.MkdirAll(filepath.Join(dir, "data"), 0o755)
-			os.WriteFile(filepath.Join(dir, "data", "app.yaml"), []byte(strings.Replace(partialFile, "%s", dsn, 1)), 0o644)
-			set, err := datasource.Load(context.Background(), dir, []string{"data/app.yaml"}, func(string) string { return "" }, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer set.Close()
-			tools := map[string]coachd.Tool{}
-			for _, tool := range set.Tools() {
-				tools[tool.Definition().Name] = tool
-			}
+			tools := loadTools(t, strings.Replace(partialFile, "%s", dsn, 1))
 			if res := callTool(t, tools, "edit_event", `{"id":"a2","rank":9}`); res.IsError {
 				t.Fatalf("edit rank: %+v", res)
 			}
@@ -104,9 +88,7 @@ func TestBinaryKey(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	dir := t.TempDir()
-	os.MkdirAll(filepath.Join(dir, "data"), 0o755)
-	os.WriteFile(filepath.Join(dir, "data", "app.yaml"), []byte(`dsn: sqlite:`+path+`
+	tools := loadTools(t, `dsn: sqlite:`+path+`
 user_key: name
 tables:
   tags: {scope: user_id, columns: [name, color]}
@@ -116,16 +98,7 @@ actions:
     table: tags
     update: {key: id, match: [{input: name, column: name, fuzzy: true}], set: {color: $color}}
     input_schema: {type: object, properties: {name: {type: string}, color: {type: string}}}
-`), 0o644)
-	set, err := datasource.Load(context.Background(), dir, []string{"data/app.yaml"}, func(string) string { return "" }, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer set.Close()
-	tools := map[string]coachd.Tool{}
-	for _, tool := range set.Tools() {
-		tools[tool.Definition().Name] = tool
-	}
+`)
 	res := callTool(t, tools, "recolor", `{"name":"airport","color":"blue"}`)
 	var color string
 	db.QueryRow(`SELECT color FROM tags`).Scan(&color)
@@ -147,9 +120,7 @@ func TestRefusalNamed(t *testing.T) {
 		market_slug TEXT NOT NULL, zone_name TEXT NOT NULL, UNIQUE (market_slug, zone_name))`); err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
-	os.MkdirAll(filepath.Join(dir, "data"), 0o755)
-	os.WriteFile(filepath.Join(dir, "data", "app.yaml"), []byte(`dsn: sqlite:`+path+`
+	tools := loadTools(t, `dsn: sqlite:`+path+`
 user_key: name
 tables:
   zone_intelligence: {shared: true, scope: reported_by, columns: [zone_name]}
@@ -159,16 +130,7 @@ actions:
     table: zone_intelligence
     insert: {id: $uuid, market_slug: $market_slug, zone_name: $zone_name}
     input_schema: {type: object, properties: {market_slug: {type: string}, zone_name: {type: string}}}
-`), 0o644)
-	set, err := datasource.Load(context.Background(), dir, []string{"data/app.yaml"}, func(string) string { return "" }, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer set.Close()
-	tools := map[string]coachd.Tool{}
-	for _, tool := range set.Tools() {
-		tools[tool.Definition().Name] = tool
-	}
+`)
 	in := `{"market_slug":"dallas-tx","zone_name":"Deep Ellum"}`
 	if res := callTool(t, tools, "zone_intel", in); res.IsError {
 		t.Fatalf("first: %+v", res)
@@ -184,9 +146,7 @@ actions:
 // written.
 func TestUpdateOneRow(t *testing.T) {
 	dsn, db := backends[0].open(t)
-	dir := t.TempDir()
-	os.MkdirAll(filepath.Join(dir, "data"), 0o755)
-	os.WriteFile(filepath.Join(dir, "data", "app.yaml"), []byte(`dsn: `+dsn+`
+	tools := loadTools(t, `dsn: `+dsn+`
 user_key: name
 tables:
   events: {scope: user_id, columns: [id, title, city]}
@@ -196,16 +156,7 @@ actions:
     table: events
     update: {key: city, match: [{input: title, column: title}], set: {rank: $rank}}
     input_schema: {type: object, properties: {title: {type: string}, rank: {type: integer}}}
-`), 0o644)
-	set, err := datasource.Load(context.Background(), dir, []string{"data/app.yaml"}, func(string) string { return "" }, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer set.Close()
-	tools := map[string]coachd.Tool{}
-	for _, tool := range set.Tools() {
-		tools[tool.Definition().Name] = tool
-	}
+`)
 	res := callTool(t, tools, "rank_event", `{"title":"Jazz Concert","rank":9}`)
 	var n int
 	db.QueryRow(`SELECT count(*) FROM events WHERE rank = 9`).Scan(&n)

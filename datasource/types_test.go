@@ -68,9 +68,17 @@ func openTyped(t *testing.T, i int, values string) (map[string]coachd.Tool, *sql
 			t.Fatalf("%s: %v", q, err)
 		}
 	}
+	tools := loadTools(t, fmt.Sprintf(typedFile, dsn))
+	return tools, db
+}
+
+// loadTools loads a pack whose one data file is file and returns its
+// tools by name; the sources close when the test ends.
+func loadTools(t *testing.T, file string) map[string]coachd.Tool {
+	t.Helper()
 	dir := t.TempDir()
 	os.MkdirAll(filepath.Join(dir, "data"), 0o755)
-	os.WriteFile(filepath.Join(dir, "data", "app.yaml"), []byte(fmt.Sprintf(typedFile, dsn)), 0o644)
+	os.WriteFile(filepath.Join(dir, "data", "app.yaml"), []byte(file), 0o644)
 	set, err := datasource.Load(context.Background(), dir, []string{"data/app.yaml"}, func(string) string { return "" }, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -80,7 +88,7 @@ func openTyped(t *testing.T, i int, values string) (map[string]coachd.Tool, *sql
 	for _, tool := range set.Tools() {
 		tools[tool.Definition().Name] = tool
 	}
-	return tools, db
+	return tools
 }
 
 func callTool(t *testing.T, tools map[string]coachd.Tool, name, input string) coachd.ToolResult {
@@ -155,9 +163,7 @@ func TestPostgresValues(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	dir := t.TempDir()
-	os.MkdirAll(filepath.Join(dir, "data"), 0o755)
-	os.WriteFile(filepath.Join(dir, "data", "app.yaml"), []byte(`dsn: `+dsn+`
+	tools := loadTools(t, `dsn: `+dsn+`
 user_key: name
 tables:
   items: {scope: user_id, columns: [id, code, n, day, active, price]}
@@ -177,16 +183,7 @@ actions:
     table: items
     update: {key: id, match: [{input: code, column: code, fuzzy: true}], set: {note: $note}}
     input_schema: {type: object, properties: {code: {type: integer}, note: {type: string}}}
-`), 0o644)
-	set, err := datasource.Load(context.Background(), dir, []string{"data/app.yaml"}, func(string) string { return "" }, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer set.Close()
-	tools := map[string]coachd.Tool{}
-	for _, tool := range set.Tools() {
-		tools[tool.Definition().Name] = tool
-	}
+`)
 	// A numeric is a number, as it is on SQLite; NaN, which JSON has not,
 	// stays text.
 	got := mustRows(t, callTool(t, tools, "query_data", `{"table":"items","columns":["price"],"order_by":["id"]}`))
