@@ -128,7 +128,6 @@ export class Attachments {
       ? h('img', { class: 'attach-thumb', src: URL.createObjectURL(i.file), alt: i.file.name })
       : docChip(i.file.name, i.file.type)));
   }
-
 }
 
 function docChip(name, type) {

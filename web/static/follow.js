@@ -38,15 +38,14 @@ export async function followTurn(res, firstId, opts) {
 }
 
 async function follow(res, at, { handle, resume, canResume, reconnecting, signal }) {
-  let lastId = at.lastId;
   let ended = false;
   const consume = async (r) => {
     try {
       for await (const { event, data, id } of readEvents(r.body)) {
-        if (id) at.lastId = lastId = id;
+        if (id) at.lastId = id;
         const end = handle(event, data);
         if (end && end.resumeAfter !== undefined) {
-          if (end.resumeAfter) at.lastId = lastId = end.resumeAfter;
+          if (end.resumeAfter) at.lastId = end.resumeAfter;
           return;
         }
         if (end) {
@@ -59,12 +58,12 @@ async function follow(res, at, { handle, resume, canResume, reconnecting, signal
     }
   };
   await consume(res);
-  for (let n = 0; !ended && !signal.aborted && lastId && canResume() && n < RECONNECTS; n++) {
+  for (let n = 0; !ended && !signal.aborted && at.lastId && canResume() && n < RECONNECTS; n++) {
     reconnecting(true);
     await sleep(Math.min(250 * 2 ** n, 4000), signal);
     if (signal.aborted) break;
     try {
-      await consume(await resume(lastId));
+      await consume(await resume(at.lastId));
     } catch (err) {
       if (signal.aborted || (err instanceof ApiError && err.status !== 0)) throw err;
     }
