@@ -100,15 +100,56 @@ func (s *Server) findSession(r *http.Request) (*coachd.Session, error) {
 	return sess, orNotFound(err, "session")
 }
 
+// runningTurn is the session's turn still running, in GET
+// /v1/sessions/{id}: a client that lost the turn's stream (a reloaded
+// page) follows it again from LastEventID, and MessageID is the first
+// reply message of the turn, so that messages from it on, already in the
+// history, are not drawn twice.
+type runningTurn struct {
+	Turn        int64  `json:"turn"`
+	MessageID   string `json:"message_id,omitempty"`
+	LastEventID string `json:"last_event_id"`
+}
+
 func (s *Server) handleSessionGet() http.Handler {
+	type response struct {
+		*coachd.Session
+		RunningTurn *runningTurn `json:"running_turn,omitempty"`
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		sess, err := s.findSession(r)
 		if err != nil {
 			s.Error(w, r, err)
 			return
 		}
-		s.encode(w, r, http.StatusOK, sess)
+		run, err := s.runningTurn(r.Context(), sess)
+		if err != nil {
+			s.Error(w, r, err)
+			return
+		}
+		s.encode(w, r, http.StatusOK, response{Session: sess, RunningTurn: run})
 	})
+}
+
+// runningTurn reports the session's turn in the event log that has not
+// ended; nil when there is none.
+func (s *Server) runningTurn(ctx context.Context, sess *coachd.Session) (*runningTurn, error) {
+	tl, err := s.store.LatestTurn(ctx, sess.UserID, sess.ID)
+	if err != nil || tl.Turn == 0 || tl.Ended {
+		return nil, orNotFound(err, "session")
+	}
+	from := coachd.EventID{Turn: tl.Turn}
+	run := &runningTurn{Turn: tl.Turn, LastEventID: from.String()}
+	// The turn's first event (turn_started) names its reply; there is
+	// none yet when the turn has only been admitted.
+	ev, ok, err := s.hub.Opening(ctx, sess.UserID, sess.ID, tl.Turn)
+	if err != nil {
+		return nil, err
+	}
+	if ok && ev.Type == coachd.EventTurnStarted {
+		run.MessageID = ev.MessageID
+	}
+	return run, nil
 }
 
 func (s *Server) handleSessionDelete() http.Handler {

@@ -129,6 +129,30 @@ func (h *Hub) local(sessionID string) *Live {
 	return h.live[sessionID]
 }
 
+// Opening returns the first event of the session's turn (its
+// turn_started): from the turn's events here when it runs here, whose
+// log may lag by FlushEvery, else from the log; false when neither has
+// it yet.
+func (h *Hub) Opening(ctx context.Context, userID, sessionID string, turn int64) (coachd.Event, bool, error) {
+	if l := h.local(sessionID); l != nil && l.user == userID && l.turn == turn {
+		l.mu.Lock()
+		var ev coachd.Event
+		ok := len(l.events) > 0
+		if ok {
+			ev = l.events[0]
+		}
+		l.mu.Unlock()
+		if ok {
+			return ev, true, nil
+		}
+	}
+	evs, err := h.store.Events(ctx, userID, sessionID, coachd.EventID{Turn: turn}, 1)
+	if err != nil || len(evs) == 0 || evs[0].Turn != turn {
+		return coachd.Event{}, false, err
+	}
+	return evs[0], true, nil
+}
+
 // waitBegin returns a channel closed when the next turn begins here.
 func (h *Hub) waitBegin() <-chan struct{} {
 	h.mu.Lock()

@@ -190,10 +190,16 @@ async function openSession(id) {
   transcript.el.append(h('div', { class: 'loading' }, h('i'), h('i'), h('i')));
   renderSessions();
   closeSidebar();
+  let running = null;
   try {
     const [sess, msgs] = await Promise.all([state.api.session(id), state.api.messages(id)]);
     if (state.sessionId !== id) return; // another session was opened meanwhile
-    transcript.renderHistory(msgs, sess.pending_interaction, { onAnswer: answer });
+    // A turn still running (the page was reloaded mid-reply) is followed
+    // again from its start: what it stored already is drawn by the
+    // replay, not from the history.
+    running = sess.running_turn || null;
+    const upTo = running && running.message_id ? msgs.findIndex((m) => m.id === running.message_id) : -1;
+    transcript.renderHistory(upTo >= 0 ? msgs.slice(0, upTo) : msgs, sess.pending_interaction, { onAnswer: answer });
     showWelcome(msgs.length === 0);
   } catch (err) {
     if (state.sessionId !== id) return;
@@ -206,6 +212,7 @@ async function openSession(id) {
       updateSend();
     }
   }
+  if (running && state.sessionId === id && !state.loading) runTurn({ resumeAfter: running.last_event_id });
 }
 
 function showWelcome(on) {
