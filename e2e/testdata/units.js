@@ -4,7 +4,7 @@
 // absolute.
 const at = (p) => new URL(p, location.href).href;
 const { SSEParser, StreamPhase, TextBatcher, MIN_SHIMMER_MS } = await import(at('/assets/stream.js'));
-const { renderMarkdown, renderSafe, safeURL, MAX_DEPTH } = await import(at('/assets/markdown.js'));
+const { renderMarkdown, renderSafe, safeURL, MAX_DEPTH, INLINE_MAX } = await import(at('/assets/markdown.js'));
 const { answers, answerLabel } = await import(at('/assets/interactions.js'));
 const { sortNotes } = await import(at('/assets/notes.js'));
 const { describeError } = await import(at('/assets/banner.js'));
@@ -171,6 +171,22 @@ export const tests = {
     eq([...d.querySelectorAll('em')].map((e) => e.textContent), ['it', 'it2'], 'italics');
     eq(d.querySelector('code').textContent, 'co*de*', 'code is literal');
     eq(d.textContent.includes('snake_case_name'), true, 'underscores inside words stay');
+  },
+  // An inline token's end is looked for INLINE_MAX characters ahead at
+  // most: a line of 100,000 '[' or unclosed '**' draws as its text (each
+  // one scanned the whole rest of the line before: seconds of a frozen
+  // tab), and a token longer than that stays plain.
+  'markdown/inline tokens are bounded': () => {
+    for (const src of ['['.repeat(100000), '**a '.repeat(25000), '*a '.repeat(30000)]) {
+      const got = html(renderMarkdown(src)).textContent, want = src;
+      let at = 0;
+      while (at < want.length && got[at] === want[at]) at++;
+      eq([got.length, at], [want.length, want.length], `${JSON.stringify(src.slice(0, 8))}… kept as text (its length, where it first differs)`);
+    }
+    const inside = 'x'.repeat(INLINE_MAX - 10);
+    eq(html(renderMarkdown(`**${inside}**`)).querySelector('strong')?.textContent, inside, 'a long bold within the bound');
+    const past = 'x'.repeat(INLINE_MAX);
+    eq(html(renderMarkdown(`**${past}**`)).querySelector('strong'), null, 'a bold past the bound stays plain');
   },
   'markdown/links http only': () => {
     const d = html(renderMarkdown('[ok](https://example.com/a) [bad](javascript:alert(1)) [data](data:text/html,x) see http://example.org/x.'));

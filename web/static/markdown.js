@@ -130,6 +130,12 @@ function startsBlock(line) {
   return fenceOf(line) !== null || HEADING.test(line) || /^\s*>/.test(line) || listItem(line) !== null;
 }
 
+// INLINE_MAX bounds how far an inline token may reach: its closing mark,
+// a link's end, are looked for this far ahead at most. Unbounded, every
+// '[' or '**' of a line without its end scanned the rest of the line, and
+// 100,000 '[' took seconds to draw; longer tokens stay plain text.
+export const INLINE_MAX = 4096;
+
 // Inline tokens, tried in this order at each position.
 const INLINE = [
   { re: /^`([^`\n]+)`/, make: (m, doc) => el(doc, 'code', m[1]) },
@@ -160,7 +166,7 @@ export function inline(parent, text, doc = document) {
     // for _ (snake_case stays as it is).
     if ('`*_[h'.includes(c) && !(c === '_' && i > 0 && /\w/.test(text[i - 1])) &&
         !(c === 'h' && i > 0 && /\w/.test(text[i - 1]))) {
-      const rest = text.slice(i);
+      const rest = text.slice(i, i + INLINE_MAX);
       let done = false;
       for (const tok of INLINE) {
         const m = rest.match(tok.re);
