@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -59,4 +61,40 @@ func TestReloadMidReply(t *testing.T) {
 	if got := eval[string](e, `document.body.dataset.phase`); got != "idle" {
 		t.Errorf("phase %q after reloading an ended turn", got)
 	}
+}
+
+// TestOlderSessions: the sidebar lists the 50 newest conversations and
+// offers the older ones, 50 more a click; without it a user's 51st
+// conversation could never be opened from the sidebar again.
+func TestOlderSessions(t *testing.T) {
+	e := newEnv(t, 1280, 800)
+	for i := range 57 {
+		req, _ := http.NewRequest(http.MethodPost, e.url+"/v1/sessions", strings.NewReader(fmt.Sprintf(`{"title":"Plan %02d"}`, i)))
+		req.Header.Set("Authorization", "Bearer "+e.key)
+		req.Header.Set("Content-Type", "application/json")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusCreated {
+			t.Fatalf("create session %d: %s", i, res.Status)
+		}
+	}
+	e.signIn()
+	e.waitJS("the first 50", `document.querySelectorAll("#session-list li").length === 50`)
+	if eval[bool](e, `document.getElementById("session-more").hidden`) {
+		t.Fatal("no way to list the older conversations")
+	}
+	if eval[bool](e, `[...document.querySelectorAll(".session-title")].some(s => s.textContent === "Plan 00")`) {
+		t.Error("the oldest conversation is listed among the first 50")
+	}
+	e.run(chromedp.Click(chromedp.CSS("#session-more")))
+	e.waitJS("all 57", `document.querySelectorAll("#session-list li").length === 57`)
+	if !eval[bool](e, `document.getElementById("session-more").hidden`) {
+		t.Error("Show older conversations still offered with none left")
+	}
+	// The oldest opens.
+	eval[chromedp.Void](e, `[...document.querySelectorAll(".session-title")].find(s => s.textContent === "Plan 00").click()`)
+	e.waitJS("the oldest open", `document.getElementById("chat-title").textContent === "Plan 00"`)
 }

@@ -87,7 +87,19 @@ export class Api {
 
   me() { return this.request('GET', '/v1/me'); }
 
-  sessions(limit = 50) { return this.request('GET', `/v1/sessions?limit=${limit}`); }
+  // sessions reads the newest count sessions (by creation), a page of
+  // at most 200 at a time; more says whether older ones are left.
+  async sessions(count = 50) {
+    const sessions = [];
+    let cursor = '';
+    do {
+      const q = `limit=${Math.min(200, count - sessions.length)}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`;
+      const page = await this.request('GET', `/v1/sessions?${q}`);
+      sessions.push(...(page.sessions || []));
+      cursor = page.next_cursor || '';
+    } while (cursor && sessions.length < count);
+    return { sessions, more: Boolean(cursor) };
+  }
   session(id) { return this.request('GET', `/v1/sessions/${encodeURIComponent(id)}`); }
   async messages(id) {
     const all = [];

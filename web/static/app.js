@@ -14,6 +14,7 @@ import { VoiceButton } from './voice.js';
 import { usedAfter, renderBudget, renderSessions as renderSessionList, drawIcons } from './header.js';
 
 const KEY = 'coachd.key';
+const SESSIONS_PAGE = 50; // sessions the sidebar lists, and adds a click
 const $ = (id) => document.getElementById(id);
 
 const SUGGESTIONS = [
@@ -32,6 +33,8 @@ const state = {
   lastTurn: null, // body of the last turn, for Retry
   turnBase: 0, // tokens_used when the running turn began
   loading: '', // the session whose history is being loaded
+  shown: SESSIONS_PAGE, // how many sessions the sidebar lists
+  moreSessions: false, // older sessions are left to list
 };
 
 const transcript = new Transcript($('transcript'), $('scroller'));
@@ -94,6 +97,8 @@ function signOut(message = '') {
   state.user = null;
   state.sessionId = '';
   state.sessions = [];
+  state.shown = SESSIONS_PAGE;
+  state.moreSessions = false;
   state.lastTurn = null;
   if (location.hash) history.replaceState(null, '', location.pathname + location.search);
   transcript.clear();
@@ -141,9 +146,10 @@ async function refreshSessions() {
   const api = state.api;
   if (!api) return;
   try {
-    const res = await api.sessions();
+    const res = await api.sessions(state.shown);
     if (state.api !== api) return; // signed out meanwhile
-    state.sessions = (res.sessions || []).sort((a, b) => String(b.updated_at).localeCompare(String(a.updated_at)));
+    state.sessions = res.sessions.sort((a, b) => String(b.updated_at).localeCompare(String(a.updated_at)));
+    state.moreSessions = res.more;
     renderSessions();
   } catch (err) {
     if (err.status === 401) onAuthError();
@@ -152,6 +158,12 @@ async function refreshSessions() {
 
 function renderSessions() {
   renderSessionList(state.sessions, state.sessionId);
+  $('session-more').hidden = !state.moreSessions;
+}
+
+function showMoreSessions() {
+  state.shown += SESSIONS_PAGE;
+  refreshSessions();
 }
 
 // route opens the session named in the URL (#/sess_…), or a new chat.
@@ -479,6 +491,7 @@ function wire() {
   });
   $('stop').addEventListener('click', stop);
   $('new-chat').addEventListener('click', () => newChat());
+  $('session-more').addEventListener('click', showMoreSessions);
   $('signout').addEventListener('click', () => signOut());
   $('notes-open').addEventListener('click', () => openNotes(!document.body.classList.contains('notes-open')));
   $('notes-close').addEventListener('click', () => openNotes(false));
