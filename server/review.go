@@ -92,6 +92,12 @@ func (s *Server) handleReviewCreate() http.Handler {
 			s.Error(w, r, err)
 			return
 		}
+		release, err := s.reviewing.acquire(UserFrom(r.Context()).ID)
+		if err != nil {
+			s.Error(w, r, err)
+			return
+		}
+		defer release()
 		run, err := s.reviews.Prepare(r.Context(), review.Request{
 			User: UserFrom(r.Context()), TaskID: req.TaskID, Requirements: req.Requirements,
 			PlayerReport: req.PlayerReport, Dir: dir, Agent: req.Agent,

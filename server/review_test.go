@@ -1,13 +1,17 @@
 package server_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -176,4 +180,53 @@ func TestReviewsRefused(t *testing.T) {
 	if r := off.post(off.alice.key, "/v1/reviews", fmt.Sprintf(reviewBody, "sample"), nil, nil); r.status != 403 || !strings.Contains(string(r.body), "--workspaces") {
 		t.Fatalf("reviews off: %d %s", r.status, r.body)
 	}
+}
+
+// TestReviewsPerUserCap: a user has at most server.MaxReviewsPerUser
+// reviews running (each runs the worker's tests); one more is refused
+// with 429, another user is not held back, and a review that ended gives
+// its place back.
+func TestReviewsPerUserCap(t *testing.T) {
+	e, root := reviewEnv(t)
+	os.MkdirAll(filepath.Join(root, e.bob.ID, "own"), 0o755)
+	e.fake.SetScript(func(*anthropictest.Request) anthropictest.Reply {
+		return anthropictest.Text("Reading the workspace first.", 3).StallAfter(1)
+	})
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	// start runs a streamed review until its cancel.
+	start := func(key, ws string) context.CancelFunc {
+		ctx, cancel := context.WithCancel(context.Background())
+		wg.Go(func() {
+			req, _ := http.NewRequestWithContext(ctx, "POST", e.url+"/v1/reviews?stream=true", strings.NewReader(fmt.Sprintf(reviewBody, ws)))
+			req.Header.Set("Authorization", "Bearer "+key)
+			req.Header.Set("Content-Type", "application/json")
+			if res, err := http.DefaultClient.Do(req); err == nil {
+				io.Copy(io.Discard, res.Body)
+				res.Body.Close()
+			}
+		})
+		return cancel
+	}
+	var alices []context.CancelFunc
+	for range server.MaxReviewsPerUser {
+		alices = append(alices, start(e.alice.key, "sample"))
+	}
+	defer func() {
+		for _, c := range alices {
+			c()
+		}
+	}()
+	waitFor(t, func() bool { return len(e.fake.Requests()) == server.MaxReviewsPerUser })
+	// An unknown agent is refused past the cap, with 404.
+	probe := `{"task_id":"TASK-7","requirements":["r"],"workspace":"sample","agent":"no-such-coach"}`
+	if r := e.post(e.alice.key, "/v1/reviews", probe, nil, nil); r.status != 429 || r.errorCode() != "rate_limit_exceeded" {
+		t.Fatalf("a review past the cap: %d %s", r.status, r.body)
+	}
+	// Bob's review starts (and stalls like the others).
+	defer start(e.bob.key, "own")()
+	waitFor(t, func() bool { return len(e.fake.Requests()) == server.MaxReviewsPerUser+1 })
+	// One of alice's ends: her next one gets past the cap.
+	alices[0]()
+	waitFor(t, func() bool { return e.post(e.alice.key, "/v1/reviews", probe, nil, nil).status == 404 })
 }

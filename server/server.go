@@ -76,6 +76,9 @@ type Deps struct {
 	// MaxStreamsPerUser caps the session streams one user holds open
 	// here; more are refused with 429 (zero or negative: no limit).
 	MaxStreamsPerUser int
+	// MaxReviewsPerUser caps the reviews one user has running here; more
+	// are refused with 429 (zero: MaxReviewsPerUser; negative: no limit).
+	MaxReviewsPerUser int
 }
 
 // Server is the coachd HTTP API. It is an http.Handler.
@@ -103,8 +106,9 @@ type Server struct {
 	hub         *stream.Hub
 	detached    detachedStreams // session streams parked off their request (detach.go)
 	streams     *streamSlots
-	refused     refusals    // users a limit refused lately (limits.go)
-	draining    atomic.Bool // Drain was called: a turn stopped now was cut by it
+	reviewing   *streamSlots // each user's reviews running
+	refused     refusals     // users a limit refused lately (limits.go)
+	draining    atomic.Bool  // Drain was called: a turn stopped now was cut by it
 
 	mux      *http.ServeMux
 	patterns []string // registered routes, for Routes
@@ -134,6 +138,7 @@ func New(deps Deps) *Server {
 		voice:       deps.Voice,
 		hub:         deps.Hub,
 		streams:     newStreamSlots(deps.MaxStreamsPerUser),
+		reviewing:   newReviewSlots(deps.MaxReviewsPerUser),
 		mux:         http.NewServeMux(),
 	}
 	if s.logger == nil {
