@@ -219,6 +219,17 @@ func dbFlag(fs *flag.FlagSet, getenv func(string) string) *string {
 // is.
 func maskDSN(dsn string) string {
 	u, err := url.Parse(dsn)
+	if scheme, rest, ok := strings.Cut(dsn, "://"); ok && (err != nil || u.User == nil) {
+		// Left unescaped, a '/', '?', '#' or '%' in the password makes
+		// net/url fail, or read the password as a port, and the DSN was
+		// shown whole: mask from the user's ':' to the last '@'.
+		if at := strings.LastIndexByte(rest, '@'); at >= 0 {
+			if user, _, ok := strings.Cut(rest[:at], ":"); ok {
+				dsn = scheme + "://" + user + ":xxxxx" + rest[at:]
+				u, err = url.Parse(dsn)
+			}
+		}
+	}
 	if err != nil || u.Scheme == "" {
 		return dsn
 	}

@@ -1,0 +1,41 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+)
+
+// A password holding a character a URL reserves, left unescaped ('/',
+// '#', a stray '%'), makes net/url fail to parse the DSN, or read the
+// password as a port; the DSN must still never be shown with it.
+func TestMaskDSNUnescapedPassword(t *testing.T) {
+	const secret = "s3cr"
+	for _, dsn := range []string{
+		"postgres://coach:s3cr/et@127.0.0.1:1/coachd",
+		"postgres://coach:s3cr#et@127.0.0.1:1/coachd",
+		"postgres://coach:s3cr%zzet@127.0.0.1:1/coachd",
+		"postgresql://coach:s3cr?et@127.0.0.1:1/coachd",
+		"postgres://coach:5432#s3cr@127.0.0.1:1/coachd", // parses: host coach:5432
+	} {
+		t.Run("Mask", func(t *testing.T) {
+			if got := maskDSN(dsn); strings.Contains(got, secret) {
+				t.Errorf("maskDSN(%q) = %q: shows the password", dsn, got)
+			}
+		})
+		t.Run("ServeLog", func(t *testing.T) {
+			// serve logs its configuration, then fails to connect: neither
+			// the log nor the error may show the password.
+			var stderr bytes.Buffer
+			err := run(context.Background(), []string{"coachd", "serve", "--addr", "127.0.0.1:0", "--db", dsn},
+				getenvFrom(nil), &bytes.Buffer{}, &stderr)
+			if err == nil {
+				t.Fatal("serve started on an unreachable database")
+			}
+			if out := stderr.String() + err.Error(); strings.Contains(out, secret) {
+				t.Errorf("serve --db %q shows the password:\n%s", dsn, out)
+			}
+		})
+	}
+}
