@@ -17,6 +17,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"runtime"
 	"sync"
 	"time"
@@ -77,6 +79,9 @@ func Open(ctx context.Context, dsn string, clock coachd.Clock) (*DB, error) {
 		db.write, db.read = pool, pool
 	} else {
 		db.dialect = dialectSQLite
+		if err := createOwnerOnly(dsn); err != nil {
+			return nil, internal(err, "create sqlite %s", dsn)
+		}
 		wc, err := newStmtCacheConnector(sqliteDSN(dsn, true), true)
 		if err != nil {
 			return nil, internal(err, "open sqlite")
@@ -117,6 +122,22 @@ func Open(ctx context.Context, dsn string, clock coachd.Clock) (*DB, error) {
 		return nil, internal(err, "connect to %s database", db.dialect)
 	}
 	return db, nil
+}
+
+// createOwnerOnly creates the SQLite file at path, if missing, readable
+// and writable by its owner alone: it holds every user's conversations,
+// and SQLite would create it (and so its WAL and shared-memory files,
+// which take its mode) readable by all under the usual umask 022. A file
+// that exists keeps its mode.
+func createOwnerOnly(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return f.Close()
 }
 
 // Close closes every connection.
