@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"text/tabwriter"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/coachd/coachd"
@@ -88,7 +90,7 @@ func runUsersList(ctx context.Context, args []string, getenv func(string) string
 		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "ID\tNAME\tTOKEN_BUDGET\tTOKENS_USED\tCREATED")
 		err := eachUser(ctx, db, func(u *coachd.User) bool {
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\n", u.ID, u.Name, u.TokenBudget, u.TokensUsed, u.CreatedAt.UTC().Format("2006-01-02 15:04:05Z"))
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\n", u.ID, shownName(u.Name), u.TokenBudget, u.TokensUsed, u.CreatedAt.UTC().Format("2006-01-02 15:04:05Z"))
 			return true
 		})
 		if err != nil {
@@ -96,6 +98,18 @@ func runUsersList(ctx context.Context, args []string, getenv func(string) string
 		}
 		return tw.Flush()
 	})
+}
+
+// shownName is a user name as users list prints it: quoted, escapes and
+// all, when it holds a character that is not printable (a newline or a
+// tab would forge a row of the table, an escape sequence drive the
+// operator's terminal). Names come from the admin API and from end users'
+// JWT name claims, which nothing else restricts.
+func shownName(name string) string {
+	if strings.ContainsFunc(name, func(r rune) bool { return !unicode.IsPrint(r) }) {
+		return strconv.Quote(name)
+	}
+	return name
 }
 
 // eachUser calls fn with every user, a page at a time, until fn returns
