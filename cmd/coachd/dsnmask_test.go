@@ -39,3 +39,19 @@ func TestMaskDSNUnescapedPassword(t *testing.T) {
 		})
 	}
 }
+
+// A gateway's URL may carry credentials (https://user:token@gateway/):
+// the configuration serve logs shows the URL, never them.
+func TestServeLogMasksBaseURLCredentials(t *testing.T) {
+	var stderr bytes.Buffer
+	// Serve logs its configuration, then stops at the missing pack.
+	err := run(context.Background(), []string{"coachd", "serve", "--addr", "127.0.0.1:0", "--db", t.TempDir() + "/c.db",
+		"--pack", t.TempDir() + "/missing", "--anthropic-base-url", "https://coach:tok3n@gateway.example.com/anthropic"},
+		getenvFrom(map[string]string{"ANTHROPIC_API_KEY": "sk-ant-test"}), &bytes.Buffer{}, &stderr)
+	if err == nil {
+		t.Fatal("serve started without its pack")
+	}
+	if out := stderr.String(); strings.Contains(out, "tok3n") || !strings.Contains(out, "gateway.example.com") {
+		t.Errorf("serve's log shows the base URL's password, or not the URL:\n%s", out)
+	}
+}

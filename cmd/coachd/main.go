@@ -215,8 +215,8 @@ func dbFlag(fs *flag.FlagSet, getenv func(string) string) *string {
 		"SQLite file, or a postgres:// URL to use PostgreSQL (env COACHD_DB)")
 }
 
-// maskDSN hides the password of a postgres:// URL; a file path is shown as
-// is.
+// maskDSN hides the password of a URL (a postgres:// DSN, a gateway's base
+// URL); a file path is shown as is.
 func maskDSN(dsn string) string {
 	u, err := url.Parse(dsn)
 	if scheme, rest, ok := strings.Cut(dsn, "://"); ok && (err != nil || u.User == nil) {

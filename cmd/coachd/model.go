@@ -77,7 +77,7 @@ func (c modelConfig) LogValue() slog.Value {
 	}
 	return slog.GroupValue(
 		slog.String("provider", c.Provider), slog.String("anthropic_api_key", key),
-		slog.String("base_url", c.BaseURL), slog.String("model", c.Model),
+		slog.String("base_url", maskDSN(c.BaseURL)), slog.String("model", c.Model),
 		slog.Duration("timeout", c.Timeout), slog.Bool("prompt_cache", !c.NoCache),
 	)
 }
