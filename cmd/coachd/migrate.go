@@ -23,23 +23,37 @@ func runMigrate(ctx context.Context, args []string, getenv func(string) string, 
 // withDB parses a database command's flags (adding --db to fs), opens and
 // migrates the database, and runs fn with it. A read-only command
 // (existing) refuses a SQLite file that does not exist rather than create
-// an empty database and report on it.
+// an empty database and report on it, and does not migrate: run from a
+// newer coachd, it would change the schema under the running replicas
+// (whose /readyz then fails); it refuses a schema not this binary's.
 func withDB(ctx context.Context, fs *flag.FlagSet, args []string, getenv func(string) string, stdout, stderr io.Writer,
 	existing bool, fn func(db *sqlstore.DB, dsn string) error) error {
 	dsn := dbFlag(fs, getenv)
 	if done, err := parseFlags(fs, args, stdout, stderr); done || err != nil {
 		return err
 	}
-	if existing && !strings.Contains(*dsn, "://") {
+	if !existing {
+		db, err := openDB(ctx, *dsn)
+		if err != nil {
+			return err
+		}
+		defer db.Close()
+		return fn(db, *dsn)
+	}
+	if !strings.Contains(*dsn, "://") {
 		if _, err := os.Stat(*dsn); err != nil {
 			return fmt.Errorf("database %s does not exist (coachd serve or coachd migrate creates it)", *dsn)
 		}
 	}
-	db, err := openDB(ctx, *dsn)
+	db, err := sqlstore.Open(ctx, *dsn, coachd.SystemClock{})
 	if err != nil {
-		return err
+		return fmt.Errorf("open database %s: %w", maskDSN(*dsn), err)
 	}
 	defer db.Close()
+	if err := db.CheckMigrations(ctx); err != nil {
+		return fmt.Errorf("database %s is not at this coachd's schema (%s): run coachd migrate (or, for a newer schema, a newer coachd)",
+			maskDSN(*dsn), coachd.ErrorMessage(err))
+	}
 	return fn(db, *dsn)
 }
 
