@@ -208,7 +208,8 @@ func findUser(ctx context.Context, tx *tx, id string) (*coachd.User, error) {
 	return u, nil
 }
 
-// SetUserKey replaces the user's API key hash (the old key stops working).
+// SetUserKey replaces the user's API key hash (the old key, and the stream
+// tokens minted with it, stop working).
 func (db *DB) SetUserKey(ctx context.Context, id, keyHash string) error {
 	if keyHash == "" {
 		return coachd.Invalid(coachd.FieldError{Field: "api_key", Message: "is required", Code: "required"})
@@ -224,6 +225,11 @@ func (db *DB) SetUserKey(ctx context.Context, id, keyHash string) error {
 	if _, err := tx.exec(ctx, `UPDATE users SET api_key_hash = ?, updated_at = ? WHERE id = ?`,
 		keyHash, tx.time(tx.now), id); err != nil {
 		return dbError(err, "set user key")
+	}
+	// The stream tokens minted with the old key go with it: each would
+	// let an EventSource read the user's live turns for minutes more.
+	if _, err := tx.exec(ctx, `DELETE FROM stream_tokens WHERE user_id = ?`, id); err != nil {
+		return dbError(err, "set user key: stream tokens")
 	}
 	return tx.commit()
 }
