@@ -124,7 +124,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	fs.StringVar(&cfg.Addr, "addr", envOr(getenv, "COACHD_ADDR", "127.0.0.1:8080"), "listen address; port 0 picks a free port (env COACHD_ADDR)")
 	db := dbFlag(fs, getenv)
 	secretVar(fs, &cfg.AdminKey, "admin-key", getenv("COACHD_ADMIN_KEY"), "`key` for the admin routes /v1/users…; empty disables them (env COACHD_ADMIN_KEY)")
-	fs.BoolVar(&cfg.Demo, "demo", false, "create a demo user if missing and print its API key")
+	fs.BoolVar(&cfg.Demo, "demo", env.Bool("COACHD_DEMO"), "create a demo user if missing and print its API key (env COACHD_DEMO=1)")
 	fs.StringVar(&cfg.LogFormat, "log-format", envOr(getenv, "COACHD_LOG_FORMAT", "text"), "log format: text or json (env COACHD_LOG_FORMAT)")
 	fs.StringVar(&cfg.LogLevel, "log-level", envOr(getenv, "COACHD_LOG_LEVEL", "info"), "log level: debug, info, warn or error; health probes log at debug (env COACHD_LOG_LEVEL)")
 	cfg.Model.register(fs, env)
