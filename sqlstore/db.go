@@ -57,6 +57,9 @@ func Open(ctx context.Context, dsn string, clock coachd.Clock) (*DB, error) {
 		// Two pools on :memory: would be two databases.
 		return nil, coachd.Errorf(coachd.EINVALID, "database: need a file path or a postgres:// URL")
 	}
+	if err := otherDSN(dsn); err != nil {
+		return nil, err
+	}
 	if clock == nil {
 		clock = coachd.SystemClock{}
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/coachd/coachd"
 	"github.com/jackc/pgx/v5/pgconn"
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -35,6 +36,34 @@ func (d dialect) String() string {
 // SQLite file path.
 func isPostgresDSN(dsn string) bool {
 	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
+}
+
+// otherDSN refuses a DSN meant for a database in a form coachd does not
+// read: any other URL scheme (POSTGRES://, postgre://) or libpq's
+// key=value pairs. Taken for a SQLite file path, it became a file named
+// after it (each replica its own), or an error showing the password.
+func otherDSN(dsn string) error {
+	if isPostgresDSN(dsn) {
+		return nil
+	}
+	if scheme, _, ok := strings.Cut(dsn, "://"); ok && scheme != "" && strings.Trim(scheme, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+.-") == "" {
+		return coachd.Errorf(coachd.EINVALID, "database: a %s:// URL is not read: use a postgres:// URL or a SQLite file path", scheme)
+	}
+	fields, known := strings.Fields(dsn), false
+	for _, f := range fields {
+		key, _, ok := strings.Cut(f, "=")
+		if !ok {
+			return nil
+		}
+		switch key {
+		case "host", "hostaddr", "port", "dbname", "user", "password", "sslmode":
+			known = true
+		}
+	}
+	if known {
+		return coachd.Errorf(coachd.EINVALID, "database: key=value connection strings are not read: use a URL like postgres://user:password@host:5432/dbname")
+	}
+	return nil
 }
 
 // sqliteDSN returns the modernc DSN for the SQLite file at path. Every

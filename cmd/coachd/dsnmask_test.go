@@ -17,7 +17,8 @@ func TestMaskDSNUnescapedPassword(t *testing.T) {
 		"postgres://coach:s3cr#et@127.0.0.1:1/coachd",
 		"postgres://coach:s3cr%zzet@127.0.0.1:1/coachd",
 		"postgresql://coach:s3cr?et@127.0.0.1:1/coachd",
-		"postgres://coach:5432#s3cr@127.0.0.1:1/coachd", // parses: host coach:5432
+		"postgres://coach:5432#s3cr@127.0.0.1:1/coachd",                  // parses: host coach:5432
+		"host=127.0.0.1 port=1 user=coach password=s3cret dbname=coachd", // libpq key=value: refused
 	} {
 		t.Run("Mask", func(t *testing.T) {
 			if got := maskDSN(dsn); strings.Contains(got, secret) {

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -218,6 +219,10 @@ func dbFlag(fs *flag.FlagSet, getenv func(string) string) *string {
 // maskDSN hides the password of a URL (a postgres:// DSN, a gateway's base
 // URL); a file path is shown as is.
 func maskDSN(dsn string) string {
+	if !strings.Contains(dsn, "://") {
+		// libpq's key=value form, which Open refuses after serve logged it.
+		return keywordPassword.ReplaceAllString(dsn, "${1}xxxxx")
+	}
 	u, err := url.Parse(dsn)
 	if scheme, rest, ok := strings.Cut(dsn, "://"); ok && (err != nil || u.User == nil) {
 		// Left unescaped, a '/', '?', '#' or '%' in the password makes
@@ -243,6 +248,9 @@ func maskDSN(dsn string) string {
 	}
 	return u.String()
 }
+
+// keywordPassword is the password of a key=value connection string.
+var keywordPassword = regexp.MustCompile(`(password\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)`)
 
 // secretVar defines a string flag whose default comes from the
 // environment and is never printed: -h shows a flag's default, and a
