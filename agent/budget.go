@@ -176,6 +176,25 @@ func (t *Turn) overHold(req *coachd.ModelRequest, used int64, resv *coachd.Reser
 	return ""
 }
 
+// summaryFits reports whether, under reserve: max, the compaction call
+// sum and the first round after it fit what is left of the hold: the
+// hold was priced for the turn's rounds alone, and roundBudget checks
+// only the rounds after the first. The first round is priced on the
+// history as it is now, uncompacted, which the round after a summary
+// never exceeds.
+func (t *Turn) summaryFits(sum *coachd.ModelRequest) bool {
+	t.mu.Lock()
+	resv := t.resv
+	t.mu.Unlock()
+	if t.agent.Reserve != ReserveMax || resv == nil || resv.FreePreview {
+		return true
+	}
+	round := t.modelRequest()
+	next := t.unit().Charge(sum.Model, coachd.Usage{InputTokens: EstimateTokens(sum), OutputTokens: sum.MaxTokens}) +
+		t.unit().Charge(round.Model, coachd.Usage{InputTokens: EstimateTokens(round), OutputTokens: round.MaxTokens})
+	return t.billed+next <= resv.Estimate
+}
+
 // settle charges the turn's real usage to its reservation exactly once:
 // Finalize when the turn ended on its own, Abort when it was cancelled,
 // failed or panicked (StopReason still empty). Run calls it before

@@ -245,6 +245,10 @@ func (t *Turn) compact(ctx context.Context) {
 	}
 	req.ToolChoice = &coachd.ToolChoice{Type: "none"}
 	req.MaxTokens, req.ThinkingBudget = summaryMaxTokens, 0
+	if !t.summaryFits(req) {
+		t.r.cfg.Logger.Info("compaction skipped: the summary does not fit the turn's reserve: max hold", "session", t.sess.ID)
+		return
+	}
 	resp, err := t.summarize(ctx, req)
 	text := ""
 	if resp != nil {
