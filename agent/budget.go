@@ -53,7 +53,7 @@ func (a *Agent) Estimate(req *coachd.ModelRequest, in int64) int64 {
 
 // estimateUsage is Estimate by kind of token: the input and output the
 // reservation covers, priced without cache (the first round of a session
-// reads nothing from it).
+// reads nothing from it); under reserve: max at its most (maxUsage).
 func (a *Agent) estimateUsage(req *coachd.ModelRequest, in int64) coachd.Usage {
 	out := req.MaxTokens
 	if out <= 0 {
@@ -61,9 +61,17 @@ func (a *Agent) estimateUsage(req *coachd.ModelRequest, in int64) coachd.Usage {
 	}
 	if a.Reserve == ReserveMax {
 		rounds := int64(a.Limits.withDefaults().MaxRounds)
-		return coachd.Usage{InputTokens: in * rounds, OutputTokens: out * rounds}
+		return maxUsage(in*rounds, out*rounds)
 	}
 	return coachd.Usage{InputTokens: in, OutputTokens: out}
+}
+
+// maxUsage is the most in input and out output tokens can cost, in any
+// budget unit: the input priced as cache writes, which cost more than
+// uncached input (1.25 times) and which a request writing the prompt
+// cache pays. Reserve: max holds, and checks rounds against, this bound.
+func maxUsage(in, out int64) coachd.Usage {
+	return coachd.Usage{CacheCreationInputTokens: in, OutputTokens: out}
 }
 
 // unit is what the runner's budgets count.
@@ -169,7 +177,7 @@ func (t *Turn) overHold(req *coachd.ModelRequest, used int64, resv *coachd.Reser
 	if t.agent.Reserve != ReserveMax {
 		return ""
 	}
-	next := t.unit().Charge(req.Model, coachd.Usage{InputTokens: EstimateTokens(req), OutputTokens: req.MaxTokens})
+	next := t.unit().Charge(req.Model, maxUsage(EstimateTokens(req), req.MaxTokens))
 	if used+next > resv.Estimate {
 		return TurnBudget
 	}
@@ -190,8 +198,8 @@ func (t *Turn) summaryFits(sum *coachd.ModelRequest) bool {
 		return true
 	}
 	round := t.modelRequest()
-	next := t.unit().Charge(sum.Model, coachd.Usage{InputTokens: EstimateTokens(sum), OutputTokens: sum.MaxTokens}) +
-		t.unit().Charge(round.Model, coachd.Usage{InputTokens: EstimateTokens(round), OutputTokens: round.MaxTokens})
+	next := t.unit().Charge(sum.Model, maxUsage(EstimateTokens(sum), sum.MaxTokens)) +
+		t.unit().Charge(round.Model, maxUsage(EstimateTokens(round), round.MaxTokens))
 	return t.billed+next <= resv.Estimate
 }
 
