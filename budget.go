@@ -183,6 +183,10 @@ type ReserveRequest struct {
 	// FreePreviewTurns lets a user without a budget (token_budget 0) run
 	// this many turns of Agent free: nothing is held or charged.
 	FreePreviewTurns int
+	// Lasts is how long the hold lasts at least, when longer than the
+	// store's expiry: a turn's own time limit, so that no hold expires
+	// under a turn still running (a round with a long tool).
+	Lasts time.Duration
 }
 
 // TurnRecord is what an app that runs its own loop reports: messages to

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	"github.com/coachd/coachd"
 )
@@ -18,6 +19,10 @@ const (
 	// exceeds the budget.
 	ReserveMax = "max"
 )
+
+// holdMargin is how long a turn's hold lasts past its max duration: the
+// turn's last writes and its settlement, after its deadline.
+const holdMargin = time.Minute
 
 // TurnBudget is the stop reason of a reserve: max turn whose next round
 // would not fit its reservation.
@@ -134,6 +139,10 @@ func (t *Turn) reservation(ctx context.Context, msg *coachd.Message) coachd.Rese
 	return coachd.ReserveRequest{
 		UserID: t.req.User.ID, SessionID: t.sess.ID, Agent: t.agent.Name,
 		Estimate: est, FreePreviewTurns: t.agent.FreePreviewTurns,
+		// The turn stops at its max duration and then settles: its hold
+		// must not expire before (a round with a long tool charges
+		// nothing until it ends).
+		Lasts: t.agent.Limits.withDefaults().MaxDuration + holdMargin,
 	}
 }
 

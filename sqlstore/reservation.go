@@ -259,7 +259,11 @@ func (db *DB) change(tx *tx, r *coachd.Reservation, s coachd.Spend, mode settleM
 	switch {
 	case r.State == coachd.ReservationActive && mode == settleCharge:
 		c.held = max(r.Estimate-c.charged, 0)
-		c.expires = storeTime(tx.now.Add(db.budget.TTL))
+		// A charge moves the expiry on, never back before what the
+		// reservation asked for (ReserveRequest.Lasts).
+		if e := storeTime(tx.now.Add(db.budget.TTL)); e.After(r.ExpiresAt) {
+			c.expires = e
+		}
 	case r.State == coachd.ReservationActive && mode == settleFinalize:
 		c.state, c.reason = coachd.ReservationFinalized, "finalize"
 	case r.State == coachd.ReservationActive && mode == settleAbort:

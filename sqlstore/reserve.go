@@ -155,7 +155,7 @@ func (db *DB) newReservation(tx *tx, req coachd.ReserveRequest) *coachd.Reservat
 	return &coachd.Reservation{
 		ID: coachd.NewID(coachd.PrefixReservation, tx.now), UserID: req.UserID, SessionID: req.SessionID,
 		Agent: req.Agent, Estimate: req.Estimate, Held: req.Estimate, State: coachd.ReservationActive,
-		CreatedAt: tx.now, ExpiresAt: storeTime(tx.now.Add(db.budget.TTL)),
+		CreatedAt: tx.now, ExpiresAt: storeTime(tx.now.Add(max(db.budget.TTL, req.Lasts))),
 	}
 }
 
