@@ -194,8 +194,12 @@ func (db *DB) freePreview(ctx context.Context, tx *tx, req coachd.ReserveRequest
 	}
 	remaining := coachd.RemainingTokens(budget, used, reserved)
 	if budget == 0 && req.FreePreviewTurns > 0 {
+		// A free turn aborted before it spent anything (the model failed
+		// before answering, a turn given up unrun) is not one the user
+		// had: it is given back. One still running counts.
 		var n int64
-		if err := tx.queryRow(ctx, `SELECT COUNT(*) FROM reservations WHERE user_id = ? AND agent = ? AND free_preview`,
+		if err := tx.queryRow(ctx, `SELECT COUNT(*) FROM reservations WHERE user_id = ? AND agent = ? AND free_preview
+			AND NOT (state = 'aborted' AND charged = 0 AND raw_charged = 0)`,
 			req.UserID, req.Agent).Scan(&n); err != nil {
 			return dbError(err, "count free previews")
 		}
