@@ -80,6 +80,10 @@ func (t *Turn) loop(ctx context.Context, lim Limits) string {
 			outs := make([]outcome, len(uses))
 			for i, u := range uses {
 				outs[i] = outcome{block: coachd.ToolResultBlock(u.ID, msg, true), failed: true}
+				// Each call announced above is answered, as a round's
+				// results are (runTools): a client shows a call as
+				// running until its result.
+				t.emit(coachd.Event{Type: coachd.EventToolResult, ToolUseID: u.ID, ToolName: u.Name, Result: msg, IsError: true})
 			}
 			if stop := t.saveRound(ctx, resp, uses, outs, -1); stop != "" {
 				return stop
