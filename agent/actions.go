@@ -82,6 +82,9 @@ func (t *Turn) runActions(ctx context.Context, lim Limits, tags []ActionTag, cal
 // prepareSystem assembles the turn's system prompt once: agent prompt,
 // skill summaries, matching skills and the context sections.
 func (t *Turn) prepareSystem(ctx context.Context) {
+	if t.req.Context != "" {
+		defer func() { t.x.tail = append(t.x.tail, coachd.TextBlock(t.req.Context)) }()
+	}
 	a := t.agent
 	needFacts := a.Context != nil
 	for _, s := range a.Skills {

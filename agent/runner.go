@@ -108,6 +108,10 @@ type TurnRequest struct {
 	// Attachments are image and document blocks (coachd.AttachmentBlock,
 	// already checked), stored in the user message before its text.
 	Attachments []coachd.Block
+	// Context is what the client sent beside the message for the model
+	// (seed 000's replay_id): sent with the turn's context, after the
+	// user's words (withTail), and not stored.
+	Context string
 	// Retry runs again a turn that failed before the model answered: its
 	// user message is stored already and is not stored twice.
 	Retry bool

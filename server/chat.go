@@ -21,11 +21,17 @@ type chatRequest struct {
 	Retry bool `json:"retry"`
 	// Attachments are images and documents for the model (attach.go).
 	Attachments []attachmentRequest `json:"attachments"`
+	// ReplayID is the replay seed 000's page shows beside the chat: the
+	// model is told it with the turn's context, so it can look it up.
+	ReplayID string `json:"replay_id"`
 }
 
 func (req chatRequest) Valid(context.Context) []coachd.FieldError {
 	if len(req.Agent) > 100 {
 		return []coachd.FieldError{{Field: "agent", Message: "must be at most 100 characters", Code: "length"}}
+	}
+	if len(req.ReplayID) > 200 {
+		return []coachd.FieldError{{Field: "replay_id", Message: "must be at most 200 characters", Code: "length"}}
 	}
 	if errs := validAttachments(req.Attachments); len(errs) > 0 {
 		return errs
@@ -41,7 +47,18 @@ func (req chatRequest) turn(u *coachd.User, wait bool) agent.TurnRequest {
 	return agent.TurnRequest{
 		User: u, SessionID: req.SessionID, Agent: req.Agent,
 		Message: req.Message, Answer: req.ToolResult, Wait: wait, Retry: req.Retry,
+		Context: replayContext(req.ReplayID),
 	}
+}
+
+// replayContext tells the model which replay the player is looking at
+// (seed 000's replay_id), or is empty.
+func replayContext(id string) string {
+	if id == "" {
+		return ""
+	}
+	b, _ := json.Marshal(id)
+	return "[The player's client shows the replay with replay_id " + string(b) + ".]"
 }
 
 // prepareTurn decodes a chat request and prepares its turn; every error

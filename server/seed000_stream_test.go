@@ -67,3 +67,27 @@ func TestSeed000StreamToolLimit(t *testing.T) {
 		t.Fatalf("last event %v", last)
 	}
 }
+
+// TestSeed000StreamReplayID: seed 000's page posts "{ message,
+// session_id, replay_id }" to its chat route (line 555), the route coachd
+// serves with ?protocol=asp. The replay the player is looking at reaches
+// the model with the turn's context, as the rlcoach pack's prompt says
+// it does.
+func TestSeed000StreamReplayID(t *testing.T) {
+	e := MustChatEnv(t, nil)
+	e.fake.Enqueue(anthropictest.Text("That replay shows slow rotations.", 8))
+	s := e.chat(context.Background(), e.alice.key, "?protocol=asp", `{"message":"what went wrong here?","replay_id":"replay-42"}`)
+	evs := aspEvents(t, s.raw)
+	if s.status != 200 || len(evs) == 0 || evs[0]["type"] != "ack" || evs[len(evs)-1]["stop_reason"] != "end_turn" {
+		t.Fatalf("seed 000's body with replay_id: %d\n%s", s.status, s.raw)
+	}
+	reqs := e.fake.Requests()
+	if got := string(reqs[len(reqs)-1].Raw); !strings.Contains(got, "replay-42") {
+		t.Fatalf("the model was not told the replay: %s", got)
+	}
+	// The player's words stay theirs in the session's messages.
+	msgs, err := e.db.History(context.Background(), e.alice.ID, s.header.Get("X-Coachd-Session-Id"))
+	if err != nil || len(msgs) != 2 || msgs[0].Content != "what went wrong here?" || len(msgs[0].Blocks) != 1 {
+		t.Fatalf("stored %s %v", mustJSON(t, msgs), err)
+	}
+}
