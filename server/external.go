@@ -182,7 +182,9 @@ func appendMessageErrs(errs []coachd.FieldError, name string, msgs []recordMessa
 			errs = append(errs, coachd.FieldError{Field: at + ".role", Message: "must be user or assistant", Code: "enum"})
 			continue
 		}
-		if len(m.ContentBlocks) == 0 && strings.TrimSpace(m.ContentText) == "" {
+		// A reply may be empty (the API's end_turn with no content,
+		// recorded as it came): left out, as message says.
+		if m.Role == coachd.RoleUser && len(m.ContentBlocks) == 0 && strings.TrimSpace(m.ContentText) == "" {
 			errs = append(errs, coachd.FieldError{Field: at + ".content_blocks", Message: "is required", Code: "required"})
 		}
 		_, blockErrs := coachd.RecordBlocks(m.Role, m.ContentBlocks)
@@ -196,7 +198,8 @@ func appendMessageErrs(errs []coachd.FieldError, name string, msgs []recordMessa
 
 // message is m as it is stored, or nil when nothing of it is left to
 // store: seed 000 records the user message of every round after the
-// first as one empty text block, and a reply may be only thinking.
+// first as one empty text block, and a reply may be only thinking, or
+// nothing at all.
 // Leaving either out keeps the history valid, as the replay merges the
 // messages of one role that then meet (agent.History).
 func (m recordMessage) message(partial bool) *coachd.Message {

@@ -198,3 +198,45 @@ func TestSeed000RecordTurn(t *testing.T) {
 		t.Errorf("next turn's history\n%s\nwant the stored\n%s", got, want)
 	}
 }
+
+// TestSeed000RecordEmptyReply: the Messages API may end a turn with
+// stop_reason end_turn and no content at all (most often right after
+// tool results), and seed 000 records "content_blocks:
+// finalMessage.content" as it is (lines 619-630): an assistant message
+// with no blocks and content_text "". Refused, the seed's route throws
+// "Record failed" and aborts a turn whose rounds were fine; like a reply
+// of only thinking, it is left out, and the turn is settled.
+func TestSeed000RecordEmptyReply(t *testing.T) {
+	e := MustBudgetEnv(t, server.Limits{})
+	pf := seed000Preflight(t, e, "how do I rank up?")
+	round := fmt.Sprintf(`{"session_id":%q,"reservation_id":%q,"messages":[
+		{"role":"user","content_blocks":[{"type":"text","text":"how do I rank up?"}],"content_text":"how do I rank up?"},
+		{"role":"assistant","content_blocks":[{"type":"tool_use","id":"toolu_01","name":"get_rank_benchmarks","input":{"rank":"diamond"}}],"content_text":""},
+		{"role":"user","content_blocks":[{"type":"tool_result","tool_use_id":"toolu_01","content":{"rank":"diamond"}}],"content_text":""}],
+		"tokens_used":300,"estimated_tokens":%d,"is_free_preview":false}`,
+		pf.SessionID, pf.ReservationID, pf.EstimatedTokens)
+	if r := e.post(e.alice.key, "/v1/chat/record", round, nil, nil); r.status != 200 {
+		t.Fatalf("tool round record: %d %s", r.status, r.body)
+	}
+	final := fmt.Sprintf(`{"session_id":%q,"reservation_id":%q,"messages":[
+		{"role":"user","content_blocks":[{"type":"text","text":""}],"content_text":""},
+		{"role":"assistant","content_blocks":[],"content_text":""}],
+		"tokens_used":420,"estimated_tokens":%d,"is_free_preview":false}`,
+		pf.SessionID, pf.ReservationID, pf.EstimatedTokens)
+	var rr struct {
+		TokensCharged int64 `json:"tokens_charged"`
+	}
+	if r := e.post(e.alice.key, "/v1/chat/record", final, nil, &rr); r.status != 200 || rr.TokensCharged != 420 {
+		t.Fatalf("seed 000's final record of an empty reply: %d %s", r.status, r.body)
+	}
+	if h := mustStoredHistory(t, e, pf.SessionID); len(h) != 3 {
+		t.Fatalf("stored %s", mustJSON(t, h))
+	}
+	e.mustLedger(e.alice.ID, 420, 0)
+	// A user message with nothing in it is still refused.
+	bad := fmt.Sprintf(`{"session_id":%q,"reservation_id":%q,"messages":[{"role":"user","content_blocks":[],"content_text":""}],"tokens_used":420}`,
+		pf.SessionID, pf.ReservationID)
+	if r := e.post(e.alice.key, "/v1/chat/record", bad, nil, nil); r.status != 400 || !strings.Contains(string(r.body), "messages[0].content_blocks") {
+		t.Fatalf("empty user message: %d %s", r.status, r.body)
+	}
+}
