@@ -225,9 +225,16 @@ func (r *Runner) Preflight(ctx context.Context, req PreflightRequest) (*Prefligh
 	if history == nil {
 		history = []coachd.ModelMessage{}
 	}
+	// budget_remaining is what the budget has left after the hold; a
+	// free preview turn's is what it may spend (its estimate), as seed
+	// 000 refuses a turn whose budget_remaining is 0.
+	remaining := res.Remaining
+	if res.FreePreview {
+		remaining = max(remaining, res.Estimate)
+	}
 	return &Preflight{
 		SessionID: sessionID, Agent: t.agent.Name, ReservationID: res.ID, EstimatedTokens: res.Estimate,
-		BudgetRemaining: res.Remaining, IsFreePreview: res.FreePreview,
+		BudgetRemaining: remaining, IsFreePreview: res.FreePreview,
 		SystemMessage: strings.Join(sys, "\n\n"), History: history, Tools: mreq.Tools,
 		MaxTokens: mreq.MaxTokens, Model: mreq.Model,
 		System: system, TurnContext: tail, Temperature: mreq.Temperature, ThinkingBudget: mreq.ThinkingBudget,

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/coachd/coachd"
+	"github.com/coachd/coachd/agent"
 	"github.com/coachd/coachd/anthropic/anthropictest"
 	"github.com/coachd/coachd/server"
 )
@@ -238,5 +239,33 @@ func TestSeed000RecordEmptyReply(t *testing.T) {
 		pf.SessionID, pf.ReservationID)
 	if r := e.post(e.alice.key, "/v1/chat/record", bad, nil, nil); r.status != 400 || !strings.Contains(string(r.body), "messages[0].content_blocks") {
 		t.Fatalf("empty user message: %d %s", r.status, r.body)
+	}
+}
+
+// TestSeed000PreflightFreePreview: seed 000's route answers 402 "Budget
+// exhausted" when "preflight.budget_remaining <= 0" (lines 566-568),
+// before it runs the turn or records it. A free preview turn of a user
+// without budget must get past that check, or the seed's client never
+// serves a free preview (and each try used one up): budget_remaining is
+// what the free turn may spend.
+func TestSeed000PreflightFreePreview(t *testing.T) {
+	ag := agent.DefaultAgent()
+	ag.FreePreviewTurns = 1
+	e := MustChatEnv(t, ag)
+	zero := int64(0)
+	_, key, err := e.admin.CreateUser(context.Background(), "carol", &zero)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pf preflightBody
+	if r := e.post(key, "/v1/chat/preflight", `{"message":"how do I rank up?","replay_id":"replay-42"}`, nil, &pf); r.status != 200 {
+		t.Fatalf("preflight %d %s", r.status, r.body)
+	}
+	if !pf.IsFreePreview || pf.BudgetRemaining <= 0 {
+		t.Fatalf("free preview preflight: is_free_preview %t, budget_remaining %d: seed 000 answers 402", pf.IsFreePreview, pf.BudgetRemaining)
+	}
+	// The free turn used, the next is refused as before.
+	if r := e.post(key, "/v1/chat/preflight", `{"message":"and again?"}`, nil, nil); r.status != 402 {
+		t.Fatalf("second preflight %d %s", r.status, r.body)
 	}
 }
