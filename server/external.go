@@ -93,8 +93,10 @@ type preflightRequest struct {
 	Message   string `json:"message"`
 	SessionID string `json:"session_id"`
 	Agent     string `json:"agent"`
-	// ReplayID is seed 000's replay the user asks about. coachd accepts it
-	// and leaves it to the app: the app's tools know its replays.
+	// ReplayID is seed 000's replay the user asks about: the model is
+	// told it in the system message and the turn's context, as a
+	// streamed turn tells it (chatRequest), so the app's tools can look
+	// it up.
 	ReplayID string `json:"replay_id"`
 }
 
@@ -126,6 +128,10 @@ func (s *Server) handlePreflight() http.Handler {
 		if err != nil {
 			s.Error(w, r, orNotFound(err, "session"))
 			return
+		}
+		if c := replayContext(req.ReplayID); c != "" {
+			pf.SystemMessage += "\n\n" + c
+			pf.TurnContext = append(pf.TurnContext, coachd.TextBlock(c))
 		}
 		s.encode(w, r, http.StatusOK, pf)
 	})

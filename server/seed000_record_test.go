@@ -269,3 +269,29 @@ func TestSeed000PreflightFreePreview(t *testing.T) {
 		t.Fatalf("second preflight %d %s", r.status, r.body)
 	}
 }
+
+// TestSeed000PreflightReplayID: seed 000's route preflights with "{
+// message, session_id, replay_id }" (line 564) and sends the model
+// "system: preflight.system_message" (line 593) and the player's words,
+// nothing else: the replay the player is looking at reaches the model
+// only through the system message, as the rlcoach pack's prompt says it
+// does ("it is the replay_id their client sent").
+func TestSeed000PreflightReplayID(t *testing.T) {
+	e := MustBudgetEnv(t, server.Limits{})
+	var pf preflightBody
+	if r := e.post(e.alice.key, "/v1/chat/preflight", `{"message":"what went wrong here?","replay_id":"replay-42"}`, nil, &pf); r.status != 200 {
+		t.Fatalf("preflight %d %s", r.status, r.body)
+	}
+	if !strings.Contains(pf.SystemMessage, `"replay-42"`) {
+		t.Fatalf("system_message does not name the replay:\n%s", pf.SystemMessage)
+	}
+	if got := mustJSON(t, pf.TurnContext); !strings.Contains(got, "replay-42") {
+		t.Errorf("turn_context does not name the replay: %s", got)
+	}
+	// Without one, nothing is said of a replay.
+	var plain preflightBody
+	e.post(e.alice.key, "/v1/chat/preflight", `{"message":"hi"}`, nil, &plain)
+	if strings.Contains(plain.SystemMessage, "replay") {
+		t.Errorf("system_message without a replay_id: %s", plain.SystemMessage)
+	}
+}
