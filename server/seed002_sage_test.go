@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -153,5 +154,58 @@ func TestSeed002CompleteExpiredSession(t *testing.T) {
 	const want = `{"success":false,"error":"session_expired","message":"Session expired before completion. Starting fresh next time."}`
 	if string(out.Result) != want || out.IsError {
 		t.Errorf("result %s (is_error %t), want JSON.stringify's %s", out.Result, out.IsError, want)
+	}
+}
+
+// TestSeed002BudgetStop: under reserve: max (agent/budget.go) the runner
+// stops a turn before a round its hold can no longer cover, with stop
+// reason budget_exhausted and no error event. The sage client then saw
+// its toolCall shimmer and [DONE], nothing saying why the reply broke
+// off; it shows an {error} for every other early stop (the breaker's
+// "enqueue({ error: ... })", seed 002 line 320).
+func TestSeed002BudgetStop(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, os.DirFS(filepath.Join("..", "examples", "sage"))); err != nil {
+		t.Fatal(err)
+	}
+	def := filepath.Join(dir, "agents", "sage.md")
+	raw, err := os.ReadFile(def)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(def, []byte(strings.Replace(string(raw), "reserve: estimate", "reserve: max", 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	db := mustDB(t, filepath.Join(t.TempDir(), "c.db"), nil)
+	p, err := agent.LoadPack(dir, agent.PackOptions{Builtins: tools.Builtins()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, err := agent.NewToolset(tools.ForPack(p, p.FileTypes())...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake := anthropictest.NewServer()
+	r := agent.NewRunner(agent.Config{Store: db, Tools: ts, Agents: p.Agent,
+		Model: anthropic.New(anthropic.Config{APIKey: "test", BaseURL: fake.URL(), MaxRetries: -1, NoCache: true})})
+	api := server.New(server.Deps{Store: db, Runner: r, Pack: p, Heartbeat: time.Hour})
+	srv := httptest.NewServer(api)
+	t.Cleanup(func() { closeServer(api, srv); fake.Close() })
+	key, err := server.CreateUser(ctx, db, &coachd.User{Name: "ada", TokenBudget: 100_000_000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The first round spends far more than the turn's hold: no second round.
+	round := anthropictest.Blocks(anthropictest.TextBlock("Let me look.", 0), anthropictest.ToolUse("toolu_b", "list_notes", `{}`))
+	round.Usage = &coachd.Usage{InputTokens: 5_000_000, OutputTokens: 100}
+	fake.Enqueue(round)
+	lines := seed002Stream(t, srv.URL, key, `{"message":"look through everything"}`)
+	got := strings.Join(lines, "\n")
+	if n := len(fake.Requests()); n != 1 {
+		t.Fatalf("model calls %d, want 1 (the hold covers no second round)\n%s", n, got)
+	}
+	if n := len(lines); n < 2 || !strings.HasPrefix(lines[n-2], `{"error":"`) || !strings.Contains(lines[n-2], "budget") || lines[n-1] != "[DONE]" {
+		t.Errorf("a turn stopped by its budget ends with an {error} saying so, then [DONE]:\n%s", got)
 	}
 }

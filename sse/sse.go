@@ -73,6 +73,8 @@ var stopMessages = map[string]string{
 	coachd.TurnCircuitOpen: "Multiple tool executions failed. Please try again.",
 	coachd.TurnDeadline:    "The turn took longer than its time limit",
 	coachd.TurnMaxTokens:   "The reply reached its length limit",
+	// agent.TurnBudget (reserve: max), spelt as the error code it is.
+	coachd.EBUDGET: "Token budget exhausted: the turn stopped before a round its reservation could not cover",
 }
 
 // sageWrapUp is what seed 002's loop says when its 55 s guard fires.
