@@ -209,3 +209,23 @@ func TestSeed002BudgetStop(t *testing.T) {
 		t.Errorf("a turn stopped by its budget ends with an {error} saying so, then [DONE]:\n%s", got)
 	}
 }
+
+// TestSeed002SplitRoundNoToolCall: seed 002's loop looks for a
+// split-conversation tool among all of the round's tool_use blocks, after
+// finalMessage, and breaks before "// Emit toolCall event for shimmer
+// indicator" (lines 265-283): a round that saves a file and shows options
+// sends no toolCall at all. Its client resets activeToolCountRef only at a
+// roundBoundary, which never follows showOptions, so a toolCall streamed
+// before the pause leaves the shimmer counter at 1.
+func TestSeed002SplitRoundNoToolCall(t *testing.T) {
+	fake, url, key := seed002Env(t)
+	fake.Enqueue(anthropictest.Blocks(anthropictest.TextBlock("Saved. When?", 0),
+		anthropictest.ToolUse("toolu_c", "save_file", `{"file_type":"capture","content":"run more"}`),
+		anthropictest.ToolUse("toolu_o", "show_options", `{"options":["Morning","Evening"]}`)))
+	lines := seed002Stream(t, url, key, `{"message":"note that I want to run more; when should I?"}`)
+	got := strings.Join(lines, "\n")
+	want := `{"text":"Saved. When?"}` + "\n" + `{"showOptions":{"options":["Morning","Evening"],"toolUseId":"toolu_o"}}` + "\n[DONE]"
+	if got != want {
+		t.Errorf("got:\n%s\nwant seed 002's:\n%s", got, want)
+	}
+}

@@ -11,7 +11,9 @@ import (
 //
 //	text_delta                        → {"text"}
 //	tool_call_started                 → {"toolCall":{"id","name"}}, none for
-//	                                    show_options and show_pulse_check
+//	                                    show_options and show_pulse_check; the
+//	                                    Writer sends a round's once its message
+//	                                    is complete, none if it pauses (holdSage)
 //	round_boundary                    → {"roundBoundary":true}
 //	interaction_requested (show_options)     → {"showOptions":{"options","toolUseId"}}
 //	interaction_requested (show_pulse_check) → {"showPulseCheck":{"context","toolUseId"}}

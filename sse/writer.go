@@ -50,6 +50,8 @@ type Writer struct {
 	errored bool          // an error event of the turn went out
 	status  int           // the HTTP status sent with the headers (200 unless SetStatus)
 	ai      *aiState      // the ai-sdk dialect's open parts
+	held    []byte        // sage: the round's toolCall frames, until its message is complete
+	split   bool          // sage: the round has a split-conversation tool
 	timeout time.Duration // per write; 0: none
 	stuck   *time.Timer   // armed during a write when timeout > 0
 
@@ -160,6 +162,9 @@ func (w *Writer) flush() error {
 
 // encode appends ev's frames to w.buf. Callers hold mu.
 func (w *Writer) encode(ev coachd.Event) {
+	if w.dialect == Sage && w.holdSage(ev) {
+		return
+	}
 	start := len(w.buf)
 	switch ev.Type {
 	case coachd.EventTurnStarted:
@@ -186,6 +191,34 @@ func (w *Writer) encode(ev coachd.Event) {
 	if ev.Type == coachd.EventError {
 		w.errored = true
 	}
+}
+
+// holdSage keeps a sage round's toolCall frames until the model's message
+// is complete (the first event not of its stream), and drops them when the
+// round has a split-conversation tool: seed 002's loop sends its toolCalls
+// after finalMessage, and none for a round it breaks on showOptions or
+// showPulseCheck, whose client resets its shimmer counter only at a
+// roundBoundary, which never follows the pause. It reports whether ev was
+// held. Callers hold mu.
+func (w *Writer) holdSage(ev coachd.Event) bool {
+	switch ev.Type {
+	case coachd.EventTextDelta, coachd.EventThinkingDelta, coachd.EventToolCallReady:
+		return false
+	case coachd.EventToolCallStarted:
+		if ev.ToolName == toolShowOptions || ev.ToolName == toolShowPulseCheck {
+			w.split = true
+			return true
+		}
+		// Without an id: text of the message may go out before it, and a
+		// resume from that text's id must not repeat the text.
+		w.held = encodeSage(w.held, ev)
+		return true
+	}
+	if !w.split {
+		w.buf = append(w.buf, w.held...)
+	}
+	w.held, w.split = w.held[:0], false
+	return false
 }
 
 // withID gives the last frame in buf the event's id (an event may take
