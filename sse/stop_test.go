@@ -50,6 +50,14 @@ func TestStreamEnds(t *testing.T) {
 			"data: {\"error\":\"Multiple tool executions failed. Please try again.\"}\n\ndata: [DONE]\n\n"},
 		{"SageDeadline", sse.Sage, []coachd.Event{text("So"), ended(coachd.TurnDeadline)},
 			"data: {\"text\":\"So\"}\n\ndata: {\"text\":\"\\n\\n[Wrapping up — session took longer than expected.]\"}\n\ndata: [DONE]\n\n"},
+		// Seed 002's guard runs at the top of an iteration, after the
+		// last tool round's "enqueue({ roundBoundary: true })" (lines
+		// 225-229, 338): its client resets the shimmer there.
+		{"SageDeadlineAfterTools", sse.Sage, []coachd.Event{
+			{Type: coachd.EventToolCallStarted, ToolUseID: "toolu_1", ToolName: "save_file"},
+			{Type: coachd.EventUsage}, {Type: coachd.EventToolResult, ToolUseID: "toolu_1", Result: "{}"}, ended(coachd.TurnDeadline)},
+			"data: {\"toolCall\":{\"id\":\"toolu_1\",\"name\":\"save_file\"}}\n\ndata: {\"roundBoundary\":true}\n\n" +
+				"data: {\"text\":\"\\n\\n[Wrapping up — session took longer than expected.]\"}\n\ndata: [DONE]\n\n"},
 		{"SageToolLimit", sse.Sage, []coachd.Event{ended(coachd.TurnToolLimit)},
 			"data: {\"error\":\"Tool loop exceeded its tool call limit\"}\n\ndata: [DONE]\n\n"},
 		// Seed 002's loop leaves "while (iteration < MAX_TOOL_ITERATIONS)"

@@ -52,6 +52,7 @@ type Writer struct {
 	ai      *aiState      // the ai-sdk dialect's open parts
 	held    []byte        // sage: the round's toolCall frames, until its message is complete
 	split   bool          // sage: the round has a split-conversation tool
+	tooled  bool          // sage: toolCalls went out since the last roundBoundary
 	timeout time.Duration // per write; 0: none
 	stuck   *time.Timer   // armed during a write when timeout > 0
 
@@ -176,6 +177,12 @@ func (w *Writer) encode(ev coachd.Event) {
 		if w.dialect == Coachd && errored {
 			return // the coachd stream ends at its error
 		}
+		if !errored && w.tooled && ev.StopReason == coachd.TurnDeadline {
+			// Seed 002's 55 s guard fires at the top of an iteration,
+			// after the last tool round's roundBoundary.
+			w.buf = frame(w.buf, "", sageRoundBoundary{true})
+		}
+		w.tooled = false
 		if !errored && w.ai == nil {
 			w.buf = abnormalStop(w.buf, w.dialect, ev.StopReason)
 		}
@@ -216,8 +223,12 @@ func (w *Writer) holdSage(ev coachd.Event) bool {
 	}
 	if !w.split {
 		w.buf = append(w.buf, w.held...)
+		w.tooled = w.tooled || len(w.held) > 0
 	}
 	w.held, w.split = w.held[:0], false
+	if ev.Type == coachd.EventRoundBoundary || ev.Type == coachd.EventTurnStarted {
+		w.tooled = false
+	}
 	return false
 }
 
