@@ -229,3 +229,23 @@ func TestSeed002SplitRoundNoToolCall(t *testing.T) {
 		t.Errorf("got:\n%s\nwant seed 002's:\n%s", got, want)
 	}
 }
+
+// TestSeed002ErrorInToolUseNoToolCall: seed 002 sends its toolCalls after
+// finalMessage (line 280), so a stream that fails while the model is
+// still writing a tool_use sends the {error} and no toolCall: the tool
+// never runs, and the client's shimmer counter, reset only by a
+// roundBoundary, must not count it.
+func TestSeed002ErrorInToolUseNoToolCall(t *testing.T) {
+	fake, url, key := seed002Env(t)
+	fake.Enqueue(anthropictest.Blocks(anthropictest.TextBlock("Saving your plan.", 0),
+		anthropictest.ToolUse("toolu_s", "save_file", `{"file_type":"day-plan","content":"Run, then write."}`, 5)).
+		ErrorAfter(9, "overloaded_error", "Overloaded"))
+	lines := seed002Stream(t, url, key, `{"message":"plan my day"}`)
+	got := strings.Join(lines, "\n")
+	if !strings.Contains(got, `{"error":`) {
+		t.Fatalf("no error:\n%s", got)
+	}
+	if strings.Contains(got, `{"toolCall":`) {
+		t.Errorf("a toolCall for a tool_use cut mid-stream, which never ran:\n%s", got)
+	}
+}

@@ -12,8 +12,9 @@ import (
 //	text_delta                        → {"text"}
 //	tool_call_started                 → {"toolCall":{"id","name"}}, none for
 //	                                    show_options and show_pulse_check; the
-//	                                    Writer sends a round's once its message
-//	                                    is complete, none if it pauses (holdSage)
+//	                                    Writer sends a round's as its tools are
+//	                                    about to run, none if it pauses or its
+//	                                    message never completes (holdSage)
 //	round_boundary                    → {"roundBoundary":true}
 //	interaction_requested (show_options)     → {"showOptions":{"options","toolUseId"}}
 //	interaction_requested (show_pulse_check) → {"showPulseCheck":{"context","toolUseId"}}

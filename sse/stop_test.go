@@ -55,7 +55,8 @@ func TestStreamEnds(t *testing.T) {
 		// 225-229, 338): its client resets the shimmer there.
 		{"SageDeadlineAfterTools", sse.Sage, []coachd.Event{
 			{Type: coachd.EventToolCallStarted, ToolUseID: "toolu_1", ToolName: "save_file"},
-			{Type: coachd.EventUsage}, {Type: coachd.EventToolResult, ToolUseID: "toolu_1", Result: "{}"}, ended(coachd.TurnDeadline)},
+			{Type: coachd.EventUsage}, {Type: coachd.EventToolCallReady, ToolUseID: "toolu_1", ToolName: "save_file", Input: []byte(`{}`)},
+			{Type: coachd.EventToolResult, ToolUseID: "toolu_1", Result: "{}"}, ended(coachd.TurnDeadline)},
 			"data: {\"toolCall\":{\"id\":\"toolu_1\",\"name\":\"save_file\"}}\n\ndata: {\"roundBoundary\":true}\n\n" +
 				"data: {\"text\":\"\\n\\n[Wrapping up — session took longer than expected.]\"}\n\ndata: [DONE]\n\n"},
 		{"SageToolLimit", sse.Sage, []coachd.Event{ended(coachd.TurnToolLimit)},

@@ -200,17 +200,17 @@ func (w *Writer) encode(ev coachd.Event) {
 	}
 }
 
-// holdSage keeps a sage round's toolCall frames until the model's message
-// is complete (the first event not of its stream), and drops them when the
-// round has a split-conversation tool: seed 002's loop sends its toolCalls
-// after finalMessage, and none for a round it breaks on showOptions or
-// showPulseCheck, whose client resets its shimmer counter only at a
-// roundBoundary, which never follows the pause. It reports whether ev was
-// held. Callers hold mu.
+// holdSage keeps a sage round's toolCall frames until its tools are about
+// to run (the first tool_call_ready, sent once the model's message is
+// complete), drops them when the round has a split-conversation tool, and
+// drops them when the message never completed (an error or the turn's end
+// first): seed 002's loop sends its toolCalls after finalMessage, and none
+// for a round it breaks on showOptions or showPulseCheck, and its client
+// resets its shimmer counter only at a roundBoundary, which follows
+// neither a pause nor an error. It reports whether ev was held. Callers
+// hold mu.
 func (w *Writer) holdSage(ev coachd.Event) bool {
 	switch ev.Type {
-	case coachd.EventTextDelta, coachd.EventThinkingDelta, coachd.EventToolCallReady:
-		return false
 	case coachd.EventToolCallStarted:
 		if ev.ToolName == toolShowOptions || ev.ToolName == toolShowPulseCheck {
 			w.split = true
@@ -220,13 +220,20 @@ func (w *Writer) holdSage(ev coachd.Event) bool {
 		// resume from that text's id must not repeat the text.
 		w.held = encodeSage(w.held, ev)
 		return true
-	}
-	if !w.split {
-		w.buf = append(w.buf, w.held...)
-		w.tooled = w.tooled || len(w.held) > 0
+	case coachd.EventToolCallReady:
+		if !w.split {
+			w.buf = append(w.buf, w.held...)
+			w.tooled = w.tooled || len(w.held) > 0
+		}
+	case coachd.EventError, coachd.EventTurnEnded, coachd.EventTurnStarted:
+	case coachd.EventRoundBoundary:
+		w.tooled = false
+		return false
+	default:
+		return false
 	}
 	w.held, w.split = w.held[:0], false
-	if ev.Type == coachd.EventRoundBoundary || ev.Type == coachd.EventTurnStarted {
+	if ev.Type == coachd.EventTurnStarted {
 		w.tooled = false
 	}
 	return false
