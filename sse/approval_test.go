@@ -155,3 +155,37 @@ func TestApprovalShapes(t *testing.T) {
 		}
 	})
 }
+
+// TestSageApprovalShimmer: seed 002's client counts each toolCall into
+// activeToolCountRef and resets it only at a roundBoundary, appending
+// "\n\n" to the message there. A round that pauses for an approval must
+// leave the counter at 0 (no roundBoundary follows the pause), with the
+// message as before: the call's text, "\n\n", the reason.
+func TestSageApprovalShimmer(t *testing.T) {
+	evs := approvalTurns()[:6] // the turn that pauses
+	message, count := "", 0
+	for _, line := range strings.Split(string(writeAll(t, sse.Sage, evs)), "\n") {
+		var f struct {
+			Text          string          `json:"text"`
+			ToolCall      json.RawMessage `json:"toolCall"`
+			RoundBoundary bool            `json:"roundBoundary"`
+		}
+		if data, ok := strings.CutPrefix(line, "data: "); !ok || json.Unmarshal([]byte(data), &f) != nil {
+			continue
+		}
+		message += f.Text
+		if f.ToolCall != nil {
+			count++
+		}
+		if f.RoundBoundary {
+			message += "\n\n"
+			count = 0
+		}
+	}
+	if count != 0 {
+		t.Errorf("the shimmer counter is %d after the approval pause, want 0", count)
+	}
+	if want := "Refunding.\n\nbilling__refund needs your approval when amount > 100: {\"amount\":500,\"currency\":\"EUR\"}"; message != want {
+		t.Errorf("message %q, want %q", message, want)
+	}
+}

@@ -18,7 +18,7 @@ import (
 //	round_boundary                    → {"roundBoundary":true}
 //	interaction_requested (show_options)     → {"showOptions":{"options","toolUseId"}}
 //	interaction_requested (show_pulse_check) → {"showPulseCheck":{"context","toolUseId"}}
-//	approval_required                 → {"text":"\n\n<reason>: <input>"}, then
+//	approval_required                 → {"roundBoundary":true}, {"text":"<reason>: <input>"}, then
 //	                                    {"showOptions":{"options":["Approve","Deny"],"toolUseId","approval":{...}}}
 //	                                    (a sage client shows the pills; the pick it sends back is the answer)
 //	session_changed completed         → {"sessionCompleted":true}
@@ -108,8 +108,12 @@ func encodeSage(dst []byte, ev coachd.Event) []byte {
 	case coachd.EventInteractionRequested:
 		return encodeSageInteraction(dst, ev)
 	case coachd.EventApprovalRequired:
+		// The roundBoundary is the "\n\n" before the reason: the seed's
+		// client appends it and resets its shimmer counter, which counted
+		// the call's toolCall and which no later roundBoundary resets.
 		a := approvalOf(ev)
-		dst = frame(dst, "", sageText{"\n\n" + a.Reason + ": " + string(compactJSON(a.Input))})
+		dst = frame(dst, "", sageRoundBoundary{true})
+		dst = frame(dst, "", sageText{a.Reason + ": " + string(compactJSON(a.Input))})
 		var v sageApproval
 		v.ShowOptions.Options = []string{"Approve", "Deny"}
 		v.ShowOptions.ToolUseID = ev.ToolUseID
