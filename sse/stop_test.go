@@ -86,3 +86,19 @@ func TestASPToolResultJSON(t *testing.T) {
 		t.Errorf("got:\n%s\nwant:\n%s", got, want)
 	}
 }
+
+// TestSageToolCallID: the sage toolCall frames a round sends as its tools
+// are about to run carry the id of the event that released them, so a
+// client resuming from there (Last-Event-ID) is not sent them again.
+func TestSageToolCallID(t *testing.T) {
+	evs := []coachd.Event{
+		{Type: coachd.EventTextDelta, Text: "So", Turn: 1, Seq: 2},
+		{Type: coachd.EventToolCallStarted, ToolUseID: "toolu_1", ToolName: "save_file", Turn: 1, Seq: 3},
+		{Type: coachd.EventUsage, Turn: 1, Seq: 4},
+		{Type: coachd.EventToolCallReady, ToolUseID: "toolu_1", ToolName: "save_file", Input: []byte(`{}`), Turn: 1, Seq: 5},
+	}
+	want := "id: 1:2\ndata: {\"text\":\"So\"}\n\nid: 1:5\ndata: {\"toolCall\":{\"id\":\"toolu_1\",\"name\":\"save_file\"}}\n\n"
+	if got := stream(t, sse.Sage, evs...); got != want+"data: [DONE]\n\n" {
+		t.Errorf("got:\n%s\nwant:\n%s", got, want)
+	}
+}

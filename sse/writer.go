@@ -163,10 +163,10 @@ func (w *Writer) flush() error {
 
 // encode appends ev's frames to w.buf. Callers hold mu.
 func (w *Writer) encode(ev coachd.Event) {
+	start := len(w.buf) // before holdSage: the frames it releases take ev's id
 	if w.dialect == Sage && w.holdSage(ev) {
 		return
 	}
-	start := len(w.buf)
 	switch ev.Type {
 	case coachd.EventTurnStarted:
 		w.errored = false // a turn whose log ended without its turn_ended
@@ -216,8 +216,8 @@ func (w *Writer) holdSage(ev coachd.Event) bool {
 			w.split = true
 			return true
 		}
-		// Without an id: text of the message may go out before it, and a
-		// resume from that text's id must not repeat the text.
+		// Without its id: the frames go out with the id of the event that
+		// releases them, after any text of the message.
 		w.held = encodeSage(w.held, ev)
 		return true
 	case coachd.EventToolCallReady:
