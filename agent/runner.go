@@ -173,21 +173,32 @@ func (req *TurnRequest) Valid() []coachd.FieldError {
 }
 
 // Prepare checks a turn and takes the session's turn slot: every error it
-// returns happens before anything is streamed or stored (except a session
-// created for the turn). The caller must Run or Close the returned Turn.
+// returns happens before anything is streamed or stored. The caller must
+// Run or Close the returned Turn.
 func (r *Runner) Prepare(ctx context.Context, req TurnRequest) (*Turn, error) {
 	if errs := req.Valid(); len(errs) > 0 {
 		return nil, coachd.Invalid(errs...)
 	}
 	// A new session is created first; the turn then reads it like any.
+	created := ""
 	if req.SessionID == "" {
 		sess, err := r.session(ctx, req.User, "", req.Agent, req.Message, req.Trusted)
 		if err != nil {
 			return nil, err
 		}
-		req.SessionID = sess.ID
+		req.SessionID, created = sess.ID, sess.ID
 	}
-	return r.admit(ctx, req)
+	t, err := r.admit(ctx, req)
+	if err != nil && created != "" {
+		// The refused turn stored nothing in it: left, the session would
+		// be an empty conversation in the user's list, one per retry.
+		wctx, done := persistCtx(ctx)
+		if derr := r.cfg.Store.DeleteSession(wctx, req.User.ID, created); derr != nil {
+			r.cfg.Logger.Warn("deleting the session of a refused turn", "session", created, "err", derr)
+		}
+		done()
+	}
+	return t, err
 }
 
 // session finds the user's session, or creates one for agentName (titled

@@ -249,3 +249,41 @@ func TestSeed002ErrorInToolUseNoToolCall(t *testing.T) {
 		t.Errorf("a toolCall for a tool_use cut mid-stream, which never ran:\n%s", got)
 	}
 }
+
+// TestSeed002RefusedNewChatNoSession: Sage's client starts a chat with a
+// message and no session; a turn refused before it starts (here the
+// user's budget: the pack's free preview used up) stores nothing, so it
+// must leave no empty conversation behind in the user's list, one more at
+// every retry.
+func TestSeed002RefusedNewChatNoSession(t *testing.T) {
+	fake, url, key := seed002Env(t) // no budget: examples/sage's 3 free turns
+	for range 3 {
+		fake.Enqueue(anthropictest.Text("Hi.", 0))
+		seed002Stream(t, url, key, `{"message":"hello"}`)
+	}
+	for range 2 {
+		got := strings.Join(seed002Stream(t, url, key, `{"message":"hello?"}`), "\n")
+		if !strings.Contains(got, `{"error":"The free preview`) {
+			t.Fatalf("no budget error:\n%s", got)
+		}
+	}
+	req, _ := http.NewRequest("GET", url+"/v1/sessions", nil)
+	req.Header.Set("Authorization", "Bearer "+key)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out struct {
+		Sessions []struct {
+			ID    string `json:"id"`
+			Title string `json:"title"`
+		} `json:"sessions"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Sessions) != 3 {
+		t.Errorf("%d sessions, want the 3 that ran a turn: %+v", len(out.Sessions), out.Sessions)
+	}
+}
