@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/coachd/coachd"
 )
@@ -14,8 +15,10 @@ const InterruptedText = "interrupted: the turn ended before this tool returned; 
 
 // History turns stored messages into a valid Messages API history:
 //
-//   - blocks a role cannot send, empty text blocks, thinking without a signature (cut mid-stream) and
-//     messages left with no blocks are dropped;
+//   - blocks a role cannot send, text blocks of whitespace only (which the
+//     API refuses; a reply of action tags alone leaves one), thinking
+//     without a signature (cut mid-stream) and messages left with no
+//     blocks are dropped;
 //   - consecutive messages of one role are merged;
 //   - it starts with a user message;
 //   - every tool_use is answered by a tool_result in the next user message
@@ -76,7 +79,7 @@ func sendable(role coachd.Role, b *coachd.Block) bool {
 	switch {
 	case role == coachd.RoleUser && b.Type == coachd.BlockToolUse:
 	case role == coachd.RoleAssistant && b.Type == coachd.BlockToolResult:
-	case b.Type == coachd.BlockText && b.Text == "":
+	case b.Type == coachd.BlockText && strings.TrimSpace(b.Text) == "":
 	case b.Type == coachd.BlockThinking && b.Signature == "":
 	default:
 		return true
