@@ -26,7 +26,7 @@ func (t SaveNote) Definition() coachd.ToolDef {
     "title": {"type": "string", "minLength": 1, "maxLength": 200},
     "content": {"type": "string", "minLength": 1, "maxLength": 5000},
     "importance": {"type": "integer", "minimum": 1, "maximum": 100},
-    "market_slug": {"type": "string", "pattern": "^[a-z0-9]+(-[a-z0-9]+)*$"}
+    "market_slug": {"type": "string", "maxLength": 100, "pattern": "^[a-z0-9]+(-[a-z0-9]+)*$"}
   },
   "required": ["note_type", "title", "content"],
   "additionalProperties": false
