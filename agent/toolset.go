@@ -137,6 +137,9 @@ func compileSchema(name string, raw json.RawMessage) (*jsonschema.Schema, error)
 		return nil, fmt.Errorf("agent: tool %s: schema: %w", name, err)
 	}
 	c := jsonschema.NewCompiler()
+	// A declared format is a rule (seed 001's event_id is a UUID), not
+	// the annotation draft 2020-12 makes it by default.
+	c.AssertFormat()
 	url := "mem:///" + name + ".json"
 	if err := c.AddResource(url, doc); err != nil {
 		return nil, fmt.Errorf("agent: tool %s: schema: %w", name, err)
