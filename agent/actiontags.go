@@ -14,8 +14,9 @@ import (
 // MaxActionTagBytes bounds one tag; a longer bracket run is plain text.
 const MaxActionTagBytes = 16 << 10
 
-// maxTagName bounds a tag's name.
-const maxTagName = 41
+// maxTagName bounds a tag's name: the longest tool name (64, as a pack's
+// tools and data source actions have them).
+const maxTagName = 64
 
 // ActionTag is one tag found in text.
 type ActionTag struct {
@@ -29,7 +30,7 @@ func (a ActionTag) Tool() string { return strings.ToLower(a.Name) }
 // TagFilter removes action tags from text streamed in pieces. Text that
 // might still become a tag is held back until it is decided.
 //
-// A tag is [NAME: {json}] with NAME of 2 to 41 upper-case letters, digits
+// A tag is [NAME: {json}] with NAME of 2 to 64 upper-case letters, digits
 // and underscores (not starting with a digit), the object's extent found
 // by counting brackets outside JSON strings. The filter is one state
 // machine that reads every byte once, wherever the pieces are cut, so its
