@@ -72,6 +72,10 @@ func (s *Server) routes() {
 	mux.Handle("POST /v1/actions/validate", user(s.handleActionValidate()))
 	mux.Handle("POST /v1/actions/validate/batch", user(s.handleActionValidateBatch()))
 	mux.Handle("GET /v1/actions/schemas", user(s.handleActionSchemas()))
+	// Seed 001's names for them (/api/coach/validate…).
+	mux.Handle("POST /v1/validate", user(s.handleActionValidate()))
+	mux.Handle("POST /v1/validate/batch", user(s.handleActionValidateBatch()))
+	mux.Handle("GET /v1/validate/schemas", user(s.handleActionSchemas()))
 
 	mux.Handle("GET /v1/schema", user(s.handleSchema()))
 	mux.Handle("GET /v1/schema/tables", user(s.handleSchemaTables()))
