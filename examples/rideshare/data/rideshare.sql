@@ -31,6 +31,20 @@ CREATE TABLE strategies (
   consolidated_strategy TEXT,
   immediate_strategy TEXT
 );
+CREATE TABLE briefings (
+  id TEXT PRIMARY KEY,
+  user_id TEXT NOT NULL,
+  snapshot_id TEXT NOT NULL REFERENCES snapshots(id),
+  events TEXT, traffic TEXT, news TEXT, weather TEXT
+);
+CREATE TABLE ranking_candidates (
+  id TEXT PRIMARY KEY,
+  user_id TEXT NOT NULL,
+  snapshot_id TEXT NOT NULL REFERENCES snapshots(id),
+  venue_name TEXT NOT NULL,
+  rank INTEGER,
+  features TEXT
+);
 CREATE TABLE discovered_events (
   id TEXT PRIMARY KEY,
   user_id TEXT NOT NULL,
@@ -102,6 +116,18 @@ INSERT INTO strategies VALUES
   ('c4e8f1a2-0000-4000-8000-000000000001', 'demo', '9a1d7c3e-0000-4000-8000-000000000002',
    'Work Deep Ellum and Uptown until 2am; the rain lifts surge downtown.',
    'Stage near the American Airlines Center: the game lets out at 10:15pm.');
+INSERT INTO briefings VALUES
+  ('b3d5e7f9-0000-4000-8000-000000000001', 'demo', '9a1d7c3e-0000-4000-8000-000000000002',
+   '[{"title":"Mavericks vs Lakers","ends":"22:15"}]',
+   'I-35E southbound slow from Commerce St to the Trinity',
+   '[{"id":"news-1","title":"I-35 closure: southbound lanes shut overnight near downtown"},{"id":"news-2","title":"DART adds late trains for the game"}]',
+   'light rain until 23:00'),
+  ('b3d5e7f9-0000-4000-8000-000000000002', 'maria', '9a1d7c3e-0000-4000-8000-000000000003',
+   '[]', 'clear', '[{"id":"news-3","title":"Fort Worth Stockyards parade reroutes traffic"}]', 'clear');
+INSERT INTO ranking_candidates VALUES
+  ('r-1', 'demo', '9a1d7c3e-0000-4000-8000-000000000002', 'American Airlines Center', 1, '{"reason":"game lets out 22:15","surge":"likely"}'),
+  ('r-2', 'demo', '9a1d7c3e-0000-4000-8000-000000000002', 'The Free Man', 2, '{"reason":"jazz night crowd","surge":"moderate"}'),
+  ('r-3', 'maria', '9a1d7c3e-0000-4000-8000-000000000003', 'Billy Bob''s Texas', 1, '{"reason":"Saturday show"}');
 INSERT INTO discovered_events VALUES
   ('e7a0b1c2-0000-4000-8000-000000000001', 'demo', 'Taylor Swift Concert', 'AT&T Stadium', '2026-11-21', '19:30', 'Arlington', 1, NULL, NULL, NULL, NULL),
   ('e7a0b1c2-0000-4000-8000-000000000002', 'demo', 'Mavericks vs Lakers', 'American Airlines Center', '2026-11-21', '19:00', 'Dallas', 1, NULL, NULL, NULL, NULL),
