@@ -214,6 +214,13 @@ func (t *Turn) stream(ctx context.Context, req *coachd.ModelRequest) (resp *coac
 		case coachd.ModelThinkingDelta:
 			ok = reply(coachd.Event{Type: coachd.EventThinkingDelta, Text: ev.Text})
 		case coachd.ModelToolUseStart:
+			// The text block before the call has ended, and tags are
+			// found block by block (stripTags): what it held is text.
+			if tags != nil {
+				if rest := tags.Flush(); rest != "" {
+					ok = reply(coachd.Event{Type: coachd.EventTextDelta, Text: rest})
+				}
+			}
 			t.emit(coachd.Event{Type: coachd.EventToolCallStarted, ToolUseID: ev.ID, ToolName: ev.Name})
 		}
 		if !ok {
