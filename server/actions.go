@@ -59,7 +59,7 @@ type actionResult struct {
 	Details    []coachd.FieldError `json:"details,omitempty"`
 }
 
-func validateAction(ts *agent.Toolset, a actionRequest) actionResult {
+func validateAction(ts *agent.Toolset, agentTools map[string]bool, a actionRequest) actionResult {
 	res := actionResult{ActionType: a.ActionType}
 	fail := func(details ...coachd.FieldError) actionResult {
 		res.Error, res.Details = "VALIDATION_ERROR", details
@@ -67,7 +67,7 @@ func validateAction(ts *agent.Toolset, a actionRequest) actionResult {
 	}
 	name := strings.ToLower(a.ActionType)
 	tool, ok := ts.Get(name)
-	if !ok || tool.Definition().Category == coachd.ToolInteractive {
+	if !ok || !agentTools[name] || tool.Definition().Category == coachd.ToolInteractive {
 		return fail(coachd.FieldError{Field: "action_type", Message: "unknown action type " + a.ActionType, Code: "unknown_action"})
 	}
 	payload := a.Payload
@@ -188,6 +188,24 @@ func (s *Server) toolset() (*agent.Toolset, error) {
 	return s.runner.Toolset(), nil
 }
 
+// agentTools are the tools some agent of the server lists: a tag runs
+// only a tool of its agent, so no other is an action.
+func (s *Server) agentTools() map[string]bool {
+	var agents []*agent.Agent
+	if s.pack != nil {
+		agents = s.pack.Agents
+	} else if a, ok := s.runner.Agent(""); ok {
+		agents = append(agents, a)
+	}
+	out := map[string]bool{}
+	for _, a := range agents {
+		for _, name := range a.Tools {
+			out[name] = true
+		}
+	}
+	return out
+}
+
 // handleActionValidate is POST /v1/actions/validate.
 func (s *Server) handleActionValidate() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -201,7 +219,7 @@ func (s *Server) handleActionValidate() http.Handler {
 			s.Error(w, r, err)
 			return
 		}
-		s.encode(w, r, http.StatusOK, validateAction(ts, req))
+		s.encode(w, r, http.StatusOK, validateAction(ts, s.agentTools(), req))
 	})
 }
 
@@ -222,8 +240,9 @@ func (s *Server) handleActionValidateBatch() http.Handler {
 			OK      bool           `json:"ok"`
 			Results []actionResult `json:"results"`
 		}{OK: true}
+		agentTools := s.agentTools()
 		for _, a := range req.Actions {
-			res := validateAction(ts, a)
+			res := validateAction(ts, agentTools, a)
 			out.OK = out.OK && res.OK
 			out.Results = append(out.Results, res)
 		}
@@ -246,9 +265,10 @@ func (s *Server) handleActionSchemas() http.Handler {
 			InputSchema json.RawMessage `json:"input_schema"`
 		}
 		out := map[string]schema{}
+		agentTools := s.agentTools()
 		for _, name := range ts.Names() {
 			t, _ := ts.Get(name)
-			if t.Definition().Category == coachd.ToolInteractive {
+			if !agentTools[name] || t.Definition().Category == coachd.ToolInteractive {
 				continue
 			}
 			spec := ts.Specs([]string{name})[0]
