@@ -12,7 +12,9 @@ import (
 // of the tool of the same name, lowercased.
 
 // MaxActionTagBytes bounds one tag; a longer bracket run is plain text.
-const MaxActionTagBytes = 16 << 10
+// The largest note save_note takes (5,000 characters of content and 200
+// of title, 4 bytes each in UTF-8, or 6 written as \u escapes) fits.
+const MaxActionTagBytes = 40 << 10
 
 // maxTagName bounds a tag's name: the longest tool name (64, as a pack's
 // tools and data source actions have them).

@@ -74,3 +74,17 @@ func FuzzActionTags(f *testing.F) {
 		}
 	})
 }
+
+// TestActionTagLargestNote: the largest note save_note accepts (5,000
+// characters of content, 200 of title, each up to 4 bytes in UTF-8 and
+// more when the model escapes them) is a tag, not text shown to the user.
+func TestActionTagLargestNote(t *testing.T) {
+	title := strings.Repeat("\u00e9", 200)
+	for _, content := range []string{strings.Repeat("\U0001F697", 5000), strings.Repeat(`\u00e9`, 5000)} {
+		tag := `[SAVE_NOTE: {"note_type": "tip", "title": "` + title + `", "content": "` + content + `", "importance": 100, "market_slug": "` + strings.Repeat("a", 100) + `"}]`
+		text, tags := agent.StripActionTags("Saved. " + tag + " Done.")
+		if text != "Saved.  Done." || len(tags) != 1 {
+			t.Fatalf("a %d-byte tag: %d tags, text of %d bytes", len(tag), len(tags), len(text))
+		}
+	}
+}
