@@ -70,6 +70,15 @@ type Tool interface {
 	Execute(ctx context.Context, call ToolCall, env ToolEnv) (ToolResult, error)
 }
 
+// InputChecker is a tool with a rule on its input that its schema cannot
+// say (the Messages API refuses a top-level anyOf in input_schema), such
+// as "one of these fields": checked after the schema, wherever input is
+// validated (a model's call, an app's POST /v1/actions/validate). The
+// error is Invalid, naming the fields.
+type InputChecker interface {
+	CheckInput(input json.RawMessage) error
+}
+
 // AnswerRecorder is an interactive tool that keeps something of the user's
 // answer once the runner has accepted it (validated against ResultSchema):
 // a pulse check's ratings become the baseline the context shows later.

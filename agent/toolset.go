@@ -201,7 +201,13 @@ func (ts *Toolset) ValidateInput(name string, input json.RawMessage) error {
 	if !ok {
 		return coachd.Errorf(coachd.ENOTFOUND, "unknown tool %q", name)
 	}
-	return validate(sch, input)
+	if err := validate(sch, input); err != nil {
+		return err
+	}
+	if c, ok := ts.tools[name].(coachd.InputChecker); ok {
+		return c.CheckInput(input)
+	}
+	return nil
 }
 
 // plainIntegers returns input, valid JSON that a schema accepted, with

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/coachd/coachd"
+	"github.com/coachd/coachd/agent"
 	"github.com/coachd/coachd/datasource"
 )
 
@@ -20,26 +21,7 @@ import (
 // able to read to name. examples/rideshare declares both, scoped to the
 // driver.
 func TestRideshareSeedTables(t *testing.T) {
-	dir := filepath.Join("..", "examples", "rideshare")
-	schema, err := os.ReadFile(filepath.Join(dir, "data", "rideshare.sql"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "rideshare.db")
-	db, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if _, err := db.Exec(string(schema)); err != nil {
-		t.Fatal(err)
-	}
-	env := map[string]string{"RIDESHARE_DB": path}
-	set, err := datasource.Load(context.Background(), dir, []string{"data/rideshare.yaml"}, func(k string) string { return env[k] }, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer set.Close()
+	set := loadRideshare(t)
 	want := map[string][]string{
 		"briefings":          {"id", "snapshot_id", "events", "traffic", "news", "weather"},
 		"ranking_candidates": {"id", "snapshot_id", "venue_name", "rank", "features"},
@@ -77,4 +59,52 @@ func TestRideshareSeedTables(t *testing.T) {
 	if err != nil || res.IsError || !strings.Contains(res.Content, "I-35") || strings.Contains(res.Content, "Fort Worth") {
 		t.Fatalf("demo's briefing news: %v %+v", err, res)
 	}
+}
+
+// TestRideshareUpdateNamesItsRow: DEACTIVATE_EVENT names its row by
+// event_id or event_title, each optional in the schema (the API refuses
+// a top-level anyOf); validation refuses one with neither, as running it
+// would, so seed 001's POST /v1/validate says so before the app acts.
+func TestRideshareUpdateNamesItsRow(t *testing.T) {
+	ts, err := agent.NewToolset(loadRideshare(t).Tools()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = ts.ValidateInput("deactivate_event", json.RawMessage(`{"reason":"event_ended"}`))
+	e := coachd.AsError(err)
+	if err == nil || e.Code != coachd.EINVALID || len(e.Details) != 2 || e.Details[0].Field != "event_id" || e.Details[1].Field != "event_title" {
+		t.Fatalf("neither event_id nor event_title: %v %+v", err, e)
+	}
+	for _, ok := range []string{`{"reason":"event_ended","event_title":"Taylor Swift"}`, `{"reason":"event_ended","event_id":"e7a0b1c2-0000-4000-8000-000000000001"}`} {
+		if err := ts.ValidateInput("deactivate_event", json.RawMessage(ok)); err != nil {
+			t.Errorf("%s: %v", ok, err)
+		}
+	}
+}
+
+// loadRideshare loads examples/rideshare's data source over its sample
+// database, built as its mkdb script builds it.
+func loadRideshare(t *testing.T) *datasource.Set {
+	t.Helper()
+	dir := filepath.Join("..", "examples", "rideshare")
+	schema, err := os.ReadFile(filepath.Join(dir, "data", "rideshare.sql"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "rideshare.db")
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(string(schema)); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"RIDESHARE_DB": path}
+	set, err := datasource.Load(context.Background(), dir, []string{"data/rideshare.yaml"}, func(k string) string { return env[k] }, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { set.Close() })
+	return set
 }

@@ -209,6 +209,31 @@ type actionTool struct {
 
 func (t *actionTool) Definition() coachd.ToolDef { return t.def }
 
+// CheckInput refuses an update that names its row by none of its match
+// fields (the schema makes each optional, one of them being enough), so
+// that validation says so before the action runs.
+func (t *actionTool) CheckInput(raw json.RawMessage) error {
+	if t.a.spec.kind != "update" || len(t.a.spec.match) == 0 {
+		return nil
+	}
+	in, err := input(raw)
+	if err != nil {
+		return nil // the schema has checked it is an object
+	}
+	var names []string
+	for _, m := range t.a.spec.match {
+		if v, ok := in[m.input]; ok && v != nil && v != "" {
+			return nil
+		}
+		names = append(names, m.input)
+	}
+	errs := make([]coachd.FieldError, len(names))
+	for i, n := range names {
+		errs[i] = coachd.FieldError{Field: n, Message: "name the row with one of: " + strings.Join(names, ", "), Code: "one_of"}
+	}
+	return coachd.Invalid(errs...)
+}
+
 func (t *actionTool) Execute(ctx context.Context, call coachd.ToolCall, env coachd.ToolEnv) (coachd.ToolResult, error) {
 	user := t.a.t.src.userKey(env.User)
 	if user == "" {
