@@ -439,6 +439,25 @@ func (e *env) waitVisible(sel string) {
 	}
 }
 
+// create POSTs body to the API's path as the demo user and wants 201.
+func (e *env) create(path, body string) {
+	e.t.Helper()
+	req, err := http.NewRequest(http.MethodPost, e.url+path, strings.NewReader(body))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+e.key)
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusCreated {
+		e.t.Fatalf("POST %s %s: %s", path, body, res.Status)
+	}
+}
+
 // signIn opens the app the way `serve --demo` tells people to: with the
 // key in the URL fragment.
 func (e *env) signIn() {

@@ -3,8 +3,6 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
-	"net/http"
-	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -148,21 +146,7 @@ func TestNotes(t *testing.T) {
 		// panel lists them all, not the first page of 200.
 		e := e.sub(t)
 		for i := range 205 {
-			body := fmt.Sprintf(`{"note_type":"tip","title":"Tip %d","content":"Drink water before run %d."}`, i, i)
-			req, err := http.NewRequest("POST", e.url+"/v1/notes", strings.NewReader(body))
-			if err != nil {
-				t.Fatal(err)
-			}
-			req.Header.Set("Authorization", "Bearer "+e.key)
-			req.Header.Set("Content-Type", "application/json")
-			res, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			res.Body.Close()
-			if res.StatusCode != http.StatusCreated {
-				t.Fatalf("create note %d: status %d", i, res.StatusCode)
-			}
+			e.create("/v1/notes", fmt.Sprintf(`{"note_type":"tip","title":"Tip %d","content":"Drink water before run %d."}`, i, i))
 		}
 		e.run(chromedp.Reload())
 		e.waitVisible("#notes-open")

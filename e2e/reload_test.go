@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"fmt"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -69,17 +68,7 @@ func TestReloadMidReply(t *testing.T) {
 func TestOlderSessions(t *testing.T) {
 	e := newEnv(t, 1280, 800)
 	for i := range 57 {
-		req, _ := http.NewRequest(http.MethodPost, e.url+"/v1/sessions", strings.NewReader(fmt.Sprintf(`{"title":"Plan %02d"}`, i)))
-		req.Header.Set("Authorization", "Bearer "+e.key)
-		req.Header.Set("Content-Type", "application/json")
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		res.Body.Close()
-		if res.StatusCode != http.StatusCreated {
-			t.Fatalf("create session %d: %s", i, res.Status)
-		}
+		e.create("/v1/sessions", fmt.Sprintf(`{"title":"Plan %02d"}`, i))
 	}
 	e.signIn()
 	e.waitJS("the first 50", `document.querySelectorAll("#session-list li").length === 50`)

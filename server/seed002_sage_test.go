@@ -26,9 +26,16 @@ import (
 // key.
 func seed002Env(t *testing.T) (*anthropictest.Server, string, string) {
 	t.Helper()
+	return seed002EnvAt(t, filepath.Join("..", "examples", "sage"), 0)
+}
+
+// seed002EnvAt is seed002Env for the pack in dir and a user with the
+// given token budget.
+func seed002EnvAt(t *testing.T, dir string, budget int64) (*anthropictest.Server, string, string) {
+	t.Helper()
 	ctx := context.Background()
 	db := mustDB(t, filepath.Join(t.TempDir(), "c.db"), nil)
-	p, err := agent.LoadPack(filepath.Join("..", "examples", "sage"), agent.PackOptions{Builtins: tools.Builtins()})
+	p, err := agent.LoadPack(dir, agent.PackOptions{Builtins: tools.Builtins()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +49,7 @@ func seed002Env(t *testing.T) (*anthropictest.Server, string, string) {
 	api := server.New(server.Deps{Store: db, Runner: r, Pack: p, Heartbeat: time.Hour})
 	srv := httptest.NewServer(api)
 	t.Cleanup(func() { closeServer(api, srv); fake.Close() })
-	key, err := server.CreateUser(ctx, db, &coachd.User{Name: "ada"})
+	key, err := server.CreateUser(ctx, db, &coachd.User{Name: "ada", TokenBudget: budget})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +171,6 @@ func TestSeed002CompleteExpiredSession(t *testing.T) {
 // off; it shows an {error} for every other early stop (the breaker's
 // "enqueue({ error: ... })", seed 002 line 320).
 func TestSeed002BudgetStop(t *testing.T) {
-	ctx := context.Background()
 	dir := t.TempDir()
 	if err := os.CopyFS(dir, os.DirFS(filepath.Join("..", "examples", "sage"))); err != nil {
 		t.Fatal(err)
@@ -177,30 +183,12 @@ func TestSeed002BudgetStop(t *testing.T) {
 	if err := os.WriteFile(def, []byte(strings.Replace(string(raw), "reserve: estimate", "reserve: max", 1)), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	db := mustDB(t, filepath.Join(t.TempDir(), "c.db"), nil)
-	p, err := agent.LoadPack(dir, agent.PackOptions{Builtins: tools.Builtins()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts, err := agent.NewToolset(tools.ForPack(p, p.FileTypes())...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fake := anthropictest.NewServer()
-	r := agent.NewRunner(agent.Config{Store: db, Tools: ts, Agents: p.Agent,
-		Model: anthropic.New(anthropic.Config{APIKey: "test", BaseURL: fake.URL(), MaxRetries: -1, NoCache: true})})
-	api := server.New(server.Deps{Store: db, Runner: r, Pack: p, Heartbeat: time.Hour})
-	srv := httptest.NewServer(api)
-	t.Cleanup(func() { closeServer(api, srv); fake.Close() })
-	key, err := server.CreateUser(ctx, db, &coachd.User{Name: "ada", TokenBudget: 100_000_000})
-	if err != nil {
-		t.Fatal(err)
-	}
+	fake, url, key := seed002EnvAt(t, dir, 100_000_000)
 	// The first round spends far more than the turn's hold: no second round.
 	round := anthropictest.Blocks(anthropictest.TextBlock("Let me look.", 0), anthropictest.ToolUse("toolu_b", "list_notes", `{}`))
 	round.Usage = &coachd.Usage{InputTokens: 5_000_000, OutputTokens: 100}
 	fake.Enqueue(round)
-	lines := seed002Stream(t, srv.URL, key, `{"message":"look through everything"}`)
+	lines := seed002Stream(t, url, key, `{"message":"look through everything"}`)
 	got := strings.Join(lines, "\n")
 	if n := len(fake.Requests()); n != 1 {
 		t.Fatalf("model calls %d, want 1 (the hold covers no second round)\n%s", n, got)
