@@ -71,6 +71,10 @@ type Event struct {
 	// of a denied call, the user's reason.
 	Reason string `json:"reason,omitempty"`
 	Denied bool   `json:"denied,omitempty"` // tool_result: the user denied the call, it did not run
+	// Cut: tool_result of a call the reply ended in (max_tokens, a
+	// refusal) before it was ready; it did not run, and dialects that
+	// announce a call only once it is ready (tool_call_ready) skip it.
+	Cut bool `json:"cut,omitempty"`
 
 	Change string `json:"change,omitempty"` // session_changed: completed, mode_entered, arc_completed
 	Mode   string `json:"mode,omitempty"`   // session_changed

@@ -203,6 +203,11 @@ func (t *Turn) finish(ctx context.Context, resp *coachd.ModelResponse, stop stri
 	}
 	if ids := toolUses(resp.Blocks); len(ids) > 0 {
 		msgs = append(msgs, &coachd.Message{Role: coachd.RoleUser, Blocks: interruptedCalls(ids)})
+		// The client saw these calls start (tool_call_started): each
+		// gets its end, as a call that ran would.
+		for _, c := range ids {
+			t.emit(coachd.Event{Type: coachd.EventToolResult, ToolUseID: c.ID, ToolName: c.Name, Result: "not run: the reply ended (" + stop + ") before this call was ready", IsError: true, Cut: true})
+		}
 	}
 	if err := t.append(ctx, msgs...); err != nil {
 		return t.fail(err)

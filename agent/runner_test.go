@@ -464,3 +464,27 @@ func TestRetry(t *testing.T) {
 		t.Fatalf("retry with a message: %v", err)
 	}
 }
+
+// TestCutCallEnds: a call the reply was cut in (max_tokens mid-input) was
+// announced to the client (tool_call_started) and never runs: it gets a
+// result marked Cut, so that a client showing it running can end it, and
+// the dialects that announce only ready calls can skip it.
+func TestCutCallEnds(t *testing.T) {
+	h := newHarness(t, agent.Limits{})
+	h.fake.Enqueue(anthropictest.Blocks(anthropictest.TextBlock("a", 1), use("m1", "echo", `{"x":`)).WithStop("max_tokens"))
+	s := &sink{}
+	res := h.turn(agent.TurnRequest{Message: "hi"}, s)
+	if res.StopReason != coachd.TurnMaxTokens {
+		t.Fatalf("stop %s err %v", res.StopReason, res.Err)
+	}
+	if started := s.of(coachd.EventToolCallStarted); len(started) != 1 || started[0].ToolUseID != "m1" {
+		t.Fatalf("started %+v", started)
+	}
+	results := s.of(coachd.EventToolResult)
+	if len(results) != 1 || results[0].ToolUseID != "m1" || results[0].ToolName != "echo" || !results[0].IsError || !results[0].Cut {
+		t.Fatalf("results %+v; want one cut error result for m1", results)
+	}
+	if ready := s.of(coachd.EventToolCallReady); len(ready) != 0 {
+		t.Fatalf("a cut call was made ready: %+v", ready)
+	}
+}

@@ -42,6 +42,9 @@ func appendEvent(dst []byte, ev coachd.Event) ([]byte, bool) {
 	if ev.Denied {
 		dst = append(dst, `,"denied":true`...)
 	}
+	if ev.Cut {
+		dst = append(dst, `,"cut":true`...)
+	}
 	dst = appendString(dst, `,"change":`, ev.Change)
 	dst = appendString(dst, `,"mode":`, ev.Mode)
 	if u := ev.Usage; u != nil {

@@ -134,6 +134,10 @@ func (st *aiState) encode(dst []byte, ev coachd.Event) []byte {
 		// The approval's id is the call's: the answer names the call.
 		return frame(dst, "", aiChunk{Type: "tool-approval-request", ApprovalID: ev.ToolUseID, ToolCallID: ev.ToolUseID, Why: ev.Reason})
 	case coachd.EventToolResult:
+		if ev.Cut {
+			// Its input never became available: the part ends in error.
+			return frame(dst, "", aiChunk{Type: "tool-input-error", ToolCallID: ev.ToolUseID, ToolName: ev.ToolName, Input: rawOr(ev.Input, "{}"), ErrorText: ev.Result})
+		}
 		if !st.calls[ev.ToolUseID] && ev.Input != nil {
 			// A call made in an earlier stream (answered after a pause):
 			// announced first, so that a reader of this stream alone has

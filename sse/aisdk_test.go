@@ -30,6 +30,7 @@ var aiChunks = map[string][]string{
 	"tool-input-available":  {"!toolCallId", "!toolName", "input", "providerExecuted", "providerMetadata", "dynamic", "title"},
 	"tool-output-available": {"!toolCallId", "output", "providerExecuted", "dynamic", "preliminary"},
 	"tool-output-error":     {"!toolCallId", "!errorText", "providerExecuted", "dynamic"},
+	"tool-input-error":      {"!toolCallId", "!toolName", "input", "!errorText", "providerExecuted", "providerMetadata", "dynamic"},
 	"error":                 {"!errorText"},
 	"data-*":                {"id", "!data", "transient"},
 }
@@ -62,6 +63,12 @@ func TestAISDKChunksFit(t *testing.T) {
 			coachd.Event{Type: coachd.EventSessionChanged, Change: "mode_entered", Mode: "plan"},
 			coachd.Event{Type: coachd.EventTextDelta, Text: "Done."},
 		)
+		if stop == coachd.TurnMaxTokens {
+			// A call the reply was cut in: it ends without its input.
+			evs = append(evs,
+				coachd.Event{Type: coachd.EventToolCallStarted, ToolUseID: "toolu_5", ToolName: "save_note"},
+				coachd.Event{Type: coachd.EventToolResult, ToolUseID: "toolu_5", ToolName: "save_note", Result: "not run", IsError: true, Cut: true})
+		}
 		if stop == coachd.TurnError {
 			// A tool failing with no text, an error with no message: the
 			// client still needs their errorText.

@@ -83,6 +83,9 @@ func encodeASP(dst []byte, ev coachd.Event) []byte {
 	case coachd.EventToolCallReady:
 		return frame(dst, "", aspTool{"tool", ev.ToolUseID, ev.ToolName, rawOr(ev.Input, "{}")})
 	case coachd.EventToolResult:
+		if ev.Cut {
+			return dst // its call was never announced ("tool" is a ready call)
+		}
 		return frame(dst, "", aspToolResult{"tool_result", ev.ToolUseID, coachd.JSONOrString(ev.Result), ev.IsError, ev.Denied})
 	case coachd.EventApprovalRequired:
 		return frame(dst, "", withType{"approval_required", approvalOf(ev)})

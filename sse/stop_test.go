@@ -2,6 +2,7 @@ package sse_test
 
 import (
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/coachd/coachd"
@@ -100,5 +101,32 @@ func TestSageToolCallID(t *testing.T) {
 	want := "id: 1:2\ndata: {\"text\":\"So\"}\n\nid: 1:5\ndata: {\"toolCall\":{\"id\":\"toolu_1\",\"name\":\"save_file\"}}\n\n"
 	if got := stream(t, sse.Sage, evs...); got != want+"data: [DONE]\n\n" {
 		t.Errorf("got:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// TestCutCall: a call the reply was cut in ends in each dialect as that
+// dialect's client expects: the coachd and ai-sdk clients saw it start
+// and get its end; asp announced only ready calls and sage holds a
+// round's calls until they are ready, so neither says anything of it.
+func TestCutCall(t *testing.T) {
+	evs := []coachd.Event{
+		{Type: coachd.EventTurnStarted, SessionID: "sess_01", MessageID: "msg_01"},
+		{Type: coachd.EventToolCallStarted, ToolUseID: "toolu_9", ToolName: "save_note"},
+		{Type: coachd.EventToolResult, ToolUseID: "toolu_9", ToolName: "save_note", Result: "not run: cut", IsError: true, Cut: true},
+		{Type: coachd.EventTurnEnded, SessionID: "sess_01", StopReason: coachd.TurnMaxTokens},
+	}
+	for dialect, want := range map[string]string{
+		sse.Coachd: "event: function_result\ndata: {\"tool_use_id\":\"toolu_9\"",
+		sse.AISDK:  `{"type":"tool-input-error","toolCallId":"toolu_9","toolName":"save_note","input":{},"errorText":"not run: cut"}`,
+		sse.ASP:    "",
+		sse.Sage:   "",
+	} {
+		out := string(writeAll(t, dialect, evs))
+		if want != "" && !strings.Contains(out, want) {
+			t.Errorf("%s: no %q in\n%s", dialect, want, out)
+		}
+		if want == "" && strings.Contains(out, "toolu_9") {
+			t.Errorf("%s: speaks of a call it never announced:\n%s", dialect, out)
+		}
 	}
 }
