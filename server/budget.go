@@ -106,12 +106,7 @@ func (s *Server) me(r *http.Request) (*meResponse, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The user row keeps an ended period's total until the next turn
-	// rolls it; the user's tokens_used is the current period's, as in
-	// the budget (the browser UI's header draws it).
-	cur := *u
-	cur.TokensUsed = st.TokensUsed
-	return &meResponse{User: &cur, Budget: st}, nil
+	return &meResponse{User: u, Budget: st}, nil
 }
 
 // limitErrs validates the limit fields of an admin user update.

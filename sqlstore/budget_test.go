@@ -180,6 +180,18 @@ func testBudget(t *testing.T, newDSN func(tb testing.TB) string) {
 		if st.TokensUsed != 0 || st.PeriodStart.Month() != time.April {
 			t.Fatalf("new period: %+v", st)
 		}
+		// Every read of the user (the admin's views, the CLI's list) shows
+		// the new period's usage before any turn rolls the period.
+		byID := must[*coachd.User](t)(db.FindUserByID(ctx, u.ID))
+		listed, _, err := db.ListUsers(ctx, coachd.Page{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := "renamed"
+		updated := must[*coachd.User](t)(db.UpdateUser(ctx, u.ID, coachd.UserUpdate{Name: &name}))
+		if byID.TokensUsed != 0 || len(listed) != 1 || listed[0].TokensUsed != 0 || updated.TokensUsed != 0 {
+			t.Fatalf("a user read in the new period shows the last one's usage: by id %d, listed %+v, updated %d", byID.TokensUsed, listed, updated.TokensUsed)
+		}
 		r = reserve(t, db, u, 500)
 		// The March reservation is charged to March: April's total is untouched.
 		must[*coachd.Reservation](t)(db.Finalize(ctx, u.ID, old.ID, 250))

@@ -40,7 +40,7 @@ func (db *DB) SaveFile(ctx context.Context, f *coachd.File) error {
 		return internal(err, "encode file attributes")
 	}
 	return userTx(ctx, db, f.UserID, func(tx *tx) error {
-		if _, err := findUser(ctx, tx, f.UserID); err != nil {
+		if _, err := db.findUser(ctx, tx, f.UserID); err != nil {
 			return err
 		}
 		var sessionID any

@@ -37,7 +37,7 @@ func (db *DB) CreateReview(ctx context.Context, r *coachd.Review) error {
 		return err
 	}
 	defer tx.Rollback()
-	if _, err := findUser(ctx, tx, r.UserID); err != nil {
+	if _, err := db.findUser(ctx, tx, r.UserID); err != nil {
 		return err
 	}
 	var sessionID, decision any

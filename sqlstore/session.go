@@ -52,14 +52,14 @@ func (db *DB) CreateSession(ctx context.Context, s *coachd.Session) error {
 		return err
 	}
 	return userTx(ctx, db, s.UserID, func(tx *tx) error {
-		return createSession(ctx, tx, s, pending)
+		return db.createSession(ctx, tx, s, pending)
 	})
 }
 
 // createSession inserts s after the per-user cap check; the caller holds
 // the user's lock, so concurrent creates are counted one after another.
-func createSession(ctx context.Context, tx *tx, s *coachd.Session, pending any) error {
-	if _, err := findUser(ctx, tx, s.UserID); err != nil {
+func (db *DB) createSession(ctx context.Context, tx *tx, s *coachd.Session, pending any) error {
+	if _, err := db.findUser(ctx, tx, s.UserID); err != nil {
 		return err
 	}
 	var n int64

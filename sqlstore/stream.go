@@ -390,5 +390,5 @@ func (db *DB) StreamTokenUser(ctx context.Context, tokenHash, sessionID string) 
 	if err != nil {
 		return nil, dbError(err, "stream token")
 	}
-	return findUser(ctx, tx, userID)
+	return db.findUser(ctx, tx, userID)
 }

@@ -28,7 +28,7 @@ func (db *DB) CreateUpload(ctx context.Context, u *coachd.Upload) error {
 		return coachd.Invalid(errs...)
 	}
 	return userTx(ctx, db, u.UserID, func(tx *tx) error {
-		if _, err := findUser(ctx, tx, u.UserID); err != nil {
+		if _, err := db.findUser(ctx, tx, u.UserID); err != nil {
 			return err
 		}
 		u.Bytes = len(u.Data)

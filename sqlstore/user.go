@@ -6,7 +6,16 @@ import (
 	"github.com/coachd/coachd"
 )
 
-const userColumns = `id, name, token_budget, tokens_used, created_at, updated_at, rate_limit, monthly_messages, external_id, live_notes`
+// userColumns reads a user; its tokens_used is the current period's (the
+// row keeps an ended period's total until its next reservation rolls the
+// period), so its one argument, before the query's own, is the period's
+// start (db.period).
+const userColumns = `id, name, token_budget, CASE WHEN period_start < ? THEN 0 ELSE tokens_used END, created_at, updated_at, rate_limit, monthly_messages, external_id, live_notes`
+
+// period is the current budget period's start, as userColumns compares it.
+func (db *DB) period(tx *tx) any {
+	return tx.time(storeTime(db.budget.Period.Start(tx.now)))
+}
 
 func scanUser(row interface{ Scan(...any) error }) (*coachd.User, error) {
 	u := &coachd.User{}
@@ -75,7 +84,7 @@ func (db *DB) FindUserByID(ctx context.Context, id string) (*coachd.User, error)
 		return nil, err
 	}
 	defer tx.Rollback()
-	u, err := findUser(ctx, tx, id)
+	u, err := db.findUser(ctx, tx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -89,7 +98,7 @@ func (db *DB) FindUserByKeyHash(ctx context.Context, keyHash string) (*coachd.Us
 	// without BEGIN and COMMIT on either dialect (beginAuto keeps a read
 	// transaction on SQLite, for methods of more than one statement).
 	tx := db.autoRead()
-	u, err := scanUser(tx.queryRow(ctx, `SELECT `+userColumns+` FROM users WHERE api_key_hash = ?`, keyHash))
+	u, err := scanUser(tx.queryRow(ctx, `SELECT `+userColumns+` FROM users WHERE api_key_hash = ?`, db.period(tx), keyHash))
 	if err != nil {
 		return nil, dbError(err, "user")
 	}
@@ -104,7 +113,7 @@ func (db *DB) FindUserByExternalID(ctx context.Context, externalID string) (*coa
 		return nil, err
 	}
 	defer tx.Rollback()
-	u, err := scanUser(tx.queryRow(ctx, `SELECT `+userColumns+` FROM users WHERE external_id = ?`, externalID))
+	u, err := scanUser(tx.queryRow(ctx, `SELECT `+userColumns+` FROM users WHERE external_id = ?`, db.period(tx), externalID))
 	if err != nil {
 		return nil, dbError(err, "user")
 	}
@@ -126,7 +135,7 @@ func (db *DB) ListUsers(ctx context.Context, page coachd.Page) ([]*coachd.User, 
 		return nil, "", err
 	}
 	defer tx.Rollback()
-	users, err := queryAll(ctx, tx, "list users", scanUser, `SELECT `+userColumns+` FROM users WHERE id > ? ORDER BY id LIMIT ?`, after, limit+1)
+	users, err := queryAll(ctx, tx, "list users", scanUser, `SELECT `+userColumns+` FROM users WHERE id > ? ORDER BY id LIMIT ?`, db.period(tx), after, limit+1)
 	if err != nil {
 		return nil, "", err
 	}
@@ -146,7 +155,7 @@ func (db *DB) UpdateUser(ctx context.Context, id string, upd coachd.UserUpdate) 
 	// Postgres two updates at once would otherwise read the same row and
 	// the later write would undo the earlier's fields.
 	return budgetTx(ctx, db, id, func(tx *tx) (*coachd.User, error) {
-		u, err := findUser(ctx, tx, id)
+		u, err := db.findUser(ctx, tx, id)
 		if err != nil {
 			return nil, err
 		}
@@ -200,8 +209,8 @@ func applyLimits(u *coachd.User, upd coachd.UserUpdate) {
 	}
 }
 
-func findUser(ctx context.Context, tx *tx, id string) (*coachd.User, error) {
-	u, err := scanUser(tx.queryRow(ctx, `SELECT `+userColumns+` FROM users WHERE id = ?`, id))
+func (db *DB) findUser(ctx context.Context, tx *tx, id string) (*coachd.User, error) {
+	u, err := scanUser(tx.queryRow(ctx, `SELECT `+userColumns+` FROM users WHERE id = ?`, db.period(tx), id))
 	if err != nil {
 		return nil, dbError(err, "user %q", id)
 	}
@@ -219,7 +228,7 @@ func (db *DB) SetUserKey(ctx context.Context, id, keyHash string) error {
 		return err
 	}
 	defer tx.Rollback()
-	if _, err := findUser(ctx, tx, id); err != nil {
+	if _, err := db.findUser(ctx, tx, id); err != nil {
 		return err
 	}
 	if _, err := tx.exec(ctx, `UPDATE users SET api_key_hash = ?, updated_at = ? WHERE id = ?`,

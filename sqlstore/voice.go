@@ -32,7 +32,7 @@ func (db *DB) CreateVoiceSession(ctx context.Context, v *coachd.VoiceSession) er
 		return err
 	}
 	defer tx.Rollback()
-	if _, err := findUser(ctx, tx, v.UserID); err != nil {
+	if _, err := db.findUser(ctx, tx, v.UserID); err != nil {
 		return err
 	}
 	var sessionID any
