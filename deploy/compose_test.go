@@ -20,8 +20,14 @@ import (
 // composeService is the part of a compose service the test reads.
 type composeService struct {
 	Image       string            `yaml:"image"`
-	Build       string            `yaml:"build"`
+	Build       composeBuild      `yaml:"build"`
 	Environment map[string]string `yaml:"environment"`
+}
+
+// composeBuild is a service's build: its context and build arguments.
+type composeBuild struct {
+	Context string            `yaml:"context"`
+	Args    map[string]string `yaml:"args"`
 }
 
 func readCompose(t *testing.T) map[string]composeService {
@@ -72,10 +78,13 @@ func interpolate(t *testing.T, v string, vars map[string]string) string {
 func TestComposeReplicas(t *testing.T) {
 	services := readCompose(t)
 	c1, c2, proxy := services["coachd1"], services["coachd2"], services["proxy"]
-	if c1.Build != ".." {
-		t.Fatalf("coachd1 builds %q, want the repository (..), the Dockerfile this package builds", c1.Build)
+	if c1.Build.Context != ".." {
+		t.Fatalf("coachd1 builds %q, want the repository (..), the Dockerfile this package builds", c1.Build.Context)
 	}
-	if !maps.Equal(c1.Environment, c2.Environment) || c2.Build != c1.Build {
+	if _, ok := c1.Build.Args["REVISION"]; !ok {
+		t.Fatalf("coachd1's build passes no REVISION: its coachd version would name no commit")
+	}
+	if !maps.Equal(c1.Environment, c2.Environment) || c2.Build.Context != c1.Build.Context || !maps.Equal(c1.Build.Args, c2.Build.Args) {
 		t.Fatalf("the two replicas differ: %+v and %+v", c1, c2)
 	}
 	if _, ok := services["postgres"]; !ok || !strings.HasPrefix(proxy.Image, "caddy:") {

@@ -137,6 +137,9 @@ func isStatic(path string) error {
 	return nil
 }
 
+// imageRevision is the REVISION the test builds the image with.
+const imageRevision = "0123456789abcdef0123456789abcdef01234567"
+
 func buildImage(t *testing.T) (*buildah, error) {
 	bin, err := exec.LookPath("buildah")
 	if err != nil {
@@ -194,6 +197,7 @@ func buildImage(t *testing.T) (*buildah, error) {
 	c := b.cmd(context.Background(), "bud", "--pull=never", "--isolation", "chroot", "--network", "host",
 		"--volume", filepath.Join(modcache, "cache", "download")+":/gomodcache:ro",
 		"--volume", gocache+":/gocache",
+		"--build-arg", "REVISION="+imageRevision,
 		"-f", "../Dockerfile", "-t", image, "..")
 	c.Stdout, c.Stderr = io.Discard, &errb
 	start := time.Now()
@@ -396,6 +400,11 @@ func TestImageConfig(t *testing.T) {
 		if !strings.Contains(string(build), want) {
 			t.Errorf("the binary's build info has no %q:\n%s", strings.TrimSpace(want), build)
 		}
+	}
+	// The build context has no .git: the revision is the build's
+	// argument.
+	if out, err := exec.Command(bin, "version").Output(); err != nil || !strings.Contains(string(out), "("+imageRevision[:12]) {
+		t.Errorf("coachd version in the image: %q %v; want it to name the revision %s", out, err, imageRevision[:12])
 	}
 	if fi, err := os.Stat(filepath.Join(root, "data")); err != nil || fi.Sys().(*syscall.Stat_t).Uid != nonroot {
 		t.Errorf("/data is not nonroot's: %v", err)

@@ -10,6 +10,11 @@ import (
 // version is set at build time with -ldflags "-X main.version=v1.2.3".
 var version = "dev"
 
+// revision is the commit when the build has no VCS information of its
+// own (the Dockerfile's context leaves .git out): -ldflags
+// "-X main.revision=…", the Dockerfile's REVISION.
+var revision = ""
+
 func runVersion(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("version", "Usage: coachd version\n\nPrints the version, the VCS revision it was built from, and the Go version.")
 	if done, err := parseFlags(fs, args, stdout, stderr); done || err != nil {
@@ -35,6 +40,9 @@ func versionString() string {
 				dirty = s.Value == "true"
 			}
 		}
+	}
+	if rev == "" {
+		rev = revision
 	}
 	out := "coachd " + v
 	if rev != "" {
