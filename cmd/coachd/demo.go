@@ -28,6 +28,10 @@ func announceDemo(ctx context.Context, store *sqlstore.DB, baseURL string, budge
 		if key, err = server.CreateUser(ctx, store, u); err != nil {
 			return fmt.Errorf("create demo user: %w", err)
 		}
+	} else if u.ExternalID != "" {
+		// Names are unique, and a user made from a token chose its own:
+		// a key for it would let the console's reader act as that person.
+		return fmt.Errorf("the user named %q signs in with the identity provider: --demo will not give it an API key (rename it with PATCH /v1/users/%s, or use another database)", demoUserName, u.ID)
 	} else {
 		key = server.NewAPIKey()
 		if err := store.SetUserKey(ctx, u.ID, server.HashAPIKey(key)); err != nil {
