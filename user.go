@@ -18,6 +18,10 @@ type User struct {
 	// ExternalID is "iss|sub" for a user an identity provider's JWT
 	// authenticates; "" for key-only users.
 	ExternalID string `json:"external_id,omitempty"`
+	// Revoked: an admin revoked the user's access (DELETE
+	// /v1/users/{id}/key) and no rotation followed: no key works, nor,
+	// for an ExternalID user, the identity provider's tokens.
+	Revoked bool `json:"revoked,omitempty"`
 	// LiveNotes is how many notes the user had, not deleted, when the
 	// row was read (a tool's first check against MaxNotesPerUser; the
 	// store's write is the one that holds).
@@ -25,6 +29,10 @@ type User struct {
 	CreatedAt time.Time `json:"created_at"`
 	UpdatedAt time.Time `json:"updated_at"`
 }
+
+// RevokedKeyPrefix begins the key hash a revocation stores (the hash of
+// no key, as a hex SHA-256 never begins so): User.Revoked.
+const RevokedKeyPrefix = "revoked-"
 
 // UserUpdate lists the fields an admin may change; nil leaves a field alone.
 type UserUpdate struct {

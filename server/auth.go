@@ -160,6 +160,9 @@ func (s *Server) authenticateJWT(ctx context.Context, token string) (*coachd.Use
 	}
 	ext := c.Issuer + "|" + c.Subject
 	u, err := s.store.FindUserByExternalID(ctx, ext)
+	if err == nil && u.Revoked {
+		return nil, coachd.Errorf(coachd.EUNAUTHORIZED, "this user's access was revoked")
+	}
 	if coachd.ErrorCode(err) != coachd.ENOTFOUND {
 		return u, err
 	}

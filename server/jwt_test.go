@@ -9,6 +9,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"math/big"
 	"net/http"
 	"net/http/httptest"
@@ -99,6 +100,24 @@ func TestJWTAuth(t *testing.T) {
 		if st, body := me(token); st != 401 {
 			t.Errorf("%s: %d %v", name, st, body)
 		}
+	}
+	// The admin revokes the user: its tokens stop working too (deleting
+	// it would not do: the next token makes it again), until a rotation.
+	uid, _ := first["id"].(string)
+	if r := e.do(request{method: "DELETE", path: "/v1/users/" + uid + "/key", key: adminKey}); r.status != 204 {
+		t.Fatalf("revoke: %d %s", r.status, r.body)
+	}
+	if st, body := me(good); st != 401 || !strings.Contains(fmt.Sprint(body), "revoked") {
+		t.Fatalf("a revoked user's token: %d %v", st, body)
+	}
+	if r := e.do(request{method: "GET", path: "/v1/users/" + uid, key: adminKey}); !strings.Contains(string(r.body), `"revoked":true`) {
+		t.Errorf("the admin's view of a revoked user: %s", r.body)
+	}
+	if r := e.do(request{method: "POST", path: "/v1/users/" + uid + "/key", key: adminKey}); r.status != 200 {
+		t.Fatalf("rotate: %d %s", r.status, r.body)
+	}
+	if st, body := me(good); st != 200 || body["id"] != uid || body["revoked"] != nil {
+		t.Fatalf("after a rotation: %d %v", st, body)
 	}
 	// Keys still work, and the admin sees the user the token created.
 	u, key, err := e.admin.CreateUser(t.Context(), "bo", nil)

@@ -195,9 +195,14 @@ func (s *Server) handleUserKey(rotate bool) http.Handler {
 			s.Error(w, r, err)
 			return
 		}
-		// Revoking stores the hash of a key nobody was given.
+		// Revoking stores the hash of a key nobody was given, marked
+		// (User.Revoked): a user signing in with tokens is refused too.
 		key := NewAPIKey()
-		if err := s.store.SetUserKey(r.Context(), id, HashAPIKey(key)); err != nil {
+		hash := HashAPIKey(key)
+		if !rotate {
+			hash = coachd.RevokedKeyPrefix + hash
+		}
+		if err := s.store.SetUserKey(r.Context(), id, hash); err != nil {
 			s.Error(w, r, orNotFound(err, "user"))
 			return
 		}

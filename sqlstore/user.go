@@ -10,7 +10,8 @@ import (
 // row keeps an ended period's total until its next reservation rolls the
 // period), so its one argument, before the query's own, is the period's
 // start (db.period).
-const userColumns = `id, name, token_budget, CASE WHEN period_start < ? THEN 0 ELSE tokens_used END, created_at, updated_at, rate_limit, monthly_messages, external_id, live_notes`
+const userColumns = `id, name, token_budget, CASE WHEN period_start < ? THEN 0 ELSE tokens_used END, created_at, updated_at, rate_limit, monthly_messages, external_id, live_notes,
+	api_key_hash LIKE '` + coachd.RevokedKeyPrefix + `%'`
 
 // period is the current budget period's start, as userColumns compares it.
 func (db *DB) period(tx *tx) any {
@@ -20,7 +21,7 @@ func (db *DB) period(tx *tx) any {
 func scanUser(row interface{ Scan(...any) error }) (*coachd.User, error) {
 	u := &coachd.User{}
 	var ext *string
-	err := row.Scan(&u.ID, &u.Name, &u.TokenBudget, &u.TokensUsed, timeCol{&u.CreatedAt}, timeCol{&u.UpdatedAt}, &u.RateLimit, &u.MonthlyMessages, &ext, &u.LiveNotes)
+	err := row.Scan(&u.ID, &u.Name, &u.TokenBudget, &u.TokensUsed, timeCol{&u.CreatedAt}, timeCol{&u.UpdatedAt}, &u.RateLimit, &u.MonthlyMessages, &ext, &u.LiveNotes, &u.Revoked)
 	if ext != nil {
 		u.ExternalID = *ext
 	}
