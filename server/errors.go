@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/coachd/coachd"
+	"github.com/coachd/coachd/agent"
 	"github.com/coachd/coachd/sse"
 	"github.com/coachd/coachd/stream"
 )
@@ -30,6 +31,9 @@ var statuses = map[string]int{
 	coachd.EAPI:            http.StatusBadGateway,
 	coachd.ETIMEOUT:        http.StatusGatewayTimeout,
 	coachd.EINTERNAL:       http.StatusInternalServerError,
+
+	// The model's reply broke its agent's contract: its failure, named.
+	agent.EContractViolation: http.StatusBadGateway,
 }
 
 // ErrorStatus returns the HTTP status for err's code.

@@ -145,7 +145,9 @@ func (s *Server) handleChatCompletions() http.Handler {
 			}
 			return
 		}
-		if turnErr != nil && (reply.Len() == 0 || turnErr.Code == stream.CodeShutdown) && !req.Stream {
+		// A turn that failed after some text is still an error: its
+		// text so far in a 200 would read as the whole reply.
+		if turnErr != nil && !req.Stream {
 			s.oaiError(w, r, turnErr)
 			return
 		}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/coachd/coachd/agent"
 	"github.com/coachd/coachd/anthropic/anthropictest"
 )
 
@@ -85,4 +86,33 @@ func TestOpenAIRefusesSeveralChoices(t *testing.T) {
 	if r := e.post(e.alice.key, "/v1/chat/completions", `{"model":"default","n":1,"messages":[{"role":"user","content":"hi"}]}`, nil, &c); r.status != 200 || len(c.Choices) != 1 {
 		t.Errorf("n: 1: %d %s", r.status, r.body)
 	}
+}
+
+// TestOpenAIMidTurnErrorNotWhole: a non-streamed completion whose turn
+// fails after some text answers the error in OpenAI's shape, as the
+// streamed one sends its error chunk; a 200 with the text so far and
+// finish_reason "stop" reads to the client as the whole reply. A broken
+// contract is the model's failure, named, not an internal error.
+func TestOpenAIMidTurnErrorNotWhole(t *testing.T) {
+	t.Run("Upstream", func(t *testing.T) {
+		e := MustChatEnv(t, nil)
+		e.fake.Enqueue(anthropictest.Text("The first words, then", 4).ErrorAfter(4, "api_error", "boom"))
+		r := e.post(e.alice.key, "/v1/chat/completions", `{"model":"default","messages":[{"role":"user","content":"go"}]}`, nil, nil)
+		if r.status != 502 {
+			t.Fatalf("a turn that failed mid-reply: %d %s", r.status, r.body)
+		}
+		if typ, _ := oaiErrorOf(t, r); typ != "api_error" {
+			t.Errorf("type %q: %s", typ, r.body)
+		}
+	})
+	t.Run("Contract", func(t *testing.T) {
+		ag := agent.DefaultAgent()
+		ag.Contracts = agent.Contracts{MustCall: []string{"list_notes"}, MaxRepairs: 1}
+		e := MustChatEnv(t, ag)
+		e.fake.Enqueue(anthropictest.Text("No tools today.", 4), anthropictest.Text("Still none.", 4))
+		r := e.post(e.alice.key, "/v1/chat/completions", oaiBody("hi"), nil, nil)
+		if _, code := oaiErrorOf(t, r); r.status != 502 || code != agent.EContractViolation || !strings.Contains(string(r.body), "list_notes") {
+			t.Errorf("a broken contract: %d %s", r.status, r.body)
+		}
+	})
 }
