@@ -198,6 +198,12 @@ func (s *Server) oaiTurn(r *http.Request, req *oaiRequest) (agent.TurnRequest, e
 	if tr.SessionID == "" && n > 1 {
 		if id, err := s.store.FindFingerprint(r.Context(), u.ID, fingerprint(req.Model, req.Messages[:n-1], nil)); err == nil {
 			tr.SessionID = id
+		} else if n > 2 && req.Messages[n-2].Role == "assistant" {
+			// A reply cut short (Stop) was remembered without it: what the
+			// client kept of it cannot be known.
+			if id, err := s.store.FindFingerprint(r.Context(), u.ID, fingerprint(req.Model, req.Messages[:n-2], nil)); err == nil {
+				tr.SessionID = id
+			}
 		}
 	}
 	if tr.SessionID != "" {

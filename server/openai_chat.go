@@ -99,6 +99,11 @@ func (s *Server) handleChatCompletions() http.Handler {
 		}
 		sid := t.SessionID()
 		w.Header().Set("X-Coachd-Session-Id", sid)
+		// The conversation without its reply is remembered too, while
+		// the turn runs: for a reply the client will not get whole (Stop
+		// in a chat UI, an error), its next message resends whatever it
+		// kept of it, which only the client knows.
+		s.saveFingerprint(r, req, nil, sid)
 		id := "chatcmpl-" + sid + "-" + strconv.FormatInt(live.Turn(), 10)
 		created := time.Now().Unix()
 		var reply strings.Builder
@@ -128,7 +133,7 @@ func (s *Server) handleChatCompletions() http.Handler {
 			// The conversation is remembered before the client reads its
 			// end, so that its next request finds the session.
 			s.streamCompletion(w, r, live.Turn(), sid, id, created, req, collect, &reply, &turnErr,
-				func() { s.saveFingerprint(r, req, reply.String(), sid) })
+				func() { s.saveFingerprint(r, req, new(reply.String()), sid) })
 		} else {
 			err = s.hub.Follow(r.Context(), UserFrom(r.Context()).ID, sid, coachd.EventID{}, live.Turn(), func(ev coachd.Event) error {
 				reply.WriteString(collect(ev))
@@ -155,7 +160,7 @@ func (s *Server) handleChatCompletions() http.Handler {
 			return
 		}
 		text := reply.String()
-		s.saveFingerprint(r, req, text, sid)
+		s.saveFingerprint(r, req, &text, sid)
 		s.encode(w, r, http.StatusOK, oaiChunk{ID: id, Object: "chat.completion", Created: created, Model: req.Model,
 			Choices: []oaiChoice{{Message: &oaiAnswer{Role: "assistant", Content: text}, FinishReason: finishReason(end.StopReason)}},
 			Usage:   usageOf(end.Usage)})
@@ -218,12 +223,12 @@ func (s *Server) streamCompletion(w http.ResponseWriter, r *http.Request, turn i
 	sw.SendDone()
 }
 
-// saveFingerprint remembers that the conversation of req, with reply,
-// continues session sid.
-func (s *Server) saveFingerprint(r *http.Request, req oaiRequest, reply, sid string) {
+// saveFingerprint remembers that the conversation of req, with reply
+// (nil: without one), continues session sid.
+func (s *Server) saveFingerprint(r *http.Request, req oaiRequest, reply *string, sid string) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), 5*time.Second)
 	defer cancel()
-	if err := s.store.SaveFingerprint(ctx, UserFrom(r.Context()).ID, fingerprint(req.Model, req.Messages, &reply), sid); err != nil {
+	if err := s.store.SaveFingerprint(ctx, UserFrom(r.Context()).ID, fingerprint(req.Model, req.Messages, reply), sid); err != nil {
 		s.log(r).Warn("save conversation fingerprint", "session", sid, "err", err)
 	}
 }
