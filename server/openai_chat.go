@@ -50,8 +50,11 @@ type oaiUsage struct {
 
 func finishReason(stop string) *string {
 	r := "stop"
-	if stop == coachd.TurnMaxTokens {
+	switch stop {
+	case coachd.TurnMaxTokens:
 		r = "length"
+	case coachd.TurnRefusal:
+		r = "content_filter" // as coachd's openai provider reads it back
 	}
 	return &r
 }

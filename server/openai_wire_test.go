@@ -116,3 +116,22 @@ func TestOpenAIMidTurnErrorNotWhole(t *testing.T) {
 		}
 	})
 }
+
+// TestOpenAIRefusalFinishReason: a reply the model refused ends with
+// finish_reason "content_filter", streamed or not, as OpenAI marks
+// content it withheld (and as coachd's own openai provider reads it back
+// as a refusal), not "stop", which reads as a complete answer.
+func TestOpenAIRefusalFinishReason(t *testing.T) {
+	e := MustChatEnv(t, nil)
+	e.fake.Enqueue(anthropictest.Text("I can't help with that.", 5).WithStop("refusal"),
+		anthropictest.Text("I can't help with that.", 5).WithStop("refusal"))
+	var c completion
+	if r := e.post(e.alice.key, "/v1/chat/completions", oaiBody("something bad"), nil, &c); r.status != 200 || c.Choices[0].FinishReason != "content_filter" {
+		t.Errorf("not streamed: %d %s", r.status, r.body)
+	}
+	s := e.do(request{method: "POST", path: "/v1/chat/completions", key: e.alice.key,
+		body: `{"model":"default","stream":true,"messages":[{"role":"user","content":"something else bad"}]}`})
+	if !strings.Contains(string(s.body), `"finish_reason":"content_filter"`) {
+		t.Errorf("streamed:\n%s", s.body)
+	}
+}
