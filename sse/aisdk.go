@@ -67,6 +67,8 @@ func aiFinish(stop string) string {
 		return "stop"
 	case coachd.TurnMaxTokens:
 		return "length"
+	case coachd.TurnRefusal:
+		return "content-filter"
 	case coachd.TurnAwaitingInput:
 		return "tool-calls"
 	case coachd.TurnError:

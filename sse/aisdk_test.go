@@ -115,3 +115,18 @@ func TestAISDKChunksFit(t *testing.T) {
 		}
 	}
 }
+
+// TestAISDKRefusalFinish: a turn the model refused finishes with
+// "content-filter", the AI SDK's reason for withheld content (its
+// openai-compatible provider reads OpenAI's content_filter so), not
+// "other", which says nothing of why the reply is not there.
+func TestAISDKRefusalFinish(t *testing.T) {
+	out := string(writeAll(t, sse.AISDK, []coachd.Event{
+		{Type: coachd.EventTurnStarted, SessionID: "sess_01", MessageID: "msg_01"},
+		{Type: coachd.EventTextDelta, Text: "I can't help with that."},
+		{Type: coachd.EventTurnEnded, SessionID: "sess_01", StopReason: coachd.TurnRefusal},
+	}))
+	if !strings.Contains(out, `{"type":"finish","finishReason":"content-filter"}`) {
+		t.Errorf("a refusal's finish:\n%s", out)
+	}
+}
