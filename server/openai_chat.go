@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/coachd/coachd"
+	"github.com/coachd/coachd/agent"
 	"github.com/coachd/coachd/sse"
 	"github.com/coachd/coachd/stream"
 )
@@ -51,7 +52,7 @@ type oaiUsage struct {
 func finishReason(stop string) *string {
 	r := "stop"
 	switch stop {
-	case coachd.TurnMaxTokens:
+	case coachd.TurnMaxTokens, agent.TurnBudget: // a token limit cut the reply
 		r = "length"
 	case coachd.TurnRefusal:
 		r = "content_filter" // as coachd's openai provider reads it back
