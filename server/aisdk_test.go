@@ -60,3 +60,31 @@ func TestUIChatFileParts(t *testing.T) {
 		t.Errorf("a refused file reached the model: %d requests", n)
 	}
 }
+
+// TestUIChatErrorBeforeStream: useChat's transport reads a response that
+// is not 2xx as an error whose message is the body's text (the AI SDK's
+// createUIApiCallError); it never parses that body as a stream. So an
+// error before the stream is its message as plain text, with its status,
+// not SSE frames the app would show as they are.
+func TestUIChatErrorBeforeStream(t *testing.T) {
+	e := MustChatEnv(t, nil)
+	for name, tc := range map[string]struct {
+		key, body string
+		status    int
+		message   string
+	}{
+		"NoKey":      {"", uiChatBody("c1", `{"type":"text","text":"hi"}`), 401, "missing API key"},
+		"Regenerate": {e.alice.key, `{"id":"c1","trigger":"regenerate-message","messages":[{"role":"user","parts":[]}]}`, 400, "only submit-message"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			s := e.chat(t.Context(), tc.key, "?protocol=ai-sdk", tc.body)
+			body := string(s.errBody.body)
+			if s.status != tc.status || !strings.Contains(body, tc.message) || strings.Contains(body, "data:") {
+				t.Errorf("%d %q, want %d and the message alone", s.status, body, tc.status)
+			}
+			if ct := s.header.Get("Content-Type"); !strings.HasPrefix(ct, "text/plain") {
+				t.Errorf("Content-Type %q", ct)
+			}
+		})
+	}
+}

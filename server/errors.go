@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -68,11 +69,21 @@ func (s *Server) Error(w http.ResponseWriter, r *http.Request, err error) {
 // endpoint: as an SSE error event in dialect, with the error's HTTP status
 // and headers, so that both an HTTP-aware client and a reader that only
 // parses events (seed 004's) see it. A client that asks for JSON only
-// (Accept: application/json) gets the JSON body.
+// (Accept: application/json) gets the JSON body, and the ai-sdk dialect's
+// (useChat) the message as plain text.
 func (s *Server) StreamError(w http.ResponseWriter, r *http.Request, dialect string, err error) {
 	e, status := s.answer(w, r, err)
 	if accept := r.Header.Get("Accept"); strings.Contains(accept, "application/json") && !strings.Contains(accept, "text/event-stream") {
 		writeError(w, status, e)
+		return
+	}
+	if dialect == sse.AISDK {
+		// useChat's transport makes a body that is not 2xx the error's
+		// message as it is; it never reads it as a stream.
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		w.WriteHeader(status)
+		io.WriteString(w, e.Message)
 		return
 	}
 	sw := sse.NewWriter(w, r, dialect, -1)
