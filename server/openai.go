@@ -211,8 +211,13 @@ func (s *Server) oaiTurn(r *http.Request, req *oaiRequest) (agent.TurnRequest, e
 		if err != nil {
 			return agent.TurnRequest{}, orNotFound(err, "session")
 		}
-		// A pending question answered by number or by the option's text.
-		if p := sess.Pending; p != nil && p.Kind == coachd.PendingApproval {
+		// A pending question answered by number or by the option's text;
+		// once it expired, the text is a message (which dismisses it).
+		p := sess.Pending
+		if p != nil && !p.ExpiresAt.IsZero() && s.clock.Now().After(p.ExpiresAt) {
+			p = nil
+		}
+		if p != nil && p.Kind == coachd.PendingApproval {
 			if content := approvalChoice(text); content != nil {
 				tr.Message, tr.Answer = "", &agent.Answer{ToolUseID: p.ToolUseID, Content: content}
 			}

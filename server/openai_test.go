@@ -140,3 +140,33 @@ func TestUIChatScopedToUser(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenAIExpiredPauseTakesMessage: a number typed after the pause
+// expired (a day later, say) is the user's message, which dismisses the
+// pause, not an answer refused with 409 "send a message instead" that an
+// OpenAI client can never get past (it did send a message).
+func TestOpenAIExpiredPauseTakesMessage(t *testing.T) {
+	e := MustChatEnv(t, nil)
+	e.fake.Enqueue(anthropictest.Blocks(anthropictest.TextBlock("Where to?", 4),
+		anthropictest.ToolUse("toolu_o", "show_options", `{"prompt":"Pick a zone","options":["Airport","Downtown"]}`)),
+		anthropictest.Text("Starting over: where are you now?", 4))
+	var c completion
+	r := e.post(e.alice.key, "/v1/chat/completions", oaiBody("where should I drive?"), nil, &c)
+	if r.status != 200 {
+		t.Fatalf("pause: %d %s", r.status, r.body)
+	}
+	sid := r.header.Get("X-Coachd-Session-Id")
+	sess, err := e.db.FindSession(t.Context(), e.alice.ID, sid)
+	if err != nil || sess.Pending == nil {
+		t.Fatalf("no pending interaction: %v", err)
+	}
+	p := *sess.Pending
+	p.ExpiresAt = time.Now().Add(-time.Minute)
+	if _, err := e.db.UpdateSession(t.Context(), e.alice.ID, sid, coachd.SessionUpdate{SetPending: true, Pending: &p}); err != nil {
+		t.Fatal(err)
+	}
+	r = e.post(e.alice.key, "/v1/chat/completions", oaiBody("where should I drive?", c.Choices[0].Message.Content, "2"), nil, &c)
+	if r.status != 200 || r.header.Get("X-Coachd-Session-Id") != sid || c.Choices[0].Message.Content != "Starting over: where are you now?" {
+		t.Fatalf("a number after the pause expired: %d %s", r.status, r.body)
+	}
+}
