@@ -112,6 +112,17 @@ func (s *Server) prepareUIChatTurn(r *http.Request) (*agent.Turn, error) {
 	last := req.Messages[len(req.Messages)-1]
 	switch last.Role {
 	case "user":
+		if tr.SessionID != "" {
+			// The coach ended the chat's session: the chat goes on in a
+			// new one (useChat cannot start one under the same id).
+			sess, err := s.store.FindSession(r.Context(), u.ID, tr.SessionID)
+			if err != nil {
+				return nil, orNotFound(err, "session")
+			}
+			if sess.Status != coachd.SessionActive {
+				tr.SessionID = ""
+			}
+		}
 		var sb strings.Builder
 		var files []attachmentRequest
 		for i, p := range last.Parts {

@@ -211,6 +211,12 @@ func (s *Server) oaiTurn(r *http.Request, req *oaiRequest) (agent.TurnRequest, e
 		if err != nil {
 			return agent.TurnRequest{}, orNotFound(err, "session")
 		}
+		if sess.Status != coachd.SessionActive && r.Header.Get("X-Coachd-Session-Id") == "" {
+			// The coach ended the session the conversation was in: it
+			// goes on in a new one (a client that resends it cannot).
+			tr.SessionID = ""
+			return tr, nil
+		}
 		// A pending question answered by number or by the option's text;
 		// once it expired, the text is a message (which dismisses it).
 		p := sess.Pending
