@@ -70,7 +70,8 @@ type StreamService interface {
 	// the given id, in order.
 	Events(ctx context.Context, userID, sessionID string, after EventID, limit int) ([]Event, error)
 	// LatestTurn returns the session's latest turn in the log; Turn 0
-	// when there is none.
+	// when there is none. When pruning by age left none, it is the last
+	// turn pruned, ended (its number is never given again).
 	LatestTurn(ctx context.Context, userID, sessionID string) (TurnLog, error)
 	// TurnLogAt returns the session's turn in the log; Turn 0 when the
 	// log has no such turn (never begun, or pruned).

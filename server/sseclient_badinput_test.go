@@ -107,7 +107,7 @@ func TestSSEClientBadInput(t *testing.T) {
 		{"LastEventIDInvalidUTF8", sseGet(path, e.alice.key, "Last-Event-ID: \xff\xfe:1"), 400, coachd.EINVALID},
 		{"LastEventIDHugeValue", sseGet(path, e.alice.key, "Last-Event-ID: "+strings.Repeat("9", 100_000)), 400, coachd.EINVALID},
 		{"LastEventIDQueryNUL", sseGet(path+"?last_event_id=%00%FF", e.alice.key), 400, coachd.EINVALID},
-		{"LastEventIDFutureTurn", sseGet(path, e.alice.key, "Last-Event-ID: 999999:0"), 200, ""},
+		{"LastEventIDFutureTurn", sseGet(path, e.alice.key, "Last-Event-ID: 999999:0"), 400, coachd.EINVALID},
 		{"WrongAcceptJSON", sseGet(path, e.alice.key, "Accept: application/json"), 200, ""},
 		{"WrongAcceptJSONOnError", sseGet(path, e.alice.key, "Accept: application/json", "Last-Event-ID: x"), 400, coachd.EINVALID},
 		{"AcceptHTML", sseGet(path, e.alice.key, "Accept: text/html;q=abc, */*;;"), 200, ""},

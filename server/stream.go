@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"math"
 	"net/http"
 	"strconv"
@@ -255,18 +256,22 @@ func (s *Server) handleSessionStream() http.Handler {
 			s.StreamError(w, r, dialect, err)
 			return
 		}
-		if last == "" {
-			tl, err := s.store.LatestTurn(r.Context(), u.ID, id)
-			if err != nil {
-				s.StreamError(w, r, dialect, orNotFound(err, "session"))
-				return
-			}
+		tl, err := s.store.LatestTurn(r.Context(), u.ID, id)
+		if err != nil {
+			s.StreamError(w, r, dialect, orNotFound(err, "session"))
+			return
+		}
+		switch {
+		case last == "":
 			after = coachd.EventID{Turn: tl.Turn, Seq: math.MaxInt64}
 			if !tl.Ended && tl.Turn > 0 {
 				after.Seq = 0
 			}
-		} else if _, err := s.store.FindSession(r.Context(), u.ID, id); err != nil {
-			s.StreamError(w, r, dialect, orNotFound(err, "session"))
+		case after.Turn > tl.Turn:
+			// Never sent on this session (forged, or another session's):
+			// followed, it would skip every turn to come, silently.
+			s.StreamError(w, r, dialect, coachd.Invalid(coachd.FieldError{Field: "last_event_id",
+				Message: fmt.Sprintf("is past this session's events (its latest turn is %d): reconnect without it", tl.Turn), Code: "range"}))
 			return
 		}
 		release, err := s.streams.acquire(u.ID)

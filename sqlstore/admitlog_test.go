@@ -168,7 +168,8 @@ func TestTurnNumbersAfterPruning(t *testing.T) {
 					if n, err := db.PruneEvents(ctx, clock.Now().Add(-24*time.Hour)); err != nil || n == 0 {
 						t.Fatalf("pruned %d turns (%v)", n, err)
 					}
-					if tl, err := db.LatestTurn(ctx, u.ID, s.ID); err != nil || tl.Turn != 0 {
+					// The log is empty; its latest turn is the last pruned, ended.
+					if tl, err := db.LatestTurn(ctx, u.ID, s.ID); err != nil || tl.Turn != turn || !tl.Ended || tl.Owner != "" {
 						t.Fatalf("latest turn after pruning: %+v (%v)", tl, err)
 					}
 				}

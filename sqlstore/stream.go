@@ -275,18 +275,19 @@ func (db *DB) Events(ctx context.Context, userID, sessionID string, after coachd
 
 // LatestTurn implements coachd.StreamService.
 func (db *DB) LatestTurn(ctx context.Context, userID, sessionID string) (coachd.TurnLog, error) {
-	return db.turnLog(ctx, userID, sessionID, `ORDER BY turn DESC LIMIT 1`)
+	return db.turnLog(ctx, userID, sessionID, true, `ORDER BY turn DESC LIMIT 1`)
 }
 
 // TurnLogAt implements coachd.StreamService.
 func (db *DB) TurnLogAt(ctx context.Context, userID, sessionID string, turn int64) (coachd.TurnLog, error) {
-	return db.turnLog(ctx, userID, sessionID, `AND turn = ?`, turn)
+	return db.turnLog(ctx, userID, sessionID, false, `AND turn = ?`, turn)
 }
 
 // turnLog reads the session's turn that the SQL which follows its WHERE
 // (and args) picks; Turn 0 when there is none, ENOTFOUND when the session
-// is not the user's.
-func (db *DB) turnLog(ctx context.Context, userID, sessionID, pick string, args ...any) (coachd.TurnLog, error) {
+// is not the user's. With floor, when the log has no turn left, it is the
+// last turn pruning by age deleted (sessions.turn_floor), ended.
+func (db *DB) turnLog(ctx context.Context, userID, sessionID string, floor bool, pick string, args ...any) (coachd.TurnLog, error) {
 	tx, err := db.beginRead(ctx)
 	if err != nil {
 		return coachd.TurnLog{}, err
@@ -297,8 +298,13 @@ func (db *DB) turnLog(ctx context.Context, userID, sessionID, pick string, args 
 		WHERE session_id = ? AND user_id = ? `+pick, append([]any{sessionID, userID}, args...)...).
 		Scan(&t.Turn, &t.Owner, timeCol{&t.StartedAt}, timeCol{&t.AliveAt}, &t.Ended, &t.StopRequested)
 	if errors.Is(err, sql.ErrNoRows) {
-		if _, err := findSession(ctx, tx, userID, sessionID); err != nil {
-			return coachd.TurnLog{}, err
+		var n int64
+		err := tx.queryRow(ctx, `SELECT turn_floor FROM sessions WHERE id = ? AND user_id = ?`, sessionID, userID).Scan(&n)
+		if err != nil {
+			return coachd.TurnLog{}, dbError(err, "session %q", sessionID)
+		}
+		if floor && n > 0 {
+			return coachd.TurnLog{Turn: n, Ended: true}, nil
 		}
 		return coachd.TurnLog{}, nil
 	}
