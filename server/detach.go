@@ -43,6 +43,7 @@ type detached struct {
 	s             *Server
 	conn          net.Conn
 	sw            *sse.Writer
+	send          func(coachd.Event) error // sw.Queue, while the stream's credentials work
 	ctx           context.Context
 	cancel        context.CancelFunc
 	user, session string
@@ -59,8 +60,8 @@ func detachable(r *http.Request) bool {
 // connection cannot be hijacked (the stream is unchanged then). The
 // handler must return at once after true; closed is called when the
 // parked stream ends.
-func (s *Server) detach(w http.ResponseWriter, sw *sse.Writer, userID, sessionID string, at stream.Idle, closed func()) bool {
-	d := &detached{s: s, sw: sw, user: userID, session: sessionID, closed: closed}
+func (s *Server) detach(w http.ResponseWriter, sw *sse.Writer, send func(coachd.Event) error, userID, sessionID string, at stream.Idle, closed func()) bool {
+	d := &detached{s: s, sw: sw, send: send, user: userID, session: sessionID, closed: closed}
 	d.ctx, d.cancel = context.WithCancel(context.Background())
 	err := sw.Detach(d.ctx, func() (http.ResponseWriter, error) {
 		conn, _, err := http.NewResponseController(w).Hijack()
@@ -85,7 +86,7 @@ func (s *Server) detach(w http.ResponseWriter, sw *sse.Writer, userID, sessionID
 // run follows the session from after until it is idle again (parking the
 // stream once more) or the stream ends.
 func (d *detached) run(after coachd.EventID) {
-	at, err := d.s.hub.FollowUntilIdle(d.ctx, d.user, d.session, after, d.sw.Queue, d.sw.Flush)
+	at, err := d.s.hub.FollowUntilIdle(d.ctx, d.user, d.session, after, d.send, d.sw.Flush)
 	if err == nil {
 		d.s.hub.Park(d.ctx, d.user, d.session, at, func() { d.run(at.After) })
 		return

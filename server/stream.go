@@ -238,7 +238,9 @@ func (s *Server) handleSessionStream() http.Handler {
 			return
 		}
 		var u *coachd.User
-		if tok := q.Get("token"); tok != "" && r.Header.Get("Authorization") == "" {
+		tok := q.Get("token")
+		byToken := tok != "" && r.Header.Get("Authorization") == ""
+		if byToken {
 			u, err = s.store.StreamTokenUser(r.Context(), hashStreamToken(tok), id)
 		} else {
 			u, err = s.Authenticate(r)
@@ -290,20 +292,22 @@ func (s *Server) handleSessionStream() http.Handler {
 		}()
 		sw := sse.NewWriter(w, r, dialect, s.heartbeat)
 		sw.SetWriteTimeout(s.writeTime)
+		// The turns logged by now were authorised just now.
+		send := whileAuthorized(s.streamAuth(r, u, byToken), tl.Turn, sw.Queue)
 		if sw.Retry(retryHint) == nil {
 			if detachable(r) {
 				// Idle: the stream is parked off this request (detach.go),
 				// which ends here; it closes itself.
-				at, err := s.hub.FollowUntilIdle(r.Context(), u.ID, id, after, sw.Queue, sw.Flush)
-				if err == nil && s.detach(w, sw, u.ID, id, at, closed) {
+				at, err := s.hub.FollowUntilIdle(r.Context(), u.ID, id, after, send, sw.Flush)
+				if err == nil && s.detach(w, sw, send, u.ID, id, at, closed) {
 					parked = true
 					return
 				}
 				if err == nil {
-					s.hub.FollowBuffered(r.Context(), u.ID, id, at.After, 0, sw.Queue, sw.Flush)
+					s.hub.FollowBuffered(r.Context(), u.ID, id, at.After, 0, send, sw.Flush)
 				}
 			} else {
-				s.hub.FollowBuffered(r.Context(), u.ID, id, after, 0, sw.Queue, sw.Flush)
+				s.hub.FollowBuffered(r.Context(), u.ID, id, after, 0, send, sw.Flush)
 			}
 		}
 		sw.Close()

@@ -1,0 +1,68 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/coachd/coachd"
+)
+
+// errStreamRevoked ends a session stream whose credentials stopped working.
+var errStreamRevoked = coachd.Errorf(coachd.EUNAUTHORIZED, "the credentials this stream was opened with were revoked")
+
+// streamAuth is how a session stream checks, before each turn it has not
+// sent yet, that the credentials it was opened with still work: a stream
+// may stay open for days, and rotating a leaked key must not leave its
+// holder reading the turns of whoever holds the new one. A key still
+// names the user; a stream token's user is unchanged since the stream
+// opened (rotating or revoking the key updates the user, and deletes the
+// tokens minted with it). nil for a JWT, which coachd does not revoke.
+func (s *Server) streamAuth(r *http.Request, u *coachd.User, token bool) func(context.Context) error {
+	key, ok := bearer(r)
+	switch {
+	case token:
+		at := u.UpdatedAt
+		return func(ctx context.Context) error {
+			now, err := s.store.FindUserByID(ctx, u.ID)
+			if coachd.ErrorCode(err) == coachd.ENOTFOUND || err == nil && !now.UpdatedAt.Equal(at) {
+				return errStreamRevoked
+			}
+			return err
+		}
+	case ok && strings.HasPrefix(key, APIKeyPrefix):
+		hash := HashAPIKey(key)
+		return func(ctx context.Context) error {
+			now, err := s.store.FindUserByKeyHash(ctx, hash)
+			if coachd.ErrorCode(err) == coachd.ENOTFOUND || err == nil && now.ID != u.ID {
+				return errStreamRevoked
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// whileAuthorized wraps a session stream's send: the first event of each
+// turn after seen goes out only once check passes (a failure ends the
+// stream; a client whose credentials still work reconnects with
+// Last-Event-ID). The stream may run off its request (detach.go), so the
+// check has its own deadline rather than the request's context.
+func whileAuthorized(check func(context.Context) error, seen int64, send func(coachd.Event) error) func(coachd.Event) error {
+	if check == nil {
+		return send
+	}
+	return func(ev coachd.Event) error {
+		if ev.Turn > seen {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			err := check(ctx)
+			cancel()
+			if err != nil {
+				return err
+			}
+			seen = ev.Turn
+		}
+		return send(ev)
+	}
+}
