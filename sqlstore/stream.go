@@ -189,17 +189,22 @@ func (db *DB) AppendEvents(ctx context.Context, userID, sessionID string, turn i
 		return false, err
 	}
 	defer tx.Rollback()
+	// The batch goes in only while the turn has not ended (before the
+	// UPDATE below may end it): a turn its readers gave up (its
+	// interrupted ending logged, stream.Hub) whose process was only
+	// stalled must not log more of it after that end.
+	if len(events) > 0 {
+		if _, err := tx.exec(ctx, `INSERT INTO turn_events (session_id, turn, last_seq, data)
+			SELECT ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM turns WHERE session_id = ? AND turn = ? AND user_id = ? AND NOT ended)
+			ON CONFLICT (session_id, turn, last_seq) DO NOTHING`, sessionID, turn, last, data, sessionID, turn, userID); err != nil {
+			return false, dbError(err, "append events")
+		}
+	}
 	var stop bool
 	if err := tx.queryRow(ctx, `UPDATE turns SET alive_at = ?, ended = ended OR ?
 		WHERE session_id = ? AND turn = ? AND user_id = ? RETURNING stop_requested`,
 		tx.time(tx.now), ended, sessionID, turn, userID).Scan(&stop); err != nil {
 		return false, dbError(err, "append events")
-	}
-	if len(events) > 0 {
-		if _, err := tx.exec(ctx, `INSERT INTO turn_events (session_id, turn, last_seq, data) VALUES (?, ?, ?, ?)
-			ON CONFLICT (session_id, turn, last_seq) DO NOTHING`, sessionID, turn, last, data); err != nil {
-			return false, dbError(err, "append events")
-		}
 	}
 	return stop, tx.commit()
 }
@@ -215,16 +220,21 @@ func (db *DB) appendEventsPG(ctx context.Context, userID, sessionID string, turn
 	}
 	defer tx.Rollback()
 	var stop bool
-	if err := tx.queryRow(ctx, `WITH t AS (
+	// o is the turn before the UPDATE (every part of one statement sees
+	// the same snapshot): the batch goes in only while the turn has not
+	// ended, as on SQLite.
+	if err := tx.queryRow(ctx, `WITH o AS (
+			SELECT ended FROM turns WHERE session_id = ? AND turn = ? AND user_id = ?
+		), t AS (
 			UPDATE turns SET alive_at = ?, ended = ended OR ?
 			WHERE session_id = ? AND turn = ? AND user_id = ? RETURNING session_id, turn, stop_requested
 		), e AS (
 			INSERT INTO turn_events (session_id, turn, last_seq, data)
-			SELECT t.session_id, t.turn, ?, ? FROM t WHERE ?
+			SELECT t.session_id, t.turn, ?, ? FROM t, o WHERE ? AND NOT o.ended
 			ON CONFLICT (session_id, turn, last_seq) DO NOTHING
 		)
 		SELECT stop_requested FROM t`,
-		tx.time(tx.now), ended, sessionID, turn, userID, last, data, data != "").Scan(&stop); err != nil {
+		sessionID, turn, userID, tx.time(tx.now), ended, sessionID, turn, userID, last, data, data != "").Scan(&stop); err != nil {
 		return false, dbError(err, "append events")
 	}
 	return stop, tx.commit()
