@@ -153,7 +153,10 @@ func (a *Agent) ApprovalReason(def coachd.ToolDef, input json.RawMessage) (reaso
 		}
 		if in == nil && len(r.When) > 0 {
 			if err := json.Unmarshal(input, &in); err != nil || in == nil {
-				in = map[string]any{} // inputs are objects; a broken one matches no condition but ne
+				// An input the schema took but Go cannot read (1e999 is
+				// past float64) cannot be checked: it waits, never runs
+				// unasked.
+				return r.reason(def.Name), true
 			}
 		}
 		if r.holds(in) {

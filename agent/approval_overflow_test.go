@@ -1,0 +1,26 @@
+package agent_test
+
+import (
+	"testing"
+
+	"github.com/coachd/coachd"
+	"github.com/coachd/coachd/agent"
+	"github.com/coachd/coachd/anthropic/anthropictest"
+)
+
+// TestApprovalUndecodableInput: an input the schema accepts but that does
+// not decode into Go values (a number beyond float64, 1e999) must not
+// slip past a conditional rule (charge: amount > 100): the call waits for
+// approval instead of running unasked.
+func TestApprovalUndecodableInput(t *testing.T) {
+	for _, in := range []string{`{"amount":1e999}`, `{"amount":-1e999,"note":"x"}`} {
+		ah := newApprovalHarness(t)
+		ah.fake.Enqueue(anthropictest.Blocks(use("c1", "charge", in)), anthropictest.Text("Done.", 3))
+		s := &sink{}
+		res := ah.turn(agent.TurnRequest{Message: "charge"}, s)
+		if res.StopReason != coachd.TurnAwaitingInput || ah.charges.Load() != 0 || len(s.of(coachd.EventApprovalRequired)) != 1 {
+			t.Errorf("%s: stop %s, ran %d times, %d approval events; want it to wait for approval",
+				in, res.StopReason, ah.charges.Load(), len(s.of(coachd.EventApprovalRequired)))
+		}
+	}
+}
