@@ -140,6 +140,10 @@ func compileSchema(name string, raw json.RawMessage) (*jsonschema.Schema, error)
 	// A declared format is a rule (seed 001's event_id is a UUID), not
 	// the annotation draft 2020-12 makes it by default.
 	c.AssertFormat()
+	// A schema is whole in itself: the library's default loader would
+	// open any file: URL a $ref names (a schema may come from a third
+	// party's MCP server), blocking on a FIFO or reading local files.
+	c.UseLoader(noLoader{})
 	url := "mem:///" + name + ".json"
 	if err := c.AddResource(url, doc); err != nil {
 		return nil, fmt.Errorf("agent: tool %s: schema: %w", name, err)
@@ -149,6 +153,13 @@ func compileSchema(name string, raw json.RawMessage) (*jsonschema.Schema, error)
 		return nil, fmt.Errorf("agent: tool %s: schema: %w", name, err)
 	}
 	return sch, nil
+}
+
+// noLoader refuses every $ref outside the schema being compiled.
+type noLoader struct{}
+
+func (noLoader) Load(url string) (any, error) {
+	return nil, errors.New("a $ref must point inside the schema")
 }
 
 // Get returns the named tool.
