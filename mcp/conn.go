@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"strings"
@@ -171,7 +172,7 @@ func (s *Server) drop(sess *sdk.ClientSession, err error) {
 	closed := s.closed
 	if !closed {
 		s.fail()
-		s.log.Warn("mcp server stopped; it is restarted on next use", "err", err, "failures", s.failures,
+		s.log.Warn("mcp server stopped; it is restarted on next use", "err", s.redact(err), "failures", s.failures,
 			"retry_in", time.Until(s.retryAt).Round(time.Millisecond))
 	}
 	s.mu.Unlock()
@@ -202,7 +203,7 @@ func (s *Server) connect(ctx context.Context) (*sdk.ClientSession, error) {
 	}
 	sess, err := client.Connect(ctx, t, nil)
 	if err != nil {
-		return nil, fmt.Errorf("connect: %w", err)
+		return nil, fmt.Errorf("connect: %w", s.redact(err))
 	}
 	return sess, nil
 }
@@ -263,7 +264,7 @@ func (s *Server) Tools(ctx context.Context) ([]coachd.Tool, error) {
 	for t, err := range sess.Tools(ctx, nil) {
 		if err != nil {
 			s.broken(sess, err)
-			return nil, fmt.Errorf("mcp %s: list tools: %w", s.cfg.Name, err)
+			return nil, fmt.Errorf("mcp %s: list tools: %w", s.cfg.Name, s.redact(err))
 		}
 		if len(out) >= 200 {
 			s.log.Warn("mcp server lists more than 200 tools; the rest are skipped")
@@ -297,6 +298,45 @@ func (s *Server) broken(sess *sdk.ClientSession, err error) {
 		s.drop(sess, err)
 	}
 }
+
+// redact replaces the server's URL in err's text by its origin: the HTTP
+// client quotes the URL, whose path or query may hold a key from ${ENV},
+// and the text goes to logs and to the model (and the user's stream).
+func (s *Server) redact(err error) error {
+	if err == nil || s.cfg.URL == "" {
+		return err
+	}
+	msg := err.Error()
+	forms := []string{s.cfg.URL}
+	origin := "the server's URL"
+	if u, perr := url.Parse(s.cfg.URL); perr == nil {
+		origin = u.Scheme + "://" + u.Host + "/…"
+		forms = append(forms, u.String())
+		if u.User != nil { // net/http quotes it with the password as ***
+			v := *u
+			v.User = url.UserPassword(u.User.Username(), "***")
+			forms = append(forms, v.String())
+		}
+	}
+	out := msg
+	for _, f := range forms {
+		out = strings.ReplaceAll(out, f, origin)
+	}
+	if out == msg {
+		return err
+	}
+	return redactedError{out, err}
+}
+
+// redactedError is an error with its text redacted; errors.Is and As
+// still see what it wraps.
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e redactedError) Error() string { return e.msg }
+func (e redactedError) Unwrap() error { return e.err }
 
 // succeeded ends a run of failures: the next crash waits Base again.
 func (s *Server) succeeded() {

@@ -95,6 +95,7 @@ func (t *Tool) Execute(ctx context.Context, call coachd.ToolCall, env coachd.Too
 			return errResult("%s did not answer within %s", t.def.Name, time.Since(start).Round(time.Second)), nil
 		}
 		s.broken(sess, err)
+		err = s.redact(err)
 		s.log.Warn("mcp tool call failed", "tool", t.def.Name, "err", err)
 		return errResult("%s failed: %s", t.def.Name, truncate(err.Error(), 300)), nil
 	}
