@@ -358,7 +358,34 @@ func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 			r.Header[k] = v
 		}
 	}
-	return t.next.RoundTrip(r)
+	resp, err := t.next.RoundTrip(r)
+	if err == nil && strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+		// The SDK reads a JSON answer whole (an event stream is bounded
+		// per event): bound it as a stdio frame is.
+		resp.Body = &cappedBody{ReadCloser: resp.Body, left: sdk.DefaultMaxLineLength}
+	}
+	return resp, err
+}
+
+// cappedBody fails a read past its limit.
+type cappedBody struct {
+	io.ReadCloser
+	left int
+}
+
+func (b *cappedBody) Read(p []byte) (int, error) {
+	if b.left < 0 {
+		return 0, fmt.Errorf("the MCP server's answer is larger than %d bytes", sdk.DefaultMaxLineLength)
+	}
+	if len(p) > b.left+1 {
+		p = p[:b.left+1]
+	}
+	n, err := b.ReadCloser.Read(p)
+	b.left -= n
+	if b.left < 0 {
+		return 0, fmt.Errorf("the MCP server's answer is larger than %d bytes", sdk.DefaultMaxLineLength)
+	}
+	return n, err
 }
 
 // logWriter logs a stdio server's stderr, line by line, bounded.
