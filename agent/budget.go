@@ -117,7 +117,22 @@ func (t *Turn) estimate(ctx context.Context, req *coachd.ModelRequest) int64 {
 			t.r.cfg.Logger.Warn("count_tokens failed; estimating from size", "session", t.sess.ID, "err", err)
 		}
 	}
+	if t.agent.Reserve == ReserveMax {
+		return t.maxCharge(req.Model, t.agent.estimateUsage(req, in))
+	}
 	return t.unit().Charge(req.Model, t.agent.estimateUsage(req, in))
+}
+
+// maxCharge is the most u can cost in a round asked of model: priced for
+// the agent's fallback model when that is dearer, since the fallback may
+// serve the round instead (streamOrFallback) and is charged at its own
+// prices.
+func (t *Turn) maxCharge(model string, u coachd.Usage) int64 {
+	n := t.unit().Charge(model, u)
+	if fb := t.agent.FallbackModel; fb != "" {
+		n = max(n, t.unit().Charge(fb, u))
+	}
+	return n
 }
 
 // reservation is the hold the turn asks for (AdmitTurn reserves it before
@@ -186,7 +201,7 @@ func (t *Turn) overHold(req *coachd.ModelRequest, used int64, resv *coachd.Reser
 	if t.agent.Reserve != ReserveMax {
 		return ""
 	}
-	next := t.unit().Charge(req.Model, maxUsage(EstimateTokens(req), req.MaxTokens))
+	next := t.maxCharge(req.Model, maxUsage(EstimateTokens(req), req.MaxTokens))
 	if used+next > resv.Estimate {
 		return TurnBudget
 	}
@@ -208,7 +223,7 @@ func (t *Turn) summaryFits(sum *coachd.ModelRequest) bool {
 	}
 	round := t.modelRequest()
 	next := t.unit().Charge(sum.Model, maxUsage(EstimateTokens(sum), sum.MaxTokens)) +
-		t.unit().Charge(round.Model, maxUsage(EstimateTokens(round), round.MaxTokens))
+		t.maxCharge(round.Model, maxUsage(EstimateTokens(round), round.MaxTokens))
 	return t.billed+next <= resv.Estimate
 }
 
