@@ -121,6 +121,10 @@ func (s *Server) session(ctx context.Context) (*sdk.ClientSession, error) {
 	case sess != nil:
 		return sess, nil
 	case wait > 0:
+		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < wait {
+			// Waiting could only end in this same error, later.
+			return nil, fmt.Errorf("the MCP server is restarting (next attempt in %s)", wait.Round(time.Millisecond))
+		}
 		t := time.NewTimer(wait)
 		select {
 		case <-t.C:
