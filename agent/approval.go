@@ -70,11 +70,19 @@ func (r ApprovalRule) reason(name string) string {
 	return name + " needs your approval when " + strings.Join(conds, " and ")
 }
 
+// holds reports whether the condition holds for the field's value or, when
+// the input also has keys that differ from the field's only in case, for
+// any of them: Go's encoding/json and .NET read {"Amount": 500} into a
+// field named amount, so such a key must not slip past a rule on amount.
 func (c Condition) holds(input map[string]any) bool {
-	v, ok := lookup(input, c.Field)
-	if !ok {
+	vs := lookupFold(input, c.Field)
+	if len(vs) == 0 {
 		return c.Op == "ne"
 	}
+	return slices.ContainsFunc(vs, c.holdsFor)
+}
+
+func (c Condition) holdsFor(v any) bool {
 	switch c.Op {
 	case "eq":
 		return reflect.DeepEqual(v, c.Value)
@@ -123,18 +131,26 @@ func cmpOrdered(a, b float64) int {
 	return 0
 }
 
-func lookup(v map[string]any, field string) (any, bool) {
-	var cur any = v
+// lookupFold returns the values at field (a.b reaches into objects),
+// matching each key exactly or in any case.
+func lookupFold(v map[string]any, field string) []any {
+	cur := []any{v}
 	for _, key := range strings.Split(field, ".") {
-		m, ok := cur.(map[string]any)
-		if !ok {
-			return nil, false
+		var next []any
+		for _, c := range cur {
+			m, ok := c.(map[string]any)
+			if !ok {
+				continue
+			}
+			for k, x := range m {
+				if strings.EqualFold(k, key) {
+					next = append(next, x)
+				}
+			}
 		}
-		if cur, ok = m[key]; !ok {
-			return nil, false
-		}
+		cur = next
 	}
-	return cur, true
+	return cur
 }
 
 // ApprovalReason says why a call of the tool defined by def with input

@@ -24,3 +24,19 @@ func TestApprovalUndecodableInput(t *testing.T) {
 		}
 	}
 }
+
+// TestApprovalCaseVariantKey: Go's encoding/json (a Go webhook app, most
+// Go MCP servers) and .NET read {"Amount": 500} into the field amount,
+// so a rule on amount must hold for a key that differs only in case;
+// otherwise the model passes "charge: amount > 100" by writing Amount.
+func TestApprovalCaseVariantKey(t *testing.T) {
+	for _, in := range []string{`{"Amount":500}`, `{"amount":5,"AMOUNT":500}`} {
+		ah := newApprovalHarness(t)
+		ah.fake.Enqueue(anthropictest.Blocks(use("c1", "charge", in)), anthropictest.Text("Done.", 3))
+		s := &sink{}
+		res := ah.turn(agent.TurnRequest{Message: "charge"}, s)
+		if res.StopReason != coachd.TurnAwaitingInput || ah.charges.Load() != 0 {
+			t.Errorf("%s: stop %s, ran %d times; want it to wait for approval", in, res.StopReason, ah.charges.Load())
+		}
+	}
+}
