@@ -230,7 +230,7 @@ func parseApprovals(fm *frontMatter, a *Agent, known map[string]coachd.Tool) []A
 }
 
 // checkApprovalTool checks a rule's tool: a valid glob, or a tool the pack
-// knows (MCP tools, <server>__<tool>, are listed only once their server
+// knows (MCP tools, <prefix>__<tool>, are listed only once their server
 // runs, so their names are taken as written). def is the known tool's.
 func checkApprovalTool(fm *frontMatter, line int, name string, known map[string]coachd.Tool) (*coachd.ToolDef, bool) {
 	switch {
@@ -253,7 +253,7 @@ func checkApprovalTool(fm *frontMatter, line int, name string, known map[string]
 	case strings.Contains(name, "__"):
 		return nil, true
 	}
-	fm.bad(line, fmt.Sprintf("requires_approval: unknown tool %q (not built in, no tools/%s.yaml; MCP tools are named <server>__<tool>)", name, name))
+	fm.bad(line, fmt.Sprintf("requires_approval: unknown tool %q (not built in, no tools/%s.yaml; MCP tools are named <prefix>__<tool>)", name, name))
 	return nil, false
 }
 

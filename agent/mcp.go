@@ -3,12 +3,15 @@ package agent
 import (
 	"context"
 	"fmt"
+	"maps"
 	"path"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/coachd/coachd"
+	"gopkg.in/yaml.v3"
 )
 
 // MCPServer is a pack's MCP server (mcp/<name>.yaml). Its tools are known
@@ -64,10 +67,70 @@ func bindMCP(fm *frontMatter, a *Agent, f *mcpFile, servers map[string]MCPServer
 		for i, p := range list {
 			if _, err := path.Match(p, ""); err != nil || p == "" || len(p) > 128 {
 				fm.bad(fm.itemLine(i, "mcp", key), fmt.Sprintf("mcp.%s: %q is not a tool name or pattern", key, p))
+			} else if want, ok := unknownPrefix(p, acc.Servers); !ok {
+				fm.bad(fm.itemLine(i, "mcp", key), fmt.Sprintf("mcp.%s: %q names no tool of the agent's MCP servers (their tools are named %s)", key, p, want))
 			}
 		}
 	}
 	a.MCP = acc
+	checkApprovalPrefixes(fm, a, servers)
+}
+
+// mcpPrefixed is an MCP server that says the prefix of its tools' names
+// (the server's name with _ as -, unless its file sets one).
+type mcpPrefixed interface{ Prefix() string }
+
+// unknownPrefix checks a name or pattern of MCP tools, <prefix>__<tool>:
+// a literal prefix must be one of the servers'. want names their tools.
+func unknownPrefix(p string, servers []MCPServer) (want string, ok bool) {
+	prefix, _, found := strings.Cut(p, "__")
+	if !found || strings.ContainsAny(prefix, "*?[\\") {
+		return "", true
+	}
+	var names []string
+	for _, srv := range servers {
+		ps, isP := srv.(mcpPrefixed)
+		if !isP || ps.Prefix() == prefix {
+			return "", true
+		}
+		names = append(names, ps.Prefix()+"__<tool>")
+	}
+	if len(names) == 0 {
+		return "", true
+	}
+	return strings.Join(names, ", "), false
+}
+
+// checkApprovalPrefixes reports the requires_approval rules that name MCP
+// tools (taken as written when the pack loads) under a prefix none of the
+// pack's servers has: such a rule would never match, and the calls it
+// meant to gate would run unasked.
+func checkApprovalPrefixes(fm *frontMatter, a *Agent, servers map[string]MCPServer) {
+	n := fm.node("requires_approval")
+	if n == nil || n.Kind != yaml.SequenceNode {
+		return
+	}
+	all := make([]MCPServer, 0, len(servers))
+	for _, name := range slices.Sorted(maps.Keys(servers)) {
+		all = append(all, servers[name])
+	}
+	for _, item := range n.Content {
+		name := item.Value
+		if item.Kind == yaml.MappingNode {
+			for i := 0; i+1 < len(item.Content); i += 2 {
+				if item.Content[i].Value == "tool" {
+					name = item.Content[i+1].Value
+				}
+			}
+		}
+		name = strings.TrimSpace(name)
+		if slices.Contains(a.Tools, name) {
+			continue
+		}
+		if want, ok := unknownPrefix(name, all); !ok {
+			fm.bad(item.Line+fm.off, fmt.Sprintf("requires_approval: %q names no tool of the pack's MCP servers (their tools are named %s)", name, want))
+		}
+	}
 }
 
 func (acc *MCPAccess) allowed(name string) bool {

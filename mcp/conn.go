@@ -99,6 +99,9 @@ func NewServer(cfg *Config, opts Options) *Server {
 // Name is the server's name (its file's).
 func (s *Server) Name() string { return s.cfg.Name }
 
+// Prefix begins its tools' names: <prefix>__<tool>.
+func (s *Server) Prefix() string { return s.cfg.Prefix }
+
 // Starts is how many times the server was started (or connected to).
 func (s *Server) Starts() int {
 	s.mu.Lock()
