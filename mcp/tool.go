@@ -32,6 +32,10 @@ type Tool struct {
 // maxDescription bounds a server's tool description in the prompt.
 const maxDescription = 2000
 
+// maxSchema bounds a tool's inputSchema, sent (and paid for) with every
+// model request of the turns that offer it; larger, the tool is skipped.
+const maxSchema = 32 << 10
+
 func newTool(s *Server, t *sdk.Tool) (*Tool, error) {
 	name := s.cfg.Prefix + Sep + t.Name
 	if !ToolNameRe.MatchString(name) {
@@ -42,6 +46,9 @@ func newTool(s *Server, t *sdk.Tool) (*Tool, error) {
 		raw, err := json.Marshal(t.InputSchema)
 		if err != nil {
 			return nil, fmt.Errorf("inputSchema: %w", err)
+		}
+		if len(raw) > maxSchema {
+			return nil, fmt.Errorf("inputSchema is %d bytes, more than %d", len(raw), maxSchema)
 		}
 		var m map[string]any
 		if json.Unmarshal(raw, &m) != nil || m["type"] != "object" {
