@@ -274,7 +274,11 @@ func (w *Webhook) request(ctx context.Context, call coachd.ToolCall, env coachd.
 	var raw []byte
 	if w.method == http.MethodGet || w.method == http.MethodDelete {
 		var in map[string]any
-		_ = json.Unmarshal(call.Input, &in) // validated as an object before Execute
+		// Numbers as written: through float64 a 64-bit id would reach the
+		// app as another id, and 1e999 as null.
+		dec := json.NewDecoder(bytes.NewReader(call.Input))
+		dec.UseNumber()
+		_ = dec.Decode(&in) // validated as an object before Execute
 		q := url.Values{}
 		for k, v := range in {
 			if w.query.Has(k) {
