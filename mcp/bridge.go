@@ -26,6 +26,11 @@ func Bridge(ctx context.Context, endpoint, key string, t sdk.Transport, hc *http
 		rt = http.DefaultTransport
 	}
 	h.Transport = headerTransport{h: http.Header{"Authorization": {"Bearer " + key}}, next: rt}
+	// The transport adds the key at every hop: a redirect would carry it
+	// to wherever it points.
+	h.CheckRedirect = func(req *http.Request, _ []*http.Request) error {
+		return fmt.Errorf("the server answers with a redirect to %s: use that URL (the key is not sent to where a redirect points)", req.URL.Redacted())
+	}
 	r := &remote{endpoint: endpoint, hc: &h}
 	sess, err := r.session(ctx)
 	if err != nil {
