@@ -25,6 +25,10 @@ var (
 	toolNameRe = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 )
 
+// ValidToolUseID reports whether id is a tool_use id the Messages API
+// takes (letters, digits, _ and -, at most 200).
+func ValidToolUseID(id string) bool { return toolUseIDRe.MatchString(id) }
+
 // imageMediaTypes are the image types the Messages API accepts.
 var imageMediaTypes = []string{"image/jpeg", "image/png", "image/gif", "image/webp"}
 

@@ -50,6 +50,10 @@ func (req toolExecRequest) Valid(context.Context) []coachd.FieldError {
 	}
 	if len(req.ToolUseID) > 200 {
 		errs = append(errs, coachd.FieldError{Field: "tool_use_id", Message: "must be at most 200 characters", Code: "length"})
+	} else if req.ToolUseID != "" && !coachd.ValidToolUseID(req.ToolUseID) {
+		// It goes to the tool (a webhook's header and body) and into the
+		// history the API reads: the API's own pattern.
+		errs = append(errs, coachd.FieldError{Field: "tool_use_id", Message: "must be letters, digits, _ and - (a Messages API tool_use id)", Code: "format"})
 	}
 	return errs
 }

@@ -208,6 +208,8 @@ func TestSecurityStrictJSON(t *testing.T) {
 		{"SessionTitleCase", request{method: "POST", path: "/v1/sessions", key: key, body: `{"TITLE":"x"}`}, "TITLE", "unknown"},
 		{"TooDeep", request{method: "POST", path: "/v1/tools/execute", key: key,
 			body: `{"tool_name":"save_note","tool_input":{"a":` + strings.Repeat("[", 63) + strings.Repeat("]", 63) + `}}`}, "tool_input.a" + strings.Repeat("[0]", 62), "depth"},
+		{"ToolUseIDLineBreak", request{method: "POST", path: "/v1/tools/execute", key: key,
+			body: `{"tool_name":"list_notes","tool_input":{},"tool_use_id":"toolu_1\r\nX-Injected: 1"}`}, "tool_use_id", "format"},
 		{"NestedCase", request{method: "POST", path: "/v1/chat/record", key: key,
 			body: `{"session_id":"sess_x","reservation_id":"res_x","messages":[{"Role":"user","content_text":"hi"}]}`}, "messages[0].Role", "unknown"},
 	})
