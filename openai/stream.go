@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -52,6 +54,7 @@ type stream struct {
 type blockState struct {
 	b       coachd.Block
 	args    strings.Builder
+	wireID  string   // the call's id as the server sent it
 	started bool     // tool_use_start sent
 	held    []string // argument fragments before the call's name arrived
 }
@@ -233,7 +236,7 @@ func (s *stream) callIndex(index *int, id string) int {
 		if !ok {
 			key = *index
 		}
-		if bi, used := s.calls[key]; used && id != "" && s.blocks[bi].b.ID != "" && s.blocks[bi].b.ID != id {
+		if bi, used := s.calls[key]; used && id != "" && s.blocks[bi].wireID != "" && s.blocks[bi].wireID != id {
 			if s.reused == nil {
 				s.reused = map[int]int{}
 			}
@@ -244,13 +247,26 @@ func (s *stream) callIndex(index *int, id string) int {
 	}
 	if id != "" {
 		for idx, bi := range s.calls {
-			if s.blocks[bi].b.ID == id {
+			if s.blocks[bi].wireID == id {
 				return idx
 			}
 		}
 		return len(s.calls)
 	}
 	return max(len(s.calls)-1, 0)
+}
+
+// callID is the id a call is stored and answered under: the server's
+// when the Messages API's pattern takes it (the history may go to Claude
+// later, and an answer names it), else one made from it, the same for the
+// same id, which the server never sees again (the history sent back to it
+// carries this one, in the call and its result alike).
+func callID(id string) string {
+	if coachd.ValidToolUseID(id) {
+		return id
+	}
+	sum := sha256.Sum256([]byte(id))
+	return "call_" + hex.EncodeToString(sum[:12])
 }
 
 func (s *stream) addText(t string) {
@@ -272,8 +288,8 @@ func (s *stream) addCall(idx int, id, name, args string) {
 		s.blocks = append(s.blocks, &blockState{b: coachd.Block{Type: coachd.BlockToolUse}})
 	}
 	bs := s.blocks[bi]
-	if bs.b.ID == "" && id != "" {
-		bs.b.ID = id
+	if bs.wireID == "" && id != "" {
+		bs.wireID, bs.b.ID = id, callID(id)
 	}
 	if bs.b.Name == "" && name != "" {
 		bs.b.Name = name
@@ -285,7 +301,7 @@ func (s *stream) addCall(idx int, id, name, args string) {
 	}
 	if !bs.started && bs.b.Name != "" {
 		if bs.b.ID == "" {
-			bs.b.ID = fmt.Sprintf("call_%s_%d", s.id, idx) // some servers send no id
+			bs.b.ID = callID(fmt.Sprintf("call_%s_%d", s.id, idx)) // some servers send no id
 		}
 		bs.started = true
 		s.queue = append(s.queue, coachd.ModelEvent{Type: coachd.ModelToolUseStart, Index: bi, ID: bs.b.ID, Name: bs.b.Name})
