@@ -15,7 +15,8 @@ import (
 // (EstimateTokens of the messages).
 //
 //   - Past ShortenAfter, tool results larger than ShortenOver bytes in
-//     turns older than the last KeepTurns are sent shortened to their
+//     turns older than the last KeepTurns (up to 2*KeepTurns-1: the cut
+//     moves KeepTurns turns at a time) are sent shortened to their
 //     first shortenTo bytes (the stored result is unchanged; the model
 //     may call the tool again).
 //   - Past SummarizeAfter, before the turn's first round, the model
@@ -140,11 +141,29 @@ func compacted(msgs []*coachd.Message, c *Compaction) []*coachd.Message {
 	if historyTokens(out) <= cfg.ShortenAfter {
 		return out
 	}
-	cut := turnCut(out, cfg.KeepTurns)
+	cut := turnCut(out, shortenKeep(out, cfg.KeepTurns))
 	for i := 0; i < cut; i++ {
 		out[i] = shortenResults(out[i], cfg.ShortenOver)
 	}
 	return out
+}
+
+// shortenKeep is how many of msgs' last turns keep their tool results
+// whole: keep to 2*keep-1, so that the cut moves keep turns at a time.
+// Each move changes the history sent from the cut on, which the prompt
+// cache then writes again: moved every turn, it would re-cache the last
+// keep turns on every turn.
+func shortenKeep(msgs []*coachd.Message, keep int) int {
+	turns := 0
+	for _, m := range msgs {
+		if turnStart(m) {
+			turns++
+		}
+	}
+	if turns <= keep {
+		return keep
+	}
+	return keep + (turns-keep)%keep
 }
 
 // historyTokens estimates the tokens of msgs as sent, from the sizes of
