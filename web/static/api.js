@@ -131,6 +131,7 @@ export class Api {
   deleteNote(id) { return this.request('DELETE', `/v1/notes/${encodeURIComponent(id)}`); }
   pinNote(id) { return this.request('POST', `/v1/notes/${encodeURIComponent(id)}/pin`); }
   restoreNote(id) { return this.request('POST', `/v1/notes/${encodeURIComponent(id)}/restore`); }
+  deleteUpload(id) { return this.request('DELETE', `/v1/uploads/${encodeURIComponent(id)}`); }
 
   // chatStream starts a turn and returns the streaming Response; errors
   // before the stream (402, 409, 429, …) throw ApiError. The turn goes on

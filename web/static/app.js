@@ -31,6 +31,7 @@ const state = {
   controller: null, // AbortController of the running turn
   live: null, // AssistantView of the running turn
   lastTurn: null, // body of the last turn, for Retry
+  resendable: false, // Retry would send lastTurn's body, files and all, again
   turnBase: 0, // tokens_used when the running turn began
   loading: '', // the session whose history is being loaded
   shown: SESSIONS_PAGE, // how many sessions the sidebar lists
@@ -267,6 +268,9 @@ async function send(text) {
     open.forEach((el) => el.markAnswered && el.markAnswered(''));
     attachments.sent(files);
   });
+  // The message is stored with its files: their uploads can go, unless
+  // Retry may send this very body again.
+  if (accepted && !state.resendable) attachments.discard(files);
   if (!accepted) {
     bubble.classList.add('failed');
     bubble.append(h('span', { class: 'msg-note' }, 'Not sent'));
@@ -302,6 +306,7 @@ async function runTurn(body, onAccepted = () => {}) {
   if (!phase.begin()) return false;
   banner.clear();
   state.lastTurn = body;
+  state.resendable = false;
   const controller = new AbortController();
   state.controller = controller;
   const view = transcript.startAssistant();
@@ -369,6 +374,7 @@ async function runTurn(body, onAccepted = () => {}) {
           // The server stored the message before the upstream failed:
           // Retry re-runs it instead of sending it a second time.
           if (!replied) state.lastTurn = { retry: true };
+          state.resendable = state.lastTurn === body;
           banner.show(describeError(data));
           return true;
         default: // unknown events are ignored, so the server can add more
@@ -388,6 +394,7 @@ async function runTurn(body, onAccepted = () => {}) {
   } catch (err) {
     batcher.flush();
     if (accepted && err.resumeAfter && state.sessionId) state.lastTurn = { resumeAfter: err.resumeAfter };
+    state.resendable = !controller.signal.aborted && state.lastTurn === body;
     if (controller.signal.aborted) {
       view.note('Stopped', 'stopped');
     } else if (err instanceof ApiError) {

@@ -67,7 +67,7 @@ export class Attachments {
     const el = h('li', { class: 'attach-chip uploading', title: file.name },
       h('span', { class: 'attach-name', text: file.name }), h('span', { class: 'attach-size', text: kb(file.size) }), remove);
     const item = { file, id: '', el, state: 'uploading' };
-    remove.addEventListener('click', () => this.remove(item));
+    remove.addEventListener('click', () => { this.remove(item); this.discard([item]); });
     this.items.push(item);
     this.tray.append(el);
     this.tray.hidden = false;
@@ -81,6 +81,7 @@ export class Attachments {
       if (!res.ok) throw new Error((body.error && body.error.message) || `upload failed (${res.status})`);
       item.id = body.id;
       item.state = 'ready';
+      if (!this.items.includes(item)) this.discard([item]); // removed while it uploaded
       el.classList.remove('uploading');
     } catch (err) {
       item.state = 'failed';
@@ -95,6 +96,16 @@ export class Attachments {
     item.el.remove();
     this.tray.hidden = this.items.length === 0;
     this.onChange();
+  }
+
+  // discard deletes the uploads of items. A stored message holds its own
+  // copy of its files, and uploads count against the user's caps (100
+  // files, 50 MiB) with no other way to free them: kept, they would stop
+  // the user attaching anything after a few weeks.
+  discard(items) {
+    const api = this.getApi();
+    if (!api) return;
+    items.filter((i) => i.id).forEach((i) => api.deleteUpload(i.id).catch(() => {}));
   }
 
   // clearAll empties the tray (signing out).
