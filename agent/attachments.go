@@ -86,27 +86,34 @@ var pdfPageRe = regexp.MustCompile(`/Type\s*/Page[^s]`)
 func attachmentTokens(msgs []coachd.ModelMessage) (data int, tokens int64) {
 	for _, m := range msgs {
 		for _, b := range m.Blocks {
-			typ, _, ok := coachd.AttachmentInfo(b)
-			if !ok || typ == coachd.MediaText {
-				continue
+			if n, t, ok := binaryAttachment(b); ok {
+				data, tokens = data+n, tokens+t
 			}
-			n := sourceLen(b)
-			data += n
-			if typ != coachd.MediaPDF {
-				tokens += imageTokens
-				continue
-			}
-			var s struct {
-				Data string `json:"data"`
-			}
-			_ = json.Unmarshal(b.Source, &s)
-			raw, _ := base64.StdEncoding.DecodeString(s.Data)
-			pages := len(pdfPageRe.FindAllIndex(raw, -1))
-			if pages == 0 && len(bytes.TrimSpace(raw)) > 0 {
-				pages = 1
-			}
-			tokens += int64(pages) * pdfPageTokens
 		}
 	}
 	return data, tokens
+}
+
+// binaryAttachment returns the bytes of source data an image or PDF block
+// holds and its estimated tokens; ok is false for any other block (a text
+// document's tokens are those of its text).
+func binaryAttachment(b coachd.Block) (data int, tokens int64, ok bool) {
+	typ, _, ok := coachd.AttachmentInfo(b)
+	if !ok || typ == coachd.MediaText {
+		return 0, 0, false
+	}
+	data = sourceLen(b)
+	if typ != coachd.MediaPDF {
+		return data, imageTokens, true
+	}
+	var s struct {
+		Data string `json:"data"`
+	}
+	_ = json.Unmarshal(b.Source, &s)
+	raw, _ := base64.StdEncoding.DecodeString(s.Data)
+	pages := len(pdfPageRe.FindAllIndex(raw, -1))
+	if pages == 0 && len(bytes.TrimSpace(raw)) > 0 {
+		pages = 1
+	}
+	return data, int64(pages) * pdfPageTokens, true
 }

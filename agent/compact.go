@@ -167,16 +167,23 @@ func shortenKeep(msgs []*coachd.Message, keep int) int {
 }
 
 // historyTokens estimates the tokens of msgs as sent, from the sizes of
-// their blocks' contents (cheap: it runs every round; attachments count
-// by their encoded size, which overstates them).
+// their blocks' contents (cheap: it runs every round). Images and PDFs
+// count as the API bills them (binaryAttachment), not by their base64:
+// one photo's bytes would pass every compaction threshold.
 func historyTokens(msgs []*coachd.Message) int64 {
-	n := 0
+	n, media := 0, int64(0)
 	for _, m := range msgs {
 		for _, b := range m.Blocks {
+			if b.Type == coachd.BlockImage || b.Type == coachd.BlockDocument {
+				if _, t, ok := binaryAttachment(b); ok {
+					n, media = n+len(b.Name)+16, media+t
+					continue
+				}
+			}
 			n += len(b.Text) + len(b.Thinking) + len(b.Input) + len(b.Content) + len(b.Source) + len(b.Name) + 16
 		}
 	}
-	return coachd.TokensOfBytes(n)
+	return coachd.TokensOfBytes(n) + media
 }
 
 // turnCut returns the index of the first message of the keep-th turn
