@@ -11,7 +11,12 @@ import (
 
 // maxCachedMessages bounds the history cache: about 200 MB at the
 // ~2 KiB a stored message takes in memory, far less for typical chat.
-const maxCachedMessages = 100_000
+// maxCachedBytes bounds it too: a user message holds its attachments (up
+// to 10 MiB of them, as base64), so a count alone bounds nothing.
+const (
+	maxCachedMessages = 100_000
+	maxCachedBytes    = 256 << 20
+)
 
 // historyCache keeps sessions' stored messages between turns, so a turn
 // reads only the messages stored since the last one it saw (its own last
@@ -24,11 +29,13 @@ type historyCache struct {
 	lru   *list.List // of *historyEntry, most recent first
 	byID  map[string]*list.Element
 	count int // messages cached
+	bytes int // their size (messagesSize)
 }
 
 type historyEntry struct {
 	session, user string
 	msgs          []*coachd.Message
+	bytes         int // messagesSize(msgs)
 	// sess, when not nil, is the session as its last turn here left it
 	// (Store.EndTurn) and msgs its every message: the next turn starts
 	// from both without a read, once (its admission checks that the
@@ -105,22 +112,39 @@ func (c *historyCache) put(userID, sessionID string, msgs []*coachd.Message, ses
 	if len(msgs) == 0 || len(msgs) > maxCachedMessages/4 {
 		return
 	}
+	size := messagesSize(msgs)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if el, ok := c.byID[sessionID]; ok {
-		e := el.Value.(*historyEntry)
-		c.count += len(msgs) - len(e.msgs)
-		e.user, e.msgs, e.sess = userID, msgs, sess
-		c.lru.MoveToFront(el)
-	} else {
-		c.byID[sessionID] = c.lru.PushFront(&historyEntry{session: sessionID, user: userID, msgs: msgs, sess: sess})
-		c.count += len(msgs)
+		c.drop(el)
 	}
-	for c.count > maxCachedMessages {
-		el := c.lru.Back()
-		e := el.Value.(*historyEntry)
-		c.lru.Remove(el)
-		delete(c.byID, e.session)
-		c.count -= len(e.msgs)
+	if size > maxCachedBytes/4 {
+		return // too big to keep (and its older prefix with it)
 	}
+	c.byID[sessionID] = c.lru.PushFront(&historyEntry{session: sessionID, user: userID, msgs: msgs, sess: sess, bytes: size})
+	c.count += len(msgs)
+	c.bytes += size
+	for c.count > maxCachedMessages || c.bytes > maxCachedBytes {
+		c.drop(c.lru.Back())
+	}
+}
+
+func (c *historyCache) drop(el *list.Element) {
+	e := c.lru.Remove(el).(*historyEntry)
+	delete(c.byID, e.session)
+	c.count -= len(e.msgs)
+	c.bytes -= e.bytes
+}
+
+// messagesSize is about the memory msgs hold: their blocks' contents
+// (attachments' base64 above all) and a fixed cost a message.
+func messagesSize(msgs []*coachd.Message) int {
+	n := 0
+	for _, m := range msgs {
+		n += 512 + len(m.Content) + len(m.Metadata)
+		for _, b := range m.Blocks {
+			n += len(b.Text) + len(b.Thinking) + len(b.Signature) + len(b.Data) + len(b.Input) + len(b.Content) + len(b.Source)
+		}
+	}
+	return n
 }
