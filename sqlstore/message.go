@@ -330,13 +330,23 @@ func (db *DB) ListMessages(ctx context.Context, userID, sessionID string, page c
 		return nil, "", err
 	}
 	defer tx.Rollback()
-	msgs, err := listMessages(ctx, tx, userID, sessionID, after, limit+1)
+	msgs, full, err := listMessages(ctx, tx, userID, sessionID, after, limit+1, maxPageBytes)
 	if err != nil {
 		return nil, "", err
 	}
-	msgs, next := pageOf(msgs, limit, func(m *coachd.Message) string { return strconv.FormatInt(m.Seq, 10) })
+	cursor := func(m *coachd.Message) string { return strconv.FormatInt(m.Seq, 10) }
+	if full && len(msgs) <= limit {
+		return msgs, cursor(msgs[len(msgs)-1]), tx.commit()
+	}
+	msgs, next := pageOf(msgs, limit, cursor)
 	return msgs, next, tx.commit()
 }
+
+// maxPageBytes ends a page of ListMessages early (with a cursor to the
+// rest): a user message holds its attachments, up to 10 MiB of them as
+// base64, so a page of 200 could be gigabytes read, held and encoded at
+// once. A page always holds at least one message.
+const maxPageBytes = 32 << 20
 
 // History returns all of the session's messages in seq order: what the
 // runner sends to the model.
@@ -346,18 +356,19 @@ func (db *DB) History(ctx context.Context, userID, sessionID string) ([]*coachd.
 		return nil, err
 	}
 	defer tx.Rollback()
-	msgs, err := listMessages(ctx, tx, userID, sessionID, 0, 0)
+	msgs, _, err := listMessages(ctx, tx, userID, sessionID, 0, 0, 0)
 	if err != nil {
 		return nil, err
 	}
 	return msgs, tx.commit()
 }
 
-// listMessages reads up to limit messages (all when limit is 0) after seq.
-// The join scopes the read to the user, so only an empty result needs a
-// second look to tell a session without more messages (an empty list)
-// from a missing or foreign one (ENOTFOUND).
-func listMessages(ctx context.Context, tx *tx, userID, sessionID string, after int64, limit int) ([]*coachd.Message, error) {
+// listMessages reads up to limit messages (all when limit is 0) after seq,
+// and stops early, full, once they hold maxBytes (0: no bound; see
+// messageBytes). The join scopes the read to the user, so only an empty
+// result needs a second look to tell a session without more messages (an
+// empty list) from a missing or foreign one (ENOTFOUND).
+func listMessages(ctx context.Context, tx *tx, userID, sessionID string, after int64, limit, maxBytes int) (msgs []*coachd.Message, full bool, err error) {
 	q := `SELECT ` + messageColumns + ` FROM messages m JOIN sessions s ON s.id = m.session_id
 		WHERE m.session_id = ? AND s.user_id = ? AND m.seq > ? ORDER BY m.seq`
 	args := []any{sessionID, userID, after}
@@ -365,12 +376,39 @@ func listMessages(ctx context.Context, tx *tx, userID, sessionID string, after i
 		q += ` LIMIT ?`
 		args = append(args, limit)
 	}
-	msgs, err := queryAll(ctx, tx, "list messages", scanMessage, q, args...)
-	if err != nil || len(msgs) > 0 {
-		return msgs, err
+	rows, err := tx.query(ctx, q, args...)
+	if err != nil {
+		return nil, false, dbError(err, "list messages")
+	}
+	defer rows.Close()
+	msgs, size := []*coachd.Message{}, 0
+	for !full && rows.Next() {
+		m, err := scanMessage(rows)
+		if err != nil {
+			return nil, false, dbError(err, "list messages")
+		}
+		msgs = append(msgs, m)
+		size += messageBytes(m)
+		full = maxBytes > 0 && size >= maxBytes
+	}
+	if err := rows.Err(); err != nil {
+		return nil, false, dbError(err, "list messages")
+	}
+	if len(msgs) > 0 {
+		return msgs, full, nil
 	}
 	if _, err := findSession(ctx, tx, userID, sessionID); err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	return msgs, nil
+	return msgs, false, nil
+}
+
+// messageBytes is about the size of m as read and sent: its blocks'
+// contents, attachments' base64 above all.
+func messageBytes(m *coachd.Message) int {
+	n := len(m.Content) + len(m.Metadata)
+	for _, b := range m.Blocks {
+		n += len(b.Text) + len(b.Thinking) + len(b.Input) + len(b.Content) + len(b.Source)
+	}
+	return n
 }

@@ -1,6 +1,7 @@
 package sqlstore_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -119,6 +120,43 @@ func testMessages(t *testing.T, newDSN func(tb testing.TB) string) {
 		for _, c := range []string{"abc", "0", "-1", "01", "1.5", " 1", "99999999999999999999"} {
 			_, _, err := db.ListMessages(ctx, u.ID, s.ID, coachd.Page{Cursor: c})
 			wantCode(t, err, coachd.EINVALID)
+		}
+	})
+	// A page of messages is bounded by bytes as well as by count: a user
+	// message holds its attachments (up to 10 MiB, as base64), so a page
+	// of 200 could be gigabytes read, held and encoded by one request.
+	t.Run("PageBytes", func(t *testing.T) {
+		db := MustOpen(t, newDSN(t), newClock())
+		u := MustCreateUser(t, db, "a")
+		s := MustCreateSession(t, db, u.ID)
+		doc := coachd.AttachmentBlock(coachd.MediaText, "log.txt", bytes.Repeat([]byte("a"), coachd.MaxAttachmentBytes))
+		const n = 24 // 72 MiB of attachments
+		for range n {
+			if err := db.AppendMessages(ctx, u.ID, s.ID, []*coachd.Message{{Role: coachd.RoleUser, Blocks: []coachd.Block{doc, coachd.TextBlock("today")}}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var seqs []int64
+		cursor, pages := "", 0
+		for {
+			page, next, err := db.ListMessages(ctx, u.ID, s.ID, coachd.Page{Cursor: cursor, Limit: coachd.MaxPageLimit})
+			if err != nil {
+				t.Fatal(err)
+			}
+			pages++
+			if size := len(page) * coachd.MaxAttachmentBytes; size > 40<<20 {
+				t.Fatalf("page %d holds %d messages, %d MiB of attachments", pages, len(page), size>>20)
+			}
+			for _, m := range page {
+				seqs = append(seqs, m.Seq)
+			}
+			if next == "" {
+				break
+			}
+			cursor = next
+		}
+		if len(seqs) != n || seqs[0] != 1 || seqs[n-1] != n || pages < 2 {
+			t.Fatalf("%d pages, seqs %v: want all %d messages once, in order", pages, seqs, n)
 		}
 	})
 	t.Run("Concurrent", func(t *testing.T) {
