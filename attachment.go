@@ -66,6 +66,9 @@ type UploadService interface {
 	CreateUpload(ctx context.Context, u *Upload) error
 	// FindUpload returns the user's upload with its bytes.
 	FindUpload(ctx context.Context, userID, id string) (*Upload, error)
+	// ListUploads returns the user's uploads, newest first, without
+	// their bytes: how a client at the caps finds what to delete.
+	ListUploads(ctx context.Context, userID string, page Page) ([]*Upload, string, error)
 	DeleteUpload(ctx context.Context, userID, id string) error
 }
 

@@ -52,6 +52,7 @@ func (s *Server) routes() {
 	mux.Handle("GET /v1/models", s.oaiAuth(s.handleModels()))
 
 	mux.Handle("POST /v1/uploads", user(s.handleUploadCreate()))
+	mux.Handle("GET /v1/uploads", user(s.handleUploadList()))
 	mux.Handle("GET /v1/uploads/{id}", user(s.handleUploadGet()))
 	mux.Handle("DELETE /v1/uploads/{id}", user(s.handleUploadDelete()))
 

@@ -133,6 +133,33 @@ func (s *Server) handleUploadGet() http.Handler {
 	})
 }
 
+// handleUploadList lists the user's uploads, newest first, without their
+// bytes: at the caps an upload is refused until some are deleted, and
+// this is how a client finds them.
+func (s *Server) handleUploadList() http.Handler {
+	type response struct {
+		Uploads    []*coachd.Upload `json:"uploads"`
+		NextCursor string           `json:"next_cursor"`
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q := newQuery(r)
+		page := q.page()
+		if err := q.err(); err != nil {
+			s.Error(w, r, err)
+			return
+		}
+		list, next, err := s.store.ListUploads(r.Context(), UserFrom(r.Context()).ID, page)
+		if err != nil {
+			s.Error(w, r, err)
+			return
+		}
+		if list == nil {
+			list = []*coachd.Upload{}
+		}
+		s.encode(w, r, http.StatusOK, response{Uploads: list, NextCursor: next})
+	})
+}
+
 // handleUploadDelete deletes the user's upload. Messages it was attached
 // to keep their copy.
 func (s *Server) handleUploadDelete() http.Handler {

@@ -58,6 +58,14 @@ func (db *DB) FindUpload(ctx context.Context, userID, id string) (*coachd.Upload
 	return u, tx.commit()
 }
 
+// ListUploads returns the user's uploads, newest first, without their
+// bytes.
+func (db *DB) ListUploads(ctx context.Context, userID string, page coachd.Page) ([]*coachd.Upload, string, error) {
+	return listNewestFirst(ctx, db, "list uploads", "uploads", uploadColumns, coachd.PrefixUpload,
+		func(row interface{ Scan(...any) error }) (*coachd.Upload, error) { return scanUpload(row, false) },
+		func(u *coachd.Upload) timeIDCursor { return timeIDCursor{u.CreatedAt.UnixMicro(), u.ID} }, userID, page)
+}
+
 // DeleteUpload deletes the user's upload, or answers ENOTFOUND. Messages
 // it was attached to keep their own copy.
 func (db *DB) DeleteUpload(ctx context.Context, userID, id string) error {
