@@ -165,6 +165,24 @@ func TestApproval(t *testing.T) {
 		}
 		ah.assertValidHistory(res.SessionID)
 	})
+	// An error answer (the client could not ask the user) denies the call.
+	t.Run("DenyByErrorAnswer", func(t *testing.T) {
+		ah := newApprovalHarness(t)
+		res, _ := ah.pauseCharge(t)
+		ah.fake.Enqueue(anthropictest.Text("OK.", 4))
+		tr, err := ah.runner.Prepare(context.Background(), agent.TurnRequest{User: ah.user, SessionID: res.SessionID,
+			Answer: &agent.Answer{ToolUseID: "c1", Content: json.RawMessage(`"the dialog did not open"`), IsError: true}})
+		if err != nil {
+			t.Fatalf("prepare: %v", err)
+		}
+		if res2 := tr.Run(context.Background(), &sink{}); res2.StopReason != coachd.TurnEndTurn {
+			t.Fatalf("resume: %s %v", res2.StopReason, res2.Err)
+		}
+		got := ah.fake.Requests()[1].ToolResults()
+		if ah.charges.Load() != 0 || len(got) != 2 || !got[1].IsError || got[1].ResultText() != "The user denied this call: the app could not ask them: the dialog did not open" {
+			t.Fatalf("runs %d, sent %+v", ah.charges.Load(), got)
+		}
+	})
 	t.Run("DenyByOption", func(t *testing.T) {
 		ah := newApprovalHarness(t)
 		res, _ := ah.pauseCharge(t)

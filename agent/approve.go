@@ -125,7 +125,7 @@ func (t *Turn) pendingAnswer(p *coachd.PendingInteraction) coachd.Block {
 	case p.Kind == coachd.PendingApproval:
 		return coachd.ToolResultBlock(p.ToolUseID, "awaiting the approved call's result", false)
 	case a != nil:
-		return coachd.ToolResultBlock(p.ToolUseID, answerText(a.Content), false)
+		return coachd.ToolResultBlock(p.ToolUseID, answerText(a.Content), a.IsError)
 	}
 	return coachd.ToolResultBlock(p.ToolUseID, "dismissed: the user sent a message instead of answering", false)
 }
@@ -135,7 +135,10 @@ func (t *Turn) pendingAnswer(p *coachd.PendingInteraction) coachd.Block {
 // result is streamed as the call's tool_result.
 func (t *Turn) decide(ctx context.Context, p *coachd.PendingInteraction) error {
 	var ans approvalAnswer
-	if a := t.req.Answer; a != nil {
+	if a := t.req.Answer; a != nil && a.IsError {
+		// The client could not ask: denied, with what it said.
+		ans.Reason = runeCut("the app could not ask them: "+answerText(a.Content), MaxApprovalReason)
+	} else if a != nil {
 		ans, _ = parseApproval(a.Content) // validated by Prepare
 	} else {
 		ans.Reason = "they sent a message instead of answering"

@@ -92,10 +92,19 @@ func (r *Runner) Agent(name string) (*Agent, bool) { return r.cfg.Agents(name) }
 // Toolset returns the runner's tools.
 func (r *Runner) Toolset() *Toolset { return r.cfg.Tools }
 
+// MaxErrorAnswer bounds an error answer's content (Answer.IsError): why
+// the client has no output, not the output.
+const MaxErrorAnswer = 8 << 10
+
 // Answer is the user's answer to a pending interactive tool call.
 type Answer struct {
 	ToolUseID string          `json:"tool_use_id"`
 	Content   json.RawMessage `json:"content"`
+	// IsError: the client could not give the tool's output, and Content
+	// says why. It is stored as an error result (the tool's result
+	// schema does not apply); a call waiting for approval so answered is
+	// denied.
+	IsError bool `json:"is_error,omitempty"`
 }
 
 // TurnRequest is one user turn.
@@ -164,6 +173,8 @@ func (req *TurnRequest) Valid() []coachd.FieldError {
 		}
 		if len(a.Content) == 0 {
 			errs = append(errs, coachd.FieldError{Field: "tool_result.content", Message: "is required", Code: "required"})
+		} else if a.IsError && len(a.Content) > MaxErrorAnswer {
+			errs = append(errs, coachd.FieldError{Field: "tool_result.content", Message: fmt.Sprintf("an error answer is at most %d bytes", MaxErrorAnswer), Code: "length"})
 		}
 		if req.SessionID == "" {
 			errs = append(errs, coachd.FieldError{Field: "session_id", Message: "is required with tool_result", Code: "required"})
@@ -244,6 +255,9 @@ func (t *Turn) checkSession() error {
 	}
 	if !p.ExpiresAt.IsZero() && t.r.cfg.Clock.Now().After(p.ExpiresAt) {
 		return coachd.Errorf(coachd.ECONFLICT, "the pending interaction expired; send a message instead")
+	}
+	if a.IsError {
+		return nil // any text: it is why there is no output
 	}
 	return t.validateAnswer(p, a.Content)
 }

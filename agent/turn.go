@@ -278,7 +278,7 @@ func (t *Turn) startedEvent() coachd.Event {
 func (t *Turn) recordAnswer(ctx context.Context, name string) {
 	tool, ok := t.tool(name)
 	rec, isRec := tool.(coachd.AnswerRecorder)
-	if !ok || !isRec || t.req.Answer == nil || t.ap.answer != nil {
+	if !ok || !isRec || t.req.Answer == nil || t.req.Answer.IsError || t.ap.answer != nil {
 		return
 	}
 	env := coachd.ToolEnv{User: t.req.User, Session: t.sess, Store: t.r.cfg.Store, Emit: t.emit}

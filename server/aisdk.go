@@ -27,6 +27,7 @@ type uiPart struct {
 	ToolCallID string          `json:"toolCallId"`
 	State      string          `json:"state"`
 	Output     json.RawMessage `json:"output"`
+	ErrorText  string          `json:"errorText"` // state output-error
 	// A file part: what useChat makes of the files a user attaches.
 	MediaType string `json:"mediaType"`
 	URL       string `json:"url"`
@@ -163,6 +164,11 @@ func (s *Server) prepareUIChatTurn(r *http.Request) (*agent.Turn, error) {
 			switch {
 			case p.State == "output-available":
 				tr.Answer = &agent.Answer{ToolUseID: p.ToolCallID, Content: p.Output}
+			case p.State == "output-error":
+				// addToolOutput({state: 'output-error', errorText}): the
+				// app could not answer; the model is told why.
+				text, _ := json.Marshal(p.ErrorText)
+				tr.Answer = &agent.Answer{ToolUseID: p.ToolCallID, Content: text, IsError: true}
 			case p.State == "approval-responded" && p.Approval != nil:
 				// addToolApprovalResponse: the answer to a call waiting for approval.
 				content, _ := json.Marshal(p.Approval)

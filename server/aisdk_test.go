@@ -88,3 +88,29 @@ func TestUIChatErrorBeforeStream(t *testing.T) {
 		})
 	}
 }
+
+// TestUIChatToolOutputError: useChat's addToolOutput({state:
+// 'output-error', errorText}) answers a paused tool the app could not
+// show. It resumes the turn with an error tool_result carrying the text,
+// instead of a 409 that leaves the chat stuck on the pause.
+func TestUIChatToolOutputError(t *testing.T) {
+	e := MustChatEnv(t, nil)
+	e.fake.Enqueue(anthropictest.Blocks(anthropictest.TextBlock("Pick one.", 2),
+		anthropictest.ToolUse("toolu_o", "show_options", `{"options":["Airport","Downtown"]}`)))
+	if s := e.chat(t.Context(), e.alice.key, "?protocol=ai-sdk", uiChatBody("chat-e", `{"type":"text","text":"Where to?"}`)); s.status != 200 {
+		t.Fatalf("%d %s", s.status, s.raw)
+	}
+	e.fake.Enqueue(anthropictest.Text("Then let us talk it through.", 4))
+	body := `{"id":"chat-e","trigger":"submit-message","messages":[{"id":"u1","role":"user","parts":[{"type":"text","text":"Where to?"}]},` +
+		`{"id":"a1","role":"assistant","parts":[{"type":"tool-show_options","toolCallId":"toolu_o","state":"output-error",` +
+		`"input":{"options":["Airport","Downtown"]},"errorText":"the picker failed to render"}]}]}`
+	s := e.chat(t.Context(), e.alice.key, "?protocol=ai-sdk", body)
+	if s.status != 200 || !strings.Contains(string(s.raw), `"delta":"Then"`) {
+		t.Fatalf("answering with output-error: %d %s", s.status, s.raw)
+	}
+	reqs := e.fake.Requests()
+	res := reqs[len(reqs)-1].ToolResults()
+	if len(res) != 1 || !res[0].IsError || res[0].ResultText() != "the picker failed to render" {
+		t.Fatalf("the model's tool_result: %+v", res)
+	}
+}
