@@ -58,6 +58,8 @@ func (req reviewRequest) Valid(context.Context) []coachd.FieldError {
 type reviewResponse struct {
 	*coachd.Review
 	StopReason string `json:"stop_reason"`
+	// Error is why the coach's turn failed after it recorded a decision.
+	Error *errorObject `json:"error,omitempty"`
 }
 
 // handleReviewCreate runs the validator coach over a workspace. It waits
@@ -113,7 +115,18 @@ func (s *Server) handleReviewCreate() http.Handler {
 				s.Error(w, r, err)
 				return
 			}
-			s.encode(w, r, http.StatusOK, reviewResponse{rev, res.StopReason})
+			out := reviewResponse{Review: rev, StopReason: res.StopReason}
+			if res.Err != nil {
+				// Failed before a decision (the model unreachable, its
+				// key refused): the error, as POST /v1/chat answers it,
+				// not a review a client would read as "not approved".
+				if rev.Decision == nil {
+					s.Error(w, r, res.Err)
+					return
+				}
+				out.Error = &errorObject{Code: res.Err.Code, Message: res.Err.Message}
+			}
+			s.encode(w, r, http.StatusOK, out)
 			return
 		}
 		s.observer.StreamOpened()
@@ -126,7 +139,7 @@ func (s *Server) handleReviewCreate() http.Handler {
 			sw.Send(coachd.Event{Type: coachd.EventError, Err: coachd.AsError(err)})
 			return
 		}
-		data, _ := json.Marshal(reviewResponse{rev, res.StopReason})
+		data, _ := json.Marshal(reviewResponse{Review: rev, StopReason: res.StopReason})
 		sw.Send(coachd.Event{Type: coachd.EventReview, Data: data})
 	})
 }
