@@ -95,6 +95,11 @@ func (b *Build) Run(ctx context.Context, u *coachd.User, taskID string, requirem
 			return out, err
 		}
 		out.Reviews = append(out.Reviews, rev)
+		if rres.Err != nil && rev.Decision == nil {
+			// The coach failed (the model unreachable): no feedback to
+			// give, and the player's next turn would be spent for nothing.
+			return out, rres.Err
+		}
 		if rev.Approved {
 			out.Approved = true
 			b.logf("turn %d: approved", out.Turns)
