@@ -158,6 +158,9 @@ func runReview(ctx context.Context, args []string, getenv func(string) string, s
 	if err != nil {
 		return err
 	}
+	if res.Err != nil && rev.Decision == nil {
+		return res.Err // the model failed: no review, not a "not approved"
+	}
 	return printDecision(stdout, rev, res.StopReason)
 }
 
