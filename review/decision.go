@@ -179,8 +179,10 @@ func (t decisionTool) Execute(_ context.Context, call coachd.ToolCall, _ coachd.
 	}
 	approve := d.Decision == "approve"
 	if approve {
-		run := tr.lastTestRun()
+		run, failed := tr.lastTestRun(), tr.failedTestRun()
 		switch {
+		case failed != nil:
+			return refuse("approval refused: a test run of this review (%s) did not pass (exit code %d, %d failed), and the code has not changed since: record feedback instead", failed.Command, failed.ExitCode, failed.Tests.Failed)
 		case run == nil:
 			return refuse("approval refused: this review has not run the tests. Run them yourself with run_command, then decide")
 		case !run.Passed():

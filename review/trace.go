@@ -74,6 +74,21 @@ func (t *Trace) lastTestRun() *CommandRun {
 	return nil
 }
 
+// failedTestRun is the last run_command whose output had test counts and
+// that failed (a test failed, it exited non-zero or timed out); nil when
+// none did. The code does not change within a review: a failure stands
+// whatever passes after it.
+func (t *Trace) failedTestRun() *CommandRun {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for i := len(t.calls) - 1; i >= 0; i-- {
+		if r := t.calls[i].Command; r != nil && r.Tests != nil && (r.ExitCode != 0 || r.TimedOut || r.Tests.Failed > 0) {
+			return r
+		}
+	}
+	return nil
+}
+
 // Decision is the decision recorded (nil if none) and whether it approves.
 func (t *Trace) Decision() (json.RawMessage, bool) {
 	t.mu.Lock()
