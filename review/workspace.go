@@ -345,7 +345,16 @@ func (t grepTool) Execute(ctx context.Context, call coachd.ToolCall, _ coachd.To
 		if ok, _ := path.Match(in.Glob, d.Name()); in.Glob != "" && !ok {
 			return nil
 		}
-		data, err := t.w.root.ReadFile(name)
+		// Sized before it is read: a large file is never loaded whole.
+		if info, err := d.Info(); err != nil || info.Size() > maxGrepFile {
+			return nil
+		}
+		f, err := t.w.root.Open(name)
+		if err != nil {
+			return nil
+		}
+		data, err := io.ReadAll(io.LimitReader(f, maxGrepFile+1))
+		f.Close()
 		if err != nil || len(data) > maxGrepFile || binary(data[:min(len(data), sniffBytes)]) {
 			return nil
 		}

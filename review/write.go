@@ -3,6 +3,7 @@ package review
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"path"
 	"strings"
 
@@ -92,9 +93,18 @@ func (t editFile) Execute(_ context.Context, call coachd.ToolCall, _ coachd.Tool
 	if err != nil {
 		return refuse("%v", err)
 	}
-	data, err := t.w.root.ReadFile(p)
+	// Sized before it is read: a large file is never loaded whole.
+	f, err := t.w.root.Open(p)
 	if err != nil {
 		return refuse("%s", t.w.explain(p, err))
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxWriteBytes+1))
+	f.Close()
+	if err != nil {
+		return refuse("%s", t.w.explain(p, err))
+	}
+	if len(data) > maxWriteBytes {
+		return refuse("%s: over %d bytes, too large to edit", p, maxWriteBytes)
 	}
 	switch n := strings.Count(string(data), in.OldText); n {
 	case 0:
