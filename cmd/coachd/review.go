@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/coachd/coachd"
 	"github.com/coachd/coachd/examples"
@@ -198,6 +199,12 @@ func (p progress) Send(ev coachd.Event) error {
 	return nil
 }
 
+// Requirements bounds, validate_implementation's.
+const (
+	maxRequirements   = 100
+	maxRequirementLen = 2000
+)
+
 // readRequirements reads one requirement per non-empty line, dropping list
 // markers ("- ", "* ", "1. ") and Markdown headings.
 func readRequirements(path string) ([]string, error) {
@@ -221,6 +228,16 @@ func readRequirements(path string) ([]string, error) {
 	}
 	if len(reqs) == 0 {
 		return nil, fmt.Errorf("%s: no requirements", path)
+	}
+	// validate_implementation's bounds (and POST /v1/reviews's): past
+	// them the coach could never start its validation.
+	if len(reqs) > maxRequirements {
+		return nil, fmt.Errorf("%s: %d requirements; at most %d", path, len(reqs), maxRequirements)
+	}
+	for i, r := range reqs {
+		if n := utf8.RuneCountInString(r); n > maxRequirementLen {
+			return nil, fmt.Errorf("%s: requirement %d is %d characters; at most %d", path, i+1, n, maxRequirementLen)
+		}
 	}
 	return reqs, nil
 }
