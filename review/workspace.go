@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -66,6 +67,22 @@ func NewWorkspace(dir string, opts Options) (*Workspace, error) {
 		opts.Timeout = 5 * time.Minute
 	}
 	return &Workspace{dir: abs, root: root, opts: opts}, nil
+}
+
+// open opens p for reading without blocking: a named pipe the worker
+// left would otherwise wait for a writer for ever. The caller checks the
+// file's type.
+func (w *Workspace) open(p string) (*os.File, os.FileInfo, error) {
+	f, err := w.root.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, fi, nil
 }
 
 // Dir is the workspace's directory.
@@ -174,17 +191,16 @@ func (t readFile) Execute(_ context.Context, call coachd.ToolCall, _ coachd.Tool
 	if err != nil {
 		return refuse("%v", err)
 	}
-	f, err := t.w.root.Open(p)
+	f, fi, err := t.w.open(p)
 	if err != nil {
 		return refuse("%s", t.w.explain(p, err))
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return refuse("%s", t.w.explain(p, err))
-	}
 	if fi.IsDir() {
 		return refuse("%s is a directory; list_files lists it", p)
+	}
+	if !fi.Mode().IsRegular() {
+		return refuse("%s is not a regular file (%s)", p, fi.Mode().Type())
 	}
 	data, err := io.ReadAll(io.LimitReader(f, MaxReadBytes+1))
 	if err != nil {

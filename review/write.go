@@ -94,9 +94,13 @@ func (t editFile) Execute(_ context.Context, call coachd.ToolCall, _ coachd.Tool
 		return refuse("%v", err)
 	}
 	// Sized before it is read: a large file is never loaded whole.
-	f, err := t.w.root.Open(p)
+	f, fi, err := t.w.open(p)
 	if err != nil {
 		return refuse("%s", t.w.explain(p, err))
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		return refuse("%s is not a regular file (%s)", p, fi.Mode().Type())
 	}
 	data, err := io.ReadAll(io.LimitReader(f, maxWriteBytes+1))
 	f.Close()
