@@ -15,8 +15,8 @@ import (
 
 // TestReadFileFIFO: a named pipe in the workspace (the worker's tests can
 // leave one, named like a source file) is refused at once by read_file
-// and the player's edit_file. Opening it blocked until a writer came,
-// that is for ever: the coach's call hung until the tool timeout (5
+// and the player's edit_file and write_file. Opening it blocked until a
+// writer (or a reader) came, that is for ever: the call hung until the tool timeout (5
 // minutes in examples/autobuild) and its goroutine and OS thread never
 // came back.
 func TestReadFileFIFO(t *testing.T) {
@@ -31,7 +31,8 @@ func TestReadFileFIFO(t *testing.T) {
 	}
 	for _, tool := range ws.Tools() {
 		name := tool.Definition().Name
-		input := map[string]string{"read_file": `{"path":"README.md"}`, "edit_file": `{"path":"README.md","old_text":"a","new_text":"b"}`}[name]
+		input := map[string]string{"read_file": `{"path":"README.md"}`, "edit_file": `{"path":"README.md","old_text":"a","new_text":"b"}`,
+			"write_file": `{"path":"README.md","content":"# m"}`}[name]
 		if input == "" {
 			continue
 		}
@@ -47,7 +48,7 @@ func TestReadFileFIFO(t *testing.T) {
 			}
 		case <-time.After(10 * time.Second):
 			// Unblock the call, then fail.
-			if w, err := os.OpenFile(fifo, os.O_WRONLY, 0); err == nil {
+			if w, err := os.OpenFile(fifo, os.O_RDWR, 0); err == nil {
 				w.Close()
 			}
 			<-done

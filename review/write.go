@@ -3,9 +3,12 @@ package review
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
+	"os"
 	"path"
 	"strings"
+	"syscall"
 
 	"github.com/coachd/coachd"
 )
@@ -54,7 +57,7 @@ func (t writeFile) Execute(_ context.Context, call coachd.ToolCall, _ coachd.Too
 			return refuse("%s", t.w.explain(dir, err))
 		}
 	}
-	if err := t.w.root.WriteFile(p, []byte(in.Content), 0o644); err != nil {
+	if err := t.w.write(p, []byte(in.Content)); err != nil {
 		return refuse("%s", t.w.explain(p, err))
 	}
 	return jsonResult(map[string]any{"path": p, "bytes": len(in.Content)})
@@ -121,10 +124,38 @@ func (t editFile) Execute(_ context.Context, call coachd.ToolCall, _ coachd.Tool
 	if len(out) > maxWriteBytes {
 		return refuse("%s: the result would be over %d bytes", p, maxWriteBytes)
 	}
-	if err := t.w.root.WriteFile(p, []byte(out), 0o644); err != nil {
+	if err := t.w.write(p, []byte(out)); err != nil {
 		return refuse("%s", t.w.explain(p, err))
 	}
 	return jsonResult(map[string]any{"path": p, "bytes": len(out)})
+}
+
+// errNotRegular refuses a write to a named pipe, a device or a socket.
+var errNotRegular = errors.New("not a regular file")
+
+// write replaces p's content, creating it. It opens without blocking: a
+// named pipe the worker left would otherwise wait for a reader for ever.
+func (w *Workspace) write(p string, data []byte) error {
+	f, err := w.root.OpenFile(p, os.O_WRONLY|os.O_CREATE|syscall.O_NONBLOCK, 0o644)
+	if errors.Is(err, syscall.ENXIO) { // a named pipe nobody reads
+		return errNotRegular
+	}
+	if err != nil {
+		return err
+	}
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		return errNotRegular
+	}
+	if err := f.Truncate(0); err != nil {
+		f.Close()
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // writable is rel for writes: not the workspace itself, nothing in .git.
