@@ -102,3 +102,23 @@ func (q *query) err() error {
 	}
 	return coachd.Invalid(q.errs...)
 }
+
+// servePage answers a list request: the page its query asks for, from
+// list, as answer makes it (an empty list is [], never null).
+func servePage[T any](s *Server, w http.ResponseWriter, r *http.Request, list func(coachd.Page) ([]T, string, error), answer func(items []T, next string) any) {
+	q := newQuery(r)
+	page := q.page()
+	if err := q.err(); err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	items, next, err := list(page)
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	if items == nil {
+		items = []T{}
+	}
+	s.encode(w, r, http.StatusOK, answer(items, next))
+}

@@ -72,21 +72,9 @@ func (s *Server) handleSessionList() http.Handler {
 		NextCursor string            `json:"next_cursor"`
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		q := newQuery(r)
-		page := q.page()
-		if err := q.err(); err != nil {
-			s.Error(w, r, err)
-			return
-		}
-		list, next, err := s.store.ListSessions(r.Context(), UserFrom(r.Context()).ID, page)
-		if err != nil {
-			s.Error(w, r, err)
-			return
-		}
-		if list == nil {
-			list = []*coachd.Session{}
-		}
-		s.encode(w, r, http.StatusOK, response{Sessions: list, NextCursor: next})
+		servePage(s, w, r, func(p coachd.Page) ([]*coachd.Session, string, error) {
+			return s.store.ListSessions(r.Context(), UserFrom(r.Context()).ID, p)
+		}, func(list []*coachd.Session, next string) any { return response{list, next} })
 	})
 }
 

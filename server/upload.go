@@ -142,21 +142,9 @@ func (s *Server) handleUploadList() http.Handler {
 		NextCursor string           `json:"next_cursor"`
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		q := newQuery(r)
-		page := q.page()
-		if err := q.err(); err != nil {
-			s.Error(w, r, err)
-			return
-		}
-		list, next, err := s.store.ListUploads(r.Context(), UserFrom(r.Context()).ID, page)
-		if err != nil {
-			s.Error(w, r, err)
-			return
-		}
-		if list == nil {
-			list = []*coachd.Upload{}
-		}
-		s.encode(w, r, http.StatusOK, response{Uploads: list, NextCursor: next})
+		servePage(s, w, r, func(p coachd.Page) ([]*coachd.Upload, string, error) {
+			return s.store.ListUploads(r.Context(), UserFrom(r.Context()).ID, p)
+		}, func(list []*coachd.Upload, next string) any { return response{list, next} })
 	})
 }
 

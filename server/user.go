@@ -149,21 +149,9 @@ func (s *Server) handleUserList() http.Handler {
 		NextCursor string         `json:"next_cursor"`
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		q := newQuery(r)
-		page := q.page()
-		if err := q.err(); err != nil {
-			s.Error(w, r, err)
-			return
-		}
-		users, next, err := s.store.ListUsers(r.Context(), page)
-		if err != nil {
-			s.Error(w, r, err)
-			return
-		}
-		if users == nil {
-			users = []*coachd.User{}
-		}
-		s.encode(w, r, http.StatusOK, response{Users: users, NextCursor: next})
+		servePage(s, w, r, func(p coachd.Page) ([]*coachd.User, string, error) {
+			return s.store.ListUsers(r.Context(), p)
+		}, func(list []*coachd.User, next string) any { return response{list, next} })
 	})
 }
 
