@@ -365,8 +365,14 @@ func (t grepTool) Execute(ctx context.Context, call coachd.ToolCall, _ coachd.To
 		if info, err := d.Info(); err != nil || info.Size() > maxGrepFile {
 			return nil
 		}
-		f, err := t.w.root.Open(name)
+		// Opened without blocking and checked again: a process of the
+		// worker's may have swapped it for a named pipe since.
+		f, fi, err := t.w.open(name)
 		if err != nil {
+			return nil
+		}
+		if !fi.Mode().IsRegular() {
+			f.Close()
 			return nil
 		}
 		data, err := io.ReadAll(io.LimitReader(f, maxGrepFile+1))
