@@ -60,6 +60,16 @@ type Message struct {
 	CreatedAt time.Time       `json:"created_at"`
 }
 
+// Bytes is about the size of m's contents: its text, metadata and blocks
+// (attachments' base64 above all), for bounds on what is read or held.
+func (m *Message) Bytes() int {
+	n := len(m.Content) + len(m.Metadata)
+	for _, b := range m.Blocks {
+		n += len(b.Text) + len(b.Thinking) + len(b.Signature) + len(b.Data) + len(b.Input) + len(b.Content) + len(b.Source)
+	}
+	return n
+}
+
 // Page asks for one page of a listing: at most Limit items after Cursor.
 // Cursors are opaque strings returned by the previous page.
 type Page struct {

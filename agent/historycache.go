@@ -136,15 +136,12 @@ func (c *historyCache) drop(el *list.Element) {
 	c.bytes -= e.bytes
 }
 
-// messagesSize is about the memory msgs hold: their blocks' contents
-// (attachments' base64 above all) and a fixed cost a message.
+// messagesSize is about the memory msgs hold: their contents
+// (Message.Bytes) and a fixed cost a message.
 func messagesSize(msgs []*coachd.Message) int {
 	n := 0
 	for _, m := range msgs {
-		n += 512 + len(m.Content) + len(m.Metadata)
-		for _, b := range m.Blocks {
-			n += len(b.Text) + len(b.Thinking) + len(b.Signature) + len(b.Data) + len(b.Input) + len(b.Content) + len(b.Source)
-		}
+		n += 512 + m.Bytes()
 	}
 	return n
 }

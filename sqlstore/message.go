@@ -365,7 +365,7 @@ func (db *DB) History(ctx context.Context, userID, sessionID string) ([]*coachd.
 
 // listMessages reads up to limit messages (all when limit is 0) after seq,
 // and stops early, full, once they hold maxBytes (0: no bound; see
-// messageBytes). The join scopes the read to the user, so only an empty
+// Message.Bytes). The join scopes the read to the user, so only an empty
 // result needs a second look to tell a session without more messages (an
 // empty list) from a missing or foreign one (ENOTFOUND).
 func listMessages(ctx context.Context, tx *tx, userID, sessionID string, after int64, limit, maxBytes int) (msgs []*coachd.Message, full bool, err error) {
@@ -388,7 +388,7 @@ func listMessages(ctx context.Context, tx *tx, userID, sessionID string, after i
 			return nil, false, dbError(err, "list messages")
 		}
 		msgs = append(msgs, m)
-		size += messageBytes(m)
+		size += m.Bytes()
 		full = maxBytes > 0 && size >= maxBytes
 	}
 	if err := rows.Err(); err != nil {
@@ -401,14 +401,4 @@ func listMessages(ctx context.Context, tx *tx, userID, sessionID string, after i
 		return nil, false, err
 	}
 	return msgs, false, nil
-}
-
-// messageBytes is about the size of m as read and sent: its blocks'
-// contents, attachments' base64 above all.
-func messageBytes(m *coachd.Message) int {
-	n := len(m.Content) + len(m.Metadata)
-	for _, b := range m.Blocks {
-		n += len(b.Text) + len(b.Thinking) + len(b.Input) + len(b.Content) + len(b.Source)
-	}
-	return n
 }
