@@ -13,6 +13,22 @@ import (
 	"github.com/coachd/coachd/anthropic/anthropictest"
 )
 
+// firstReservation is the user's first reservation, found through the
+// ledger's first row (its reserve).
+func (h *harness) firstReservation() *coachd.Reservation {
+	h.t.Helper()
+	ctx := context.Background()
+	rows, err := h.store.Ledger(ctx, h.user.ID)
+	if err != nil || len(rows) == 0 || rows[0].Reason != "reserve" {
+		h.t.Fatalf("ledger %+v %v", rows, err)
+	}
+	r, err := h.store.FindReservation(ctx, h.user.ID, rows[0].ReservationID)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return r
+}
+
 // mustSettled asserts the ledger after one turn on a fresh user: the
 // invariant holds, nothing is held any more, the user was charged exactly
 // the turn's usage, and the turn's reservation ended in state want.
@@ -30,14 +46,7 @@ func (h *harness) mustSettled(res *agent.Result, want coachd.ReservationState) *
 	if st.TokensReserved != 0 || st.TokensUsed != res.Usage.Total() {
 		h.t.Fatalf("used %d reserved %d; turn usage %d", st.TokensUsed, st.TokensReserved, res.Usage.Total())
 	}
-	rows, err := h.store.Ledger(ctx, h.user.ID)
-	if err != nil || len(rows) == 0 || rows[0].Reason != "reserve" {
-		h.t.Fatalf("ledger %+v %v", rows, err)
-	}
-	r, err := h.store.FindReservation(ctx, h.user.ID, rows[0].ReservationID)
-	if err != nil {
-		h.t.Fatal(err)
-	}
+	r := h.firstReservation()
 	if r.State != want || r.Charged != res.Usage.Total() || r.Held != 0 {
 		h.t.Fatalf("reservation %+v; want state %s, charged %d", r, want, res.Usage.Total())
 	}

@@ -1,7 +1,6 @@
 package agent_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 
@@ -32,14 +31,7 @@ func TestReserveMaxCacheWrite(t *testing.T) {
 			if u := h.fake.Requests()[0].Usage; u.CacheCreationInputTokens == 0 {
 				t.Fatalf("the request wrote no cache: %+v", u)
 			}
-			rows, err := h.store.Ledger(context.Background(), h.user.ID)
-			if err != nil {
-				t.Fatal(err)
-			}
-			r, err := h.store.FindReservation(context.Background(), h.user.ID, rows[0].ReservationID)
-			if err != nil {
-				t.Fatal(err)
-			}
+			r := h.firstReservation()
 			if r.Charged > r.Estimate {
 				t.Fatalf("charged %d of a %d hold (reserve: max must never overspend)", r.Charged, r.Estimate)
 			}

@@ -1,7 +1,6 @@
 package agent_test
 
 import (
-	"context"
 	"net/http"
 	"strings"
 	"testing"
@@ -33,14 +32,7 @@ func TestReserveMaxFallbackPrice(t *testing.T) {
 	if reqs := h.fake.Requests(); len(reqs) != 2 || reqs[1].Model != "claude-opus-4-1" {
 		t.Fatalf("the fallback did not serve the round: %d requests", len(reqs))
 	}
-	rows, err := h.store.Ledger(context.Background(), h.user.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := h.store.FindReservation(context.Background(), h.user.ID, rows[0].ReservationID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := h.firstReservation()
 	if r.Charged > r.Estimate {
 		t.Fatalf("charged %d of a %d hold (reserve: max must never overspend, fallback included)", r.Charged, r.Estimate)
 	}

@@ -25,16 +25,7 @@ func TestGivenUpTurnComesBack(t *testing.T) {
 			e.b.DeadAfter = 50 * time.Millisecond
 			ctx := context.Background()
 			sid := e.session(t)
-			turn, err := e.db.BeginTurn(ctx, e.user.ID, sid, "proc_stalled", 20)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := e.db.AppendEvents(ctx, e.user.ID, sid, turn, []coachd.Event{
-				{Turn: turn, Seq: 1, Type: coachd.EventTurnStarted, SessionID: sid},
-				{Turn: turn, Seq: 2, Type: coachd.EventTextDelta, Text: "Halfway"},
-			}, false); err != nil {
-				t.Fatal(err)
-			}
+			turn := e.halfTurn(t, sid, "proc_stalled")
 			got := collect(t, e.b, e.user.ID, sid, coachd.EventID{}, 0)
 			end := got[len(got)-1]
 			if len(got) != 4 || end.Type != coachd.EventTurnEnded {

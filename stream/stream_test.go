@@ -63,6 +63,25 @@ func (e *env) session(t *testing.T) string {
 	return s.ID
 }
 
+// halfTurn is what a process that stopped mid-turn (proc) leaves in the
+// log: the turn begun, started and "Halfway" logged, no end. It returns
+// the turn's number.
+func (e *env) halfTurn(t *testing.T, sid, proc string) int64 {
+	t.Helper()
+	ctx := context.Background()
+	turn, err := e.db.BeginTurn(ctx, e.user.ID, sid, proc, 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.db.AppendEvents(ctx, e.user.ID, sid, turn, []coachd.Event{
+		{Turn: turn, Seq: 1, Type: coachd.EventTurnStarted, SessionID: sid},
+		{Turn: turn, Seq: 2, Type: coachd.EventTextDelta, Text: "Halfway"},
+	}, false); err != nil {
+		t.Fatal(err)
+	}
+	return turn
+}
+
 // play runs turns turns of n events each on hub a, as a runner would:
 // seq from 1, text deltas with tool events among them, turn_ended last.
 func (e *env) play(t *testing.T, sid string, turns, n int, rng *rand.Rand) {
@@ -236,16 +255,7 @@ func TestDeadTurn(t *testing.T) {
 	ctx := context.Background()
 	sid := e.session(t)
 	// What a process that died mid-turn leaves in the log.
-	turn, err := e.db.BeginTurn(ctx, e.user.ID, sid, "proc_dead", 20)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.db.AppendEvents(ctx, e.user.ID, sid, turn, []coachd.Event{
-		{Turn: turn, Seq: 1, Type: coachd.EventTurnStarted, SessionID: sid},
-		{Turn: turn, Seq: 2, Type: coachd.EventTextDelta, Text: "Halfway"},
-	}, false); err != nil {
-		t.Fatal(err)
-	}
+	e.halfTurn(t, sid, "proc_dead")
 	got := collect(t, e.b, e.user.ID, sid, coachd.EventID{}, 0)
 	if len(got) != 4 || got[1].Text != "Halfway" || got[2].Type != coachd.EventError || got[2].Err.Code != stream.CodeInterrupted ||
 		!got[2].Err.Retryable || got[3].Type != coachd.EventTurnEnded || got[3].ID() != (coachd.EventID{Turn: 1, Seq: 4}) {
