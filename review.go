@@ -56,6 +56,8 @@ func (r *Review) Validate() []FieldError {
 type ReviewService interface {
 	// CreateReview stores r for its user, filling in ID and CreatedAt.
 	CreateReview(ctx context.Context, r *Review) error
-	// ListReviews returns the user's reviews of a task, oldest first.
-	ListReviews(ctx context.Context, userID, taskID string) ([]*Review, error)
+	// ListReviews returns a page of the user's reviews of a task: the
+	// first page holds the latest, next leads to earlier ones, and each
+	// page is oldest first.
+	ListReviews(ctx context.Context, userID, taskID string, page Page) (rs []*Review, next string, err error)
 }

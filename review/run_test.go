@@ -174,7 +174,7 @@ func TestReviewApprove(t *testing.T) {
 	if !rev.Approved || res.StopReason != coachd.TurnEndTurn || !strings.Contains(string(rev.Decision), `"decision":"approve"`) {
 		t.Fatalf("review %+v stop %s", rev, res.StopReason)
 	}
-	hist, err := e.db.ListReviews(context.Background(), e.user.ID, "TASK-001")
+	hist, _, err := e.db.ListReviews(context.Background(), e.user.ID, "TASK-001", coachd.Page{})
 	if err != nil || len(hist) != 1 || hist[0].ID != rev.ID {
 		t.Fatalf("history %v %v", hist, err)
 	}
@@ -304,7 +304,7 @@ func TestAutobuildConverges(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(src, "slug.go")); strings.Contains(string(b), "dash") {
 		t.Fatal("the original workspace was changed")
 	}
-	hist, _ := e.db.ListReviews(context.Background(), e.user.ID, "TASK-001")
+	hist, _, _ := e.db.ListReviews(context.Background(), e.user.ID, "TASK-001", coachd.Page{})
 	if len(hist) != 2 {
 		t.Fatalf("history has %d reviews", len(hist))
 	}

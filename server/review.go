@@ -146,12 +146,14 @@ func (s *Server) handleReviewCreate() http.Handler {
 
 // reviewHistory is GET /v1/reviews/{task_id}/history.
 type reviewHistory struct {
-	TaskID  string           `json:"task_id"`
-	Reviews []*coachd.Review `json:"reviews"`
+	TaskID     string           `json:"task_id"`
+	Reviews    []*coachd.Review `json:"reviews"`
+	NextCursor string           `json:"next_cursor"`
 }
 
-// handleReviewHistory lists the user's reviews of a task, oldest first,
-// each with its decision and trace.
+// handleReviewHistory lists the user's reviews of a task, each with its
+// decision and trace: a page of the latest, oldest first, whose
+// next_cursor leads to the ones before them.
 func (s *Server) handleReviewHistory() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		task := r.PathValue("task_id")
@@ -159,14 +161,8 @@ func (s *Server) handleReviewHistory() http.Handler {
 			s.Error(w, r, coachd.Invalid(coachd.FieldError{Field: "task_id", Message: "is not a task id", Code: "format"}))
 			return
 		}
-		rs, err := s.store.ListReviews(r.Context(), UserFrom(r.Context()).ID, task)
-		if err != nil {
-			s.Error(w, r, err)
-			return
-		}
-		if rs == nil {
-			rs = []*coachd.Review{}
-		}
-		s.encode(w, r, http.StatusOK, reviewHistory{TaskID: task, Reviews: rs})
+		servePage(s, w, r, func(p coachd.Page) ([]*coachd.Review, string, error) {
+			return s.store.ListReviews(r.Context(), UserFrom(r.Context()).ID, task, p)
+		}, func(list []*coachd.Review, next string) any { return reviewHistory{task, list, next} })
 	})
 }

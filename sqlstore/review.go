@@ -2,6 +2,8 @@ package sqlstore
 
 import (
 	"context"
+	"slices"
+	"time"
 
 	"github.com/coachd/coachd"
 )
@@ -62,21 +64,60 @@ func (db *DB) CreateReview(ctx context.Context, r *coachd.Review) error {
 	return tx.commit()
 }
 
-// ListReviews returns the user's reviews of taskID, oldest first: the
-// newest coachd.MaxPageLimit of them, so a task reviewed more often than
-// that still lists its latest iterations (and decision), not its first.
-func (db *DB) ListReviews(ctx context.Context, userID, taskID string) ([]*coachd.Review, error) {
+// ListReviews returns a page of the user's reviews of taskID. Pages go
+// back in time: the first holds the latest reviews, the cursor leads to
+// the ones before them, and each page is oldest first. A page ends early,
+// with a cursor, once its reviews hold maxReviewPageBytes.
+func (db *DB) ListReviews(ctx context.Context, userID, taskID string, page coachd.Page) ([]*coachd.Review, string, error) {
+	limit := pageLimit(page)
+	q := `SELECT ` + reviewColumns + ` FROM reviews WHERE user_id = ? AND task_id = ?`
+	args := []any{userID, taskID}
+	if page.Cursor != "" {
+		c, err := decodeTimeIDCursor(page.Cursor, coachd.PrefixReview)
+		if err != nil {
+			return nil, "", err
+		}
+		at := db.dialect.timeArg(time.UnixMicro(c.micros))
+		q += ` AND (created_at < ? OR (created_at = ? AND id < ?))`
+		args = append(args, at, at, c.id)
+	}
+	q += ` ORDER BY created_at DESC, id DESC LIMIT ?`
+	args = append(args, limit+1)
 	tx, err := db.beginRead(ctx)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	defer tx.Rollback()
-	rs, err := queryAll(ctx, tx, "list reviews", scanReview,
-		`SELECT `+reviewColumns+` FROM (SELECT `+reviewColumns+` FROM reviews WHERE user_id = ? AND task_id = ?
-			ORDER BY created_at DESC, id DESC LIMIT ?) r ORDER BY created_at, id`,
-		userID, taskID, coachd.MaxPageLimit)
+	rows, err := tx.query(ctx, q, args...)
 	if err != nil {
-		return nil, err
+		return nil, "", dbError(err, "list reviews")
 	}
-	return rs, tx.commit()
+	defer rows.Close()
+	rs, size := []*coachd.Review{}, 0
+	for size < maxReviewPageBytes && rows.Next() {
+		r, err := scanReview(rows)
+		if err != nil {
+			return nil, "", dbError(err, "list reviews")
+		}
+		rs = append(rs, r)
+		size += len(r.Trace) + len(r.Decision)
+	}
+	more := len(rs) > limit || size >= maxReviewPageBytes && rows.Next()
+	if err := rows.Err(); err != nil {
+		return nil, "", dbError(err, "list reviews")
+	}
+	rows.Close() // before the commit
+	rs = rs[:min(len(rs), limit)]
+	next := ""
+	if more {
+		last := rs[len(rs)-1]
+		next = timeIDCursor{last.CreatedAt.UnixMicro(), last.ID}.String()
+	}
+	slices.Reverse(rs)
+	return rs, next, tx.commit()
 }
+
+// maxReviewPageBytes ends a page of ListReviews early: a review may carry
+// a 1 MiB trace and a 256 KiB decision, so a page of 200 could be a
+// quarter of a gigabyte. A page always holds at least one review.
+const maxReviewPageBytes = 8 << 20
