@@ -1,7 +1,6 @@
 package review
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -217,8 +216,8 @@ func diffTrees(ctx context.Context, a, b string) string {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "git", "diff", "--no-index", "--no-color", "--no-ext-diff", "--no-textconv", "--text", "--", a, b)
-	var out bytes.Buffer
-	cmd.Stdout = &out
+	out := &headOnly{keep: MaxDiffBytes}
+	cmd.Stdout = out
 	// HOME is the shared temporary directory, where anyone may leave a
 	// .gitconfig (or .config/git/attributes): no global or system settings
 	// are read, and none could run a diff program or hide a change.
@@ -228,5 +227,28 @@ func diffTrees(ctx context.Context, a, b string) string {
 		return fmt.Sprintf("(no diff: %v)", err)
 	}
 	// git names the files a/<abs path> and b/<abs path>: keep them relative.
-	return strings.NewReplacer("a"+a, "a", "b"+b, "b").Replace(out.String())
+	diff := strings.NewReplacer("a"+a, "a", "b"+b, "b").Replace(strings.ToValidUTF8(string(out.head), ""))
+	if cut := out.total - int64(len(out.head)); cut > 0 {
+		diff += fmt.Sprintf("\n[… %d more bytes of the diff cut …]\n", cut)
+	}
+	return diff
+}
+
+// MaxDiffBytes bounds autobuild's final diff: its head is kept (the
+// player may have written hundreds of MiB).
+const MaxDiffBytes = 1 << 20
+
+// headOnly keeps the first keep bytes written and counts the rest.
+type headOnly struct {
+	keep  int
+	head  []byte
+	total int64
+}
+
+func (h *headOnly) Write(p []byte) (int, error) {
+	h.total += int64(len(p))
+	if room := h.keep - len(h.head); room > 0 {
+		h.head = append(h.head, p[:min(room, len(p))]...)
+	}
+	return len(p), nil
 }

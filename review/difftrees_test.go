@@ -2,11 +2,13 @@ package review
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // TestDiffTreesIgnoresPlantedConfig: autobuild's final diff ran git with
@@ -31,5 +33,37 @@ func TestDiffTreesIgnoresPlantedConfig(t *testing.T) {
 	}
 	if !strings.Contains(got, "+var x = 2") || !strings.Contains(got, "+++ b/slug.go") {
 		t.Fatalf("diff:\n%s", got)
+	}
+}
+
+// TestDiffTreesBounded: autobuild's final diff was read whole into memory
+// and printed whatever its size; a player that wrote a few hundred MiB
+// made it as large. It keeps its first MaxDiffBytes and says how much was
+// cut.
+func TestDiffTreesBounded(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	a, b := filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "b")
+	write(t, filepath.Join(a, "slug.go"), "package slug\n")
+	write(t, filepath.Join(b, "slug.go"), "package slug\n")
+	write(t, filepath.Join(b, "big.txt"), strings.Repeat("a generated line of the player's output\n", 80_000)) // 3.1 MiB
+	got := diffTrees(context.Background(), a, b)
+	if len(got) > 1<<20+200 {
+		t.Fatalf("the diff is %d bytes", len(got))
+	}
+	if !strings.HasPrefix(got, "diff --git ") || !strings.Contains(got[:300], "+++ b/big.txt\n") {
+		t.Fatalf("the diff's head is not kept:\n%.300s", got)
+	}
+	var cut int
+	i := strings.LastIndex(got, "\n[… ")
+	if i < 0 {
+		t.Fatalf("the diff does not say it was cut: …%s", got[max(0, len(got)-300):])
+	}
+	if _, err := fmt.Sscanf(got[i:], "\n[… %d more bytes of the diff cut …]", &cut); err != nil || cut < 2<<20 || cut > 4<<20 {
+		t.Fatalf("cut note %q: %d, %v", got[i:], cut, err)
+	}
+	if !utf8.ValidString(got) {
+		t.Fatal("the cut diff is not valid UTF-8")
 	}
 }
