@@ -226,8 +226,18 @@ func diffTrees(ctx context.Context, a, b string) string {
 	if err := cmd.Run(); err != nil && cmd.ProcessState == nil {
 		return fmt.Sprintf("(no diff: %v)", err)
 	}
-	// git names the files a/<abs path> and b/<abs path>: keep them relative.
-	diff := strings.NewReplacer("a"+a, "a", "b"+b, "b").Replace(strings.ToValidUTF8(string(out.head), ""))
+	// git names the files a/<abs path> and b/<abs path> (an added file's
+	// a/ side by its path under b, a removed one's b/ side by its path
+	// under a; renames by bare paths): keep them relative.
+	// The longer root first: one may hold the other (a scratch copy
+	// under the workspace).
+	a, b = a+string(filepath.Separator), b+string(filepath.Separator)
+	long, short := a, b
+	if len(b) > len(a) {
+		long, short = b, a
+	}
+	diff := strings.NewReplacer("a"+long, "a/", "b"+long, "b/", long, "", "a"+short, "a/", "b"+short, "b/", short, "").
+		Replace(strings.ToValidUTF8(string(out.head), ""))
 	if cut := out.total - int64(len(out.head)); cut > 0 {
 		diff += fmt.Sprintf("\n[… %d more bytes of the diff cut …]\n", cut)
 	}

@@ -67,3 +67,29 @@ func TestDiffTreesBounded(t *testing.T) {
 		t.Fatal("the cut diff is not valid UTF-8")
 	}
 }
+
+// TestDiffTreesNamesRelative: a file the player added (or removed) was
+// named in its "diff --git" line by its absolute path on the server
+// (a/<scratch dir>/new.go), as only paths under each side's own root were
+// made relative.
+func TestDiffTreesNamesRelative(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	a, b := filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "b")
+	write(t, filepath.Join(a, "old.go"), "package old\n")
+	write(t, filepath.Join(b, "new.go"), "package new\n")
+	moved := strings.Repeat("// the same in both\n", 20)
+	write(t, filepath.Join(a, "before.go"), moved)
+	write(t, filepath.Join(b, "after.go"), moved)
+	got := diffTrees(context.Background(), a, b)
+	for _, want := range []string{"diff --git a/new.go b/new.go\n", "diff --git a/old.go b/old.go\n", "+++ b/new.go\n", "--- a/old.go\n",
+		"diff --git a/before.go b/after.go\n", "rename from before.go\n", "rename to after.go\n"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the diff lacks %q", want)
+		}
+	}
+	if strings.Contains(got, a) || strings.Contains(got, b) {
+		t.Errorf("the diff names a server path:\n%s", got)
+	}
+}
