@@ -49,8 +49,11 @@ type File struct {
 // FileAttributes is the structured part of a file, read by the context
 // pipeline and by skill rules without parsing the markdown.
 type FileAttributes struct {
-	Status         string   `json:"status,omitempty"`
-	Rating         int      `json:"rating,omitempty"` // 1-10
+	Status string `json:"status,omitempty"`
+	Rating int    `json:"rating,omitempty"` // 1-10
+	// RatingText is a rating given as text that is not 1 to 10 ("2/5"):
+	// seed 002's updated_rating is any string.
+	RatingText     string   `json:"rating_text,omitempty"`
 	Energy         string   `json:"energy,omitempty"`
 	Mood           string   `json:"mood,omitempty"`
 	DomainsTouched []string `json:"domains_touched,omitempty"`
@@ -107,8 +110,8 @@ func (f *File) Validate() []FieldError {
 	if a.Rating != 0 && (a.Rating < 1 || a.Rating > 10) {
 		errs = append(errs, FieldError{"attributes.rating", "must be between 1 and 10", "range"})
 	}
-	if utf8.RuneCountInString(a.Energy) > 50 || utf8.RuneCountInString(a.Mood) > 50 {
-		errs = append(errs, FieldError{"attributes", "energy and mood must be at most 50 characters", "length"})
+	if utf8.RuneCountInString(a.Energy) > 50 || utf8.RuneCountInString(a.Mood) > 50 || utf8.RuneCountInString(a.RatingText) > 50 {
+		errs = append(errs, FieldError{"attributes", "energy, mood and updated_rating must be at most 50 characters", "length"})
 	}
 	if len(a.DomainsTouched) > 20 {
 		errs = append(errs, FieldError{"attributes.domains_touched", "must list at most 20 domains", "length"})

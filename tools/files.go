@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/coachd/coachd"
 )
@@ -51,7 +52,7 @@ func (t SaveFile) Definition() coachd.ToolDef {
       "properties": {
         "status": {"type": "string", "enum": ` + fileStatusEnum + `},
         "rating": {"type": "integer", "minimum": 1, "maximum": 10},
-        "updated_rating": {"type": "string", "maxLength": 20, "description": "the rating as Sage's tool had it: 1 to 10, as text"},
+        "updated_rating": {"type": "string", "maxLength": 50, "description": "the rating as text: 1 to 10 is kept as the rating, anything else (2/5) as written"},
         "energy": {"type": "string", "maxLength": 50},
         "mood": {"type": "string", "maxLength": 50},
         "mood_signal": {"type": "string", "maxLength": 50, "description": "Sage's name for mood"},
@@ -77,22 +78,27 @@ type saveFileInput struct {
 }
 
 // fileAttributes are coachd's attributes plus seed 002's names for two of
-// them: updated_rating (text) for rating, mood_signal for mood.
+// them: updated_rating (any text) for rating, mood_signal for mood.
 type fileAttributes struct {
 	coachd.FileAttributes
 	UpdatedRating string `json:"updated_rating"`
 	MoodSignal    string `json:"mood_signal"`
 }
 
-// attributes folds the seed's names into coachd's.
+// attributes folds the seed's names into coachd's: an updated_rating of 1
+// to 10 ("7", "7/10") is the rating, any other text ("2/5") is kept as
+// rating_text.
 func (a fileAttributes) attributes() (coachd.FileAttributes, error) {
 	out := a.FileAttributes
 	if r := strings.TrimSpace(a.UpdatedRating); r != "" && out.Rating == 0 {
-		n, err := strconv.Atoi(strings.TrimSuffix(r, "/10"))
-		if err != nil || n < 1 || n > 10 {
-			return out, fmt.Errorf("attributes.updated_rating %q must be a number from 1 to 10", a.UpdatedRating)
+		if utf8.RuneCountInString(r) > 50 {
+			return out, fmt.Errorf("attributes.updated_rating must be at most 50 characters")
 		}
-		out.Rating = n
+		if n, err := strconv.Atoi(strings.TrimSuffix(r, "/10")); err == nil && n >= 1 && n <= 10 {
+			out.Rating = n
+		} else {
+			out.RatingText = r
+		}
 	}
 	if out.Mood == "" {
 		out.Mood = a.MoodSignal

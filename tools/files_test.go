@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -130,9 +131,31 @@ func TestSaveFileSeedAttributes(t *testing.T) {
 	if err != nil || f.Attributes.Rating != 4 || f.Attributes.Mood != "tired" || f.Attributes.Status != "needs_attention" {
 		t.Fatalf("stored %+v %v", f, err)
 	}
-	bad := `{"file_type":"domain","file_name":"work","content":"x","attributes":{"updated_rating":"great"}}`
-	if r := exec(t, tools.SaveFile{}, env, bad); !r.IsError || !strings.Contains(r.Content, "updated_rating") {
-		t.Fatalf("bad rating: %+v", r)
+	// The seed's updated_rating is any string: one that is not a plain 1
+	// to 10 is kept as text, without a rating.
+	for _, c := range []struct {
+		in     string
+		rating int
+		text   string
+	}{{"2/5", 0, "2/5"}, {"great", 0, "great"}, {"11", 0, "11"}, {"7 (up from 5)", 0, "7 (up from 5)"}, {" 8 ", 8, ""}, {"7/10", 7, ""}} {
+		in := `{"file_type":"domain","file_name":"work","content":"x","attributes":{"updated_rating":` + strconv.Quote(c.in) + `}}`
+		if err := ts.ValidateInput("save_file", json.RawMessage(in)); err != nil {
+			t.Fatalf("schema refuses updated_rating %q: %v", c.in, err)
+		}
+		if r := exec(t, tools.SaveFile{}, env, in); r.IsError {
+			t.Fatalf("updated_rating %q: %+v", c.in, r)
+		}
+		f, err := env.Store.FindFile(context.Background(), env.User.ID, "domain", "work")
+		if err != nil || f.Attributes.Rating != c.rating || f.Attributes.RatingText != c.text {
+			t.Fatalf("updated_rating %q stored as %+v, %v", c.in, f.Attributes, err)
+		}
+	}
+	long := `{"file_type":"domain","file_name":"work","content":"x","attributes":{"updated_rating":"` + strings.Repeat("x", 51) + `"}}`
+	if ts.ValidateInput("save_file", json.RawMessage(long)) == nil {
+		t.Fatal("schema takes a 51-character updated_rating")
+	}
+	if r := exec(t, tools.SaveFile{}, env, long); !r.IsError || !strings.Contains(r.Content, "updated_rating") {
+		t.Fatalf("long rating: %+v", r)
 	}
 }
 
