@@ -3,6 +3,7 @@ package coachd
 import (
 	"context"
 	"encoding/json"
+	"time"
 )
 
 // ToolCategory says how a tool affects the turn.
@@ -46,6 +47,9 @@ type ToolEnv struct {
 	Store   Store
 	// Emit sends an event to the turn's stream (session_changed, ...).
 	Emit func(Event)
+	// Now is the time from the runner's clock in the user's time zone
+	// (the one the context tells the model); nil: the system's, UTC.
+	Now func() time.Time
 	// StageNote, when set, takes a note the tool would create into the
 	// write that stores the round its result belongs to, instead of a
 	// write of its own before the result: the note gets its ID here (the

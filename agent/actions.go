@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/coachd/coachd"
 )
@@ -99,8 +100,19 @@ func (t *Turn) prepareSystem(ctx context.Context) {
 			t.r.cfg.Logger.Error("context pipeline", "session", t.sess.ID, "err", err)
 		}
 	}
+	if d != nil {
+		t.x.zone = d.now.Location()
+	}
 	if a.Prompt == "" && len(a.Skills) == 0 && d == nil {
 		return
 	}
 	t.x.system, t.x.tail = systemPrompt(a, d)
+}
+
+// now is the turn's clock in the user's zone, for its tools (ToolEnv.Now).
+func (t *Turn) now() time.Time {
+	if t.x.zone == nil {
+		return t.r.cfg.Clock.Now().UTC()
+	}
+	return t.r.cfg.Clock.Now().In(t.x.zone)
 }

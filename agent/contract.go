@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/coachd/coachd"
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -67,7 +68,8 @@ type turnState struct {
 	// misordered are the calls refused by an ordered must_call this round.
 	misordered []string
 	actions    []actionRecord
-	sent       sentHistory // the last history a request sent (historySent)
+	sent       sentHistory    // the last history a request sent (historySent)
+	zone       *time.Location // the user's, as the context found it; nil: UTC
 }
 
 // sentHistory is the history a request sent, msgs, built from the turn's

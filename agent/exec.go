@@ -157,7 +157,7 @@ func (t *Turn) runTool(ctx context.Context, timeout time.Duration, tool coachd.T
 	}
 	c.Input = plainIntegers(c.Input) // validated: an integer its schema took as 50.0 reaches a Go int as 50
 	done := make(chan outcome, 1)
-	env := coachd.ToolEnv{User: t.req.User, Session: t.sess, Store: t.r.cfg.Store, Emit: t.emit}
+	env := coachd.ToolEnv{User: t.req.User, Session: t.sess, Store: t.r.cfg.Store, Emit: t.emit, Now: t.now}
 	if t.round != nil {
 		env.StageNote = t.stageNote(t.round)
 	}

@@ -281,7 +281,7 @@ func (t *Turn) recordAnswer(ctx context.Context, name string) {
 	if !ok || !isRec || t.req.Answer == nil || t.req.Answer.IsError || t.ap.answer != nil {
 		return
 	}
-	env := coachd.ToolEnv{User: t.req.User, Session: t.sess, Store: t.r.cfg.Store, Emit: t.emit}
+	env := coachd.ToolEnv{User: t.req.User, Session: t.sess, Store: t.r.cfg.Store, Emit: t.emit, Now: t.now}
 	// Validated against the result schema: an integer written 3.0 is
 	// handed over as 3, as a call's input is (runTool).
 	if err := rec.RecordAnswer(ctx, env, plainIntegers(t.req.Answer.Content)); err != nil {

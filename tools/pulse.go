@@ -80,7 +80,7 @@ func (ShowPulseCheck) RecordAnswer(ctx context.Context, env coachd.ToolEnv, answ
 	for i, r := range in.Ratings {
 		parts[i] = fmt.Sprintf("%s %d/5", r.Domain, r.Rating)
 	}
-	day := time.Now().UTC().Format(time.DateOnly)
+	day := now(env).Format(time.DateOnly) // the user's day, as the context dates the turn
 	content := fmt.Sprintf("Pulse check of %s: %s.", day, strings.Join(parts, ", "))
 	if in.Note != "" {
 		content += " Note: " + in.Note

@@ -4,6 +4,7 @@ package tools
 
 import (
 	"encoding/json"
+	"time"
 
 	"github.com/coachd/coachd"
 )
@@ -82,4 +83,13 @@ func jsonResult(v any) (coachd.ToolResult, error) {
 // refuse is a result that tells the model why nothing was done.
 func refuse(msg string) (coachd.ToolResult, error) {
 	return coachd.ToolResult{Content: msg, IsError: true}, nil
+}
+
+// now is the time in the user's zone from the turn's clock (ToolEnv.Now),
+// or the system's in UTC outside a turn.
+func now(env coachd.ToolEnv) time.Time {
+	if env.Now != nil {
+		return env.Now()
+	}
+	return time.Now().UTC()
 }
