@@ -88,8 +88,9 @@ type sessionExpired struct {
 	Message string `json:"message"`
 }
 
-// nextCheckin is the date (YYYY-MM-DD, UTC) the next check-in is due:
-// every_days after the newest check-in file, today when there is none.
+// nextCheckin is the date (YYYY-MM-DD, in the user's zone, as the context
+// dates the turn) the next check-in is due: every_days after the newest
+// check-in file, today when there is none.
 func (t CompleteSession) nextCheckin(ctx context.Context, env coachd.ToolEnv, agent string) (string, bool, error) {
 	if t.Policy == nil {
 		return "", false, nil
@@ -98,13 +99,13 @@ func (t CompleteSession) nextCheckin(ctx context.Context, env coachd.ToolEnv, ag
 	if every < 1 {
 		return "", false, nil
 	}
-	due := time.Now().UTC()
+	due := now(env)
 	files, err := env.Store.ListFiles(ctx, env.User.ID, coachd.FileFilter{Type: fileType, Limit: 1})
 	if err != nil {
 		return "", false, err
 	}
 	if len(files) > 0 {
-		due = files[0].UpdatedAt.UTC().AddDate(0, 0, every)
+		due = files[0].UpdatedAt.In(due.Location()).AddDate(0, 0, every)
 	}
 	return due.Format(time.DateOnly), true, nil
 }
