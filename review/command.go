@@ -210,6 +210,9 @@ func killLeft(ns, mark string) {
 // scrubbedEnv is the environment of a command: no secrets (nothing of the
 // server's own environment but PATH), a throwaway HOME, and Go, Python and
 // Node kept offline, with the operator's Go caches so builds are warm.
+// go test runs verbose (GOFLAGS -v): without it, go hides the output of a
+// package whose test binary exits 0, and a worker's TestMain that ends
+// with os.Exit(0) hides its failing tests behind "ok".
 func scrubbedEnv(home string) []string {
 	gocache := os.Getenv("GOCACHE")
 	if gocache == "" {
@@ -224,7 +227,7 @@ func scrubbedEnv(home string) []string {
 	return []string{
 		"PATH=" + os.Getenv("PATH"), "HOME=" + home, "TMPDIR=" + home, "LANG=C.UTF-8", "CI=1",
 		"GOCACHE=" + gocache, "GOMODCACHE=" + modcache, "GOPATH=" + filepath.Join(home, "go"),
-		"GOFLAGS=-mod=mod", "GOPROXY=off", "GOTOOLCHAIN=local", "GOTELEMETRY=off",
+		"GOFLAGS=-mod=mod -v", "GOPROXY=off", "GOTOOLCHAIN=local", "GOTELEMETRY=off",
 		"PIP_NO_INDEX=1", "npm_config_offline=true", "NO_COLOR=1",
 	}
 }
