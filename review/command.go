@@ -36,6 +36,8 @@ type CommandRun struct {
 	OutputBytes     int64       `json:"output_bytes"`
 	Tests           *TestCounts `json:"tests"`
 	NetworkIsolated bool        `json:"network_isolated"`
+
+	counts *TestCounts // of all the output, cut or not (exec)
 }
 
 // Passed reports whether the run is a test run that passed: exit code 0,
@@ -86,7 +88,7 @@ func (t runCommand) Execute(ctx context.Context, call coachd.ToolCall, _ coachd.
 	}
 	run := t.w.exec(ctx, argv)
 	run.Command = line
-	run.Tests = ParseTestCounts(run.Output)
+	run.Tests = run.counts // read from all of the output, not the head and tail kept
 	return jsonResult(run)
 }
 
@@ -146,7 +148,7 @@ func (w *Workspace) exec(ctx context.Context, argv []string, env ...string) *Com
 	if run.TimedOut {
 		out.Write([]byte(fmt.Sprintf("\n[killed after %s: timeout]\n", w.opts.Timeout)))
 	}
-	run.Output, run.OutputBytes = out.String(), out.total
+	run.Output, run.OutputBytes, run.counts = out.String(), out.total, out.lines.counts()
 	return run
 }
 
@@ -232,17 +234,20 @@ func scrubbedEnv(home string) []string {
 	}
 }
 
-// headTail keeps the first and last keep bytes written.
+// headTail keeps the first and last keep bytes written, and counts the
+// tests in all of them.
 type headTail struct {
 	keep  int
 	head  []byte
 	tail  []byte
 	total int64
+	lines testCounter
 }
 
 func (h *headTail) Write(p []byte) (int, error) {
 	n0 := len(p)
 	h.total += int64(n0)
+	h.lines.Write(p)
 	if room := h.keep - len(h.head); room > 0 {
 		n := min(room, len(p))
 		h.head = append(h.head, p[:n]...)

@@ -1,6 +1,7 @@
 package review
 
 import (
+	"bytes"
 	"regexp"
 	"strconv"
 	"strings"
@@ -31,63 +32,124 @@ var (
 // ParseTestCounts reads go test, pytest or jest output; nil when none of
 // them is recognised. It runs in time linear in the output (RE2).
 func ParseTestCounts(out string) *TestCounts {
-	if m := jestTests.FindAllStringSubmatch(out, -1); m != nil {
-		c := &TestCounts{Framework: "jest"}
-		for _, kv := range jestCount.FindAllStringSubmatch(m[len(m)-1][1], -1) {
-			n, _ := strconv.Atoi(kv[1])
-			switch kv[2] {
-			case "passed":
-				c.Passed = n
-			case "failed":
-				c.Failed = n
-			case "skipped", "todo":
-				c.Skipped += n
-			}
+	var c testCounter
+	c.Write([]byte(out))
+	return c.counts()
+}
+
+// maxCountLine is how much of a line testCounter reads: every line it
+// recognises is told by its start.
+const maxCountLine = 512
+
+// testCounter reads a command's output line by line as it is written and
+// keeps what the counts need, so that they cover all of it however much
+// of the output itself is cut (the worker's tests can print enough to
+// push a failure out of the head and tail kept).
+type testCounter struct {
+	line                         []byte // the current line's start
+	pass, fail, skip, ok, pkgBad int
+	panicked, seenLine           bool
+	jest, pytest                 string // the last summary line of each
+}
+
+func (c *testCounter) Write(p []byte) (int, error) {
+	n := len(p)
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		chunk := p
+		if i >= 0 {
+			chunk = p[:i]
 		}
-		return c
-	}
-	if m := pytestResult.FindAllStringSubmatch(out, -1); m != nil {
-		c := &TestCounts{Framework: "pytest"}
-		for _, kv := range pytestCount.FindAllStringSubmatch(m[len(m)-1][1], -1) {
-			n, _ := strconv.Atoi(kv[1])
-			switch kv[2] {
-			case "passed":
-				c.Passed = n
-			case "failed", "error", "errors":
-				c.Failed += n
-			case "skipped":
-				c.Skipped = n
-			}
+		if room := maxCountLine - len(c.line); room > 0 {
+			c.line = append(c.line, chunk[:min(room, len(chunk))]...)
 		}
-		return c
+		if i < 0 {
+			break
+		}
+		c.endLine()
+		p = p[i+1:]
 	}
-	tests := goTestLine.FindAllStringSubmatch(out, -1)
-	ok, fail := 0, len(goPkgFail.FindAllStringIndex(out, -1))
-	for _, line := range goPkgOK.FindAllString(out, -1) {
+	return n, nil
+}
+
+// endLine counts the line read so far.
+func (c *testCounter) endLine() {
+	line := string(c.line)
+	c.line = c.line[:0]
+	first := !c.seenLine
+	c.seenLine = true
+	switch {
+	case jestTests.MatchString(line):
+		c.jest = line
+	case pytestResult.MatchString(line):
+		c.pytest = line
+	case goPkgFail.MatchString(line):
+		c.pkgBad++
+	case goPkgOK.MatchString(line):
 		if !strings.Contains(line, "[no tests to run]") { // a package that ran no test proves nothing
-			ok++
+			c.ok++
+		}
+	case strings.HasPrefix(line, "panic: ") && !first:
+		c.panicked = true
+	default:
+		if m := goTestLine.FindStringSubmatch(line); m != nil {
+			switch m[1] {
+			case "PASS":
+				c.pass++
+			case "FAIL":
+				c.fail++
+			case "SKIP":
+				c.skip++
+			}
 		}
 	}
-	if len(tests) == 0 && ok == 0 && fail == 0 {
+}
+
+// counts are the counts of everything written, the last line included.
+func (c *testCounter) counts() *TestCounts {
+	if len(c.line) > 0 {
+		c.endLine()
+	}
+	if c.jest != "" {
+		t := &TestCounts{Framework: "jest"}
+		for _, kv := range jestCount.FindAllStringSubmatch(jestTests.FindStringSubmatch(c.jest)[1], -1) {
+			n, _ := strconv.Atoi(kv[1])
+			switch kv[2] {
+			case "passed":
+				t.Passed = n
+			case "failed":
+				t.Failed = n
+			case "skipped", "todo":
+				t.Skipped += n
+			}
+		}
+		return t
+	}
+	if c.pytest != "" {
+		t := &TestCounts{Framework: "pytest"}
+		for _, kv := range pytestCount.FindAllStringSubmatch(pytestResult.FindStringSubmatch(c.pytest)[1], -1) {
+			n, _ := strconv.Atoi(kv[1])
+			switch kv[2] {
+			case "passed":
+				t.Passed = n
+			case "failed", "error", "errors":
+				t.Failed += n
+			case "skipped":
+				t.Skipped = n
+			}
+		}
+		return t
+	}
+	if c.pass+c.fail+c.skip == 0 && c.ok == 0 && c.pkgBad == 0 {
 		return nil
 	}
-	c := &TestCounts{Framework: "go", PackagesOK: ok, PackagesFailed: fail}
-	for _, t := range tests {
-		switch t[1] {
-		case "PASS":
-			c.Passed++
-		case "FAIL":
-			c.Failed++
-		case "SKIP":
-			c.Skipped++
-		}
-	}
+	t := &TestCounts{Framework: "go", Passed: c.pass, Failed: c.fail, Skipped: c.skip, PackagesOK: c.ok, PackagesFailed: c.pkgBad}
 	// A package that failed to build has no --- FAIL line of its own.
-	if c.Failed == 0 && fail > 0 {
-		c.Failed = fail
+	if t.Failed == 0 && c.pkgBad > 0 {
+		t.Failed = c.pkgBad
 	}
-	if strings.Contains(out, "\npanic: ") && c.Failed == 0 {
-		c.Failed = 1
+	if c.panicked && t.Failed == 0 {
+		t.Failed = 1
 	}
-	return c
+	return t
 }
