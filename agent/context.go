@@ -206,7 +206,7 @@ func (d *contextData) checkin(spec *ContextSpec) (bool, string) {
 	ck := spec.Checkin
 	for _, f := range d.files {
 		if f.Type == ck.FileType {
-			days := int(d.now.Sub(f.UpdatedAt) / (24 * time.Hour))
+			days := dayNumber(d.now) - dayNumber(f.UpdatedAt.In(d.now.Location()))
 			if days >= ck.EveryDays {
 				return true, fmt.Sprintf("due (last %s %d days ago)", ck.FileType, days)
 			}

@@ -61,6 +61,15 @@ func Bracket(t time.Time) string {
 	return "night"
 }
 
+// dayNumber numbers t's calendar day in its own zone (days since
+// 1970-01-01). A check-in's age is counted in such days, as
+// complete_session dates the next one: a Sunday evening's check-in is 7
+// days old next Sunday morning.
+func dayNumber(t time.Time) int {
+	y, m, d := t.Date()
+	return int(time.Date(y, m, d, 0, 0, 0, 0, time.UTC).Unix() / 86400)
+}
+
 // Facts are what rules are evaluated against: one snapshot per turn, taken
 // by the context pipeline.
 type Facts struct {
