@@ -43,17 +43,14 @@ type CommandRun struct {
 // Passed reports whether the run is a test run that passed: exit code 0,
 // counts parsed, nothing failed, and a test seen to pass. A run whose
 // tests were all skipped, or whose packages ran none, proves nothing (the
-// worker writes the tests: one that skips itself must not approve).
+// worker writes the tests: one that skips itself must not approve). go
+// test runs verbose (scrubbedEnv), so a package "ok" without a test seen
+// to pass ran none: the worker's init or TestMain exited 0 first.
 func (r *CommandRun) Passed() bool {
 	if r == nil || r.Tests == nil || r.TimedOut || r.ExitCode != 0 || r.Tests.Failed > 0 {
 		return false
 	}
-	if t := r.Tests; t.Passed+t.Skipped > 0 {
-		// The tests are seen one by one (go test -v, pytest, jest): one
-		// of them must pass. Tests the worker skipped prove nothing.
-		return t.Passed > 0
-	}
-	return r.Tests.PackagesOK > 0 // go test without -v: a package ran tests and passed
+	return r.Tests.Passed > 0
 }
 
 type runCommand struct{ w *Workspace }

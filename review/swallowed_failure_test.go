@@ -68,3 +68,32 @@ func TestApprovalAfterFailureInCutOutput(t *testing.T) {
 		t.Fatalf("approval accepted although TestAdd failed: %s", res.Content)
 	}
 }
+
+// TestApprovalWhenNoTestRan: the worker's code can end the test binary
+// before any test runs (an init that calls os.Exit(0) when it runs under
+// go test): go test prints "ok" and exits 0, with no test line although
+// it runs verbose. A run whose packages were "ok" counted as passed
+// without one test seen to pass, and the approval was recorded.
+func TestApprovalWhenNoTestRan(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go test")
+	}
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "go.mod"), "module example.com/m\n\ngo 1.24\n")
+	write(t, filepath.Join(dir, "add.go"), "package m\n\nimport (\n\t\"os\"\n\t\"strings\"\n)\n\n"+
+		"func init() {\n\tif strings.HasSuffix(os.Args[0], \".test\") {\n\t\tos.Exit(0)\n\t}\n}\n\n"+
+		"func Add(a, b int) int { return a - b }\n")
+	write(t, filepath.Join(dir, "add_test.go"), "package m\n\nimport \"testing\"\n\n"+
+		"func TestAdd(t *testing.T) {\n\tif Add(2, 3) != 5 {\n\t\tt.Fatal(\"Add(2, 3) != 5\")\n\t}\n}\n")
+	tools, _ := reviewTools(t, dir, "go test ./...")
+	if res := call(t, tools, ValidateTool, validateInput); res.IsError {
+		t.Fatalf("validate: %+v", res)
+	}
+	if res := call(t, tools, RunCommandTool, `{"command":"go test ./..."}`); res.IsError || !strings.Contains(res.Content, `"exit_code":0`) {
+		t.Fatalf("run: %+v", res)
+	}
+	res := call(t, tools, DecisionTool, approveInput)
+	if !res.IsError || !strings.Contains(res.Content, "did not pass") {
+		t.Fatalf("approval accepted although no test ran: %s", res.Content)
+	}
+}

@@ -39,7 +39,7 @@ func TestParseTestCounts(t *testing.T) {
 // found a run of skipped tests accepted as a pass.
 func TestPassed(t *testing.T) {
 	for file, want := range map[string]bool{
-		"go-plain.txt":   true,
+		"go-plain.txt":   false, // "ok" lines, no test seen: run_command's go test is verbose, so none ran
 		"go-verbose.txt": false, // a failure
 		"go-fail.txt":    false,
 		"go-skipped.txt": false,
