@@ -162,6 +162,12 @@ func (s *Server) handleReviewHistory() http.Handler {
 			return
 		}
 		servePage(s, w, r, func(p coachd.Page) ([]*coachd.Review, string, error) {
+			if !r.URL.Query().Has("limit") {
+				// The latest 200 unless asked: a client that never
+				// pages (seed 003 counts a task's iterations) still
+				// sees what it did before history paged.
+				p.Limit = coachd.MaxPageLimit
+			}
 			return s.store.ListReviews(r.Context(), UserFrom(r.Context()).ID, task, p)
 		}, func(list []*coachd.Review, next string) any { return reviewHistory{task, list, next} })
 	})

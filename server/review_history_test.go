@@ -87,6 +87,17 @@ func TestReviewHistoryPages(t *testing.T) {
 			t.Fatalf("limit=1: %+v", p)
 		}
 	})
+	t.Run("DefaultIsTheLatest200", func(t *testing.T) {
+		// A client that never pages (seed 003 counts a task's
+		// iterations) gets the latest 200, as before paging.
+		for range 60 {
+			all = append(all, create(`{"events":[]}`))
+		}
+		status, p, body := getHistory(t, e, e.alice.key, "")
+		if status != 200 || len(p.Reviews) != len(all) || p.NextCursor != "" {
+			t.Fatalf("no limit: %d, %d reviews of %d, next %q: %.200s", status, len(p.Reviews), len(all), p.NextCursor, body)
+		}
+	})
 	t.Run("ErrBadQuery", func(t *testing.T) {
 		for _, q := range []string{"?limit=0", "?limit=201", "?limit=x", "?cursor=%21%21", "?cursor=bm90IGEgY3Vyc29y"} {
 			if status, _, body := getHistory(t, e, e.alice.key, q); status != 400 {
