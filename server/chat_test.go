@@ -45,6 +45,12 @@ func MustBudgetEnv(t *testing.T, limits server.Limits) *chatEnv {
 
 func mustChatEnv(t testing.TB, limits server.Limits, ag *agent.Agent, extra ...coachd.Tool) *chatEnv {
 	t.Helper()
+	return mustChatEnvDeps(t, func(d *server.Deps) { d.Limits = limits }, ag, extra...)
+}
+
+// mustChatEnvDeps is mustChatEnv whose server's dependencies edit changes.
+func mustChatEnvDeps(t testing.TB, edit func(*server.Deps), ag *agent.Agent, extra ...coachd.Tool) *chatEnv {
+	t.Helper()
 	db := mustDB(t, filepath.Join(t.TempDir(), "coachd.db"), nil)
 	fake := anthropictest.NewServer()
 	ts, err := agent.NewToolset(append(tools.Builtins(), extra...)...)
@@ -69,7 +75,9 @@ func mustChatEnv(t testing.TB, limits server.Limits, ag *agent.Agent, extra ...c
 			return nil, false
 		},
 	})
-	api := server.New(server.Deps{Store: db, Logger: logger, AdminKey: adminKey, Runner: runner, Heartbeat: time.Hour, Limits: limits})
+	deps := server.Deps{Store: db, Logger: logger, AdminKey: adminKey, Runner: runner, Heartbeat: time.Hour}
+	edit(&deps)
+	api := server.New(deps)
 	srv := httptest.NewServer(api)
 	t.Cleanup(func() {
 		closeServer(api, srv)

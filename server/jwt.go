@@ -115,21 +115,33 @@ func (v *jwtVerifier) verify(ctx context.Context, token string, now time.Time) (
 	if err := decodeSegment(parts[1], &c); err != nil {
 		return nil, errJWT
 	}
-	const leeway = 60
 	t := float64(now.Unix())
 	switch {
 	case c.Issuer != v.cfg.Issuer:
 		return nil, fmt.Errorf("%w: wrong issuer", errJWT)
 	case !audienceHas(c.Audience, v.cfg.Audience):
 		return nil, fmt.Errorf("%w: wrong audience", errJWT)
-	case c.Expiry == nil || t > *c.Expiry+leeway:
+	case c.Expiry == nil || t > *c.Expiry+jwtLeeway:
 		return nil, fmt.Errorf("%w: expired", errJWT)
-	case c.NotAfter != nil && t+leeway < *c.NotAfter:
+	case c.NotAfter != nil && t+jwtLeeway < *c.NotAfter:
 		return nil, fmt.Errorf("%w: not valid yet", errJWT)
 	case c.Subject == "" || len(c.Subject) > 255:
 		return nil, fmt.Errorf("%w: no subject", errJWT)
 	}
 	return &c, nil
+}
+
+// jwtLeeway is how many seconds a token's times may be off.
+const jwtLeeway = 60
+
+// jwtExpiry is the expiry (Unix seconds) of a token verify accepted; 0
+// for any other.
+func jwtExpiry(token string) float64 {
+	var c jwtClaims
+	if parts := strings.Split(token, "."); len(parts) == 3 && decodeSegment(parts[1], &c) == nil && c.Expiry != nil {
+		return *c.Expiry
+	}
+	return 0
 }
 
 func decodeSegment(seg string, v any) error {

@@ -9,8 +9,12 @@ import (
 	"github.com/coachd/coachd"
 )
 
-// errStreamRevoked ends a session stream whose credentials stopped working.
-var errStreamRevoked = coachd.Errorf(coachd.EUNAUTHORIZED, "the credentials this stream was opened with were revoked")
+// errStreamRevoked and errStreamExpired end a session stream whose
+// credentials stopped working.
+var (
+	errStreamRevoked = coachd.Errorf(coachd.EUNAUTHORIZED, "the credentials this stream was opened with were revoked")
+	errStreamExpired = coachd.Errorf(coachd.EUNAUTHORIZED, "the token this stream was opened with expired")
+)
 
 // streamAuth is how a session stream checks, before each turn it has not
 // sent yet, that the credentials it was opened with still work: a stream
@@ -18,7 +22,8 @@ var errStreamRevoked = coachd.Errorf(coachd.EUNAUTHORIZED, "the credentials this
 // holder reading the turns of whoever holds the new one. A key still
 // names the user; a stream token's user is unchanged since the stream
 // opened (rotating or revoking the key updates the user, and deletes the
-// tokens minted with it). nil for a JWT, which coachd does not revoke.
+// tokens minted with it). An identity provider's token has not expired,
+// and its user is not revoked (the token itself was checked at opening).
 func (s *Server) streamAuth(r *http.Request, u *coachd.User, token bool) func(context.Context) error {
 	key, ok := bearer(r)
 	switch {
@@ -36,6 +41,18 @@ func (s *Server) streamAuth(r *http.Request, u *coachd.User, token bool) func(co
 		return func(ctx context.Context) error {
 			now, err := s.store.FindUserByKeyHash(ctx, hash)
 			if coachd.ErrorCode(err) == coachd.ENOTFOUND || err == nil && now.ID != u.ID {
+				return errStreamRevoked
+			}
+			return err
+		}
+	case ok && s.jwt != nil:
+		exp := jwtExpiry(key)
+		return func(ctx context.Context) error {
+			if float64(s.clock.Now().Unix()) > exp+jwtLeeway {
+				return errStreamExpired
+			}
+			now, err := s.store.FindUserByID(ctx, u.ID)
+			if coachd.ErrorCode(err) == coachd.ENOTFOUND || err == nil && now.Revoked {
 				return errStreamRevoked
 			}
 			return err
