@@ -24,6 +24,12 @@ const (
 	// EventApprovalRequired: the turn pauses until the user approves or
 	// denies the call (ToolUseID, ToolName, Input, Reason).
 	EventApprovalRequired EventType = "approval_required"
+	// EventEventsMissed opens a session stream resumed from an id whose
+	// following events the log may no longer have (pruned by age, or
+	// beyond the turns kept): Data says which id; the stream goes on with
+	// what the log has left, and the client reloads the session's messages
+	// to fill the gap.
+	EventEventsMissed EventType = "events_missed"
 )
 
 // Turn stop reasons: why a turn ended.
@@ -86,7 +92,7 @@ type Event struct {
 
 	Err *Error `json:"-"` // error
 
-	Data json.RawMessage `json:"data,omitempty"` // review
+	Data json.RawMessage `json:"data,omitempty"` // review, events_missed
 }
 
 // ID is the event's id in its session's log.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -276,12 +277,22 @@ func (s *Server) handleSessionStream() http.Handler {
 				Message: fmt.Sprintf("is past this session's events (its latest turn is %d): reconnect without it", tl.Turn), Code: "range"}))
 			return
 		}
+		var missed *coachd.Event
+		if last != "" {
+			if missed, err = s.eventsMissed(r.Context(), u.ID, id, after, tl); err != nil {
+				s.StreamError(w, r, dialect, err)
+				return
+			}
+		}
 		release, err := s.streams.acquire(u.ID)
 		if err != nil {
 			s.StreamError(w, r, dialect, err)
 			return
 		}
 		w.Header().Set("X-Coachd-Session-Id", id)
+		if missed != nil {
+			w.Header().Set("X-Coachd-Events-Missed", after.String())
+		}
 		s.observer.StreamOpened()
 		closed := func() { s.observer.StreamClosed(); release() }
 		parked := false
@@ -295,6 +306,9 @@ func (s *Server) handleSessionStream() http.Handler {
 		// The turns logged by now were authorised just now.
 		send := whileAuthorized(s.streamAuth(r, u, byToken), tl.Turn, sw.Queue)
 		if sw.Retry(retryHint) == nil {
+			if missed != nil {
+				sw.Queue(*missed) // goes out with the first events, or before their wait
+			}
 			if detachable(r) {
 				// Idle: the stream is parked off this request (detach.go),
 				// which ends here; it closes itself.
@@ -312,6 +326,31 @@ func (s *Server) handleSessionStream() http.Handler {
 		}
 		sw.Close()
 	})
+}
+
+// eventsMissed is the notice that opens a session stream resumed after
+// an id whose following events the log may have lost (pruning by age or
+// by the turns kept deletes the oldest turns whole), or nil. Which of the
+// turn's events the client had is not known once the turn is gone, so
+// its turn being gone is enough; from 0:0, turn 1 being gone.
+func (s *Server) eventsMissed(ctx context.Context, userID, sessionID string, after coachd.EventID, latest coachd.TurnLog) (*coachd.Event, error) {
+	turn := max(after.Turn, 1)
+	if turn > latest.Turn {
+		return nil, nil
+	}
+	tl, err := s.store.TurnLogAt(ctx, userID, sessionID, turn)
+	if err != nil || tl.Turn != 0 {
+		return nil, err
+	}
+	data, err := json.Marshal(map[string]string{
+		"last_event_id": after.String(),
+		"message": "the event log no longer has some events after last_event_id; reload GET /v1/sessions/" +
+			sessionID + "/messages for what was missed",
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &coachd.Event{Type: coachd.EventEventsMissed, SessionID: sessionID, Data: data}, nil
 }
 
 // handleStreamToken is POST /v1/sessions/{id}/stream-token.

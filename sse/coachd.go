@@ -27,6 +27,8 @@ import (
 //	error                 → error           {type, message, retryable[, retry_after][, details], extras...}
 //	                        (the stream ends at an error: no message_end follows it)
 //	review                → review          the stored review (POST /v1/reviews), after message_end
+//	events_missed         → events_missed   {last_event_id, message}, first on a session stream resumed
+//	                        past what the event log kept (the other dialects drop it)
 //
 // function_call is {id, name} as the original spec has it, sent once per
 // call as soon as the model starts it, so clients can show progress early;
@@ -134,6 +136,8 @@ func encodeCoachd(dst []byte, ev coachd.Event) []byte {
 		return frame(dst, "usage", usageOf(ev.Usage))
 	case coachd.EventReview:
 		return frame(dst, "review", rawOr(ev.Data, "{}"))
+	case coachd.EventEventsMissed:
+		return frame(dst, "events_missed", rawOr(ev.Data, "{}"))
 	case coachd.EventTurnEnded:
 		dst = appendField(append(dst, "event: message_end\ndata: {"...), `"session_id":`, ev.SessionID)
 		dst = strconv.AppendInt(append(dst, `,"tokens_used":`...), tokensUsed(ev.Usage), 10)
