@@ -5,8 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -46,15 +48,16 @@ type Writer struct {
 	last    time.Time // last write, for the heartbeat
 	err     error     // sticky: first write failure or disconnect
 	closed  bool
-	ending  bool          // End: the closing writes are left for the server to flush
-	errored bool          // an error event of the turn went out
-	status  int           // the HTTP status sent with the headers (200 unless SetStatus)
-	ai      *aiState      // the ai-sdk dialect's open parts
-	held    []byte        // sage: the round's toolCall frames, until its message is complete
-	split   bool          // sage: the round has a split-conversation tool
-	tooled  bool          // sage: toolCalls went out since the last roundBoundary
-	timeout time.Duration // per write; 0: none
-	stuck   *time.Timer   // armed during a write when timeout > 0
+	ending  bool           // End: the closing writes are left for the server to flush
+	errored bool           // an error event of the turn went out
+	status  int            // the HTTP status sent with the headers (200 unless SetStatus)
+	ai      *aiState       // the ai-sdk dialect's open parts
+	held    []byte         // sage: the round's toolCall frames, until its message is complete
+	heldID  coachd.EventID // sage: the first tool_call_started held (or dropped for split)
+	split   bool           // sage: the round has a split-conversation tool
+	tooled  bool           // sage: toolCalls went out since the last roundBoundary
+	timeout time.Duration  // per write; 0: none
+	stuck   *time.Timer    // armed during a write when timeout > 0
 
 	stop chan struct{} // closed by Close
 	done chan struct{} // closed when the heartbeat goroutine exits
@@ -164,6 +167,9 @@ func (w *Writer) flush() error {
 // encode appends ev's frames to w.buf. Callers hold mu.
 func (w *Writer) encode(ev coachd.Event) {
 	start := len(w.buf) // before holdSage: the frames it releases take ev's id
+	if w.dialect == Sage && (len(w.held) > 0 || w.split) && ev.Type == coachd.EventError {
+		ev = resumeBefore(ev, w.heldID)
+	}
 	if w.dialect == Sage && w.holdSage(ev) {
 		return
 	}
@@ -212,6 +218,9 @@ func (w *Writer) encode(ev coachd.Event) {
 func (w *Writer) holdSage(ev coachd.Event) bool {
 	switch ev.Type {
 	case coachd.EventToolCallStarted:
+		if len(w.held) == 0 && !w.split {
+			w.heldID = ev.ID()
+		}
 		if ev.ToolName == toolShowOptions || ev.ToolName == toolShowPulseCheck {
 			w.split = true
 			return true
@@ -237,6 +246,26 @@ func (w *Writer) holdSage(ev coachd.Event) bool {
 		w.tooled = false
 	}
 	return false
+}
+
+// resumeBefore is the error ev, when it says where to resume the stream
+// (server_shutdown's last_event_id), resuming before held instead: the
+// held frames are dropped with the stream, and a reader resumed after
+// their events would never get them, though their round goes on (on
+// another replica, say); nor would it know that the round has a split
+// tool. The events since held sent no frame but a round's own tool
+// calls, which the model's message ends with.
+func resumeBefore(ev coachd.Event, held coachd.EventID) coachd.Event {
+	if ev.Err == nil || ev.Err.Extra["last_event_id"] == nil || ev.ID().Before(held) {
+		return ev
+	}
+	at := coachd.EventID{Turn: held.Turn, Seq: held.Seq - 1}
+	e := *ev.Err
+	e.Extra = maps.Clone(e.Extra)
+	e.Extra["last_event_id"] = at.String()
+	e.Message = strings.ReplaceAll(e.Message, ev.ID().String(), at.String())
+	ev.Err, ev.Turn, ev.Seq = &e, at.Turn, at.Seq
+	return ev
 }
 
 // withID gives the last frame in buf the event's id (an event may take
