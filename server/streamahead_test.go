@@ -44,7 +44,8 @@ func TestStreamLastEventIDAhead(t *testing.T) {
 		}
 	}
 	// Once pruning by age took every turn of the log, the last id the
-	// client saw is still the session's: it follows the next turn.
+	// client saw is still the session's: it is told it missed the rest
+	// of turn 1 (events_missed), and follows the next turn.
 	if _, err := e.db.PruneEvents(ctx, time.Now().Add(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +60,7 @@ func TestStreamLastEventIDAhead(t *testing.T) {
 	if s := e.chat(ctx, e.alice.key, "", `{"message":"two","session_id":"`+sess.ID+`"}`); s.status != 200 {
 		t.Fatal(s.status)
 	}
-	if evs := <-got; textOf(evs) != "The second turn." || evs[0].ID != "2:1" {
+	if evs := <-got; textOf(evs) != "The second turn." || len(evs) < 2 || evs[0].Name != "events_missed" || evs[1].ID != "2:1" {
 		t.Errorf("after pruning, from 1:2: %v", evs)
 	}
 }
