@@ -89,4 +89,8 @@ type StreamService interface {
 	// StreamTokenUser returns the user an unexpired token for the
 	// session belongs to; EUNAUTHORIZED otherwise.
 	StreamTokenUser(ctx context.Context, tokenHash, sessionID string) (*User, error)
+	// StreamTokenKept reports whether the token for the session is still
+	// on record, expired or not: rotating or revoking its user's key
+	// deletes it (and pruning, once expired).
+	StreamTokenKept(ctx context.Context, tokenHash, sessionID string) (bool, error)
 }

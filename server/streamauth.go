@@ -21,20 +21,33 @@ var (
 // may stay open for days, and rotating a leaked key must not leave its
 // holder reading the turns of whoever holds the new one. A key still
 // names the user; a stream token's user is unchanged since the stream
-// opened (rotating or revoking the key updates the user, and deletes the
-// tokens minted with it). An identity provider's token has not expired,
-// and its user is not revoked (the token itself was checked at opening).
+// opened, or else the token is still on record (rotating or revoking the
+// key updates the user, and deletes the tokens minted with it; an admin's
+// edit of the user only updates it). An identity provider's token has
+// not expired, and its user is not revoked (the token itself was checked
+// at opening).
 func (s *Server) streamAuth(r *http.Request, u *coachd.User, token bool) func(context.Context) error {
 	key, ok := bearer(r)
 	switch {
 	case token:
-		at := u.UpdatedAt
+		at, hash, session := u.UpdatedAt, hashStreamToken(r.URL.Query().Get("token")), r.PathValue("id")
 		return func(ctx context.Context) error {
 			now, err := s.store.FindUserByID(ctx, u.ID)
-			if coachd.ErrorCode(err) == coachd.ENOTFOUND || err == nil && !now.UpdatedAt.Equal(at) {
+			if coachd.ErrorCode(err) == coachd.ENOTFOUND {
 				return errStreamRevoked
 			}
-			return err
+			if err != nil || now.UpdatedAt.Equal(at) {
+				return err
+			}
+			kept, err := s.store.StreamTokenKept(ctx, hash, session)
+			if err != nil {
+				return err
+			}
+			if !kept {
+				return errStreamRevoked
+			}
+			at = now.UpdatedAt // calls are one at a time (the stream's sender)
+			return nil
 		}
 	case ok && strings.HasPrefix(key, APIKeyPrefix):
 		hash := HashAPIKey(key)

@@ -408,3 +408,18 @@ func (db *DB) StreamTokenUser(ctx context.Context, tokenHash, sessionID string) 
 	}
 	return db.findUser(ctx, tx, userID)
 }
+
+// StreamTokenKept implements coachd.StreamService.
+func (db *DB) StreamTokenKept(ctx context.Context, tokenHash, sessionID string) (bool, error) {
+	tx, err := db.beginRead(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer tx.Rollback()
+	var one int
+	err = tx.queryRow(ctx, `SELECT 1 FROM stream_tokens WHERE token_hash = ? AND session_id = ?`, tokenHash, sessionID).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	return err == nil, dbError(err, "stream token")
+}
