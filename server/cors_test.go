@@ -60,9 +60,10 @@ func TestCORS(t *testing.T) {
 	if r.StatusCode != 401 || r.Header.Get("Access-Control-Allow-Origin") != "https://app.example.com" || r.Header.Get("Access-Control-Expose-Headers") == "" {
 		t.Fatalf("request: %d %v", r.StatusCode, r.Header)
 	}
-	// A stream's headers a client needs to resume it (the session, and
-	// the turn a stream cut before its first event resumes from).
-	for _, h := range []string{"X-Coachd-Session-Id", "X-Coachd-Turn"} {
+	// A stream's headers a client needs to resume it (the session, the
+	// turn a stream cut before its first event resumes from, and that a
+	// resume missed events the log no longer has).
+	for _, h := range []string{"X-Coachd-Session-Id", "X-Coachd-Turn", "X-Coachd-Events-Missed"} {
 		if !strings.Contains(r.Header.Get("Access-Control-Expose-Headers"), h) {
 			t.Errorf("Expose-Headers %q lacks %s", r.Header.Get("Access-Control-Expose-Headers"), h)
 		}
