@@ -133,10 +133,11 @@ func (s *Server) handleChatCompletions() http.Handler {
 			}
 			return ""
 		}
+		var unsent bool
 		if req.Stream {
 			// The conversation is remembered before the client reads its
 			// end, so that its next request finds the session.
-			s.streamCompletion(w, r, live.Turn(), sid, id, created, req, collect, &reply, &turnErr,
+			unsent = s.streamCompletion(w, r, live.Turn(), sid, id, created, req, collect, &reply, &turnErr,
 				func() { s.saveFingerprint(r, req, new(reply.String()), sid) })
 		} else {
 			err = s.hub.Follow(r.Context(), UserFrom(r.Context()).ID, sid, coachd.EventID{}, live.Turn(), func(ev coachd.Event) error {
@@ -156,7 +157,7 @@ func (s *Server) handleChatCompletions() http.Handler {
 		}
 		// A turn that failed after some text is still an error: its
 		// text so far in a 200 would read as the whole reply.
-		if turnErr != nil && !req.Stream {
+		if turnErr != nil && (!req.Stream || unsent) {
 			s.oaiError(w, r, turnErr)
 			return
 		}
@@ -172,8 +173,10 @@ func (s *Server) handleChatCompletions() http.Handler {
 }
 
 // streamCompletion streams the turn as chat.completion.chunk data lines.
+// It reports unsent when the turn failed before anything was sent: the
+// caller answers its error as a response of its own.
 func (s *Server) streamCompletion(w http.ResponseWriter, r *http.Request, turn int64, sid, id string, created int64, req oaiRequest,
-	collect func(coachd.Event) string, reply *strings.Builder, turnErr **coachd.Error, remember func()) {
+	collect func(coachd.Event) string, reply *strings.Builder, turnErr **coachd.Error, remember func()) (unsent bool) {
 	s.observer.StreamOpened()
 	defer s.observer.StreamClosed()
 	sw := sse.NewWriter(w, r, sse.Coachd, s.heartbeat)
@@ -183,14 +186,25 @@ func (s *Server) streamCompletion(w http.ResponseWriter, r *http.Request, turn i
 		return oaiChunk{ID: id, Object: "chat.completion.chunk", Created: created, Model: req.Model,
 			Choices: []oaiChoice{{Delta: d, FinishReason: finish}}}
 	}
-	if sw.SendData(chunk(&oaiDelta{Role: "assistant"}, nil)) != nil {
-		return
+	// The role chunk, and with it the headers, waits for the model's
+	// first output: a turn that fails before it (the model down or
+	// overloaded) is then answered with its error's HTTP status, which
+	// the openai SDKs raise and retry; a 200 is a success to them. The
+	// first words are not held back, and the heartbeat keeps a long
+	// wait open (it commits the 200).
+	var begun, reported bool
+	begin := func() error {
+		if begun {
+			return nil
+		}
+		begun = true
+		return sw.SendData(chunk(&oaiDelta{Role: "assistant"}, nil))
 	}
-	var ended bool
 	// errorChunk tells the client of e as OpenAI does in a stream: a data
 	// line of the error object alone. A chunk's fields beside it would
 	// make clients that read the line as a chunk first drop the error.
 	errorChunk := func(e *coachd.Error) error {
+		reported = true
 		typ := oaiErrorTypes[e.Code]
 		if typ == "" {
 			typ = "api_error"
@@ -198,33 +212,49 @@ func (s *Server) streamCompletion(w http.ResponseWriter, r *http.Request, turn i
 		return sw.SendData(oaiErrorBody(e.Message, typ, e.Code))
 	}
 	s.hub.Follow(r.Context(), UserFrom(r.Context()).ID, sid, coachd.EventID{}, turn, func(ev coachd.Event) error {
-		if text := collect(ev); text != "" {
+		text := collect(ev)
+		switch ev.Type {
+		case coachd.EventTurnStarted, coachd.EventUsage, coachd.EventError:
+		case coachd.EventTurnEnded:
+			remember()
+			if e := *turnErr; e != nil {
+				if !begun {
+					return nil // answered below, with its status if it can be
+				}
+				return errorChunk(e)
+			}
+			if err := begin(); err != nil {
+				return err
+			}
+			if err := sw.SendData(chunk(&oaiDelta{}, finishReason(ev.StopReason))); err != nil {
+				return err
+			}
+			if req.StreamOptions != nil && req.StreamOptions.IncludeUsage {
+				return sw.SendData(oaiChunk{ID: id, Object: "chat.completion.chunk", Created: created, Model: req.Model,
+					Choices: []oaiChoice{}, Usage: usageOf(ev.Usage)})
+			}
+			return nil
+		default:
+			if err := begin(); err != nil {
+				return err
+			}
+		}
+		if text != "" {
 			reply.WriteString(text)
 			return sw.SendData(chunk(&oaiDelta{Content: text}, nil))
 		}
-		if ev.Type != coachd.EventTurnEnded {
-			return nil
-		}
-		ended = true
-		remember()
-		if e := *turnErr; e != nil {
-			return errorChunk(e)
-		}
-		if err := sw.SendData(chunk(&oaiDelta{}, finishReason(ev.StopReason))); err != nil {
-			return err
-		}
-		if req.StreamOptions != nil && req.StreamOptions.IncludeUsage {
-			return sw.SendData(oaiChunk{ID: id, Object: "chat.completion.chunk", Created: created, Model: req.Model,
-				Choices: []oaiChoice{}, Usage: usageOf(ev.Usage)})
-		}
 		return nil
 	})
-	if !ended && *turnErr != nil {
-		// The server's drain cut the turn: its error, not a [DONE] that
-		// reads as a whole reply.
-		errorChunk(*turnErr)
+	if e := *turnErr; e != nil && !reported {
+		// The turn failed before the stream began, or the server's drain
+		// cut it: its error, not a [DONE] that reads as a whole reply.
+		if sw.Abandon() {
+			return true
+		}
+		errorChunk(e)
 	}
 	sw.SendDone()
+	return false
 }
 
 // saveFingerprint remembers that the conversation of req, with reply

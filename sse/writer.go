@@ -335,6 +335,27 @@ func (w *Writer) Close() error { return w.close(false) }
 // write deadline, which the server clears once the response is done.
 func (w *Writer) End() error { return w.close(true) }
 
+// Abandon closes a Writer that has sent nothing yet (no event, no
+// heartbeat, not even the headers) without sending anything, and reports
+// whether it did: the handler then answers with a response of its own (an
+// error's status and body). Once the stream has started it does nothing
+// and reports false; Close must still be called.
+func (w *Writer) Abandon() bool {
+	w.mu.Lock()
+	if w.started || w.closed {
+		w.mu.Unlock()
+		return false
+	}
+	w.closed = true
+	close(w.stop)
+	if w.heartbeat > 0 {
+		leave(w)
+	}
+	w.mu.Unlock()
+	<-w.done
+	return true
+}
+
 func (w *Writer) close(ending bool) error {
 	w.mu.Lock()
 	if !w.closed {

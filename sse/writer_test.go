@@ -367,3 +367,35 @@ func TestWriterEnd(t *testing.T) {
 		}
 	}
 }
+
+// Abandon gives an untouched response back to the handler (nothing sent,
+// not even the headers, and Close after it sends nothing); once anything
+// went out it does nothing.
+func TestWriterAbandon(t *testing.T) {
+	t.Run("OK", func(t *testing.T) {
+		rec := httptest.NewRecorder()
+		w := sse.NewWriter(rec, httptest.NewRequest("GET", "/", nil), sse.Coachd, time.Hour)
+		if !w.Abandon() {
+			t.Fatal("Abandon of an untouched writer: false")
+		}
+		w.Close()
+		if rec.Code != 200 || rec.Header().Get("Content-Type") != "" || rec.Body.Len() != 0 || rec.Flushed {
+			t.Errorf("the response was touched: %d %v %q", rec.Code, rec.Header(), rec.Body)
+		}
+		if err := w.SendData(map[string]int{"a": 1}); err != sse.ErrClosed {
+			t.Errorf("SendData after Abandon: %v", err)
+		}
+	})
+	t.Run("ErrStarted", func(t *testing.T) {
+		rec := httptest.NewRecorder()
+		w := sse.NewWriter(rec, httptest.NewRequest("GET", "/", nil), sse.Coachd, -1)
+		w.SendData(map[string]int{"a": 1})
+		if w.Abandon() {
+			t.Error("Abandon after a write: true")
+		}
+		if err := w.SendData(map[string]int{"b": 2}); err != nil || !strings.Contains(rec.Body.String(), `"b"`) {
+			t.Errorf("the stream did not go on: %v %q", err, rec.Body)
+		}
+		w.Close()
+	})
+}

@@ -107,3 +107,46 @@ func TestOpenAIClient(t *testing.T) {
 		t.Errorf("bad key: %+v", out.BadKey)
 	}
 }
+
+// TestOpenAIClientBusy: a streamed completion whose model is overloaded
+// before the reply's first chunk reaches the official openai package as
+// an APIError with status 503 (a 200 stream with an error chunk in it has
+// no status, and the SDK never retries it), and a client that allows a
+// retry gets the reply on its second try.
+func TestOpenAIClientBusy(t *testing.T) {
+	node, dir := needNodePackage(t, filepath.Join("testdata", "openaiclient"), "openai")
+	fake := anthropictest.NewServer()
+	defer fake.Close()
+	p := MustStart(t, []string{"ANTHROPIC_API_KEY=test", "ANTHROPIC_BASE_URL=" + fake.URL()},
+		"--db", filepath.Join(t.TempDir(), "c.db"), "--demo")
+	// Overloaded at the stream's start (an HTTP 529 would first be retried
+	// by coachd's own SDK, with its backoff).
+	overloaded := anthropictest.Text("never sent", 5).ErrorAfter(0, "", "")
+	fake.Enqueue(overloaded, overloaded, anthropictest.Text("Here now.", 5))
+	cmd := exec.Command(node, filepath.Join(dir, "busy.mjs"), p.url, p.key, "default")
+	cmd.Dir = dir
+	raw, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node: %v\n%s\n%s", err, raw, p.stderr)
+	}
+	var out struct {
+		Busy struct {
+			Status int
+			Type   string
+			Text   *string
+		}
+		Retried struct {
+			Status *int
+			Text   string
+		}
+	}
+	if err := json.Unmarshal(raw, &out); err != nil {
+		t.Fatalf("%s: %v", raw, err)
+	}
+	if out.Busy.Status != 503 || out.Busy.Type != "rate_limit_error" {
+		t.Errorf("busy: %s", raw)
+	}
+	if out.Retried.Status != nil || out.Retried.Text != "Here now." {
+		t.Errorf("retried: %s", raw)
+	}
+}
