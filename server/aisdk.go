@@ -60,15 +60,10 @@ func uiFile(i int, p uiPart) (attachmentRequest, error) {
 	bad := func(msg string) error {
 		return coachd.Invalid(coachd.FieldError{Field: field + ".url", Message: msg, Code: "format"})
 	}
-	meta, data, ok := strings.Cut(strings.TrimPrefix(p.URL, "data:"), ",")
-	if !strings.HasPrefix(p.URL, "data:") || !ok {
-		return attachmentRequest{}, bad("must be a data: URL (coachd does not fetch files)")
+	mediaType, data, msg := dataURL(p.URL)
+	if msg != "" {
+		return attachmentRequest{}, bad(msg)
 	}
-	meta, b64 := strings.CutSuffix(meta, ";base64")
-	if !b64 {
-		return attachmentRequest{}, bad("must be a base64 data: URL")
-	}
-	mediaType, _, _ := strings.Cut(meta, ";") // parameters (charset) left out
 	if mediaType == "" {
 		mediaType = p.MediaType
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/coachd/coachd"
@@ -32,7 +33,7 @@ const fileBodyTimeoutFactor = 4
 func (s *Server) bodyLimits(r *http.Request) (int64, time.Duration) {
 	if r.Method == http.MethodPost {
 		switch r.URL.Path {
-		case "/v1/chat", "/v1/chat/stream":
+		case "/v1/chat", "/v1/chat/stream", "/v1/chat/completions":
 			return max(s.maxBody, ChatMaxBodyBytes), s.bodyTime * fileBodyTimeoutFactor
 		case "/v1/uploads":
 			return max(s.maxBody, UploadMaxBodyBytes), s.bodyTime * fileBodyTimeoutFactor
@@ -90,6 +91,23 @@ func validAttachments(list []attachmentRequest) []coachd.FieldError {
 		errs = append(errs, coachd.FieldError{Field: "attachments", Message: fmt.Sprintf("must be at most %d MiB in all", coachd.MaxAttachmentBytesPerMessage>>20), Code: "length"})
 	}
 	return errs
+}
+
+// dataURL reads a base64 data: URL, what browsers make of a file: its
+// media type (parameters left out; "" when it names none) and its base64.
+// msg says why url is not one; a remote URL is refused: coachd fetches
+// no URL a client names.
+func dataURL(url string) (mediaType, data, msg string) {
+	meta, data, ok := strings.Cut(strings.TrimPrefix(url, "data:"), ",")
+	if !strings.HasPrefix(url, "data:") || !ok {
+		return "", "", "must be a data: URL (coachd does not fetch files)"
+	}
+	meta, b64 := strings.CutSuffix(meta, ";base64")
+	if !b64 {
+		return "", "", "must be a base64 data: URL"
+	}
+	mediaType, _, _ = strings.Cut(meta, ";") // parameters (charset) left out
+	return mediaType, data, ""
 }
 
 // validKind reports whether mediaType is an attachment type of kind

@@ -118,29 +118,6 @@ func (s *Server) userAgents() []*agent.Agent {
 	return out
 }
 
-// text reads a message's content: a string, or text parts.
-func (m oaiMessage) text() (string, bool) {
-	var s string
-	if json.Unmarshal(m.Content, &s) == nil {
-		return s, true
-	}
-	var parts []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
-	if json.Unmarshal(m.Content, &parts) != nil {
-		return "", false
-	}
-	var sb strings.Builder
-	for _, p := range parts {
-		if p.Type != "text" {
-			return "", false
-		}
-		sb.WriteString(p.Text)
-	}
-	return sb.String(), true
-}
-
 // fingerprint identifies a conversation by its user and assistant texts.
 func fingerprint(model string, msgs []oaiMessage, reply *string) string {
 	h := sha256.New()
@@ -188,10 +165,17 @@ func (s *Server) oaiTurn(r *http.Request, req *oaiRequest) (agent.TurnRequest, e
 		return agent.TurnRequest{}, bad("messages", "must end with the user's new message", "required")
 	}
 	text, ok := req.Messages[n-1].text()
-	if !ok || strings.TrimSpace(text) == "" {
-		return agent.TurnRequest{}, bad("messages", "the last message must be text (a string or text parts)", "format")
+	parts, _ := req.Messages[n-1].parts()
+	images, err := s.oaiImages(r.Context(), u.ID, n-1, parts)
+	switch {
+	case !ok:
+		return agent.TurnRequest{}, bad("messages", "the last message must be text (a string or text parts) and images (image_url parts)", "format")
+	case err != nil:
+		return agent.TurnRequest{}, err
+	case strings.TrimSpace(text) == "" && len(images) == 0:
+		return agent.TurnRequest{}, bad("messages", "the last message must have text or an image", "required")
 	}
-	tr := agent.TurnRequest{User: u, Agent: req.Model, Message: text, SessionID: r.Header.Get("X-Coachd-Session-Id")}
+	tr := agent.TurnRequest{User: u, Agent: req.Model, Message: text, Attachments: images, SessionID: r.Header.Get("X-Coachd-Session-Id")}
 	if tr.SessionID != "" && !coachd.ValidID(coachd.PrefixSession, tr.SessionID) {
 		return agent.TurnRequest{}, notFound("session") // never reaches SQL
 	}

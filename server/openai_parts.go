@@ -1,0 +1,108 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/coachd/coachd"
+)
+
+// oaiPart is one part of a message's content: text, or an image (what
+// Open WebUI and LibreChat send for a pasted photo).
+type oaiPart struct {
+	Type     string `json:"type"`
+	Text     string `json:"text"`
+	ImageURL *struct {
+		URL string `json:"url"`
+	} `json:"image_url"`
+}
+
+// parts reads a message's content: a string is one text part.
+func (m oaiMessage) parts() ([]oaiPart, bool) {
+	var s string
+	if json.Unmarshal(m.Content, &s) == nil {
+		return []oaiPart{{Type: "text", Text: s}}, true
+	}
+	var parts []oaiPart
+	if json.Unmarshal(m.Content, &parts) != nil {
+		return nil, false
+	}
+	return parts, true
+}
+
+// text reads a message's text: a string, or its text parts; ok is false
+// when it has parts other than text and images.
+func (m oaiMessage) text() (string, bool) {
+	parts, ok := m.parts()
+	if !ok {
+		return "", false
+	}
+	var sb strings.Builder
+	for _, p := range parts {
+		switch p.Type {
+		case "text":
+			sb.WriteString(p.Text)
+		case "image_url":
+		default:
+			return "", false
+		}
+	}
+	return sb.String(), true
+}
+
+// oaiImages reads the image_url parts of messages[i] as the user
+// message's attachments: data: URLs (base64) of the image types and
+// within the limits attachments have, checked as theirs. A remote URL is
+// refused: coachd fetches no URL a client names.
+func (s *Server) oaiImages(ctx context.Context, userID string, i int, parts []oaiPart) ([]coachd.Block, error) {
+	var (
+		list []attachmentRequest
+		at   []string // the part each attachment is
+	)
+	for j, p := range parts {
+		if p.Type != "image_url" {
+			continue
+		}
+		field := fmt.Sprintf("messages[%d].content[%d].image_url", i, j)
+		if p.ImageURL == nil || p.ImageURL.URL == "" {
+			return nil, coachd.Invalid(coachd.FieldError{Field: field + ".url", Message: "is required: the image as a data: URL", Code: "required"})
+		}
+		mediaType, data, msg := dataURL(p.ImageURL.URL)
+		if msg != "" {
+			if !strings.HasPrefix(p.ImageURL.URL, "data:") {
+				msg = "must be a data: URL (data:image/png;base64,...): coachd does not fetch images"
+			}
+			return nil, coachd.Invalid(coachd.FieldError{Field: field + ".url", Message: msg, Code: "format"})
+		}
+		list = append(list, attachmentRequest{Type: "image", MediaType: mediaType, Data: data})
+		at = append(at, field)
+	}
+	if len(list) == 0 {
+		return nil, nil
+	}
+	// The attachments' own checks, their fields renamed to the parts.
+	rename := func(errs []coachd.FieldError) error {
+		for k, fe := range errs {
+			if rest, ok := strings.CutPrefix(fe.Field, "attachments["); ok {
+				n, _, _ := strings.Cut(rest, "]")
+				if x, err := strconv.Atoi(n); err == nil && x < len(at) {
+					errs[k].Field = at[x] + ".url" // its data and its media type
+				}
+			} else if fe.Field == "attachments" {
+				errs[k].Field = fmt.Sprintf("messages[%d].content", i)
+			}
+		}
+		return coachd.Invalid(errs...)
+	}
+	if errs := validAttachments(list); len(errs) > 0 {
+		return nil, rename(errs)
+	}
+	blocks, err := s.attachmentBlocks(ctx, userID, list)
+	if e := coachd.AsError(err); err != nil && e.Code == coachd.EINVALID {
+		return nil, rename(e.Details)
+	}
+	return blocks, err
+}
