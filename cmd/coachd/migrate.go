@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -20,41 +21,54 @@ func runMigrate(ctx context.Context, args []string, getenv func(string) string, 
 	})
 }
 
-// withDB parses a database command's flags (adding --db to fs), opens and
-// migrates the database, and runs fn with it. A read-only command
-// (existing) refuses a SQLite file that does not exist rather than create
-// an empty database and report on it, and does not migrate: run from a
-// newer coachd, it would change the schema under the running replicas
-// (whose /readyz then fails); it refuses a schema not this binary's.
+// withDB parses a database command's flags (adding --db to fs), opens the
+// database and runs fn with it. migrate migrates it; any other command
+// (existing) opens it with openCurrentDB, which refuses a SQLite file that
+// does not exist rather than create an empty database and report on it.
 func withDB(ctx context.Context, fs *flag.FlagSet, args []string, getenv func(string) string, stdout, stderr io.Writer,
 	existing bool, fn func(db *sqlstore.DB, dsn string) error) error {
 	dsn := dbFlag(fs, getenv)
 	if done, err := parseFlags(fs, args, stdout, stderr); done || err != nil {
 		return err
 	}
-	if !existing {
-		db, err := openDB(ctx, *dsn)
-		if err != nil {
-			return err
-		}
-		defer db.Close()
-		return fn(db, *dsn)
+	open := openDB
+	if existing {
+		open = func(ctx context.Context, dsn string) (*sqlstore.DB, error) { return openCurrentDB(ctx, dsn, false) }
 	}
-	if !strings.Contains(*dsn, "://") {
-		if _, err := os.Stat(*dsn); err != nil {
-			return fmt.Errorf("database %s does not exist (coachd serve or coachd migrate creates it)", *dsn)
-		}
-	}
-	db, err := sqlstore.Open(ctx, *dsn, coachd.SystemClock{})
+	db, err := open(ctx, *dsn)
 	if err != nil {
-		return fmt.Errorf("open database %s: %w", maskDSN(*dsn), err)
+		return err
 	}
 	defer db.Close()
-	if err := db.CheckMigrations(ctx); err != nil {
-		return fmt.Errorf("database %s is not at this coachd's schema (%s): run coachd migrate (or, for a newer schema, a newer coachd)",
-			maskDSN(*dsn), coachd.ErrorMessage(err))
-	}
 	return fn(db, *dsn)
+}
+
+// openCurrentDB opens the database for a command that is not the server
+// nor coachd migrate, and does not migrate it: run from a newer coachd
+// (a new image's shell, an operator's laptop) against the database the
+// running replicas use, it would change the schema under them (whose
+// /readyz then fails). It refuses a schema not this binary's, saying what
+// to run. A SQLite file that does not exist yet is made and migrated when
+// create is set (a first install: nothing runs on it), refused otherwise.
+func openCurrentDB(ctx context.Context, dsn string, create bool) (*sqlstore.DB, error) {
+	if !strings.Contains(dsn, "://") {
+		if _, err := os.Stat(dsn); err != nil {
+			if create && errors.Is(err, os.ErrNotExist) {
+				return openDB(ctx, dsn)
+			}
+			return nil, fmt.Errorf("database %s does not exist (coachd serve or coachd migrate creates it)", dsn)
+		}
+	}
+	db, err := sqlstore.Open(ctx, dsn, coachd.SystemClock{})
+	if err != nil {
+		return nil, fmt.Errorf("open database %s: %w", maskDSN(dsn), err)
+	}
+	if err := db.CheckMigrations(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("database %s is not at this coachd's schema (%s): run coachd migrate (or, for a newer schema, a newer coachd)",
+			maskDSN(dsn), coachd.ErrorMessage(err))
+	}
+	return db, nil
 }
 
 // openDB opens and migrates the database.

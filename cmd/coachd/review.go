@@ -96,7 +96,7 @@ func (l *localFlags) open(ctx context.Context, name string, stderr io.Writer) (r
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}
-	store, err := openDB(ctx, *l.db)
+	store, err := openCurrentDB(ctx, *l.db, true)
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}

@@ -67,7 +67,7 @@ func runUsersCreate(ctx context.Context, args []string, getenv func(string) stri
 		fmt.Fprintln(stderr, "coachd users create: --budget must be 0 or more")
 		return errUsage
 	}
-	db, err := openDB(ctx, *dsn)
+	db, err := openCurrentDB(ctx, *dsn, true)
 	if err != nil {
 		return err
 	}
