@@ -166,16 +166,16 @@ func (s *Server) oaiTurn(r *http.Request, req *oaiRequest) (agent.TurnRequest, e
 	}
 	text, ok := req.Messages[n-1].text()
 	parts, _ := req.Messages[n-1].parts()
-	images, err := s.oaiImages(r.Context(), u.ID, n-1, parts)
+	files, err := s.oaiAttachments(r.Context(), u.ID, n-1, parts)
 	switch {
 	case !ok:
-		return agent.TurnRequest{}, bad("messages", "the last message must be text (a string or text parts) and images (image_url parts)", "format")
+		return agent.TurnRequest{}, bad("messages", "the last message must be text (a string or text parts), images (image_url parts) and files (file parts)", "format")
 	case err != nil:
 		return agent.TurnRequest{}, err
-	case strings.TrimSpace(text) == "" && len(images) == 0:
-		return agent.TurnRequest{}, bad("messages", "the last message must have text or an image", "required")
+	case strings.TrimSpace(text) == "" && len(files) == 0:
+		return agent.TurnRequest{}, bad("messages", "the last message must have text, an image or a file", "required")
 	}
-	tr := agent.TurnRequest{User: u, Agent: req.Model, Message: text, Attachments: images, SessionID: r.Header.Get("X-Coachd-Session-Id")}
+	tr := agent.TurnRequest{User: u, Agent: req.Model, Message: text, Attachments: files, SessionID: r.Header.Get("X-Coachd-Session-Id")}
 	if tr.SessionID != "" && !coachd.ValidID(coachd.PrefixSession, tr.SessionID) {
 		return agent.TurnRequest{}, notFound("session") // never reaches SQL
 	}

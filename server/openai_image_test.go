@@ -120,3 +120,33 @@ func TestOpenAIImageParts(t *testing.T) {
 		})
 	}
 }
+
+// TestOpenAIFileParts: a file part with file_data (a PDF, as the AI SDK's
+// openai-compatible provider sends one) is a document attachment, named
+// by its filename; one by file_id is a 400 (coachd keeps no OpenAI files).
+func TestOpenAIFileParts(t *testing.T) {
+	e := MustChatEnv(t, nil)
+	e.fake.Enqueue(anthropictest.Text("Read it.", 4))
+	file := func(f map[string]string) string {
+		return mustJSON(t, map[string]any{"model": "default", "messages": []any{map[string]any{"role": "user", "content": []any{
+			map[string]any{"type": "text", "text": "My shift sheet."}, map[string]any{"type": "file", "file": f}}}}})
+	}
+	var c completion
+	r := e.post(e.alice.key, "/v1/chat/completions", file(map[string]string{"filename": "shift.pdf", "file_data": dataURL("application/pdf", pdfFile)}), nil, &c)
+	if r.status != 200 || c.Choices[0].Message.Content != "Read it." {
+		t.Fatalf("%d %s", r.status, r.body)
+	}
+	msgs := e.fake.Requests()[0].Messages()
+	blocks := msgs[len(msgs)-1].Blocks
+	if kinds, _ := sources(t, blocks); strings.Join(kinds, ",") != "document:base64:application/pdf,text" || !strings.Contains(string(blocks[0].Extra["title"]), "shift.pdf") {
+		t.Errorf("the user message's blocks: %v %s", kinds, blocks[0].Extra["title"])
+	}
+	r = e.post(e.alice.key, "/v1/chat/completions", file(map[string]string{"file_id": "file-abc"}), nil, nil)
+	var body struct {
+		Error struct{ Param *string }
+	}
+	json.Unmarshal(r.body, &body)
+	if r.status != 400 || body.Error.Param == nil || *body.Error.Param != "messages[0].content[1].file.file_data" {
+		t.Errorf("file_id: %d %s", r.status, r.body)
+	}
+}

@@ -10,14 +10,20 @@ import (
 	"github.com/coachd/coachd"
 )
 
-// oaiPart is one part of a message's content: text, or an image (what
-// Open WebUI and LibreChat send for a pasted photo).
+// oaiPart is one part of a message's content: text, an image (what Open
+// WebUI and LibreChat send for a pasted photo) or a file (a PDF, as the
+// AI SDK's openai-compatible provider sends one).
 type oaiPart struct {
 	Type     string `json:"type"`
 	Text     string `json:"text"`
 	ImageURL *struct {
 		URL string `json:"url"`
 	} `json:"image_url"`
+	File *struct {
+		FileData string `json:"file_data"`
+		FileID   string `json:"file_id"`
+		Filename string `json:"filename"`
+	} `json:"file"`
 }
 
 // parts reads a message's content: a string is one text part.
@@ -34,7 +40,7 @@ func (m oaiMessage) parts() ([]oaiPart, bool) {
 }
 
 // text reads a message's text: a string, or its text parts; ok is false
-// when it has parts other than text and images.
+// when it has parts other than text, images and files.
 func (m oaiMessage) text() (string, bool) {
 	parts, ok := m.parts()
 	if !ok {
@@ -45,7 +51,7 @@ func (m oaiMessage) text() (string, bool) {
 		switch p.Type {
 		case "text":
 			sb.WriteString(p.Text)
-		case "image_url":
+		case "image_url", "file":
 		default:
 			return "", false
 		}
@@ -53,31 +59,46 @@ func (m oaiMessage) text() (string, bool) {
 	return sb.String(), true
 }
 
-// oaiImages reads the image_url parts of messages[i] as the user
-// message's attachments: data: URLs (base64) of the image types and
+// oaiAttachments reads the image_url and file parts of messages[i] as
+// the user message's attachments: data: URLs (base64) of the types and
 // within the limits attachments have, checked as theirs. A remote URL is
 // refused: coachd fetches no URL a client names.
-func (s *Server) oaiImages(ctx context.Context, userID string, i int, parts []oaiPart) ([]coachd.Block, error) {
+func (s *Server) oaiAttachments(ctx context.Context, userID string, i int, parts []oaiPart) ([]coachd.Block, error) {
 	var (
 		list []attachmentRequest
-		at   []string // the part each attachment is
+		at   []string // the field of each attachment's data
 	)
 	for j, p := range parts {
-		if p.Type != "image_url" {
+		var url, name, field string
+		switch p.Type {
+		case "image_url":
+			field = fmt.Sprintf("messages[%d].content[%d].image_url.url", i, j)
+			if p.ImageURL != nil {
+				url = p.ImageURL.URL
+			}
+		case "file":
+			field = fmt.Sprintf("messages[%d].content[%d].file.file_data", i, j)
+			if p.File != nil {
+				url, name = p.File.FileData, p.File.Filename
+			}
+		default:
 			continue
 		}
-		field := fmt.Sprintf("messages[%d].content[%d].image_url", i, j)
-		if p.ImageURL == nil || p.ImageURL.URL == "" {
-			return nil, coachd.Invalid(coachd.FieldError{Field: field + ".url", Message: "is required: the image as a data: URL", Code: "required"})
+		if url == "" {
+			return nil, coachd.Invalid(coachd.FieldError{Field: field, Message: "is required: the file as a data: URL (coachd keeps no files by id)", Code: "required"})
 		}
-		mediaType, data, msg := dataURL(p.ImageURL.URL)
+		mediaType, data, msg := dataURL(url)
 		if msg != "" {
-			if !strings.HasPrefix(p.ImageURL.URL, "data:") {
-				msg = "must be a data: URL (data:image/png;base64,...): coachd does not fetch images"
+			if !strings.HasPrefix(url, "data:") {
+				msg = "must be a data: URL (data:image/png;base64,...): coachd does not fetch files"
 			}
-			return nil, coachd.Invalid(coachd.FieldError{Field: field + ".url", Message: msg, Code: "format"})
+			return nil, coachd.Invalid(coachd.FieldError{Field: field, Message: msg, Code: "format"})
 		}
-		list = append(list, attachmentRequest{Type: "image", MediaType: mediaType, Data: data})
+		kind := "image"
+		if !strings.HasPrefix(mediaType, "image/") {
+			kind = "document"
+		}
+		list = append(list, attachmentRequest{Type: kind, MediaType: mediaType, Data: data, Name: name})
 		at = append(at, field)
 	}
 	if len(list) == 0 {
@@ -89,7 +110,7 @@ func (s *Server) oaiImages(ctx context.Context, userID string, i int, parts []oa
 			if rest, ok := strings.CutPrefix(fe.Field, "attachments["); ok {
 				n, _, _ := strings.Cut(rest, "]")
 				if x, err := strconv.Atoi(n); err == nil && x < len(at) {
-					errs[k].Field = at[x] + ".url" // its data and its media type
+					errs[k].Field = at[x] // its data and its media type
 				}
 			} else if fe.Field == "attachments" {
 				errs[k].Field = fmt.Sprintf("messages[%d].content", i)

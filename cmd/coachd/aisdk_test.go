@@ -1,7 +1,11 @@
 package main
 
 import (
+	"bytes"
+	"encoding/base64"
 	"encoding/json"
+	"image"
+	pngpkg "image/png"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -146,5 +150,44 @@ func TestAISDKApproval(t *testing.T) {
 	}
 	if res := reqs[3].ToolResults(); len(res) != 1 || res[0].ResultText() != "The user denied this call: not now" {
 		t.Errorf("denied call's result: %+v", res)
+	}
+}
+
+// TestAISDKFileParts: streamText's file parts through the
+// openai-compatible provider, a photo (image_url) and a PDF (a file part
+// with file_data), reach the model as an image and a document block
+// before the text, as coachd's own attachments do.
+func TestAISDKFileParts(t *testing.T) {
+	node, dir := needNodePackage(t, filepath.Join("testdata", "aisdkclient"), "ai")
+	fake := anthropictest.NewServer()
+	defer fake.Close()
+	p := MustStart(t, []string{"ANTHROPIC_API_KEY=test", "ANTHROPIC_BASE_URL=" + fake.URL()},
+		"--db", filepath.Join(t.TempDir(), "c.db"), "--demo")
+	fake.Enqueue(anthropictest.Text("Seen both.", 4))
+	var png bytes.Buffer
+	if err := pngpkg.Encode(&png, image.NewRGBA(image.Rect(0, 0, 8, 8))); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(node, filepath.Join(dir, "files.mjs"), p.url, p.key, base64.StdEncoding.EncodeToString(png.Bytes()))
+	cmd.Dir = dir
+	raw, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node: %v\n%s\n%s", err, raw, p.stderr)
+	}
+	var out struct{ Text string }
+	if err := json.Unmarshal(raw, &out); err != nil || out.Text != "Seen both." {
+		t.Fatalf("%s: %v", raw, err)
+	}
+	reqs := fake.Requests()
+	if len(reqs) != 1 {
+		t.Fatalf("%d model requests", len(reqs))
+	}
+	msgs := reqs[0].Messages()
+	var kinds []string
+	for _, b := range msgs[len(msgs)-1].Blocks {
+		kinds = append(kinds, b.Type)
+	}
+	if got := strings.Join(kinds, ","); got != "image,document,text" {
+		t.Errorf("the user message's blocks: %s", got)
 	}
 }
