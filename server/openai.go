@@ -83,20 +83,41 @@ func (s *Server) oaiAuth(h http.Handler) http.Handler {
 	})
 }
 
+// oaiModel is an agent as OpenAI's model object.
+type oaiModel struct {
+	ID      string `json:"id"`
+	Object  string `json:"object"`
+	Created int64  `json:"created"`
+	OwnedBy string `json:"owned_by"`
+}
+
+func modelOf(a *agent.Agent) oaiModel {
+	return oaiModel{ID: a.Name, Object: "model", Created: 0, OwnedBy: "coachd"}
+}
+
 // handleModels is GET /v1/models: the agents a user key may start.
 func (s *Server) handleModels() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		type model struct {
-			ID      string `json:"id"`
-			Object  string `json:"object"`
-			Created int64  `json:"created"`
-			OwnedBy string `json:"owned_by"`
-		}
-		out := []model{}
+		out := []oaiModel{}
 		for _, a := range s.userAgents() {
-			out = append(out, model{ID: a.Name, Object: "model", Created: 0, OwnedBy: "coachd"})
+			out = append(out, modelOf(a))
 		}
 		s.encode(w, r, http.StatusOK, map[string]any{"object": "list", "data": out})
+	})
+}
+
+// handleModel is GET /v1/models/{model} (the SDKs' models.retrieve): one
+// of those agents.
+func (s *Server) handleModel() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		name := r.PathValue("model")
+		for _, a := range s.userAgents() {
+			if a.Name == name {
+				s.encode(w, r, http.StatusOK, modelOf(a))
+				return
+			}
+		}
+		s.oaiError(w, r, coachd.Errorf(coachd.ENOTFOUND, "the model %q does not exist: the models are this server's agents (GET /v1/models)", truncate(name, 100)))
 	})
 }
 

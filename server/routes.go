@@ -50,6 +50,7 @@ func (s *Server) routes() {
 	// OpenAI's Chat Completions API: its error shape even for auth.
 	mux.Handle("POST /v1/chat/completions", s.oaiAuth(s.handleChatCompletions()))
 	mux.Handle("GET /v1/models", s.oaiAuth(s.handleModels()))
+	mux.Handle("GET /v1/models/{model}", s.oaiAuth(s.handleModel()))
 
 	mux.Handle("POST /v1/uploads", user(s.handleUploadCreate()))
 	mux.Handle("GET /v1/uploads", user(s.handleUploadList()))

@@ -53,8 +53,9 @@ func TestOpenAIClient(t *testing.T) {
 		Message string `json:"message"`
 	}
 	var out struct {
-		Models []string `json:"models"`
-		First  struct {
+		Models    []string `json:"models"`
+		Retrieved string
+		First     struct {
 			Text, Finish, Object, Session string
 			Usage                         struct {
 				TotalTokens int `json:"total_tokens"`
@@ -74,6 +75,9 @@ func TestOpenAIClient(t *testing.T) {
 	}
 	if len(out.Models) != 1 || out.Models[0] != "default" {
 		t.Errorf("models %v", out.Models)
+	}
+	if out.Retrieved != "default" {
+		t.Errorf("models.retrieve: %q", out.Retrieved)
 	}
 	if out.First.Text != "Hello, driver. What is on your mind?" || out.First.Finish != "stop" || out.First.Object != "chat.completion" ||
 		out.First.Usage.TotalTokens == 0 || !strings.HasPrefix(out.First.Session, "sess_") {

@@ -10,6 +10,7 @@ const out = {}
 const fail = (e) => ({ status: e.status, type: e.type, code: e.code, message: e.message })
 
 out.models = (await client.models.list()).data.map((m) => m.id)
+out.retrieved = (await client.models.retrieve(model)).id
 
 const history = [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Hi coach' }]
 const first = await client.chat.completions.create({ model, messages: history }).withResponse()
