@@ -97,6 +97,7 @@ func TestOpenAIImageParts(t *testing.T) {
 		{"ErrRemote", "https://example.com/photo.png", "data:"},
 		{"ErrPlainData", "data:image/png," + string(pngFile(t)[:8]), "base64"},
 		{"ErrType", dataURL("image/svg+xml", []byte("<svg/>")), "image/png"},
+		{"ErrNotImage", dataURL("application/pdf", pdfFile), "image/png"},
 		{"ErrMismatch", dataURL("image/jpeg", pngFile(t)), "image/png"},
 		{"ErrTooLarge", dataURL("image/png", noisePNG(t, 4<<20)), "MiB"},
 	} {

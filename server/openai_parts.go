@@ -70,6 +70,7 @@ func (s *Server) oaiAttachments(ctx context.Context, userID string, i int, parts
 	)
 	for j, p := range parts {
 		var url, name, field string
+		kind := "image"
 		switch p.Type {
 		case "image_url":
 			field = fmt.Sprintf("messages[%d].content[%d].image_url.url", i, j)
@@ -94,9 +95,8 @@ func (s *Server) oaiAttachments(ctx context.Context, userID string, i int, parts
 			}
 			return nil, coachd.Invalid(coachd.FieldError{Field: field, Message: msg, Code: "format"})
 		}
-		kind := "image"
-		if !strings.HasPrefix(mediaType, "image/") {
-			kind = "document"
+		if p.Type == "file" && !strings.HasPrefix(mediaType, "image/") {
+			kind = "document" // an image_url part holds an image only
 		}
 		list = append(list, attachmentRequest{Type: kind, MediaType: mediaType, Data: data, Name: name})
 		at = append(at, field)
