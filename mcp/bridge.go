@@ -5,9 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 	"sync"
+	"sync/atomic"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -25,7 +26,7 @@ func Bridge(ctx context.Context, endpoint, key string, t sdk.Transport, hc *http
 	if rt == nil {
 		rt = http.DefaultTransport
 	}
-	h.Transport = headerTransport{h: http.Header{"Authorization": {"Bearer " + key}}, next: rt}
+	h.Transport = sentTransport{headerTransport{h: http.Header{"Authorization": {"Bearer " + key}}, next: rt}}
 	// The transport adds the key at every hop: a redirect would carry it
 	// to wherever it points.
 	h.CheckRedirect = func(req *http.Request, _ []*http.Request) error {
@@ -58,8 +59,9 @@ func Bridge(ctx context.Context, endpoint, key string, t sdk.Transport, hc *http
 	return srv.Run(ctx, t)
 }
 
-// remote is the client side of the bridge; a broken connection is opened
-// again once per call.
+// remote is the client side of the bridge. A call is sent once: only a
+// call whose request never left (the connection was already broken) is
+// sent again, on a new connection.
 type remote struct {
 	endpoint string
 	hc       *http.Client
@@ -83,24 +85,65 @@ func (r *remote) session(ctx context.Context) (*sdk.ClientSession, error) {
 }
 
 func (r *remote) call(ctx context.Context, p *sdk.CallToolParams) (*sdk.CallToolResult, error) {
-	sess, err := r.session(ctx)
-	if err == nil {
-		var res *sdk.CallToolResult
-		if res, err = sess.CallTool(ctx, p); err == nil {
-			return res, nil
+	for retried := false; ; retried = true {
+		sess, err := r.session(ctx)
+		if err != nil {
+			return nil, err
 		}
-	}
-	if ctx.Err() == nil && (errors.Is(err, sdk.ErrConnectionClosed) || strings.Contains(err.Error(), "connection closed")) {
+		sent := new(atomic.Bool)
+		res, err := sess.CallTool(context.WithValue(ctx, sentKey{}, sent), p)
+		switch {
+		case err == nil:
+			return res, nil
+		case ctx.Err() != nil:
+			return nil, err
+		case sent.Load():
+			// It reached the server, or may have: the tool may have run,
+			// and sending it again could run it twice.
+			if answered(err) {
+				return nil, err
+			}
+			return nil, fmt.Errorf("%s: the connection to coachd broke after the call was sent: it may have run, and is not sent again: %w", p.Name, err)
+		case retried || !errors.Is(err, sdk.ErrConnectionClosed):
+			return nil, err
+		}
+		// The connection was already broken: the call never left.
 		r.mu.Lock()
 		if r.sess == sess {
 			r.sess = nil
 		}
 		r.mu.Unlock()
-		if sess, err = r.session(ctx); err == nil {
-			return sess.CallTool(ctx, p)
-		}
 	}
-	return nil, err
+}
+
+// answered reports whether err is the server's own JSON-RPC answer to a
+// call, not a transport's failure or a closing connection's.
+func answered(err error) bool {
+	var we *jsonrpc.Error
+	return errors.As(err, &we) && !errors.Is(err, sdk.ErrConnectionClosed) &&
+		we.Code != closingCode && we.Code != clientClosingCode && we.Code != rejectedCode
+}
+
+// JSON-RPC codes the SDK uses for a closing connection and a request its
+// transport refused.
+const (
+	clientClosingCode = -32003
+	closingCode       = -32004
+	rejectedCode      = -32005
+)
+
+// sentKey marks a call's context with the flag sentTransport sets when
+// a request of the call goes out.
+type sentKey struct{}
+
+// sentTransport records that a call's request was handed to the network.
+type sentTransport struct{ next http.RoundTripper }
+
+func (t sentTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if sent, ok := r.Context().Value(sentKey{}).(*atomic.Bool); ok {
+		sent.Store(true)
+	}
+	return t.next.RoundTrip(r)
 }
 
 func (r *remote) close() {
