@@ -151,7 +151,8 @@ const mcpListTimeout = 15 * time.Second
 
 // withMCP returns the agent and tool set of a turn with the tools of the
 // agent's MCP servers added. A server that cannot list its tools is
-// logged and left out: the turn goes on with the tools it has.
+// logged and left out: the turn goes on with the tools it has. The
+// servers are asked at once, so slow ones cost one wait, not one each.
 func (r *Runner) withMCP(ctx context.Context, ag *Agent, ts *Toolset) (*Agent, *Toolset) {
 	if ag.MCP == nil || len(ag.MCP.Servers) == 0 {
 		return ag, ts
@@ -159,14 +160,18 @@ func (r *Runner) withMCP(ctx context.Context, ag *Agent, ts *Toolset) (*Agent, *
 	ctx, cancel := context.WithTimeout(ctx, mcpListTimeout)
 	defer cancel()
 	lists := make([][]coachd.Tool, len(ag.MCP.Servers))
+	var wg sync.WaitGroup
 	for i, srv := range ag.MCP.Servers {
-		list, err := srv.Tools(ctx)
-		if err != nil {
-			r.cfg.Logger.Warn("mcp server left out of the turn", "agent", ag.Name, "server", srv.Name(), "err", err)
-			continue
-		}
-		lists[i] = list
+		wg.Go(func() {
+			list, err := srv.Tools(ctx)
+			if err != nil {
+				r.cfg.Logger.Warn("mcp server left out of the turn", "agent", ag.Name, "server", srv.Name(), "err", err)
+				return
+			}
+			lists[i] = list
+		})
 	}
+	wg.Wait()
 	if a, t, ok := r.mcp.get(ag, ts, lists); ok {
 		return a, t
 	}

@@ -17,6 +17,9 @@ import (
 
 func mustServer(t *testing.T, cfg *Config, opts Options) *Server {
 	t.Helper()
+	if opts.StartWait == 0 {
+		opts.StartWait = 20 * time.Second // a loaded machine may start the fake slowly
+	}
 	s := NewServer(cfg, opts)
 	t.Cleanup(func() { s.Close() })
 	return s

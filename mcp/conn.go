@@ -36,6 +36,12 @@ func (b Backoff) delay(n int) time.Duration {
 	return min(d, b.Max)
 }
 
+// DefaultStartWait is how long a turn waits for a server's tools while
+// the server starts (or lists them): longer, the turn goes on without
+// them, the start goes on in the background, and later turns do not wait
+// for the server until it has answered.
+const DefaultStartWait = 2 * time.Second
+
 // toolsTTL is how long a server's tool list is reused before it is
 // listed again (a restart lists it again at once).
 const toolsTTL = 5 * time.Minute
@@ -48,8 +54,11 @@ type Server struct {
 	log     *slog.Logger
 	backoff Backoff
 	hc      *http.Client // streamable HTTP; nil for stdio
+	wait    time.Duration
+	bg      context.Context // the background listings', ended by Close
+	stop    context.CancelFunc
 
-	dial sync.Mutex // one connection attempt at a time
+	dial chan struct{} // one connection attempt at a time
 
 	mu       sync.Mutex
 	sess     *sdk.ClientSession
@@ -59,6 +68,10 @@ type Server struct {
 	retryAt  time.Time // no start before this
 	starts   int
 	closed   bool
+	listing  chan struct{} // closed when the background listing ends; nil when none runs
+	since    time.Time     // when it began
+	listErr  error         // the last listing's failure
+	slow     bool          // a listing outlasted the wait, and none has succeeded since
 }
 
 // Options tune a Server.
@@ -68,11 +81,16 @@ type Options struct {
 	// HTTPClient carries streamable HTTP requests (nil: a plain client);
 	// the server's headers are added to each request.
 	HTTPClient *http.Client
+	StartWait  time.Duration // zero: DefaultStartWait
 }
 
 // NewServer returns a server that starts on first use.
 func NewServer(cfg *Config, opts Options) *Server {
-	s := &Server{cfg: *cfg, log: opts.Logger, backoff: opts.Backoff}
+	s := &Server{cfg: *cfg, log: opts.Logger, backoff: opts.Backoff, wait: opts.StartWait, dial: make(chan struct{}, 1)}
+	s.bg, s.stop = context.WithCancel(context.Background())
+	if s.wait <= 0 {
+		s.wait = DefaultStartWait
+	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -113,8 +131,12 @@ func (s *Server) Starts() int {
 // not running; after a failure it first waits out the backoff (within
 // ctx).
 func (s *Server) session(ctx context.Context) (*sdk.ClientSession, error) {
-	s.dial.Lock()
-	defer s.dial.Unlock()
+	select {
+	case s.dial <- struct{}{}:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("the MCP server is starting: %w", ctx.Err())
+	}
+	defer func() { <-s.dial }()
 	s.mu.Lock()
 	sess, closed, wait := s.sess, s.closed, time.Until(s.retryAt)
 	s.mu.Unlock()
@@ -234,6 +256,7 @@ func childEnv(set map[string]string) []string {
 // Close stops the server (closing stdin, then SIGTERM, then SIGKILL for a
 // stdio one); later uses fail.
 func (s *Server) Close() error {
+	s.stop()
 	s.mu.Lock()
 	sess := s.sess
 	s.closed, s.sess, s.tools = true, nil, nil
@@ -248,51 +271,6 @@ func (s *Server) Close() error {
 		}
 	}
 	return nil
-}
-
-// Tools lists the server's tools as coachd tools named <prefix>__<tool>,
-// filtered by the file's allow and deny lists, starting the server if
-// needed. A tool whose name the Messages API would refuse is skipped and
-// logged.
-func (s *Server) Tools(ctx context.Context) ([]coachd.Tool, error) {
-	s.mu.Lock()
-	if s.tools != nil && time.Since(s.listedAt) < toolsTTL {
-		defer s.mu.Unlock()
-		return s.tools, nil
-	}
-	s.mu.Unlock()
-	sess, err := s.session(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("mcp %s: %w", s.cfg.Name, err)
-	}
-	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
-	defer cancel()
-	out := []coachd.Tool{}
-	for t, err := range sess.Tools(ctx, nil) {
-		if err != nil {
-			s.broken(sess, err)
-			return nil, fmt.Errorf("mcp %s: list tools: %w", s.cfg.Name, s.redact(err))
-		}
-		if len(out) >= 200 {
-			s.log.Warn("mcp server lists more than 200 tools; the rest are skipped")
-			break
-		}
-		if !Allowed(t.Name, s.cfg.Allow, s.cfg.Deny) {
-			continue
-		}
-		tool, err := newTool(s, t)
-		if err != nil {
-			s.log.Warn("mcp tool skipped", "tool", t.Name, "reason", err.Error())
-			continue
-		}
-		out = append(out, tool)
-	}
-	s.mu.Lock()
-	if s.sess == sess {
-		s.tools, s.listedAt = out, time.Now()
-	}
-	s.mu.Unlock()
-	return out, nil
 }
 
 // broken drops a session whose connection failed under a request, or

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/coachd/coachd"
 	"github.com/coachd/coachd/agent"
@@ -52,7 +53,7 @@ func loadPack(t *testing.T, dir string) (*agent.Pack, error) {
 				return nil, err
 			}
 			c.Dir = dir
-			return NewServer(c, Options{}), nil
+			return NewServer(c, Options{StartWait: 20 * time.Second}), nil
 		},
 	})
 }

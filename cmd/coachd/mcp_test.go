@@ -303,9 +303,16 @@ func TestServeMCPPack(t *testing.T) {
 	var list struct {
 		Tools []struct{ Name string } `json:"tools"`
 	}
-	if code := call(t, "GET", p.url+"/v1/tools?agent=coach", key, "", nil, &list); code != 200 ||
-		!slices.ContainsFunc(list.Tools, func(tl struct{ Name string }) bool { return tl.Name == "fake__pid" }) {
-		t.Fatalf("tools: %d %+v", code, list)
+	// A turn waits 2 s for the server to start; a loaded machine may take
+	// longer, and a later listing has its tools.
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		code := call(t, "GET", p.url+"/v1/tools?agent=coach", key, "", nil, &list)
+		if code == 200 && slices.ContainsFunc(list.Tools, func(tl struct{ Name string }) bool { return tl.Name == "fake__pid" }) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("tools: %d %+v", code, list)
+		}
 	}
 	if !strings.Contains(p.stderr.String(), "mcp server started") {
 		t.Errorf("no start logged:\n%s", p.stderr)

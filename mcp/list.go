@@ -1,0 +1,127 @@
+package mcp
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/coachd/coachd"
+)
+
+// Tools lists the server's tools as coachd tools named <prefix>__<tool>,
+// filtered by the file's allow and deny lists, starting the server if
+// needed. A tool whose name the Messages API would refuse is skipped and
+// logged. The start and the listing run in the background: Tools waits
+// for them at most the start wait (not at all after a listing outlasted
+// it, until one succeeds), so a server that hangs never holds up turns.
+func (s *Server) Tools(ctx context.Context) ([]coachd.Tool, error) {
+	s.mu.Lock()
+	if s.tools != nil && time.Since(s.listedAt) < toolsTTL {
+		defer s.mu.Unlock()
+		return s.tools, nil
+	}
+	done := s.listing
+	if done == nil {
+		retry := time.Until(s.retryAt)
+		switch {
+		case s.closed:
+			s.mu.Unlock()
+			return nil, fmt.Errorf("mcp %s: the MCP server is shut down", s.cfg.Name)
+		case retry > 0 && (s.slow || retry >= s.wait || !lasts(ctx, retry)):
+			// A short backoff is waited out (in the background).
+			s.mu.Unlock()
+			return nil, fmt.Errorf("mcp %s: the MCP server is restarting (next attempt in %s)", s.cfg.Name, retry.Round(time.Millisecond))
+		}
+		done = make(chan struct{})
+		s.listing, s.since = done, time.Now()
+		go s.list(done)
+	}
+	wait := s.wait - time.Since(s.since)
+	if s.slow {
+		wait = 0
+	}
+	s.mu.Unlock()
+	timer := time.NewTimer(max(wait, 0))
+	defer timer.Stop()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("mcp %s: %w", s.cfg.Name, ctx.Err())
+	case <-timer.C:
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.slow = s.slow || s.listing == done
+		if s.tools != nil { // listed before, due to be listed again
+			return s.tools, nil
+		}
+		return nil, fmt.Errorf("mcp %s: the MCP server has not answered within %s; its tools are left out until it does", s.cfg.Name, s.wait)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.tools != nil:
+		return s.tools, nil
+	case s.listErr != nil:
+		return nil, s.listErr
+	}
+	return nil, fmt.Errorf("mcp %s: the MCP server stopped while listing its tools", s.cfg.Name)
+}
+
+// list starts the server if needed and lists its tools, in the
+// background; a failure counts towards the backoff.
+func (s *Server) list(done chan struct{}) {
+	defer close(done)
+	_, err := s.listTools(s.bg)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.listing, s.listErr = nil, err
+	if err == nil {
+		s.slow = false
+		return
+	}
+	if time.Now().After(s.retryAt) {
+		s.fail() // a listing that failed on a running server
+	}
+	s.log.Warn("mcp server tools not listed", "err", err)
+}
+
+func (s *Server) listTools(ctx context.Context) ([]coachd.Tool, error) {
+	sess, err := s.session(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("mcp %s: %w", s.cfg.Name, err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
+	defer cancel()
+	out := []coachd.Tool{}
+	for t, err := range sess.Tools(ctx, nil) {
+		if err != nil {
+			s.broken(sess, err)
+			return nil, fmt.Errorf("mcp %s: list tools: %w", s.cfg.Name, s.redact(err))
+		}
+		if len(out) >= 200 {
+			s.log.Warn("mcp server lists more than 200 tools; the rest are skipped")
+			break
+		}
+		if !Allowed(t.Name, s.cfg.Allow, s.cfg.Deny) {
+			continue
+		}
+		tool, err := newTool(s, t)
+		if err != nil {
+			s.log.Warn("mcp tool skipped", "tool", t.Name, "reason", err.Error())
+			continue
+		}
+		out = append(out, tool)
+	}
+	s.mu.Lock()
+	if s.sess == sess {
+		s.tools, s.listedAt = out, time.Now()
+	}
+	s.mu.Unlock()
+	return out, nil
+}
+
+// lasts reports whether ctx lasts at least d.
+func lasts(ctx context.Context, d time.Duration) bool {
+	dl, ok := ctx.Deadline()
+	return !ok || time.Until(dl) >= d
+}
