@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/coachd/coachd/internal/yamlerr"
 	"gopkg.in/yaml.v3"
 )
 
@@ -48,8 +49,6 @@ type frontMatter struct {
 	bodyLine int
 	probs    *[]Problem
 }
-
-var yamlLineRe = regexp.MustCompile(`line (\d+)`)
 
 // splitFrontMatter reads "---\nyaml\n---\nbody". It reports a problem and
 // returns nil when the file has no front matter.
@@ -99,26 +98,8 @@ func (fm *frontMatter) bad(line int, msg string) {
 
 // yamlErr reports a YAML error with its line numbers made file lines.
 func (fm *frontMatter) yamlErr(err error) {
-	msgs := []string{err.Error()}
-	if te, ok := err.(*yaml.TypeError); ok {
-		msgs = te.Errors
-	}
-	for _, m := range msgs {
-		line := 0
-		if sm := yamlLineRe.FindStringSubmatchIndex(m); sm != nil {
-			// The first "line N" is where the problem is; any other names
-			// a line the message refers to ("already defined at line 3"):
-			// both become file lines.
-			n, _ := strconv.Atoi(m[sm[2]:sm[3]])
-			line = n + fm.off
-			rest := yamlLineRe.ReplaceAllStringFunc(m[sm[1]:], func(s string) string {
-				n, _ := strconv.Atoi(strings.TrimPrefix(s, "line "))
-				return "line " + strconv.Itoa(n+fm.off)
-			})
-			m = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(m[:sm[0]]+rest), "yaml:"))
-			m = strings.TrimPrefix(m, ":")
-		}
-		fm.bad(line, strings.TrimSpace(m))
+	for _, p := range yamlerr.Problems(err, fm.off) {
+		fm.bad(p.Line, p.Msg)
 	}
 }
 

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/coachd/coachd"
+	"github.com/coachd/coachd/internal/yamlerr"
 	"gopkg.in/yaml.v3"
 )
 
@@ -133,7 +134,9 @@ func (p *problems) err() error {
 func parse(path string, data []byte, getenv func(string) string, probs *problems) *spec {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		probs.add(0, "%v", err)
+		for _, p := range yamlerr.Problems(err, 0) {
+			probs.add(p.Line, "%s", p.Msg)
+		}
 		return nil
 	}
 	if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {

@@ -16,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/coachd/coachd"
+	"github.com/coachd/coachd/internal/yamlerr"
 	"go.opentelemetry.io/otel/propagation"
 	"gopkg.in/yaml.v3"
 )
@@ -85,7 +86,7 @@ type webhookFile struct {
 func ParseWebhook(path string, data []byte, getenv func(string) string, policy *AddrPolicy) (*Webhook, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, fmt.Errorf("%s: %v", path, err)
+		return nil, yamlerr.Error(path, err)
 	}
 	if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
 		return nil, fmt.Errorf("%s:1: a tool file is a YAML mapping", path)
@@ -93,7 +94,7 @@ func ParseWebhook(path string, data []byte, getenv func(string) string, policy *
 	root := doc.Content[0]
 	var f webhookFile
 	if err := root.Decode(&f); err != nil {
-		return nil, fmt.Errorf("%s: %v", path, err)
+		return nil, yamlerr.Error(path, err)
 	}
 	var errs []error
 	bad := func(key, format string, args ...any) {
