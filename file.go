@@ -67,6 +67,12 @@ type FileAttributes struct {
 // Path is the file's name as the coach sees it: "type/name".
 func (f *File) Path() string { return f.Type + "/" + f.Name }
 
+// PulseBaselineType is the file a pulse check's answer is kept in: the
+// user's latest ratings, which the context shows as the baseline to
+// compare the next check-in with (seed 002's getBaselineRatings). The
+// show_pulse_check tool writes it, whatever the coach's permissions.
+const PulseBaselineType = "pulse-baseline"
+
 // ValidFileType reports whether t can name a file type: a safe file name
 // without spaces.
 func ValidFileType(t string) bool { return ValidFileName(t) && !strings.ContainsAny(t, " ") }

@@ -246,6 +246,7 @@ func LoadPack(dir string, opts PackOptions) (*Pack, error) {
 	if len(defaults) == 1 && defaults[0].Internal {
 		problem(defaults[0].Source, 0, "an agent with triggers: [] cannot be the default: user keys may not start it")
 	}
+	checkRuleFileTypes(p, problem)
 	for _, a := range p.Agents {
 		for _, other := range a.CollaboratesWith {
 			if p.agents[other] == nil {

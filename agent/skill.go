@@ -22,6 +22,8 @@ type Skill struct {
 	When    []Rule
 	Body    string
 	Source  string
+	// lines are the file lines of each rule's conditions, by key.
+	lines []map[string]int
 }
 
 // Text is the skill as the model reads it.
@@ -165,6 +167,11 @@ func parseSkill(fm *frontMatter, base string) *Skill {
 	}
 	if w := fm.node("when"); w != nil {
 		for i, rn := range w.Content {
+			lines := map[string]int{}
+			for j := 0; j+1 < len(rn.Content); j += 2 {
+				lines[rn.Content[j].Value] = rn.Content[j].Line + fm.off
+			}
+			s.lines = append(s.lines, lines)
 			if rn.Kind != yaml.MappingNode || i >= len(f.When) {
 				fm.bad(rn.Line+fm.off, "a when rule must be a mapping of conditions, like {mode: morning_checkin}")
 				continue
@@ -202,6 +209,34 @@ func parseSkill(fm *frontMatter, base string) *Skill {
 		}
 	}
 	return s
+}
+
+// checkRuleFileTypes reports the skill rules that name a file type no
+// agent of the pack may write (nor a tool writes): no such file can
+// exist, so missing_file and no_file_today would hold on every turn and
+// load the skill into each, and the other conditions never.
+func checkRuleFileTypes(p *Pack, problem func(file string, line int, msg string)) {
+	known := append(p.FileTypes(), coachd.PulseBaselineType)
+	for _, s := range p.Skills {
+		for i, r := range s.When {
+			if i >= len(s.lines) {
+				break
+			}
+			for _, c := range []struct {
+				key  string
+				list []string
+			}{{"missing_file", r.MissingFile}, {"has_file", r.HasFile}, {"file_today", r.FileToday},
+				{"no_file_today", r.NoFileToday}, {"status_file_type", []string{r.StatusType}}} {
+				key := c.key
+				for _, t := range c.list {
+					if t != "" && !slices.Contains(known, t) {
+						problem(s.Source, s.lines[i][key], fmt.Sprintf("%s %q: no agent of the pack may write that file type (permissions: %s)",
+							key, t, strings.Join(known, ", ")))
+					}
+				}
+			}
+		}
+	}
 }
 
 func hasSection(body, title string) bool {

@@ -19,7 +19,7 @@ func TestSkillRuleWithoutCondition(t *testing.T) {
 		dir := t.TempDir()
 		os.MkdirAll(filepath.Join(dir, "agents"), 0o755)
 		os.MkdirAll(filepath.Join(dir, "skills"), 0o755)
-		os.WriteFile(filepath.Join(dir, "agents", "a.md"), []byte("---\nname: a\ndescription: d\nskills: [s]\n---\nhi\n"), 0o644)
+		os.WriteFile(filepath.Join(dir, "agents", "a.md"), []byte("---\nname: a\ndescription: d\nskills: [s]\npermissions: {default: [domain]}\n---\nhi\n"), 0o644)
 		os.WriteFile(filepath.Join(dir, "skills", "s.md"), []byte("---\nname: s\nsummary: one line\nwhen:\n"+when+body), 0o644)
 		_, err := agent.LoadPack(dir, agent.PackOptions{Builtins: tools.Builtins()})
 		return err

@@ -59,10 +59,8 @@ func (ShowPulseCheck) Execute(context.Context, coachd.ToolCall, coachd.ToolEnv) 
 	return coachd.ToolResult{}, coachd.Errorf(coachd.EINTERNAL, "show_pulse_check is answered by the user")
 }
 
-// PulseBaselineType is the file a pulse check's answer is kept in: the
-// user's latest ratings, which the context shows as the baseline to
-// compare the next check-in with (seed 002's getBaselineRatings).
-const PulseBaselineType = "pulse-baseline"
+// PulseBaselineType is the file a pulse check's answer is kept in.
+const PulseBaselineType = coachd.PulseBaselineType
 
 // RecordAnswer keeps the ratings as the pulse baseline file.
 func (ShowPulseCheck) RecordAnswer(ctx context.Context, env coachd.ToolEnv, answer json.RawMessage) error {
