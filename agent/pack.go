@@ -167,12 +167,13 @@ func LoadPack(dir string, opts PackOptions) (*Pack, error) {
 		base := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(path), ".yaml"), ".yml")
 		switch {
 		case name != base:
-			problem(file, 0, fmt.Sprintf("tool name %q must match the file name %q", name, base))
+			problem(file, yamlLine(data, "name"), fmt.Sprintf("tool name %q must match the file name %q", name, base))
 		case known[name] != nil:
-			problem(file, 0, fmt.Sprintf("tool %q is already defined (built-in or another file)", name))
+			problem(file, yamlLine(data, "name"), fmt.Sprintf("tool %q is already defined (built-in or another file)", name))
 		default:
 			if err := check.Add(t); err != nil {
-				problem(file, 0, err.Error())
+				msg, loc := schemaProblem(err)
+				problem(file, yamlLine(data, append([]string{"input_schema"}, loc...)...), msg)
 				continue
 			}
 			known[name] = t

@@ -53,3 +53,41 @@ func TestPackValidateYAMLSyntax(t *testing.T) {
 		}
 	}
 }
+
+// TestPackValidateToolFileLines: an operator's mistakes in a tool file
+// (an input_schema that is no JSON Schema, a name that is not the
+// file's) are reported at file:line, one line each, like every pack
+// problem.
+func TestPackValidateToolFileLines(t *testing.T) {
+	dir := t.TempDir()
+	for name, body := range map[string]string{
+		"agents/coach.md":  "---\nname: coach\ndescription: A coach.\n---\nYou coach.\n",
+		"tools/hook.yaml":  "name: hook\ndescription: d\nurl: https://example.com/x\ninput_schema:\n  type: object\n  properties:\n    x: {type: strng}\n",
+		"tools/other.yaml": "description: d\nurl: https://example.com/x\nname: othr\n",
+	} {
+		if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var stdout bytes.Buffer
+	if err := run(context.Background(), []string{"coachd", "pack", "validate", dir}, getenvFrom(nil), &stdout, io.Discard); err == nil {
+		t.Fatal("the pack validated")
+	}
+	got := stdout.String()
+	for _, want := range []string{
+		"tools/hook.yaml:7: input_schema is not a valid JSON Schema: at /properties/x/type: value must be one of",
+		`tools/other.yaml:3: tool name "othr" must match the file name "other"`,
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("missing %q in:\n%s", want, got)
+		}
+	}
+	for _, line := range strings.Split(strings.TrimSpace(got), "\n") {
+		if !strings.HasPrefix(line, "tools/") {
+			t.Errorf("a problem line without its file: %q", line)
+		}
+	}
+}
