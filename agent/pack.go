@@ -314,6 +314,7 @@ func LoadPack(dir string, opts PackOptions) (*Pack, error) {
 func loadMCP(dir string, load func(string, []byte) (MCPServer, error), read func(string) (string, []byte, bool),
 	problem func(file string, line int, msg string)) map[string]MCPServer {
 	out := map[string]MCPServer{}
+	prefixes := map[string]string{} // prefix → file
 	for _, path := range glob(dir, "mcp", "*.yaml", "*.yml") {
 		file, data, ok := read(path)
 		if !ok {
@@ -332,6 +333,17 @@ func loadMCP(dir string, load func(string, []byte) (MCPServer, error), read func
 			problem(file, 0, fmt.Sprintf("MCP server %q is defined twice", s.Name()))
 			s.Close()
 			continue
+		}
+		if ps, ok := s.(mcpPrefixed); ok {
+			if other := prefixes[ps.Prefix()]; other != "" {
+				line := yamlLine(data, "prefix")
+				if line == 0 {
+					line = yamlLine(data, "name")
+				}
+				problem(file, line, fmt.Sprintf("prefix %q is also %s's: the two servers' tools would share names (set another prefix)", ps.Prefix(), other))
+			} else {
+				prefixes[ps.Prefix()] = file
+			}
 		}
 		out[s.Name()] = s
 	}
