@@ -67,6 +67,10 @@ func bindMCP(fm *frontMatter, a *Agent, f *mcpFile, servers map[string]MCPServer
 		for i, p := range list {
 			if _, err := path.Match(p, ""); err != nil || p == "" || len(p) > 128 {
 				fm.bad(fm.itemLine(i, "mcp", key), fmt.Sprintf("mcp.%s: %q is not a tool name or pattern", key, p))
+			} else if !strings.Contains(p, "__") && !strings.ContainsAny(p, "*?[\\") {
+				// A server's own name for a tool: it matches nothing, and
+				// a deny so written hides nothing.
+				fm.bad(fm.itemLine(i, "mcp", key), fmt.Sprintf("mcp.%s: %q names no tool: MCP tools are named <prefix>__<tool> (%s)", key, p, prefixed(p, acc.Servers)))
 			} else if want, ok := unknownPrefix(p, acc.Servers); !ok {
 				fm.bad(fm.itemLine(i, "mcp", key), fmt.Sprintf("mcp.%s: %q names no tool of the agent's MCP servers (their tools are named %s)", key, p, want))
 			}
@@ -272,4 +276,18 @@ func (c *mcpCache) put(ag *Agent, ts *Toolset, lists [][]coachd.Tool, a *Agent, 
 		c.m = map[mcpKey]mcpEntry{} // bound tool sets (reviews) make new keys: start over
 	}
 	c.m[mcpKey{ag, ts}] = mcpEntry{lists: ids, lens: lens, agent: a, tools: t}
+}
+
+// prefixed is tool under each of the servers' prefixes, for a message.
+func prefixed(tool string, servers []MCPServer) string {
+	var names []string
+	for _, srv := range servers {
+		if ps, ok := srv.(mcpPrefixed); ok {
+			names = append(names, ps.Prefix()+"__"+tool)
+		}
+	}
+	if len(names) == 0 {
+		return "<prefix>__" + tool
+	}
+	return strings.Join(names, ", ")
 }

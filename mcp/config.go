@@ -175,6 +175,12 @@ func ParseConfig(fileName string, data []byte, getenv func(string) string) (*Con
 		if err := checkPatterns(list); err != nil {
 			bad(key, "%s: %v", key, err)
 		}
+		for _, p := range list {
+			// A full name never matches: a deny so written hides nothing.
+			if own, ok := strings.CutPrefix(p, c.Prefix+Sep); ok {
+				bad(key, "%s: %q names the tool with its prefix: this file's allow and deny take the server's own names (%q)", key, p, own)
+			}
+		}
 	}
 	c.Allow, c.Deny = f.Allow, f.Deny
 	if len(errs) > 0 {
