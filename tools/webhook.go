@@ -73,6 +73,7 @@ type webhookFile struct {
 	InputSchema      yaml.Node         `yaml:"input_schema"`
 	Allow            []string          `yaml:"allow"`
 	Secret           string            `yaml:"secret"`
+	Category         string            `yaml:"category"`
 	// RequiresApproval pauses the turn before each call until the user
 	// approves it.
 	RequiresApproval bool `yaml:"requires_approval"`
@@ -123,6 +124,9 @@ func ParseWebhook(path string, data []byte, getenv func(string) string, policy *
 	}
 	if f.Kind != "" && f.Kind != "webhook" {
 		bad("kind", "kind must be webhook")
+	}
+	if f.Category != "" && f.Category != string(coachd.ToolInstant) {
+		bad("category", "category must be instant: a webhook runs and returns its result (requires_approval: true waits for the user first)")
 	}
 	if strings.TrimSpace(f.Description) == "" {
 		bad("description", "description is required: the model reads it to decide when to call the tool")
