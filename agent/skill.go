@@ -214,9 +214,16 @@ func parseSkill(fm *frontMatter, base string) *Skill {
 // checkRuleFileTypes reports the skill rules that name a file type no
 // agent of the pack may write (nor a tool writes): no such file can
 // exist, so missing_file and no_file_today would hold on every turn and
-// load the skill into each, and the other conditions never.
+// load the skill into each, and the other conditions never. A check-in
+// of such a type would be due on every turn.
 func checkRuleFileTypes(p *Pack, problem func(file string, line int, msg string)) {
 	known := append(p.FileTypes(), coachd.PulseBaselineType)
+	for _, a := range p.Agents {
+		if ck := a.Context.checkin(); ck != nil && ck.line > 0 && !slices.Contains(known, ck.FileType) {
+			problem(a.Source, ck.line, fmt.Sprintf("checkin file_type %q: no agent of the pack may write that file type (permissions: %s)",
+				ck.FileType, strings.Join(known, ", ")))
+		}
+	}
 	for _, s := range p.Skills {
 		for i, r := range s.When {
 			if i >= len(s.lines) {

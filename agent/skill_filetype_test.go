@@ -47,3 +47,23 @@ func TestSkillRuleNamesUnknownFileType(t *testing.T) {
 		}
 	}
 }
+
+// The check-in is due while no file of its type was written lately: a
+// type no agent may write (check_in for check-in) would make it due on
+// every turn, and with it every checkin_due skill.
+func TestCheckinNamesUnknownFileType(t *testing.T) {
+	load := func(fileType string) error {
+		dir := t.TempDir()
+		os.MkdirAll(filepath.Join(dir, "agents"), 0o755)
+		os.WriteFile(filepath.Join(dir, "agents", "a.md"), []byte("---\nname: a\ndescription: d\ntools: [save_file]\n"+
+			"permissions:\n  default: [check-in]\ncontext:\n  checkin:\n    file_type: "+fileType+"\n    every_days: 7\n---\nhi\n"), 0o644)
+		_, err := agent.LoadPack(dir, agent.PackOptions{Builtins: tools.Builtins()})
+		return err
+	}
+	if err := load("check_in"); err == nil || !strings.Contains(err.Error(), `agents/a.md:9: checkin file_type "check_in"`) {
+		t.Errorf("typo: %v", err)
+	}
+	if err := load("check-in"); err != nil {
+		t.Errorf("check-in: %v", err)
+	}
+}

@@ -79,7 +79,7 @@ func TestSkillCheckinRuleNeedsAgentCheckin(t *testing.T) {
 	if err := load(""); err == nil || !strings.Contains(err.Error(), "agents/a.md:4: skill \"s\"") || !strings.Contains(err.Error(), "checkin") {
 		t.Errorf("no context.checkin: %v, want a problem naming skill s and checkin", err)
 	}
-	if err := load("context:\n  checkin:\n    file_type: check-in\n    every_days: 7\n"); err != nil {
+	if err := load("permissions: {default: [check-in]}\ncontext:\n  checkin:\n    file_type: check-in\n    every_days: 7\n"); err != nil {
 		t.Errorf("with context.checkin: %v", err)
 	}
 }
