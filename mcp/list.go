@@ -92,7 +92,7 @@ func (s *Server) listTools(ctx context.Context) ([]coachd.Tool, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 	defer cancel()
-	out := []coachd.Tool{}
+	out, size, skipped := []coachd.Tool{}, 0, 0
 	for t, err := range sess.Tools(ctx, nil) {
 		if err != nil {
 			s.broken(sess, err)
@@ -110,7 +110,16 @@ func (s *Server) listTools(ctx context.Context) ([]coachd.Tool, error) {
 			s.log.Warn("mcp tool skipped", "tool", t.Name, "reason", err.Error())
 			continue
 		}
+		n := len(tool.def.InputSchema) + len(tool.def.Description)
+		if size+n > maxListBytes {
+			skipped++
+			continue
+		}
+		size += n
 		out = append(out, tool)
+	}
+	if skipped > 0 {
+		s.log.Warn("mcp server's tools are over the size bound; the rest are skipped", "kept", len(out), "skipped", skipped, "bound_bytes", maxListBytes)
 	}
 	s.mu.Lock()
 	if s.sess == sess {

@@ -36,6 +36,11 @@ const maxDescription = 2000
 // model request of the turns that offer it; larger, the tool is skipped.
 const maxSchema = 32 << 10
 
+// maxListBytes bounds a server's tools as a whole (schemas and
+// descriptions): 200 tools near maxSchema would make each model request
+// megabytes larger, more than the model takes. Tools past it are skipped.
+const maxListBytes = 256 << 10
+
 func newTool(s *Server, t *sdk.Tool) (*Tool, error) {
 	name := s.cfg.Prefix + Sep + t.Name
 	if !ToolNameRe.MatchString(name) {
