@@ -123,7 +123,8 @@ type Agent struct {
 	// the agent's at each turn.
 	MCP *MCPAccess
 
-	mcpSpec *mcpFile // the mcp: key, resolved by the pack
+	mcpSpec     *mcpFile // the mcp: key, resolved by the pack
+	checkinLine int      // of context.checkin.file_type, when set
 }
 
 // DefaultMaxTokens is the output cap when an agent sets none.

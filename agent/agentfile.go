@@ -182,6 +182,9 @@ func parseAgent(fm *frontMatter, base string, known map[string]coachd.Tool, skil
 	a.Context.validate(fm)
 	if a.Context != nil {
 		a.Context.fileTypes = contextFileTypes(a)
+		if a.Context.Checkin != nil && a.Context.Checkin.FileType != "" {
+			a.checkinLine = fm.line("context", "checkin", "file_type")
+		}
 	}
 	a.Compaction = f.Compaction
 	a.Compaction.validate(fm)

@@ -51,7 +51,6 @@ type ContextSpec struct {
 type CheckinSpec struct {
 	FileType  string `yaml:"file_type"`
 	EveryDays int    `yaml:"every_days"`
-	line      int    // of file_type, in the agent file
 }
 
 var contextKeys = yamlKeys(ContextSpec{})
@@ -81,8 +80,6 @@ func (c *ContextSpec) validate(fm *frontMatter) {
 	}
 	if ck := c.Checkin; ck != nil && (ck.FileType == "" || ck.EveryDays < 1) {
 		fm.bad(fm.line("context", "checkin"), "checkin needs file_type and every_days of at least 1")
-	} else if ck != nil {
-		ck.line = fm.line("context", "checkin", "file_type")
 	}
 }
 
@@ -500,11 +497,4 @@ func ago(d time.Duration) string {
 		return "1 day ago"
 	}
 	return fmt.Sprintf("%d days ago", int(d.Hours()/24))
-}
-
-func (c *ContextSpec) checkin() *CheckinSpec {
-	if c == nil {
-		return nil
-	}
-	return c.Checkin
 }

@@ -219,9 +219,9 @@ func parseSkill(fm *frontMatter, base string) *Skill {
 func checkRuleFileTypes(p *Pack, problem func(file string, line int, msg string)) {
 	known := append(p.FileTypes(), coachd.PulseBaselineType)
 	for _, a := range p.Agents {
-		if ck := a.Context.checkin(); ck != nil && ck.line > 0 && !slices.Contains(known, ck.FileType) {
-			problem(a.Source, ck.line, fmt.Sprintf("checkin file_type %q: no agent of the pack may write that file type (permissions: %s)",
-				ck.FileType, strings.Join(known, ", ")))
+		if a.checkinLine > 0 && !slices.Contains(known, a.Context.Checkin.FileType) {
+			problem(a.Source, a.checkinLine, fmt.Sprintf("checkin file_type %q: no agent of the pack may write that file type (permissions: %s)",
+				a.Context.Checkin.FileType, strings.Join(known, ", ")))
 		}
 	}
 	for _, s := range p.Skills {
