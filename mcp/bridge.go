@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -136,14 +137,18 @@ const (
 // a request of the call goes out.
 type sentKey struct{}
 
-// sentTransport records that a call's request was handed to the network.
+// sentTransport records that a call's request was handed to the network:
+// any round trip but one whose connection could not be made (coachd down
+// or restarting), which sent nothing.
 type sentTransport struct{ next http.RoundTripper }
 
 func (t sentTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	if sent, ok := r.Context().Value(sentKey{}).(*atomic.Bool); ok {
+	resp, err := t.next.RoundTrip(r)
+	var op *net.OpError
+	if sent, ok := r.Context().Value(sentKey{}).(*atomic.Bool); ok && !(errors.As(err, &op) && op.Op == "dial") {
 		sent.Store(true)
 	}
-	return t.next.RoundTrip(r)
+	return resp, err
 }
 
 func (r *remote) close() {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -109,4 +110,40 @@ func bridgeSession(t *testing.T, url string) *sdk.ClientSession {
 		<-done
 	})
 	return sess
+}
+
+// TestBridgeCoachdDown: a call made while coachd is down (its connection
+// refused) never reached it, so its error must not say the tool may have
+// run; once coachd is back, the next call runs.
+func TestBridgeCoachdDown(t *testing.T) {
+	var runs atomic.Int32
+	srv := sdk.NewServer(&sdk.Implementation{Name: "coachd", Version: "1"}, nil)
+	srv.AddTool(&sdk.Tool{Name: "charge", InputSchema: map[string]any{"type": "object"}},
+		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			runs.Add(1)
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "charged"}}}, nil
+		})
+	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv },
+		&sdk.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
+	ts := httptest.NewServer(h)
+	addr := ts.Listener.Addr().String()
+	sess := bridgeSession(t, ts.URL)
+	ts.Close() // coachd stops
+
+	_, err := sess.CallTool(context.Background(), &sdk.CallToolParams{Name: "charge", Arguments: map[string]any{}})
+	if err == nil || strings.Contains(err.Error(), "may have run") || runs.Load() != 0 {
+		t.Fatalf("call while coachd is down: %v (runs %d); want an error that does not say it may have run", err, runs.Load())
+	}
+
+	l, err := net.Listen("tcp", addr) // coachd is back, at the same address
+	if err != nil {
+		t.Skipf("the address was taken meanwhile: %v", err)
+	}
+	back := &httptest.Server{Listener: l, Config: &http.Server{Handler: h}}
+	back.Start()
+	defer back.Close()
+	res, err := sess.CallTool(context.Background(), &sdk.CallToolParams{Name: "charge", Arguments: map[string]any{}})
+	if err != nil || res.IsError || runs.Load() != 1 {
+		t.Fatalf("call once coachd is back: %+v %v (runs %d)", res, err, runs.Load())
+	}
 }
