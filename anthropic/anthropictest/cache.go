@@ -28,7 +28,8 @@ import (
 //     the last breakpoint.
 //
 // Tokens are the fake's tokenizer: four bytes a token, counted on the
-// blocks as JSON without their cache_control.
+// blocks as JSON without their cache_control; an image's data counts as
+// the API bills its pixels (imageTokens), not as its base64.
 
 // lookbackBlocks is how many block boundaries before a breakpoint the API
 // checks for an earlier entry.

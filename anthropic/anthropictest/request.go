@@ -393,7 +393,11 @@ func (req *wireRequest) segments() []segment {
 		}
 		h.Write([]byte(role))
 		h.Write(buf)
-		size += len(buf)
+		if n, ok := imageSize(buf); ok && role != "tool" && role != "system" {
+			size += n // billed by its pixels, not its base64
+		} else {
+			size += len(buf)
+		}
 		var s segment
 		h.Sum(s.prefix[:0])
 		s.size, s.breakpoint, s.ttl = size, bp, ttl
