@@ -28,35 +28,54 @@ const imageTokens = 1600
 // its image.
 const pdfPageTokens = 2500
 
+// sentAttachment is where an attachment is in a history, and its size.
+type sentAttachment struct{ msg, block, size int }
+
 // limitAttachments keeps the newest image and document blocks of user
 // messages within MaxHistoryAttachments and MaxHistoryAttachmentBytes and
 // replaces the older ones with a text note. msgs is changed in place; its
 // block slices are copied first, so stored messages are not.
+//
+// The window moves in steps: each move turns an early block into a note,
+// which rewrites the prompt cache from that message on. Once a new
+// attachment passes a bound, the oldest are dropped until the window is
+// at half of both, so the next move is half a window of attachments away;
+// moved by one with each new attachment, the window would re-cache the
+// history after its oldest attachment on every turn. The cut is a
+// function of the history alone (walked from its oldest attachment), so
+// every turn and every replica computes the same.
 func limitAttachments(msgs []coachd.ModelMessage) {
-	count, size := 0, 0
-	for i := len(msgs) - 1; i >= 0; i-- {
-		m := &msgs[i]
+	var all []sentAttachment
+	for i, m := range msgs {
 		if m.Role != coachd.RoleUser {
 			continue
 		}
-		copied := false
-		for j := len(m.Blocks) - 1; j >= 0; j-- {
-			b := m.Blocks[j]
-			typ, n, ok := coachd.AttachmentInfo(b)
-			if !ok {
-				continue
+		for j, b := range m.Blocks {
+			if _, _, ok := coachd.AttachmentInfo(b); ok {
+				all = append(all, sentAttachment{i, j, sourceLen(b)})
 			}
-			sent := sourceLen(b)
-			if count < MaxHistoryAttachments && size+sent <= MaxHistoryAttachmentBytes {
-				count, size = count+1, size+sent
-				continue
-			}
-			if !copied {
-				m.Blocks, copied = append([]coachd.Block(nil), m.Blocks...), true
-			}
-			m.Blocks[j] = coachd.TextBlock(fmt.Sprintf("[%s attachment %s (%s, %d KB) sent earlier in this conversation; not re-sent]",
-				b.Type, attachmentTitle(b), typ, (n+1023)/1024))
 		}
+	}
+	cut, count, size := 0, 0, 0 // all[cut:] so far are sent: count of them, size bytes
+	for i, a := range all {
+		count, size = count+1, size+a.size
+		if count <= MaxHistoryAttachments && size <= MaxHistoryAttachmentBytes {
+			continue
+		}
+		for cut <= i && (count > MaxHistoryAttachments/2 || size > MaxHistoryAttachmentBytes/2) {
+			count, size, cut = count-1, size-all[cut].size, cut+1
+		}
+	}
+	copied := -1
+	for _, a := range all[:cut] {
+		m := &msgs[a.msg]
+		if copied != a.msg {
+			m.Blocks, copied = append([]coachd.Block(nil), m.Blocks...), a.msg
+		}
+		b := m.Blocks[a.block]
+		typ, n, _ := coachd.AttachmentInfo(b)
+		m.Blocks[a.block] = coachd.TextBlock(fmt.Sprintf("[%s attachment %s (%s, %d KB) sent earlier in this conversation; not re-sent]",
+			b.Type, attachmentTitle(b), typ, (n+1023)/1024))
 	}
 }
 

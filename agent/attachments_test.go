@@ -29,9 +29,10 @@ func TestHistoryLimitsAttachments(t *testing.T) {
 			}
 		}
 	}
-	// 2 MiB each: ten fit in 20 MiB, the newest ten.
-	if sent != 10 || notes != 14 {
-		t.Fatalf("sent %d attachments and %d notes, want 10 and 14", sent, notes)
+	// 2 MiB each: ten fit in 20 MiB; the 11th, 17th and 23rd drop the
+	// window to 10 MiB (five), so the newest six are sent.
+	if sent != 6 || notes != 18 {
+		t.Fatalf("sent %d attachments and %d notes, want 6 and 18", sent, notes)
 	}
 	if last := h[len(h)-2].Blocks; last[0].Type != coachd.BlockDocument {
 		t.Fatalf("the newest message's attachment was not sent: %+v", last[0])
