@@ -35,6 +35,8 @@ var cacheControl = json.RawMessage(`{"type":"ephemeral"}`)
 //     (context sections that change only when the user's files, notes or
 //     session mode do).
 //
+// With NoHistoryCache only 2 and 4 are placed.
+//
 // Breakpoints the caller set already count against the API's limit of
 // MaxCacheBreakpoints; a block that cannot carry one (thinking, empty
 // text) passes the mark to the block before it in the same message. The
@@ -68,7 +70,7 @@ func CacheMarks(req *ModelRequest) (out *ModelRequest, lastTool bool) {
 		return false
 	}
 	msg := func(i, end int) {
-		if i < 0 || i >= len(r.Messages) {
+		if i < 0 || i >= len(r.Messages) || req.NoHistoryCache {
 			return
 		}
 		m := r.Messages[i]

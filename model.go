@@ -20,6 +20,11 @@ type ModelRequest struct {
 	UserID         string // sent as metadata.user_id
 	// NoCache turns prompt-caching breakpoints off for this request.
 	NoCache bool
+	// NoHistoryCache keeps the breakpoints off the messages (CacheMarks
+	// marks tools and system only): for a one-off request, such as the
+	// compaction's summary call, whose history no later request sends,
+	// an entry for it would be written (1.25x) and never read.
+	NoHistoryCache bool
 	// TailBlocks says the last message's final TailBlocks blocks are the
 	// turn's context (time, recent files, a due check-in), not history:
 	// they change every turn, so the cache breakpoint goes before them

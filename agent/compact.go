@@ -269,6 +269,9 @@ func (t *Turn) compact(ctx context.Context) {
 	if len(req.System) > 1 {
 		req.System = req.System[:1] // the stable prompt: its cache entry is read
 	}
+	// The turns summarized are sent this once (later requests send the
+	// summary instead): a cache entry for them would never be read.
+	req.NoHistoryCache = true
 	req.ToolChoice = &coachd.ToolChoice{Type: "none"}
 	req.MaxTokens, req.ThinkingBudget = summaryMaxTokens, 0
 	if !t.summaryFits(req) {
