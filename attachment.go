@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"time"
 )
 
@@ -137,6 +138,9 @@ func AttachmentInfo(b Block) (mediaType string, size int, ok bool) {
 	if b.Type != BlockImage && b.Type != BlockDocument {
 		return "", 0, false
 	}
+	if o, ok := omittedOf(b); ok {
+		return o.MediaType, o.Bytes, true
+	}
 	var s blockSource
 	if json.Unmarshal(b.Source, &s) != nil {
 		return "", 0, false
@@ -154,4 +158,88 @@ func isImage(mediaType string) bool {
 		return true
 	}
 	return false
+}
+
+// MaxHistoryAttachments is how many of a session's attachments a turn
+// re-sends at most, the newest (agent's window); a turn's read leaves out
+// the data of older ones (OmitAttachmentData, Store.ReadTurn).
+const MaxHistoryAttachments = 20
+
+// sourceOmitted is the source type of an attachment whose data a read
+// left out. Such a block is never sent: a history turns it into a note.
+const sourceOmitted = "omitted"
+
+// omittedSource is what is left of an attachment's source without its
+// data: what AttachmentInfo, AttachmentOmitted and a history's note and
+// estimates read.
+type omittedSource struct {
+	Type      string `json:"type"`
+	MediaType string `json:"media_type"`
+	Bytes     int    `json:"bytes"`           // decoded, as AttachmentInfo reports
+	Sent      int    `json:"sent"`            // of source data as sent (base64 or text)
+	Pages     int    `json:"pages,omitempty"` // of a PDF (PDFPages)
+}
+
+// OmitAttachmentData returns blocks with each image and document block's
+// data left out (its media type, sizes and PDF page count kept), and ok
+// false when there is none: what a turn reads of an attachment older
+// than the ones it may send.
+func OmitAttachmentData(blocks []Block) (out []Block, ok bool) {
+	for i, b := range blocks {
+		typ, n, isAtt := AttachmentInfo(b)
+		if !isAtt || AttachmentOmitted(b) {
+			continue
+		}
+		var s blockSource
+		_ = json.Unmarshal(b.Source, &s)
+		o := omittedSource{Type: sourceOmitted, MediaType: typ, Bytes: n, Sent: len(s.Data)}
+		if typ == MediaPDF {
+			raw, _ := base64.StdEncoding.DecodeString(s.Data)
+			o.Pages = PDFPages(raw)
+		}
+		if out == nil {
+			out = append([]Block(nil), blocks...)
+		}
+		b.Source, _ = json.Marshal(o)
+		out[i] = b
+	}
+	return out, out != nil
+}
+
+// AttachmentOmitted reports whether b is an attachment whose data a read
+// left out (OmitAttachmentData).
+func AttachmentOmitted(b Block) bool {
+	_, ok := omittedOf(b)
+	return ok
+}
+
+// OmittedSizes returns an omitted attachment's source data length as
+// sent and its PDF page count.
+func OmittedSizes(b Block) (sent, pages int) {
+	o, _ := omittedOf(b)
+	return o.Sent, o.Pages
+}
+
+func omittedOf(b Block) (omittedSource, bool) {
+	var o omittedSource
+	// Only OmitAttachmentData writes one, "type" first: a prefix tells
+	// without a look at the megabytes of an attachment's data.
+	if (b.Type != BlockImage && b.Type != BlockDocument) || !bytes.HasPrefix(b.Source, []byte(`{"type":"`+sourceOmitted+`"`)) ||
+		json.Unmarshal(b.Source, &o) != nil || o.Type != sourceOmitted {
+		return omittedSource{}, false
+	}
+	return o, true
+}
+
+// pdfPageRe finds a PDF's page objects (not its /Pages tree nodes).
+var pdfPageRe = regexp.MustCompile(`/Type\s*/Page[^s]`)
+
+// PDFPages counts a PDF's pages by their page objects: at least one for
+// a file with anything in it.
+func PDFPages(raw []byte) int {
+	pages := len(pdfPageRe.FindAllIndex(raw, -1))
+	if pages == 0 && len(bytes.TrimSpace(raw)) > 0 {
+		pages = 1
+	}
+	return pages
 }

@@ -1,11 +1,9 @@
 package agent
 
 import (
-	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"regexp"
 
 	"github.com/coachd/coachd"
 )
@@ -16,7 +14,7 @@ import (
 // request limit (or its 100 images) and fail for good. The newest
 // attachments are sent; older ones become a short text note.
 const (
-	MaxHistoryAttachments     = 20
+	MaxHistoryAttachments     = coachd.MaxHistoryAttachments
 	MaxHistoryAttachmentBytes = 20 << 20 // of source data as sent (base64 or text)
 )
 
@@ -67,8 +65,14 @@ func limitAttachments(msgs []coachd.ModelMessage) {
 		}
 	}
 	copied := -1
-	for _, a := range all[:cut] {
+	for k, a := range all {
 		m := &msgs[a.msg]
+		// A turn reads no data of an attachment older than it may send
+		// (coachd.OmitAttachmentData): such a block is a note wherever
+		// the window falls.
+		if k >= cut && !coachd.AttachmentOmitted(m.Blocks[a.block]) {
+			continue
+		}
 		if copied != a.msg {
 			m.Blocks, copied = append([]coachd.Block(nil), m.Blocks...), a.msg
 		}
@@ -81,6 +85,10 @@ func limitAttachments(msgs []coachd.ModelMessage) {
 
 // sourceLen is the length of a block's source data as sent.
 func sourceLen(b coachd.Block) int {
+	if coachd.AttachmentOmitted(b) {
+		sent, _ := coachd.OmittedSizes(b)
+		return sent
+	}
 	var s struct {
 		Data string `json:"data"`
 	}
@@ -95,9 +103,6 @@ func attachmentTitle(b coachd.Block) string {
 	}
 	return "(untitled)"
 }
-
-// pdfPageRe finds a PDF's page objects (not its /Pages tree nodes).
-var pdfPageRe = regexp.MustCompile(`/Type\s*/Page[^s]`)
 
 // attachmentTokens estimates the tokens of the images and PDFs in msgs,
 // and returns the bytes of source data they hold in the request, which a
@@ -125,14 +130,14 @@ func binaryAttachment(b coachd.Block) (data int, tokens int64, ok bool) {
 	if typ != coachd.MediaPDF {
 		return data, imageTokens, true
 	}
+	if coachd.AttachmentOmitted(b) {
+		_, pages := coachd.OmittedSizes(b)
+		return data, int64(pages) * pdfPageTokens, true
+	}
 	var s struct {
 		Data string `json:"data"`
 	}
 	_ = json.Unmarshal(b.Source, &s)
 	raw, _ := base64.StdEncoding.DecodeString(s.Data)
-	pages := len(pdfPageRe.FindAllIndex(raw, -1))
-	if pages == 0 && len(bytes.TrimSpace(raw)) > 0 {
-		pages = 1
-	}
-	return data, int64(pages) * pdfPageTokens, true
+	return data, int64(coachd.PDFPages(raw)) * pdfPageTokens, true
 }

@@ -4,13 +4,17 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/coachd/coachd"
 )
 
 // ReadTurn returns the user's session and its messages after seq after
-// (all of them when 0). On SQLite they come from one read transaction:
+// (all of them when 0). Attachments older than the session's newest
+// coachd.MaxHistoryAttachments, which no turn sends, come without their
+// data (turnMessagesSQL). On SQLite they come from one read transaction:
 // the message count the session shows is the one the messages make. On
 // Postgres the two statements run without a transaction (READ COMMITTED
 // gave each its own snapshot anyway): a message stored in between makes
@@ -26,8 +30,7 @@ func (db *DB) ReadTurn(ctx context.Context, userID, sessionID string, after int6
 	if err != nil {
 		return nil, nil, err
 	}
-	msgs, err := queryAll(ctx, tx, "list messages", scanMessage, `SELECT `+messageColumns+` FROM messages m
-		WHERE m.session_id = ? AND m.seq > ? ORDER BY m.seq`, s.ID, after)
+	msgs, err := queryAll(ctx, tx, "list messages", scanMessage, turnMessagesSQL, s.ID, s.ID, after)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -373,3 +376,14 @@ func sameSession(now, seen *coachd.Session) bool {
 	return now.MessageCount == seen.MessageCount && now.UpdatedAt.Equal(seen.UpdatedAt) && now.Agent == seen.Agent &&
 		now.Title == seen.Title && now.Mode == seen.Mode && now.Status == seen.Status && (now.Pending == nil) == (seen.Pending == nil)
 }
+
+// turnMessagesSQL reads a session's messages (args: the session twice,
+// after) as a turn needs them: a message with attachments older than the
+// newest coachd.MaxHistoryAttachments messages with attachments (so
+// older than the newest that many attachments, which are all a turn may
+// send) is read without their data (content_lite), not as megabytes of
+// photos the turn sends as a note.
+var turnMessagesSQL = `SELECT ` + strings.Replace(messageColumns, "m.content_json",
+	`CASE WHEN m.content_lite IS NOT NULL AND m.seq < (SELECT COALESCE(MIN(w.seq), 0) FROM (SELECT seq FROM messages
+		WHERE session_id = ? AND content_lite IS NOT NULL ORDER BY seq DESC LIMIT `+strconv.Itoa(coachd.MaxHistoryAttachments)+`) w)
+	THEN m.content_lite ELSE m.content_json END`, 1) + ` FROM messages m WHERE m.session_id = ? AND m.seq > ? ORDER BY m.seq`

@@ -104,7 +104,7 @@ var errUnfold = errors.New("sqlstore: the admission's statement took nothing")
 var withMessagesSQL = func() (qs [insertBatch + 1]string) {
 	for n := 1; n <= insertBatch; n++ {
 		for i := range n {
-			qs[n] += fmt.Sprintf(`, m%d AS (`+messageInsert+` SELECT ?, s.id, s.next_seq - %d, ?, ?, ?, ?, ?, ?, ? FROM s)`, i, n-i)
+			qs[n] += fmt.Sprintf(`, m%d AS (`+messageInsert+` SELECT ?, s.id, s.next_seq - %d, ?, ?, ?, ?, ?, ?, ?, ? FROM s)`, i, n-i)
 		}
 	}
 	return qs
@@ -114,7 +114,7 @@ var withMessagesSQL = func() (qs [insertBatch + 1]string) {
 // rows and ids), at most insertBatch of them, to args.
 func appendMessageArgs(args []any, tx *tx, msgs []*coachd.Message, rows []messageRow, ids []string) []any {
 	for i, m := range msgs {
-		args = append(args, ids[i], string(m.Role), m.Content, rows[i].blocks, rows[i].metadata, rows[i].usage, m.Partial, tx.time(tx.now))
+		args = append(args, ids[i], string(m.Role), m.Content, rows[i].blocks, rows[i].metadata, rows[i].usage, m.Partial, tx.time(tx.now), rows[i].lite)
 	}
 	return args
 }

@@ -45,6 +45,7 @@ func scanMessage(row interface{ Scan(...any) error }) (*coachd.Message, error) {
 // database.
 type messageRow struct {
 	blocks, metadata, usage any // string or nil
+	lite                    any // the blocks without attachment data (coachd.OmitAttachmentData), or nil
 }
 
 func encodeMessage(i int, m *coachd.Message) (messageRow, error) {
@@ -65,6 +66,13 @@ func encodeMessage(i int, m *coachd.Message) (messageRow, error) {
 			}
 		}
 		r.blocks = string(b)
+		if lite, ok := coachd.OmitAttachmentData(m.Blocks); ok {
+			b, err := json.Marshal(lite)
+			if err != nil {
+				return r, coachd.Invalid(coachd.FieldError{Field: field("content_blocks"), Message: err.Error(), Code: "format"})
+			}
+			r.lite = string(b)
+		}
 		if m.Content == "" {
 			m.Content = coachd.BlocksText(m.Blocks)
 		}
@@ -269,11 +277,11 @@ func insertRows(ctx context.Context, tx *tx, sessionID string, msgs []*coachd.Me
 	// statement, and on Postgres one round trip, instead of one each.
 	for start := 0; start < len(msgs); start += insertBatch {
 		batch := msgs[start:min(start+insertBatch, len(msgs))]
-		args := make([]any, 0, 10*len(batch))
+		args := make([]any, 0, 11*len(batch))
 		for j, m := range batch {
 			i := start + j
 			args = append(args, ids[i], sessionID, first+int64(i), string(m.Role), m.Content, rows[i].blocks, rows[i].metadata,
-				rows[i].usage, m.Partial, tx.time(tx.now))
+				rows[i].usage, m.Partial, tx.time(tx.now), rows[i].lite)
 		}
 		if _, err := tx.exec(ctx, insertMessagesSQL[len(batch)], args...); err != nil {
 			return nil, dbError(err, "append messages[%d:%d]", start, start+len(batch))
@@ -294,12 +302,12 @@ func messageIDs(msgs []*coachd.Message, now time.Time) []string {
 	return ids
 }
 
-// insertBatch bounds the messages of one INSERT (10 parameters each).
+// insertBatch bounds the messages of one INSERT (11 parameters each).
 const insertBatch = 4
 
 // insertMessagesSQL[n] inserts n messages.
 var insertMessagesSQL = func() (qs [insertBatch + 1]string) {
-	row := "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+	row := "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 	for n := 1; n <= insertBatch; n++ {
 		qs[n] = messageInsert + ` VALUES ` + strings.Repeat(row+", ", n-1) + row
 	}
@@ -308,7 +316,7 @@ var insertMessagesSQL = func() (qs [insertBatch + 1]string) {
 
 // messageInsert is the start of a message's INSERT, its columns in the
 // order of insertRows' values.
-const messageInsert = `INSERT INTO messages (id, session_id, seq, role, content, content_json, metadata, usage_json, partial, created_at)`
+const messageInsert = `INSERT INTO messages (id, session_id, seq, role, content, content_json, metadata, usage_json, partial, created_at, content_lite)`
 
 // assignMessages fills in what insertMessages stored for msgs.
 func assignMessages(msgs []*coachd.Message, ids []string, sessionID string, first int64, now time.Time) {
