@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"regexp"
 	"time"
+	"unicode/utf8"
 )
 
 // Attachment limits. A user message carries at most MaxAttachments
@@ -141,15 +142,58 @@ func AttachmentInfo(b Block) (mediaType string, size int, ok bool) {
 	if o, ok := omittedOf(b); ok {
 		return o.MediaType, o.Bytes, true
 	}
-	var s blockSource
+	var s sourceHead
 	if json.Unmarshal(b.Source, &s) != nil {
 		return "", 0, false
 	}
-	size = len(s.Data)
+	size = s.Data.n
 	if s.Type == "base64" {
-		size = base64.StdEncoding.DecodedLen(len(s.Data)) - bytes.Count([]byte(s.Data[max(0, len(s.Data)-2):]), []byte("="))
+		size = base64.StdEncoding.DecodedLen(s.Data.n) - s.Data.pad
 	}
 	return s.MediaType, size, true
+}
+
+// AttachmentSentLen is the length of an image or document block's source
+// data as sent (base64 or text), 0 for any other block.
+func AttachmentSentLen(b Block) int {
+	if o, ok := omittedOf(b); ok {
+		return o.Sent
+	}
+	var s sourceHead
+	_ = json.Unmarshal(b.Source, &s)
+	return s.Data.n
+}
+
+// sourceHead is a block's source as AttachmentInfo needs it, read without
+// a copy of its data: every round of a turn asks the size of each photo
+// it re-sends, megabytes of base64 each.
+type sourceHead struct {
+	Type      string   `json:"type"`
+	MediaType string   `json:"media_type"`
+	Data      dataSize `json:"data"`
+}
+
+// dataSize is a JSON string's length once decoded and how many "=" end it
+// (base64 padding).
+type dataSize struct{ n, pad int }
+
+func (d *dataSize) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*d = dataSize{}
+		return nil
+	}
+	s := b
+	if len(b) >= 2 && b[0] == '"' && bytes.IndexByte(b, '\\') < 0 && utf8.Valid(b) {
+		s = b[1 : len(b)-1] // as decoded: nothing to unescape or replace
+	} else {
+		var str string
+		if err := json.Unmarshal(b, &str); err != nil {
+			return err
+		}
+		s = []byte(str)
+	}
+	d.n, d.pad = len(s), bytes.Count(s[max(0, len(s)-2):], []byte("="))
+	return nil
 }
 
 func isImage(mediaType string) bool {

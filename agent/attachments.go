@@ -84,17 +84,7 @@ func limitAttachments(msgs []coachd.ModelMessage) {
 }
 
 // sourceLen is the length of a block's source data as sent.
-func sourceLen(b coachd.Block) int {
-	if coachd.AttachmentOmitted(b) {
-		sent, _ := coachd.OmittedSizes(b)
-		return sent
-	}
-	var s struct {
-		Data string `json:"data"`
-	}
-	_ = json.Unmarshal(b.Source, &s)
-	return len(s.Data)
-}
+func sourceLen(b coachd.Block) int { return coachd.AttachmentSentLen(b) }
 
 func attachmentTitle(b coachd.Block) string {
 	var title string
