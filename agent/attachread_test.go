@@ -28,6 +28,16 @@ type readCounter struct {
 	bytes int
 }
 
+func (c *readCounter) History(ctx context.Context, userID, sessionID string) ([]*coachd.Message, error) {
+	msgs, err := c.Store.History(ctx, userID, sessionID)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, m := range msgs {
+		c.bytes += m.Bytes()
+	}
+	return msgs, err
+}
+
 func (c *readCounter) ReadTurn(ctx context.Context, userID, sessionID string, after int64) (*coachd.Session, []*coachd.Message, error) {
 	s, msgs, err := c.Store.ReadTurn(ctx, userID, sessionID, after)
 	c.mu.Lock()
@@ -127,5 +137,66 @@ func TestTurnReadsOnlySentAttachments(t *testing.T) {
 	t.Logf("the turn read %d bytes of messages for %d days of photos of %d bytes (base64)", reads.bytes, days, photo)
 	if want := (agent.MaxHistoryAttachments + 2) * photo; reads.bytes > want {
 		t.Errorf("the turn read %d bytes of messages, %d photos' worth; it sends at most %d", reads.bytes, reads.bytes/photo, agent.MaxHistoryAttachments)
+	}
+}
+
+// TestPreflightReadsOnlySentAttachments: an app that runs its own loop
+// (the Rocket League coach) asks for the history with each preflight; it
+// gets at most the newest MaxHistoryAttachments attachments, and the
+// preflight read every attachment of the session to build it.
+func TestPreflightReadsOnlySentAttachments(t *testing.T) {
+	ctx := context.Background()
+	s := newSageSessionIn(t, coachd.UnitTokens, func(a *agent.Agent) {
+		a.Compaction = &agent.Compaction{ShortenAfter: 10_000_000, SummarizeAfter: 10_000_000}
+	})
+	sess := &coachd.Session{UserID: s.user.ID, Agent: "sage"}
+	if err := s.db.CreateSession(ctx, sess); err != nil {
+		t.Fatal(err)
+	}
+	const days = 3 * agent.MaxHistoryAttachments
+	photo := len(noisyPhoto(t, 60, 0)) * 4 / 3
+	for day := range days {
+		if err := s.db.AppendMessages(ctx, s.user.ID, sess.ID, []*coachd.Message{
+			{Role: coachd.RoleUser, Blocks: []coachd.Block{coachd.AttachmentBlock(coachd.MediaPNG, "", noisyPhoto(t, 60, uint64(day))),
+				coachd.TextBlock(fmt.Sprintf("Day %d: my replay.", day))}},
+			{Role: coachd.RoleAssistant, Blocks: []coachd.Block{coachd.TextBlock("Rotate back post earlier.")}},
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pack, err := agent.LoadPack(filepath.Join("..", "examples", "sage"), agent.PackOptions{Builtins: tools.Builtins()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := pack.Agent("sage")
+	a.Compaction = &agent.Compaction{ShortenAfter: 10_000_000, SummarizeAfter: 10_000_000}
+	reads := &readCounter{Store: s.db}
+	r := agent.NewRunner(agent.Config{Store: reads, Tools: s.runner.Toolset(), Agents: pack.Agent, Clock: s.clock,
+		Model: anthropic.New(anthropic.Config{APIKey: "test", BaseURL: s.fake.URL(), MaxRetries: -1})})
+	pf, err := r.Preflight(ctx, agent.PreflightRequest{User: s.user, SessionID: sess.ID, Message: "and today?"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored, err := s.db.History(ctx, s.user.ID, sess.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	images := func(msgs []coachd.ModelMessage) (n int) {
+		for _, m := range msgs {
+			for _, b := range m.Blocks {
+				if b.Type == coachd.BlockImage {
+					n++
+				}
+			}
+		}
+		return n
+	}
+	got, want := images(pf.History), images(agent.History(stored, nil))
+	if got != want || got < agent.MaxHistoryAttachments/2 {
+		t.Fatalf("preflight history has %d images, want %d", got, want)
+	}
+	t.Logf("preflight read %d bytes of messages for %d photos of %d bytes (base64)", reads.bytes, days, photo)
+	if max := (agent.MaxHistoryAttachments + 2) * photo; reads.bytes > max {
+		t.Errorf("preflight read %d bytes of messages, %d photos' worth; it sends at most %d", reads.bytes, reads.bytes/photo, agent.MaxHistoryAttachments)
 	}
 }

@@ -192,7 +192,8 @@ func (r *Runner) Preflight(ctx context.Context, req PreflightRequest) (*Prefligh
 		// behind other messages: answered later, it would run then.
 		return nil, coachd.Errorf(coachd.ECONFLICT, "a tool call of this session (%s) waits for the user's answer: answer it through POST /v1/chat first", p.ToolUseID)
 	}
-	h, err := st.History(ctx, req.User.ID, sessionID)
+	// ReadTurn, not History: no data of attachments too old to be sent.
+	_, h, err := st.ReadTurn(ctx, req.User.ID, sessionID, 0)
 	if err != nil {
 		return nil, err
 	}
