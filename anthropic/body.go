@@ -39,16 +39,29 @@ const (
 // about the body's size per request is the price: the buffer is sized
 // from the Model's last body (bodyCap), with room for a history that grew
 // since; a longer body grows it once. One very long body (images) does
-// not make every next buffer as long: past maxBodyCap, bodies grow.
+// not make every next buffer as long: past maxBodyCap, bodies grow, but
+// for the request's own attachments, which are counted in (bodyCap).
 const (
 	minBodyCap = 4 << 10
 	maxBodyCap = 1 << 20
 )
 
-// bodyCap is the capacity of the next body's buffer.
-func (m *Model) bodyCap() int {
+// bodyCap is the capacity of req's body's buffer: the Model's last
+// body's (bounded), plus the request's attachments. A history's photos
+// are megabytes of base64 on every round: grown to them by append (a
+// quarter at a time past a few hundred KB), the buffer allocated about
+// five times the body.
+func (m *Model) bodyCap(req *coachd.ModelRequest) int {
 	n := int(m.lastBody.Load())
-	return min(max(n+n/4, minBodyCap), maxBodyCap)
+	media := 0
+	for _, msg := range req.Messages {
+		for _, b := range msg.Blocks {
+			if b.Type == coachd.BlockImage || b.Type == coachd.BlockDocument {
+				media += len(b.Source)
+			}
+		}
+	}
+	return min(max(n+n/4, minBodyCap), maxBodyCap) + media
 }
 
 // appendBody appends the JSON body of req, with the fields, their order and

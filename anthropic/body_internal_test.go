@@ -353,7 +353,7 @@ func TestBodyCap(t *testing.T) {
 		{0, minBodyCap}, {1000, minBodyCap}, {8000, 10000}, {900 << 10, maxBodyCap}, {5 << 20, maxBodyCap},
 	} {
 		m.lastBody.Store(int64(c.last))
-		if got := m.bodyCap(); got != c.want {
+		if got := m.bodyCap(&coachd.ModelRequest{}); got != c.want {
 			t.Errorf("after a body of %d bytes: cap %d, want %d", c.last, got, c.want)
 		}
 	}

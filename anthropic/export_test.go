@@ -32,4 +32,4 @@ func NewWithClientOptions(cfg Config, opts ...option.RequestOption) *Model {
 }
 
 // BodyCap is the capacity the Model's next body buffer gets.
-func (m *Model) BodyCap() int { return m.bodyCap() }
+func (m *Model) BodyCap() int { return m.bodyCap(&coachd.ModelRequest{}) }

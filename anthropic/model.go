@@ -136,7 +136,7 @@ func (m *Model) Stream(ctx context.Context, req *coachd.ModelRequest) coachd.Mod
 	if !m.cfg.NoCache && !req.NoCache {
 		req, markTool = coachd.CacheMarks(req) // the placement rule is documented there
 	}
-	body, err := m.appendBody(make([]byte, 0, m.bodyCap()), req, bodyMessages, markTool)
+	body, err := m.appendBody(make([]byte, 0, m.bodyCap(req)), req, bodyMessages, markTool)
 	if err != nil {
 		return &stream{ctx: ctx, err: err, done: true}
 	}
