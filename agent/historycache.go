@@ -112,6 +112,7 @@ func (c *historyCache) put(userID, sessionID string, msgs []*coachd.Message, ses
 	if len(msgs) == 0 || len(msgs) > maxCachedMessages/4 {
 		return
 	}
+	msgs = omitOldAttachments(msgs)
 	size := messagesSize(msgs)
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -144,4 +145,37 @@ func messagesSize(msgs []*coachd.Message) int {
 		n += 512 + m.Bytes()
 	}
 	return n
+}
+
+// omitOldAttachments returns msgs with the attachments of messages older
+// than the newest coachd.MaxHistoryAttachments messages with attachments
+// left out (coachd.OmitAttachmentData), as Store.ReadTurn reads them: no
+// turn sends them, and a session's every photo is what made it too big
+// to cache. msgs and its messages are not changed: changed ones are
+// copies, in a copy of the slice.
+func omitOldAttachments(msgs []*coachd.Message) []*coachd.Message {
+	out, seen := msgs, 0
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if !slices.ContainsFunc(msgs[i].Blocks, isAttachment) {
+			continue
+		}
+		if seen++; seen <= coachd.MaxHistoryAttachments {
+			continue
+		}
+		blocks, ok := coachd.OmitAttachmentData(msgs[i].Blocks)
+		if !ok {
+			continue // read so from the store
+		}
+		if &out[0] == &msgs[0] {
+			out = slices.Clone(msgs)
+		}
+		m := *msgs[i]
+		m.Blocks = blocks
+		out[i] = &m
+	}
+	return out
+}
+
+func isAttachment(b coachd.Block) bool {
+	return b.Type == coachd.BlockImage || b.Type == coachd.BlockDocument
 }

@@ -1,7 +1,9 @@
 package agent
 
 import (
+	"bytes"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -43,5 +45,37 @@ func TestHistoryCacheBoundsBytes(t *testing.T) {
 	// The newest session stays cached.
 	if msgs, _ := c.get("usr_99", "sess_99"); len(msgs) != 8 {
 		t.Errorf("newest session: %d messages cached, want 8", len(msgs))
+	}
+}
+
+// TestHistoryCacheOmitsOldAttachments: a turn sends at most the newest
+// coachd.MaxHistoryAttachments attachments, so the cache keeps no data of
+// older ones, as a turn's read from the store does not (ReadTurn). A
+// photo a day for two months was 80 MB of base64 to keep, past what one
+// session may hold: the session was not cached at all, and each turn read
+// it from the store again.
+func TestHistoryCacheOmitsOldAttachments(t *testing.T) {
+	c := newHistoryCache()
+	var msgs []*coachd.Message
+	for j := range 60 {
+		photo := coachd.AttachmentBlock(coachd.MediaJPEG, "", []byte(strings.Repeat(string(rune('a'+j%26)), 1<<20)))
+		msgs = append(msgs,
+			&coachd.Message{Seq: int64(2*j + 1), Role: coachd.RoleUser, Blocks: []coachd.Block{photo, coachd.TextBlock("today's dashboard")}},
+			&coachd.Message{Seq: int64(2*j + 2), Role: coachd.RoleAssistant, Blocks: []coachd.Block{coachd.TextBlock("Noted.")}})
+	}
+	want, _ := json.Marshal(History(msgs, nil))
+	c.put("usr_1", "sess_1", msgs, nil)
+	cached, _ := c.get("usr_1", "sess_1")
+	if len(cached) != len(msgs) {
+		t.Fatalf("%d messages cached, want %d", len(cached), len(msgs))
+	}
+	if max := (coachd.MaxHistoryAttachments + 2) * 4 / 3 << 20; c.bytes > max {
+		t.Errorf("the cache holds %d MiB for the session, want at most %d MiB", c.bytes>>20, max>>20)
+	}
+	if got, _ := json.Marshal(History(cached, nil)); !bytes.Equal(got, want) {
+		t.Error("the cached session's history differs from the stored one's")
+	}
+	if coachd.AttachmentOmitted(msgs[0].Blocks[0]) {
+		t.Error("the cache changed the caller's message")
 	}
 }
