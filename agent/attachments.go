@@ -54,16 +54,7 @@ func limitAttachments(msgs []coachd.ModelMessage) {
 			}
 		}
 	}
-	cut, count, size := 0, 0, 0 // all[cut:] so far are sent: count of them, size bytes
-	for i, a := range all {
-		count, size = count+1, size+a.size
-		if count <= MaxHistoryAttachments && size <= MaxHistoryAttachmentBytes {
-			continue
-		}
-		for cut <= i && (count > MaxHistoryAttachments/2 || size > MaxHistoryAttachmentBytes/2) {
-			count, size, cut = count-1, size-all[cut].size, cut+1
-		}
-	}
+	cut := windowCut(len(all), func(i int) int { return all[i].size })
 	copied := -1
 	for k, a := range all {
 		m := &msgs[a.msg]
@@ -81,6 +72,23 @@ func limitAttachments(msgs []coachd.ModelMessage) {
 		m.Blocks[a.block] = coachd.TextBlock(fmt.Sprintf("[%s attachment %s (%s, %d KB) sent earlier in this conversation; not re-sent]",
 			b.Type, attachmentTitle(b), typ, (n+1023)/1024))
 	}
+}
+
+// windowCut is the index of the first of n attachments (oldest first,
+// size(i) bytes of source data each) that a history sends: see
+// limitAttachments.
+func windowCut(n int, size func(int) int) int {
+	cut, count, bytes := 0, 0, 0 // [cut, i] so far are sent: count of them, bytes
+	for i := range n {
+		count, bytes = count+1, bytes+size(i)
+		if count <= MaxHistoryAttachments && bytes <= MaxHistoryAttachmentBytes {
+			continue
+		}
+		for cut <= i && (count > MaxHistoryAttachments/2 || bytes > MaxHistoryAttachmentBytes/2) {
+			count, bytes, cut = count-1, bytes-size(cut), cut+1
+		}
+	}
+	return cut
 }
 
 // sourceLen is the length of a block's source data as sent.

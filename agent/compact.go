@@ -169,12 +169,29 @@ func shortenKeep(msgs []*coachd.Message, keep int) int {
 // historyTokens estimates the tokens of msgs as sent, from the sizes of
 // their blocks' contents (cheap: it runs every round). Images and PDFs
 // count as the API bills them (binaryAttachment), not by their base64:
-// one photo's bytes would pass every compaction threshold.
+// one photo's bytes would pass every compaction threshold. Attachments
+// older than the window a history sends (limitAttachments) count as the
+// note sent instead.
 func historyTokens(msgs []*coachd.Message) int64 {
-	n, media := 0, int64(0)
+	var sizes []int
+	for _, m := range msgs {
+		for _, b := range m.Blocks {
+			if _, _, ok := coachd.AttachmentInfo(b); ok && m.Role == coachd.RoleUser {
+				sizes = append(sizes, sourceLen(b))
+			}
+		}
+	}
+	cut := windowCut(len(sizes), func(i int) int { return sizes[i] })
+	n, media, k := 0, int64(0), 0
 	for _, m := range msgs {
 		for _, b := range m.Blocks {
 			if b.Type == coachd.BlockImage || b.Type == coachd.BlockDocument {
+				if _, _, ok := coachd.AttachmentInfo(b); ok && m.Role == coachd.RoleUser {
+					if k++; k <= cut {
+						n += noteLen
+						continue
+					}
+				}
 				if _, t, ok := binaryAttachment(b); ok {
 					n, media = n+len(b.Name)+16, media+t
 					continue
@@ -185,6 +202,10 @@ func historyTokens(msgs []*coachd.Message) int64 {
 	}
 	return coachd.TokensOfBytes(n) + media
 }
+
+// noteLen is about the length of the note sent for an attachment
+// outside the window (limitAttachments).
+const noteLen = 120
 
 // turnCut returns the index of the first message of the keep-th turn
 // from the end (a turn starts with a user message that answers no tool),
