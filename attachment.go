@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
 	"regexp"
 	"time"
 	"unicode/utf8"
@@ -280,9 +281,60 @@ var pdfPageRe = regexp.MustCompile(`/Type\s*/Page[^s]`)
 
 // PDFPages counts a PDF's pages by their page objects: at least one for
 // a file with anything in it.
-func PDFPages(raw []byte) int {
-	pages := len(pdfPageRe.FindAllIndex(raw, -1))
-	if pages == 0 && len(bytes.TrimSpace(raw)) > 0 {
+func PDFPages(raw []byte) int { return countPages(bytes.NewReader(raw)) }
+
+// AttachmentPages is the page count of a PDF block (PDFPages), read
+// through its base64 without a copy of the file: every round prices the
+// PDFs it re-sends.
+func AttachmentPages(b Block) int {
+	if o, ok := omittedOf(b); ok {
+		return o.Pages
+	}
+	// AttachmentBlock's source starts with its data (keys sorted): read
+	// it in place. Any other form, or data with escapes, is decoded.
+	var data []byte
+	const head = `{"data":"`
+	if rest, ok := bytes.CutPrefix(b.Source, []byte(head)); ok {
+		if end := bytes.IndexByte(rest, '"'); end >= 0 && bytes.IndexByte(rest[:end], '\\') < 0 {
+			data = rest[:end]
+		}
+	}
+	if data == nil {
+		var s blockSource
+		if json.Unmarshal(b.Source, &s) != nil {
+			return 0
+		}
+		data = []byte(s.Data)
+	}
+	return countPages(base64.NewDecoder(base64.StdEncoding, bytes.NewReader(data)))
+}
+
+// countPages counts pdfPageRe's matches in what r reads, 64 KB at a time;
+// a match (far shorter than pageOverlap) across two reads is found in the
+// second, with the end of the first kept before it.
+func countPages(r io.Reader) int {
+	const chunk, pageOverlap = 64 << 10, 256
+	buf := make([]byte, pageOverlap+chunk)
+	kept, pages, blank := 0, 0, true
+	for {
+		n, err := io.ReadFull(r, buf[kept:])
+		if n > 0 {
+			read := buf[kept : kept+n]
+			blank = blank && len(bytes.TrimSpace(read)) == 0
+			for _, m := range pdfPageRe.FindAllIndex(buf[:kept+n], -1) {
+				if m[1] > kept { // not found in the last read already
+					pages++
+				}
+			}
+			next := min(pageOverlap, kept+n)
+			copy(buf, buf[kept+n-next:kept+n])
+			kept = next
+		}
+		if err != nil {
+			break
+		}
+	}
+	if pages == 0 && !blank {
 		pages = 1
 	}
 	return pages

@@ -183,3 +183,26 @@ func FuzzAttachment(f *testing.F) {
 		}
 	})
 }
+
+// TestPDFPagesAcrossReads: pages are counted 64 KB at a time; a page
+// object across two reads counts once, from the file and from its block.
+func TestPDFPagesAcrossReads(t *testing.T) {
+	page := "/Type /Page "
+	for at := 64<<10 - len(page) - 2; at <= 64<<10+2; at++ {
+		pdf := []byte("%PDF-1.4 " + strings.Repeat("x", at-9) + page + "/Type /Pages " + strings.Repeat("y", 70<<10) + page)
+		if got := coachd.PDFPages(pdf); got != 2 {
+			t.Fatalf("page at %d: PDFPages = %d, want 2", at, got)
+		}
+		b := coachd.AttachmentBlock(coachd.MediaPDF, "a.pdf", pdf)
+		if got := coachd.AttachmentPages(b); got != 2 {
+			t.Fatalf("page at %d: AttachmentPages = %d, want 2", at, got)
+		}
+		omitted, _ := coachd.OmitAttachmentData([]coachd.Block{b})
+		if got := coachd.AttachmentPages(omitted[0]); got != 2 {
+			t.Fatalf("page at %d: AttachmentPages of the omitted block = %d, want 2", at, got)
+		}
+	}
+	if got := coachd.PDFPages([]byte("%PDF-1.4 no page objects")); got != 1 {
+		t.Fatalf("PDFPages without page objects = %d, want 1", got)
+	}
+}

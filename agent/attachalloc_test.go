@@ -49,3 +49,31 @@ func TestHistoryAttachmentsNotCopied(t *testing.T) {
 		t.Fatalf("History sent %d photos, want %d", images, agent.MaxHistoryAttachments)
 	}
 }
+
+// TestPDFPagesNotCopied: a PDF is priced by its pages, which every round
+// counted by decoding the whole PDF from its source (a copy of its
+// base64, then of its bytes): 32 MB for 20 PDFs of 700 KB in one
+// estimate, and compaction's check does it twice a request. The pages are
+// counted from the base64 as it is streamed, and as many as before,
+// wherever they fall.
+func TestPDFPagesNotCopied(t *testing.T) {
+	page := []byte("\n3 0 obj << /Type /Page /Parent 2 0 R >> endobj\n")
+	var msgs []coachd.ModelMessage
+	for i := range agent.MaxHistoryAttachments {
+		pdf := []byte("%PDF-1.4\n1 0 obj << /Type /Pages /Count 3 >> endobj")
+		for range 3 { // three pages, spread through 700 KB
+			pdf = append(append(pdf, bytes.Repeat([]byte{byte('a' + i)}, 233<<10+i*7)...), page...)
+		}
+		msgs = append(msgs, coachd.ModelMessage{Role: coachd.RoleUser, Blocks: []coachd.Block{
+			coachd.AttachmentBlock(coachd.MediaPDF, "statement.pdf", pdf), coachd.TextBlock("this week's")}},
+			coachd.ModelMessage{Role: coachd.RoleAssistant, Blocks: []coachd.Block{coachd.TextBlock("noted")}})
+	}
+	req := &coachd.ModelRequest{Messages: msgs}
+	var got int64
+	if n := allocated(func() { got = agent.EstimateTokens(req) }); n > 4<<20 {
+		t.Errorf("EstimateTokens allocated %d MB for the pages of %d PDFs", n>>20, agent.MaxHistoryAttachments)
+	}
+	if want := int64(agent.MaxHistoryAttachments * 3 * 2500); got < want || got > want+2000 {
+		t.Errorf("EstimateTokens = %d, want %d for 3 pages a PDF and a little text", got, want)
+	}
+}

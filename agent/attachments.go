@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 
@@ -128,14 +127,5 @@ func binaryAttachment(b coachd.Block) (data int, tokens int64, ok bool) {
 	if typ != coachd.MediaPDF {
 		return data, imageTokens, true
 	}
-	if coachd.AttachmentOmitted(b) {
-		_, pages := coachd.OmittedSizes(b)
-		return data, int64(pages) * pdfPageTokens, true
-	}
-	var s struct {
-		Data string `json:"data"`
-	}
-	_ = json.Unmarshal(b.Source, &s)
-	raw, _ := base64.StdEncoding.DecodeString(s.Data)
-	return data, int64(coachd.PDFPages(raw)) * pdfPageTokens, true
+	return data, int64(coachd.AttachmentPages(b)) * pdfPageTokens, true
 }
