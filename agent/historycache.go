@@ -147,19 +147,27 @@ func messagesSize(msgs []*coachd.Message) int {
 	return n
 }
 
-// omitOldAttachments returns msgs with the attachments of messages older
-// than the newest coachd.MaxHistoryAttachments messages with attachments
-// left out (coachd.OmitAttachmentData), as Store.ReadTurn reads them: no
-// turn sends them, and a session's every photo is what made it too big
-// to cache. msgs and its messages are not changed: changed ones are
-// copies, in a copy of the slice.
+// omitOldAttachments returns msgs with the data of attachments no turn
+// sends left out (coachd.OmitAttachmentData), as Store.ReadTurn reads
+// them: a session's every photo is what made it too big to cache. A
+// message keeps its attachments while the newer messages hold fewer than
+// MaxHistoryAttachments attachments and MaxHistoryAttachmentBytes of
+// them, the window's bounds (limitAttachments), so every attachment a
+// history sends is kept. msgs and its messages are not changed: changed
+// ones are copies, in a copy of the slice.
 func omitOldAttachments(msgs []*coachd.Message) []*coachd.Message {
-	out, seen := msgs, 0
+	out, count, size := msgs, 0, 0 // of the newer messages' attachments
 	for i := len(msgs) - 1; i >= 0; i-- {
 		if !slices.ContainsFunc(msgs[i].Blocks, isAttachment) {
 			continue
 		}
-		if seen++; seen <= coachd.MaxHistoryAttachments {
+		keep := count < MaxHistoryAttachments && size < MaxHistoryAttachmentBytes
+		for _, b := range msgs[i].Blocks {
+			if isAttachment(b) {
+				count, size = count+1, size+sourceLen(b)
+			}
+		}
+		if keep {
 			continue
 		}
 		blocks, ok := coachd.OmitAttachmentData(msgs[i].Blocks)

@@ -79,3 +79,31 @@ func TestHistoryCacheOmitsOldAttachments(t *testing.T) {
 		t.Error("the cache changed the caller's message")
 	}
 }
+
+// TestHistoryCacheKeepsFullSizePhotos: the window also sends at most
+// MaxHistoryAttachmentBytes, five or so full-size (3 MiB) photos. Kept
+// whole for the newest 20 messages with attachments, such photos made a
+// session of 25 of them 80 MiB to cache, past what one session may
+// hold: it was not cached, and each turn read it from the store.
+func TestHistoryCacheKeepsFullSizePhotos(t *testing.T) {
+	c := newHistoryCache()
+	var msgs []*coachd.Message
+	for j := range 25 {
+		photo := coachd.AttachmentBlock(coachd.MediaJPEG, "", []byte(strings.Repeat(string(rune('a'+j)), 3<<20)))
+		msgs = append(msgs,
+			&coachd.Message{Seq: int64(2*j + 1), Role: coachd.RoleUser, Blocks: []coachd.Block{photo, coachd.TextBlock("my screen")}},
+			&coachd.Message{Seq: int64(2*j + 2), Role: coachd.RoleAssistant, Blocks: []coachd.Block{coachd.TextBlock("Noted.")}})
+	}
+	want, _ := json.Marshal(History(msgs, nil))
+	c.put("usr_1", "sess_1", msgs, nil)
+	cached, _ := c.get("usr_1", "sess_1")
+	if len(cached) != len(msgs) {
+		t.Fatalf("%d messages cached, want %d", len(cached), len(msgs))
+	}
+	if max := MaxHistoryAttachmentBytes + 5<<20; c.bytes > max {
+		t.Errorf("the cache holds %d MiB for the session, want at most %d MiB", c.bytes>>20, max>>20)
+	}
+	if got, _ := json.Marshal(History(cached, nil)); !bytes.Equal(got, want) {
+		t.Error("the cached session's history differs from the stored one's")
+	}
+}
