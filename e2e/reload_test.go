@@ -22,7 +22,10 @@ func TestReloadMidReply(t *testing.T) {
 	second := "Saved. Start at the airport queue, then the stadium exit at ten, and the bars downtown until two."
 	e.fake.Enqueue(
 		at.Blocks(at.TextBlock("Let me remember that.", 4), at.ToolUse("toolu_night", "save_note", input)),
-		at.Text(second, 8).Paced(0, 60*time.Millisecond),
+		// Paced to leave the reload time to find the turn running, on a
+		// loaded machine too (a reload and its page's first requests
+		// took over half a second with other tests beside it).
+		at.Text(second, 8).Paced(0, 250*time.Millisecond),
 	)
 	e.signIn()
 	e.send("I drive on Friday nights")
