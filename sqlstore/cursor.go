@@ -147,25 +147,32 @@ func pageLimit(p coachd.Page) int {
 	return p.Limit
 }
 
-// listNewestFirst pages through a user's rows of table, newest first by
-// (created_at, id), with time-and-id cursors of the given id prefix.
-func listNewestFirst[T any](ctx context.Context, db *DB, what, table, columns, prefix string,
-	scan func(interface{ Scan(...any) error }) (T, error), key func(T) timeIDCursor, userID string, page coachd.Page) ([]T, string, error) {
+// newestFirst completes q (a SELECT … WHERE with its args) to read a page
+// of rows newest first by (created_at, id), after page's time-and-id
+// cursor of the given id prefix: one row more than limit, which says
+// whether there is a next page.
+func (db *DB) newestFirst(q string, args []any, prefix string, page coachd.Page) (string, []any, int, error) {
 	limit := pageLimit(page)
-	q := `SELECT ` + columns + ` FROM ` + table + ` WHERE user_id = ?`
-	args := []any{userID}
 	if page.Cursor != "" {
 		c, err := decodeTimeIDCursor(page.Cursor, prefix)
 		if err != nil {
-			return nil, "", err
+			return "", nil, 0, err
 		}
 		at := db.dialect.timeArg(time.UnixMicro(c.micros))
 		q += ` AND (created_at < ? OR (created_at = ? AND id < ?))`
 		args = append(args, at, at, c.id)
 	}
-	q += ` ORDER BY created_at DESC, id DESC LIMIT ?`
-	args = append(args, limit+1)
+	return q + ` ORDER BY created_at DESC, id DESC LIMIT ?`, append(args, limit+1), limit, nil
+}
 
+// listNewestFirst pages through a user's rows of table, newest first by
+// (created_at, id), with time-and-id cursors of the given id prefix.
+func listNewestFirst[T any](ctx context.Context, db *DB, what, table, columns, prefix string,
+	scan func(interface{ Scan(...any) error }) (T, error), key func(T) timeIDCursor, userID string, page coachd.Page) ([]T, string, error) {
+	q, args, limit, err := db.newestFirst(`SELECT `+columns+` FROM `+table+` WHERE user_id = ?`, []any{userID}, prefix, page)
+	if err != nil {
+		return nil, "", err
+	}
 	tx, err := db.beginRead(ctx)
 	if err != nil {
 		return nil, "", err

@@ -3,7 +3,6 @@ package sqlstore
 import (
 	"context"
 	"slices"
-	"time"
 
 	"github.com/coachd/coachd"
 )
@@ -69,20 +68,11 @@ func (db *DB) CreateReview(ctx context.Context, r *coachd.Review) error {
 // the ones before them, and each page is oldest first. A page ends early,
 // with a cursor, once its reviews hold maxReviewPageBytes.
 func (db *DB) ListReviews(ctx context.Context, userID, taskID string, page coachd.Page) ([]*coachd.Review, string, error) {
-	limit := pageLimit(page)
-	q := `SELECT ` + reviewColumns + ` FROM reviews WHERE user_id = ? AND task_id = ?`
-	args := []any{userID, taskID}
-	if page.Cursor != "" {
-		c, err := decodeTimeIDCursor(page.Cursor, coachd.PrefixReview)
-		if err != nil {
-			return nil, "", err
-		}
-		at := db.dialect.timeArg(time.UnixMicro(c.micros))
-		q += ` AND (created_at < ? OR (created_at = ? AND id < ?))`
-		args = append(args, at, at, c.id)
+	q, args, limit, err := db.newestFirst(`SELECT `+reviewColumns+` FROM reviews WHERE user_id = ? AND task_id = ?`,
+		[]any{userID, taskID}, coachd.PrefixReview, page)
+	if err != nil {
+		return nil, "", err
 	}
-	q += ` ORDER BY created_at DESC, id DESC LIMIT ?`
-	args = append(args, limit+1)
 	tx, err := db.beginRead(ctx)
 	if err != nil {
 		return nil, "", err
