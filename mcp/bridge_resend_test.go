@@ -47,14 +47,7 @@ func TestBridgeNoResend(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			var runs, broken atomic.Int32
-			srv := sdk.NewServer(&sdk.Implementation{Name: "coachd", Version: "1"}, nil)
-			srv.AddTool(&sdk.Tool{Name: "charge", InputSchema: map[string]any{"type": "object"}},
-				func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-					runs.Add(1)
-					return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "charged"}}}, nil
-				})
-			h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv },
-				&sdk.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
+			h := chargeHandler(&runs)
 			ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				body, _ := io.ReadAll(r.Body)
 				r.Body = io.NopCloser(bytes.NewReader(body))
@@ -91,6 +84,19 @@ func TestBridgeNoResend(t *testing.T) {
 	}
 }
 
+// chargeHandler is a coachd's MCP endpoint, as /v1/mcp serves it, with one
+// tool, charge, that counts its runs.
+func chargeHandler(runs *atomic.Int32) http.Handler {
+	srv := sdk.NewServer(&sdk.Implementation{Name: "coachd", Version: "1"}, nil)
+	srv.AddTool(&sdk.Tool{Name: "charge", InputSchema: map[string]any{"type": "object"}},
+		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			runs.Add(1)
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "charged"}}}, nil
+		})
+	return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv },
+		&sdk.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
+}
+
 // bridgeSession runs Bridge to url over in-memory pipes and connects a
 // client to it.
 func bridgeSession(t *testing.T, url string) *sdk.ClientSession {
@@ -117,14 +123,7 @@ func bridgeSession(t *testing.T, url string) *sdk.ClientSession {
 // run; once coachd is back, the next call runs.
 func TestBridgeCoachdDown(t *testing.T) {
 	var runs atomic.Int32
-	srv := sdk.NewServer(&sdk.Implementation{Name: "coachd", Version: "1"}, nil)
-	srv.AddTool(&sdk.Tool{Name: "charge", InputSchema: map[string]any{"type": "object"}},
-		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-			runs.Add(1)
-			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "charged"}}}, nil
-		})
-	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv },
-		&sdk.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
+	h := chargeHandler(&runs)
 	ts := httptest.NewServer(h)
 	addr := ts.Listener.Addr().String()
 	sess := bridgeSession(t, ts.URL)
