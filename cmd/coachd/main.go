@@ -26,10 +26,16 @@ func main() {
 	case errors.Is(err, errUsage):
 		os.Exit(2) // the usage was already printed
 	default:
-		// A coded error already says "coachd: …".
-		fmt.Fprintln(os.Stderr, "coachd:", strings.TrimPrefix(err.Error(), "coachd: "))
+		fmt.Fprintln(os.Stderr, errorLine(err))
 		os.Exit(1)
 	}
+}
+
+// errorLine is how a command's failure is printed: "coachd: " once,
+// though a coded error says it too, wrapped or not ("create user: coachd:
+// conflict: …").
+func errorLine(err error) string {
+	return "coachd: " + strings.ReplaceAll(strings.TrimPrefix(err.Error(), "coachd: "), ": coachd: ", ": ")
 }
 
 // errUsage marks a command line that could not be understood; the usage

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -384,6 +385,21 @@ func TestMaskDSN(t *testing.T) {
 	} {
 		if got := maskDSN(in); got != want {
 			t.Errorf("maskDSN(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestErrorLine: a failed command says "coachd:" once, though the coded
+// error it wraps says it too (users create with a taken name printed
+// "coachd: create user: coachd: conflict: …").
+func TestErrorLine(t *testing.T) {
+	for err, want := range map[error]string{
+		fmt.Errorf("create user: %w", coachd.Errorf(coachd.ECONFLICT, "a user named %q exists already", "ada")): `coachd: create user: conflict: a user named "ada" exists already`,
+		coachd.Errorf(coachd.EINVALID, "bad"): "coachd: invalid_request: bad",
+		errors.New("open db: no such file"):   "coachd: open db: no such file",
+	} {
+		if got := errorLine(err); got != want {
+			t.Errorf("errorLine(%v) = %q, want %q", err, got, want)
 		}
 	}
 }
