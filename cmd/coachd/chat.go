@@ -37,8 +37,10 @@ func runChat(ctx context.Context, args []string, getenv func(string) string, std
 	c := &chatter{cl: client.New(*base, *key, nil), session: *sid, agent: *agentName, in: bufio.NewReader(stdin), out: stdout, errOut: stderr}
 	if msg := strings.Join(fs.Args(), " "); msg != "" {
 		err := c.turn(ctx, client.ChatRequest{Message: msg})
-		if c.session != "" {
-			// On stderr, so stdout stays the reply: continue with --session.
+		if c.session != "" && (err == nil || c.session != *sid) {
+			// On stderr, so stdout stays the reply: continue with
+			// --session. Not for a --session the turn failed on (not
+			// found, say): that would read as one to go on with.
 			fmt.Fprintf(stderr, "session: %s\n", c.session)
 		}
 		return err

@@ -67,6 +67,15 @@ func TestChatCommand(t *testing.T) {
 			t.Fatalf("output: %s", out)
 		}
 	})
+	t.Run("ErrUnknownSession", func(t *testing.T) {
+		// A --session that is not the user's fails; the "session:" line
+		// that says how to go on must not name it as if it were.
+		out := &syncBuffer{}
+		err := runChat(context.Background(), []string{"--session", "sess_06h24rmhteh5c8pt7yyv286zrr", "hi"}, chatEnv, strings.NewReader(""), out, out)
+		if err == nil || strings.Contains(out.String(), "session: sess_06h24rmhteh5c8pt7yyv286zrr") {
+			t.Fatalf("err %v, output:\n%s", err, out)
+		}
+	})
 	t.Run("ErrNoKey", func(t *testing.T) {
 		out := &syncBuffer{}
 		if err := runChat(context.Background(), []string{"hi"}, getenvFrom(nil), strings.NewReader(""), out, out); err != errUsage {
