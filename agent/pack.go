@@ -151,7 +151,9 @@ func LoadPack(dir string, opts PackOptions) (*Pack, error) {
 	check, _ := NewToolset()
 	for _, path := range glob(dir, "tools", "*.yaml", "*.yml") {
 		file, data, ok := read(path)
+		base := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(path), ".yaml"), ".yml")
 		if !ok {
+			markUnloaded(known, base, file)
 			continue
 		}
 		if opts.LoadTool == nil {
@@ -161,10 +163,10 @@ func LoadPack(dir string, opts PackOptions) (*Pack, error) {
 		t, err := opts.LoadTool(file, data)
 		if err != nil {
 			loaderProblems(file, err, problem)
+			markUnloaded(known, base, file)
 			continue
 		}
 		name := t.Definition().Name
-		base := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(path), ".yaml"), ".yml")
 		switch {
 		case name != base:
 			problem(file, yamlLine(data, "name"), fmt.Sprintf("tool name %q must match the file name %q", name, base))
@@ -174,6 +176,7 @@ func LoadPack(dir string, opts PackOptions) (*Pack, error) {
 			if err := check.Add(t); err != nil {
 				msg, loc := schemaProblem(err)
 				problem(file, yamlLine(data, append([]string{"input_schema"}, loc...)...), msg)
+				markUnloaded(known, name, file)
 				continue
 			}
 			known[name] = t
@@ -188,6 +191,7 @@ func LoadPack(dir string, opts PackOptions) (*Pack, error) {
 		d, err := loadData(dir, paths, opts.LoadData)
 		if err != nil {
 			loaderProblems(paths[0], err, problem)
+			markUnloadedData(known, files, rel)
 		} else {
 			p.Data = d
 			for _, t := range d.Tools() {

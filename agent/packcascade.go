@@ -1,0 +1,56 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/coachd/coachd"
+	"gopkg.in/yaml.v3"
+)
+
+// unloaded stands in, while a pack loads, for a tool whose file failed to
+// load (tools/<name>.yaml, or a data file's query_data, queries and
+// actions): agents naming it are not told it is unknown, so the report
+// names the one cause, the file's own problem. It never reaches a Pack:
+// that file's problem fails the load.
+type unloaded struct{ name, file string }
+
+func (u unloaded) Definition() coachd.ToolDef { return coachd.ToolDef{Name: u.name} }
+
+func (u unloaded) Execute(context.Context, coachd.ToolCall, coachd.ToolEnv) (coachd.ToolResult, error) {
+	return coachd.ToolResult{}, fmt.Errorf("tool %s: %s failed to load", u.name, u.file)
+}
+
+// markUnloaded stands name in for a tool file that failed to load.
+func markUnloaded(known map[string]coachd.Tool, name, file string) {
+	if known[name] == nil {
+		known[name] = unloaded{name, file}
+	}
+}
+
+// markUnloadedData stands in the tools the data files at paths would have
+// provided had they loaded: query_data and each file's named queries and
+// actions. file names a path as problems do.
+func markUnloadedData(known map[string]coachd.Tool, paths []string, file func(string) string) {
+	for _, p := range paths {
+		markUnloaded(known, "query_data", file(p))
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		var f struct {
+			Queries map[string]yaml.Node `yaml:"queries"`
+			Actions map[string]yaml.Node `yaml:"actions"`
+		}
+		if yaml.Unmarshal(b, &f) != nil {
+			continue
+		}
+		for name := range f.Queries {
+			markUnloaded(known, name, file(p))
+		}
+		for name := range f.Actions {
+			markUnloaded(known, name, file(p))
+		}
+	}
+}
