@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"net/url"
 	"os"
@@ -81,7 +82,10 @@ func (s *Source) open(ctx context.Context, dir string, probs *problems) {
 		if abs, err := filepath.Abs(file); err == nil {
 			file = abs
 		}
-		if _, err := os.Stat(file); err != nil {
+		if _, err := os.Stat(file); errors.Is(err, fs.ErrNotExist) {
+			probs.add(s.spec.dsnLine, "dsn: cannot open %s read-only: no such file (tried %s; a relative sqlite path is relative to the data file's directory)", filepath.Base(file), file)
+			return
+		} else if err != nil {
 			probs.add(s.spec.dsnLine, "dsn: cannot open %s read-only: %v", filepath.Base(file), errors.Unwrap(err))
 			return
 		}

@@ -56,6 +56,19 @@ func TestPackCommand(t *testing.T) {
 			t.Errorf("%v\n%s", err, out)
 		}
 	})
+	t.Run("ErrDataSourceOneCause", func(t *testing.T) {
+		// The rideshare pack before its database is built: the one cause,
+		// the path tried, and no "unknown tool" for the data source's tools.
+		out := &syncBuffer{}
+		err := run(context.Background(), []string{"coachd", "pack", "validate", rideshareDir}, getenvFrom(nil), out, out)
+		got := out.String()
+		if err == nil || strings.Contains(got, "unknown tool") || !strings.Contains(err.Error(), "1 problem(s)") ||
+			!strings.Contains(got, "data/rideshare.yaml:7: dsn: cannot open rideshare.db read-only") ||
+			!strings.Contains(got, filepath.Join("examples", "rideshare", "data", "rideshare.db")) ||
+			!strings.Contains(got, "relative to the data file's directory") {
+			t.Errorf("%v\n%s", err, got)
+		}
+	})
 	t.Run("List", func(t *testing.T) {
 		out := &syncBuffer{}
 		if err := run(context.Background(), []string{"coachd", "pack", "list", sageDir}, getenvFrom(nil), out, out); err != nil {
