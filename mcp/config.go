@@ -25,6 +25,8 @@ const (
 	MaxTimeout       = 5 * time.Minute
 	DefaultMaxOutput = 32 << 10
 	MaxMaxOutput     = 1 << 20
+	// MaxStartWait bounds a file's start_wait (and so does its timeout).
+	MaxStartWait = time.Minute
 	// Sep joins a server's prefix and a tool's own name: <prefix>__<tool>.
 	Sep = "__"
 )
@@ -49,6 +51,9 @@ type Config struct {
 	Headers http.Header
 	Prefix  string
 	Timeout time.Duration
+	// StartWait is how long a turn waits for the server to start and
+	// list its tools (zero: the Options' wait, else DefaultStartWait).
+	StartWait time.Duration
 	// MaxOutput caps one result's text, in bytes.
 	MaxOutput int
 	// Allow and Deny filter the server's own tool names (path.Match
@@ -66,13 +71,14 @@ type file struct {
 	Headers   map[string]string `yaml:"headers"`
 	Prefix    string            `yaml:"prefix"`
 	Timeout   string            `yaml:"timeout"`
+	StartWait string            `yaml:"start_wait"`
 	MaxOutput int               `yaml:"max_output"`
 	Allow     []string          `yaml:"allow"`
 	Deny      []string          `yaml:"deny"`
 }
 
 var fileKeys = map[string]bool{"name": true, "command": true, "args": true, "env": true, "url": true,
-	"headers": true, "prefix": true, "timeout": true, "max_output": true, "allow": true, "deny": true}
+	"headers": true, "prefix": true, "timeout": true, "start_wait": true, "max_output": true, "allow": true, "deny": true}
 
 // ParseConfig reads mcp/<name>.yaml. file prefixes every problem as
 // file:line; all problems are returned, joined. getenv resolves ${NAME}
@@ -164,6 +170,13 @@ func ParseConfig(fileName string, data []byte, getenv func(string) string) (*Con
 			bad("timeout", "timeout must be a duration like 30s, at most 5m")
 		}
 		c.Timeout = d
+	}
+	if f.StartWait != "" {
+		d, err := time.ParseDuration(f.StartWait)
+		if err != nil || d <= 0 || d > MaxStartWait || d > c.Timeout {
+			bad("start_wait", "start_wait must be a duration like 10s, at most 1m and at most the timeout (%s)", c.Timeout)
+		}
+		c.StartWait = d
 	}
 	if f.MaxOutput != 0 {
 		if f.MaxOutput < 256 || f.MaxOutput > MaxMaxOutput {

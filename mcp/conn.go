@@ -81,13 +81,16 @@ type Options struct {
 	// HTTPClient carries streamable HTTP requests (nil: a plain client);
 	// the server's headers are added to each request.
 	HTTPClient *http.Client
-	StartWait  time.Duration // zero: DefaultStartWait
+	StartWait  time.Duration // zero: DefaultStartWait; a file's start_wait wins
 }
 
 // NewServer returns a server that starts on first use.
 func NewServer(cfg *Config, opts Options) *Server {
 	s := &Server{cfg: *cfg, log: opts.Logger, backoff: opts.Backoff, wait: opts.StartWait, dial: make(chan struct{}, 1)}
 	s.bg, s.stop = context.WithCancel(context.Background())
+	if cfg.StartWait > 0 {
+		s.wait = cfg.StartWait
+	}
 	if s.wait <= 0 {
 		s.wait = DefaultStartWait
 	}

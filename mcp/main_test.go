@@ -20,6 +20,10 @@ const fakeEnv = "COACHD_MCP_FAKE"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(fakeEnv) == "stdio" {
+		// A slow start (a cold npx download, a JVM): answer nothing until then.
+		if d, err := time.ParseDuration(os.Getenv("COACHD_MCP_FAKE_DELAY")); err == nil {
+			time.Sleep(d)
+		}
 		if err := fakeServer().Run(context.Background(), &sdk.StdioTransport{}); err != nil {
 			fmt.Fprintln(os.Stderr, "fake server:", err)
 			os.Exit(1)
