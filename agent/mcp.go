@@ -149,9 +149,11 @@ func (acc *MCPAccess) allowed(name string) bool {
 	return (len(acc.Allow) == 0 || match(acc.Allow)) && !match(acc.Deny)
 }
 
-// mcpListTimeout bounds listing an agent's MCP tools before a turn (a
-// server that does not start in time is left out of the turn).
-const mcpListTimeout = 15 * time.Second
+// mcpListTimeout is the last guard on listing an agent's MCP tools
+// before a turn. Each server bounds its own wait (its start_wait, 2 s by
+// default, at most a minute: a server that does not start by then is left
+// out of the turn), so the guard must not cut a longer start_wait short.
+const mcpListTimeout = time.Minute
 
 // withMCP returns the agent and tool set of a turn with the tools of the
 // agent's MCP servers added. A server that cannot list its tools is

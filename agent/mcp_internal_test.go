@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/coachd/coachd"
+	"github.com/coachd/coachd/mcp"
 )
 
 // listServer is an MCPServer whose tool list a test sets.
@@ -79,4 +80,14 @@ func BenchmarkWithMCP(b *testing.B) {
 			r.bindMCPTools(ag, base, [][]coachd.Tool{srv.list})
 		}
 	})
+}
+
+// TestMCPListTimeoutCoversStartWait: a turn's guard on listing its MCP
+// tools must not cut a server's own start_wait short (a pack may give a
+// slow-starting server up to mcp.MaxStartWait); each server bounds its
+// wait itself, so a hung one costs its start_wait, not the guard.
+func TestMCPListTimeoutCoversStartWait(t *testing.T) {
+	if mcpListTimeout < mcp.MaxStartWait {
+		t.Fatalf("the turn's listing guard (%s) is shorter than the longest start_wait (%s)", mcpListTimeout, mcp.MaxStartWait)
+	}
 }
