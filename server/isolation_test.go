@@ -94,7 +94,7 @@ func TestIsolation(t *testing.T) {
 	})
 }
 
-func mustJSON(t *testing.T, v any) string {
+func mustJSON(t testing.TB, v any) string {
 	t.Helper()
 	b, err := json.Marshal(v)
 	if err != nil {

@@ -22,8 +22,8 @@ import (
 // coach's tools itself: client-sent tools are refused.
 
 type oaiMessage struct {
-	Role    string          `json:"role"`
-	Content json.RawMessage `json:"content"`
+	Role    string     `json:"role"`
+	Content oaiContent `json:"content"`
 }
 
 type oaiRequest struct {

@@ -32,7 +32,7 @@ func dataURL(mediaType string, data []byte) string {
 }
 
 // noisePNG is a PNG of about n bytes that does not compress.
-func noisePNG(t *testing.T, n int) []byte {
+func noisePNG(t testing.TB, n int) []byte {
 	t.Helper()
 	side := 1
 	for side*side*4 < n {

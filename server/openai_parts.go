@@ -26,38 +26,51 @@ type oaiPart struct {
 	} `json:"file"`
 }
 
-// parts reads a message's content: a string is one text part.
-func (m oaiMessage) parts() ([]oaiPart, bool) {
-	var s string
-	if json.Unmarshal(m.Content, &s) == nil {
-		return []oaiPart{{Type: "text", Text: s}}, true
-	}
-	var parts []oaiPart
-	if json.Unmarshal(m.Content, &parts) != nil {
-		return nil, false
-	}
-	return parts, true
+// oaiContent is a message's content, read once as the request is decoded
+// (a conversation whose photos are resent is megabytes of JSON): a string
+// is one text part, the text is its text parts'. partsOK is false when it
+// is missing or neither a string (or null) nor parts; textOK also when it
+// has parts other than text, images and files.
+type oaiContent struct {
+	parts           []oaiPart
+	text            string
+	partsOK, textOK bool
 }
 
-// text reads a message's text: a string, or its text parts; ok is false
-// when it has parts other than text, images and files.
-func (m oaiMessage) text() (string, bool) {
-	parts, ok := m.parts()
-	if !ok {
-		return "", false
+// UnmarshalJSON never fails: a content that is not one is the message's
+// to refuse (the last), or no text (any other).
+func (c *oaiContent) UnmarshalJSON(b []byte) error {
+	*c = oaiContent{}
+	var s string
+	switch {
+	case len(b) > 0 && b[0] != '[' && json.Unmarshal(b, &s) == nil: // an array is never a string
+		c.parts, c.partsOK = []oaiPart{{Type: "text", Text: s}}, true
+	case json.Unmarshal(b, &c.parts) == nil:
+		c.partsOK = true
+	default:
+		c.parts = nil
+		return nil
 	}
 	var sb strings.Builder
-	for _, p := range parts {
+	for _, p := range c.parts {
 		switch p.Type {
 		case "text":
 			sb.WriteString(p.Text)
 		case "image_url", "file":
 		default:
-			return "", false
+			return nil
 		}
 	}
-	return sb.String(), true
+	c.text, c.textOK = sb.String(), true
+	return nil
 }
+
+// parts reads a message's content: a string is one text part.
+func (m oaiMessage) parts() ([]oaiPart, bool) { return m.Content.parts, m.Content.partsOK }
+
+// text reads a message's text: a string, or its text parts; ok is false
+// when it has parts other than text, images and files.
+func (m oaiMessage) text() (string, bool) { return m.Content.text, m.Content.textOK }
 
 // oaiAttachments reads the image_url and file parts of messages[i] as
 // the user message's attachments: data: URLs (base64) of the types and
