@@ -6,18 +6,14 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/coachd/coachd"
 	"github.com/coachd/coachd/agent"
-	"github.com/coachd/coachd/anthropic"
 	"github.com/coachd/coachd/anthropic/anthropictest"
-	"github.com/coachd/coachd/sqlstore"
 	"github.com/coachd/coachd/tools"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -62,26 +58,7 @@ func TestHungServerSkipped(t *testing.T) {
 	}
 	t.Cleanup(func() { pack.Close() })
 	ctx := context.Background()
-	db, err := sqlstore.Open(ctx, filepath.Join(t.TempDir(), "coachd.db"), coachd.SystemClock{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	if err := db.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	u := &coachd.User{Name: "ada", TokenBudget: 1_000_000}
-	if err := db.CreateUser(ctx, u, "hash-ada"); err != nil {
-		t.Fatal(err)
-	}
-	fake := anthropictest.NewServer()
-	t.Cleanup(fake.Close)
-	tset, err := agent.NewToolset(append(tools.Builtins(), pack.Tools...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	runner := agent.NewRunner(agent.Config{Store: db, Tools: tset, Agents: pack.Agent, Logger: log,
-		Model: anthropic.New(anthropic.Config{APIKey: "test", BaseURL: fake.URL(), MaxRetries: -1})})
+	_, u, fake, runner := packTurns(t, pack, log)
 	turn := func() (time.Duration, []string) {
 		t.Helper()
 		fake.Enqueue(anthropictest.Text("Hi.", 5))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -36,6 +37,34 @@ func writePack(t *testing.T, files map[string]string) string {
 		}
 	}
 	return dir
+}
+
+// packTurns runs pack's agents over a real SQLite store and a fake
+// Messages API, as user ada; log may be nil.
+func packTurns(t *testing.T, pack *agent.Pack, log *slog.Logger) (*sqlstore.DB, *coachd.User, *anthropictest.Server, *agent.Runner) {
+	t.Helper()
+	ctx := context.Background()
+	db, err := sqlstore.Open(ctx, filepath.Join(t.TempDir(), "coachd.db"), coachd.SystemClock{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if err := db.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	u := &coachd.User{Name: "ada", TokenBudget: 1_000_000}
+	if err := db.CreateUser(ctx, u, "hash-ada"); err != nil {
+		t.Fatal(err)
+	}
+	fake := anthropictest.NewServer()
+	t.Cleanup(fake.Close)
+	ts, err := agent.NewToolset(append(tools.Builtins(), pack.Tools...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runner := agent.NewRunner(agent.Config{Store: db, Tools: ts, Agents: pack.Agent, Logger: log,
+		Model: anthropic.New(anthropic.Config{APIKey: "test", BaseURL: fake.URL(), MaxRetries: -1})})
+	return db, u, fake, runner
 }
 
 func loadPack(t *testing.T, dir string) (*agent.Pack, error) {
@@ -80,26 +109,7 @@ func TestTurnCallsMCPTool(t *testing.T) {
 	}
 	t.Cleanup(func() { pack.Close() })
 	ctx := context.Background()
-	db, err := sqlstore.Open(ctx, filepath.Join(t.TempDir(), "coachd.db"), coachd.SystemClock{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	if err := db.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	u := &coachd.User{Name: "ada", TokenBudget: 1_000_000}
-	if err := db.CreateUser(ctx, u, "hash-ada"); err != nil {
-		t.Fatal(err)
-	}
-	fake := anthropictest.NewServer()
-	t.Cleanup(fake.Close)
-	ts, err := agent.NewToolset(append(tools.Builtins(), pack.Tools...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	runner := agent.NewRunner(agent.Config{Store: db, Tools: ts, Agents: pack.Agent,
-		Model: anthropic.New(anthropic.Config{APIKey: "test", BaseURL: fake.URL(), MaxRetries: -1})})
+	db, u, fake, runner := packTurns(t, pack, nil)
 	fake.Enqueue(
 		anthropictest.Blocks(anthropictest.ToolUse("toolu_1", "fake__echo", `{"text":"hi"}`),
 			anthropictest.ToolUse("toolu_2", "fake__fail", `{}`), anthropictest.ToolUse("toolu_3", "fake__echo", `{"text":7}`)),
