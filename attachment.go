@@ -206,9 +206,22 @@ func isImage(mediaType string) bool {
 }
 
 // MaxHistoryAttachments is how many of a session's attachments a turn
-// re-sends at most, the newest (agent's window); a turn's read leaves out
-// the data of older ones (OmitAttachmentData, Store.ReadTurn).
-const MaxHistoryAttachments = 20
+// re-sends at most, the newest (agent's window), and
+// MaxHistoryAttachmentBytes how much of their source data (base64 or
+// text); a turn's read leaves out the data of older ones
+// (OmitAttachmentData, Store.ReadTurn).
+const (
+	MaxHistoryAttachments     = 20
+	MaxHistoryAttachmentBytes = 20 << 20
+)
+
+// AttachmentsMaySend reports whether a message's attachments may be in
+// the window a turn re-sends when the messages after it hold count
+// attachments and size bytes of their source data: whether a read must
+// keep their data. The window is never larger (agent's windowCut).
+func AttachmentsMaySend(count, size int) bool {
+	return count < MaxHistoryAttachments && size < MaxHistoryAttachmentBytes
+}
 
 // sourceOmitted is the source type of an attachment whose data a read
 // left out. Such a block is never sent: a history turns it into a note.

@@ -14,7 +14,7 @@ import (
 // attachments are sent; older ones become a short text note.
 const (
 	MaxHistoryAttachments     = coachd.MaxHistoryAttachments
-	MaxHistoryAttachmentBytes = 20 << 20 // of source data as sent (base64 or text)
+	MaxHistoryAttachmentBytes = coachd.MaxHistoryAttachmentBytes // of source data as sent (base64 or text)
 )
 
 // imageTokens is a reservation's estimate for one image: the API resizes

@@ -161,7 +161,7 @@ func omitOldAttachments(msgs []*coachd.Message) []*coachd.Message {
 		if !slices.ContainsFunc(msgs[i].Blocks, isAttachment) {
 			continue
 		}
-		keep := count < MaxHistoryAttachments && size < MaxHistoryAttachmentBytes
+		keep := coachd.AttachmentsMaySend(count, size)
 		for _, b := range msgs[i].Blocks {
 			if isAttachment(b) {
 				count, size = count+1, size+sourceLen(b)

@@ -30,7 +30,7 @@ func (db *DB) ReadTurn(ctx context.Context, userID, sessionID string, after int6
 	if err != nil {
 		return nil, nil, err
 	}
-	msgs, err := queryAll(ctx, tx, "list messages", scanMessage, turnMessagesSQL, s.ID, s.ID, after)
+	msgs, err := queryAll(ctx, tx, "list messages", scanMessage, turnMessagesSQL[tx.d], s.ID, s.ID, after)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -379,11 +379,24 @@ func sameSession(now, seen *coachd.Session) bool {
 
 // turnMessagesSQL reads a session's messages (args: the session twice,
 // after) as a turn needs them: a message with attachments older than the
-// newest coachd.MaxHistoryAttachments messages with attachments (so
-// older than the newest that many attachments, which are all a turn may
-// send) is read without their data (content_lite), not as megabytes of
-// photos the turn sends as a note.
-var turnMessagesSQL = `SELECT ` + strings.Replace(messageColumns, "m.content_json",
-	`CASE WHEN m.content_lite IS NOT NULL AND m.seq < (SELECT COALESCE(MIN(w.seq), 0) FROM (SELECT seq FROM messages
-		WHERE session_id = ? AND content_lite IS NOT NULL ORDER BY seq DESC LIMIT `+strconv.Itoa(coachd.MaxHistoryAttachments)+`) w)
-	THEN m.content_lite ELSE m.content_json END`, 1) + ` FROM messages m WHERE m.session_id = ? AND m.seq > ? ORDER BY m.seq`
+// ones a turn may send is read without their data (content_lite), not as
+// megabytes of photos the turn sends as a note. Those it may send are
+// the newest messages' while the newer ones hold fewer than
+// coachd.MaxHistoryAttachments attachments and MaxHistoryAttachmentBytes
+// of them (coachd.AttachmentsMaySend), from the sizes content_lite keeps
+// (dialect.attachmentSizes). Their count alone bounded nothing: 20
+// full-size photos are 80 MB, four times what a turn sends.
+var turnMessagesSQL = [...]string{dialectSQLite: turnMessages(dialectSQLite), dialectPostgres: turnMessages(dialectPostgres)}
+
+func turnMessages(d dialect) string {
+	count, sent := d.attachmentSizes("l.content_lite")
+	from := `(SELECT COALESCE(MIN(w.seq), 0) FROM (SELECT a.seq,
+			COALESCE(SUM(a.n) OVER newer, 0) AS newer_n, COALESCE(SUM(a.sent) OVER newer, 0) AS newer_sent
+		FROM (SELECT l.seq, ` + count + ` AS n, ` + sent + ` AS sent FROM (SELECT seq, content_lite FROM messages
+			WHERE session_id = ? AND content_lite IS NOT NULL ORDER BY seq DESC LIMIT ` + strconv.Itoa(coachd.MaxHistoryAttachments) + `) l) a
+		WINDOW newer AS (ORDER BY a.seq DESC ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)) w
+		WHERE w.newer_n < ` + strconv.Itoa(coachd.MaxHistoryAttachments) + ` AND w.newer_sent < ` + strconv.Itoa(coachd.MaxHistoryAttachmentBytes) + `)`
+	return `SELECT ` + strings.Replace(messageColumns, "m.content_json",
+		`CASE WHEN m.content_lite IS NOT NULL AND m.seq < `+from+` THEN m.content_lite ELSE m.content_json END`, 1) +
+		` FROM messages m WHERE m.session_id = ? AND m.seq > ? ORDER BY m.seq`
+}

@@ -125,6 +125,18 @@ func (d dialect) timeArg(t time.Time) any {
 	return t.UnixMicro()
 }
 
+// attachmentSizes are SQL expressions of how many attachments the
+// content_lite column col holds and the bytes of their source data as
+// sent (coachd.OmitAttachmentData keeps both).
+func (d dialect) attachmentSizes(col string) (count, sent string) {
+	if d == dialectPostgres {
+		from := ` FROM json_array_elements(` + col + `::json) j WHERE j->'source'->>'type' = 'omitted')`
+		return `(SELECT COUNT(*)` + from, `(SELECT COALESCE(SUM((j->'source'->>'sent')::bigint), 0)` + from
+	}
+	from := ` FROM json_each(` + col + `) j WHERE json_extract(j.value, '$.source.type') = 'omitted')`
+	return `(SELECT COUNT(*)` + from, `(SELECT COALESCE(SUM(json_extract(j.value, '$.source.sent')), 0)` + from
+}
+
 // lockMigrations is run first in the migration transaction so that two
 // processes never migrate at once. SQLite needs nothing: the transaction
 // began IMMEDIATE and so holds the database's write lock.

@@ -83,3 +83,57 @@ func TestReadTurnOmitsOldAttachments(t *testing.T) {
 		})
 	}
 }
+
+// TestReadTurnReadsNoMoreThanTheWindow: a turn re-sends at most
+// MaxHistoryAttachmentBytes of attachments (20 MiB of base64: five
+// full-size photos), but ReadTurn read the data of the newest
+// MaxHistoryAttachments messages with attachments: a photo a day at the
+// 3 MiB cap made every turn read 20 of them, 80 MB, to send 5. It reads
+// the data of the messages the window may send (newer ones holding fewer
+// than MaxHistoryAttachments attachments and MaxHistoryAttachmentBytes of
+// them, as the history cache keeps them), the rest without.
+func TestReadTurnReadsNoMoreThanTheWindow(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			ctx := context.Background()
+			db, _, u, s := budgetSession(t, b, 1_000_000)
+			photo := func(i int) coachd.Block {
+				data := bytes.Repeat([]byte{byte(i)}, coachd.MaxAttachmentBytes)
+				copy(data, "\x89PNG\r\n\x1a\n")
+				return coachd.AttachmentBlock(coachd.MediaPNG, "", data)
+			}
+			const days = coachd.MaxHistoryAttachments
+			for i := range days {
+				if err := db.AppendMessages(ctx, u.ID, s.ID, []*coachd.Message{
+					{Role: coachd.RoleUser, Blocks: []coachd.Block{photo(i), coachd.TextBlock(fmt.Sprintf("day %d", i))}},
+					{Role: coachd.RoleAssistant, Blocks: []coachd.Block{coachd.TextBlock("noted")}},
+				}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			_, msgs, err := db.ReadTurn(ctx, u.ID, s.ID, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			read, whole := 0, 0
+			for _, m := range msgs {
+				read += m.Bytes()
+				for _, b := range m.Blocks {
+					if _, _, ok := coachd.AttachmentInfo(b); ok && !coachd.AttachmentOmitted(b) {
+						whole++
+					}
+				}
+			}
+			sent := coachd.AttachmentSentLen(photo(0)) // 4 MiB of base64
+			want := coachd.MaxHistoryAttachmentBytes / sent
+			t.Logf("ReadTurn of %d days of full-size photos: %.1f MB read, %d photos with their data", days, float64(read)/1e6, whole)
+			if whole != want || read > coachd.MaxHistoryAttachmentBytes+1<<20 {
+				t.Fatalf("ReadTurn read %d photos with their data (%d bytes); want the %d a turn may send (%d bytes of base64)",
+					whole, read, want, coachd.MaxHistoryAttachmentBytes)
+			}
+			if coachd.AttachmentOmitted(msgs[len(msgs)-2].Blocks[0]) {
+				t.Fatal("the newest photo was read without its data")
+			}
+		})
+	}
+}
