@@ -66,10 +66,34 @@ func limitAttachments(msgs []coachd.ModelMessage) {
 		if copied != a.msg {
 			m.Blocks, copied = append([]coachd.Block(nil), m.Blocks...), a.msg
 		}
-		b := m.Blocks[a.block]
-		typ, n, _ := coachd.AttachmentInfo(b)
-		m.Blocks[a.block] = coachd.TextBlock(fmt.Sprintf("[%s attachment %s (%s, %d KB) sent earlier in this conversation; not re-sent]",
-			b.Type, attachmentTitle(b), typ, (n+1023)/1024))
+		m.Blocks[a.block] = attachmentNote(m.Blocks[a.block])
+	}
+}
+
+// attachmentNote is the text sent instead of an attachment block b.
+func attachmentNote(b coachd.Block) coachd.Block {
+	typ, n, _ := coachd.AttachmentInfo(b)
+	return coachd.TextBlock(fmt.Sprintf("[%s attachment %s (%s, %d KB) sent earlier in this conversation; not re-sent]",
+		b.Type, attachmentTitle(b), typ, (n+1023)/1024))
+}
+
+// noteBinaryAttachments replaces the images and PDFs of msgs with their
+// note (attachmentNote): what a summary of the conversation is sent. The
+// model answered them when they were sent; sent again, each is billed as
+// an image or as pages, for a summary of text. Text documents stay (they
+// are text). msgs is changed in place; changed block slices are copies.
+func noteBinaryAttachments(msgs []coachd.ModelMessage) {
+	for i := range msgs {
+		copied := false
+		for j, b := range msgs[i].Blocks {
+			if _, _, ok := binaryAttachment(b); !ok {
+				continue
+			}
+			if !copied {
+				msgs[i].Blocks, copied = append([]coachd.Block(nil), msgs[i].Blocks...), true
+			}
+			msgs[i].Blocks[j] = attachmentNote(b)
+		}
 	}
 }
 

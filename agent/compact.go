@@ -287,6 +287,7 @@ func (t *Turn) compact(ctx context.Context) {
 		&coachd.Message{Role: coachd.RoleUser, Blocks: []coachd.Block{coachd.TextBlock(summarizeInstruction)}})
 	req := t.modelRequest()
 	req.Messages, req.TailBlocks = History(old, t.tools.Truncations(t.agent.Tools)), 0
+	noteBinaryAttachments(req.Messages)
 	if len(req.System) > 1 {
 		req.System = req.System[:1] // the stable prompt: its cache entry is read
 	}
