@@ -395,6 +395,8 @@ func (req *wireRequest) segments() []segment {
 		h.Write(buf)
 		if n, ok := imageSize(buf); ok && role != "tool" && role != "system" {
 			size += n // billed by its pixels, not its base64
+		} else if n, ok := documentSize(buf); ok && role != "tool" && role != "system" {
+			size += n // billed by its pages and text, not its base64
 		} else {
 			size += len(buf)
 		}
