@@ -27,6 +27,7 @@ func (t *Turn) loop(ctx context.Context, lim Limits) string {
 			return t.stopReason(ctx)
 		}
 		req := t.modelRequest()
+		req.NoHistoryCache = round == 0 && writesUnread(t.history)
 		if stop := t.roundBudget(ctx, round, req); stop != "" {
 			return stop
 		}
