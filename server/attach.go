@@ -17,6 +17,8 @@ import (
 //   - ChatMaxBodyBytes: a chat request may carry
 //     coachd.MaxAttachmentBytesPerMessage (10 MiB) of inline attachments,
 //     about 13.4 MiB as base64, plus a 32,000-character message.
+//   - OAIMaxBodyBytes: POST /v1/chat/completions, whose clients resend
+//     earlier messages' files (decodeOAIRequest keeps only the last's).
 //   - UploadMaxBodyBytes: one file of coachd.MaxAttachmentBytes plus the
 //     multipart framing.
 const (
@@ -33,8 +35,10 @@ const fileBodyTimeoutFactor = 4
 func (s *Server) bodyLimits(r *http.Request) (int64, time.Duration) {
 	if r.Method == http.MethodPost {
 		switch r.URL.Path {
-		case "/v1/chat", "/v1/chat/stream", "/v1/chat/completions":
+		case "/v1/chat", "/v1/chat/stream":
 			return max(s.maxBody, ChatMaxBodyBytes), s.bodyTime * fileBodyTimeoutFactor
+		case "/v1/chat/completions": // earlier messages' files resent (decodeOAIRequest)
+			return max(s.maxBody, OAIMaxBodyBytes), s.bodyTime * fileBodyTimeoutFactor
 		case "/v1/uploads":
 			return max(s.maxBody, UploadMaxBodyBytes), s.bodyTime * fileBodyTimeoutFactor
 		}

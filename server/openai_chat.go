@@ -78,7 +78,7 @@ func (s *Server) handleChatCompletions() http.Handler {
 			return
 		}
 		var req oaiRequest
-		if err := decodeForeign(r, &req, "a JSON chat completion request"); err != nil {
+		if err := decodeOAIRequest(r, &req); err != nil {
 			s.oaiError(w, r, err)
 			return
 		}

@@ -8,11 +8,13 @@ import (
 	"image/color"
 	"image/png"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/coachd/coachd"
 	"github.com/coachd/coachd/anthropic/anthropictest"
+	"github.com/coachd/coachd/server"
 )
 
 // oaiImageBody is a chat completion whose messages are msgs then a user
@@ -149,5 +151,68 @@ func TestOpenAIFileParts(t *testing.T) {
 	json.Unmarshal(r.body, &body)
 	if r.status != 400 || body.Error.Param == nil || *body.Error.Param != "messages[0].content[1].file.file_data" {
 		t.Errorf("file_id: %d %s", r.status, r.body)
+	}
+}
+
+// TestOpenAILongPhotoChat: Open WebUI and LibreChat resend every earlier
+// photo with each message, so a photo chat passes ChatMaxBodyBytes after
+// a handful of photos. Those are read past, not kept (coachd has them
+// stored), and the body may be up to OAIMaxBodyBytes: the turn runs with
+// the last message's photo. One message is still at most
+// ChatMaxBodyBytes, and the body at most OAIMaxBodyBytes (413 each).
+func TestOpenAILongPhotoChat(t *testing.T) {
+	e := MustChatEnv(t, nil)
+	budget := int64(10_000_000)
+	if _, err := e.db.UpdateUser(t.Context(), e.alice.ID, coachd.UserUpdate{TokenBudget: &budget}); err != nil {
+		t.Fatal(err)
+	}
+	e.fake.Enqueue(anthropictest.Text("Nice view.", 4))
+	old := dataURL("image/png", noisePNG(t, 2<<20))
+	var msgs []map[string]any
+	for i := range 8 { // about 22 MiB of earlier photos
+		msgs = append(msgs,
+			map[string]any{"role": "user", "content": []map[string]any{{"type": "text", "text": "Day " + strconv.Itoa(i)},
+				{"type": "image_url", "image_url": map[string]string{"url": old}}}},
+			map[string]any{"role": "assistant", "content": "Noted."})
+	}
+	last := noisePNG(t, 64<<10)
+	body := oaiImageBody(t, "And today?", dataURL("image/png", last), msgs...)
+	if len(body) <= server.ChatMaxBodyBytes {
+		t.Fatalf("the body is %d bytes", len(body))
+	}
+	var c completion
+	if r := e.post(e.alice.key, "/v1/chat/completions", body, nil, &c); r.status != 200 || c.Choices[0].Message.Content != "Nice view." {
+		t.Fatalf("%d %s", r.status, r.body)
+	}
+	sent := e.fake.Requests()[0].Messages()
+	if kinds, data := sources(t, sent[len(sent)-1].Blocks); strings.Join(kinds, ",") != "image:base64:image/png,text" || data[0] != base64.StdEncoding.EncodeToString(last) {
+		t.Errorf("the user message's blocks: %v", kinds)
+	}
+
+	status := func(body string) int {
+		var out struct {
+			Error struct{ Type string }
+		}
+		r := e.post(e.alice.key, "/v1/chat/completions", body, nil, nil)
+		json.Unmarshal(r.body, &out)
+		if r.status == 413 && out.Error.Type != "invalid_request_error" {
+			t.Errorf("413 in another shape: %s", r.body)
+		}
+		return r.status
+	}
+	big := strings.Repeat("x", server.ChatMaxBodyBytes)
+	if got := status(mustJSON(t, map[string]any{"model": "default", "messages": []any{map[string]any{"role": "user", "content": big}}})); got != 413 {
+		t.Errorf("a message over ChatMaxBodyBytes: %d", got)
+	}
+	chunk := map[string]any{"role": "user", "content": big[:server.ChatMaxBodyBytes-1000]}
+	var many []any
+	for range server.OAIMaxBodyBytes/server.ChatMaxBodyBytes + 1 {
+		many = append(many, chunk)
+	}
+	if got := status(mustJSON(t, map[string]any{"model": "default", "messages": many})); got != 413 {
+		t.Errorf("a body over OAIMaxBodyBytes: %d", got)
+	}
+	if n := len(e.fake.Requests()); n != 1 {
+		t.Errorf("the model was asked %d times", n)
 	}
 }
