@@ -101,6 +101,7 @@ func (w *Workspace) exec(ctx context.Context, argv []string, env ...string) *Com
 		defer os.RemoveAll(home)
 	}
 	out := &headTail{keep: outputKeep}
+	argv, out.lines.framed = frameGoTest(argv)
 	// The run's mark, inherited by every process it starts: what left the
 	// process group is found by it after the run.
 	mark := "COACHD_RUN=" + rand.Text()
@@ -259,7 +260,17 @@ func (h *headTail) Write(p []byte) (int, error) {
 	return n0, nil
 }
 
+// String is the output kept; go test's framing marks (frameGoTest) are
+// left out.
 func (h *headTail) String() string {
+	s := h.string()
+	if h.lines.framed {
+		s = strings.ReplaceAll(s, framingMark, "")
+	}
+	return s
+}
+
+func (h *headTail) string() string {
 	tail := h.tail
 	if len(tail) > h.keep {
 		tail = tail[len(tail)-h.keep:]

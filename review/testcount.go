@@ -2,7 +2,9 @@ package review
 
 import (
 	"bytes"
+	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -20,7 +22,8 @@ type TestCounts struct {
 }
 
 var (
-	goTestLine   = regexp.MustCompile(`(?m)^\s*--- (PASS|FAIL|SKIP): `)
+	goTestLine   = regexp.MustCompile(`(?m)^\s*--- (PASS|FAIL|SKIP|BENCH): `)
+	goTestRun    = regexp.MustCompile(`^\s*=== RUN `)
 	goPkgOK      = regexp.MustCompile(`(?m)^ok  \t?\s*\S+.*$`)
 	goPkgFail    = regexp.MustCompile(`(?m)^(FAIL\t\S+|FAIL\s+\S+\s+[\d.]+s|FAIL\s+\S+ \[build failed\]|FAIL\s+\S+ \[setup failed\])`)
 	pytestResult = regexp.MustCompile(`(?m)^(?:=+ )?((?:\d+ (?:passed|failed|skipped|errors?|xfailed|xpassed|deselected|warnings?)(?:, )?)+) in [\d.]+s`)
@@ -50,6 +53,36 @@ type testCounter struct {
 	pass, fail, skip, ok, pkgBad int
 	panicked, seenLine           bool
 	jest, pytest                 string // the last summary line of each
+	// framed is set for go test run with -test.v=test2json (frameGoTest):
+	// then only the testing package's own lines, which start with its
+	// framing mark, report a test's result; a test printing "--- PASS"
+	// is output. open counts the tests started and not yet reported: one
+	// still open at the end never finished (the binary exited in it).
+	framed bool
+	open   int
+}
+
+// framingMark starts the testing package's own lines under
+// -test.v=test2json (what go test -json uses to tell them from output).
+const framingMark = "\x16"
+
+// frameGoTest has a go test command line run its test binaries with
+// -test.v=test2json, so that their result lines are told from what the
+// tests print; other command lines are returned unchanged. A command
+// that already asks for -json is left alone (its output is JSON).
+func frameGoTest(argv []string) ([]string, bool) {
+	if len(argv) < 2 || filepath.Base(argv[0]) != "go" || argv[1] != "test" {
+		return argv, false
+	}
+	for _, a := range argv[2:] {
+		if a == "-args" || a == "--args" {
+			return append(slices.Clone(argv), "-test.v=test2json"), true
+		}
+		if a == "-json" || a == "--json" || strings.HasPrefix(a, "-json=") || strings.HasPrefix(a, "--json=") {
+			return argv, false
+		}
+	}
+	return append(slices.Clone(argv), "-args", "-test.v=test2json"), true
 }
 
 func (c *testCounter) Write(p []byte) (int, error) {
@@ -76,6 +109,10 @@ func (c *testCounter) Write(p []byte) (int, error) {
 func (c *testCounter) endLine() {
 	line := string(c.line)
 	c.line = c.line[:0]
+	marked := false
+	if c.framed {
+		line, marked = strings.CutPrefix(line, framingMark)
+	}
 	first := !c.seenLine
 	c.seenLine = true
 	switch {
@@ -91,8 +128,15 @@ func (c *testCounter) endLine() {
 		}
 	case strings.HasPrefix(line, "panic: ") && !first:
 		c.panicked = true
+	case c.framed && !marked:
+		// The tests' own output: nothing in it reports a result.
+	case c.framed && goTestRun.MatchString(line):
+		c.open++
 	default:
 		if m := goTestLine.FindStringSubmatch(line); m != nil {
+			if c.framed && c.open > 0 {
+				c.open--
+			}
 			switch m[1] {
 			case "PASS":
 				c.pass++
@@ -140,10 +184,11 @@ func (c *testCounter) counts() *TestCounts {
 		}
 		return t
 	}
-	if c.pass+c.fail+c.skip == 0 && c.ok == 0 && c.pkgBad == 0 {
+	if c.pass+c.fail+c.skip+c.open == 0 && c.ok == 0 && c.pkgBad == 0 {
 		return nil
 	}
-	t := &TestCounts{Framework: "go", Passed: c.pass, Failed: c.fail, Skipped: c.skip, PackagesOK: c.ok, PackagesFailed: c.pkgBad}
+	// A test started and never reported failed: its binary ended in it.
+	t := &TestCounts{Framework: "go", Passed: c.pass, Failed: c.fail + c.open, Skipped: c.skip, PackagesOK: c.ok, PackagesFailed: c.pkgBad}
 	// A package that failed to build has no --- FAIL line of its own.
 	if t.Failed == 0 && c.pkgBad > 0 {
 		t.Failed = c.pkgBad
