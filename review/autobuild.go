@@ -1,6 +1,7 @@
 package review
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/coachd/coachd"
 	"github.com/coachd/coachd/agent"
@@ -158,19 +160,66 @@ func feedbackBrief(rev *coachd.Review, res *agent.Result) string {
 	return "## Coach feedback\nThe coach did not approve. Fix every feedback item, run the tests, then report again.\n\n```json\n" + string(rev.Decision) + "\n```"
 }
 
+// Player report bounds: the report goes whole into the coach's first
+// message, and the player's text (all its rounds) can be megabytes.
+const (
+	maxPlayerReport = 64 << 10 // bytes of report (POST /v1/reviews takes as much); of prose, its end is kept
+	maxReportEnds   = 20       // '}' tried, from the last
+	maxReportStarts = 50       // '{' tried before each
+)
+
 // playerReport finds the JSON report in the player's last message (the
-// last {...} that parses as an object); prose becomes implementation_notes.
+// last {...} that parses as an object, within the text's last
+// maxPlayerReport bytes); prose becomes implementation_notes, its end
+// kept when it is longer. The search parses at most maxReportEnds *
+// maxReportStarts candidates of at most maxPlayerReport bytes.
 func playerReport(text string) json.RawMessage {
-	for end := strings.LastIndex(text, "}"); end >= 0; end = strings.LastIndex(text[:end], "}") {
-		for start := strings.LastIndex(text[:end], "{"); start >= 0; start = strings.LastIndex(text[:start], "{") {
+	text = strings.TrimSpace(text)
+	tail, cut := text, 0
+	if len(tail) > maxPlayerReport {
+		cut = len(tail) - maxPlayerReport
+		for cut < len(tail) && !utf8.RuneStart(tail[cut]) {
+			cut++
+		}
+		tail = tail[cut:]
+	}
+	end := len(tail)
+	for range maxReportEnds {
+		if end = strings.LastIndex(tail[:end], "}"); end < 0 {
+			break
+		}
+		start := end
+		for range maxReportStarts {
+			if start = strings.LastIndex(tail[:start], "{"); start < 0 {
+				break
+			}
 			var m map[string]any
-			if json.Unmarshal([]byte(text[start:end+1]), &m) == nil {
-				return json.RawMessage(text[start : end+1])
+			if json.Unmarshal([]byte(tail[start:end+1]), &m) == nil {
+				return json.RawMessage(tail[start : end+1])
 			}
 		}
 	}
-	b, _ := json.Marshal(map[string]string{"implementation_notes": strings.TrimSpace(text)})
-	return b
+	// Escaped, a byte can take six ("\u0001"): the notes shrink until
+	// they fit.
+	for {
+		notes := tail
+		if cut > 0 {
+			notes = fmt.Sprintf("[… the first %d bytes of the player's text cut …]\n", cut) + tail
+		}
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		enc.Encode(map[string]string{"implementation_notes": notes})
+		if over := b.Len() - maxPlayerReport - 100; over > 0 {
+			n := len(tail) / 2
+			for n < len(tail) && !utf8.RuneStart(tail[n]) {
+				n++
+			}
+			tail, cut = tail[n:], cut+n
+			continue
+		}
+		return bytes.TrimSpace(b.Bytes())
+	}
 }
 
 // copyTree copies regular files and directories from src into dst;
