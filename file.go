@@ -137,7 +137,7 @@ func (f *File) Validate() []FieldError {
 type FileFilter struct {
 	Type  string    // "" for every type
 	Since time.Time // updated at or after; zero for any time
-	Limit int       // 0: DefaultPageLimit; at most MaxPageLimit
+	Limit int       // 0: DefaultPageLimit; at most MaxFilesPerUser (all of them)
 }
 
 // FileService stores the user's documents, scoped to their user. Listings

@@ -95,9 +95,12 @@ func (db *DB) FindFile(ctx context.Context, userID, fileType, name string) (*coa
 }
 
 // ListFiles returns the user's files matching the filter, newest update
-// first.
+// first: up to all of them (MaxFilesPerUser), when asked.
 func (db *DB) ListFiles(ctx context.Context, userID string, flt coachd.FileFilter) ([]*coachd.File, error) {
 	limit := pageLimit(coachd.Page{Limit: flt.Limit})
+	if flt.Limit > limit { // a user's files are bounded: all may be listed
+		limit = min(flt.Limit, coachd.MaxFilesPerUser)
+	}
 	q := `SELECT ` + fileColumns + ` FROM files WHERE user_id = ?`
 	args := []any{userID}
 	if flt.Type != "" {

@@ -172,7 +172,9 @@ const (
 // log just saved (seed 002 did this in the client after the journal write;
 // here it happens with the write).
 func foldCaptures(ctx context.Context, env coachd.ToolEnv) (int, error) {
-	caps, err := env.Store.ListFiles(ctx, env.User.ID, coachd.FileFilter{Type: CaptureType, Limit: coachd.MaxPageLimit})
+	// All of them: a page (MaxPageLimit) would leave the older ones
+	// unfolded for ever, as each fold makes the folded ones the newest.
+	caps, err := env.Store.ListFiles(ctx, env.User.ID, coachd.FileFilter{Type: CaptureType, Limit: coachd.MaxFilesPerUser})
 	if err != nil {
 		return 0, err
 	}

@@ -3,6 +3,7 @@ package tools_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -205,5 +206,27 @@ func TestDailyLogFoldsCaptures(t *testing.T) {
 	}
 	if r := exec(t, tools.SaveFile{}, env, `{"file_type":"daily-log","file_name":"2026-03-03","content":"Quiet."}`); !strings.Contains(r.Content, `"captures_folded":0`) {
 		t.Fatalf("second log: %+v", r)
+	}
+}
+
+// TestDailyLogFoldsManyCaptures: a user with more captures waiting than
+// one page of files (200) got only the newest 200 folded; the older ones
+// stayed unfolded for ever (each fold makes the folded ones the newest).
+func TestDailyLogFoldsManyCaptures(t *testing.T) {
+	env := storeEnv(t)
+	const n = coachd.MaxPageLimit + 50
+	for i := range n {
+		if r := exec(t, tools.SaveFile{}, env, fmt.Sprintf(`{"file_type":"capture","file_name":"c%03d","content":"idea %d"}`, i, i)); r.IsError {
+			t.Fatal(r.Content)
+		}
+	}
+	r := exec(t, tools.SaveFile{}, env, `{"file_type":"daily-log","file_name":"2026-03-02","content":"A full day."}`)
+	if want := fmt.Sprintf(`"captures_folded":%d`, n); r.IsError || !strings.Contains(r.Content, want) {
+		t.Fatalf("daily log: %+v, want %s", r, want)
+	}
+	for i := range n {
+		if f, err := env.Store.FindFile(context.Background(), env.User.ID, "capture", fmt.Sprintf("c%03d", i)); err != nil || !f.Attributes.Folded {
+			t.Fatalf("capture c%03d not folded: %v", i, err)
+		}
 	}
 }
