@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -49,9 +50,11 @@ type BuildResult struct {
 }
 
 // Run builds the task from the workspace src. The scratch copy is made
-// under a new directory in tmp ("" is the system's); it is left for the
-// caller to inspect.
-func (b *Build) Run(ctx context.Context, u *coachd.User, taskID string, requirements []string, src, tmp string) (*BuildResult, error) {
+// in a new directory (mode 0700) under scratch ("" is the user's cache
+// directory's coachd/autobuild); it is left for the caller to inspect.
+// scratch and every directory above it must be writable by no other user
+// (privateDir).
+func (b *Build) Run(ctx context.Context, u *coachd.User, taskID string, requirements []string, src, scratch string) (*BuildResult, error) {
 	if b.MaxTurns < 1 {
 		return nil, coachd.Invalid(coachd.FieldError{Field: "max_turns", Message: "must be at least 1", Code: "range"})
 	}
@@ -59,7 +62,20 @@ func (b *Build) Run(ctx context.Context, u *coachd.User, taskID string, requirem
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp(tmp, "coachd-autobuild-")
+	if scratch == "" {
+		cache, err := os.UserCacheDir()
+		if err != nil {
+			return nil, coachd.Errorf(coachd.EINVALID, "autobuild needs a directory for its scratch copies: %v", err)
+		}
+		scratch = filepath.Join(cache, "coachd", "autobuild")
+		if err := os.MkdirAll(scratch, 0o700); err != nil {
+			return nil, err
+		}
+	}
+	if scratch, err = privateDir(scratch); err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp(scratch, "coachd-autobuild-")
 	if err != nil {
 		return nil, err
 	}
@@ -219,6 +235,38 @@ func playerReport(text string) json.RawMessage {
 			continue
 		}
 		return bytes.TrimSpace(b.Bytes())
+	}
+}
+
+// privateDir resolves dir and checks that neither it nor any directory
+// above it can be written by another user: the tests' runners read what
+// they find in the directories above the one they run in (npm test runs
+// the first node_modules/.bin/jest going up, node resolves modules from
+// every node_modules above, pytest reads pytest.ini and conftest.py from
+// above, go a go.mod), and in a directory like /tmp anyone may leave one.
+func privateDir(dir string) (string, error) {
+	real, err := filepath.Abs(dir)
+	if err == nil {
+		real, err = filepath.EvalSymlinks(real)
+	}
+	if err != nil {
+		return "", coachd.Errorf(coachd.EINVALID, "autobuild's scratch directory: %v", err)
+	}
+	for d := real; ; d = filepath.Dir(d) {
+		fi, err := os.Stat(d)
+		if err != nil {
+			return "", err
+		}
+		st, _ := fi.Sys().(*syscall.Stat_t)
+		switch {
+		case fi.Mode().Perm()&0o022 != 0:
+			return "", coachd.Errorf(coachd.EINVALID, "autobuild's scratch directory %s is not private: %s may be written by other users (mode %v), who could leave files there that the tests would read; use a directory only you can write to", dir, d, fi.Mode())
+		case st != nil && st.Uid != 0 && int(st.Uid) != os.Geteuid():
+			return "", coachd.Errorf(coachd.EINVALID, "autobuild's scratch directory %s is not private: %s belongs to another user (uid %d)", dir, d, st.Uid)
+		}
+		if filepath.Dir(d) == d {
+			return real, nil
+		}
 	}
 }
 

@@ -26,7 +26,7 @@ func TestAutobuildCoachFails(t *testing.T) {
 		return anthropictest.Status(529, nil, "")
 	})
 	b := &review.Build{Reviewer: e.rv, MaxTurns: 3}
-	res, err := b.Run(context.Background(), e.user, "TASK-001", requirements, sample(t, false), t.TempDir())
+	res, err := b.Run(context.Background(), e.user, "TASK-001", requirements, sample(t, false), scratchBase(t))
 	if coachd.ErrorCode(err) != coachd.EUPSTREAMBUSY {
 		t.Fatalf("err %v, want the coach's upstream error", err)
 	}

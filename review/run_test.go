@@ -64,6 +64,26 @@ func newEnv(t *testing.T) *env {
 	return &env{fake: fake, db: db, user: u, rv: &review.Reviewer{Runner: runner, Store: db, Agents: p.Agents}}
 }
 
+// scratchBase is a new directory for autobuild's scratch copies under the
+// user's cache directory: not the shared temporary directory, which
+// autobuild refuses (TestAutobuildScratchNotShared).
+func scratchBase(t *testing.T) string {
+	t.Helper()
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		t.Skipf("no user cache directory for autobuild's scratch copies: %v", err)
+	}
+	if err := os.MkdirAll(cache, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	dir, err := os.MkdirTemp(cache, "coachd-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
 // sample copies examples/autobuild/sample (Slugify with its bug) into a
 // temp dir; fixed replaces slug.go with a correct one.
 func sample(t *testing.T, fixed bool) string {
@@ -291,7 +311,7 @@ func TestAutobuildConverges(t *testing.T) {
 	e.fake.SetScript(build(e, 1))
 	src := sample(t, false)
 	b := &review.Build{Reviewer: e.rv, MaxTurns: 5}
-	res, err := b.Run(context.Background(), e.user, "TASK-001", requirements, src, t.TempDir())
+	res, err := b.Run(context.Background(), e.user, "TASK-001", requirements, src, scratchBase(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -314,7 +334,7 @@ func TestAutobuildStopsAtMaxTurns(t *testing.T) {
 	e := newEnv(t)
 	e.fake.SetScript(build(e, 99))
 	b := &review.Build{Reviewer: e.rv, MaxTurns: 3}
-	res, err := b.Run(context.Background(), e.user, "TASK-001", requirements, sample(t, false), t.TempDir())
+	res, err := b.Run(context.Background(), e.user, "TASK-001", requirements, sample(t, false), scratchBase(t))
 	if err != nil {
 		t.Fatal(err)
 	}

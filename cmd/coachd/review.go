@@ -253,6 +253,7 @@ func runAutobuild(ctx context.Context, args []string, getenv func(string) string
 	l.register(fs, getenv)
 	maxTurns := fs.Int("max-turns", 5, "player/coach rounds before giving up")
 	player := fs.String("player", "", "the player agent (default: the pack's agent with write_file)")
+	scratch := fs.String("scratch", getenv("COACHD_SCRATCH"), "directory for the scratch copies, writable by no other user, nor any directory above it (default: the user's cache directory's coachd/autobuild; env COACHD_SCRATCH)")
 	if done, err := parseFlags(fs, args, stdout, stderr); done || err != nil {
 		return err
 	}
@@ -270,7 +271,7 @@ func runAutobuild(ctx context.Context, args []string, getenv func(string) string
 		return fmt.Errorf("--workspace %s: %s", l.ws, coachd.ErrorMessage(err))
 	}
 	b := &review.Build{Reviewer: rv, Player: *player, MaxTurns: *maxTurns, Log: stderr}
-	res, err := b.Run(ctx, u, l.taskID, reqs, src, getenv("TMPDIR")) // the scratch copy is left for the user to inspect
+	res, err := b.Run(ctx, u, l.taskID, reqs, src, *scratch) // the scratch copy is left for the user to inspect
 	if err != nil {
 		return err
 	}

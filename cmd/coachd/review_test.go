@@ -103,9 +103,19 @@ func TestAutobuildCommand(t *testing.T) {
 		return anthropictest.Blocks(anthropictest.ToolUse("toolu_w", "write_file", string(in)))
 	})
 	dir := t.TempDir()
-	env := getenvFrom(map[string]string{"ANTHROPIC_API_KEY": "test", "ANTHROPIC_BASE_URL": fake.URL(), "COACHD_DB": filepath.Join(dir, "coachd.db"), "TMPDIR": dir})
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		t.Skipf("no user cache directory for autobuild's scratch copies: %v", err)
+	}
+	os.MkdirAll(cache, 0o700)
+	scratch, err := os.MkdirTemp(cache, "coachd-test-") // not under the shared /tmp, which autobuild refuses
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(scratch)
+	env := getenvFrom(map[string]string{"ANTHROPIC_API_KEY": "test", "ANTHROPIC_BASE_URL": fake.URL(), "COACHD_DB": filepath.Join(dir, "coachd.db"), "COACHD_SCRATCH": scratch})
 	out, errOut := &syncBuffer{}, &syncBuffer{}
-	err := run(context.Background(), []string{"coachd", "autobuild", "--pack", autobuildDir, "--task-id", "TASK-x",
+	err = run(context.Background(), []string{"coachd", "autobuild", "--pack", autobuildDir, "--task-id", "TASK-x",
 		"--requirements", filepath.Join(autobuildDir, "sample", "REQUIREMENTS.md"), "--workspace", filepath.Join(autobuildDir, "sample"), "--max-turns", "2"}, env, out, errOut)
 	if err != nil || !strings.Contains(out.String(), "# approved") || !strings.Contains(out.String(), "+++ b/slug.go") || !strings.Contains(out.String(), "(1 turn(s))") {
 		t.Fatalf("err %v\nstdout %s\nstderr %s", err, out, errOut)
