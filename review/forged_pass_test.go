@@ -62,3 +62,27 @@ func TestForgedLinesBeforeTests(t *testing.T) {
 		t.Fatalf("approval accepted although no test ran: %s", res.Content)
 	}
 }
+
+// TestFramedRunCounts: under -test.v=test2json a benchmark starts with
+// "=== RUN" and reports no "--- " line; parallel tests and fuzz seeds
+// report theirs late. None of them is a test left unreported.
+func TestFramedRunCounts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go test")
+	}
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "go.mod"), "module example.com/m\n\ngo 1.24\n")
+	write(t, filepath.Join(dir, "m_test.go"), "package m\n\nimport \"testing\"\n\n"+
+		"func TestP(t *testing.T) { t.Parallel(); t.Run(\"sub\", func(t *testing.T) { t.Parallel() }) }\n\n"+
+		"func BenchmarkB(b *testing.B) { b.Log(\"x\"); for range b.N {} }\n\n"+
+		"func BenchmarkQ(b *testing.B) { for range b.N {} }\n\n"+
+		"func FuzzF(f *testing.F) { f.Add(1); f.Fuzz(func(t *testing.T, i int) {}) }\n")
+	ws, err := NewWorkspace(dir, Options{Commands: []string{"go test -bench . -benchtime 10x ./..."}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := runResult(t, ws, "go test -bench . -benchtime 10x ./...")
+	if run.Tests == nil || *run.Tests != (TestCounts{Framework: "go", Passed: 4, PackagesOK: 1}) || !run.Passed() {
+		t.Fatalf("counts %+v of:\n%s", run.Tests, run.Output)
+	}
+}

@@ -131,10 +131,13 @@ func (c *testCounter) endLine() {
 	case c.framed && !marked:
 		// The tests' own output: nothing in it reports a result.
 	case c.framed && goTestRun.MatchString(line):
-		c.open++
+		// A benchmark reports no "--- " line of its own.
+		if !strings.HasPrefix(strings.TrimSpace(strings.TrimSpace(line)[len("=== RUN"):]), "Benchmark") {
+			c.open++
+		}
 	default:
 		if m := goTestLine.FindStringSubmatch(line); m != nil {
-			if c.framed && c.open > 0 {
+			if c.framed && c.open > 0 && m[1] != "BENCH" {
 				c.open--
 			}
 			switch m[1] {
