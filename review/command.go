@@ -212,7 +212,10 @@ func killLeft(ns, mark string) {
 // Node kept offline, with the operator's Go caches so builds are warm.
 // go test runs verbose (GOFLAGS -v): without it, go hides the output of a
 // package whose test binary exits 0, and a worker's TestMain that ends
-// with os.Exit(0) hides its failing tests behind "ok". GOWORK=off: go
+// with os.Exit(0) hides its failing tests behind "ok". -count=1: no
+// cached result is replayed, so a run is a run (the player's and the
+// coach's share the build cache; a test that passed once in the player's
+// would "pass" again in the coach's unrun). GOWORK=off: go
 // would read a go.work from any directory above the workspace (autobuild's
 // scratch copy is under the shared temporary directory).
 func scrubbedEnv(home string) []string {
@@ -229,7 +232,7 @@ func scrubbedEnv(home string) []string {
 	return []string{
 		"PATH=" + os.Getenv("PATH"), "HOME=" + home, "TMPDIR=" + home, "LANG=C.UTF-8", "CI=1",
 		"GOCACHE=" + gocache, "GOMODCACHE=" + modcache, "GOPATH=" + filepath.Join(home, "go"),
-		"GOFLAGS=-mod=mod -v", "GOWORK=off", "GOPROXY=off", "GOTOOLCHAIN=local", "GOTELEMETRY=off",
+		"GOFLAGS=-mod=mod -v -count=1", "GOWORK=off", "GOPROXY=off", "GOTOOLCHAIN=local", "GOTELEMETRY=off",
 		"PIP_NO_INDEX=1", "npm_config_offline=true", "NO_COLOR=1",
 	}
 }
