@@ -85,7 +85,8 @@ type Facts struct {
 func (r Rule) Match(f *Facts) bool {
 	has := func(typ string, today bool) bool {
 		for _, file := range f.Files {
-			if file.Type == typ && (!today || sameDay(file.UpdatedAt.In(f.Now.Location()), f.Now)) {
+			// A capture folded into a daily log is no longer one waiting.
+			if file.Type == typ && !file.Attributes.Folded && (!today || sameDay(file.UpdatedAt.In(f.Now.Location()), f.Now)) {
 				return true
 			}
 		}
