@@ -15,6 +15,12 @@ import (
 // MaxMessageChars bounds one user message.
 const MaxMessageChars = 32000
 
+// MaxTrustedMessageChars bounds the message of a trusted turn: a review's
+// brief or an autobuild player's feedback, which coachd builds from parts
+// bounded where they came in (100 requirements of 2,000 characters and a
+// 64 KiB report; a decision of 256 KiB).
+const MaxTrustedMessageChars = 320_000
+
 // DefaultInteractionTTL is how long an interactive tool call waits for its
 // answer.
 const DefaultInteractionTTL = 24 * time.Hour
@@ -161,8 +167,12 @@ func (req *TurnRequest) Valid() []coachd.FieldError {
 	if len(req.Attachments) > coachd.MaxAttachments {
 		errs = append(errs, coachd.FieldError{Field: "attachments", Message: fmt.Sprintf("must be at most %d", coachd.MaxAttachments), Code: "length"})
 	}
-	if utf8.RuneCountInString(req.Message) > MaxMessageChars {
-		errs = append(errs, coachd.FieldError{Field: "message", Message: "must be at most 32000 characters", Code: "length"})
+	limit := MaxMessageChars
+	if req.Trusted {
+		limit = MaxTrustedMessageChars
+	}
+	if utf8.RuneCountInString(req.Message) > limit {
+		errs = append(errs, coachd.FieldError{Field: "message", Message: fmt.Sprintf("must be at most %d characters", limit), Code: "length"})
 	}
 	if req.SessionID != "" && !coachd.ValidID(coachd.PrefixSession, req.SessionID) {
 		errs = append(errs, coachd.FieldError{Field: "session_id", Message: "is not a session id", Code: "format"})
