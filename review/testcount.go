@@ -116,9 +116,9 @@ func (c *testCounter) endLine() {
 	first := !c.seenLine
 	c.seenLine = true
 	switch {
-	case jestTests.MatchString(line):
+	case !c.framed && jestTests.MatchString(line): // go test's output is go's
 		c.jest = line
-	case pytestResult.MatchString(line):
+	case !c.framed && pytestResult.MatchString(line):
 		c.pytest = line
 	case goPkgFail.MatchString(line):
 		c.pkgBad++
