@@ -86,6 +86,12 @@ func (b *Build) Run(ctx context.Context, u *coachd.User, taskID string, requirem
 	if err != nil {
 		return nil, err
 	}
+	// The commit the coach's git_diff starts from: the player's commands
+	// can move HEAD (a test that commits the work tree shows "no changes").
+	base := ""
+	if fi, err := os.Lstat(filepath.Join(dir, ".git")); err == nil && fi.IsDir() {
+		base, _ = ws.commit(ctx, "HEAD")
+	}
 	out := &BuildResult{Dir: dir}
 	session, msg := "", playerBrief(taskID, requirements)
 	for out.Turns < b.MaxTurns {
@@ -103,7 +109,7 @@ func (b *Build) Run(ctx context.Context, u *coachd.User, taskID string, requirem
 			return out, res.Err
 		}
 		b.logf("turn %d: %s reviews", out.Turns, b.Reviewer.Agent)
-		run, err := b.Reviewer.Prepare(ctx, Request{User: u, TaskID: taskID, Requirements: requirements, PlayerReport: playerReport(res.Text), Dir: dir})
+		run, err := b.Reviewer.Prepare(ctx, Request{User: u, TaskID: taskID, Requirements: requirements, PlayerReport: playerReport(res.Text), Dir: dir, Base: base})
 		if err != nil {
 			return out, err
 		}

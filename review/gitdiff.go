@@ -17,7 +17,7 @@ type gitDiff struct{ w *Workspace }
 func (gitDiff) Definition() coachd.ToolDef {
 	return coachd.ToolDef{
 		Name:        "git_diff",
-		Description: "Show how the workspace's files differ from its last commit (git diff against HEAD, with a --stat summary first; files HEAD does not have are not shown: list_files finds them); path narrows it.",
+		Description: "Show how the workspace's files differ from its last commit (git diff against HEAD, or in a build against the commit the build started from, with a --stat summary first; files that commit does not have are not shown: list_files finds them); path narrows it.",
 		Category:    coachd.ToolInstant,
 		InputSchema: json.RawMessage(pathSchema),
 	}
@@ -51,6 +51,16 @@ func (t gitDiff) borrowsObjects() string {
 
 var commitRe = regexp.MustCompile(`^[0-9a-f]{40}([0-9a-f]{24})?$`)
 
+// commit resolves rev to a commit of the workspace's repository; "" when
+// it names none (run says why).
+func (w *Workspace) commit(ctx context.Context, rev string) (string, *CommandRun) {
+	run := w.exec(ctx, []string{"git", "--git-dir=" + filepath.Join(w.dir, ".git"), "rev-parse", "--verify", "--quiet", rev + "^{commit}"})
+	if c := strings.TrimSpace(run.Output); run.ExitCode == 0 && commitRe.MatchString(c) {
+		return c, run
+	}
+	return "", run
+}
+
 // Execute diffs the work tree against the workspace's HEAD commit. The
 // repository is the worker's too: its settings could diff another
 // directory (core.worktree, a .git file), hide or rewrite a change (an
@@ -71,10 +81,13 @@ func (t gitDiff) Execute(ctx context.Context, call coachd.ToolCall, _ coachd.Too
 		return refuse("git_diff: the repository %s: read the files instead", why)
 	}
 	wsGit := filepath.Join(t.w.dir, ".git")
-	run := t.w.exec(ctx, []string{"git", "--git-dir=" + wsGit, "rev-parse", "--verify", "--quiet", "HEAD^{commit}"})
-	head := strings.TrimSpace(run.Output)
-	if run.ExitCode != 0 || !commitRe.MatchString(head) {
-		return refuse("git diff failed: the git repository has no HEAD commit (exit %d): %s", run.ExitCode, clip(run.Output, 500))
+	rev := "HEAD"
+	if t.w.opts.Base != "" {
+		rev = t.w.opts.Base
+	}
+	head, run := t.w.commit(ctx, rev)
+	if head == "" {
+		return refuse("git diff failed: the git repository has no commit %s (exit %d): %s", rev, run.ExitCode, clip(run.Output, 500))
 	}
 	priv, err := os.MkdirTemp("", "coachd-git-")
 	if err != nil {

@@ -40,6 +40,9 @@ type Request struct {
 	PlayerReport json.RawMessage // the player's report, a JSON object (may be empty)
 	Dir          string          // the workspace, from Workspace
 	Agent        string
+	// Base is the commit git_diff compares with ("" is the workspace's
+	// HEAD): in autobuild, the scratch copy's HEAD before the player ran.
+	Base string
 }
 
 // Workspace resolves a workspace name from userID's request to a
@@ -128,7 +131,7 @@ func (rv *Reviewer) Prepare(ctx context.Context, req Request) (*Run, error) {
 		return nil, err
 	}
 	tr := NewTrace(req.TaskID)
-	ws, err := NewWorkspace(req.Dir, Options{Commands: ag.Commands, Trace: tr})
+	ws, err := NewWorkspace(req.Dir, Options{Commands: ag.Commands, Trace: tr, Base: req.Base})
 	if err != nil {
 		return nil, err
 	}

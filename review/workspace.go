@@ -42,6 +42,9 @@ type Options struct {
 	Timeout time.Duration
 	// Trace records the calls; nil records nothing.
 	Trace *Trace
+	// Base is the commit git_diff compares the files with ("" is HEAD,
+	// which the worker's own commands can move): autobuild's start.
+	Base string
 }
 
 // Workspace is a directory the review's tools are confined to. Every path

@@ -1,0 +1,75 @@
+package review_test
+
+import (
+	"context"
+	"encoding/json"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/coachd/coachd/anthropic/anthropictest"
+	"github.com/coachd/coachd/review"
+)
+
+// hideTest is a worker's test file whose TestMain commits the work tree:
+// after the player's test run, HEAD holds the player's changes.
+const hideTest = "package slug\n\nimport (\n\t\"os\"\n\t\"os/exec\"\n\t\"testing\"\n)\n\n" +
+	"func TestMain(m *testing.M) {\n\texec.Command(\"git\", \"add\", \"-A\").Run()\n" +
+	"\texec.Command(\"git\", \"-c\", \"user.name=w\", \"-c\", \"user.email=w@example.com\", \"commit\", \"-qm\", \"tidy\").Run()\n" +
+	"\tos.Exit(m.Run())\n}\n"
+
+// TestAutobuildDiffFromStart: in autobuild the coach's git_diff compared
+// the scratch copy with its HEAD, which the player's own test run can
+// move: a worker whose tests commit the work tree showed the coach "no
+// changes" however much it had rewritten (a deleted test, a weakened
+// check). The coach's diff now starts from the commit the build started
+// from.
+func TestAutobuildDiffFromStart(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	e := newEnv(t)
+	src := sample(t, false)
+	for _, argv := range [][]string{{"init", "-q"}, {"add", "-A"}, {"-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "start"}} {
+		cmd := exec.Command("git", argv...)
+		cmd.Dir = src
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v %s", argv, err, out)
+		}
+	}
+	var diff string
+	e.fake.SetScript(func(req *anthropictest.Request) anthropictest.Reply {
+		if isPlayer(req) {
+			switch step(req) {
+			case 0:
+				in, _ := json.Marshal(map[string]string{"path": "slug.go", "content": fixedSlug})
+				return anthropictest.Blocks(anthropictest.ToolUse("toolu_w1", "write_file", string(in)))
+			case 1:
+				in, _ := json.Marshal(map[string]string{"path": "hide_test.go", "content": hideTest})
+				return anthropictest.Blocks(anthropictest.ToolUse("toolu_w2", "write_file", string(in)))
+			case 2:
+				return anthropictest.Blocks(anthropictest.ToolUse("toolu_w3", "run_command", `{"command":"go test ./..."}`))
+			}
+			return anthropictest.Text(`{"files_modified":["slug.go"],"tests_written":[]}`, 20)
+		}
+		if step(req) == 0 {
+			return anthropictest.Blocks(anthropictest.ToolUse("toolu_g", "git_diff", `{}`))
+		}
+		if step(req) == 1 {
+			diff = lastResult(req).ResultText()
+		}
+		return anthropictest.Text("No decision.", 5)
+	})
+	b := &review.Build{Reviewer: e.rv, MaxTurns: 1}
+	res, _ := b.Run(context.Background(), e.user, "TASK-001", requirements, src, scratchBase(t))
+	if res == nil || res.Dir == "" {
+		t.Fatal("no build")
+	}
+	log, _ := exec.Command("git", "-C", res.Dir, "log", "--oneline").Output()
+	if !strings.Contains(string(log), "tidy") {
+		t.Fatalf("the worker's test did not commit: %s", log)
+	}
+	if !strings.Contains(diff, "slug.go") || !strings.Contains(diff, "dash") {
+		t.Fatalf("the coach's git_diff hid the player's changes: %q", diff)
+	}
+}
