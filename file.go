@@ -137,7 +137,7 @@ func (f *File) Validate() []FieldError {
 type FileFilter struct {
 	Type  string    // "" for every type
 	Since time.Time // updated at or after; zero for any time
-	Limit int       // 0: DefaultPageLimit; at most MaxFilesPerUser (all of them)
+	Limit int       // 0: DefaultPageLimit; at most MaxPageLimit
 }
 
 // FileService stores the user's documents, scoped to their user. Listings
@@ -150,4 +150,7 @@ type FileService interface {
 	SaveFile(ctx context.Context, f *File) error
 	FindFile(ctx context.Context, userID, fileType, name string) (*File, error)
 	ListFiles(ctx context.Context, userID string, f FileFilter) ([]*File, error)
+	// FoldFiles marks the user's files of a type folded (Attributes.Folded)
+	// at once, nothing else of them changed; it returns how many it marked.
+	FoldFiles(ctx context.Context, userID, fileType string) (int, error)
 }

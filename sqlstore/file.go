@@ -95,12 +95,9 @@ func (db *DB) FindFile(ctx context.Context, userID, fileType, name string) (*coa
 }
 
 // ListFiles returns the user's files matching the filter, newest update
-// first: up to all of them (MaxFilesPerUser), when asked.
+// first.
 func (db *DB) ListFiles(ctx context.Context, userID string, flt coachd.FileFilter) ([]*coachd.File, error) {
 	limit := pageLimit(coachd.Page{Limit: flt.Limit})
-	if flt.Limit > limit { // a user's files are bounded: all may be listed
-		limit = min(flt.Limit, coachd.MaxFilesPerUser)
-	}
 	q := `SELECT ` + fileColumns + ` FROM files WHERE user_id = ?`
 	args := []any{userID}
 	if flt.Type != "" {
@@ -123,6 +120,55 @@ func (db *DB) ListFiles(ctx context.Context, userID string, flt coachd.FileFilte
 		return nil, err
 	}
 	return files, tx.commit()
+}
+
+// FoldFiles marks the user's files of fileType folded, in one transaction
+// under the user's lock, changing nothing else of them (content, session,
+// update time): a file rewritten while a listing was being folded is
+// never written back with what the listing read. It returns how many it
+// marked.
+func (db *DB) FoldFiles(ctx context.Context, userID, fileType string) (int, error) {
+	type row struct {
+		id    string
+		attrs coachd.FileAttributes
+	}
+	scan := func(r interface{ Scan(...any) error }) (row, error) {
+		var x row
+		var attrs []byte
+		if err := r.Scan(&x.id, &attrs); err != nil {
+			return x, err
+		}
+		if len(attrs) > 0 {
+			if err := json.Unmarshal(attrs, &x.attrs); err != nil {
+				return x, internal(err, "file %s: decode attributes", x.id)
+			}
+		}
+		return x, nil
+	}
+	n := 0
+	err := userTx(ctx, db, userID, func(tx *tx) error {
+		n = 0
+		rows, err := queryAll(ctx, tx, "files to fold", scan, `SELECT id, attributes FROM files WHERE user_id = ? AND file_type = ?`, userID, fileType)
+		if err != nil {
+			return err
+		}
+		for _, r := range rows {
+			if r.attrs.Folded {
+				continue
+			}
+			r.attrs.Folded = true
+			attrs, err := json.Marshal(r.attrs)
+			if err != nil {
+				return internal(err, "encode file attributes")
+			}
+			if _, err := tx.exec(ctx, `UPDATE files SET attributes = ? WHERE id = ? AND user_id = ?`, string(attrs), r.id, userID); err != nil {
+				return dbError(err, "fold file")
+			}
+			n++
+		}
+		return nil
+	})
+	return n, err
 }
 
 func findFile(ctx context.Context, tx *tx, userID, fileType, name string) (*coachd.File, error) {

@@ -170,26 +170,12 @@ const (
 
 // foldCaptures marks the user's unfolded captures as folded into the daily
 // log just saved (seed 002 did this in the client after the journal write;
-// here it happens with the write).
+// here it happens with the write). The store marks them all at once and
+// changes nothing else: read and saved back whole, a capture the user
+// rewrote meanwhile got its old words back, and past one listing (200)
+// the older ones were never folded.
 func foldCaptures(ctx context.Context, env coachd.ToolEnv) (int, error) {
-	// All of them: a page (MaxPageLimit) would leave the older ones
-	// unfolded for ever, as each fold makes the folded ones the newest.
-	caps, err := env.Store.ListFiles(ctx, env.User.ID, coachd.FileFilter{Type: CaptureType, Limit: coachd.MaxFilesPerUser})
-	if err != nil {
-		return 0, err
-	}
-	n := 0
-	for _, c := range caps {
-		if c.Attributes.Folded {
-			continue
-		}
-		c.Attributes.Folded = true
-		if err := env.Store.SaveFile(ctx, c); err != nil {
-			return n, err
-		}
-		n++
-	}
-	return n, nil
+	return env.Store.FoldFiles(ctx, env.User.ID, CaptureType)
 }
 
 // ReadFile reads one of the user's documents.

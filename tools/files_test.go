@@ -230,3 +230,44 @@ func TestDailyLogFoldsManyCaptures(t *testing.T) {
 		}
 	}
 }
+
+// TestDailyLogFoldKeepsNewContent: the fold read the captures, then saved
+// each one back whole with its folded mark: a capture rewritten between
+// the two (the user adding to it from another device while Sage saved
+// the daily log) got its old content back, the user's words lost.
+func TestDailyLogFoldKeepsNewContent(t *testing.T) {
+	env := storeEnv(t)
+	ctx := context.Background()
+	const captures = 20
+	for trial := range 30 {
+		for i := range captures {
+			f := &coachd.File{UserID: env.User.ID, Type: "capture", Name: fmt.Sprintf("c%02d", i), Content: "old"}
+			if err := env.Store.SaveFile(ctx, f); err != nil {
+				t.Fatal(err)
+			}
+		}
+		done := make(chan error)
+		go func() {
+			var err error
+			for i := range captures {
+				f := &coachd.File{UserID: env.User.ID, Type: "capture", Name: fmt.Sprintf("c%02d", i), Content: "new"}
+				if err = env.Store.SaveFile(ctx, f); err != nil {
+					break
+				}
+			}
+			done <- err
+		}()
+		if r := exec(t, tools.SaveFile{}, env, fmt.Sprintf(`{"file_type":"daily-log","file_name":"d%d","content":"A day."}`, trial)); r.IsError {
+			t.Fatal(r.Content)
+		}
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		for i := range captures {
+			f, err := env.Store.FindFile(ctx, env.User.ID, "capture", fmt.Sprintf("c%02d", i))
+			if err != nil || f.Content != "new" {
+				t.Fatalf("trial %d: capture c%02d reads %q after the fold (%v), want the user's new content", trial, i, f.Content, err)
+			}
+		}
+	}
+}
