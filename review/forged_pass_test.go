@@ -72,17 +72,18 @@ func TestFramedRunCounts(t *testing.T) {
 	}
 	dir := t.TempDir()
 	write(t, filepath.Join(dir, "go.mod"), "module example.com/m\n\ngo 1.24\n")
-	write(t, filepath.Join(dir, "m_test.go"), "package m\n\nimport \"testing\"\n\n"+
+	write(t, filepath.Join(dir, "m_test.go"), "package m\n\nimport (\n\t\"os\"\n\t\"testing\"\n)\n\n"+
 		"func TestP(t *testing.T) { t.Parallel(); t.Run(\"sub\", func(t *testing.T) { t.Parallel() }) }\n\n"+
 		"func BenchmarkB(b *testing.B) { b.Log(\"x\"); for range b.N {} }\n\n"+
 		"func BenchmarkQ(b *testing.B) { for range b.N {} }\n\n"+
-		"func FuzzF(f *testing.F) { f.Add(1); f.Fuzz(func(t *testing.T, i int) {}) }\n")
+		"func FuzzF(f *testing.F) { f.Add(1); f.Fuzz(func(t *testing.T, i int) {}) }\n\n"+
+		"func TestNoNewline(t *testing.T) { print(\"progress 100%\"); os.Stdout.WriteString(\"done\") }\n")
 	ws, err := NewWorkspace(dir, Options{Commands: []string{"go test -bench . -benchtime 10x ./..."}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	run := runResult(t, ws, "go test -bench . -benchtime 10x ./...")
-	if run.Tests == nil || *run.Tests != (TestCounts{Framework: "go", Passed: 4, PackagesOK: 1}) || !run.Passed() {
+	if run.Tests == nil || *run.Tests != (TestCounts{Framework: "go", Passed: 5, PackagesOK: 1}) || !run.Passed() {
 		t.Fatalf("counts %+v of:\n%s", run.Tests, run.Output)
 	}
 }

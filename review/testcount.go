@@ -88,7 +88,19 @@ func frameGoTest(argv []string) ([]string, bool) {
 func (c *testCounter) Write(p []byte) (int, error) {
 	n := len(p)
 	for len(p) > 0 {
-		i := bytes.IndexByte(p, '\n')
+		i, skip := bytes.IndexByte(p, '\n'), 1
+		if c.framed {
+			// A framing mark within a line starts a line of its own: the
+			// output of a test that ended without a newline comes
+			// before it (as test2json reads it).
+			from := 0
+			if len(c.line) == 0 {
+				from = 1 // a mark that starts a line is that line's
+			}
+			if j := bytes.IndexByte(p[min(from, len(p)):], framingMark[0]); j >= 0 && (i < 0 || from+j < i) {
+				i, skip = from+j, 0
+			}
+		}
 		chunk := p
 		if i >= 0 {
 			chunk = p[:i]
@@ -100,7 +112,7 @@ func (c *testCounter) Write(p []byte) (int, error) {
 			break
 		}
 		c.endLine()
-		p = p[i+1:]
+		p = p[i+skip:]
 	}
 	return n, nil
 }
