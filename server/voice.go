@@ -239,7 +239,8 @@ func (req ttsRequest) Valid(context.Context) []coachd.FieldError {
 }
 
 // handleTTS speaks text through the provider and streams the audio to the
-// client as it arrives.
+// client as it arrives; as for a realtime secret, the caller's budget must
+// not be used up.
 func (s *Server) handleTTS() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		req, err := decode[ttsRequest](r)
@@ -248,6 +249,12 @@ func (s *Server) handleTTS() http.Handler {
 			return
 		}
 		if err := s.hitRate(r, "tts_rate", s.userRate(UserFrom(r.Context())), "Speech rate limit (%d requests per %s) reached; retry later."); err != nil {
+			s.Error(w, r, err)
+			return
+		}
+		// The operator pays for speech as for a realtime secret: none for
+		// a user whose budget is used up.
+		if err := s.checkBudget(r.Context(), UserFrom(r.Context())); err != nil {
 			s.Error(w, r, err)
 			return
 		}

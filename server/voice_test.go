@@ -317,6 +317,24 @@ func TestTTS(t *testing.T) {
 			t.Fatalf("invalid requests reached the provider: %d", n-before)
 		}
 	})
+	t.Run("ErrBudgetExhausted", func(t *testing.T) {
+		// Speech is the operator's to pay, as a realtime secret is: a user
+		// with no budget, or none left, gets none.
+		ctx := context.Background()
+		carol := e.MustUser("carol")
+		zero := int64(0)
+		if _, err := e.admin.UpdateUser(ctx, carol.ID, coachd.UserUpdate{TokenBudget: &zero}); err != nil {
+			t.Fatal(err)
+		}
+		before := len(e.provider.Requests())
+		r := e.post(carol.key, "/v1/tts", `{"text":"Airport rush after five."}`, nil, nil)
+		if r.status != http.StatusPaymentRequired || r.errorCode() != coachd.EBUDGET {
+			t.Fatalf("no budget = %d %s", r.status, r.body)
+		}
+		if n := len(e.provider.Requests()); n != before {
+			t.Fatalf("a user without budget reached the provider: %d requests", n-before)
+		}
+	})
 	t.Run("ErrProvider", func(t *testing.T) {
 		e.provider.Fail(503, "overloaded "+voiceKey)
 		r := e.post(key, "/v1/tts", `{"text":"hi"}`, nil, nil)
