@@ -201,11 +201,31 @@ func (t *Turn) overHold(req *coachd.ModelRequest, used int64, resv *coachd.Reser
 	if t.agent.Reserve != ReserveMax {
 		return ""
 	}
-	next := t.maxCharge(req.Model, maxUsage(EstimateTokens(req), req.MaxTokens))
+	next := t.maxCharge(req.Model, maxUsage(t.roundInput(req), req.MaxTokens))
 	if used+next > resv.Estimate {
 		return TurnBudget
 	}
 	return ""
+}
+
+// noteInput remembers, under reserve: max, a round's real input tokens
+// and what the size estimate made of its request (overHold): text the
+// tokenizer splits finer than 4 bytes a token (CJK, emoji, digits) costs
+// more than its size says, and the next round sends all of it again.
+func (t *Turn) noteInput(req *coachd.ModelRequest, resp *coachd.ModelResponse) {
+	if t.agent.Reserve != ReserveMax {
+		return
+	}
+	u := resp.Usage
+	t.lastIn, t.lastEst = u.InputTokens+u.CacheReadInputTokens+u.CacheCreationInputTokens, EstimateTokens(req)
+}
+
+// roundInput is the input tokens a round asking req may take: the size
+// estimate, or, when the last round's input cost more than its estimate,
+// that input plus the estimate of what req adds to it.
+func (t *Turn) roundInput(req *coachd.ModelRequest) int64 {
+	est := EstimateTokens(req)
+	return max(est, t.lastIn+est-t.lastEst)
 }
 
 // summaryFits reports whether, under reserve: max, the compaction call

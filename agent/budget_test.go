@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -207,6 +208,29 @@ func TestReserveMaxNeverOverspends(t *testing.T) {
 	r := h.mustSettled(res, coachd.ReservationFinalized)
 	if res.StopReason != agent.TurnBudget || r.Charged > r.Estimate {
 		t.Fatalf("stop %s: charged %d of a %d hold", res.StopReason, r.Charged, r.Estimate)
+	}
+}
+
+// TestReserveMaxDenseTokens: a user's text that the tokenizer splits
+// finer than the size estimate's 4 bytes a token (CJK, emoji, digits)
+// costs more per round than the rounds' size-based checks expect. The
+// real input of each round is known once it is charged, and the next
+// request holds all of it: a round that would not fit with it is not run.
+func TestReserveMaxDenseTokens(t *testing.T) {
+	h := newHarness(t, agent.Limits{MaxRounds: 3})
+	h.agent.Reserve = agent.ReserveMax
+	h.agent.MaxTokens = 200
+	n := 0
+	h.fake.SetScript(func(r *anthropictest.Request) anthropictest.Reply {
+		n++
+		// Two tokens where the estimate counts one.
+		u := coachd.Usage{InputTokens: int64(len(r.Raw)) / 2, OutputTokens: 20}
+		return anthropictest.Blocks(use("d"+strconv.Itoa(n), "echo", `{"s":"x"}`)).WithUsage(u)
+	})
+	res := h.turn(agent.TurnRequest{Message: strings.Repeat("駅前 ", 200)}, &sink{})
+	r := h.mustSettled(res, coachd.ReservationFinalized)
+	if res.StopReason != agent.TurnBudget || r.Charged > r.Estimate {
+		t.Fatalf("stop %s after %d rounds: charged %d of a %d hold", res.StopReason, n, r.Charged, r.Estimate)
 	}
 }
 

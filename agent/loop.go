@@ -39,6 +39,7 @@ func (t *Turn) loop(ctx context.Context, lim Limits) string {
 			stripTags(resp) // a broken reply's tags are not run, nor stored
 		}
 		t.addUsage(req, resp)
+		t.noteInput(req, resp)
 		t.emit(coachd.Event{Type: coachd.EventUsage, Usage: t.turnUsage()})
 		if err != nil {
 			t.savePartial(ctx, resp)

@@ -33,6 +33,9 @@ type Turn struct {
 	cost       float64 // usage in US dollars at list prices
 	res        Result
 	savedReply bool
+	// lastIn is the last round's real input tokens and lastEst its
+	// request's size estimate, under reserve: max (noteInput).
+	lastIn, lastEst int64
 	// Writes behind (persist.go), used by the turn's goroutine only.
 	pending     *writeBehind        // the last write behind
 	writeErr    error               // the first write behind that failed
