@@ -46,7 +46,7 @@ func (s *Server) checkLimits(r *http.Request) error {
 		if ok {
 			continue
 		}
-		if h.Key == limitRate {
+		if h.Key != limitMessages {
 			return overRate(h, rate.Per, n, now, "Rate limit (%d requests per %s) reached; retry later.")
 		}
 		e := coachd.Errorf(coachd.ERATELIMITED, "Monthly message limit (%d) reached.", h.Limit)
@@ -77,7 +77,7 @@ func (s *Server) hitRate(r *http.Request, key string, rate coachd.RateLimit, msg
 		return nil
 	}
 	u, now := UserFrom(r.Context()), s.clock.Now()
-	h := coachd.LimitHit{Key: key, Window: now.Truncate(rate.Per), Limit: rate.N}
+	h := coachd.LimitHit{Key: rateKey(key, rate.Per), Window: now.Truncate(rate.Per), Limit: rate.N}
 	n, ok, err := s.store.HitLimit(r.Context(), u.ID, h.Key, h.Window, h.Limit)
 	if err != nil || ok {
 		return err

@@ -107,6 +107,14 @@ const (
 	limitMessages = "messages"
 )
 
+// rateKey is the key in limit_windows of a rate limit under key with
+// windows of length per. The length is in it: the sweeper takes a window
+// for ended once a later one of its user and key was counted, which holds
+// only while the key's windows are all one length; a rate whose length
+// changes (an admin's override, the server's flag) counts under a key of
+// its own, not in a running window the shorter ones seem to follow.
+func rateKey(key string, per time.Duration) string { return key + "/" + per.String() }
+
 // limitHits are the counts a turn-starting request makes at now, in
 // order: checkLimits makes them apart, a turn's admission in its own
 // transaction.
@@ -114,7 +122,7 @@ func (s *Server) limitHits(u *coachd.User, now time.Time) []coachd.LimitHit {
 	rate, monthly := s.userLimits(u)
 	var hits []coachd.LimitHit
 	if !rate.Off() {
-		hits = append(hits, coachd.LimitHit{Key: limitRate, Window: now.Truncate(rate.Per), Limit: rate.N})
+		hits = append(hits, coachd.LimitHit{Key: rateKey(limitRate, rate.Per), Window: now.Truncate(rate.Per), Limit: rate.N})
 	}
 	if monthly > 0 {
 		hits = append(hits, coachd.LimitHit{Key: limitMessages, Window: coachd.PeriodMonthly.Start(now), Limit: monthly})

@@ -20,6 +20,9 @@ import (
 // begins while one runs.
 const ratePer = 1000 * time.Hour
 
+// rateKey is the key the server counts a rate of ratePer under.
+var rateKey = "rate/" + ratePer.String()
+
 // count reads the user's count of a limit window without adding to it.
 func (e *chatEnv) count(userID, key string, window time.Time) int64 {
 	e.t.Helper()
@@ -69,7 +72,7 @@ func TestChatStreamLimitCounts(t *testing.T) {
 		if s := e.chat(ctx, e.alice.key, "", body); s.status != 200 {
 			t.Fatalf("turn %d: %d %s", i, s.status, s.errBody.body)
 		}
-		if n := e.count(e.alice.ID, "rate", w); n != int64(i) {
+		if n := e.count(e.alice.ID, rateKey, w); n != int64(i) {
 			t.Fatalf("after turn %d the window counts %d", i, n)
 		}
 	}
@@ -94,7 +97,7 @@ func TestChatStreamLimitCounts(t *testing.T) {
 	if s := e.chat(ctx, e.alice.key, "", body); s.status != 200 {
 		t.Fatalf("after raising the limit: %d %s", s.status, s.errBody.body)
 	}
-	if n := e.count(e.alice.ID, "rate", w); n != 4 {
+	if n := e.count(e.alice.ID, rateKey, w); n != 4 {
 		t.Fatalf("the window counts %d, want 4", n)
 	}
 
@@ -111,7 +114,7 @@ func TestChatStreamLimitCounts(t *testing.T) {
 	if r := e.post(bob.key, "/v1/chat/stream", fmt.Sprintf(`{"message":"x","session_id":%q}`, bobID), nil, nil); r.status != 402 {
 		t.Fatalf("over budget: %d %s", r.status, r.body)
 	}
-	if n := e.count(bob.ID, "rate", w); n != 2 {
+	if n := e.count(bob.ID, rateKey, w); n != 2 {
 		t.Fatalf("bob's window counts %d, want 2", n)
 	}
 }
@@ -152,7 +155,7 @@ func TestChatStreamLimitFirst(t *testing.T) {
 						t.Fatalf("patch %d %s", r.status, r.body)
 					}
 				}
-				e.fill(u.ID, "rate", w, 2)
+				e.fill(u.ID, rateKey, w, 2)
 				body := c.body
 				if strings.Contains(body, "%q") {
 					body = fmt.Sprintf(body, id)
@@ -161,7 +164,7 @@ func TestChatStreamLimitFirst(t *testing.T) {
 				if r.status != 429 || r.errorCode() != coachd.ERATELIMITED || r.header.Get("Retry-After") == "" {
 					t.Fatalf("got %d %s, want 429 rate_limit_exceeded", r.status, r.body)
 				}
-				if n := e.count(u.ID, "rate", w); n != 2 {
+				if n := e.count(u.ID, rateKey, w); n != 2 {
 					t.Fatalf("the window counts %d after a refusal", n)
 				}
 				// Nothing was taken: the session is free for a turn once the
@@ -172,7 +175,7 @@ func TestChatStreamLimitFirst(t *testing.T) {
 				if r := e.post(u.key, path, fmt.Sprintf(`{"message":"hi","session_id":%q}`, id), nil, nil); r.status != 200 {
 					t.Fatalf("after the refusal: %d %s", r.status, r.body)
 				}
-				if n := e.count(u.ID, "rate", w); n != 3 {
+				if n := e.count(u.ID, rateKey, w); n != 3 {
 					t.Fatalf("an admitted turn left the window at %d, want 3", n)
 				}
 			})
@@ -191,7 +194,7 @@ func TestChatStreamLimitFirst(t *testing.T) {
 			t.Fatalf("got %d %s", r.status, r.body)
 		}
 		// The rate window counted it, as checkLimits counts the rate first.
-		if n := e.count(u.ID, "rate", w); n != 1 {
+		if n := e.count(u.ID, rateKey, w); n != 1 {
 			t.Fatalf("the rate window counts %d, want 1", n)
 		}
 	})
@@ -219,5 +222,40 @@ func TestChatStreamLimitEarly(t *testing.T) {
 	resp, got := readResponse(t, c, bufio.NewReader(c), 5*time.Second)
 	if resp.StatusCode != http.StatusTooManyRequests || !strings.Contains(string(got), coachd.ERATELIMITED) {
 		t.Fatalf("got %d %s, want 429 at once", resp.StatusCode, got)
+	}
+}
+
+// TestRateWindowLengthChange: when a user's rate window grows (an admin
+// moves them from 2 a minute to 2 a day), the minute windows counted
+// before began later than the running day's window. The sweeper deletes
+// a window that a later one of the same limit followed, and must not take
+// the running day's count for ended: the third request of the day stays
+// refused after a sweep.
+func TestRateWindowLengthChange(t *testing.T) {
+	clock := &movingClock{t: time.Date(2026, 11, 28, 10, 30, 0, 0, time.UTC)}
+	e := mustChatEnvDeps(t, func(d *server.Deps) {
+		d.Clock = clock
+		d.Limits = server.Limits{Rate: coachd.RateLimit{N: 2, Per: time.Minute}, DefaultBudget: 1_000_000}
+	}, nil)
+	preflight := func() int {
+		t.Helper()
+		return e.post(e.alice.key, "/v1/chat/preflight", `{"message":"hi"}`, nil, nil).status
+	}
+	if st := preflight(); st != 200 {
+		t.Fatalf("first preflight: %d", st)
+	}
+	if r := e.do(request{method: "PATCH", path: "/v1/users/" + e.alice.ID, key: adminKey, body: `{"rate_limit":"2/24h"}`}); r.status != 200 {
+		t.Fatalf("patch %d %s", r.status, r.body)
+	}
+	for i, want := range []int{200, 200, 429} {
+		if st := preflight(); st != want {
+			t.Fatalf("preflight %d of the day: %d, want %d", i+1, st, want)
+		}
+	}
+	if err := e.db.SweepLimits(context.Background(), clock.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if st := preflight(); st != 429 {
+		t.Fatalf("after a sweep, a third preflight of the day: %d, want 429 (the running day's count was swept)", st)
 	}
 }

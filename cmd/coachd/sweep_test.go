@@ -70,22 +70,24 @@ func TestSweeperKeepsRunningRateWindow(t *testing.T) {
 }
 
 // MustSweep returns once the sweeper has swept the limit windows since
-// it was called. It counts the user's rate (windows of length per) two
-// windows before the running one, which has ended since the user's last
-// count, and waits until that count is gone: the sweeper deleted it, in
-// a sweep that began after the call.
+// it was called. It counts, under a probe key of its own, the user's
+// windows of length per two and one before the running one (the later
+// ends the earlier), and waits until the earlier count is gone: the
+// sweeper deleted it, in a sweep that began after the call.
 func MustSweep(t *testing.T, store *sqlstore.DB, userID string, per time.Duration) {
 	t.Helper()
 	ctx := context.Background()
 	ended := time.Now().Truncate(per).Add(-2 * per)
-	if _, ok, err := store.HitLimit(ctx, userID, "rate", ended, 1); err != nil || !ok {
-		t.Fatalf("count in the ended window: %v, allowed %v", err, ok)
+	for _, w := range []time.Time{ended.Add(per), ended} {
+		if _, ok, err := store.HitLimit(ctx, userID, "sweep_probe", w, 1); err != nil || !ok {
+			t.Fatalf("count in the ended window %s: %v, allowed %v", w, err, ok)
+		}
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		// With a limit of 1, a count still there refuses and changes
 		// nothing; a count swept away is counted anew.
-		_, ok, err := store.HitLimit(ctx, userID, "rate", ended, 1)
+		_, ok, err := store.HitLimit(ctx, userID, "sweep_probe", ended, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
