@@ -218,8 +218,34 @@ func (e *envDefaults) check() error {
 
 // dbFlag adds the --db flag every database command shares.
 func dbFlag(fs *flag.FlagSet, getenv func(string) string) *string {
-	return fs.String("db", envOr(getenv, "COACHD_DB", "./coachd.db"),
-		"SQLite file, or a postgres:// URL to use PostgreSQL (env COACHD_DB)")
+	p := new(string)
+	urlVar(fs, p, "db", envOr(getenv, "COACHD_DB", "./coachd.db"),
+		"SQLite `file`, or a postgres:// URL to use PostgreSQL (env COACHD_DB)")
+	return p
+}
+
+// urlVar defines a string flag for a URL whose default may come from the
+// environment with a password in it (a Postgres DSN, a gateway's base
+// URL): -h shows the default with the password masked, as the startup
+// log does.
+func urlVar(fs *flag.FlagSet, p *string, name, value, usage string) {
+	*p = value
+	fs.Var(urlValue{p}, name, usage)
+}
+
+// urlValue is a string flag.Value whose String masks a password.
+type urlValue struct{ p *string }
+
+func (u urlValue) String() string {
+	if u.p == nil {
+		return ""
+	}
+	return maskDSN(*u.p)
+}
+
+func (u urlValue) Set(v string) error {
+	*u.p = v
+	return nil
 }
 
 // maskDSN hides the password of a URL (a postgres:// DSN, a gateway's base

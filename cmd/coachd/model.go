@@ -44,7 +44,7 @@ func (c *modelConfig) register(fs *flag.FlagSet, env *envDefaults) {
 		def = "anthropic"
 	}
 	fs.StringVar(&c.Provider, "provider", envOr(getenv, "COACHD_PROVIDER", def), "model provider of agents that name none: anthropic, openai, bedrock, vertex or demo (default anthropic when ANTHROPIC_API_KEY is set) (env COACHD_PROVIDER)")
-	fs.StringVar(&c.BaseURL, "anthropic-base-url", getenv("ANTHROPIC_BASE_URL"), "Anthropic API base URL (env ANTHROPIC_BASE_URL)")
+	urlVar(fs, &c.BaseURL, "anthropic-base-url", getenv("ANTHROPIC_BASE_URL"), "Anthropic API base `URL` (env ANTHROPIC_BASE_URL)")
 	fs.StringVar(&c.Model, "model", envOr(getenv, "COACHD_MODEL", anthropic.DefaultModel), "Claude model for agents that name none (env COACHD_MODEL)")
 	fs.DurationVar(&c.Timeout, "model-timeout", env.Duration("COACHD_MODEL_TIMEOUT", 2*time.Minute), "timeout of one model request (env COACHD_MODEL_TIMEOUT)")
 	fs.BoolVar(&c.NoCache, "no-prompt-cache", env.Bool("COACHD_NO_PROMPT_CACHE"), "turn prompt-caching breakpoints off (env COACHD_NO_PROMPT_CACHE=1)")

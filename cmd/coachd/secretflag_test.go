@@ -42,3 +42,35 @@ func TestHelpHidesSecrets(t *testing.T) {
 		}
 	}
 }
+
+// TestHelpMasksURLPasswords: --db and --anthropic-base-url default to
+// COACHD_DB and ANTHROPIC_BASE_URL, which carry a password (a Postgres
+// DSN, a gateway's credentials) that the startup log masks; -h printed
+// them whole as the flags' defaults. The flags still take the values.
+func TestHelpMasksURLPasswords(t *testing.T) {
+	env := getenvFrom(map[string]string{
+		"COACHD_DB":          "postgres://coachd:pgsecret-1@db.internal:5432/coachd",
+		"ANTHROPIC_BASE_URL": "https://gw:gwsecret-2@gateway.internal/anthropic",
+	})
+	for _, cmd := range [][]string{{"serve"}, {"migrate"}, {"doctor"}, {"users", "list"}, {"users", "create"}, {"review"}, {"autobuild"}} {
+		var out, errOut syncBuffer
+		run(context.Background(), append(append([]string{"coachd"}, cmd...), "-h"), env, &out, &errOut)
+		help := out.String() + errOut.String()
+		if !strings.Contains(help, "-db") {
+			t.Fatalf("%v -h printed no --db:\n%s", cmd, help)
+		}
+		for _, secret := range []string{"pgsecret-1", "gwsecret-2"} {
+			if strings.Contains(help, secret) {
+				t.Errorf("%v -h shows %s:\n%s", cmd, secret, help)
+			}
+		}
+	}
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	dsn := dbFlag(fs, env)
+	if err := fs.Parse(nil); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := *dsn, env("COACHD_DB"); got != want {
+		t.Errorf("--db from the environment = %q, want %q", got, want)
+	}
+}
