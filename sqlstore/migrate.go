@@ -75,6 +75,13 @@ func (db *DB) Migrate(ctx context.Context) error {
 	)`); err != nil {
 		return internal(err, "migrate: create schema_migrations")
 	}
+	// Nothing else here writes to a database migrated already, so a file
+	// this process may not write (mode 0444, a read-only volume) passed,
+	// and every turn then failed. A statement that changes nothing still
+	// needs the write permission.
+	if _, err := tx.exec(ctx, `DELETE FROM schema_migrations WHERE 1 = 0`); err != nil {
+		return internal(err, "migrate: cannot write the database (read-only?)")
+	}
 	applied, err := appliedVersions(ctx, tx)
 	if err != nil {
 		return err
