@@ -39,6 +39,7 @@ type DB struct {
 	notes   coachd.NoteVocabulary // see SetNoteVocabulary
 	obs     coachd.Observer       // see SetObserver
 	counts  *writeCounts          // SQLite: the writer's statements and pages
+	path    string                // SQLite: the file (Backup)
 
 	// committing, when set (tests), runs on a Postgres admission's
 	// commit goroutine (commitBehind) before its COMMIT.
@@ -81,7 +82,7 @@ func Open(ctx context.Context, dsn string, clock coachd.Clock) (*DB, error) {
 		pool.SetConnMaxIdleTime(5 * time.Minute)
 		db.write, db.read = pool, pool
 	} else {
-		db.dialect = dialectSQLite
+		db.dialect, db.path = dialectSQLite, dsn
 		if err := createOwnerOnly(dsn); err != nil {
 			return nil, internal(err, "create sqlite %s", dsn)
 		}

@@ -51,6 +51,7 @@ Commands:
   serve      start the HTTP server
   users      create and list users (API keys)
   migrate    apply database migrations
+  backup     copy a live SQLite database to a new file
   doctor     check that every user's token totals equal the ledger
   chat       talk to a coach from the terminal
   fake-anthropic  serve a fake Anthropic API (for demos and load tests)
@@ -79,6 +80,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return runUsers(ctx, rest, getenv, stdout, stderr)
 	case "migrate":
 		return runMigrate(ctx, rest, getenv, stdout, stderr)
+	case "backup":
+		return runBackup(ctx, rest, getenv, stdout, stderr)
 	case "doctor":
 		return runDoctor(ctx, rest, getenv, stdout, stderr)
 	case "chat":
