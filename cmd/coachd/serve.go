@@ -10,8 +10,10 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"os/signal"
 	"runtime/debug"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/coachd/coachd"
@@ -134,7 +136,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	fs.DurationVar(&cfg.EventRetention, "event-retention", env.Duration("COACHD_EVENT_RETENTION", 7*24*time.Hour),
 		"how long turns' event logs are kept for clients re-attaching to a stream, at least 1m (also 20 turns per session at most) (env COACHD_EVENT_RETENTION)")
 	fs.DurationVar(&cfg.ShutdownGrace, "shutdown-grace", env.Duration("COACHD_SHUTDOWN_GRACE", defaultShutdownGrace),
-		"on SIGINT/SIGTERM, how long running requests may finish before their turns are cancelled (env COACHD_SHUTDOWN_GRACE)")
+		"on SIGINT/SIGTERM, how long running requests may finish before their turns are cancelled; a second signal ends it (env COACHD_SHUTDOWN_GRACE)")
 	fs.StringVar(&cfg.Pack, "pack", getenv("COACHD_PACK"), "coach pack directory (agents/, skills/, tools/); empty serves the built-in default agent (env COACHD_PACK)")
 	fs.StringVar(&cfg.Workspaces, "workspaces", getenv("COACHD_WORKSPACES"), "directory of the users' workspaces: POST /v1/reviews reviews DIR/<user id>/<workspace> (needs --pack with a coach); empty turns reviews off (env COACHD_WORKSPACES)")
 	fs.StringVar(&cfg.JWKSURL, "jwt-jwks-url", getenv("COACHD_JWT_JWKS_URL"), "accept JWT bearer tokens signed by a key of this JWKS URL beside coachd keys; users are created on first sight (env COACHD_JWT_JWKS_URL)")
@@ -367,8 +369,14 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		return fmt.Errorf("serve: %w", err)
 	case <-ctx.Done():
 	}
+	// A second SIGINT or SIGTERM (an operator who will not wait) ends the
+	// grace at once; registered before the log line that says the first
+	// was seen.
+	again := make(chan os.Signal, 1)
+	signal.Notify(again, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(again)
 	logger.Info("shutting down", "grace", cfg.ShutdownGrace.String())
-	if err := shutdown(srv, api, cfg.ShutdownGrace, cancelBase, logger); err != nil {
+	if err := shutdown(srv, api, cfg.ShutdownGrace, again, cancelBase, logger); err != nil {
 		return fmt.Errorf("shutdown: %w", err)
 	}
 	if err := <-serveErr; err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -389,20 +397,28 @@ func withUI(api http.Handler, connect ...string) http.Handler {
 	return mux
 }
 
-// shutdown stops accepting requests and waits up to grace for the running
-// ones and for the turns that outlive their request (on_disconnect:
-// continue); then every open stream gets a retryable server_shutdown error
+// shutdown stops accepting requests and waits up to grace (or until a
+// signal on again) for the running ones and for the turns that outlive
+// their request (on_disconnect: continue); then every open stream gets a retryable server_shutdown error
 // with its last event id (a client resumes elsewhere or after the
 // restart), the turns still running stop (stored and settled as aborted),
 // the requests are cancelled, and it waits a little more for all of them.
-func shutdown(srv *http.Server, api *server.Server, grace time.Duration, cancelRequests context.CancelFunc, logger *slog.Logger) error {
+func shutdown(srv *http.Server, api *server.Server, grace time.Duration, again <-chan os.Signal, cancelRequests context.CancelFunc, logger *slog.Logger) error {
 	ctx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
+	go func() {
+		select {
+		case <-again:
+			logger.Warn("signalled again: ending the grace now")
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
 	err := srv.Shutdown(ctx)
 	if err == nil {
 		err = api.WaitTurns(ctx)
 	}
-	if !errors.Is(err, context.DeadlineExceeded) {
+	if !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
 		return err
 	}
 	logger.Warn("shutdown grace over: ending the streams and stopping the turns still running")
