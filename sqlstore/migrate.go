@@ -53,19 +53,26 @@ func (d dialect) migrations() ([]migration, error) {
 // the SQLite write lock or a PostgreSQL advisory lock, so running it twice,
 // or from two processes at once, is safe.
 func (db *DB) Migrate(ctx context.Context) error {
+	_, err := db.MigrateApplied(ctx)
+	return err
+}
+
+// MigrateApplied is Migrate, returning the names of the migrations it
+// applied (none: the schema was up to date).
+func (db *DB) MigrateApplied(ctx context.Context) ([]string, error) {
 	ms, err := db.dialect.migrations()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	tx, err := db.beginWrite(ctx)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer tx.Rollback()
 
 	if lock := tx.d.lockMigrations(); lock != "" {
 		if _, err := tx.exec(ctx, lock); err != nil {
-			return internal(err, "migrate: lock")
+			return nil, internal(err, "migrate: lock")
 		}
 	}
 	if _, err := tx.exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
@@ -73,40 +80,45 @@ func (db *DB) Migrate(ctx context.Context) error {
 		name       TEXT NOT NULL,
 		applied_at TEXT NOT NULL
 	)`); err != nil {
-		return internal(err, "migrate: create schema_migrations")
+		return nil, internal(err, "migrate: create schema_migrations")
 	}
 	// Nothing else here writes to a database migrated already, so a file
 	// this process may not write (mode 0444, a read-only volume) passed,
 	// and every turn then failed. A statement that changes nothing still
 	// needs the write permission.
 	if _, err := tx.exec(ctx, `DELETE FROM schema_migrations WHERE 1 = 0`); err != nil {
-		return internal(err, "migrate: cannot write the database (read-only?)")
+		return nil, internal(err, "migrate: cannot write the database (read-only?)")
 	}
 	applied, err := appliedVersions(ctx, tx)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	// A database a newer coachd migrated has tables this binary does not
 	// know how to keep consistent: refuse it rather than run on it.
 	known := ms[len(ms)-1].version
 	for v := range applied {
 		if v > known {
-			return coachd.Errorf(coachd.ECONFLICT, "the database schema is at version %d, newer than this coachd knows (%d): upgrade coachd", v, known)
+			return nil, coachd.Errorf(coachd.ECONFLICT, "the database schema is at version %d, newer than this coachd knows (%d): upgrade coachd", v, known)
 		}
 	}
+	var names []string
 	for _, m := range ms {
 		if applied[m.version] {
 			continue
 		}
 		if _, err := tx.exec(ctx, m.sql); err != nil {
-			return internal(err, "migrate: apply %s", m.name)
+			return nil, internal(err, "migrate: apply %s", m.name)
 		}
 		if _, err := tx.exec(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)`,
 			m.version, m.name, tx.now.Format("2006-01-02T15:04:05.000000Z")); err != nil {
-			return internal(err, "migrate: record %s", m.name)
+			return nil, internal(err, "migrate: record %s", m.name)
 		}
+		names = append(names, m.name)
 	}
-	return tx.commit()
+	if err := tx.commit(); err != nil {
+		return nil, err
+	}
+	return names, nil
 }
 
 func appliedVersions(ctx context.Context, tx *tx) (map[int64]bool, error) {

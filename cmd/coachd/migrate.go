@@ -15,10 +15,31 @@ import (
 
 func runMigrate(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("migrate", "Usage: coachd migrate [--db DSN]\n\nApplies the database migrations that have not run yet. Running it twice does nothing the second time.")
-	return withDB(ctx, fs, args, getenv, stdout, stderr, false, func(db *sqlstore.DB, dsn string) error {
-		fmt.Fprintf(stdout, "migrated %s (%s)\n", maskDSN(dsn), db.Dialect())
-		return nil
-	})
+	dsn := dbFlag(fs, getenv)
+	if done, err := parseFlags(fs, args, stdout, stderr); done || err != nil {
+		return err
+	}
+	db, err := sqlstore.Open(ctx, *dsn, coachd.SystemClock{})
+	if err != nil {
+		return fmt.Errorf("open database %s: %w", maskDSN(*dsn), err)
+	}
+	defer db.Close()
+	names, err := db.MigrateApplied(ctx)
+	if err != nil {
+		return fmt.Errorf("migrate %s: %w", maskDSN(*dsn), err)
+	}
+	for _, n := range names {
+		fmt.Fprintf(stdout, "applied %s\n", n)
+	}
+	switch len(names) {
+	case 0:
+		fmt.Fprintf(stdout, "migrated %s (%s): up to date\n", maskDSN(*dsn), db.Dialect())
+	case 1:
+		fmt.Fprintf(stdout, "migrated %s (%s): 1 migration applied\n", maskDSN(*dsn), db.Dialect())
+	default:
+		fmt.Fprintf(stdout, "migrated %s (%s): %d migrations applied\n", maskDSN(*dsn), db.Dialect(), len(names))
+	}
+	return nil
 }
 
 // withDB parses a database command's flags (adding --db to fs), opens the
