@@ -148,6 +148,9 @@ func (s *Server) handleChat() http.Handler {
 		out := chatResponse{Result: res, Interaction: c.interaction}
 		if res.Err != nil {
 			out.Error = &errorObject{Code: res.Err.Code, Message: res.Err.Message}
+		} else if cut := s.drainCut(res.StopReason); cut != nil {
+			// Not a user's stop: the reply is cut short by a restart.
+			out.Error = &errorObject{Code: cut.Code, Message: "the server is restarting: the reply was cut short (stored, marked partial)"}
 		}
 		w.Header().Set("X-Coachd-Session-Id", res.SessionID)
 		s.encode(w, r, http.StatusOK, out)
