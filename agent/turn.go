@@ -161,18 +161,22 @@ func (t *Turn) Run(ctx context.Context, sink coachd.EventSink) *Result {
 		Type: coachd.EventTurnEnded, SessionID: t.sess.ID, StopReason: stop,
 		Usage: t.turnUsage(), LatencyMS: t.res.LatencyMS,
 	})
+	var ttft time.Duration
+	if !t.firstText.IsZero() {
+		ttft = t.firstText.Sub(wall)
+	}
 	attrs := []any{"session", t.sess.ID, "user", t.req.User.ID, "stop", stop,
 		"tokens", t.usage.Total(), "latency_ms", t.res.LatencyMS}
+	if ttft > 0 {
+		// A slow upstream shows here: the wait for the model's first text.
+		attrs = append(attrs, "first_text_ms", ttft.Milliseconds())
+	}
 	if e := t.res.Err; e != nil {
 		// Why it failed (an upstream error is logged nowhere else): the
 		// code and the caller-safe message, never the user's words.
 		attrs = append(attrs, "error", e.Code, "error_message", e.Message)
 	}
 	r.cfg.Logger.Info("turn ended", attrs...)
-	var ttft time.Duration
-	if !t.firstText.IsZero() {
-		ttft = t.firstText.Sub(wall)
-	}
 	r.cfg.Observer.TurnEnded(t.agent.Name, stop, t.usage, time.Since(wall), ttft)
 	return &t.res
 }

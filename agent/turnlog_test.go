@@ -3,10 +3,12 @@ package agent_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"log/slog"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/coachd/coachd"
 	"github.com/coachd/coachd/agent"
@@ -62,5 +64,37 @@ func TestTurnEndedLogsWhy(t *testing.T) {
 	}
 	if strings.Contains(logs.String(), "hello") {
 		t.Errorf("the log holds the user's message:\n%s", logs)
+	}
+}
+
+// TestTurnEndedLogsFirstText: with a slow upstream the log showed a
+// turn's latency and nothing that told the model's wait from coachd's
+// own time. The line now carries first_text_ms, the time to the first
+// text, which a model that takes 300 ms to start cannot make shorter.
+func TestTurnEndedLogsFirstText(t *testing.T) {
+	h := newHarness(t, agent.Limits{})
+	logs := &lockedBuffer{}
+	r := h.newRunner(nil, nil, func(c *agent.Config) {
+		c.Logger = slog.New(slog.NewJSONHandler(logs, nil))
+	})
+	h.fake.Enqueue(anthropictest.Text("Slow to start, then quick.", 3).Paced(300*time.Millisecond, 0))
+	tr, err := r.Prepare(context.Background(), agent.TurnRequest{User: h.user, Message: "hello"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := tr.Run(context.Background(), &sink{}); res.StopReason != coachd.TurnEndTurn {
+		t.Fatalf("turn: %s %v", res.StopReason, res.Err)
+	}
+	var line struct {
+		Msg         string   `json:"msg"`
+		FirstTextMS *float64 `json:"first_text_ms"`
+	}
+	for _, l := range strings.Split(logs.String(), "\n") {
+		if strings.Contains(l, `"turn ended"`) {
+			json.Unmarshal([]byte(l), &line)
+		}
+	}
+	if line.FirstTextMS == nil || *line.FirstTextMS < 300 {
+		t.Errorf("first_text_ms %v, want at least 300:\n%s", line.FirstTextMS, logs)
 	}
 }
