@@ -58,6 +58,8 @@ func (s *Server) handleReadyz() http.Handler {
 			if err := s.ready(ctx); err != nil {
 				fail("migrations", err)
 			}
+		} else if s.ready != nil {
+			out.Checks["migrations"] = "not checked"
 		}
 		s.encode(w, r, status, out)
 	})

@@ -52,3 +52,31 @@ func TestReadyz(t *testing.T) {
 		t.Fatalf("a failing probe is not logged:\n%s", logs)
 	}
 }
+
+// TestReadyzDeadDatabase: with the database gone, /readyz answered 503
+// with "migrations": "ok", a check it had not run (it cannot, without
+// the database): an operator reading the body took the schema for
+// checked. A check not run now says so.
+func TestReadyzDeadDatabase(t *testing.T) {
+	db := mustDB(t, filepath.Join(t.TempDir(), "c.db"), nil)
+	srv := httptest.NewServer(server.New(server.Deps{Store: db, Ping: db.SQL().PingContext, Ready: db.CheckMigrations,
+		Logger: slog.New(slog.NewTextHandler(&syncBuffer{}, nil))}))
+	defer srv.Close()
+	db.Close()
+	resp, err := http.Get(srv.URL + "/readyz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out struct {
+		Status string            `json:"status"`
+		Checks map[string]string `json:"checks"`
+	}
+	json.NewDecoder(resp.Body).Decode(&out)
+	if resp.StatusCode != 503 || out.Checks["database"] == "ok" {
+		t.Fatalf("readyz with the database closed: %d %+v", resp.StatusCode, out)
+	}
+	if out.Checks["migrations"] == "ok" {
+		t.Errorf("migrations reported ok, unchecked: %+v", out)
+	}
+}
