@@ -51,6 +51,8 @@ func TestHelpMasksURLPasswords(t *testing.T) {
 	env := getenvFrom(map[string]string{
 		"COACHD_DB":          "postgres://coachd:pgsecret-1@db.internal:5432/coachd",
 		"ANTHROPIC_BASE_URL": "https://gw:gwsecret-2@gateway.internal/anthropic",
+		// otlp.go masks the endpoint in its errors; -h showed it whole.
+		"OTEL_EXPORTER_OTLP_ENDPOINT": "https://otel:otlpsecret-3@collector.internal:4318",
 	})
 	for _, cmd := range [][]string{{"serve"}, {"migrate"}, {"doctor"}, {"users", "list"}, {"users", "create"}, {"review"}, {"autobuild"}} {
 		var out, errOut syncBuffer
@@ -59,7 +61,7 @@ func TestHelpMasksURLPasswords(t *testing.T) {
 		if !strings.Contains(help, "-db") {
 			t.Fatalf("%v -h printed no --db:\n%s", cmd, help)
 		}
-		for _, secret := range []string{"pgsecret-1", "gwsecret-2"} {
+		for _, secret := range []string{"pgsecret-1", "gwsecret-2", "otlpsecret-3"} {
 			if strings.Contains(help, secret) {
 				t.Errorf("%v -h shows %s:\n%s", cmd, secret, help)
 			}

@@ -143,8 +143,8 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	fs.StringVar(&cfg.JWTIssuer, "jwt-issuer", getenv("COACHD_JWT_ISSUER"), "the iss tokens must carry (required with --jwt-jwks-url) (env COACHD_JWT_ISSUER)")
 	fs.StringVar(&cfg.JWTAudience, "jwt-audience", getenv("COACHD_JWT_AUDIENCE"), "the aud tokens must carry (required with --jwt-jwks-url) (env COACHD_JWT_AUDIENCE)")
 	fs.StringVar(&cfg.JWTAlgorithms, "jwt-algorithms", envOr(getenv, "COACHD_JWT_ALGORITHMS", "RS256,ES256"), "signature algorithms accepted: RS256, RS384, RS512, ES256, ES384 (env COACHD_JWT_ALGORITHMS)")
-	fs.StringVar(&cfg.OTLPEndpoint, "otlp-endpoint", envOr(getenv, "COACHD_OTLP_ENDPOINT", getenv("OTEL_EXPORTER_OTLP_ENDPOINT")),
-		"export OpenTelemetry traces (turn, model call and tool spans, GenAI conventions) over OTLP/HTTP to this URL, e.g. http://collector:4318; empty is off (env COACHD_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_ENDPOINT)")
+	urlVar(fs, &cfg.OTLPEndpoint, "otlp-endpoint", envOr(getenv, "COACHD_OTLP_ENDPOINT", getenv("OTEL_EXPORTER_OTLP_ENDPOINT")),
+		"export OpenTelemetry traces (turn, model call and tool spans, GenAI conventions) over OTLP/HTTP to this `URL`, e.g. http://collector:4318; empty is off (env COACHD_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_ENDPOINT)")
 	fs.StringVar(&cfg.MetricsAddr, "metrics-addr", getenv("COACHD_METRICS_ADDR"),
 		"also serve Prometheus /metrics on this address, without a key (a private network); /metrics on --addr needs the admin key (env COACHD_METRICS_ADDR)")
 	fs.StringVar(&cfg.CORSOrigins, "cors-origins", getenv("COACHD_CORS_ORIGINS"),
