@@ -346,6 +346,9 @@ func (t *Turn) fail(err error) string {
 	switch e.Code {
 	case coachd.EINTERNAL:
 		t.r.cfg.Logger.Error("turn failed", "session", t.sess.ID, "err", err)
+		// The client gets none of the store's wording, and what to quote:
+		// the line above names the session.
+		e = &coachd.Error{Code: coachd.EINTERNAL, Message: "internal error; quote session " + t.sess.ID + " when reporting it", Err: err}
 	case coachd.EUPSTREAMBUSY, coachd.EUPSTREAMAUTH, coachd.EAPI, coachd.ETIMEOUT:
 		t.r.cfg.Observer.UpstreamError(e.Code)
 	}
