@@ -19,15 +19,11 @@ func runMigrate(ctx context.Context, args []string, getenv func(string) string, 
 	if done, err := parseFlags(fs, args, stdout, stderr); done || err != nil {
 		return err
 	}
-	db, err := sqlstore.Open(ctx, *dsn, coachd.SystemClock{})
+	db, names, err := openMigrated(ctx, *dsn)
 	if err != nil {
-		return fmt.Errorf("open database %s: %w", maskDSN(*dsn), err)
+		return err
 	}
 	defer db.Close()
-	names, err := db.MigrateApplied(ctx)
-	if err != nil {
-		return fmt.Errorf("migrate %s: %w", maskDSN(*dsn), err)
-	}
 	for _, n := range names {
 		fmt.Fprintf(stdout, "applied %s\n", n)
 	}
@@ -94,13 +90,20 @@ func openCurrentDB(ctx context.Context, dsn string, create bool) (*sqlstore.DB, 
 
 // openDB opens and migrates the database.
 func openDB(ctx context.Context, dsn string) (*sqlstore.DB, error) {
+	db, _, err := openMigrated(ctx, dsn)
+	return db, err
+}
+
+// openMigrated is openDB, returning the names of the migrations applied.
+func openMigrated(ctx context.Context, dsn string) (*sqlstore.DB, []string, error) {
 	db, err := sqlstore.Open(ctx, dsn, coachd.SystemClock{})
 	if err != nil {
-		return nil, fmt.Errorf("open database %s: %w", maskDSN(dsn), err)
+		return nil, nil, fmt.Errorf("open database %s: %w", maskDSN(dsn), err)
 	}
-	if err := db.Migrate(ctx); err != nil {
+	names, err := db.MigrateApplied(ctx)
+	if err != nil {
 		db.Close()
-		return nil, fmt.Errorf("migrate %s: %w", maskDSN(dsn), err)
+		return nil, nil, fmt.Errorf("migrate %s: %w", maskDSN(dsn), err)
 	}
-	return db, nil
+	return db, names, nil
 }

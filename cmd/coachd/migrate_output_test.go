@@ -36,3 +36,24 @@ func TestMigrateSaysWhatItApplied(t *testing.T) {
 		t.Errorf("migrate with nothing to do printed:\n%s", got)
 	}
 }
+
+// TestServeLogsMigrations: serve migrates at start, so in a rolling
+// upgrade it is what changes the schema; its log said "database ready"
+// and nothing of the migrations it had just applied. The line now names
+// them.
+func TestServeLogsMigrations(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "old.db")
+	mustOldDB(t, path)
+	files, _ := filepath.Glob(filepath.Join("..", "..", "sqlstore", "migrations", "sqlite", "*.sql"))
+	last := filepath.Base(files[len(files)-1])
+	p := MustServe(t, map[string]string{"COACHD_ADDR": "127.0.0.1:0"}, "--db", path)
+	var line string
+	for _, l := range strings.Split(p.stderr.String(), "\n") {
+		if strings.Contains(l, `msg="database ready"`) {
+			line = l
+		}
+	}
+	if !strings.Contains(line, last) {
+		t.Errorf("the start-up log does not name the migration applied (%s):\n%s", last, p.stderr)
+	}
+}

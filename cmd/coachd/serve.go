@@ -231,12 +231,13 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		logger.Warn("ANTHROPIC_BASE_URL is set but ANTHROPIC_API_KEY is not: serving the offline demo model (set a key, or --provider anthropic)")
 	}
 
-	store, err := openDB(ctx, cfg.DB)
+	store, applied, err := openMigrated(ctx, cfg.DB)
 	if err != nil {
 		return err
 	}
 	defer store.Close()
-	logger.Info("database ready", "dialect", store.Dialect())
+	// In a rolling upgrade this is what changes the schema: say so.
+	logger.Info("database ready", "dialect", store.Dialect(), "migrations_applied", applied)
 	store.SetBudgetConfig(cfg.Budget.store())
 	var pack *agent.Pack
 	expiry := sessionExpiry{}
