@@ -12,7 +12,7 @@ import (
 
 // Backup writes a consistent copy of the SQLite database to path while
 // the database is in use: VACUUM INTO reads one snapshot (what the WAL
-// holds included) on a reader connection, so writers go on meanwhile, and
+// holds included) in a read transaction, so writers go on meanwhile, and
 // writes one self-contained file. The file is created owner-only, as the
 // database is, and must not exist. PostgreSQL has pg_dump.
 func (db *DB) Backup(ctx context.Context, path string) error {

@@ -400,10 +400,11 @@ func withUI(api http.Handler, connect ...string) http.Handler {
 
 // shutdown stops accepting requests and waits up to grace (or until a
 // signal on again) for the running ones and for the turns that outlive
-// their request (on_disconnect: continue); then every open stream gets a retryable server_shutdown error
-// with its last event id (a client resumes elsewhere or after the
-// restart), the turns still running stop (stored and settled as aborted),
-// the requests are cancelled, and it waits a little more for all of them.
+// their request (on_disconnect: continue); then every open stream gets a
+// retryable server_shutdown error with its last event id (a client
+// resumes elsewhere or after the restart), the turns still running stop
+// (stored and settled as aborted), the requests are cancelled, and it
+// waits a little more for all of them.
 func shutdown(srv *http.Server, api *server.Server, grace time.Duration, again <-chan os.Signal, cancelRequests context.CancelFunc, logger *slog.Logger) error {
 	ctx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
