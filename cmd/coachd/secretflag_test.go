@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"flag"
+	"log/slog"
 	"strings"
 	"testing"
 )
@@ -53,6 +54,8 @@ func TestHelpMasksURLPasswords(t *testing.T) {
 		"ANTHROPIC_BASE_URL": "https://gw:gwsecret-2@gateway.internal/anthropic",
 		// otlp.go masks the endpoint in its errors; -h showed it whole.
 		"OTEL_EXPORTER_OTLP_ENDPOINT": "https://otel:otlpsecret-3@collector.internal:4318",
+		// A realtime gateway's credentials: the startup log showed them too.
+		"COACHD_VOICE_PROVIDER_URL": "https://rt:voicesecret-4@realtime.internal",
 	})
 	for _, cmd := range [][]string{{"serve"}, {"migrate"}, {"doctor"}, {"users", "list"}, {"users", "create"}, {"review"}, {"autobuild"}} {
 		var out, errOut syncBuffer
@@ -61,11 +64,16 @@ func TestHelpMasksURLPasswords(t *testing.T) {
 		if !strings.Contains(help, "-db") {
 			t.Fatalf("%v -h printed no --db:\n%s", cmd, help)
 		}
-		for _, secret := range []string{"pgsecret-1", "gwsecret-2", "otlpsecret-3"} {
+		for _, secret := range []string{"pgsecret-1", "gwsecret-2", "otlpsecret-3", "voicesecret-4"} {
 			if strings.Contains(help, secret) {
 				t.Errorf("%v -h shows %s:\n%s", cmd, secret, help)
 			}
 		}
+	}
+	var logged strings.Builder
+	slog.New(slog.NewTextHandler(&logged, nil)).Info("config", "voice", voiceConfig{APIKey: "k", ProviderURL: env("COACHD_VOICE_PROVIDER_URL")})
+	if strings.Contains(logged.String(), "voicesecret-4") || !strings.Contains(logged.String(), "realtime.internal") {
+		t.Errorf("the startup log of voice: %s", logged.String())
 	}
 	fs := flag.NewFlagSet("t", flag.ContinueOnError)
 	dsn := dbFlag(fs, env)

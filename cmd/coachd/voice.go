@@ -32,8 +32,8 @@ func (c *voiceConfig) register(fs *flag.FlagSet, env *envDefaults) {
 	c.APIKey = envOr(getenv, "COACHD_OPENAI_API_KEY", getenv("OPENAI_API_KEY"))
 	fs.StringVar(&c.KeyFile, "voice-key-file", getenv("COACHD_OPENAI_API_KEY_FILE"),
 		"file holding the voice provider's API key (instead of COACHD_OPENAI_API_KEY or OPENAI_API_KEY); voice is off without a key (env COACHD_OPENAI_API_KEY_FILE)")
-	fs.StringVar(&c.ProviderURL, "voice-provider-url", envOr(getenv, "COACHD_VOICE_PROVIDER_URL", voice.DefaultBaseURL),
-		"voice provider base URL, OpenAI Realtime compatible (env COACHD_VOICE_PROVIDER_URL)")
+	urlVar(fs, &c.ProviderURL, "voice-provider-url", envOr(getenv, "COACHD_VOICE_PROVIDER_URL", voice.DefaultBaseURL),
+		"voice provider base `URL`, OpenAI Realtime compatible (env COACHD_VOICE_PROVIDER_URL)")
 	fs.StringVar(&c.Model, "voice-model", envOr(getenv, "COACHD_VOICE_MODEL", voice.DefaultModel), "realtime model of agents that name none (env COACHD_VOICE_MODEL)")
 	fs.StringVar(&c.Voice, "voice", envOr(getenv, "COACHD_VOICE", voice.DefaultVoice), "voice of agents that name none (env COACHD_VOICE)")
 	fs.StringVar(&c.TranscriptionModel, "voice-transcription-model", envOr(getenv, "COACHD_VOICE_TRANSCRIPTION_MODEL", voice.DefaultTranscriptionModel),
@@ -101,7 +101,7 @@ func (c voiceConfig) LogValue() slog.Value {
 		return slog.GroupValue(slog.Bool("enabled", false))
 	}
 	return slog.GroupValue(
-		slog.Bool("enabled", true), slog.String("api_key", "(set)"), slog.String("provider_url", c.ProviderURL),
+		slog.Bool("enabled", true), slog.String("api_key", "(set)"), slog.String("provider_url", maskDSN(c.ProviderURL)),
 		slog.String("model", c.Model), slog.String("voice", c.Voice),
 		slog.String("transcription_model", c.TranscriptionModel), slog.String("tts_model", c.TTSModel),
 	)
