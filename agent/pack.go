@@ -211,7 +211,9 @@ func LoadPack(dir string, opts PackOptions) (*Pack, error) {
 	}
 	servers := loadMCP(dir, opts.LoadMCP, read, problem)
 	for _, s := range servers {
-		p.MCP = append(p.MCP, s)
+		if _, failed := s.(unloadedMCP); !failed {
+			p.MCP = append(p.MCP, s)
+		}
 	}
 	sort.Slice(p.MCP, func(i, j int) bool { return p.MCP[i].Name() < p.MCP[j].Name() })
 	for _, path := range glob(dir, "skills", "*.md") {
@@ -321,7 +323,9 @@ func loadMCP(dir string, load func(string, []byte) (MCPServer, error), read func
 	prefixes := map[string]string{} // prefix → file
 	for _, path := range glob(dir, "mcp", "*.yaml", "*.yml") {
 		file, data, ok := read(path)
+		base := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(path), ".yaml"), ".yml")
 		if !ok {
+			markUnloadedMCP(out, base, file)
 			continue
 		}
 		if load == nil {
@@ -331,9 +335,10 @@ func loadMCP(dir string, load func(string, []byte) (MCPServer, error), read func
 		s, err := load(file, data)
 		if err != nil {
 			loaderProblems(file, err, problem)
+			markUnloadedMCP(out, base, file)
 			continue
 		}
-		if out[s.Name()] != nil {
+		if _, failed := out[s.Name()].(unloadedMCP); !failed && out[s.Name()] != nil {
 			problem(file, 0, fmt.Sprintf("MCP server %q is defined twice", s.Name()))
 			s.Close()
 			continue

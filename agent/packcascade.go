@@ -54,3 +54,25 @@ func markUnloadedData(known map[string]coachd.Tool, paths []string, file func(st
 		}
 	}
 }
+
+// unloadedMCP stands in, while a pack loads, for an MCP server whose file
+// (mcp/<name>.yaml) failed to load: agents naming it are not told it is
+// unknown. It has no prefix, so their allow, deny and requires_approval
+// rules are not judged against the servers that did load. It never
+// reaches a Pack: the file's own problem fails the load.
+type unloadedMCP struct{ name, file string }
+
+func (u unloadedMCP) Name() string { return u.name }
+
+func (u unloadedMCP) Tools(context.Context) ([]coachd.Tool, error) {
+	return nil, fmt.Errorf("MCP server %s: %s failed to load", u.name, u.file)
+}
+
+func (unloadedMCP) Close() error { return nil }
+
+// markUnloadedMCP stands name in for an MCP server file that failed to load.
+func markUnloadedMCP(servers map[string]MCPServer, name, file string) {
+	if servers[name] == nil {
+		servers[name] = unloadedMCP{name, file}
+	}
+}
