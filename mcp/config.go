@@ -59,6 +59,9 @@ type Config struct {
 	// Allow and Deny filter the server's own tool names (path.Match
 	// patterns); an empty Allow allows every tool Deny does not name.
 	Allow, Deny []string
+
+	file        string // the file's name, and command's line in it, for CheckCommand
+	commandLine int
 }
 
 // file is the YAML shape of mcp/<name>.yaml.
@@ -109,7 +112,8 @@ func ParseConfig(fileName string, data []byte, getenv func(string) string) (*Con
 	resolve := func(key, s string) string {
 		return coachd.ExpandEnv(s, getenv, func(name string) { bad(key, "environment variable %s is not set", name) })
 	}
-	c := &Config{Name: f.Name, Prefix: f.Prefix, Timeout: DefaultTimeout, MaxOutput: DefaultMaxOutput, Headers: http.Header{}}
+	c := &Config{Name: f.Name, Prefix: f.Prefix, Timeout: DefaultTimeout, MaxOutput: DefaultMaxOutput, Headers: http.Header{},
+		file: fileName, commandLine: keyLine(root, "command")}
 	base := strings.TrimSuffix(strings.TrimSuffix(path.Base(fileName), ".yaml"), ".yml")
 	switch {
 	case !nameRe.MatchString(f.Name):

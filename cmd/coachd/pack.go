@@ -133,6 +133,9 @@ func loadPackLogged(dir string, getenv func(string) string, allow, secret string
 				return nil, err
 			}
 			c.Dir = abs
+			if err := c.CheckCommand(); err != nil {
+				return nil, err
+			}
 			opts := mcp.Options{Logger: logger.With("component", "mcp")}
 			if c.URL != "" {
 				// The webhooks' address policy: a pack reaches only what
