@@ -188,6 +188,7 @@ func (r *Runner) withMCP(ctx context.Context, ag *Agent, ts *Toolset) (*Agent, *
 
 // bindMCPTools adds the listed tools the agent allows to its turn.
 func (r *Runner) bindMCPTools(ag *Agent, ts *Toolset, lists [][]coachd.Tool) (*Agent, *Toolset) {
+	r.mcp.warnUnoffered(r.cfg.Logger, ag, lists)
 	var add []coachd.Tool
 	names := slices.Clip(ag.Tools)
 	for _, list := range lists {
@@ -232,8 +233,9 @@ func (r *Runner) bindMCPTools(ag *Agent, ts *Toolset, lists [][]coachd.Tool) (*A
 // holds while every server answers with the same list (a server keeps its
 // list until it restarts or the list changes).
 type mcpCache struct {
-	mu sync.Mutex
-	m  map[mcpKey]mcpEntry
+	mu     sync.Mutex
+	m      map[mcpKey]mcpEntry
+	warned map[unofferedKey]bool // see warnUnoffered
 }
 
 type mcpKey struct {

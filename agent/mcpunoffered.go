@@ -1,0 +1,65 @@
+package agent
+
+import (
+	"log/slog"
+	"slices"
+	"strings"
+
+	"github.com/coachd/coachd"
+)
+
+// mcpStarts is an MCP server that counts its starts.
+type mcpStarts interface{ Starts() int }
+
+// unofferedKey is one warning: an agent's literal allow or deny name
+// under one start of its server.
+type unofferedKey struct {
+	agent  *Agent
+	server string
+	starts int
+	name   string
+}
+
+// warnUnoffered logs each literal name of the agent's mcp.allow and
+// mcp.deny that the server it names (by prefix) did not list: such a name
+// matches nothing, and only the server's list can tell. Once per server
+// start: it runs only when a list is new to the turn cache, and remembers
+// what it said.
+func (c *mcpCache) warnUnoffered(log *slog.Logger, ag *Agent, lists [][]coachd.Tool) {
+	for key, names := range map[string][]string{"allow": ag.MCP.Allow, "deny": ag.MCP.Deny} {
+		for _, name := range names {
+			if strings.ContainsAny(name, "*?[\\") {
+				continue
+			}
+			for i, srv := range ag.MCP.Servers {
+				ps, ok := srv.(mcpPrefixed)
+				if !ok || lists[i] == nil || !strings.HasPrefix(name, ps.Prefix()+"__") ||
+					slices.ContainsFunc(lists[i], func(t coachd.Tool) bool { return t.Definition().Name == name }) {
+					continue
+				}
+				k := unofferedKey{agent: ag, server: srv.Name(), name: name}
+				if st, ok := srv.(mcpStarts); ok {
+					k.starts = st.Starts()
+				}
+				if c.markWarned(k) {
+					log.Warn("mcp."+key+": the MCP server offers no such tool; the name matches nothing",
+						"agent", ag.Name, "server", srv.Name(), "tool", name)
+				}
+			}
+		}
+	}
+}
+
+// markWarned records k, reporting whether it is new.
+func (c *mcpCache) markWarned(k unofferedKey) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.warned[k] {
+		return false
+	}
+	if c.warned == nil || len(c.warned) > 1000 {
+		c.warned = map[unofferedKey]bool{}
+	}
+	c.warned[k] = true
+	return true
+}

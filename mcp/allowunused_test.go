@@ -1,0 +1,44 @@
+package mcp
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"testing"
+)
+
+// TestAllowNameNotOffered: an agent's mcp.allow or mcp.deny naming a
+// tool its server does not offer matches nothing, which the pack cannot
+// know before the server lists its tools. When the list arrives, each
+// such literal name is logged, once per server start, not every turn;
+// patterns and names the server offers are not.
+func TestAllowNameNotOffered(t *testing.T) {
+	dir := writePack(t, map[string]string{
+		"mcp/fake.yaml": fakeServerFile,
+		"agents/coach.md": "---\nname: coach\ndescription: A coach.\n" +
+			"mcp:\n  servers: [fake]\n  allow: [fake__echo, fake__nosuch, \"fake__h*\"]\n  deny: [fake__ghost, fake__fail]\n---\nYou coach.\n",
+	})
+	pack, err := loadPack(t, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pack.Close() })
+	var logs lockedBuffer
+	_, _, _, runner := packTurns(t, pack, slog.New(slog.NewTextHandler(&logs, nil)))
+	for range 3 {
+		specs, err := runner.ToolSpecsContext(context.Background(), "coach")
+		if err != nil || len(specs) != 3 {
+			t.Fatalf("specs %v, %v", specs, err)
+		}
+	}
+	var got []string
+	for _, line := range strings.Split(logs.String(), "\n") {
+		if strings.Contains(line, "offers no such tool") {
+			got = append(got, line)
+		}
+	}
+	if len(got) != 2 || !strings.Contains(got[0]+got[1], "mcp.allow") || !strings.Contains(got[0]+got[1], "fake__nosuch") ||
+		!strings.Contains(got[0]+got[1], "mcp.deny") || !strings.Contains(got[0]+got[1], "fake__ghost") {
+		t.Errorf("warnings (want one for fake__nosuch, one for fake__ghost):\n%s\nall logs:\n%s", strings.Join(got, "\n"), logs.String())
+	}
+}
