@@ -62,24 +62,45 @@ func Bridge(ctx context.Context, endpoint, key string, t sdk.Transport, hc *http
 
 // remote is the client side of the bridge. A call is sent once: only a
 // call whose request never left (the connection was already broken) is
-// sent again, on a new connection.
+// sent again, on a new connection. One dial at a time, outside mu: calls
+// whose clients give up, and close, do not wait behind a reconnect.
 type remote struct {
 	endpoint string
 	hc       *http.Client
+	dial     chan struct{} // held while connecting; nil: made on first use
+	once     sync.Once
 	mu       sync.Mutex
 	sess     *sdk.ClientSession
+	closed   bool
 }
 
 func (r *remote) session(ctx context.Context) (*sdk.ClientSession, error) {
+	r.once.Do(func() { r.dial = make(chan struct{}, 1) })
+	select {
+	case r.dial <- struct{}{}:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("connect to %s: %w", r.endpoint, ctx.Err())
+	}
+	defer func() { <-r.dial }()
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.sess != nil {
-		return r.sess, nil
+	sess, closed := r.sess, r.closed
+	r.mu.Unlock()
+	switch {
+	case closed:
+		return nil, errors.New("the bridge is shut down")
+	case sess != nil:
+		return sess, nil
 	}
 	c := sdk.NewClient(&sdk.Implementation{Name: "coachd-mcp", Version: "1"}, &sdk.ClientOptions{Capabilities: &sdk.ClientCapabilities{}})
 	sess, err := c.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: r.endpoint, HTTPClient: r.hc, DisableStandaloneSSE: true}, nil)
 	if err != nil {
 		return nil, fmt.Errorf("connect to %s: %w", r.endpoint, err)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		sess.Close()
+		return nil, errors.New("the bridge is shut down")
 	}
 	r.sess = sess
 	return sess, nil
@@ -153,8 +174,10 @@ func (t sentTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 
 func (r *remote) close() {
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.sess != nil {
-		r.sess.Close()
+	sess := r.sess
+	r.sess, r.closed = nil, true
+	r.mu.Unlock()
+	if sess != nil {
+		sess.Close()
 	}
 }
