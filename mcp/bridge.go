@@ -2,12 +2,14 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -16,8 +18,8 @@ import (
 // Bridge serves, over t (stdio for `coachd mcp`), the MCP server a
 // running coachd serves at endpoint (…/v1/mcp), authenticated with a
 // user's key: one implementation of the tools (the server's), two
-// transports. The remote tool list is read at start; each call is
-// forwarded with its arguments and _meta.
+// transports. The remote tool list is read at start and again as it may
+// change; each call is forwarded with its arguments and _meta.
 func Bridge(ctx context.Context, endpoint, key string, t sdk.Transport, hc *http.Client) error {
 	if hc == nil {
 		hc = &http.Client{}
@@ -34,30 +36,103 @@ func Bridge(ctx context.Context, endpoint, key string, t sdk.Transport, hc *http
 		return fmt.Errorf("the server answers with a redirect to %s: use that URL (the key is not sent to where a redirect points)", req.URL.Redacted())
 	}
 	r := &remote{endpoint: endpoint, hc: &h}
-	sess, err := r.session(ctx)
-	if err != nil {
-		return err
-	}
 	defer r.close()
 	srv := sdk.NewServer(&sdk.Implementation{Name: "coachd", Version: "1"}, nil)
-	n := 0
-	for tool, err := range sess.Tools(ctx, nil) {
-		if err != nil {
-			return fmt.Errorf("list tools: %w", err)
-		}
-		if m, ok := tool.InputSchema.(map[string]any); !ok || m["type"] != "object" {
-			continue
-		}
-		name := tool.Name
-		srv.AddTool(tool, func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-			return r.call(ctx, &sdk.CallToolParams{Meta: req.Params.Meta, Name: name, Arguments: req.Params.Arguments})
-		})
-		n++
+	b := &bridgeTools{r: r, srv: srv, have: map[string]string{}}
+	n, err := b.sync(ctx)
+	if err != nil {
+		return err
 	}
 	if n == 0 {
 		return errors.New("the server offers no tools")
 	}
+	// coachd's list changes as a pack's MCP servers start and stop: ask
+	// again when the client lists, and now and then, so that a change
+	// reaches the client (the SDK sends notifications/tools/list_changed).
+	srv.AddReceivingMiddleware(func(next sdk.MethodHandler) sdk.MethodHandler {
+		return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+			if method == "tools/list" {
+				b.sync(ctx) // on failure the last list is served
+			}
+			return next(ctx, method, req)
+		}
+	})
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	go b.every(ctx, bridgeRelist)
 	return srv.Run(ctx, t)
+}
+
+// bridgeRelist is how often the bridge asks coachd for its tool list.
+const bridgeRelist = time.Minute
+
+// bridgeTools keeps the bridge's tools those coachd lists.
+type bridgeTools struct {
+	r    *remote
+	srv  *sdk.Server
+	mu   sync.Mutex
+	have map[string]string // name → the tool as coachd listed it (JSON)
+}
+
+// sync lists coachd's tools and adds, replaces and removes the bridge's
+// to match; it returns how many there are.
+func (b *bridgeTools) sync(ctx context.Context) (int, error) {
+	sess, err := b.r.session(ctx)
+	if err != nil {
+		return 0, err
+	}
+	var list []*sdk.Tool
+	for tool, err := range sess.Tools(ctx, nil) {
+		if err != nil {
+			b.r.forget(sess, err)
+			return 0, fmt.Errorf("list tools: %w", err)
+		}
+		if m, ok := tool.InputSchema.(map[string]any); ok && m["type"] == "object" {
+			list = append(list, tool)
+		}
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	seen := map[string]bool{}
+	for _, tool := range list {
+		name := tool.Name
+		raw, _ := json.Marshal(tool)
+		seen[name] = true
+		if b.have[name] == string(raw) {
+			continue
+		}
+		b.have[name] = string(raw)
+		b.srv.AddTool(tool, func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			return b.r.call(ctx, &sdk.CallToolParams{Meta: req.Params.Meta, Name: name, Arguments: req.Params.Arguments})
+		})
+	}
+	var gone []string
+	for name := range b.have {
+		if !seen[name] {
+			gone = append(gone, name)
+			delete(b.have, name)
+		}
+	}
+	if len(gone) > 0 {
+		b.srv.RemoveTools(gone...)
+	}
+	return len(b.have), nil
+}
+
+// every syncs each period until ctx ends.
+func (b *bridgeTools) every(ctx context.Context, period time.Duration) {
+	tick := time.NewTicker(period)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			sctx, cancel := context.WithTimeout(ctx, period)
+			b.sync(sctx)
+			cancel()
+		}
+	}
 }
 
 // remote is the client side of the bridge. A call is sent once: only a
@@ -130,12 +205,21 @@ func (r *remote) call(ctx context.Context, p *sdk.CallToolParams) (*sdk.CallTool
 			return nil, err
 		}
 		// The connection was already broken: the call never left.
-		r.mu.Lock()
-		if r.sess == sess {
-			r.sess = nil
-		}
-		r.mu.Unlock()
+		r.forget(sess, err)
 	}
+}
+
+// forget drops sess after err when its connection is closed: the next
+// use connects again.
+func (r *remote) forget(sess *sdk.ClientSession, err error) {
+	if !errors.Is(err, sdk.ErrConnectionClosed) {
+		return
+	}
+	r.mu.Lock()
+	if r.sess == sess {
+		r.sess = nil
+	}
+	r.mu.Unlock()
 }
 
 // answered reports whether err is the server's own JSON-RPC answer to a
