@@ -67,11 +67,13 @@ type Server struct {
 	failures int       // consecutive failed starts or crashes
 	retryAt  time.Time // no start before this
 	starts   int
-	closed   bool
-	listing  chan struct{} // closed when the background listing ends; nil when none runs
-	since    time.Time     // when it began
-	listErr  error         // the last listing's failure
-	slow     bool          // a listing outlasted the wait, and none has succeeded since
+	// checkedStart is the start whose listing warnUnlisted checked.
+	checkedStart int
+	closed       bool
+	listing      chan struct{} // closed when the background listing ends; nil when none runs
+	since        time.Time     // when it began
+	listErr      error         // the last listing's failure
+	slow         bool          // a listing outlasted the wait, and none has succeeded since
 }
 
 // Options tune a Server.

@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/coachd/coachd"
@@ -93,6 +94,7 @@ func (s *Server) listTools(ctx context.Context) ([]coachd.Tool, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 	defer cancel()
 	out, size, skipped := []coachd.Tool{}, 0, 0
+	listed, whole := map[string]bool{}, true
 	for t, err := range sess.Tools(ctx, nil) {
 		if err != nil {
 			s.broken(sess, err)
@@ -100,8 +102,10 @@ func (s *Server) listTools(ctx context.Context) ([]coachd.Tool, error) {
 		}
 		if len(out) >= 200 {
 			s.log.Warn("mcp server lists more than 200 tools; the rest are skipped")
+			whole = false
 			break
 		}
+		listed[t.Name] = true
 		if !Allowed(t.Name, s.cfg.Allow, s.cfg.Deny) {
 			continue
 		}
@@ -122,11 +126,28 @@ func (s *Server) listTools(ctx context.Context) ([]coachd.Tool, error) {
 		s.log.Warn("mcp server's tools are over the size bound; the rest are skipped", "kept", len(out), "skipped", skipped, "bound_bytes", maxListBytes)
 	}
 	s.mu.Lock()
+	warn := whole && s.sess == sess && s.checkedStart != s.starts
 	if s.sess == sess {
-		s.tools, s.listedAt = out, time.Now()
+		s.tools, s.listedAt, s.checkedStart = out, time.Now(), s.starts
 	}
 	s.mu.Unlock()
+	if warn {
+		s.warnUnlisted(listed)
+	}
 	return out, nil
+}
+
+// warnUnlisted logs each literal name of the file's allow and deny that
+// the server did not list: it matches nothing (a typo, a tool renamed).
+// Once per start: listings repeat every toolsTTL.
+func (s *Server) warnUnlisted(listed map[string]bool) {
+	for key, list := range map[string][]string{"allow": s.cfg.Allow, "deny": s.cfg.Deny} {
+		for _, name := range list {
+			if !strings.ContainsAny(name, "*?[\\") && !listed[name] {
+				s.log.Warn("mcp server file's "+key+": the server lists no such tool; the name matches nothing", "tool", name)
+			}
+		}
+	}
 }
 
 // lasts reports whether ctx lasts at least d.
