@@ -11,22 +11,28 @@ import (
 // mcpStarts is an MCP server that counts its starts.
 type mcpStarts interface{ Starts() int }
 
-// unofferedKey is one warning: an agent's literal allow or deny name
-// under one start of its server.
+// unofferedKey is one warning: an agent's literal allow, deny or
+// approval name under one start of its server.
 type unofferedKey struct {
 	agent  *Agent
 	server string
 	starts int
+	list   string
 	name   string
 }
 
-// warnUnoffered logs each literal name of the agent's mcp.allow and
-// mcp.deny that the server it names (by prefix) did not list: such a name
-// matches nothing, and only the server's list can tell. Once per server
+// warnUnoffered logs each literal name of the agent's mcp.allow,
+// mcp.deny and requires_approval that the server it names (by prefix) did
+// not list: such a name matches nothing (a rule so written gates no call),
+// and only the server's list can tell. Once per server
 // start: it runs only when a list is new to the turn cache, and remembers
 // what it said.
 func (c *mcpCache) warnUnoffered(log *slog.Logger, ag *Agent, lists [][]coachd.Tool) {
-	for key, names := range map[string][]string{"allow": ag.MCP.Allow, "deny": ag.MCP.Deny} {
+	var gated []string
+	for _, r := range ag.Approvals {
+		gated = append(gated, r.Tool)
+	}
+	for key, names := range map[string][]string{"mcp.allow": ag.MCP.Allow, "mcp.deny": ag.MCP.Deny, "requires_approval": gated} {
 		for _, name := range names {
 			if strings.ContainsAny(name, "*?[\\") {
 				continue
@@ -37,12 +43,12 @@ func (c *mcpCache) warnUnoffered(log *slog.Logger, ag *Agent, lists [][]coachd.T
 					slices.ContainsFunc(lists[i], func(t coachd.Tool) bool { return t.Definition().Name == name }) {
 					continue
 				}
-				k := unofferedKey{agent: ag, server: srv.Name(), name: name}
+				k := unofferedKey{agent: ag, server: srv.Name(), list: key, name: name}
 				if st, ok := srv.(mcpStarts); ok {
 					k.starts = st.Starts()
 				}
 				if c.markWarned(k) {
-					log.Warn("mcp."+key+": the MCP server offers no such tool; the name matches nothing",
+					log.Warn(key+": the MCP server offers no such tool; the name matches nothing",
 						"agent", ag.Name, "server", srv.Name(), "tool", name)
 				}
 			}

@@ -42,3 +42,33 @@ func TestAllowNameNotOffered(t *testing.T) {
 		t.Errorf("warnings (want one for fake__nosuch, one for fake__ghost):\n%s\nall logs:\n%s", strings.Join(got, "\n"), logs.String())
 	}
 }
+
+// TestApprovalNameNotOffered: a requires_approval rule naming an MCP
+// tool its server does not offer (a typo of crm__delete) gates nothing,
+// so the calls it meant to hold run unasked: logged like an allow name.
+func TestApprovalNameNotOffered(t *testing.T) {
+	dir := writePack(t, map[string]string{
+		"mcp/fake.yaml": fakeServerFile,
+		"agents/coach.md": "---\nname: coach\ndescription: A coach.\nmcp: {servers: [fake]}\n" +
+			"requires_approval: [fake__fial, fake__echo, \"fake__h*\"]\n---\nYou coach.\n",
+	})
+	pack, err := loadPack(t, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pack.Close() })
+	var logs lockedBuffer
+	_, _, _, runner := packTurns(t, pack, slog.New(slog.NewTextHandler(&logs, nil)))
+	if _, err := runner.ToolSpecsContext(context.Background(), "coach"); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, line := range strings.Split(logs.String(), "\n") {
+		if strings.Contains(line, "offers no such tool") {
+			got = append(got, line)
+		}
+	}
+	if len(got) != 1 || !strings.Contains(got[0], "requires_approval") || !strings.Contains(got[0], "tool=fake__fial") {
+		t.Errorf("warnings (want one for fake__fial):\n%s\nall logs:\n%s", strings.Join(got, "\n"), logs.String())
+	}
+}
