@@ -211,17 +211,10 @@ func TestMCPHelp(t *testing.T) {
 // and an agent's unknown server.
 func TestPackValidateMCP(t *testing.T) {
 	dir := t.TempDir()
-	for name, body := range map[string]string{
+	writeTree(t, dir, map[string]string{
 		"agents/coach.md": "---\nname: coach\ndescription: A coach.\nmcp: {servers: [crm, ghost]}\n---\nYou coach.\n",
 		"mcp/crm.yaml":    "name: crm\nurl: https://crm.example/mcp\nheaders: {Authorization: \"Bearer ${CRM_TOKEN}\"}\nmax_output: 10\n",
-	} {
-		if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(name)), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	})
 	var stdout bytes.Buffer
 	err := run(context.Background(), []string{"coachd", "pack", "validate", dir}, getenvFrom(nil), &stdout, io.Discard)
 	if err == nil {
@@ -285,15 +278,10 @@ func runFakeMCP() int {
 // it, and stops it when coachd shuts down.
 func TestServeMCPPack(t *testing.T) {
 	dir := t.TempDir()
-	for name, body := range map[string]string{
+	writeTree(t, dir, map[string]string{
 		"agents/coach.md": "---\nname: coach\ndescription: A coach.\ntools: [save_note]\nmcp: {servers: [fake]}\n---\nYou coach.\n",
 		"mcp/fake.yaml":   "name: fake\ncommand: ${COACHD_TEST_BIN}\nenv: {" + fakeMCPEnv + ": stdio}\n",
-	} {
-		os.MkdirAll(filepath.Join(dir, filepath.Dir(name)), 0o755)
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	})
 	dbPath := filepath.Join(t.TempDir(), "coachd.db")
 	key := mustCreateRichUser(t, dbPath, "ada")
 	p := MustServe(t, map[string]string{"COACHD_DB": dbPath, "COACHD_PACK": dir, "COACHD_TEST_BIN": os.Args[0]}, "--addr", "127.0.0.1:0")

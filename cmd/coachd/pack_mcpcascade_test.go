@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -16,19 +14,12 @@ import (
 // server no file defines still is.
 func TestPackValidateMCPOneCause(t *testing.T) {
 	dir := t.TempDir()
-	for name, body := range map[string]string{
+	writeTree(t, dir, map[string]string{
 		"agents/coach.md": "---\nname: coach\ndescription: A coach.\nmcp: {servers: [crm, files], allow: [crm__lookup, files__read]}\nrequires_approval: [crm__write]\n---\nYou coach.\n",
 		"agents/other.md": "---\nname: other\ndescription: Another.\nmcp: {servers: [crm, ghost]}\n---\nYou coach.\n",
 		"mcp/crm.yaml":    "name: crm\nurl: https://crm.example.com/mcp\ntimeout: nope\n",
 		"mcp/files.yaml":  "name: files\nurl: https://files.example.com/mcp\n",
-	} {
-		if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(name)), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	})
 	var stdout bytes.Buffer
 	err := run(context.Background(), []string{"coachd", "pack", "validate", dir}, getenvFrom(nil), &stdout, io.Discard)
 	if err == nil {

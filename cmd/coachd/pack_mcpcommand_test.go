@@ -15,21 +15,14 @@ import (
 // the pack loads, not a warning on the first turn that mounts it.
 func TestPackValidateMCPCommand(t *testing.T) {
 	dir := t.TempDir()
-	for name, body := range map[string]string{
+	writeTree(t, dir, map[string]string{
 		"agents/coach.md":  "---\nname: coach\ndescription: A coach.\nmcp: {servers: [files, local, notexec, shell]}\n---\nYou coach.\n",
 		"mcp/files.yaml":   "name: files\ncommand: fliesserver-no-such-program\n",
 		"mcp/local.yaml":   "name: local\nargs: [-v]\ncommand: ./bin/server\n",
 		"mcp/notexec.yaml": "name: notexec\ncommand: ./bin/plain\n",
 		"mcp/shell.yaml":   "name: shell\ncommand: sh\n",
 		"bin/plain":        "not a program\n",
-	} {
-		if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(name)), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	})
 	validate := func() (string, error) {
 		var stdout bytes.Buffer
 		err := run(context.Background(), []string{"coachd", "pack", "validate", dir}, getenvFrom(nil), &stdout, io.Discard)

@@ -16,18 +16,11 @@ import (
 // for one would apply to the other: a pack problem at the prefix line.
 func TestPackValidateMCPPrefixClash(t *testing.T) {
 	dir := t.TempDir()
-	for name, body := range map[string]string{
+	writeTree(t, dir, map[string]string{
 		"agents/coach.md": "---\nname: coach\ndescription: A coach.\nmcp: {servers: [crm, crm_v2]}\n---\nYou coach.\n",
 		"mcp/crm.yaml":    "name: crm\nurl: https://crm.example.com/mcp\n",
 		"mcp/crm_v2.yaml": "name: crm_v2\nurl: https://crm2.example.com/mcp\nprefix: crm\n",
-	} {
-		if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(name)), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	})
 	var stdout bytes.Buffer
 	err := run(context.Background(), []string{"coachd", "pack", "validate", dir}, getenvFrom(nil), &stdout, io.Discard)
 	if want := `mcp/crm_v2.yaml:3: prefix "crm" is also mcp/crm.yaml's: the two servers' tools would share names`; err == nil || !strings.Contains(stdout.String(), want) {

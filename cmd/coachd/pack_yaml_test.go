@@ -16,7 +16,7 @@ import (
 // every other pack problem.
 func TestPackValidateYAMLSyntax(t *testing.T) {
 	dir := t.TempDir()
-	for name, body := range map[string]string{
+	writeTree(t, dir, map[string]string{
 		"tools/hook.yaml":  "name: hook\ndescription: d\nurl: https://example.com/x\ninput_schema: {type: object\n",
 		"tools/tab.yaml":   "name: tab\n\tdescription: d\n",
 		"tools/typed.yaml": "name: typed\ndescription: d\nurl: https://example.com/x\nmax_response_bytes: lots\n",
@@ -25,14 +25,7 @@ func TestPackValidateYAMLSyntax(t *testing.T) {
 		"agents/coach.md":  "---\nname: coach\ndescription: A coach.\ntools: [save_note\n---\nYou coach.\n",
 		"skills/s.md":      "---\nname: s\nsummary: x\nwhen: {keywords: [a}\n---\n## Goal\nx\n",
 		"notes.yaml":       "categories: [x]\ntypes: [a, b\n",
-	} {
-		if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(name)), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	})
 	var stdout bytes.Buffer
 	if err := run(context.Background(), []string{"coachd", "pack", "validate", dir}, getenvFrom(nil), &stdout, io.Discard); err == nil {
 		t.Fatal("a pack with YAML errors validated")
@@ -60,18 +53,11 @@ func TestPackValidateYAMLSyntax(t *testing.T) {
 // problem.
 func TestPackValidateToolFileLines(t *testing.T) {
 	dir := t.TempDir()
-	for name, body := range map[string]string{
+	writeTree(t, dir, map[string]string{
 		"agents/coach.md":  "---\nname: coach\ndescription: A coach.\n---\nYou coach.\n",
 		"tools/hook.yaml":  "name: hook\ndescription: d\nurl: https://example.com/x\ninput_schema:\n  type: object\n  properties:\n    x: {type: strng}\n",
 		"tools/other.yaml": "description: d\nurl: https://example.com/x\nname: othr\n",
-	} {
-		if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(name)), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	})
 	var stdout bytes.Buffer
 	if err := run(context.Background(), []string{"coachd", "pack", "validate", dir}, getenvFrom(nil), &stdout, io.Discard); err == nil {
 		t.Fatal("the pack validated")
@@ -88,6 +74,19 @@ func TestPackValidateToolFileLines(t *testing.T) {
 	for _, line := range strings.Split(strings.TrimSpace(got), "\n") {
 		if !strings.HasPrefix(line, "tools/") {
 			t.Errorf("a problem line without its file: %q", line)
+		}
+	}
+}
+
+// writeTree writes files (path: content, slash-separated) under dir.
+func writeTree(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for name, body := range files {
+		if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
 		}
 	}
 }
