@@ -104,7 +104,7 @@ func goModule(t *testing.T, pass bool) string {
 		body = "a - b"
 	}
 	write(t, filepath.Join(dir, "add.go"), "package m\n\nfunc Add(a, b int) int { return "+body+" }\n")
-	write(t, filepath.Join(dir, "add_test.go"), "package m\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n\tif Add(2, 3) != 5 {\n\t\tt.Fatal(\"Add(2, 3) != 5\")\n\t}\n}\n")
+	write(t, filepath.Join(dir, "add_test.go"), addTestFile)
 	return dir
 }
 
@@ -157,3 +157,7 @@ func TestGitDiff(t *testing.T) {
 		t.Fatalf("path outside: %+v", res)
 	}
 }
+
+// addTestFile is add_test.go of the modules the tests build: TestAdd
+// checks that Add(2, 3) is 5.
+const addTestFile = "package m\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n\tif Add(2, 3) != 5 {\n\t\tt.Fatal(\"Add(2, 3) != 5\")\n\t}\n}\n"

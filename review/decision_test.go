@@ -150,3 +150,12 @@ func TestDecisionSchema(t *testing.T) {
 		t.Errorf("the seed's feedback shape refused: %v", err)
 	}
 }
+
+// wantRefused asserts that approving now is refused because a test run
+// did not pass; msg says what an acceptance would mean.
+func wantRefused(t *testing.T, tools map[string]coachd.Tool, msg string) {
+	t.Helper()
+	if res := call(t, tools, DecisionTool, approveInput); !res.IsError || !strings.Contains(res.Content, "did not pass") {
+		t.Fatalf("%s: %s", msg, res.Content)
+	}
+}

@@ -31,8 +31,5 @@ func TestApprovalAfterAFailedRun(t *testing.T) {
 	if res := call(t, tools, RunCommandTool, `{"command":"go test -v -run TestAddZero ./..."}`); !strings.Contains(res.Content, `"exit_code":0`) {
 		t.Fatalf("one test: %+v", res)
 	}
-	res := call(t, tools, DecisionTool, approveInput)
-	if !res.IsError || !strings.Contains(res.Content, "did not pass") {
-		t.Fatalf("approval accepted after a failed run of this review: %+v", res)
-	}
+	wantRefused(t, tools, "approval accepted after a failed run of this review")
 }

@@ -28,10 +28,7 @@ func TestApprovalAfterSwallowedFailure(t *testing.T) {
 	if res.IsError || !strings.Contains(res.Content, "--- FAIL: TestAdd") {
 		t.Errorf("the run does not show the failing test: %s", res.Content)
 	}
-	res = call(t, tools, DecisionTool, approveInput)
-	if !res.IsError || !strings.Contains(res.Content, "did not pass") {
-		t.Fatalf("approval accepted although TestAdd failed: %s", res.Content)
-	}
+	wantRefused(t, tools, "approval accepted although TestAdd failed")
 }
 
 // TestApprovalAfterFailureInCutOutput: run_command keeps the head and
@@ -63,10 +60,7 @@ func TestApprovalAfterFailureInCutOutput(t *testing.T) {
 	if run := tr.lastTestRun(); run == nil || run.Tests == nil || run.Tests.Failed != 1 || run.Tests.Passed != 2 {
 		t.Errorf("counts %+v, want 2 passed and 1 failed", run.Tests)
 	}
-	res = call(t, tools, DecisionTool, approveInput)
-	if !res.IsError || !strings.Contains(res.Content, "did not pass") {
-		t.Fatalf("approval accepted although TestAdd failed: %s", res.Content)
-	}
+	wantRefused(t, tools, "approval accepted although TestAdd failed")
 }
 
 // TestApprovalWhenNoTestRan: the worker's code can end the test binary
@@ -83,8 +77,7 @@ func TestApprovalWhenNoTestRan(t *testing.T) {
 	write(t, filepath.Join(dir, "add.go"), "package m\n\nimport (\n\t\"os\"\n\t\"strings\"\n)\n\n"+
 		"func init() {\n\tif strings.HasSuffix(os.Args[0], \".test\") {\n\t\tos.Exit(0)\n\t}\n}\n\n"+
 		"func Add(a, b int) int { return a - b }\n")
-	write(t, filepath.Join(dir, "add_test.go"), "package m\n\nimport \"testing\"\n\n"+
-		"func TestAdd(t *testing.T) {\n\tif Add(2, 3) != 5 {\n\t\tt.Fatal(\"Add(2, 3) != 5\")\n\t}\n}\n")
+	write(t, filepath.Join(dir, "add_test.go"), addTestFile)
 	tools, _ := reviewTools(t, dir, "go test ./...")
 	if res := call(t, tools, ValidateTool, validateInput); res.IsError {
 		t.Fatalf("validate: %+v", res)
@@ -92,8 +85,5 @@ func TestApprovalWhenNoTestRan(t *testing.T) {
 	if res := call(t, tools, RunCommandTool, `{"command":"go test ./..."}`); res.IsError || !strings.Contains(res.Content, `"exit_code":0`) {
 		t.Fatalf("run: %+v", res)
 	}
-	res := call(t, tools, DecisionTool, approveInput)
-	if !res.IsError || !strings.Contains(res.Content, "did not pass") {
-		t.Fatalf("approval accepted although no test ran: %s", res.Content)
-	}
+	wantRefused(t, tools, "approval accepted although no test ran")
 }
