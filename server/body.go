@@ -112,7 +112,11 @@ func bodyTimeoutError(err error) error {
 // decodeForeign: encoding/json lets it through and PostgreSQL TEXT cannot
 // hold it. The error names the field, as unmarshalStrict's does. A body
 // that is not JSON is left for its decoder to refuse.
-func noNUL(body []byte) error {
+func noNUL(body []byte) error { return noNULAt("", body) }
+
+// noNULAt is noNUL for a value read at the pointer at of its body, which
+// the field the error names starts with.
+func noNULAt(at jsontext.Pointer, body []byte) error {
 	// Valid JSON can only spell a NUL as an escape.
 	if !bytes.Contains(body, []byte(`\u0000`)) {
 		return nil
@@ -124,7 +128,7 @@ func noNUL(body []byte) error {
 			return nil
 		}
 		if tok.Kind() == '"' && strings.IndexByte(tok.String(), 0) >= 0 {
-			return coachd.Invalid(coachd.FieldError{Field: fieldPath(dec.StackPointer()), Message: "must not contain NUL (U+0000) characters", Code: "nul"})
+			return coachd.Invalid(coachd.FieldError{Field: fieldPath(at + dec.StackPointer()), Message: "must not contain NUL (U+0000) characters", Code: "nul"})
 		}
 		if dec.StackDepth() == 0 {
 			return nil

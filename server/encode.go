@@ -48,14 +48,24 @@ func readBody(r *http.Request) ([]byte, error) {
 	if err == nil {
 		return body, nil
 	}
-	if e := bodyTimeoutError(err); e != nil {
+	if e := bodyLimitError(err); e != nil {
 		return nil, e
+	}
+	return nil, &coachd.Error{Code: coachd.EINVALID, Message: "request body could not be read", Err: err}
+}
+
+// bodyLimitError is the answer to a read of the body that failed on one
+// of its bounds: 413 past its size, bodyTimeoutError's past its time; nil
+// for any other error.
+func bodyLimitError(err error) error {
+	if e := bodyTimeoutError(err); e != nil {
+		return e
 	}
 	var tooBig *http.MaxBytesError
 	if errors.As(err, &tooBig) {
-		return nil, &coachd.Error{Code: coachd.ETOOLARGE, Message: fmt.Sprintf("request body is larger than %d bytes", tooBig.Limit), Err: err}
+		return &coachd.Error{Code: coachd.ETOOLARGE, Message: fmt.Sprintf("request body is larger than %d bytes", tooBig.Limit), Err: err}
 	}
-	return nil, &coachd.Error{Code: coachd.EINVALID, Message: "request body could not be read", Err: err}
+	return nil
 }
 
 // decodeForeign reads the JSON body of a client whose format coachd does

@@ -1,10 +1,7 @@
 package server
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -45,7 +42,7 @@ func decodeOAIRequest(r *http.Request, req *oaiRequest) error {
 		}
 		name := tok.String()
 		if strings.EqualFold(name, "messages") && dec.PeekKind() == '[' {
-			msgs, err := decodeOAIMessages(dec, req.Messages[:0])
+			msgs, err := decodeOAIMessages(dec, name, req.Messages[:0])
 			if err != nil {
 				return err
 			}
@@ -56,7 +53,7 @@ func decodeOAIRequest(r *http.Request, req *oaiRequest) error {
 		if err != nil {
 			return oaiBodyError(err)
 		}
-		if err := noNULIn(name, v); err != nil {
+		if err := noNULAt(jsontext.Pointer("").AppendToken(name), v); err != nil {
 			return err
 		}
 		if len(rest) > 1 {
@@ -77,8 +74,9 @@ func decodeOAIRequest(r *http.Request, req *oaiRequest) error {
 	return nil
 }
 
-// decodeOAIMessages reads the messages array dec is at, appending to msgs.
-func decodeOAIMessages(dec *jsontext.Decoder, msgs []oaiMessage) ([]oaiMessage, error) {
+// decodeOAIMessages reads the messages array dec is at, a member named
+// name, appending to msgs.
+func decodeOAIMessages(dec *jsontext.Decoder, name string, msgs []oaiMessage) ([]oaiMessage, error) {
 	if _, err := dec.ReadToken(); err != nil {
 		return nil, oaiBodyError(err)
 	}
@@ -87,11 +85,11 @@ func decodeOAIMessages(dec *jsontext.Decoder, msgs []oaiMessage) ([]oaiMessage, 
 		if err != nil {
 			return nil, oaiBodyError(err)
 		}
-		field := "messages[" + strconv.Itoa(len(msgs)) + "]"
+		at := jsontext.Pointer("").AppendToken(name).AppendToken(strconv.Itoa(len(msgs)))
 		if len(v) > ChatMaxBodyBytes {
-			return nil, coachd.Errorf(coachd.ETOOLARGE, "%s is larger than %d bytes", field, ChatMaxBodyBytes)
+			return nil, coachd.Errorf(coachd.ETOOLARGE, "%s is larger than %d bytes", fieldPath(at), ChatMaxBodyBytes)
 		}
-		if err := noNULIn(field, v); err != nil {
+		if err := noNULAt(at, v); err != nil {
 			return nil, err
 		}
 		var m oaiMessage
@@ -131,39 +129,8 @@ func (c *oaiContent) dropData() {
 // did not arrive in time or is too large says so, anything else is not a
 // chat completion request.
 func oaiBodyError(err error) error {
-	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-		return errOAIBody
-	}
-	if e := bodyTimeoutError(err); e != nil {
+	if e := bodyLimitError(err); e != nil {
 		return e
 	}
-	var tooBig *http.MaxBytesError
-	if errors.As(err, &tooBig) {
-		return &coachd.Error{Code: coachd.ETOOLARGE, Message: fmt.Sprintf("request body is larger than %d bytes", tooBig.Limit), Err: err}
-	}
 	return errOAIBody
-}
-
-// noNULIn is noNUL for the value of field, which its error names.
-func noNULIn(field string, v []byte) error {
-	if !bytes.Contains(v, []byte(`\u0000`)) {
-		return nil
-	}
-	var ce *coachd.Error
-	if err := noNUL(v); !errors.As(err, &ce) {
-		return err
-	}
-	details := make([]coachd.FieldError, len(ce.Details))
-	for i, d := range ce.Details {
-		switch {
-		case d.Field == "":
-			d.Field = field
-		case strings.HasPrefix(d.Field, "["):
-			d.Field = field + d.Field
-		default:
-			d.Field = field + "." + d.Field
-		}
-		details[i] = d
-	}
-	return coachd.Invalid(details...)
 }
