@@ -158,11 +158,25 @@ func AttachmentInfo(b Block) (mediaType string, size int, ok bool) {
 // AttachmentSentLen is the length of an image or document block's source
 // data as sent (base64 or text), 0 for any other block.
 func AttachmentSentLen(b Block) int {
-	if o, ok := omittedOf(b); ok {
-		return o.Sent
+	_, n, _ := AttachmentSent(b)
+	return n
+}
+
+// AttachmentSent is AttachmentInfo with the length of the block's source
+// data as sent (base64 or text) for its size, in one read of the source:
+// the type and the sent length of each photo are asked together.
+func AttachmentSent(b Block) (mediaType string, sent int, ok bool) {
+	if b.Type != BlockImage && b.Type != BlockDocument {
+		return "", 0, false
 	}
-	s, _ := readSourceHead(b.Source)
-	return s.Data.n
+	if o, ok := omittedOf(b); ok {
+		return o.MediaType, o.Sent, true
+	}
+	s, ok := readSourceHead(b.Source)
+	if !ok {
+		return "", 0, false
+	}
+	return s.MediaType, s.Data.n, true
 }
 
 // readSourceHead reads a block's source. AttachmentBlock's, a map

@@ -48,8 +48,8 @@ func limitAttachments(msgs []coachd.ModelMessage) {
 			continue
 		}
 		for j, b := range m.Blocks {
-			if _, _, ok := coachd.AttachmentInfo(b); ok {
-				all = append(all, sentAttachment{i, j, sourceLen(b)})
+			if _, n, ok := coachd.AttachmentSent(b); ok {
+				all = append(all, sentAttachment{i, j, n})
 			}
 		}
 	}
@@ -143,11 +143,10 @@ func attachmentTokens(msgs []coachd.ModelMessage) (data int, tokens int64) {
 // holds and its estimated tokens; ok is false for any other block (a text
 // document's tokens are those of its text).
 func binaryAttachment(b coachd.Block) (data int, tokens int64, ok bool) {
-	typ, _, ok := coachd.AttachmentInfo(b)
+	typ, data, ok := coachd.AttachmentSent(b)
 	if !ok || typ == coachd.MediaText {
 		return 0, 0, false
 	}
-	data = sourceLen(b)
 	if typ != coachd.MediaPDF {
 		return data, imageTokens, true
 	}

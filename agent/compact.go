@@ -176,8 +176,8 @@ func historyTokens(msgs []*coachd.Message) int64 {
 	var sizes []int
 	for _, m := range msgs {
 		for _, b := range m.Blocks {
-			if _, _, ok := coachd.AttachmentInfo(b); ok && m.Role == coachd.RoleUser {
-				sizes = append(sizes, sourceLen(b))
+			if _, n, ok := coachd.AttachmentSent(b); ok && m.Role == coachd.RoleUser {
+				sizes = append(sizes, n)
 			}
 		}
 	}
