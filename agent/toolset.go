@@ -350,10 +350,12 @@ func validate(sch *jsonschema.Schema, input json.RawMessage) error {
 		return coachd.Invalid(coachd.FieldError{Field: "(input)", Message: "is not valid JSON", Code: "json"})
 	}
 	// The model (or an app) may write U+0000, which a schema cannot
-	// forbid and PostgreSQL TEXT cannot store: refuse it here, once for
-	// every tool, so the model reads which field to fix (issue 20 finding 6).
-	if nul := nulFields(v, nil, nil); len(nul) > 0 {
-		return coachd.Invalid(nul...)
+	// forbid and PostgreSQL TEXT cannot store (issue 20 finding 6), or a
+	// number past float64 that the schema would read as an exact big.Rat
+	// at great cost: refuse both here, once for every tool, so the model
+	// reads which field to fix.
+	if bad := badValues(v, nil, nil); len(bad) > 0 {
+		return coachd.Invalid(bad...)
 	}
 	err = sch.Validate(v)
 	if err == nil {
@@ -385,42 +387,6 @@ func validate(sch *jsonschema.Schema, input json.RawMessage) error {
 		details = append(details, coachd.FieldError{Field: field, Message: e.ErrorKind.LocalizedString(printer), Code: code})
 	})
 	return coachd.Invalid(details...)
-}
-
-// nulFields lists the strings and keys of a decoded JSON value that hold a
-// NUL character, named like schema errors (fields joined by dots).
-func nulFields(v any, path []string, out []coachd.FieldError) []coachd.FieldError {
-	field := func(p []string) string {
-		if len(p) == 0 {
-			return "(input)"
-		}
-		return strings.Join(p, ".")
-	}
-	switch x := v.(type) {
-	case string:
-		if strings.IndexByte(x, 0) >= 0 {
-			out = append(out, coachd.FieldError{Field: field(path), Message: "must not contain NUL (U+0000) characters", Code: "nul"})
-		}
-	case []any:
-		for i, e := range x {
-			out = nulFields(e, append(path[:len(path):len(path)], strconv.Itoa(i)), out)
-		}
-	case map[string]any:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			p := append(path[:len(path):len(path)], k)
-			if strings.IndexByte(k, 0) >= 0 {
-				out = append(out, coachd.FieldError{Field: field(p), Message: "is a field name with a NUL (U+0000) character", Code: "nul"})
-				continue
-			}
-			out = nulFields(x[k], p, out)
-		}
-	}
-	return out
 }
 
 func leaves(e *jsonschema.ValidationError, f func(*jsonschema.ValidationError)) {
