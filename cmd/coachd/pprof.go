@@ -6,12 +6,14 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"strings"
 	"time"
 )
 
 // servePprof serves net/http/pprof on addr, which must be a loopback
-// address: profiles reveal code paths and memory, and the endpoints have no
-// authentication. It returns a func that stops the listener.
+// address: profiles reveal code paths and memory (and cmdline the flags,
+// secrets included), and the endpoints have no authentication. It returns
+// a func that stops the listener.
 func servePprof(addr string, logger *slog.Logger) (stop func(), err error) {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -30,8 +32,26 @@ func servePprof(addr string, logger *slog.Logger) (stop func(), err error) {
 	mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: loopbackHost(mux), ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln)
 	logger.Info("pprof listening", "addr", ln.Addr().String())
 	return func() { srv.Close() }, nil
+}
+
+// loopbackHost serves only requests whose Host is a loopback one: a web
+// page the operator opens can point its own name at 127.0.0.1 (DNS
+// rebinding) and read what a loopback listener answers as same-origin.
+func loopbackHost(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host := r.Host
+		if hp, _, err := net.SplitHostPort(host); err == nil {
+			host = hp
+		}
+		host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+		if ip := net.ParseIP(host); !strings.EqualFold(host, "localhost") && (ip == nil || !ip.IsLoopback()) {
+			http.Error(w, "pprof answers only requests to a loopback host (127.0.0.1, [::1], localhost)", http.StatusForbidden)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }

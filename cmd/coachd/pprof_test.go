@@ -40,3 +40,46 @@ func TestServePprof(t *testing.T) {
 }
 
 var pprofAddrRe = regexp.MustCompile(`pprof listening.*addr=(127\.0\.0\.1:\d+)`)
+
+// TestSecurityPprofRebinding: a loopback listener is not out of a web
+// page's reach. A page the operator opens can point its own host name at
+// 127.0.0.1 (DNS rebinding) and read the profiles as same-origin, the
+// command line among them (--admin-key, --webhook-secret when given as
+// flags). Only a request that names a loopback host is served.
+func TestSecurityPprofRebinding(t *testing.T) {
+	var logs syncBuffer
+	stop, err := servePprof("127.0.0.1:0", slog.New(slog.NewTextHandler(&logs, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	m := pprofAddrRe.FindStringSubmatch(logs.String())
+	if m == nil {
+		t.Fatalf("no address in %q", logs.String())
+	}
+	_, port, _ := strings.Cut(m[1], ":")
+	get := func(host string) int {
+		req, err := http.NewRequest("GET", "http://"+m[1]+"/debug/pprof/cmdline", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Host = host
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		io.Copy(io.Discard, resp.Body)
+		return resp.StatusCode
+	}
+	for _, host := range []string{"rebind.example:" + port, "rebind.example", "127.0.0.1.nip.io:" + port} {
+		if got := get(host); got != http.StatusForbidden {
+			t.Errorf("Host %s: %d, want 403", host, got)
+		}
+	}
+	for _, host := range []string{"127.0.0.1:" + port, "localhost:" + port, "[::1]:" + port, "127.0.0.1"} {
+		if got := get(host); got != http.StatusOK {
+			t.Errorf("Host %s: %d, want 200", host, got)
+		}
+	}
+}
