@@ -77,6 +77,12 @@ func (r *Runner) AppendTranscript(ctx context.Context, u *coachd.User, sessionID
 	if err != nil {
 		return nil, err
 	}
+	// An internal agent's session (a review's) takes no words from a user
+	// key, as a chat in it would not.
+	if ag, ok := r.cfg.Agents(sess.Agent); ok && ag.Internal {
+		_, err := r.agentFor(sess.Agent, false)
+		return nil, err
+	}
 	release, err := r.guard.acquire(ctx, u.ID, sess.ID, false, r.cfg.TurnLease)
 	if err != nil {
 		return nil, err
