@@ -341,6 +341,11 @@ func (ts *Toolset) ValidateResult(name string, answer json.RawMessage) error {
 
 var printer = message.NewPrinter(language.English)
 
+// maxInputProblems bounds the problems an invalid input is answered
+// with: each wrong item of an array is one, and the answer goes to the
+// client or into the model's history.
+const maxInputProblems = 20
+
 func validate(sch *jsonschema.Schema, input json.RawMessage) error {
 	if len(bytes.TrimSpace(input)) == 0 {
 		input = json.RawMessage("{}")
@@ -366,7 +371,12 @@ func validate(sch *jsonschema.Schema, input json.RawMessage) error {
 		return coachd.Invalid(coachd.FieldError{Field: "(input)", Message: err.Error(), Code: "schema"})
 	}
 	var details []coachd.FieldError
+	more := 0
 	leaves(ve, func(e *jsonschema.ValidationError) {
+		if len(details) >= maxInputProblems {
+			more++
+			return
+		}
 		// A missing property is named as the field itself ("title": is
 		// required), as apps' own validators do (seed 001's).
 		if req, ok := e.ErrorKind.(*kind.Required); ok {
@@ -386,6 +396,9 @@ func validate(sch *jsonschema.Schema, input json.RawMessage) error {
 		}
 		details = append(details, coachd.FieldError{Field: field, Message: e.ErrorKind.LocalizedString(printer), Code: code})
 	})
+	if more > 0 {
+		details = append(details, coachd.FieldError{Field: "(input)", Message: fmt.Sprintf("and %d more problems, not listed", more), Code: "schema"})
+	}
 	return coachd.Invalid(details...)
 }
 
