@@ -56,3 +56,64 @@ func TestServeLogMasksBaseURLCredentials(t *testing.T) {
 		t.Errorf("serve's log shows the base URL's password, or not the URL:\n%s", out)
 	}
 }
+
+// TestSecurityMaskURLQuerySecrets: a secret may sit in a URL's query as
+// well as in its user info: pgx's sslpassword (the client key's
+// passphrase), or a gateway's key in ANTHROPIC_BASE_URL. serve logs both
+// URLs at start (and the DSN again when it cannot connect).
+func TestSecurityMaskURLQuerySecrets(t *testing.T) {
+	const secret = "s3cr"
+	for _, dsn := range []string{
+		"postgres://coach@127.0.0.1:1/coachd?sslmode=disable&sslpassword=s3cret",
+		"postgres://coach@127.0.0.1:1/coachd?sslmode=disable&SSLPassword=s3cret",
+	} {
+		if got := maskDSN(dsn); strings.Contains(got, secret) || !strings.Contains(got, "sslmode=disable") {
+			t.Errorf("maskDSN(%q) = %q: shows the secret, or lost the rest", dsn, got)
+		}
+		var stderr bytes.Buffer
+		err := run(context.Background(), []string{"coachd", "serve", "--addr", "127.0.0.1:0", "--db", dsn},
+			getenvFrom(nil), &bytes.Buffer{}, &stderr)
+		if err == nil {
+			t.Fatal("serve started on an unreachable database")
+		}
+		if out := stderr.String() + err.Error(); strings.Contains(out, secret) {
+			t.Errorf("serve --db %q shows the secret:\n%s", dsn, out)
+		}
+	}
+	for _, base := range []string{
+		"https://gateway.example.com/anthropic?key=s3cret",
+		"https://gateway.example.com/anthropic?api-key=s3cret&region=eu",
+		"https://gateway.example.com/anthropic?access_token=s3cret",
+	} {
+		var stderr bytes.Buffer
+		err := run(context.Background(), []string{"coachd", "serve", "--addr", "127.0.0.1:0", "--db", t.TempDir() + "/c.db",
+			"--pack", t.TempDir() + "/missing", "--anthropic-base-url", base},
+			getenvFrom(map[string]string{"ANTHROPIC_API_KEY": "sk-ant-test"}), &bytes.Buffer{}, &stderr)
+		if err == nil {
+			t.Fatal("serve started without its pack")
+		}
+		if out := stderr.String(); strings.Contains(out, secret) || !strings.Contains(out, "gateway.example.com") {
+			t.Errorf("serve's log shows the base URL's key, or not the URL:\n%s", out)
+		}
+	}
+}
+
+// TestSecurityProviderBaseURLMasked: the base URL of an agent's provider
+// (or of --provider openai) is logged when its client is built, user info
+// and query masked as the configuration's.
+func TestSecurityProviderBaseURLMasked(t *testing.T) {
+	for _, env := range []map[string]string{
+		{"OPENAI_BASE_URL": "https://coach:s3cret@gateway.example.com/v1?api-key=s3cret", "OPENAI_API_KEY": "sk-test"},
+	} {
+		var stderr bytes.Buffer
+		err := run(context.Background(), []string{"coachd", "serve", "--addr", "127.0.0.1:0", "--db", t.TempDir() + "/c.db",
+			"--pack", t.TempDir() + "/missing", "--provider", "openai", "--model", "gpt-test"},
+			getenvFrom(env), &bytes.Buffer{}, &stderr)
+		if err == nil {
+			t.Fatal("serve started without its pack")
+		}
+		if out := stderr.String(); strings.Contains(out, "s3cr") || !strings.Contains(out, "gateway.example.com") {
+			t.Errorf("serve's log shows the provider's base URL secrets, or not the URL:\n%s", out)
+		}
+	}
+}

@@ -276,12 +276,30 @@ func maskDSN(dsn string) string {
 	if _, ok := u.User.Password(); ok {
 		u.User = url.UserPassword(u.User.Username(), "xxxxx")
 	}
-	q := u.Query()
-	if q.Has("password") {
-		q.Set("password", "xxxxx")
+	q, masked := u.Query(), false
+	for k := range q {
+		if secretParam(k) {
+			q.Set(k, "xxxxx")
+			masked = true
+		}
+	}
+	if masked {
 		u.RawQuery = q.Encode()
 	}
 	return u.String()
+}
+
+// secretParam reports whether a URL's query parameter may hold a secret:
+// a password (pgx's password and sslpassword) or a gateway's key or token
+// (key, api-key, access_token, …).
+func secretParam(name string) bool {
+	name = strings.ToLower(name)
+	for _, w := range []string{"password", "secret", "token", "key"} {
+		if strings.Contains(name, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // keywordPassword is the password of a key=value connection string.

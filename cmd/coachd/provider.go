@@ -99,7 +99,7 @@ func (p *providers) build(spec agent.Provider) (coachd.Model, error) {
 			return nil, fmt.Errorf("provider anthropic needs %s", keyEnv)
 		}
 		base := or(spec.BaseURL, "ANTHROPIC_BASE_URL")
-		log.Info("model provider ready", "base_url", base)
+		log.Info("model provider ready", "base_url", maskDSN(base))
 		return anthropic.New(anthropic.Config{APIKey: key, BaseURL: base, Model: p.mc.Model, Timeout: timeout, NoCache: p.mc.NoCache, Untraced: p.mc.untraced}), nil
 	case agent.ProviderOpenAI:
 		key := env("OPENAI_API_KEY") // optional: local servers take none
@@ -109,7 +109,7 @@ func (p *providers) build(spec agent.Provider) (coachd.Model, error) {
 			}
 		}
 		base := or(spec.BaseURL, "OPENAI_BASE_URL")
-		log.Info("model provider ready", "base_url", base, "api_key", key != "")
+		log.Info("model provider ready", "base_url", maskDSN(base), "api_key", key != "")
 		return openai.New(openai.Config{BaseURL: base, APIKey: key, Model: p.mc.openAIModel(), Timeout: timeout, Logger: log}), nil
 	case agent.ProviderBedrock:
 		m, err := anthropic.NewBedrock(ctx, anthropic.BedrockConfig{
