@@ -1,6 +1,7 @@
 package agent_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/coachd/coachd"
@@ -8,19 +9,21 @@ import (
 	"github.com/coachd/coachd/anthropic/anthropictest"
 )
 
-// TestApprovalUndecodableInput: an input the schema accepts but that does
-// not decode into Go values (a number beyond float64, 1e999) must not
-// slip past a conditional rule (charge: amount > 100): the call waits for
-// approval instead of running unasked.
+// TestApprovalUndecodableInput: an input that does not decode into Go
+// values (a number beyond float64, 1e999) must not slip past a
+// conditional rule (charge: amount > 100). Such a number is refused with
+// the input's other problems (TestSecurityToolInputNumbers), before any
+// rule is read: the call never runs, and the model reads which field to
+// fix.
 func TestApprovalUndecodableInput(t *testing.T) {
 	for _, in := range []string{`{"amount":1e999}`, `{"amount":-1e999,"note":"x"}`} {
 		ah := newApprovalHarness(t)
 		ah.fake.Enqueue(anthropictest.Blocks(use("c1", "charge", in)), anthropictest.Text("Done.", 3))
 		s := &sink{}
-		res := ah.turn(agent.TurnRequest{Message: "charge"}, s)
-		if res.StopReason != coachd.TurnAwaitingInput || ah.charges.Load() != 0 || len(s.of(coachd.EventApprovalRequired)) != 1 {
-			t.Errorf("%s: stop %s, ran %d times, %d approval events; want it to wait for approval",
-				in, res.StopReason, ah.charges.Load(), len(s.of(coachd.EventApprovalRequired)))
+		ah.turn(agent.TurnRequest{Message: "charge"}, s)
+		results := s.of(coachd.EventToolResult)
+		if ah.charges.Load() != 0 || len(results) != 1 || !results[0].IsError || !strings.Contains(results[0].Result, "amount: is a number out of range") {
+			t.Errorf("%s: ran %d times, results %+v; want it refused, naming amount", in, ah.charges.Load(), results)
 		}
 	}
 }
