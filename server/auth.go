@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/coachd/coachd"
@@ -166,9 +167,12 @@ func (s *Server) authenticateJWT(ctx context.Context, token string) (*coachd.Use
 	if coachd.ErrorCode(err) != coachd.ENOTFOUND {
 		return u, err
 	}
-	name := c.Name
+	name := displayName(c.Name)
 	if name == "" || utf8.RuneCountInString(name) > UserNameMax {
-		name = c.Subject
+		name = displayName(c.Subject)
+	}
+	if name == "" {
+		name = "user"
 	}
 	sum := sha256.Sum256([]byte(ext))
 	for _, n := range []string{name, truncate(name, UserNameMax-9) + "-" + hex.EncodeToString(sum[:4])} {
@@ -195,4 +199,18 @@ func truncate(s string, n int) string {
 		return string(r[:n])
 	}
 	return s
+}
+
+// displayName is a token's claim as a user name: what its user typed into
+// the identity provider's profile, without control and invisible
+// formatting characters (a NUL, which PostgreSQL cannot store; a bidi
+// override or zero-width space that spoofs another name in the admin's
+// list), trimmed.
+func displayName(s string) string {
+	return strings.TrimSpace(strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) || unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp) {
+			return -1
+		}
+		return r
+	}, s))
 }

@@ -20,6 +20,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 )
 
 // JWTConfig lets an app's own identity provider vouch for its users: a
@@ -125,7 +126,7 @@ func (v *jwtVerifier) verify(ctx context.Context, token string, now time.Time) (
 		return nil, fmt.Errorf("%w: expired", errJWT)
 	case c.NotAfter != nil && t+jwtLeeway < *c.NotAfter:
 		return nil, fmt.Errorf("%w: not valid yet", errJWT)
-	case c.Subject == "" || len(c.Subject) > 255:
+	case c.Subject == "" || len(c.Subject) > 255 || strings.IndexByte(c.Subject, 0) >= 0:
 		return nil, fmt.Errorf("%w: no subject", errJWT)
 	}
 	return &c, nil
@@ -144,10 +145,16 @@ func jwtExpiry(token string) float64 {
 	return 0
 }
 
+// decodeSegment decodes a token's header or claims. Bytes that are not
+// UTF-8 are refused: encoding/json reads each as U+FFFD, which made two
+// subjects one user.
 func decodeSegment(seg string, v any) error {
 	b, err := base64.RawURLEncoding.DecodeString(seg)
 	if err != nil {
 		return err
+	}
+	if !utf8.Valid(b) {
+		return errJWT
 	}
 	return json.Unmarshal(b, v)
 }
