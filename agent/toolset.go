@@ -136,6 +136,13 @@ func compileSchema(name string, raw json.RawMessage) (*jsonschema.Schema, error)
 	if err != nil {
 		return nil, fmt.Errorf("agent: tool %s: schema: %w", name, err)
 	}
+	// The compiler reads each number as an exact big.Rat, at a cost that
+	// grows with its digits and exponent (a schema may be an MCP server's).
+	for _, fe := range badValues(doc, nil, nil) {
+		if fe.Code == "range" {
+			return nil, fmt.Errorf("agent: tool %s: schema: %s %s", name, fe.Field, fe.Message)
+		}
+	}
 	c := jsonschema.NewCompiler()
 	// A declared format is a rule (seed 001's event_id is a UUID), not
 	// the annotation draft 2020-12 makes it by default.

@@ -46,3 +46,23 @@ func TestSecurityToolInputNumbers(t *testing.T) {
 		}
 	})
 }
+
+// TestSecuritySchemaNumbers: a schema's own numbers are read as exact
+// big.Rats when it compiles, so 32 KiB of "minimum": 1e-999999 (a tool an
+// MCP server lists, under the 32 KiB bound) held a core for 20 s, and
+// again each time the server says its list changed. Such a schema is
+// refused like one that does not compile: the tool is skipped.
+func TestSecuritySchemaNumbers(t *testing.T) {
+	for _, schema := range []string{
+		`{"type":"object","properties":{"n":{"type":"number","minimum":1e-999999}}}`,
+		`{"type":"object","properties":{"n":{"type":"number","multipleOf":1e-999999}}}`,
+		`{"type":"object","properties":{"n":{"enum":[1,` + strings.Repeat("9", 200) + `]}}}`,
+	} {
+		if _, err := NewToolset(schemaTool{schema}); err == nil || !strings.Contains(err.Error(), "out of range") {
+			t.Errorf("%.80s: %v, want refused naming a number out of range", schema, err)
+		}
+	}
+	if _, err := NewToolset(schemaTool{`{"type":"object","properties":{"n":{"type":"number","minimum":-1e300,"maximum":1.5e300,"multipleOf":0.01}}}`}); err != nil {
+		t.Errorf("ordinary bounds: %v", err)
+	}
+}
