@@ -16,6 +16,7 @@ import (
 	"io"
 	"math/big"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -286,6 +287,13 @@ func (v *jwtVerifier) fetch(ctx context.Context) (map[string]crypto.PublicKey, e
 	}
 	resp, err := v.cfg.Client.Do(req)
 	if err != nil {
+		// Its text quotes the URL, whose query may hold a key: the log
+		// names the address only.
+		if ue, ok := errors.AsType[*url.Error](err); ok {
+			u := *req.URL
+			u.User, u.RawQuery, u.Fragment = nil, "", ""
+			return nil, fmt.Errorf("jwks: %s %s: %w", ue.Op, u.String(), ue.Err)
+		}
 		return nil, fmt.Errorf("jwks: %w", err)
 	}
 	defer resp.Body.Close()

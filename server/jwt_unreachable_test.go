@@ -49,3 +49,31 @@ func TestJWKSUnreachable(t *testing.T) {
 		t.Errorf("log should name the JWKS address and not hold the token:\n%s", logged)
 	}
 }
+
+// TestSecurityJWKSURLQueryNotLogged: a key set's URL may carry a key in
+// its query (a gateway in front of the identity provider); the log names
+// the address it could not reach, never the query.
+func TestSecurityJWKSURLQueryNotLogged(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := l.Addr().String()
+	l.Close()
+	rk, _ := rsa.GenerateKey(rand.Reader, 2048)
+	db := mustDB(t, filepath.Join(t.TempDir(), "c.db"), nil)
+	logs := &syncBuffer{}
+	srv := httptest.NewServer(server.New(server.Deps{Store: db, AdminKey: adminKey, Logger: slog.New(slog.NewTextHandler(logs, nil)),
+		JWT: &server.JWTConfig{JWKSURL: "http://" + host + "/jwks.json?api_key=s3cret", Issuer: "https://id.example.com", Audience: "coachd",
+			Client: &http.Client{Timeout: 2 * time.Second}}}))
+	defer srv.Close()
+	e := &env{t: t, db: db, url: srv.URL}
+	token := sign(t, map[string]any{"alg": "RS256", "kid": "whatever"},
+		map[string]any{"iss": "x", "sub": "y", "exp": time.Now().Unix() + 60}, rk)
+	if r := e.do(request{method: "GET", path: "/v1/me", key: token}); r.status != http.StatusServiceUnavailable {
+		t.Fatalf("%d %s, want 503", r.status, r.body)
+	}
+	if logged := logs.String(); !strings.Contains(logged, host+"/jwks.json") || strings.Contains(logged, "s3cret") {
+		t.Errorf("log should name the JWKS address without its query:\n%s", logged)
+	}
+}
