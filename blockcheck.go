@@ -325,8 +325,16 @@ func checkSource(raw json.RawMessage, fail func(field, msg, code string), rule f
 	case s.Data == "":
 		fail("source.data", "is required", "required")
 	case s.Type == "base64":
-		if _, err := base64.StdEncoding.DecodeString(s.Data); err != nil {
+		data, err := base64.StdEncoding.DecodeString(s.Data)
+		if err != nil {
 			fail("source.data", "must be base64", "format")
+			return
+		}
+		// The API reads the bytes on every later turn: what it would
+		// refuse (a type they are not, an image it cannot read or too
+		// large a side) is refused here, as an attachment is.
+		if fe := CheckAttachment(s.MediaType, data); fe != nil {
+			fail("source."+fe.Field, fe.Message, fe.Code)
 		}
 	}
 }

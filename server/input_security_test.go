@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -298,11 +299,14 @@ func TestSecurityRecordBlocks(t *testing.T) {
 			{"ImageByURL", record("user", `{"type":"image","source":{"type":"url","url":"https://example.com/a.png"}}`), at + ".source.type", "enum"},
 			{"ImageMediaType", record("user", `{"type":"image","source":{"type":"base64","media_type":"image/svg+xml","data":"PHN2Zz4="}}`), at + ".source.media_type", "enum"},
 			{"ImageNotBase64", record("user", `{"type":"image","source":{"type":"base64","media_type":"image/png","data":"not base64!"}}`), at + ".source.data", "format"},
+			// Bytes the API could not read on every later turn.
+			{"ImageNoImage", record("user", `{"type":"image","source":{"type":"base64","media_type":"image/png","data":"iVBORw0KGgo="}}`), at + ".source.data", "format"},
+			{"ImageOtherType", record("user", `{"type":"image","source":{"type":"base64","media_type":"image/jpeg","data":"`+base64.StdEncoding.EncodeToString(pngFile(t))+`"}}`), at + ".source.media_type", "mismatch"},
 			{"UnknownField", record("user", `{"type":"text","text":"x","Text":"y"}`), at + ".Text", "unknown"},
 			{"CacheControl", record("user", `{"type":"text","text":"x","cache_control":{"type":"ephemeral"}}`), at + ".cache_control", "unknown"},
 		})
 		// The good blocks of the same shapes are stored and replayed.
-		good := record("user", `{"type":"image","source":{"type":"base64","media_type":"image/png","data":"iVBORw0KGgo="}}`)
+		good := record("user", `{"type":"image","source":{"type":"base64","media_type":"image/png","data":"`+base64.StdEncoding.EncodeToString(pngFile(t))+`"}}`)
 		if r := e.do(good); r.status != 200 {
 			t.Fatalf("good record: %d %s", r.status, r.body)
 		}
