@@ -74,6 +74,26 @@ func uiFile(i int, p uiPart) (attachmentRequest, error) {
 	return attachmentRequest{Type: kind, MediaType: mediaType, Data: data, Name: p.Filename}, nil
 }
 
+// errUIBody is the answer to a body that is not useChat's.
+var errUIBody = coachd.Invalid(coachd.FieldError{Message: "the body must be useChat's JSON {id, messages, trigger}", Code: "json"})
+
+// decodeUIChatRequest reads useChat's body as it arrives, one message at a
+// time (decodeByMessage), keeping the last message only: useChat resends
+// the whole chat, files too, and coachd reads only its newest message.
+// req.Messages holds that one, or none.
+func decodeUIChatRequest(r *http.Request, req *uiChatRequest) error {
+	return decodeByMessage(r, req, errUIBody,
+		func() { req.Messages = req.Messages[:0] },
+		func(msg []byte) error {
+			var m uiMessage
+			if err := json.Unmarshal(msg, &m); err != nil {
+				return errUIBody
+			}
+			req.Messages = append(req.Messages[:0], m)
+			return nil
+		})
+}
+
 // chatKey is the fingerprint that maps a useChat id to its session.
 func chatKey(id string) string { return "ai-sdk-chat:" + id }
 
@@ -83,7 +103,7 @@ func (s *Server) prepareUIChatTurn(r *http.Request) (*agent.Turn, error) {
 		return nil, coachd.Errorf(coachd.EAPI, "this server has no model configured")
 	}
 	var req uiChatRequest
-	if err := decodeForeign(r, &req, "useChat's JSON {id, messages, trigger}"); err != nil {
+	if err := decodeUIChatRequest(r, &req); err != nil {
 		return nil, err
 	}
 	bad := func(field, msg, code string) error {

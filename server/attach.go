@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/coachd/coachd"
+	"github.com/coachd/coachd/sse"
 )
 
 // Body limits of the routes that carry files; every other route keeps
@@ -17,8 +18,9 @@ import (
 //   - ChatMaxBodyBytes: a chat request may carry
 //     coachd.MaxAttachmentBytesPerMessage (10 MiB) of inline attachments,
 //     about 13.4 MiB as base64, plus a 32,000-character message.
-//   - OAIMaxBodyBytes: POST /v1/chat/completions, whose clients resend
-//     earlier messages' files (decodeOAIRequest keeps only the last's).
+//   - ForeignMaxBodyBytes: POST /v1/chat/completions and
+//     POST /v1/chat/stream?protocol=ai-sdk, whose clients resend earlier
+//     messages' files (decodeByMessage keeps only the last's).
 //   - UploadMaxBodyBytes: one file of coachd.MaxAttachmentBytes plus the
 //     multipart framing.
 const (
@@ -35,7 +37,12 @@ const fileBodyTimeoutFactor = 4
 func (s *Server) bodyLimits(r *http.Request) (int64, time.Duration) {
 	if r.Method == http.MethodPost {
 		switch r.URL.Path {
-		case "/v1/chat", "/v1/chat/stream":
+		case "/v1/chat/stream":
+			if streamDialect(r) == sse.AISDK { // useChat resends earlier files (decodeUIChatRequest)
+				return max(s.maxBody, ForeignMaxBodyBytes), s.bodyTime * fileBodyTimeoutFactor
+			}
+			return max(s.maxBody, ChatMaxBodyBytes), s.bodyTime * fileBodyTimeoutFactor
+		case "/v1/chat":
 			return max(s.maxBody, ChatMaxBodyBytes), s.bodyTime * fileBodyTimeoutFactor
 		case "/v1/chat/completions": // earlier messages' files resent (decodeOAIRequest)
 			return max(s.maxBody, OAIMaxBodyBytes), s.bodyTime * fileBodyTimeoutFactor

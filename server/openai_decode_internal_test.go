@@ -61,3 +61,57 @@ func FuzzOAIDecode(f *testing.F) {
 		}
 	})
 }
+
+// FuzzUIDecode: decodeUIChatRequest, which reads useChat's body a message
+// at a time, takes what decodeForeign (encoding/json and noNUL on the
+// whole body) takes and decodes it the same, but that it keeps the last
+// message only; it refuses nothing the whole-body read would have run a
+// turn for.
+func FuzzUIDecode(f *testing.F) {
+	for _, s := range []string{
+		`{"id":"c1","trigger":"submit-message","messages":[{"id":"u1","role":"user","parts":[{"type":"text","text":"hi"}]}]}`,
+		`{"id":"c","messages":[{"id":"u","role":"user","parts":[{"type":"file","mediaType":"image/png","url":"data:image/png;base64,AAAA","filename":"a.png"}]},{"id":"a","role":"assistant","parts":[{"type":"step-start"},{"type":"tool-ask","toolCallId":"t1","state":"output-available","output":{"ok":true}}]},{"role":"assistant","parts":[{"type":"tool-ask","toolCallId":"t1","state":"approval-responded","approval":{"approved":false,"reason":"no"}}]}],"trigger":"submit-message","agent":"coach"}`,
+		`{"Messages":[{"role":"user","parts":[]}],"ID":"a","id":"b"}`,
+		`{"id":"c","messages":[{"role":"user","parts":[{"type":"text","text":"a\u0000b"}]}]}`,
+		`{"messages":[{"role":"user"}],"messages":null}`,
+		`{"messages":[{"role":"user"}],"messages":[]}`,
+		`{"messages":[{"role":"user","parts":[{"output":1e999}]}]} `,
+		`{"messages":[1]}`,
+		`{"id":"a"} {}`,
+		`null`,
+		`[]`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, body string) {
+		var old uiChatRequest
+		oldErr := json.Unmarshal([]byte(body), &old)
+		if oldErr == nil {
+			oldErr = noNUL([]byte(body))
+		}
+		var got uiChatRequest
+		err := decodeUIChatRequest(httptest.NewRequest("POST", "/v1/chat/stream?protocol=ai-sdk", strings.NewReader(body)), &got)
+		switch {
+		case err != nil && oldErr == nil:
+			if len(old.Messages) > 0 {
+				t.Fatalf("refused what a turn ran for: %v", err)
+			}
+			return
+		case err == nil && oldErr != nil:
+			t.Fatalf("took what was refused (%v)", oldErr)
+		case err != nil:
+			if nulOld, nulNew := strings.Contains(oldErr.Error(), "NUL"), strings.Contains(err.Error(), "NUL"); nulOld && nulNew && oldErr.Error() != err.Error() {
+				t.Fatalf("the NUL names another field: %v, was %v", err, oldErr)
+			}
+			return
+		}
+		if n := len(old.Messages); n > 0 {
+			old.Messages = old.Messages[n-1:]
+		} else {
+			old.Messages, got.Messages = nil, nil // [], null and none read alike
+		}
+		if !reflect.DeepEqual(old, got) {
+			t.Fatalf("decoded\n%+v\nwas\n%+v", got, old)
+		}
+	})
+}
