@@ -16,8 +16,9 @@ import (
 // TestStreamResumePastRetention: a client resuming a session stream from
 // a Last-Event-ID whose following events the log no longer has (pruned by
 // age) is told so before the stream goes on with what is left: in the
-// coachd dialect an events_missed event naming its id, in every dialect
-// the X-Coachd-Events-Missed header. A resume the log still covers, and a
+// coachd dialect an events_missed event naming its id, in the AI SDK's a
+// transient data-coachd-events-missed part, in every dialect the
+// X-Coachd-Events-Missed header. A resume the log still covers, and a
 // stream opened without an id, carry neither.
 func TestStreamResumePastRetention(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, dsn string) {
@@ -65,6 +66,21 @@ func TestStreamResumePastRetention(t *testing.T) {
 			if missed == "" || len(evs) == 0 || strings.Contains(string(evs[0].Data), "events_missed") {
 				t.Errorf("%s: header %q, first frame %s", p, missed, evs[0].Data)
 			}
+		}
+		// useChat's transport hides the header: the AI SDK dialect opens
+		// with a transient data part, which onData gets.
+		missed, evs = e.resume(t, path, "1:1", "ai-sdk")
+		var part struct {
+			Type      string
+			Transient bool
+			Data      struct {
+				LastEventID string `json:"last_event_id"`
+				Message     string
+			}
+		}
+		if missed == "" || len(evs) == 0 || json.Unmarshal(evs[0].Data, &part) != nil || part.Type != "data-coachd-events-missed" ||
+			!part.Transient || part.Data.LastEventID != "1:1" || !strings.Contains(part.Data.Message, "/messages") {
+			t.Errorf("ai-sdk: header %q, first frame %s", missed, evs[0].Data)
 		}
 		if missed, evs := e.resume(t, path, "3:1", ""); missed != "" || len(evs) == 0 || evs[0].Name == "events_missed" {
 			t.Errorf("a resume within the kept turn: header %q, events %v", missed, names(evs))

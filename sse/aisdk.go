@@ -24,6 +24,8 @@ import (
 //	                        (a call this stream did not announce, answered after a
 //	                        pause, gets its tool-input-available first)
 //	session_changed       → data-coachd-session {change, mode}
+//	events_missed         → data-coachd-events-missed {last_event_id, message}, transient
+//	                        (useChat's onData gets it; it is kept in no message)
 //	error                 → error {errorText}
 //	turn_ended            → finish-step, finish {finishReason}
 //
@@ -57,6 +59,7 @@ type aiChunk struct {
 	Reason     string          `json:"finishReason,omitempty"`
 	Why        string          `json:"reason,omitempty"` // tool-approval-request
 	Data       any             `json:"data,omitempty"`
+	Transient  bool            `json:"transient,omitempty"` // data-* parts
 }
 
 // aiFinish maps a stop reason to a finish reason every AI SDK from 5 on
@@ -164,6 +167,8 @@ func (st *aiState) encode(dst []byte, ev coachd.Event) []byte {
 		return frame(dst, "", aiChunk{Type: "start-step"})
 	case coachd.EventSessionChanged:
 		return frame(dst, "", aiChunk{Type: "data-coachd-session", Data: map[string]string{"change": ev.Change, "mode": ev.Mode}})
+	case coachd.EventEventsMissed:
+		return frame(dst, "", aiChunk{Type: "data-coachd-events-missed", Data: rawOr(ev.Data, "{}"), Transient: true})
 	case coachd.EventError:
 		dst = st.close(dst)
 		msg := ""

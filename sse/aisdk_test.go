@@ -61,6 +61,7 @@ func TestAISDKChunksFit(t *testing.T) {
 			coachd.Event{Type: coachd.EventToolResult, ToolUseID: "toolu_2", ToolName: "save_file", Result: "disk full", IsError: true},
 			coachd.Event{Type: coachd.EventRoundBoundary},
 			coachd.Event{Type: coachd.EventSessionChanged, Change: "mode_entered", Mode: "plan"},
+			coachd.Event{Type: coachd.EventEventsMissed, Data: json.RawMessage(`{"last_event_id":"1:1","message":"reload"}`)},
 			coachd.Event{Type: coachd.EventTextDelta, Text: "Done."},
 		)
 		if stop == coachd.TurnMaxTokens {

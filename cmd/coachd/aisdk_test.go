@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"image"
 	pngpkg "image/png"
+	"net/http"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -189,5 +191,74 @@ func TestAISDKFileParts(t *testing.T) {
 	}
 	if got := strings.Join(kinds, ","); got != "image,document,text" {
 		t.Errorf("the user message's blocks: %s", got)
+	}
+}
+
+// TestAISDKEventsMissed plays useChat's resume (DefaultChatTransport's
+// reconnectToStream) against the real binary, from an event id whose turn
+// the log pruned (it keeps a session's last 20 turns): the transport hides
+// X-Coachd-Events-Missed, so the stream opens with a transient
+// data-coachd-events-missed part (useChat's onData gets it), which the
+// AI SDK's own parser takes, and then goes on with what the log kept.
+func TestAISDKEventsMissed(t *testing.T) {
+	node, dir := needNodePackage(t, filepath.Join("testdata", "aisdkclient"), "ai")
+	fake := anthropictest.NewServer()
+	defer fake.Close()
+	p := MustStart(t, []string{"ANTHROPIC_API_KEY=test", "ANTHROPIC_BASE_URL=" + fake.URL()},
+		"--db", filepath.Join(t.TempDir(), "c.db"), "--demo", "--rate-limit", "off")
+	session := ""
+	for i := range 21 {
+		fake.Enqueue(anthropictest.Text("Reply "+strconv.Itoa(i+1)+".", 2))
+		body := `{"message":"go"}`
+		if session != "" {
+			body = `{"message":"go","session_id":"` + session + `"}`
+		}
+		req, _ := http.NewRequest("POST", p.url+"/v1/chat", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+p.key)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out struct {
+			SessionID string `json:"session_id"`
+		}
+		err = json.NewDecoder(resp.Body).Decode(&out)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || err != nil || out.SessionID == "" {
+			t.Fatalf("turn %d: %d %v", i+1, resp.StatusCode, err)
+		}
+		session = out.SessionID
+	}
+	cmd := exec.Command(node, filepath.Join(dir, "missed.mjs"), p.url, p.key, session, "1:1")
+	cmd.Dir = dir
+	raw, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node: %v\n%s\n%s", err, raw, p.stderr)
+	}
+	var out struct {
+		Chunks []struct {
+			Type      string
+			Transient bool
+			Delta     string
+			Data      struct {
+				LastEventID string `json:"last_event_id"`
+				Message     string
+			}
+		}
+	}
+	if err := json.Unmarshal(raw, &out); err != nil || len(out.Chunks) == 0 {
+		t.Fatalf("%s: %v", raw, err)
+	}
+	first := out.Chunks[0]
+	if first.Type != "data-coachd-events-missed" || !first.Transient || first.Data.LastEventID != "1:1" || !strings.Contains(first.Data.Message, "/messages") {
+		t.Errorf("the first chunk: %+v", first)
+	}
+	var text strings.Builder
+	for _, c := range out.Chunks {
+		text.WriteString(c.Delta)
+	}
+	if text.String() != "Reply 2." {
+		t.Errorf("after the notice: %q, want the oldest turn the log kept", text.String())
 	}
 }
