@@ -127,7 +127,10 @@ func (v *jwtVerifier) verify(ctx context.Context, token string, now time.Time) (
 		return nil, fmt.Errorf("%w: expired", errJWT)
 	case c.NotAfter != nil && t+jwtLeeway < *c.NotAfter:
 		return nil, fmt.Errorf("%w: not valid yet", errJWT)
-	case c.Subject == "" || len(c.Subject) > 255 || strings.IndexByte(c.Subject, 0) >= 0:
+	case c.Subject == "" || len(c.Subject) > 255 || strings.IndexByte(c.Subject, 0) >= 0 ||
+		// encoding/json reads a lone surrogate's escape as U+FFFD: two
+		// subjects would be one user.
+		strings.ContainsRune(c.Subject, utf8.RuneError):
 		return nil, fmt.Errorf("%w: no subject", errJWT)
 	}
 	return &c, nil

@@ -61,7 +61,8 @@ func TestSecurityJWTClaimsText(t *testing.T) {
 		}
 		// Claims that are not UTF-8 were read with U+FFFD in place of each
 		// bad byte: "u\xff5" and "u\xfe5" were one subject, one user.
-		for _, sub := range []string{"u\xff5", "u\xfe5"} {
+		// So are lone surrogates, written as escapes in valid UTF-8.
+		for _, sub := range []string{"u\xff5", "u\xfe5", `u\udcff5`, `u\ud8005`} {
 			raw := []byte(`{"iss":"https://id.example.com","aud":"coachd","sub":"` + sub + `","exp":` + fmt.Sprint(now+300) + `}`)
 			r := e.do(request{method: "GET", path: "/v1/me", key: signRaw(t, `{"alg":"RS256","kid":"r1"}`, raw, rk)})
 			if r.status != 401 {
