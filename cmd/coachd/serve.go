@@ -221,6 +221,9 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		stopTracing(sctx)
 	}()
 	logger.Info("starting coachd", "version", versionString(), "config", cfg)
+	for _, name := range unknownEnv(os.Environ()) {
+		logger.Warn("unknown environment variable: no coachd setting reads it (a typo?)", "name", name)
+	}
 	cfg.Model.untraced = cfg.OTLPEndpoint == ""
 	model, err := cfg.Model.build(logger)
 	if err != nil {
