@@ -18,7 +18,7 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(context.Background(), stopSignals()...)
 	err := run(ctx, os.Args, os.Getenv, os.Stdout, os.Stderr)
 	stop()
 	switch {
@@ -29,6 +29,19 @@ func main() {
 		fmt.Fprintln(os.Stderr, errorLine(err))
 		os.Exit(1)
 	}
+}
+
+// stopSignals are the signals that stop a command gracefully: SIGINT,
+// SIGTERM and SIGHUP, whose default (the process ends at once) would cut
+// running turns when a terminal closes or an operator sends it meaning
+// "reload", which coachd has none of. SIGHUP is left ignored when it was
+// at start (nohup), as a handler would undo that.
+func stopSignals() []os.Signal {
+	sigs := []os.Signal{os.Interrupt, syscall.SIGTERM}
+	if !signal.Ignored(syscall.SIGHUP) {
+		sigs = append(sigs, syscall.SIGHUP)
+	}
+	return sigs
 }
 
 // errorLine is how a command's failure is printed: "coachd: " once,

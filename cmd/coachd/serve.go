@@ -13,7 +13,6 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/coachd/coachd"
@@ -44,7 +43,7 @@ func setGCPercent(logger *slog.Logger) {
 }
 
 // defaultShutdownGrace bounds how long in-flight requests may take to
-// finish after SIGINT/SIGTERM before the turns still running are cancelled.
+// finish after SIGINT, SIGTERM or SIGHUP before the turns still running are cancelled.
 const defaultShutdownGrace = 10 * time.Second
 
 // minEventRetention is the shortest --event-retention. The sweeper
@@ -136,7 +135,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	fs.DurationVar(&cfg.EventRetention, "event-retention", env.Duration("COACHD_EVENT_RETENTION", 7*24*time.Hour),
 		"how long turns' event logs are kept for clients re-attaching to a stream, at least 1m (also 20 turns per session at most) (env COACHD_EVENT_RETENTION)")
 	fs.DurationVar(&cfg.ShutdownGrace, "shutdown-grace", env.Duration("COACHD_SHUTDOWN_GRACE", defaultShutdownGrace),
-		"on SIGINT/SIGTERM, how long running requests may finish before their turns are cancelled; a second signal ends it (env COACHD_SHUTDOWN_GRACE)")
+		"on SIGINT, SIGTERM or SIGHUP, how long running requests may finish before their turns are cancelled; a second signal ends it (env COACHD_SHUTDOWN_GRACE)")
 	fs.StringVar(&cfg.Pack, "pack", getenv("COACHD_PACK"), "coach pack directory (agents/, skills/, tools/); empty serves the built-in default agent (env COACHD_PACK)")
 	fs.StringVar(&cfg.Workspaces, "workspaces", getenv("COACHD_WORKSPACES"), "directory of the users' workspaces: POST /v1/reviews reviews DIR/<user id>/<workspace> (needs --pack with a coach); empty turns reviews off (env COACHD_WORKSPACES)")
 	fs.StringVar(&cfg.JWKSURL, "jwt-jwks-url", getenv("COACHD_JWT_JWKS_URL"), "accept JWT bearer tokens signed by a key of this JWKS URL beside coachd keys; users are created on first sight (env COACHD_JWT_JWKS_URL)")
@@ -373,13 +372,12 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		return fmt.Errorf("serve: %w", err)
 	case <-ctx.Done():
 	}
-	// A second SIGINT or SIGTERM (an operator who will not wait) ends the
-	// grace at once; registered before the log line that says the first
-	// was seen.
+	// A second signal (an operator who will not wait) ends the grace at
+	// once; registered before the log line that says the first was seen.
 	again := make(chan os.Signal, 1)
-	signal.Notify(again, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(again, stopSignals()...)
 	defer signal.Stop(again)
-	logger.Info("shutting down", "grace", cfg.ShutdownGrace.String())
+	logger.Info("shutting down", "grace", cfg.ShutdownGrace.String(), "cause", context.Cause(ctx).Error())
 	if err := shutdown(srv, api, cfg.ShutdownGrace, again, cancelBase, logger); err != nil {
 		return fmt.Errorf("shutdown: %w", err)
 	}

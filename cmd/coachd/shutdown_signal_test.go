@@ -21,7 +21,18 @@ import (
 // signal now ends the grace at once: the stream gets its retryable
 // server_shutdown, the turn is stored and its reservation settled, and
 // the process exits.
+//
+// SIGHUP (a closed terminal, or an operator's "reload", which coachd has
+// none of) ended the process at once, as Go's default does: the turn
+// was cut, unstored, its reservation held. It is now a graceful stop as
+// SIGTERM is, and the log says which signal came.
 func TestSecondSignalEndsGrace(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGHUP} {
+		t.Run(sig.String(), func(t *testing.T) { secondSignalEndsGrace(t, sig) })
+	}
+}
+
+func secondSignalEndsGrace(t *testing.T, sig syscall.Signal) {
 	ctx := context.Background()
 	fake := anthropictest.NewServer()
 	defer fake.Close()
@@ -51,18 +62,21 @@ func TestSecondSignalEndsGrace(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the turn never streamed")
 	}
-	p.cmd.Process.Signal(syscall.SIGTERM)
+	p.cmd.Process.Signal(sig)
 	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(p.stderr.String(), "shutting down"); {
 		if time.Now().After(deadline) {
-			t.Fatalf("no shutdown after SIGTERM:\n%s", p.stderr)
+			t.Fatalf("no shutdown after %s:\n%s", sig, p.stderr)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	p.cmd.Process.Signal(syscall.SIGTERM)
+	if !strings.Contains(p.stderr.String(), sig.String()) {
+		t.Errorf("the shutdown's log line does not name %s:\n%s", sig, p.stderr)
+	}
+	p.cmd.Process.Signal(sig)
 	select {
 	case <-p.exited:
 	case <-time.After(30 * time.Second):
-		t.Fatalf("still running 30 s after a second SIGTERM:\n%s", p.stderr)
+		t.Fatalf("still running 30 s after a second %s:\n%s", sig, p.stderr)
 	}
 	if code := p.cmd.ProcessState.ExitCode(); code != 0 {
 		t.Errorf("exit code %d:\n%s", code, p.stderr)
