@@ -138,21 +138,29 @@ func AttachmentBlock(mediaType, name string, data []byte) Block {
 // AttachmentInfo describes an image or document block: its media type and
 // size in bytes (decoded), and ok false for any other block.
 func AttachmentInfo(b Block) (mediaType string, size int, ok bool) {
+	mediaType, size, _, ok = AttachmentSizes(b)
+	return mediaType, size, ok
+}
+
+// AttachmentSizes is AttachmentInfo with the length of the block's source
+// data as sent (base64 or text), in one read of the source: a caller that
+// needs both reads each photo once.
+func AttachmentSizes(b Block) (mediaType string, size, sent int, ok bool) {
 	if b.Type != BlockImage && b.Type != BlockDocument {
-		return "", 0, false
+		return "", 0, 0, false
 	}
 	if o, ok := omittedOf(b); ok {
-		return o.MediaType, o.Bytes, true
+		return o.MediaType, o.Bytes, o.Sent, true
 	}
 	s, ok := readSourceHead(b.Source)
 	if !ok {
-		return "", 0, false
+		return "", 0, 0, false
 	}
 	size = s.Data.n
 	if s.Type == "base64" {
 		size = base64.StdEncoding.DecodedLen(s.Data.n) - s.Data.pad
 	}
-	return s.MediaType, size, true
+	return s.MediaType, size, s.Data.n, true
 }
 
 // AttachmentSentLen is the length of an image or document block's source
@@ -166,17 +174,8 @@ func AttachmentSentLen(b Block) int {
 // data as sent (base64 or text) for its size, in one read of the source:
 // the type and the sent length of each photo are asked together.
 func AttachmentSent(b Block) (mediaType string, sent int, ok bool) {
-	if b.Type != BlockImage && b.Type != BlockDocument {
-		return "", 0, false
-	}
-	if o, ok := omittedOf(b); ok {
-		return o.MediaType, o.Sent, true
-	}
-	s, ok := readSourceHead(b.Source)
-	if !ok {
-		return "", 0, false
-	}
-	return s.MediaType, s.Data.n, true
+	mediaType, _, sent, ok = AttachmentSizes(b)
+	return mediaType, sent, ok
 }
 
 // readSourceHead reads a block's source. AttachmentBlock's, a map

@@ -25,8 +25,12 @@ const imageTokens = 1600
 // its image.
 const pdfPageTokens = 2500
 
-// sentAttachment is where an attachment is in a history, and its size.
-type sentAttachment struct{ msg, block, size int }
+// sentAttachment is where an attachment is in a history, its media type
+// and its sizes (decoded, and of its source data as sent): its one read.
+type sentAttachment struct {
+	msg, block, size, sent int
+	typ                    string
+}
 
 // limitAttachments keeps the newest image and document blocks of user
 // messages within MaxHistoryAttachments and MaxHistoryAttachmentBytes and
@@ -48,12 +52,12 @@ func limitAttachments(msgs []coachd.ModelMessage) {
 			continue
 		}
 		for j, b := range m.Blocks {
-			if _, n, ok := coachd.AttachmentSent(b); ok {
-				all = append(all, sentAttachment{i, j, n})
+			if typ, size, sent, ok := coachd.AttachmentSizes(b); ok {
+				all = append(all, sentAttachment{i, j, size, sent, typ})
 			}
 		}
 	}
-	cut := windowCut(len(all), func(i int) int { return all[i].size })
+	cut := windowCut(len(all), func(i int) int { return all[i].sent })
 	copied := -1
 	for k, a := range all {
 		m := &msgs[a.msg]
@@ -66,13 +70,18 @@ func limitAttachments(msgs []coachd.ModelMessage) {
 		if copied != a.msg {
 			m.Blocks, copied = append([]coachd.Block(nil), m.Blocks...), a.msg
 		}
-		m.Blocks[a.block] = attachmentNote(m.Blocks[a.block])
+		m.Blocks[a.block] = noteOf(m.Blocks[a.block], a.typ, a.size)
 	}
 }
 
 // attachmentNote is the text sent instead of an attachment block b.
 func attachmentNote(b coachd.Block) coachd.Block {
 	typ, n, _ := coachd.AttachmentInfo(b)
+	return noteOf(b, typ, n)
+}
+
+// noteOf is attachmentNote of b, of media type typ and n bytes.
+func noteOf(b coachd.Block, typ string, n int) coachd.Block {
 	return coachd.TextBlock(fmt.Sprintf("[%s attachment %s (%s, %d KB) sent earlier in this conversation; not re-sent]",
 		b.Type, attachmentTitle(b), typ, (n+1023)/1024))
 }
@@ -143,7 +152,13 @@ func attachmentTokens(msgs []coachd.ModelMessage) (data int, tokens int64) {
 // holds and its estimated tokens; ok is false for any other block (a text
 // document's tokens are those of its text).
 func binaryAttachment(b coachd.Block) (data int, tokens int64, ok bool) {
-	typ, data, ok := coachd.AttachmentSent(b)
+	typ, sent, ok := coachd.AttachmentSent(b)
+	return attachmentCost(b, typ, sent, ok)
+}
+
+// attachmentCost is binaryAttachment of b once read: typ, sent and ok as
+// coachd.AttachmentSent returns them.
+func attachmentCost(b coachd.Block, typ string, data int, ok bool) (int, int64, bool) {
 	if !ok || typ == coachd.MediaText {
 		return 0, 0, false
 	}

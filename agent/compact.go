@@ -173,26 +173,41 @@ func shortenKeep(msgs []*coachd.Message, keep int) int {
 // older than the window a history sends (limitAttachments) count as the
 // note sent instead.
 func historyTokens(msgs []*coachd.Message) int64 {
-	var sizes []int
+	// Each attachment's source (megabytes) is read once: the first walk
+	// keeps what the second needs.
+	type sized struct {
+		typ  string
+		sent int
+		ok   bool
+	}
+	var atts []sized // each image and document block's, in order
+	var sizes []int  // the user's attachments' sent lengths
 	for _, m := range msgs {
 		for _, b := range m.Blocks {
-			if _, n, ok := coachd.AttachmentSent(b); ok && m.Role == coachd.RoleUser {
-				sizes = append(sizes, n)
+			if !isAttachment(b) {
+				continue
+			}
+			typ, sent, ok := coachd.AttachmentSent(b)
+			atts = append(atts, sized{typ, sent, ok})
+			if ok && m.Role == coachd.RoleUser {
+				sizes = append(sizes, sent)
 			}
 		}
 	}
 	cut := windowCut(len(sizes), func(i int) int { return sizes[i] })
-	n, media, k := 0, int64(0), 0
+	n, media, k, j := 0, int64(0), 0, 0
 	for _, m := range msgs {
 		for _, b := range m.Blocks {
-			if b.Type == coachd.BlockImage || b.Type == coachd.BlockDocument {
-				if _, _, ok := coachd.AttachmentInfo(b); ok && m.Role == coachd.RoleUser {
+			if isAttachment(b) {
+				a := atts[j]
+				j++
+				if a.ok && m.Role == coachd.RoleUser {
 					if k++; k <= cut {
 						n += noteLen
 						continue
 					}
 				}
-				if _, t, ok := binaryAttachment(b); ok {
+				if _, t, ok := attachmentCost(b, a.typ, a.sent, a.ok); ok {
 					n, media = n+len(b.Name)+16, media+t
 					continue
 				}
