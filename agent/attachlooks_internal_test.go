@@ -2,6 +2,7 @@ package agent
 
 import (
 	"bytes"
+	"context"
 	"testing"
 
 	"github.com/coachd/coachd"
@@ -41,5 +42,29 @@ func TestPhotoReadOnce(t *testing.T) {
 		limitAttachments(append([]coachd.ModelMessage(nil), h...))
 	}); got > reads+6*float64(len(blocks)) { // a note allocates its text
 		t.Errorf("limitAttachments: %v allocations for %d photos, one read of each is %v", got, len(blocks), reads)
+	}
+}
+
+// TestCompactReusesSentHistory: compact, before a turn's first round,
+// sized the history again (compacted, then historyTokens of its result),
+// though the reservation had just built the same request from the same
+// history: two more reads of every photo. With the request's history
+// built, its check reads none.
+func TestCompactReusesSentHistory(t *testing.T) {
+	var msgs []*coachd.Message
+	for i := range 6 {
+		photo := coachd.AttachmentBlock(coachd.MediaJPEG, "", append([]byte("\xff\xd8\xff"), bytes.Repeat([]byte{byte(i)}, 1<<20)...))
+		msgs = append(msgs, &coachd.Message{Role: coachd.RoleUser, Blocks: []coachd.Block{photo, coachd.TextBlock("this one?")}},
+			&coachd.Message{Role: coachd.RoleAssistant, Blocks: []coachd.Block{coachd.TextBlock("noted")}})
+	}
+	ts, err := NewToolset()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := &Turn{agent: DefaultAgent(), tools: ts, history: msgs}
+	tr.historySent() // the reservation's request
+	reads := testing.AllocsPerRun(5, func() { coachd.AttachmentSent(msgs[0].Blocks[0]) })
+	if got := testing.AllocsPerRun(5, func() { tr.compact(context.Background()) }); got >= reads {
+		t.Errorf("compact: %v allocations; one read of one photo is %v", got, reads)
 	}
 }

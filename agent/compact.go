@@ -117,6 +117,13 @@ func decodeSummary(raw json.RawMessage) (summaryMeta, bool) {
 // covers), with older large tool results shortened when the history is
 // past c.ShortenAfter. msgs are not changed.
 func compacted(msgs []*coachd.Message, c *Compaction) []*coachd.Message {
+	out, _ := compactedSized(msgs, c)
+	return out
+}
+
+// compactedSized is compacted with the estimated tokens of what it
+// returns (historyTokens), which it works out on the way.
+func compactedSized(msgs []*coachd.Message, c *Compaction) ([]*coachd.Message, int64) {
 	// One look at each message (summaryOf, twice per model request, is
 	// most of this function's time): out[0] is kept for the summary.
 	var latest *coachd.Message
@@ -138,14 +145,14 @@ func compacted(msgs []*coachd.Message, c *Compaction) []*coachd.Message {
 		})
 	}
 	cfg := c.withDefaults()
-	if historyTokens(out) <= cfg.ShortenAfter {
-		return out
+	if tokens := historyTokens(out); tokens <= cfg.ShortenAfter {
+		return out, tokens
 	}
 	cut := turnCut(out, shortenKeep(out, cfg.KeepTurns))
 	for i := 0; i < cut; i++ {
 		out[i] = shortenResults(out[i], cfg.ShortenOver)
 	}
-	return out
+	return out, historyTokens(out)
 }
 
 // shortenKeep is how many of msgs' last turns keep their tool results
@@ -287,8 +294,10 @@ const summarizeInstruction = "Summarize our conversation so far for your own lat
 // goes on uncompacted.
 func (t *Turn) compact(ctx context.Context) {
 	cfg := t.agent.Compaction.withDefaults()
-	view := compacted(t.history, t.agent.Compaction)
-	if historyTokens(view) <= cfg.SummarizeAfter {
+	// The history as the turn's first request sends it, built for its
+	// reservation already: each photo is not read again.
+	view, tokens := t.sentView()
+	if tokens <= cfg.SummarizeAfter {
 		return
 	}
 	cut := turnCut(view, cfg.KeepTurns)

@@ -73,11 +73,14 @@ type turnState struct {
 }
 
 // sentHistory is the history a request sent, msgs, built from the turn's
-// first n messages, the last of them last.
+// first n messages, the last of them last: from view, their compacted
+// form, of tokens estimated tokens (compactedSized).
 type sentHistory struct {
-	n    int
-	last *coachd.Message
-	msgs []coachd.ModelMessage
+	n      int
+	last   *coachd.Message
+	view   []*coachd.Message
+	tokens int64
+	msgs   []coachd.ModelMessage
 }
 
 // endViolations checks the contracts when the model ends its turn with

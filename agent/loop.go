@@ -279,15 +279,28 @@ func (t *Turn) modelRequest() *coachd.ModelRequest {
 // reservation's, whose estimate built the same request. Each request
 // gets its own copy of the messages: withTail replaces the last one.
 func (t *Turn) historySent() []coachd.ModelMessage {
+	return slices.Clone(t.sentHistory().msgs)
+}
+
+// sentView is the compacted history historySent sends and its estimated
+// tokens (historyTokens), without sizing its photos again.
+func (t *Turn) sentView() ([]*coachd.Message, int64) {
+	c := t.sentHistory()
+	return slices.Clip(c.view), c.tokens
+}
+
+// sentHistory is t.x.sent, built again when t.history has moved on.
+func (t *Turn) sentHistory() *sentHistory {
 	n, c := len(t.history), &t.x.sent
 	if n == 0 || c.msgs == nil || c.n != n || c.last != t.history[n-1] {
 		a := t.agent
-		*c = sentHistory{n: n, msgs: History(compacted(t.history, a.Compaction), t.tools.Truncations(a.Tools))}
+		view, tokens := compactedSized(t.history, a.Compaction)
+		*c = sentHistory{n: n, view: view, tokens: tokens, msgs: History(view, t.tools.Truncations(a.Tools))}
 		if n > 0 {
 			c.last = t.history[n-1]
 		}
 	}
-	return slices.Clone(c.msgs)
+	return c
 }
 
 func toolUses(blocks []coachd.Block) []coachd.ToolCall {
