@@ -300,19 +300,17 @@ type omittedSource struct {
 // OmitAttachmentData returns blocks with each image and document block's
 // data left out (its media type, sizes and PDF page count kept), and ok
 // false when there is none: what a turn reads of an attachment older
-// than the ones it may send.
+// than the ones it may send. Each source is read in place, its data not
+// copied (every stored message with an attachment comes through here).
 func OmitAttachmentData(blocks []Block) (out []Block, ok bool) {
 	for i, b := range blocks {
-		typ, n, isAtt := AttachmentInfo(b)
+		typ, n, sent, isAtt := AttachmentSizes(b)
 		if !isAtt || AttachmentOmitted(b) {
 			continue
 		}
-		var s blockSource
-		_ = json.Unmarshal(b.Source, &s)
-		o := omittedSource{Type: sourceOmitted, MediaType: typ, Bytes: n, Sent: len(s.Data)}
+		o := omittedSource{Type: sourceOmitted, MediaType: typ, Bytes: n, Sent: sent}
 		if typ == MediaPDF {
-			raw, _ := base64.StdEncoding.DecodeString(s.Data)
-			o.Pages = PDFPages(raw)
+			o.Pages = AttachmentPages(b)
 		}
 		if out == nil {
 			out = append([]Block(nil), blocks...)
