@@ -34,6 +34,10 @@ func messagesJSONLen(msgs []coachd.ModelMessage) int {
 		}
 		n += 2 + max(len(m.Blocks)-1, 0) // [ ] and commas
 		for j := range m.Blocks {
+			if n1, ok := sourceAsIsLen(&m.Blocks[j], &scratch); ok {
+				n += n1
+				continue
+			}
 			var err error
 			scratch, err = m.Blocks[j].AppendJSON(scratch[:0])
 			if err != nil {
@@ -51,6 +55,20 @@ func messagesJSONLen(msgs []coachd.ModelMessage) int {
 		}
 	}
 	return n
+}
+
+// sourceAsIsLen is the length of an image or document block's JSON, ok
+// when json.Marshal writes it as it is (coachd.Block.AsIs): its source,
+// written as it is, is measured, not copied (a photo's megabytes of
+// base64); the rest is appended into scratch with a one-byte stand-in.
+func sourceAsIsLen(b *coachd.Block, scratch *[]byte) (int, bool) {
+	if (b.Type != coachd.BlockImage && b.Type != coachd.BlockDocument) || len(b.Source) == 0 || !b.AsIs() {
+		return 0, false
+	}
+	c := *b
+	c.Source = json.RawMessage("0")
+	*scratch, _ = c.AppendJSON((*scratch)[:0]) // AsIs: it has a type
+	return len(*scratch) - 1 + len(b.Source), true
 }
 
 // htmlEscapeGrowth is how many bytes json.HTMLEscape adds to compact JSON:
