@@ -246,12 +246,12 @@ func (b *Block) UnmarshalJSON(data []byte) error {
 			err = json.Unmarshal(v, &b.ToolUseID)
 		case "is_error":
 			err = json.Unmarshal(v, &b.IsError)
-		case "input":
-			b.Input = append(json.RawMessage(nil), v...)
+		case "input": // m's values are encoding/json's copies, the block's own
+			b.Input = v
 		case "content":
-			b.Content = append(json.RawMessage(nil), v...)
+			b.Content = v
 		case "source":
-			b.Source = append(json.RawMessage(nil), v...)
+			b.Source = v
 		}
 		if err != nil {
 			return fmt.Errorf("coachd: %s block: field %s: %w", b.Type, name, err)
@@ -261,7 +261,7 @@ func (b *Block) UnmarshalJSON(data []byte) error {
 	if len(m) > 0 {
 		b.Extra = make(map[string]json.RawMessage, len(m))
 		for k, v := range m {
-			b.Extra[k] = append(json.RawMessage(nil), v...)
+			b.Extra[k] = v
 		}
 	}
 	return nil

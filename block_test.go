@@ -1,8 +1,10 @@
 package coachd_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -180,4 +182,30 @@ func FuzzBlockAsIs(f *testing.F) {
 			asIs(t, b)
 		}
 	})
+}
+
+// TestBlockUnmarshalCopiesOnce: reading a stored message copied each raw
+// field of its blocks twice (encoding/json's copy into the field map,
+// then another): a photo's 4 MiB of base64 became 8 MiB on every read of
+// the session. The map's copy is the block's.
+func TestBlockUnmarshalCopiesOnce(t *testing.T) {
+	photo := coachd.AttachmentBlock(coachd.MediaPDF, "plan.pdf", append([]byte("%PDF-1.4\n"), bytes.Repeat([]byte("x"), 3<<20)...))
+	data, err := json.Marshal(photo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b coachd.Block
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	err = json.Unmarshal(data, &b)
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := after.TotalAlloc - before.TotalAlloc; n > uint64(len(data))*3/2 {
+		t.Errorf("decoding a block of %d KB allocated %d KB", len(data)>>10, n>>10)
+	}
+	if !bytes.Equal(b.Source, photo.Source) || b.Type != photo.Type || string(b.Extra["title"]) != string(photo.Extra["title"]) {
+		t.Errorf("decoded %s %s %s", b.Type, b.Source[:32], b.Extra["title"])
+	}
 }
