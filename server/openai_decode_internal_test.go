@@ -29,37 +29,52 @@ func FuzzOAIDecode(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, body string) {
-		var old oaiRequest
-		oldErr := json.Unmarshal([]byte(body), &old)
-		if oldErr == nil {
-			oldErr = noNUL([]byte(body))
-		}
-		var got oaiRequest
-		err := decodeOAIRequest(httptest.NewRequest("POST", "/v1/chat/completions", strings.NewReader(body)), &got)
-		switch {
-		case err != nil && oldErr == nil:
-			if len(old.Messages) > 0 {
-				t.Fatalf("refused what a turn ran for: %v", err)
-			}
-			return
-		case err == nil && oldErr != nil:
-			t.Fatalf("took what was refused (%v)", oldErr)
-		case err != nil:
-			if nulOld, nulNew := strings.Contains(oldErr.Error(), "NUL"), strings.Contains(err.Error(), "NUL"); nulOld && nulNew && oldErr.Error() != err.Error() {
-				t.Fatalf("the NUL names another field: %v, was %v", err, oldErr)
-			}
-			return
-		}
-		for i := range len(old.Messages) - 1 {
-			old.Messages[i].Content.dropData()
-		}
-		if len(old.Messages) == 0 && len(got.Messages) == 0 {
-			old.Messages, got.Messages = nil, nil // [] and none read alike
-		}
-		if !reflect.DeepEqual(old, got) {
-			t.Fatalf("decoded\n%+v\nwas\n%+v", got, old)
-		}
+		var old, got oaiRequest
+		decodeLikeWhole(t, body, &old, &got, func() int { return len(old.Messages) },
+			func() error {
+				return decodeOAIRequest(httptest.NewRequest("POST", "/v1/chat/completions", strings.NewReader(body)), &got)
+			},
+			func() {
+				for i := range len(old.Messages) - 1 {
+					old.Messages[i].Content.dropData()
+				}
+				if len(old.Messages) == 0 && len(got.Messages) == 0 {
+					old.Messages, got.Messages = nil, nil // [] and none read alike
+				}
+			})
 	})
+}
+
+// decodeLikeWhole checks a decoder that reads a body a message at a time
+// (decode, into got) against decodeForeign's read of the whole body (into
+// old): it takes what the whole read takes and refuses nothing a turn
+// would have run for (messages is old's count); a NUL refused by both is
+// named alike; and, once like makes the messages it keeps comparable,
+// both decoded the same.
+func decodeLikeWhole[T any](t *testing.T, body string, old, got *T, messages func() int, decode func() error, like func()) {
+	oldErr := json.Unmarshal([]byte(body), old)
+	if oldErr == nil {
+		oldErr = noNUL([]byte(body))
+	}
+	err := decode()
+	switch {
+	case err != nil && oldErr == nil:
+		if messages() > 0 {
+			t.Fatalf("refused what a turn ran for: %v", err)
+		}
+		return
+	case err == nil && oldErr != nil:
+		t.Fatalf("took what was refused (%v)", oldErr)
+	case err != nil:
+		if nulOld, nulNew := strings.Contains(oldErr.Error(), "NUL"), strings.Contains(err.Error(), "NUL"); nulOld && nulNew && oldErr.Error() != err.Error() {
+			t.Fatalf("the NUL names another field: %v, was %v", err, oldErr)
+		}
+		return
+	}
+	like()
+	if !reflect.DeepEqual(old, got) {
+		t.Fatalf("decoded\n%+v\nwas\n%+v", got, old)
+	}
 }
 
 // FuzzUIDecode: decodeUIChatRequest, which reads useChat's body a message
@@ -84,34 +99,17 @@ func FuzzUIDecode(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, body string) {
-		var old uiChatRequest
-		oldErr := json.Unmarshal([]byte(body), &old)
-		if oldErr == nil {
-			oldErr = noNUL([]byte(body))
-		}
-		var got uiChatRequest
-		err := decodeUIChatRequest(httptest.NewRequest("POST", "/v1/chat/stream?protocol=ai-sdk", strings.NewReader(body)), &got)
-		switch {
-		case err != nil && oldErr == nil:
-			if len(old.Messages) > 0 {
-				t.Fatalf("refused what a turn ran for: %v", err)
-			}
-			return
-		case err == nil && oldErr != nil:
-			t.Fatalf("took what was refused (%v)", oldErr)
-		case err != nil:
-			if nulOld, nulNew := strings.Contains(oldErr.Error(), "NUL"), strings.Contains(err.Error(), "NUL"); nulOld && nulNew && oldErr.Error() != err.Error() {
-				t.Fatalf("the NUL names another field: %v, was %v", err, oldErr)
-			}
-			return
-		}
-		if n := len(old.Messages); n > 0 {
-			old.Messages = old.Messages[n-1:]
-		} else {
-			old.Messages, got.Messages = nil, nil // [], null and none read alike
-		}
-		if !reflect.DeepEqual(old, got) {
-			t.Fatalf("decoded\n%+v\nwas\n%+v", got, old)
-		}
+		var old, got uiChatRequest
+		decodeLikeWhole(t, body, &old, &got, func() int { return len(old.Messages) },
+			func() error {
+				return decodeUIChatRequest(httptest.NewRequest("POST", "/v1/chat/stream?protocol=ai-sdk", strings.NewReader(body)), &got)
+			},
+			func() {
+				if n := len(old.Messages); n > 0 {
+					old.Messages = old.Messages[n-1:]
+				} else {
+					old.Messages, got.Messages = nil, nil // [], null and none read alike
+				}
+			})
 	})
 }
