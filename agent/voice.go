@@ -101,17 +101,14 @@ func (r *Runner) AppendTranscript(ctx context.Context, u *coachd.User, sessionID
 	meta, _ := json.Marshal(map[string]string{"source": "voice"})
 	m := &coachd.Message{Role: role, Content: text, Blocks: []coachd.Block{coachd.TextBlock(text)}, Metadata: meta}
 	msgs := []*coachd.Message{m}
-	if role == coachd.RoleAssistant {
+	if role == coachd.RoleAssistant && sess.MessageCount == 0 {
 		// A history starts with the user: a coach that greets first in a
 		// new session would be dropped from it, so a marker goes first.
-		first, _, err := r.cfg.Store.ListMessages(ctx, u.ID, sess.ID, coachd.Page{Limit: 1})
-		if err != nil {
-			return nil, err
-		}
-		if len(first) == 0 {
-			msgs = []*coachd.Message{{Role: coachd.RoleUser, Content: VoiceStartText,
-				Blocks: []coachd.Block{coachd.TextBlock(VoiceStartText)}, Metadata: meta}, m}
-		}
+		// The session's count (read above under the slot) says it is
+		// empty without reading a message, which may hold megabytes of
+		// attachments.
+		msgs = []*coachd.Message{{Role: coachd.RoleUser, Content: VoiceStartText,
+			Blocks: []coachd.Block{coachd.TextBlock(VoiceStartText)}, Metadata: meta}, m}
 	}
 	if err := r.cfg.Store.AppendMessages(ctx, u.ID, sess.ID, msgs); err != nil {
 		return nil, err

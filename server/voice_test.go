@@ -39,7 +39,13 @@ const voicePrompt = "You are Rio, a rideshare driving coach. Speak plainly."
 // provider key the server holds ("" turns voice off).
 func mustVoiceEnv(t *testing.T, limits server.Limits, key string) *voiceEnv {
 	t.Helper()
-	db := mustDB(t, filepath.Join(t.TempDir(), "coachd.db"), nil)
+	return mustVoiceEnvOn(t, filepath.Join(t.TempDir(), "coachd.db"), limits, key)
+}
+
+// mustVoiceEnvOn is mustVoiceEnv over the database at dsn.
+func mustVoiceEnvOn(t *testing.T, dsn string, limits server.Limits, key string) *voiceEnv {
+	t.Helper()
+	db := mustDB(t, dsn, nil)
 	fake := anthropictest.NewServer()
 	t.Cleanup(fake.Close)
 	provider := voicetest.New(t, voiceKey)
