@@ -327,9 +327,21 @@ func (req transcriptRequest) Valid(context.Context) []coachd.FieldError {
 	return errs
 }
 
+// transcriptRate is the limit of transcripts for a user whose turn rate
+// is rate: twice it (a driver's line and the coach's per spoken
+// exchange), in a bucket of its own, so that a voice conversation does
+// not use up the turns, nor append without bound (storage, and the next
+// turn's history).
+func transcriptRate(rate coachd.RateLimit) coachd.RateLimit {
+	if rate.Off() {
+		return rate
+	}
+	return coachd.RateLimit{N: 2 * rate.N, Per: rate.Per}
+}
+
 // handleTranscript stores a voice transcript in the caller's session so
 // that the text coach sees it on the next turn; a running turn on the
-// session is a 409.
+// session is a 409, over transcriptRate a 429.
 func (s *Server) handleTranscript() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if s.runner == nil {
@@ -343,6 +355,10 @@ func (s *Server) handleTranscript() http.Handler {
 		}
 		req, err := decode[transcriptRequest](r)
 		if err != nil {
+			s.Error(w, r, err)
+			return
+		}
+		if err := s.hitRate(r, "transcript_rate", transcriptRate(s.userRate(UserFrom(r.Context()))), "Transcript rate limit (%d messages per %s) reached; retry later."); err != nil {
 			s.Error(w, r, err)
 			return
 		}
