@@ -141,6 +141,14 @@ func (s *Server) handleRealtimeSession() http.Handler {
 			s.Error(w, r, err)
 			return
 		}
+		if sess.ID == "" {
+			// Made only once the secret is: a mint the provider refuses
+			// leaves no empty session behind.
+			if err := s.store.CreateSession(ctx, sess); err != nil {
+				s.Error(w, r, err)
+				return
+			}
+		}
 		rec := &coachd.VoiceSession{UserID: u.ID, SessionID: sess.ID, Agent: ag.Name, Model: secret.Model, Voice: secret.Voice, ExpiresAt: secret.ExpiresAt}
 		if err := s.store.CreateVoiceSession(ctx, rec); err != nil {
 			// The secret is not handed out; it expires by itself.
@@ -184,7 +192,7 @@ func (s *Server) checkBudget(ctx context.Context, u *coachd.User) error {
 
 // voiceSession resolves the agent and the session a voice conversation
 // belongs to: the named session (its agent), which must be active, or a
-// new one.
+// new one, not yet stored (no ID).
 func (s *Server) voiceSession(ctx context.Context, u *coachd.User, req realtimeRequest) (*agent.Agent, *coachd.Session, error) {
 	var sess *coachd.Session
 	name := req.Agent
@@ -211,9 +219,6 @@ func (s *Server) voiceSession(ctx context.Context, u *coachd.User, req realtimeR
 	}
 	if sess == nil {
 		sess = &coachd.Session{UserID: u.ID, Agent: ag.Name, Title: "Voice conversation", Status: coachd.SessionActive}
-		if err := s.store.CreateSession(ctx, sess); err != nil {
-			return nil, nil, err
-		}
 	}
 	return ag, sess, nil
 }

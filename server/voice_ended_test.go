@@ -38,3 +38,27 @@ func TestRealtimeRefusesEndedSession(t *testing.T) {
 		})
 	}
 }
+
+// TestRealtimeFailedMintLeavesNoSession proves that a mint the provider
+// refuses, without a session_id, leaves no empty "Voice conversation"
+// session behind (a driver retrying a flaky connection would collect
+// one per try); the retry that succeeds makes the one session.
+func TestRealtimeFailedMintLeavesNoSession(t *testing.T) {
+	e := mustVoiceEnv(t, server.Limits{}, voiceKey)
+	ctx := context.Background()
+	for _, status := range []int{http.StatusInternalServerError, http.StatusTooManyRequests} {
+		e.provider.Fail(status, "down")
+		if r := e.post(e.alice.key, "/v1/realtime/session", `{}`, nil, nil); r.status/100 == 2 {
+			t.Fatalf("mint with the provider at %d = %d %s", status, r.status, r.body)
+		}
+	}
+	if got, _, err := e.alice.c.ListSessions(ctx, coachd.Page{}); err != nil || len(got) != 0 {
+		t.Fatalf("after two failed mints alice has %d sessions (%v), want none", len(got), err)
+	}
+	if r := e.post(e.alice.key, "/v1/realtime/session", `{}`, nil, nil); r.status != http.StatusOK {
+		t.Fatalf("mint = %d %s", r.status, r.body)
+	}
+	if got, _, err := e.alice.c.ListSessions(ctx, coachd.Page{}); err != nil || len(got) != 1 {
+		t.Fatalf("after a mint alice has %d sessions (%v), want one", len(got), err)
+	}
+}
