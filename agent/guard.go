@@ -39,7 +39,13 @@ func newGuard(store coachd.SessionService, clock coachd.Clock) *guard {
 // session is ETURNINPROGRESS at once; with wait it queues up to
 // MaxBusyWait (polling the lease when another process holds it).
 func (g *guard) acquire(ctx context.Context, userID, sessionID string, wait bool, lease time.Duration) (release func(), err error) {
-	l, err := g.lock(ctx, userID, sessionID, wait)
+	return g.acquireFor(ctx, userID, sessionID, waitFor(wait), lease)
+}
+
+// acquireFor is acquire queueing up to maxWait (0: not at all).
+func (g *guard) acquireFor(ctx context.Context, userID, sessionID string, maxWait, lease time.Duration) (release func(), err error) {
+	wait := maxWait > 0
+	l, err := g.lockFor(ctx, userID, sessionID, maxWait)
 	if err != nil {
 		return nil, err
 	}
@@ -67,7 +73,8 @@ type heldTurn struct {
 	g                 *guard
 	ctx               context.Context
 	userID, sessionID string
-	timeout           *time.Timer // MaxBusyWait; nil unless the request waits
+	timeout           *time.Timer // maxWait; nil unless the request waits
+	maxWait           time.Duration
 	pollEvery         time.Duration
 	local             func()
 
@@ -80,9 +87,24 @@ type heldTurn struct {
 // session is ETURNINPROGRESS at once; with wait it queues up to
 // MaxBusyWait, which also bounds poll.
 func (g *guard) lock(ctx context.Context, userID, sessionID string, wait bool) (*heldTurn, error) {
-	h := &heldTurn{g: g, ctx: ctx, userID: userID, sessionID: sessionID, pollEvery: 20 * time.Millisecond}
+	return g.lockFor(ctx, userID, sessionID, waitFor(wait))
+}
+
+// waitFor is how long a request queues for a busy session: MaxBusyWait
+// when it waits, else 0.
+func waitFor(wait bool) time.Duration {
 	if wait {
-		h.timeout = time.NewTimer(MaxBusyWait)
+		return MaxBusyWait
+	}
+	return 0
+}
+
+// lockFor is lock queueing up to maxWait (0: not at all).
+func (g *guard) lockFor(ctx context.Context, userID, sessionID string, maxWait time.Duration) (*heldTurn, error) {
+	wait := maxWait > 0
+	h := &heldTurn{g: g, ctx: ctx, userID: userID, sessionID: sessionID, pollEvery: 20 * time.Millisecond, maxWait: maxWait}
+	if wait {
+		h.timeout = time.NewTimer(maxWait)
 	}
 	for {
 		local, done := g.local(userID + "/" + sessionID)
@@ -109,7 +131,7 @@ func (h *heldTurn) busy() error {
 		h.timeout.Stop()
 	}
 	if h.timeout != nil {
-		return coachd.Errorf(coachd.ETURNINPROGRESS, "a turn is still running on this session after waiting %s", MaxBusyWait)
+		return coachd.Errorf(coachd.ETURNINPROGRESS, "a turn is still running on this session after waiting %s", h.maxWait)
 	}
 	return coachd.Errorf(coachd.ETURNINPROGRESS, "a turn is already running on this session")
 }

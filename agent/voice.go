@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/coachd/coachd"
@@ -60,11 +61,17 @@ func (a *Agent) VoiceInstructions() string {
 // MaxTranscriptChars bounds one transcript message.
 const MaxTranscriptChars = MaxMessageChars
 
+// transcriptWait is how long a transcript queues for the session's turn
+// slot: another transcript holds it for milliseconds (a driver's line and
+// the coach's finish together; a second device), a turn for seconds.
+const transcriptWait = 2 * time.Second
+
 // AppendTranscript stores a message a voice client heard or spoke in the
 // user's session, with metadata source "voice", so that the text coach
 // sees it on the next turn. It takes the session's turn slot for the
-// write: while a turn runs on the session it is ETURNINPROGRESS, never a
-// message slipped into the middle of a round.
+// write, queueing up to transcriptWait behind another transcript: while a
+// turn runs on the session it is ETURNINPROGRESS, never a message slipped
+// into the middle of a round.
 func (r *Runner) AppendTranscript(ctx context.Context, u *coachd.User, sessionID string, role coachd.Role, text string) (*coachd.Message, error) {
 	if role != coachd.RoleUser && role != coachd.RoleAssistant {
 		return nil, coachd.Invalid(coachd.FieldError{Field: "role", Message: "must be user or assistant", Code: "enum"})
@@ -83,7 +90,7 @@ func (r *Runner) AppendTranscript(ctx context.Context, u *coachd.User, sessionID
 		_, err := r.agentFor(sess.Agent, false)
 		return nil, err
 	}
-	release, err := r.guard.acquire(ctx, u.ID, sess.ID, false, r.cfg.TurnLease)
+	release, err := r.guard.acquireFor(ctx, u.ID, sess.ID, transcriptWait, r.cfg.TurnLease)
 	if err != nil {
 		return nil, err
 	}
