@@ -191,8 +191,8 @@ func (s *Server) checkBudget(ctx context.Context, u *coachd.User) error {
 }
 
 // voiceSession resolves the agent and the session a voice conversation
-// belongs to: the named session (its agent), which must be active, or a
-// new one, not yet stored (no ID).
+// belongs to: the named session (its agent), which must be active and
+// wait for no answer, or a new one, not yet stored (no ID).
 func (s *Server) voiceSession(ctx context.Context, u *coachd.User, req realtimeRequest) (*agent.Agent, *coachd.Session, error) {
 	var sess *coachd.Session
 	name := req.Agent
@@ -205,6 +205,9 @@ func (s *Server) voiceSession(ctx context.Context, u *coachd.User, req realtimeR
 		// a turn or a transcript on this session would be.
 		if found.Status != coachd.SessionActive {
 			return nil, nil, coachd.Errorf(coachd.ECONFLICT, "session is %s; start a new session", found.Status)
+		}
+		if found.Pending != nil {
+			return nil, nil, coachd.Errorf(coachd.ECONFLICT, "the session waits for an answer to %s; answer it or send a message first", found.Pending.Name)
 		}
 		sess, name = found, found.Agent
 	}

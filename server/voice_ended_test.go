@@ -62,3 +62,31 @@ func TestRealtimeFailedMintLeavesNoSession(t *testing.T) {
 		t.Fatalf("after a mint alice has %d sessions (%v), want one", len(got), err)
 	}
 }
+
+// TestRealtimeRefusesPendingSession proves that a voice secret is not
+// minted for a session that waits for an answer to an interactive tool:
+// every transcript of that conversation would be refused (409) and lost,
+// so the mint is refused first, with the same 409, before the operator
+// pays for a secret.
+func TestRealtimeRefusesPendingSession(t *testing.T) {
+	e := mustVoiceEnv(t, server.Limits{}, voiceKey)
+	ctx := context.Background()
+	sess, err := e.alice.c.CreateSession(ctx, "", "options")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &coachd.PendingInteraction{ToolUseID: "toolu_01", Name: "show_options", Input: []byte(`{"options":["Airport","Downtown"]}`)}
+	if _, err := e.db.UpdateSession(ctx, e.alice.ID, sess.ID, coachd.SessionUpdate{SetPending: true, Pending: p}); err != nil {
+		t.Fatal(err)
+	}
+	tr := e.post(e.alice.key, "/v1/sessions/"+sess.ID+"/messages", `{"role":"user","content":"hi","source":"voice"}`, nil, nil)
+	if tr.status != http.StatusConflict {
+		t.Fatalf("transcript on a pending session = %d %s, want 409", tr.status, tr.body)
+	}
+	before := e.provider.Secrets()
+	r := e.post(e.alice.key, "/v1/realtime/session", `{"session_id":"`+sess.ID+`"}`, nil, nil)
+	if r.status != http.StatusConflict || r.errorCode() != tr.errorCode() || e.provider.Secrets() != before {
+		t.Fatalf("minting for a pending session = %d (secrets minted %d → %d) %s, want the transcript's 409 %s and nothing minted",
+			r.status, before, e.provider.Secrets(), r.body, tr.body)
+	}
+}
