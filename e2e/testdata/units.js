@@ -377,3 +377,45 @@ tests['history/compaction summary is not the user\'s'] = () => {
   eq(el.textContent.includes('conversation_summary'), false, 'the summary is not drawn');
   eq(el.textContent.includes('And after a week?'), true, 'the messages after it are');
 };
+
+// A voice call whose connection drops (the driver's phone loses signal)
+// ends: the microphone is released, the button is idle again and the
+// driver is told, not left "live" on a dead call with the mic open.
+tests['voice/a dropped call ends and frees the microphone'] = async () => {
+  const { VoiceButton } = await import(at('/assets/voice.js'));
+  const saved = { pc: window.RTCPeerConnection, gum: navigator.mediaDevices && navigator.mediaDevices.getUserMedia, fetch: window.fetch };
+  let pc = null;
+  const stopped = [];
+  class FakePC extends EventTarget {
+    constructor() { super(); pc = this; this.connectionState = 'new'; }
+    addTrack() {}
+    createDataChannel() { return new EventTarget(); }
+    async createOffer() { return { type: 'offer', sdp: 'v=0' }; }
+    async setLocalDescription() {}
+    async setRemoteDescription() { this.connectionState = 'connected'; }
+    close() { this.connectionState = 'closed'; }
+  }
+  window.RTCPeerConnection = FakePC;
+  if (!navigator.mediaDevices) Object.defineProperty(navigator, 'mediaDevices', { value: {}, configurable: true });
+  navigator.mediaDevices.getUserMedia = async () => ({ getTracks: () => [{ stop: () => stopped.push('mic') }] });
+  window.fetch = async () => new Response('v=0', { status: 201 });
+  try {
+    const errors = [];
+    const api = { request: async () => ({ session_id: 'sess_1', connect_url: 'https://voice.invalid/v1/realtime/calls', client_secret: { value: 'ek_1' } }) };
+    const b = new VoiceButton(document.createElement('button'), { sessionId: () => 'sess_1', adopt() {}, stored() {}, error: (e) => errors.push(String(e.message || e)) });
+    b.api = api;
+    await b.start();
+    eq(b.button.dataset.state, 'live', 'the call is live');
+    pc.connectionState = 'failed';
+    const ev = new Event('connectionstatechange');
+    pc.dispatchEvent(ev);
+    if (pc.onconnectionstatechange) pc.onconnectionstatechange(ev);
+    eq(b.button.dataset.state, 'idle', 'the button after the drop');
+    eq(stopped, ['mic'], 'microphone tracks stopped');
+    eq(errors.length, 1, 'the driver is told once');
+  } finally {
+    window.RTCPeerConnection = saved.pc;
+    if (saved.gum) navigator.mediaDevices.getUserMedia = saved.gum;
+    window.fetch = saved.fetch;
+  }
+};

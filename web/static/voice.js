@@ -77,6 +77,17 @@ export class VoiceButton {
       call.stream.getTracks().forEach((t) => call.pc.addTrack(t, call.stream));
       const events = call.pc.createDataChannel('oai-events');
       events.onmessage = (e) => this.onEvent(call, e.data);
+      // A call that drops (signal lost, the provider hung up) ends here:
+      // the microphone is released and the driver told, not left live.
+      const dropped = () => {
+        if (this.call !== call) return;
+        this.stop();
+        this.error(new Error('The voice call dropped; tap the microphone to talk again.'));
+      };
+      call.pc.onconnectionstatechange = () => {
+        if (call.pc.connectionState === 'failed' || call.pc.connectionState === 'closed') dropped();
+      };
+      events.onclose = () => { if (this.button.dataset.state === 'live') dropped(); };
       const offer = await call.pc.createOffer();
       await call.pc.setLocalDescription(offer);
       const res = await fetch(minted.connect_url, {
