@@ -194,7 +194,7 @@ func (q *selectSpec) sql() (string, []any) {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		b.WriteString(s.selected(c))
+		b.WriteString(q.t.shown(c))
 	}
 	b.WriteString(" FROM " + quote(q.t.name))
 	var where []string

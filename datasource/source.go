@@ -347,6 +347,23 @@ func (s *Source) selected(c string) string {
 	return quote(c)
 }
 
+// shown is column c of t as a result reads it: selected, with text read
+// no further than a cell shows (maxCell bytes, so as many letters and
+// one more), not a whole long value cut after it crossed the wire. A
+// SQLite value is cut only when it is text (a column's declared type
+// does not bind what it holds); a Postgres one when its column is text.
+func (t *table) shown(c string) string {
+	s, n := t.src, maxCell+1
+	if s.dialect == sqliteDialect {
+		return fmt.Sprintf("CASE WHEN typeof(%s) = 'text' THEN substr(%[1]s, 1, %d) ELSE +%[1]s END", quote(c), n)
+	}
+	// Not character(n): substr would drop its padding.
+	if typ := t.types[c]; typ == "text" || typ == "character varying" {
+		return fmt.Sprintf("substr(%s, 1, %d)", quote(c), n)
+	}
+	return quote(c)
+}
+
 // bindable adapts v to column c of t the way SQLite's affinity does by
 // itself: Postgres refuses to bind a number or a boolean to a text
 // parameter ("unable to encode 123 into text format"), so a code the
