@@ -42,6 +42,12 @@ func RemainingTokens(budget, used, reserved int64) int64 {
 	return max(subSat(subSat(budget, used), reserved), 0)
 }
 
+// SetRemaining sets r.Remaining and r.Deficit from the user's row.
+func (r *Reservation) SetRemaining(budget, used, reserved int64) {
+	r.Remaining = RemainingTokens(budget, used, reserved)
+	r.Deficit = max(subSat(0, subSat(subSat(budget, used), reserved)), 0)
+}
+
 // subSat is a-b clamped to the int64 range.
 func subSat(a, b int64) int64 {
 	d := a - b
@@ -76,6 +82,9 @@ type Reservation struct {
 	// Remaining is the user's budget left (budget - used - reserved) right
 	// after the operation that returned the reservation.
 	Remaining int64 `json:"budget_remaining"`
+	// Deficit is how far used + reserved exceeded the budget then (an
+	// operator cut it below what the user held); Remaining clamps it away.
+	Deficit int64 `json:"-"`
 	// ChargedRaw is the raw token count behind Charged (which counts the
 	// budget's unit; the same number when the unit is tokens).
 	ChargedRaw int64 `json:"charged_raw_tokens"`

@@ -295,7 +295,7 @@ func (t *Turn) budgetRemaining() *int64 {
 	if res == nil || res.FreePreview {
 		return nil
 	}
-	left := res.Remaining
+	left := res.Remaining - res.Deficit
 	if !settled {
 		left += res.Held - max(t.billed-res.Charged, 0)
 	}

@@ -285,3 +285,36 @@ func TestExecuteToolSameAsLoop(t *testing.T) {
 		t.Fatalf("interactive: %v", err)
 	}
 }
+
+// TestBudgetRemainingAfterCut: an operator cuts the budget below what the
+// user holds mid-turn; once the turn's next charge reads the cut, the
+// usage event's budget_remaining says what the user can really still
+// spend (nothing), not what the hold would have left.
+func TestBudgetRemainingAfterCut(t *testing.T) {
+	h := newHarness(t, agent.Limits{})
+	n := 0
+	h.fake.SetScript(func(*anthropictest.Request) anthropictest.Reply {
+		n++
+		if n == 1 {
+			budget := int64(100)
+			if _, err := h.store.UpdateUser(context.Background(), h.user.ID, coachd.UserUpdate{TokenBudget: &budget}); err != nil {
+				t.Error(err)
+			}
+			return anthropictest.Blocks(use("c1", "echo", `{"s":"x"}`)).WithUsage(usage(100, 20))
+		}
+		// The text syncs the round's charge (which read the cut) first.
+		return anthropictest.Text("Hello.", 5).WithUsage(usage(100, 20))
+	})
+	s := &sink{}
+	h.turn(agent.TurnRequest{Message: "hi"}, s)
+	evs := s.of(coachd.EventUsage)
+	if len(evs) != 2 {
+		t.Fatalf("%d usage events", len(evs))
+	}
+	if u := evs[1].Usage; u.BudgetRemaining == nil || *u.BudgetRemaining != 0 {
+		t.Fatalf("second usage: budget_remaining %v, want 0", *u.BudgetRemaining)
+	}
+	if drift, err := h.store.CheckLedger(context.Background()); err != nil || len(drift) > 0 {
+		t.Fatalf("ledger drift %+v %v", drift, err)
+	}
+}

@@ -133,6 +133,6 @@ func remainingFrom(r *coachd.Reservation, budget, used, reserved sql.NullInt64) 
 	if !budget.Valid {
 		return false
 	}
-	r.Remaining = coachd.RemainingTokens(budget.Int64, used.Int64, reserved.Int64)
+	r.SetRemaining(budget.Int64, used.Int64, reserved.Int64)
 	return true
 }

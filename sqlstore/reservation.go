@@ -236,7 +236,7 @@ func (db *DB) apply(ctx context.Context, tx *tx, r *coachd.Reservation, s coachd
 		tx.time(r.PeriodStart), c.diff, c.heldDelta, r.UserID).Scan(&budget, &used, &reserved); err != nil {
 		return false, dbError(err, "charge user")
 	}
-	r.Remaining = coachd.RemainingTokens(budget, used, reserved)
+	r.SetRemaining(budget, used, reserved)
 	return true, db.addLedger(ctx, tx, r, c.diff, c.heldDelta, c.rawDiff, c.reason)
 }
 
@@ -332,7 +332,7 @@ func remaining(ctx context.Context, tx *tx, r *coachd.Reservation) error {
 		Scan(&budget, &used, &reserved); err != nil {
 		return dbError(err, "user %q", r.UserID)
 	}
-	r.Remaining = coachd.RemainingTokens(budget, used, reserved)
+	r.SetRemaining(budget, used, reserved)
 	return nil
 }
 

@@ -99,7 +99,7 @@ func (db *DB) reserve(ctx context.Context, tx *tx, req coachd.ReserveRequest, st
 			Scan(&budget, &used, &reserved, timeCol{&r.PeriodStart})
 		switch {
 		case err == nil:
-			r.Remaining = coachd.RemainingTokens(budget, used, reserved)
+			r.SetRemaining(budget, used, reserved)
 			return db.insertReservation(ctx, tx, r)
 		case !errors.Is(err, sql.ErrNoRows):
 			return nil, dbError(err, "reserve")
@@ -144,7 +144,7 @@ func (db *DB) reserve(ctx context.Context, tx *tx, req coachd.ReserveRequest, st
 	case err != nil:
 		return nil, dbError(err, "reserve")
 	default:
-		r.Remaining = coachd.RemainingTokens(budget, used, reserved)
+		r.SetRemaining(budget, used, reserved)
 	}
 	return db.insertReservation(ctx, tx, r)
 }
