@@ -28,13 +28,7 @@ func TestMaskDSNUnescapedPassword(t *testing.T) {
 		t.Run("ServeLog", func(t *testing.T) {
 			// serve logs its configuration, then fails to connect: neither
 			// the log nor the error may show the password.
-			var stderr bytes.Buffer
-			err := run(context.Background(), []string{"coachd", "serve", "--addr", "127.0.0.1:0", "--db", dsn},
-				getenvFrom(nil), &bytes.Buffer{}, &stderr)
-			if err == nil {
-				t.Fatal("serve started on an unreachable database")
-			}
-			if out := stderr.String() + err.Error(); strings.Contains(out, secret) {
+			if out := serveUnreachable(t, dsn); strings.Contains(out, secret) {
 				t.Errorf("serve --db %q shows the password:\n%s", dsn, out)
 			}
 		})
@@ -70,13 +64,7 @@ func TestSecurityMaskURLQuerySecrets(t *testing.T) {
 		if got := maskDSN(dsn); strings.Contains(got, secret) || !strings.Contains(got, "sslmode=disable") {
 			t.Errorf("maskDSN(%q) = %q: shows the secret, or lost the rest", dsn, got)
 		}
-		var stderr bytes.Buffer
-		err := run(context.Background(), []string{"coachd", "serve", "--addr", "127.0.0.1:0", "--db", dsn},
-			getenvFrom(nil), &bytes.Buffer{}, &stderr)
-		if err == nil {
-			t.Fatal("serve started on an unreachable database")
-		}
-		if out := stderr.String() + err.Error(); strings.Contains(out, secret) {
+		if out := serveUnreachable(t, dsn); strings.Contains(out, secret) {
 			t.Errorf("serve --db %q shows the secret:\n%s", dsn, out)
 		}
 	}
@@ -116,4 +104,18 @@ func TestSecurityProviderBaseURLMasked(t *testing.T) {
 			t.Errorf("serve's log shows the provider's base URL secrets, or not the URL:\n%s", out)
 		}
 	}
+}
+
+// serveUnreachable runs serve on dsn, a database it cannot reach, and
+// returns what it printed and its error: serve logs its configuration,
+// then fails to connect.
+func serveUnreachable(t *testing.T, dsn string) string {
+	t.Helper()
+	var stderr bytes.Buffer
+	err := run(context.Background(), []string{"coachd", "serve", "--addr", "127.0.0.1:0", "--db", dsn},
+		getenvFrom(nil), &bytes.Buffer{}, &stderr)
+	if err == nil {
+		t.Fatal("serve started on an unreachable database")
+	}
+	return stderr.String() + err.Error()
 }
