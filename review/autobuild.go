@@ -51,7 +51,8 @@ type BuildResult struct {
 
 // Run builds the task from the workspace src. The scratch copy is made
 // in a new directory (mode 0700) under scratch ("" is the user's cache
-// directory's coachd/autobuild); it is left for the caller to inspect.
+// directory's coachd/autobuild); it is left for the caller to inspect,
+// and removed by a later run once older than ScratchMaxAge.
 // scratch and every directory above it must be writable by no other user
 // (privateDir).
 func (b *Build) Run(ctx context.Context, u *coachd.User, taskID string, requirements []string, src, scratch string) (*BuildResult, error) {
@@ -75,7 +76,12 @@ func (b *Build) Run(ctx context.Context, u *coachd.User, taskID string, requirem
 	if scratch, err = privateDir(scratch); err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp(scratch, "coachd-autobuild-")
+	if n, err := pruneScratch(scratch, time.Now().Add(-ScratchMaxAge)); err != nil {
+		b.logf("scratch: could not remove old copies: %v", err)
+	} else if n > 0 {
+		b.logf("scratch: removed %d copies older than %s", n, ScratchMaxAge)
+	}
+	dir, err := os.MkdirTemp(scratch, scratchPrefix)
 	if err != nil {
 		return nil, err
 	}

@@ -1,57 +1,67 @@
 package review_test
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
-	"github.com/coachd/coachd"
 	"github.com/coachd/coachd/review"
 )
 
-// TestAutobuildScratchNotShared: autobuild put its scratch copy in a new
-// directory of the shared temporary directory, so every directory above
-// it was one anyone may write to: a node_modules/.bin (npm test runs the
-// first jest it finds going up), a conftest.py or pytest.ini (pytest
-// reads them from the directories above), a go.mod planted there
-// changed what the worker's tests ran. A scratch directory under a
-// directory others can write to is refused now, before anything runs.
-func TestAutobuildScratchNotShared(t *testing.T) {
+// TestAutobuildPrunesOldScratch: autobuild keeps each scratch copy for
+// its caller to inspect, and nothing removed them: a team's copies piled
+// up under --scratch, a workspace each. A run now first removes the
+// copies older than ScratchMaxAge, and only those: a young copy, a
+// directory of another name, and a symbolic link named like a copy (and
+// the old directory it points to) stay.
+func TestAutobuildPrunesOldScratch(t *testing.T) {
 	e := newEnv(t)
-	shared := filepath.Join(t.TempDir(), "tmp")
-	if err := os.Mkdir(shared, 0o777); err != nil {
+	e.fake.SetScript(player(99))
+	scratch := scratchBase(t)
+	old := time.Now().Add(-review.ScratchMaxAge - time.Hour)
+	mk := func(name string, at time.Time) string {
+		dir := filepath.Join(scratch, name)
+		if err := os.MkdirAll(filepath.Join(dir, "pkg"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "pkg", "a.go"), []byte("package pkg\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(dir, at, at); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	stale := mk("coachd-autobuild-111", old)
+	young := mk("coachd-autobuild-222", time.Now().Add(-time.Hour))
+	other := mk("notes-from-last-week", old)
+	target := mk("linked-target", old)
+	link := filepath.Join(scratch, "coachd-autobuild-link")
+	if err := os.Symlink(target, link); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Chmod(shared, 0o1777); err != nil { // what /tmp is
+	if err := os.Chtimes(target, old, old); err != nil {
 		t.Fatal(err)
 	}
-	write(t, filepath.Join(shared, "node_modules", ".bin", "jest"), "#!/bin/sh\necho 'Tests:       1 passed, 1 total'\n")
-	b := &review.Build{Reviewer: e.rv, MaxTurns: 1}
-	res, err := b.Run(context.Background(), e.user, "TASK-001", requirements, sample(t, false), shared)
-	if coachd.ErrorCode(err) != coachd.EINVALID {
-		t.Fatalf("build in a shared directory: %+v, %v; want EINVALID", res, err)
+	var log bytes.Buffer
+	b := &review.Build{Reviewer: e.rv, MaxTurns: 1, Log: &log}
+	res, _ := b.Run(context.Background(), e.user, "TASK-001", requirements, sample(t, false), scratch)
+	if res == nil || !strings.HasPrefix(filepath.Base(res.Dir), "coachd-autobuild-") {
+		t.Fatalf("build %+v", res)
 	}
-	if entries, _ := os.ReadDir(shared); len(entries) != 1 {
-		t.Fatalf("the shared directory holds %d entries: a scratch copy was made", len(entries))
+	if _, err := os.Lstat(stale); !os.IsNotExist(err) {
+		t.Errorf("the copy older than %s is still there (%v)", review.ScratchMaxAge, err)
 	}
-	// In a private directory it runs, in a scratch copy only its user can enter.
-	e.fake.SetScript(build(e, 0))
-	res, err = b.Run(context.Background(), e.user, "TASK-001", requirements, sample(t, false), scratchBase(t))
-	if err != nil {
-		t.Fatal(err)
+	for _, keep := range []string{young, other, link, filepath.Join(target, "pkg", "a.go"), res.Dir} {
+		if _, err := os.Lstat(keep); err != nil {
+			t.Errorf("%s was removed: %v", keep, err)
+		}
 	}
-	if fi, err := os.Stat(res.Dir); err != nil || fi.Mode().Perm() != 0o700 {
-		t.Fatalf("scratch copy %s: %v %v, want mode 0700", res.Dir, fi.Mode(), err)
-	}
-}
-
-func write(t *testing.T, path, content string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(content), 0o755); err != nil {
-		t.Fatal(err)
+	if !strings.Contains(log.String(), "removed 1 copies") {
+		t.Errorf("the log does not say it removed a copy:\n%s", log.String())
 	}
 }
