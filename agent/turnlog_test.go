@@ -1,37 +1,18 @@
 package agent_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/coachd/coachd"
 	"github.com/coachd/coachd/agent"
 	"github.com/coachd/coachd/anthropic/anthropictest"
+	"github.com/coachd/coachd/internal/syncbuf"
 )
-
-// lockedBuffer is a bytes.Buffer safe for a logger's concurrent writes.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // TestTurnEndedLogsWhy: a turn the upstream refused (a revoked API key,
 // an overloaded model) logged only "turn ended ... stop=error": nothing
@@ -40,7 +21,7 @@ func (l *lockedBuffer) String() string {
 // carries the error's code and its caller-safe message.
 func TestTurnEndedLogsWhy(t *testing.T) {
 	h := newHarness(t, agent.Limits{})
-	logs := &lockedBuffer{}
+	logs := &syncbuf.Buffer{}
 	r := h.newRunner(nil, nil, func(c *agent.Config) {
 		c.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	})
@@ -73,7 +54,7 @@ func TestTurnEndedLogsWhy(t *testing.T) {
 // text, which a model that takes 300 ms to start cannot make shorter.
 func TestTurnEndedLogsFirstText(t *testing.T) {
 	h := newHarness(t, agent.Limits{})
-	logs := &lockedBuffer{}
+	logs := &syncbuf.Buffer{}
 	r := h.newRunner(nil, nil, func(c *agent.Config) {
 		c.Logger = slog.New(slog.NewJSONHandler(logs, nil))
 	})

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/coachd/coachd/agent"
+	"github.com/coachd/coachd/internal/syncbuf"
 )
 
 // TestAllowNameNotOffered: an agent's mcp.allow or mcp.deny naming a
@@ -46,7 +47,7 @@ func TestApprovalNameNotOffered(t *testing.T) {
 // coachOfFake is a runner over a pack of the fake server and an agent
 // coach with frontMatter (YAML lines) in its front matter, logging to
 // the buffer returned.
-func coachOfFake(t *testing.T, frontMatter string) (*agent.Runner, *lockedBuffer) {
+func coachOfFake(t *testing.T, frontMatter string) (*agent.Runner, *syncbuf.Buffer) {
 	t.Helper()
 	dir := writePack(t, map[string]string{
 		"mcp/fake.yaml":   fakeServerFile,
@@ -57,13 +58,13 @@ func coachOfFake(t *testing.T, frontMatter string) (*agent.Runner, *lockedBuffer
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { pack.Close() })
-	logs := &lockedBuffer{}
+	logs := &syncbuf.Buffer{}
 	_, _, _, runner := packTurns(t, pack, slog.New(slog.NewTextHandler(logs, nil)))
 	return runner, logs
 }
 
 // unofferedWarnings are the log's lines about names a server lacks.
-func unofferedWarnings(logs *lockedBuffer) []string {
+func unofferedWarnings(logs *syncbuf.Buffer) []string {
 	var got []string
 	for _, line := range strings.Split(logs.String(), "\n") {
 		if strings.Contains(line, "offers no such tool") {

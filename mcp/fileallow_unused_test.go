@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+
+	"github.com/coachd/coachd/internal/syncbuf"
 )
 
 // TestFileAllowNameNotListed: a server file's allow or deny naming a tool
@@ -13,7 +15,7 @@ import (
 func TestFileAllowNameNotListed(t *testing.T) {
 	cfg := stdioConfig(t)
 	cfg.Allow, cfg.Deny = []string{"echo", "ecoh", "f*"}, []string{"fial"}
-	var logs lockedBuffer
+	var logs syncbuf.Buffer
 	s := mustServer(t, cfg, Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	if _, err := s.Tools(context.Background()); err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/coachd/coachd/agent"
 	"github.com/coachd/coachd/anthropic/anthropictest"
+	"github.com/coachd/coachd/internal/syncbuf"
 	"github.com/coachd/coachd/tools"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -43,7 +44,7 @@ func TestHungServerSkipped(t *testing.T) {
 		"mcp/hung.yaml":   "name: hung\nurl: " + ts.URL + "/mcp/" + secret + "?token=" + secret + "\nheaders: {X-Api-Key: " + secret + "}\n",
 		"agents/coach.md": "---\nname: coach\ndescription: A coach.\ntools: [save_note]\nmcp:\n  servers: [hung]\n---\nYou coach.\n",
 	})
-	var logs lockedBuffer
+	var logs syncbuf.Buffer
 	log := slog.New(slog.NewTextHandler(&logs, nil))
 	pack, err := agent.LoadPack(dir, agent.PackOptions{Builtins: tools.Builtins(),
 		LoadMCP: func(path string, data []byte) (agent.MCPServer, error) {

@@ -1,36 +1,18 @@
 package mcp
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/coachd/coachd/internal/syncbuf"
 )
-
-// lockedBuffer is a log sink safe for the SDK's goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // TestURLSecretNotShown: hosted MCP servers often take their key in the
 // URL (a path segment or ?token=, from ${ENV}). When the server cannot be
@@ -41,7 +23,7 @@ func TestURLSecretNotShown(t *testing.T) {
 	const secret = "s3cret-key-123"
 	srv := fakeServer()
 	ts := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil))
-	var logs lockedBuffer
+	var logs syncbuf.Buffer
 	cfg := &Config{Name: "remote", Prefix: "fake", URL: ts.URL + "/mcp/" + secret + "?token=" + secret,
 		Timeout: 3 * time.Second, MaxOutput: 4096}
 	s := mustServer(t, cfg, Options{Logger: slog.New(slog.NewTextHandler(&logs, nil)),

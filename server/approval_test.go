@@ -15,6 +15,7 @@ import (
 	"github.com/coachd/coachd/anthropic"
 	"github.com/coachd/coachd/anthropic/anthropictest"
 	"github.com/coachd/coachd/client"
+	"github.com/coachd/coachd/internal/syncbuf"
 	"github.com/coachd/coachd/server"
 	"github.com/coachd/coachd/tools"
 )
@@ -173,7 +174,7 @@ func TestChatApprovalReplicas(t *testing.T) {
 			api := server.New(server.Deps{Store: db, Logger: slog.New(slog.DiscardHandler), AdminKey: adminKey, Runner: runner, Heartbeat: time.Hour})
 			srv := httptest.NewServer(api)
 			t.Cleanup(func() { closeServer(api, srv) })
-			return srv.URL, &env{t: t, db: db, url: srv.URL, logs: &syncBuffer{}, admin: client.New(srv.URL, adminKey, srv.Client())}
+			return srv.URL, &env{t: t, db: db, url: srv.URL, logs: &syncbuf.Buffer{}, admin: client.New(srv.URL, adminKey, srv.Client())}
 		}
 		urlA, envA := replica()
 		urlB, _ := replica()

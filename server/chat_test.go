@@ -19,6 +19,7 @@ import (
 	"github.com/coachd/coachd/anthropic"
 	"github.com/coachd/coachd/anthropic/anthropictest"
 	"github.com/coachd/coachd/client"
+	"github.com/coachd/coachd/internal/syncbuf"
 	"github.com/coachd/coachd/server"
 	"github.com/coachd/coachd/tools"
 )
@@ -63,7 +64,7 @@ func mustChatEnvDeps(t testing.TB, edit func(*server.Deps), ag *agent.Agent, ext
 	for _, x := range extra {
 		ag.Tools = append(ag.Tools, x.Definition().Name)
 	}
-	logs := &syncBuffer{}
+	logs := &syncbuf.Buffer{}
 	logger := slog.New(slog.NewTextHandler(logs, nil))
 	runner := agent.NewRunner(agent.Config{
 		Store: db, Tools: ts, Logger: logger,

@@ -15,6 +15,7 @@ import (
 	"github.com/coachd/coachd"
 	"github.com/coachd/coachd/agent"
 	"github.com/coachd/coachd/client"
+	"github.com/coachd/coachd/internal/syncbuf"
 	"github.com/coachd/coachd/server"
 )
 
@@ -99,7 +100,7 @@ func mustReplayEnv(b *testing.B, m coachd.Model) *env {
 	}
 	ag := agent.DefaultAgent()
 	ag.Tools = nil
-	logs := &syncBuffer{}
+	logs := &syncbuf.Buffer{}
 	logger := slog.New(slog.NewTextHandler(logs, nil))
 	runner := agent.NewRunner(agent.Config{Store: db, Tools: ts, Logger: logger, Model: m,
 		Agents: func(string) (*agent.Agent, bool) { return ag, true }})

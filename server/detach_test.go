@@ -19,6 +19,7 @@ import (
 	"github.com/coachd/coachd/anthropic"
 	"github.com/coachd/coachd/anthropic/anthropictest"
 	"github.com/coachd/coachd/client"
+	"github.com/coachd/coachd/internal/syncbuf"
 	"github.com/coachd/coachd/server"
 	"github.com/coachd/coachd/tools"
 )
@@ -34,7 +35,7 @@ func mustParkEnv(t *testing.T, heartbeat time.Duration, start func(*httptest.Ser
 		t.Fatal(err)
 	}
 	ag := agent.DefaultAgent()
-	logs := &syncBuffer{}
+	logs := &syncbuf.Buffer{}
 	logger := slog.New(slog.NewTextHandler(logs, nil))
 	runner := agent.NewRunner(agent.Config{
 		Store: db, Tools: ts, Logger: logger,

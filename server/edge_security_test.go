@@ -21,6 +21,7 @@ import (
 	"github.com/coachd/coachd/anthropic"
 	"github.com/coachd/coachd/anthropic/anthropictest"
 	"github.com/coachd/coachd/client"
+	"github.com/coachd/coachd/internal/syncbuf"
 	"github.com/coachd/coachd/server"
 	"github.com/coachd/coachd/tools"
 )
@@ -49,7 +50,7 @@ func mustEdgeEnvOn(t *testing.T, adjust func(*server.Deps), wrap func(net.Listen
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := &syncBuffer{}
+	logs := &syncbuf.Buffer{}
 	logger := slog.New(slog.NewTextHandler(logs, nil))
 	runner := agent.NewRunner(agent.Config{
 		Store: db, Tools: ts, Logger: logger,

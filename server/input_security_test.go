@@ -18,6 +18,7 @@ import (
 	"github.com/coachd/coachd/anthropic"
 	"github.com/coachd/coachd/anthropic/anthropictest"
 	"github.com/coachd/coachd/client"
+	"github.com/coachd/coachd/internal/syncbuf"
 	"github.com/coachd/coachd/server"
 	"github.com/coachd/coachd/tools"
 )
@@ -37,7 +38,7 @@ func mustChatEnvOn(t *testing.T, dsn string) *chatEnv {
 		t.Fatal(err)
 	}
 	ag := agent.DefaultAgent()
-	logs := &syncBuffer{}
+	logs := &syncbuf.Buffer{}
 	logger := slog.New(slog.NewTextHandler(logs, nil))
 	runner := agent.NewRunner(agent.Config{
 		Store: db, Tools: ts, Logger: logger,

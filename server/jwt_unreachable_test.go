@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coachd/coachd/internal/syncbuf"
 	"github.com/coachd/coachd/server"
 )
 
@@ -30,7 +31,7 @@ func TestJWKSUnreachable(t *testing.T) {
 	l.Close()
 	rk, _ := rsa.GenerateKey(rand.Reader, 2048)
 	db := mustDB(t, filepath.Join(t.TempDir(), "c.db"), nil)
-	logs := &syncBuffer{}
+	logs := &syncbuf.Buffer{}
 	srv := httptest.NewServer(server.New(server.Deps{Store: db, AdminKey: adminKey, Logger: slog.New(slog.NewTextHandler(logs, nil)),
 		JWT: &server.JWTConfig{JWKSURL: jwksURL, Issuer: "https://id.example.com", Audience: "coachd",
 			Client: &http.Client{Timeout: 2 * time.Second}}}))
@@ -62,7 +63,7 @@ func TestSecurityJWKSURLQueryNotLogged(t *testing.T) {
 	l.Close()
 	rk, _ := rsa.GenerateKey(rand.Reader, 2048)
 	db := mustDB(t, filepath.Join(t.TempDir(), "c.db"), nil)
-	logs := &syncBuffer{}
+	logs := &syncbuf.Buffer{}
 	srv := httptest.NewServer(server.New(server.Deps{Store: db, AdminKey: adminKey, Logger: slog.New(slog.NewTextHandler(logs, nil)),
 		JWT: &server.JWTConfig{JWKSURL: "http://" + host + "/jwks.json?api_key=s3cret", Issuer: "https://id.example.com", Audience: "coachd",
 			Client: &http.Client{Timeout: 2 * time.Second}}}))

@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -11,12 +10,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/coachd/coachd"
 	"github.com/coachd/coachd/client"
+	"github.com/coachd/coachd/internal/syncbuf"
 	"github.com/coachd/coachd/server"
 	"github.com/coachd/coachd/sqlstore"
 	"github.com/coachd/coachd/sqlstore/pgtest"
@@ -41,24 +40,6 @@ func forEachBackend(t *testing.T, fn func(t *testing.T, dsn string)) {
 	})
 }
 
-// syncBuffer is a bytes.Buffer safe for the server's goroutines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // testUser is a user with its key and a client that uses it.
 type testUser struct {
 	*coachd.User
@@ -71,7 +52,7 @@ type env struct {
 	t          testing.TB
 	db         *sqlstore.DB
 	url        string
-	logs       *syncBuffer
+	logs       *syncbuf.Buffer
 	admin      *client.Client
 	alice, bob testUser
 }
@@ -80,7 +61,7 @@ type env struct {
 func MustEnv(t *testing.T, dsn string) *env {
 	t.Helper()
 	db := mustDB(t, dsn, coachd.SystemClock{})
-	logs := &syncBuffer{}
+	logs := &syncbuf.Buffer{}
 	srv := httptest.NewServer(server.New(server.Deps{
 		Store:    db,
 		Logger:   slog.New(slog.NewTextHandler(logs, nil)),

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/coachd/coachd"
+	"github.com/coachd/coachd/internal/syncbuf"
 	"github.com/coachd/coachd/server"
 )
 
@@ -20,7 +21,7 @@ import (
 func TestReadyz(t *testing.T) {
 	db := mustDB(t, filepath.Join(t.TempDir(), "c.db"), nil)
 	var schemaErr error
-	logs := &syncBuffer{}
+	logs := &syncbuf.Buffer{}
 	srv := httptest.NewServer(server.New(server.Deps{Store: db, Ping: db.SQL().PingContext,
 		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo})),
 		Ready:  func(ctx context.Context) error { return errors.Join(schemaErr, db.CheckMigrations(ctx)) }}))
@@ -60,7 +61,7 @@ func TestReadyz(t *testing.T) {
 func TestReadyzDeadDatabase(t *testing.T) {
 	db := mustDB(t, filepath.Join(t.TempDir(), "c.db"), nil)
 	srv := httptest.NewServer(server.New(server.Deps{Store: db, Ping: db.SQL().PingContext, Ready: db.CheckMigrations,
-		Logger: slog.New(slog.NewTextHandler(&syncBuffer{}, nil))}))
+		Logger: slog.New(slog.NewTextHandler(&syncbuf.Buffer{}, nil))}))
 	defer srv.Close()
 	db.Close()
 	resp, err := http.Get(srv.URL + "/readyz")

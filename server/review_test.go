@@ -20,6 +20,7 @@ import (
 	"github.com/coachd/coachd/anthropic"
 	"github.com/coachd/coachd/anthropic/anthropictest"
 	"github.com/coachd/coachd/client"
+	"github.com/coachd/coachd/internal/syncbuf"
 	"github.com/coachd/coachd/review"
 	"github.com/coachd/coachd/server"
 	"github.com/coachd/coachd/tools"
@@ -45,7 +46,7 @@ func reviewEnv(t *testing.T) (*chatEnv, string) {
 
 	db := mustDB(t, filepath.Join(t.TempDir(), "coachd.db"), nil)
 	fake := anthropictest.NewServer()
-	logs := &syncBuffer{}
+	logs := &syncbuf.Buffer{}
 	logger := slog.New(slog.NewTextHandler(logs, nil))
 	runner := agent.NewRunner(agent.Config{Store: db, Tools: ts, Logger: logger, Agents: p.Agent,
 		Model: anthropic.New(anthropic.Config{APIKey: "test", BaseURL: fake.URL(), MaxRetries: -1, NoCache: true})})

@@ -17,6 +17,7 @@ import (
 	"github.com/coachd/coachd/anthropic"
 	"github.com/coachd/coachd/anthropic/anthropictest"
 	"github.com/coachd/coachd/client"
+	"github.com/coachd/coachd/internal/syncbuf"
 	"github.com/coachd/coachd/server"
 	"github.com/coachd/coachd/tools"
 	"github.com/coachd/coachd/voice"
@@ -56,7 +57,7 @@ func mustVoiceEnvOn(t *testing.T, dsn string, limits server.Limits, key string) 
 	ag := agent.DefaultAgent()
 	ag.Name, ag.Prompt = "rio", voicePrompt
 	ag.Voice = &agent.Voice{Voice: "verse", TranscriptionModel: "whisper-1"}
-	logs := &syncBuffer{}
+	logs := &syncbuf.Buffer{}
 	logger := slog.New(slog.NewTextHandler(logs, nil))
 	runner := agent.NewRunner(agent.Config{
 		Store: db, Tools: ts, Logger: logger,

@@ -7,36 +7,19 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/coachd/coachd"
+	"github.com/coachd/coachd/internal/syncbuf"
 	"github.com/coachd/coachd/voice"
 	"github.com/coachd/coachd/voice/voicetest"
 )
 
 const key = "sk-test-0123456789abcdefghij"
 
-type syncBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuf) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-func newClient(t *testing.T, k string) (*voice.Client, *voicetest.Server, *syncBuf) {
+func newClient(t *testing.T, k string) (*voice.Client, *voicetest.Server, *syncbuf.Buffer) {
 	fake := voicetest.New(t, key)
-	logs := &syncBuf{}
+	logs := &syncbuf.Buffer{}
 	c := voice.New(voice.Config{APIKey: k, BaseURL: fake.URL, HTTPClient: fake.Client(), Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	return c, fake, logs
 }
