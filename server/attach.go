@@ -38,7 +38,9 @@ func (s *Server) bodyLimits(r *http.Request) (int64, time.Duration) {
 	if r.Method == http.MethodPost {
 		switch r.URL.Path {
 		case "/v1/chat/stream":
-			if streamDialect(r) == sse.AISDK { // useChat resends earlier files (decodeUIChatRequest)
+			// useChat resends earlier files (decodeUIChatRequest); the
+			// query is parsed only when there is one (a turn's hot path).
+			if r.URL.RawQuery != "" && streamDialect(r) == sse.AISDK {
 				return max(s.maxBody, ForeignMaxBodyBytes), s.bodyTime * fileBodyTimeoutFactor
 			}
 			return max(s.maxBody, ChatMaxBodyBytes), s.bodyTime * fileBodyTimeoutFactor
