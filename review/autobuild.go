@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -73,7 +72,7 @@ func (b *Build) Run(ctx context.Context, u *coachd.User, taskID string, requirem
 			return nil, err
 		}
 	}
-	if scratch, err = privateDir(scratch); err != nil {
+	if scratch, err = privateDir(scratch, "autobuild's scratch directory"); err != nil {
 		return nil, err
 	}
 	if n, err := pruneScratch(scratch, time.Now().Add(-ScratchMaxAge)); err != nil {
@@ -247,38 +246,6 @@ func playerReport(text string) json.RawMessage {
 			continue
 		}
 		return bytes.TrimSpace(b.Bytes())
-	}
-}
-
-// privateDir resolves dir and checks that neither it nor any directory
-// above it can be written by another user: the tests' runners read what
-// they find in the directories above the one they run in (npm test runs
-// the first node_modules/.bin/jest going up, node resolves modules from
-// every node_modules above, pytest reads pytest.ini and conftest.py from
-// above, go a go.mod), and in a directory like /tmp anyone may leave one.
-func privateDir(dir string) (string, error) {
-	real, err := filepath.Abs(dir)
-	if err == nil {
-		real, err = filepath.EvalSymlinks(real)
-	}
-	if err != nil {
-		return "", coachd.Errorf(coachd.EINVALID, "autobuild's scratch directory: %v", err)
-	}
-	for d := real; ; d = filepath.Dir(d) {
-		fi, err := os.Stat(d)
-		if err != nil {
-			return "", err
-		}
-		st, _ := fi.Sys().(*syscall.Stat_t)
-		switch {
-		case fi.Mode().Perm()&0o022 != 0:
-			return "", coachd.Errorf(coachd.EINVALID, "autobuild's scratch directory %s is not private: %s may be written by other users (mode %v), who could leave files there that the tests would read; use a directory only you can write to", dir, d, fi.Mode())
-		case st != nil && st.Uid != 0 && int(st.Uid) != os.Geteuid():
-			return "", coachd.Errorf(coachd.EINVALID, "autobuild's scratch directory %s is not private: %s belongs to another user (uid %d)", dir, d, st.Uid)
-		}
-		if filepath.Dir(d) == d {
-			return real, nil
-		}
 	}
 }
 

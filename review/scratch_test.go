@@ -65,3 +65,30 @@ func TestAutobuildPrunesOldScratch(t *testing.T) {
 		t.Errorf("the log does not say it removed a copy:\n%s", log.String())
 	}
 }
+
+// TestSharedAboveWorkspace: a workspace had no check at all, where the
+// scratch directory is refused when another user may write to it or
+// above it: the tests run in the workspace and read what they find above
+// it. SharedAbove names the directory others may write (a warning for
+// the CLI and serve: a repository under /tmp is everyday), and says
+// nothing of a private one.
+func TestSharedAboveWorkspace(t *testing.T) {
+	base := scratchBase(t)
+	private := filepath.Join(base, "repo")
+	shared := filepath.Join(base, "team", "repo")
+	for _, d := range []string{private, shared} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chmod(filepath.Join(base, "team"), 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := review.SharedAbove(private); err != nil {
+		t.Errorf("a private workspace: %v", err)
+	}
+	err := review.SharedAbove(shared)
+	if err == nil || !strings.Contains(err.Error(), "the workspace") || !strings.Contains(err.Error(), filepath.Join(base, "team")+" may be written by other users") {
+		t.Errorf("a workspace in a directory all may write: %v", err)
+	}
+}

@@ -151,6 +151,7 @@ func runReview(ctx context.Context, args []string, getenv func(string) string, s
 	if err != nil {
 		return fmt.Errorf("--workspace %s: %s", l.ws, coachd.ErrorMessage(err))
 	}
+	warnShared(stderr, "review", dir)
 	run, err := rv.Prepare(ctx, review.Request{User: u, TaskID: l.taskID, Requirements: reqs, PlayerReport: pr, Dir: dir})
 	if err != nil {
 		return err
@@ -270,6 +271,7 @@ func runAutobuild(ctx context.Context, args []string, getenv func(string) string
 	if err != nil {
 		return fmt.Errorf("--workspace %s: %s", l.ws, coachd.ErrorMessage(err))
 	}
+	warnShared(stderr, "autobuild", src)
 	b := &review.Build{Reviewer: rv, Player: *player, MaxTurns: *maxTurns, Log: stderr}
 	res, err := b.Run(ctx, u, l.taskID, reqs, src, *scratch) // the scratch copy is left for the user to inspect
 	if err != nil {
@@ -284,4 +286,12 @@ func runAutobuild(ctx context.Context, args []string, getenv func(string) string
 	}
 	fmt.Fprintln(stdout, "# approved")
 	return nil
+}
+
+// warnShared warns when the workspace dir, where the tests run, or a
+// directory above it may be written by another user (review.SharedAbove).
+func warnShared(stderr io.Writer, cmd, dir string) {
+	if err := review.SharedAbove(dir); err != nil {
+		fmt.Fprintf(stderr, "coachd %s: warning: %s\n", cmd, coachd.ErrorMessage(err))
+	}
 }

@@ -41,6 +41,10 @@ func TestReviewCommand(t *testing.T) {
 	defer fake.Close()
 	fake.SetScript(coachScript)
 	dir := t.TempDir()
+	// Any user may write the directory above the workspace: a warning.
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
 	env := getenvFrom(map[string]string{"ANTHROPIC_API_KEY": "test", "ANTHROPIC_BASE_URL": fake.URL(), "COACHD_DB": filepath.Join(dir, "coachd.db")})
 	ws := filepath.Join(dir, "ws")
 	os.MkdirAll(ws, 0o755)
@@ -55,6 +59,9 @@ func TestReviewCommand(t *testing.T) {
 	err := run(context.Background(), args, env, out, errOut)
 	if !errors.Is(err, errNotApproved) || !strings.Contains(out.String(), `"decision": "feedback"`) || !strings.Contains(errOut.String(), "→ run_command") {
 		t.Fatalf("buggy workspace: err %v\nstdout %s\nstderr %s", err, out, errOut)
+	}
+	if !strings.Contains(errOut.String(), "coachd review: warning: the workspace") || !strings.Contains(errOut.String(), dir+" may be written by other users") {
+		t.Errorf("no warning of the shared directory above the workspace:\n%s", errOut)
 	}
 	// The coach saw the requirements file, one requirement per line.
 	if brief := fake.Requests()[0].LastUserText(); !strings.Contains(brief, "4. The tests in slug_test.go pass") || !strings.Contains(brief, "## Task: TASK-x") {

@@ -284,6 +284,9 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 			fmt.Fprintf(stderr, "coachd serve: --workspaces %s is not a directory\n", cfg.Workspaces)
 			return errUsage
 		}
+		if err := review.SharedAbove(cfg.Workspaces); err != nil {
+			logger.Warn("--workspaces is not private: a review's tests read files another user could leave there", "reason", coachd.ErrorMessage(err))
+		}
 		reviewer = &review.Reviewer{Runner: runner, Store: store, Root: cfg.Workspaces, Agents: pack.Agents, Logger: logger.With("component", "reviews")}
 	}
 
