@@ -7,7 +7,6 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
-	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -28,9 +27,7 @@ import (
 func TestSecurityJWTClaimsText(t *testing.T) {
 	rk, _ := rsa.GenerateKey(rand.Reader, 2048)
 	jwks := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		json.NewEncoder(w).Encode(map[string]any{"keys": []map[string]string{
-			{"kty": "RSA", "kid": "r1", "n": b64(rk.N.Bytes()), "e": b64(big.NewInt(int64(rk.E)).Bytes())},
-		}})
+		json.NewEncoder(w).Encode(rsaJWKS(rk))
 	}))
 	defer jwks.Close()
 	forEachBackend(t, func(t *testing.T, dsn string) {
