@@ -204,9 +204,12 @@ type TurnRecord struct {
 	SessionID     string
 	ReservationID string
 	Messages      []*Message
-	TokensUsed    int64
-	Final         bool // settle the reservation (release what is left)
-	Abort         bool // settle as aborted
+	TokensUsed    int64 // raw tokens, every kind once
+	// Amount is TokensUsed in the budget's unit, as Runner.RecordSpend
+	// prices it; 0 charges TokensUsed as is (a budget of tokens).
+	Amount int64
+	Final  bool // settle the reservation (release what is left)
+	Abort  bool // settle as aborted
 	// IdempotencyKey makes a retried record a no-op that returns the first
 	// result; empty disables it.
 	IdempotencyKey string

@@ -241,3 +241,35 @@ func (r *Runner) Preflight(ctx context.Context, req PreflightRequest) (*Prefligh
 		System: system, TurnContext: tail, Temperature: mreq.Temperature, ThinkingBudget: mreq.ThinkingBudget,
 	}, nil
 }
+
+// RecordSpend prices what an external loop reports for a turn of the
+// user's session in the budget's unit: usage, when the loop sends the
+// Messages API's usage, as coachd prices its own rounds; else tokens
+// raw tokens, each priced as an uncached input token (the least any
+// token but a cache read costs). Either is priced at the session's
+// agent's model, or its fallback's when dearer. A budget of tokens
+// needs no price and reads nothing.
+func (r *Runner) RecordSpend(ctx context.Context, userID, sessionID string, tokens int64, usage *coachd.Usage) (coachd.Spend, error) {
+	u := coachd.Usage{InputTokens: tokens}
+	if usage != nil {
+		u = *usage
+	}
+	unit := r.cfg.BudgetUnit
+	if unit == "" || unit == coachd.UnitTokens {
+		n := min(u.Total(), coachd.MaxTurnTokens)
+		return coachd.Spend{Amount: n, Tokens: n}, nil
+	}
+	sess, err := r.cfg.Store.FindSession(ctx, userID, sessionID)
+	if err != nil {
+		return coachd.Spend{}, err
+	}
+	var model, fallback string
+	if ag, ok := r.cfg.Agents(sess.Agent); ok {
+		model, fallback = ag.Model, ag.FallbackModel
+	}
+	n := unit.Charge(model, u)
+	if fallback != "" {
+		n = max(n, unit.Charge(fallback, u))
+	}
+	return coachd.Spend{Amount: n, Tokens: min(u.Total(), coachd.MaxTurnTokens)}, nil
+}

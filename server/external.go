@@ -154,6 +154,11 @@ type recordRequest struct {
 	Messages        []recordMessage `json:"messages"`
 	PartialMessages []recordMessage `json:"partial_messages"` // abort
 	TokensUsed      *int64          `json:"tokens_used"`
+	// Usage is the turn's cumulative usage as the Messages API reports
+	// it, optional: with it a weighted or usd budget is charged exactly
+	// (and tokens_used is not read); without it tokens_used is priced
+	// as uncached input tokens.
+	Usage *coachd.Usage `json:"usage"`
 	// Final settles the reservation; absent, record settles it (seed 000
 	// never sends it) and a later record of the same turn still charges
 	// its extra tokens. final: false keeps it open for multi-step callers.
@@ -174,6 +179,17 @@ func (req recordRequest) Valid(context.Context) []coachd.FieldError {
 	}
 	if req.TokensUsed != nil && (*req.TokensUsed < 0 || *req.TokensUsed > coachd.MaxTurnTokens) {
 		errs = append(errs, coachd.FieldError{Field: "tokens_used", Message: fmt.Sprintf("must be 0 to %d (the turn's cumulative tokens)", coachd.MaxTurnTokens), Code: "range"})
+	}
+	if u := req.Usage; u != nil {
+		for _, f := range []struct {
+			name string
+			n    int64
+		}{{"input_tokens", u.InputTokens}, {"output_tokens", u.OutputTokens},
+			{"cache_read_input_tokens", u.CacheReadInputTokens}, {"cache_creation_input_tokens", u.CacheCreationInputTokens}} {
+			if f.n < 0 || f.n > coachd.MaxTurnTokens {
+				errs = append(errs, coachd.FieldError{Field: "usage." + f.name, Message: fmt.Sprintf("must be 0 to %d", coachd.MaxTurnTokens), Code: "range"})
+			}
+		}
 	}
 	if len(req.Messages)+len(req.PartialMessages) > 100 {
 		errs = append(errs, coachd.FieldError{Field: "messages", Message: "at most 100 messages per call", Code: "length"})
@@ -261,6 +277,14 @@ func (s *Server) handleRecord(abort bool) http.Handler {
 		}
 		if body.TokensUsed != nil {
 			rec.TokensUsed = *body.TokensUsed
+		}
+		if s.runner != nil {
+			sp, err := s.runner.RecordSpend(r.Context(), UserFrom(r.Context()).ID, body.SessionID, rec.TokensUsed, body.Usage)
+			if err != nil {
+				s.Error(w, r, orNotFound(err, "session or reservation"))
+				return
+			}
+			rec.TokensUsed, rec.Amount = sp.Tokens, sp.Amount
 		}
 		for i, m := range slices.Concat(body.Messages, body.PartialMessages) {
 			if msg := m.message(i >= len(body.Messages)); msg != nil {

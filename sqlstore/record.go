@@ -17,7 +17,14 @@ func (db *DB) Record(ctx context.Context, userID string, rec coachd.TurnRecord) 
 	if rec.TokensUsed < 0 {
 		return nil, coachd.Invalid(coachd.FieldError{Field: "tokens_used", Message: "must not be negative", Code: "range"})
 	}
-	rec.TokensUsed = min(rec.TokensUsed, coachd.MaxTurnTokens) // as settle does
+	if rec.Amount < 0 {
+		return nil, coachd.Invalid(coachd.FieldError{Field: "tokens_used", Message: "must not be negative", Code: "range"})
+	}
+	if rec.Amount == 0 {
+		rec.Amount = rec.TokensUsed
+	}
+	// As settle does.
+	rec.TokensUsed, rec.Amount = min(rec.TokensUsed, coachd.MaxTurnTokens), min(rec.Amount, coachd.MaxTurnTokens)
 	rows, err := encodeMessages(rec.Messages)
 	if err != nil {
 		return nil, err
@@ -59,9 +66,9 @@ func (db *DB) Record(ctx context.Context, userID string, rec coachd.TurnRecord) 
 		if err := appendInTx(ctx, tx, userID, rec.SessionID, rec.Messages, rows); err != nil {
 			return nil, err
 		}
-		// An external loop reports one number of tokens: charged as is,
-		// in every unit (see coachd.TurnRecord.TokensUsed).
-		if err := db.settleWith(ctx, tx, r, coachd.Spend{Amount: rec.TokensUsed, Tokens: rec.TokensUsed}, mode); err != nil {
+		// What the external loop used, priced by the caller in the
+		// budget's unit (coachd.TurnRecord.Amount).
+		if err := db.settleWith(ctx, tx, r, coachd.Spend{Amount: rec.Amount, Tokens: rec.TokensUsed}, mode); err != nil {
 			return nil, err
 		}
 		if rec.IdempotencyKey != "" {
