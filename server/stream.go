@@ -106,6 +106,7 @@ func (s *Server) beginLive(ctx context.Context, t *agent.Turn) (*stream.Live, co
 	var live *stream.Live
 	if n := t.StreamTurn(); n > 0 { // begun with the turn's admission
 		live = s.hub.BeginAt(UserFrom(ctx).ID, t.SessionID(), n)
+		live.Stored(t.Admitted)
 	} else {
 		var err error
 		if live, err = s.hub.Begin(ctx, UserFrom(ctx).ID, t.SessionID()); err != nil {

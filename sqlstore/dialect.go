@@ -204,6 +204,19 @@ const (
 	violationText // Postgres: a string it cannot hold as text (invalid UTF-8, NUL)
 )
 
+// storageFailed reports whether a driver error says the database's
+// storage failed under it: the disk full (SQLite's FULL, Postgres's
+// disk_full) or failing (SQLite's I/O errors, Postgres's io_error).
+func storageFailed(err error) bool {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		c := se.Code() & 0xff // the primary code of an extended one
+		return c == sqlite3.SQLITE_FULL || c == sqlite3.SQLITE_IOERR
+	}
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && (pe.Code == "53100" || pe.Code == "58030")
+}
+
 // violation classifies a driver error as a constraint violation.
 func violation(err error) int {
 	var se *sqlite.Error

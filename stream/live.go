@@ -25,6 +25,7 @@ type Live struct {
 	texted             bool // a text delta was sent
 	cancel             context.CancelCauseFunc
 	stopCause          error
+	stored             func() error // whether the log's turn was stored (Stored)
 	lastFlushErrLogged time.Time
 }
 
@@ -43,6 +44,17 @@ func (l *Live) SetCancel(cancel context.CancelCauseFunc) {
 	if cause != nil {
 		cancel(cause)
 	}
+}
+
+// Stored tells the Live that the log's turn, begun by the turn's
+// admission, is stored once stored returns nil (an admission committing
+// behind the model request). Writes to the log do not wait for it; one
+// that fails asks it, and when the admission failed there is no turn to
+// write to: nothing of the turn is logged, and no failure either.
+func (l *Live) Stored(stored func() error) {
+	l.mu.Lock()
+	l.stored = stored
+	l.mu.Unlock()
 }
 
 func (l *Live) stop(cause error) {
@@ -161,11 +173,20 @@ func (l *Live) flush(ctx context.Context) {
 	defer l.flushMu.Unlock()
 	l.mu.Lock()
 	batch := l.events[l.logged:len(l.events):len(l.events)]
-	ended := l.ended
+	ended, stored := l.ended, l.stored
 	l.mu.Unlock()
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	stop, err := l.hub.store.AppendEvents(ctx, l.user, l.session, l.turn, batch, ended)
+	if err != nil && stored != nil && stored() != nil {
+		// The admission, and the log's turn with it, was never stored
+		// (the write went with it, or found no turn): nothing of the
+		// turn is logged, and its failure is the turn's to report.
+		l.mu.Lock()
+		l.logged = len(l.events)
+		l.mu.Unlock()
+		return
+	}
 	if err != nil {
 		if time.Since(l.lastFlushErrLogged) > time.Minute {
 			l.lastFlushErrLogged = time.Now()
