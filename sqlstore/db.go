@@ -99,7 +99,7 @@ func Open(ctx context.Context, dsn string, clock coachd.Clock) (*DB, error) {
 		db.write, db.group = w, &group{db: w}
 		// Ping the writer first: it switches the file to WAL before any
 		// reader opens it.
-		if err := w.PingContext(ctx); err != nil {
+		if err := pingWhileBusy(ctx, w); err != nil {
 			w.Close()
 			return nil, internal(err, "open sqlite %s", dsn)
 		}

@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"strconv"
@@ -203,6 +204,28 @@ const (
 	violationNotNull
 	violationText // Postgres: a string it cannot hold as text (invalid UTF-8, NUL)
 )
+
+// pingWhileBusy pings a new SQLite writer, whose first connection
+// switches the file to WAL. A switch that meets another process's on a
+// new file (serve and a command started at once) fails busy at once,
+// the busy timeout aside: it is tried again, for up to 10 s.
+func pingWhileBusy(ctx context.Context, w *sql.DB) error {
+	deadline := time.Now().Add(10 * time.Second)
+	for delay := time.Millisecond; ; delay = min(2*delay, 100*time.Millisecond) {
+		err := w.PingContext(ctx)
+		var se *sqlite.Error
+		if err == nil || !errors.As(err, &se) || se.Code()&0xff != sqlite3.SQLITE_BUSY || time.Now().After(deadline) {
+			return err
+		}
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+	}
+}
 
 // storageFailed reports whether a driver error says the database's
 // storage failed under it: the disk full (SQLite's FULL, Postgres's

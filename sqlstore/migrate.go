@@ -141,6 +141,19 @@ func appliedVersions(ctx context.Context, tx *tx) (map[int64]bool, error) {
 	return applied, nil
 }
 
+// Blank reports whether a SQLite database has no tables at all: made a
+// moment ago and not migrated yet. A Postgres database is never blank.
+func (db *DB) Blank(ctx context.Context) (bool, error) {
+	if db.dialect != dialectSQLite {
+		return false, nil
+	}
+	var n int
+	if err := db.read.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master`).Scan(&n); err != nil {
+		return false, dbError(err, "read the schema")
+	}
+	return n == 0, nil
+}
+
 // CheckMigrations reports whether every embedded migration has been
 // applied (readiness): a database another process has not migrated yet,
 // or one a newer coachd migrated, is not ready for this binary.

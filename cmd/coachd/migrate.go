@@ -65,8 +65,9 @@ func withDB(ctx context.Context, fs *flag.FlagSet, args []string, getenv func(st
 // (a new image's shell, an operator's laptop) against the database the
 // running replicas use, it would change the schema under them (whose
 // /readyz then fails). It refuses a schema not this binary's, saying what
-// to run. A SQLite file that does not exist yet is made and migrated when
-// create is set (a first install: nothing runs on it), refused otherwise.
+// to run. A SQLite file that does not exist yet, or has no tables yet, is
+// made and migrated when create is set (a first install: nothing runs on
+// it), refused otherwise.
 func openCurrentDB(ctx context.Context, dsn string, create bool) (*sqlstore.DB, error) {
 	if !strings.Contains(dsn, "://") {
 		if _, err := os.Stat(dsn); err != nil {
@@ -80,7 +81,18 @@ func openCurrentDB(ctx context.Context, dsn string, create bool) (*sqlstore.DB, 
 	if err != nil {
 		return nil, fmt.Errorf("open database %s: %w", maskDSN(dsn), err)
 	}
-	if err := db.CheckMigrations(ctx); err != nil {
+	err = db.CheckMigrations(ctx)
+	if err != nil && create && db.Dialect() == "sqlite" {
+		if blank, berr := db.Blank(ctx); berr == nil && blank {
+			// A file another process made a moment ago (serve, just
+			// started on it) and has not migrated yet is as new as one
+			// that does not exist: migrated here, in turn with that
+			// process's migration.
+			db.Close()
+			return openDB(ctx, dsn)
+		}
+	}
+	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("database %s is not at this coachd's schema (%s): run coachd migrate (or, for a newer schema, a newer coachd)",
 			maskDSN(dsn), coachd.ErrorMessage(err))
