@@ -77,14 +77,26 @@ func (s *Server) handleChatCompletions() http.Handler {
 			s.oaiError(w, r, coachd.Errorf(coachd.EAPI, "this server has no model configured"))
 			return
 		}
+		// A caller a limit refused a moment ago is counted, and most
+		// likely refused, before its body is read (up to 64 MiB), as
+		// /v1/chat/stream does; others once it is.
+		counted := s.refused.recent(UserFrom(r.Context()).ID, s.clock.Now())
+		if counted {
+			if err := s.countApart(r); err != nil {
+				s.oaiError(w, r, err)
+				return
+			}
+		}
 		var req oaiRequest
 		if err := decodeOAIRequest(r, &req); err != nil {
 			s.oaiError(w, r, err)
 			return
 		}
-		if err := s.checkLimits(r); err != nil {
-			s.oaiError(w, r, err)
-			return
+		if !counted {
+			if err := s.countApart(r); err != nil {
+				s.oaiError(w, r, err)
+				return
+			}
 		}
 		tr, err := s.oaiTurn(r, &req)
 		if err != nil {

@@ -170,3 +170,26 @@ func TestOpenAIExpiredPauseTakesMessage(t *testing.T) {
 		t.Fatalf("a number after the pause expired: %d %s", r.status, r.body)
 	}
 }
+
+// TestOpenAIRefusedBeforeBody: a caller a rate limit refused is refused
+// again before its next body is read, as on /v1/chat/stream: a body that
+// would be a 400 gets the 429.
+func TestOpenAIRefusedBeforeBody(t *testing.T) {
+	e := MustBudgetEnv(t, server.Limits{Rate: coachd.RateLimit{N: 1, Per: time.Hour}})
+	e.fake.Enqueue(anthropictest.Text("Start downtown.", 2))
+	if r := e.post(e.alice.key, "/v1/chat/completions", oaiBody("where?"), nil, nil); r.status != 200 {
+		t.Fatalf("first: %d %s", r.status, r.body)
+	}
+	if r := e.post(e.alice.key, "/v1/chat/completions", oaiBody("and now?"), nil, nil); r.status != 429 {
+		t.Fatalf("over the limit: %d %s", r.status, r.body)
+	}
+	r := e.post(e.alice.key, "/v1/chat/completions", `{"model":`, nil, nil)
+	if typ, _ := oaiErrorOf(t, r); r.status != 429 || typ != "rate_limit_error" || r.header.Get("Retry-After") == "" {
+		t.Errorf("refused again, a body it would not decode: %d %s", r.status, r.body)
+	}
+	// Another user is not refused by alice's limit, and a bad body of
+	// theirs is still a 400.
+	if r := e.post(e.bob.key, "/v1/chat/completions", `{"model":`, nil, nil); r.status != 400 {
+		t.Errorf("bob's bad body: %d %s", r.status, r.body)
+	}
+}
