@@ -92,6 +92,22 @@ func TestMetrics(t *testing.T) {
 	if st, body := scrape("http://"+addr+"/metrics", ""); st != 200 || !strings.Contains(body, "coachd_turns_total") {
 		t.Fatalf("--metrics-addr: %d", st)
 	}
+	// On loopback, it answers loopback Hosts only: not a web page that
+	// points its own name there (DNS rebinding).
+	_, port, _ := strings.Cut(addr, ":")
+	for host, want := range map[string]int{"rebind.example:" + port: 403, "127.0.0.1.nip.io:" + port: 403, "localhost:" + port: 200, "[::1]:" + port: 200} {
+		req, _ := http.NewRequest("GET", "http://"+addr+"/metrics", nil)
+		req.Host = host
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("--metrics-addr, Host %s: %d, want %d", host, resp.StatusCode, want)
+		}
+	}
 }
 
 // TestGCPercent: serve sets the collector's target to defaultGCPercent when

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"net/netip"
 	"strings"
 	"time"
 )
@@ -38,7 +39,30 @@ func servePprof(addr string, logger *slog.Logger) (stop func(), err error) {
 	return func() { srv.Close() }, nil
 }
 
-// loopbackHost serves only requests whose Host is a loopback one: a web
+// serveMetrics serves h, the Prometheus handler, as /metrics on addr
+// without a key, and returns a func that stops the listener. On a
+// loopback address it answers loopback Hosts only (loopbackHost): not a
+// web page that rebinds its name there. A private network's address is
+// the operator's to guard.
+func serveMetrics(addr string, h http.Handler, logger *slog.Logger) (stop func(), err error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", addr, err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", h)
+	var handler http.Handler = mux
+	if ap, err := netip.ParseAddrPort(ln.Addr().String()); err == nil && ap.Addr().IsLoopback() {
+		handler = loopbackHost(mux)
+	}
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	go srv.Serve(ln)
+	logger.Info("metrics listening", "addr", ln.Addr().String())
+	return func() { srv.Close() }, nil
+}
+
+// loopbackHost serves only requests whose Host is a loopback one (the
+// keyless listeners on loopback: --pprof, --metrics-addr): a web
 // page the operator opens can point its own name at 127.0.0.1 (DNS
 // rebinding) and read what a loopback listener answers as same-origin.
 func loopbackHost(h http.Handler) http.Handler {
@@ -49,7 +73,7 @@ func loopbackHost(h http.Handler) http.Handler {
 		}
 		host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
 		if ip := net.ParseIP(host); !strings.EqualFold(host, "localhost") && (ip == nil || !ip.IsLoopback()) {
-			http.Error(w, "pprof answers only requests to a loopback host (127.0.0.1, [::1], localhost)", http.StatusForbidden)
+			http.Error(w, "this listener answers only requests to a loopback host (127.0.0.1, [::1], localhost)", http.StatusForbidden)
 			return
 		}
 		h.ServeHTTP(w, r)

@@ -340,16 +340,11 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		defer stop()
 	}
 	if cfg.MetricsAddr != "" {
-		mln, err := net.Listen("tcp", cfg.MetricsAddr)
+		stop, err := serveMetrics(cfg.MetricsAddr, m.Handler(), logger)
 		if err != nil {
-			return fmt.Errorf("listen on %s: %w", cfg.MetricsAddr, err)
+			return err
 		}
-		mux := http.NewServeMux()
-		mux.Handle("GET /metrics", m.Handler())
-		msrv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-		go msrv.Serve(mln)
-		defer msrv.Close()
-		logger.Info("metrics listening", "addr", mln.Addr().String())
+		defer stop()
 	}
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
