@@ -230,6 +230,10 @@ type ttsRequest struct {
 	Text   string `json:"text"`
 	Voice  string `json:"voice"`
 	Format string `json:"format"`
+	// Agent or SessionID (its agent) names the coach whose voice speaks
+	// when Voice is empty; neither is the provider's default voice.
+	Agent     string `json:"agent"`
+	SessionID string `json:"session_id"`
 }
 
 func (req ttsRequest) Valid(context.Context) []coachd.FieldError {
@@ -239,6 +243,12 @@ func (req ttsRequest) Valid(context.Context) []coachd.FieldError {
 	}
 	if req.Voice != "" && !coachd.ValidVoice(req.Voice) {
 		errs = append(errs, coachd.FieldError{Field: "voice", Message: "must be one of " + strings.Join(coachd.Voices, ", "), Code: "enum"})
+	}
+	if len(req.Agent) > 100 {
+		errs = append(errs, coachd.FieldError{Field: "agent", Message: "must be at most 100 characters", Code: "length"})
+	}
+	if req.SessionID != "" && !coachd.ValidID(coachd.PrefixSession, req.SessionID) {
+		errs = append(errs, coachd.FieldError{Field: "session_id", Message: "is not a session id", Code: "format"})
 	}
 	if _, ok := voice.Formats[req.Format]; req.Format != "" && !ok {
 		errs = append(errs, coachd.FieldError{Field: "format", Message: "must be one of " + strings.Join(speechFormats, ", "), Code: "enum"})
@@ -266,7 +276,12 @@ func (s *Server) handleTTS() http.Handler {
 			s.Error(w, r, err)
 			return
 		}
-		audio, ct, err := s.voice.Speech(r.Context(), voice.SpeechRequest{Text: req.Text, Voice: req.Voice, Format: req.Format})
+		v, err := s.ttsVoice(r.Context(), UserFrom(r.Context()), req)
+		if err != nil {
+			s.Error(w, r, err)
+			return
+		}
+		audio, ct, err := s.voice.Speech(r.Context(), voice.SpeechRequest{Text: req.Text, Voice: v, Format: req.Format})
 		if err != nil {
 			s.Error(w, r, err)
 			return
@@ -277,6 +292,34 @@ func (s *Server) handleTTS() http.Handler {
 		w.WriteHeader(http.StatusOK)
 		s.copyFlushing(w, r, audio)
 	})
+}
+
+// ttsVoice is the voice a speech request asks for: its own, else that of
+// the coach it names (by agent, or by a session of the caller's), else
+// "" (the provider's default).
+func (s *Server) ttsVoice(ctx context.Context, u *coachd.User, req ttsRequest) (string, error) {
+	if req.Voice != "" || (req.Agent == "" && req.SessionID == "") || s.runner == nil {
+		return req.Voice, nil
+	}
+	name := req.Agent
+	if req.SessionID != "" {
+		sess, err := s.store.FindSession(ctx, u.ID, req.SessionID)
+		if err != nil {
+			return "", orNotFound(err, "session")
+		}
+		name = sess.Agent
+	}
+	ag, err := s.runner.AgentFor(name, req.SessionID != "")
+	if err != nil && req.SessionID != "" {
+		return "", nil // the session's coach is gone: the default voice
+	}
+	if err != nil {
+		return "", err
+	}
+	if ag.Voice == nil {
+		return "", nil
+	}
+	return ag.Voice.Voice, nil
 }
 
 // copyFlushing writes src to the client as it arrives, each write bounded

@@ -297,6 +297,35 @@ func TestTTS(t *testing.T) {
 			t.Fatalf("provider got %v", p.Body)
 		}
 	})
+	t.Run("CoachVoice", func(t *testing.T) {
+		sess := e.MustSession(e.alice)
+		voiceOf := func(k, body string) (int, any) {
+			t.Helper()
+			before := len(e.provider.Requests())
+			r := e.post(k, "/v1/tts", body, nil, nil)
+			reqs := e.provider.Requests()
+			if r.status != 200 || len(reqs) == before {
+				return r.status, nil
+			}
+			return r.status, reqs[len(reqs)-1].Body["voice"]
+		}
+		for body, want := range map[string]any{
+			`{"text":"hi","agent":"rio"}`:                  "verse", // the coach's voice
+			`{"text":"hi","session_id":"` + sess.ID + `"}`: "verse", // the session's coach's
+			`{"text":"hi","agent":"rio","voice":"nova"}`:   "nova",  // the request's own first
+			`{"text":"hi"}`: "alloy", // the default voice
+		} {
+			if st, got := voiceOf(key, body); st != 200 || got != want {
+				t.Errorf("%s: %d, voice %v, want %v", body, st, got, want)
+			}
+		}
+		if st, _ := voiceOf(e.bob.key, `{"text":"hi","session_id":"`+sess.ID+`"}`); st != 404 {
+			t.Errorf("bob naming alice's session: %d, want 404", st)
+		}
+		if st, _ := voiceOf(key, `{"text":"hi","agent":"nobody"}`); st != 400 {
+			t.Errorf("an unknown agent: %d, want 400", st)
+		}
+	})
 	t.Run("Formats", func(t *testing.T) {
 		for format, ct := range map[string]string{"opus": "audio/ogg", "wav": "audio/wav", "pcm": "audio/L16;rate=24000;channels=1"} {
 			r := e.post(key, "/v1/tts", `{"text":"hi","format":"`+format+`"}`, nil, nil)
