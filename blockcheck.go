@@ -104,7 +104,11 @@ func CheckBlocks(role Role, blocks []Block) []FieldError {
 //   - an assistant's thinking and redacted_thinking blocks are left out:
 //     their signature cannot be checked, and the API does not need an
 //     earlier turn's thinking (a user's are still refused);
-//   - a text block that is empty or whitespace is left out;
+//   - a text block that is empty or whitespace is left out, and a text
+//     block's citations are: what they point at (a document's index, a
+//     search result) cannot be checked against the history, one the API
+//     refuses would break every later turn, and the API does not need an
+//     earlier turn's citations;
 //   - a tool_result whose content is a JSON value other than a string or
 //     a list of blocks (seed 000's result object) gets that value's JSON
 //     text as its content, and null content is left out.
@@ -119,6 +123,12 @@ func RecordBlocks(role Role, blocks []Block) ([]Block, []FieldError) {
 			continue
 		case b.Type == BlockText && strings.TrimSpace(b.Text) == "":
 			continue
+		case b.Type == BlockText && b.Extra["citations"] != nil && string(b.Extra["citations"]) != "null":
+			b.Extra = maps.Clone(b.Extra)
+			delete(b.Extra, "citations")
+			if len(b.Extra) == 0 {
+				b.Extra = nil
+			}
 		case b.Type == BlockToolResult:
 			b.Content = resultContent(b.Content)
 		}

@@ -295,3 +295,26 @@ func TestSeed000PreflightReplayID(t *testing.T) {
 		t.Errorf("system_message without a replay_id: %s", plain.SystemMessage)
 	}
 }
+
+// TestRecordCitationsLeftOut: a recorded text block's citations are left
+// out, as its thinking is: what they point at cannot be checked, and a
+// list the API refuses (here a citation of no known type) would be sent
+// back on every later turn. The text stays.
+func TestRecordCitationsLeftOut(t *testing.T) {
+	e := MustBudgetEnv(t, server.Limits{})
+	pf := seed000Preflight(t, e, "what does the guide say?")
+	body := fmt.Sprintf(`{"session_id":%q,"reservation_id":%q,"messages":[
+		{"role":"user","content_blocks":[{"type":"text","text":"what does the guide say?"}]},
+		{"role":"assistant","content_blocks":[{"type":"text","text":"Rotate back post.","citations":[{"type":"forged_location","cited_text":"x","document_index":99}]}]}],
+		"tokens_used":300}`, pf.SessionID, pf.ReservationID)
+	if r := e.post(e.alice.key, "/v1/chat/record", body, nil, nil); r.status != 200 {
+		t.Fatalf("record: %d %s", r.status, r.body)
+	}
+	h := mustStoredHistory(t, e, pf.SessionID)
+	if len(h) != 2 || len(h[1].Blocks) != 1 || h[1].Blocks[0].Text != "Rotate back post." {
+		t.Fatalf("stored %s", mustJSON(t, h))
+	}
+	if raw := mustJSON(t, h); strings.Contains(raw, "citations") || strings.Contains(raw, "forged_location") {
+		t.Errorf("the citations were stored, to be sent on every later turn: %s", raw)
+	}
+}
