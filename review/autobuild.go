@@ -84,8 +84,12 @@ func (b *Build) Run(ctx context.Context, u *coachd.User, taskID string, requirem
 	if err != nil {
 		return nil, err
 	}
-	if err := copyTree(src, dir); err != nil {
+	skipped, err := copyTree(src, dir)
+	if err != nil {
 		return nil, err
+	}
+	if len(skipped) > 0 {
+		b.logf("copy: left out %d symbolic links that point outside the workspace: %s", len(skipped), strings.Join(skipped, ", "))
 	}
 	ws, err := NewWorkspace(dir, Options{Commands: player.Commands, Write: true})
 	if err != nil {
@@ -249,11 +253,15 @@ func playerReport(text string) json.RawMessage {
 	}
 }
 
-// copyTree copies regular files and directories from src into dst;
-// symlinks are not followed (they are left out).
-func copyTree(src, dst string) error {
+// copyTree copies regular files and directories from src into dst, and
+// the symbolic links whose relative target stays inside src, as links
+// (a repository's README -> docs/README.md, node_modules/.bin): never
+// followed. The others (absolute, or out of src: in the copy they would
+// reach the original or beyond) are left out, and returned by their path
+// in src.
+func copyTree(src, dst string) (skipped []string, err error) {
 	files, total := 0, int64(0)
-	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+	err = filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -265,6 +273,19 @@ func copyTree(src, dst string) error {
 		switch {
 		case d.IsDir():
 			return os.MkdirAll(target, 0o755)
+		case d.Type()&fs.ModeSymlink != 0:
+			if files++; files > maxCopyFiles {
+				return coachd.Errorf(coachd.EINVALID, "workspace is too large to copy (over %d files or %d MiB)", maxCopyFiles, maxCopyBytes>>20)
+			}
+			to, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			if filepath.IsAbs(to) || !filepath.IsLocal(filepath.Join(filepath.Dir(rel), to)) {
+				skipped = append(skipped, rel)
+				return nil
+			}
+			return os.Symlink(to, target)
 		case !d.Type().IsRegular():
 			return nil
 		}
@@ -282,6 +303,7 @@ func copyTree(src, dst string) error {
 		}
 		return os.WriteFile(target, data, info.Mode().Perm())
 	})
+	return skipped, err
 }
 
 // diffTrees is `git diff --no-index` from a to b, or a note when git is
