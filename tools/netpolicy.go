@@ -132,7 +132,26 @@ var (
 	thisNet     = netip.MustParsePrefix("0.0.0.0/8")
 	reservedNet = netip.MustParsePrefix("240.0.0.0/4") // includes the broadcast address
 	nat64Net    = netip.MustParsePrefix("64:ff9b::/96")
+	// Special-purpose ranges that are no one's public address: IETF
+	// protocol assignments (Oracle Cloud's metadata service is
+	// 192.0.0.192), benchmarking networks, local-use NAT64 (it embeds any
+	// IPv4 address, 169.254.169.254 too) and IPv6 site-local.
+	special = []netip.Prefix{
+		netip.MustParsePrefix("192.0.0.0/24"),
+		netip.MustParsePrefix("198.18.0.0/15"),
+		netip.MustParsePrefix("64:ff9b:1::/48"),
+		netip.MustParsePrefix("fec0::/10"),
+	}
 )
+
+func isSpecial(ip netip.Addr) bool {
+	for _, p := range special {
+		if p.Contains(ip) {
+			return true
+		}
+	}
+	return false
+}
 
 // restricted names the kind of a non-public address ("a loopback"), or is
 // "" for a public one.
@@ -152,7 +171,7 @@ func restricted(ip netip.Addr) string {
 		return "a shared (CGNAT)"
 	case ip.IsMulticast() || ip.IsInterfaceLocalMulticast():
 		return "a multicast"
-	case reservedNet.Contains(ip) || nat64Net.Contains(ip):
+	case reservedNet.Contains(ip) || nat64Net.Contains(ip) || isSpecial(ip):
 		return "a reserved"
 	}
 	return ""
