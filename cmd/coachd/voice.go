@@ -57,7 +57,7 @@ func (c *voiceConfig) check() error {
 	}
 	u, err := url.Parse(c.ProviderURL)
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" {
-		return fmt.Errorf("--voice-provider-url must be an http(s) origin like %s, not %q", voice.DefaultBaseURL, c.ProviderURL)
+		return fmt.Errorf("--voice-provider-url must be an http(s) origin like %s, not %q", voice.DefaultBaseURL, maskDSN(c.ProviderURL))
 	}
 	if !coachd.ValidVoice(c.Voice) {
 		return fmt.Errorf("--voice must be one of %s, not %q", strings.Join(coachd.Voices, ", "), c.Voice)
