@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"mime"
 	"net/http"
 	"net/url"
 	"os"
@@ -349,12 +350,21 @@ func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		}
 	}
 	resp, err := t.next.RoundTrip(r)
-	if err == nil && strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
-		// The SDK reads a JSON answer whole (an event stream is bounded
-		// per event): bound it as a stdio frame is.
+	if err == nil && !eventStream(resp) {
+		// The SDK reads a JSON answer whole, and an error's body whatever
+		// its type (an event stream is bounded per event): bound it as a
+		// stdio frame is.
 		resp.Body = &cappedBody{ReadCloser: resp.Body, left: sdk.DefaultMaxLineLength}
 	}
 	return resp, err
+}
+
+// eventStream reports whether resp is a successful event stream, the one
+// answer the SDK reads a piece at a time. Media types are matched as the
+// SDK matches them: "Text/Event-Stream; charset=utf-8" is one.
+func eventStream(resp *http.Response) bool {
+	mt, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	return err == nil && mt == "text/event-stream" && resp.StatusCode >= 200 && resp.StatusCode < 300
 }
 
 // cappedBody fails a read past its limit.
