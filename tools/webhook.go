@@ -272,6 +272,32 @@ func (w *Webhook) Execute(ctx context.Context, call coachd.ToolCall, env coachd.
 	return coachd.ToolResult{Content: string(body)}, nil
 }
 
+// collides reports whether an input field would be read as one of the
+// URL's own query parameters: apps read names loosely (ASP.NET ignores
+// case; PHP reads "a.b", "a b" and "a_b[]" as a_b, the last one winning).
+func (w *Webhook) collides(field string) bool {
+	name := queryName(field)
+	for k := range w.query {
+		if queryName(k) == name {
+			return true
+		}
+	}
+	return false
+}
+
+// queryName is a query parameter's name as the loosest reader sees it.
+func queryName(k string) string {
+	if i := strings.IndexByte(k, '['); i > 0 {
+		k = k[:i]
+	}
+	return strings.Map(func(r rune) rune {
+		if r == '.' || r == ' ' {
+			return '_'
+		}
+		return r
+	}, strings.ToLower(k))
+}
+
 // request builds the call; a refusal is a tool error for the model.
 func (w *Webhook) request(ctx context.Context, call coachd.ToolCall, env coachd.ToolEnv) (*http.Request, string, error) {
 	u := w.url
@@ -286,7 +312,7 @@ func (w *Webhook) request(ctx context.Context, call coachd.ToolCall, env coachd.
 		_ = dec.Decode(&in) // validated as an object before Execute
 		q := url.Values{}
 		for k, v := range in {
-			if w.query.Has(k) {
+			if w.collides(k) {
 				// Merged, the app would see both values and might read ours.
 				return nil, fmt.Sprintf("%s: input field %q collides with the URL's own query parameter", w.def.Name, k), nil
 			}
