@@ -86,6 +86,13 @@ func (s *Server) list(done chan struct{}) {
 	s.log.Warn("mcp server tools not listed", "err", err)
 }
 
+// maxListed bounds the tools read of a listing, kept or not, and
+// maxRefusedLogged the skipped ones logged each with its reason.
+const (
+	maxListed        = 1000
+	maxRefusedLogged = 10
+)
+
 func (s *Server) listTools(ctx context.Context) ([]coachd.Tool, error) {
 	sess, err := s.session(ctx)
 	if err != nil {
@@ -93,15 +100,17 @@ func (s *Server) listTools(ctx context.Context) ([]coachd.Tool, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 	defer cancel()
-	out, size, skipped := []coachd.Tool{}, 0, 0
+	out, size, skipped, refused, read := []coachd.Tool{}, 0, 0, 0, 0
 	listed, whole := map[string]bool{}, true
 	for t, err := range sess.Tools(ctx, nil) {
 		if err != nil {
 			s.broken(sess, err)
 			return nil, fmt.Errorf("mcp %s: list tools: %w", s.cfg.Name, s.redact(err))
 		}
-		if len(out) >= 200 {
-			s.log.Warn("mcp server lists more than 200 tools; the rest are skipped")
+		if read++; len(out) >= 200 || read > maxListed {
+			// Tools it skips count too: a server listing page after
+			// page of them would otherwise be read until the timeout.
+			s.log.Warn("mcp server lists too many tools; the rest are skipped", "kept", len(out), "read", read-1)
 			whole = false
 			break
 		}
@@ -111,7 +120,9 @@ func (s *Server) listTools(ctx context.Context) ([]coachd.Tool, error) {
 		}
 		tool, err := newTool(s, t)
 		if err != nil {
-			s.log.Warn("mcp tool skipped", "tool", t.Name, "reason", err.Error())
+			if refused++; refused <= maxRefusedLogged {
+				s.log.Warn("mcp tool skipped", "tool", truncate(t.Name, 100), "reason", truncate(err.Error(), 300))
+			}
 			continue
 		}
 		n := len(tool.def.InputSchema) + len(tool.def.Description)
@@ -121,6 +132,9 @@ func (s *Server) listTools(ctx context.Context) ([]coachd.Tool, error) {
 		}
 		size += n
 		out = append(out, tool)
+	}
+	if refused > maxRefusedLogged {
+		s.log.Warn("mcp tools skipped, not each logged", "skipped", refused-maxRefusedLogged)
 	}
 	if skipped > 0 {
 		s.log.Warn("mcp server's tools are over the size bound; the rest are skipped", "kept", len(out), "skipped", skipped, "bound_bytes", maxListBytes)
