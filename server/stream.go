@@ -146,9 +146,10 @@ func (s *Server) handleChatStream() http.Handler {
 			return
 		}
 		var t *agent.Turn
+		var cont string // the ai-sdk message a paused turn's answer continues
 		if dialect == sse.AISDK {
 			if err = s.checkLimits(r); err == nil {
-				t, err = s.prepareUIChatTurn(r)
+				t, cont, err = s.prepareUIChatTurn(r)
 			}
 		} else {
 			t, err = s.prepareLimitedTurn(r)
@@ -184,6 +185,9 @@ func (s *Server) handleChatStream() http.Handler {
 		defer s.observer.StreamClosed()
 		sw := sse.NewWriter(w, r, dialect, s.heartbeat)
 		sw.SetWriteTimeout(s.writeTime)
+		if cont != "" {
+			sw.ContinueMessage(cont)
+		}
 		// The turn's last events stay queued once its end is among them:
 		// End sends them with the response's end, in one write.
 		ending := false

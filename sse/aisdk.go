@@ -22,7 +22,8 @@ import (
 //	approval_required     → tool-approval-request {approvalId, toolCallId, reason} (addToolApprovalResponse answers it)
 //	tool_result (denied)  → tool-output-denied {toolCallId}
 //	                        (a call this stream did not announce, answered after a
-//	                        pause, gets its tool-input-available first)
+//	                        pause, gets its tool-input-available first, unless the
+//	                        stream continues the client's message: ContinueMessage)
 //	session_changed       → data-coachd-session {change, mode}
 //	events_missed         → data-coachd-events-missed {last_event_id, message}, transient
 //	                        (useChat's onData gets it; it is kept in no message)
@@ -43,6 +44,20 @@ type aiState struct {
 	text, reasoning string          // ids of the open parts, "" when none
 	n               int             // parts opened so far
 	calls           map[string]bool // tool calls this stream has announced
+	// cont is the id of the client's assistant message the stream goes
+	// on with (ContinueMessage), "" when it starts a new one.
+	cont string
+}
+
+// ContinueMessage says the ai-sdk stream goes on with the assistant
+// message of this id that the client sent (its paused tool answered):
+// start carries that id, for useChat continues the message of start's id
+// and adds any other as a new message beside it; and the calls it holds
+// are not announced again, which would give it each call twice.
+func (w *Writer) ContinueMessage(id string) {
+	if w.ai != nil {
+		w.ai.cont = id
+	}
 }
 
 type aiChunk struct {
@@ -120,7 +135,11 @@ func (st *aiState) open(dst []byte, kind string, id *string) []byte {
 func (st *aiState) encode(dst []byte, ev coachd.Event) []byte {
 	switch ev.Type {
 	case coachd.EventTurnStarted:
-		dst = frame(dst, "", aiChunk{Type: "start", MessageID: ev.MessageID})
+		id := ev.MessageID
+		if st.cont != "" {
+			id = st.cont
+		}
+		dst = frame(dst, "", aiChunk{Type: "start", MessageID: id})
 		return frame(dst, "", aiChunk{Type: "start-step"})
 	case coachd.EventTextDelta:
 		dst = st.open(dst, "text", &st.text)
@@ -143,7 +162,7 @@ func (st *aiState) encode(dst []byte, ev coachd.Event) []byte {
 			// Its input never became available: the part ends in error.
 			return frame(dst, "", aiChunk{Type: "tool-input-error", ToolCallID: ev.ToolUseID, ToolName: ev.ToolName, Input: rawOr(ev.Input, "{}"), ErrorText: ev.Result})
 		}
-		if !st.calls[ev.ToolUseID] && ev.Input != nil {
+		if !st.calls[ev.ToolUseID] && ev.Input != nil && st.cont == "" {
 			// A call made in an earlier stream (answered after a pause):
 			// announced first, so that a reader of this stream alone has
 			// the part its output goes to.

@@ -262,3 +262,49 @@ func TestAISDKEventsMissed(t *testing.T) {
 		t.Errorf("after the notice: %q, want the oldest turn the log kept", text.String())
 	}
 }
+
+// TestAISDKChatToolOutput plays useChat's own state (AbstractChat) through
+// a paused tool answered with addToolOutput: the turn that goes on
+// continues the assistant message the client sent, so the chat keeps one
+// assistant message, under the id it had, not a copy of it beside it.
+func TestAISDKChatToolOutput(t *testing.T) {
+	node, dir := needNodePackage(t, filepath.Join("testdata", "aisdkclient"), "ai")
+	fake := anthropictest.NewServer()
+	defer fake.Close()
+	p := MustStart(t, []string{"ANTHROPIC_API_KEY=test", "ANTHROPIC_BASE_URL=" + fake.URL()},
+		"--db", filepath.Join(t.TempDir(), "c.db"), "--demo")
+	fake.Enqueue(
+		anthropictest.Blocks(anthropictest.TextBlock("Let me ask.", 4),
+			anthropictest.ToolUse("toolu_o", "show_options", `{"prompt":"Pick a zone","options":["Airport","Downtown"]}`)),
+		anthropictest.Text("Downtown it is.", 4),
+	)
+	cmd := exec.Command(node, filepath.Join(dir, "chat.mjs"), p.url, p.key)
+	cmd.Dir = dir
+	raw, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("node: %v\n%s\n%s", err, raw, p.stderr)
+	}
+	var out struct {
+		Error    *string
+		Messages []struct {
+			ID, Role string
+			Parts    []string
+		}
+	}
+	if err := json.Unmarshal(raw, &out); err != nil {
+		t.Fatalf("%s: %v", raw, err)
+	}
+	if out.Error != nil {
+		t.Fatalf("chat error: %s", *out.Error)
+	}
+	var roles []string
+	for _, m := range out.Messages {
+		roles = append(roles, m.Role)
+	}
+	if got, want := strings.Join(roles, ","), "user,assistant"; got != want {
+		t.Fatalf("roles %s, want %s: %s", got, want, raw)
+	}
+	if got := strings.Join(out.Messages[1].Parts, ","); strings.Count(got, "tool-show_options") != 1 || !strings.HasSuffix(got, "text") {
+		t.Errorf("assistant parts %s", got)
+	}
+}
