@@ -46,6 +46,8 @@ func (s *Server) routes() {
 
 	// The stream checks its limits itself: its errors are SSE events.
 	mux.Handle("POST /v1/chat/stream", s.requireUserStream(s.handleChatStream()))
+	// useChat's resume: DefaultChatTransport's default reconnect URL.
+	mux.Handle("GET /v1/chat/stream/{chat}/stream", s.requireUserStream(s.handleUIChatResume()))
 	mux.Handle("POST /v1/chat", user(s.handleChat())) // limits counted as the stream's
 	// OpenAI's Chat Completions API: its error shape even for auth.
 	mux.Handle("POST /v1/chat/completions", s.oaiAuth(s.handleChatCompletions()))

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/coachd/coachd/anthropic/anthropictest"
 )
@@ -306,5 +307,49 @@ func TestAISDKChatToolOutput(t *testing.T) {
 	}
 	if got := strings.Join(out.Messages[1].Parts, ","); strings.Count(got, "tool-show_options") != 1 || !strings.HasSuffix(got, "text") {
 		t.Errorf("assistant parts %s", got)
+	}
+}
+
+// TestAISDKResume plays useChat's resume (resumeStream, what resume: true
+// does on mount) with DefaultChatTransport's default reconnect URL,
+// {api}/{chatId}/stream: a chat whose turn ended and a chat coachd never
+// saw resume nothing and show no error (204), and a chat whose turn still
+// runs gets that turn's reply in full.
+func TestAISDKResume(t *testing.T) {
+	node, dir := needNodePackage(t, filepath.Join("testdata", "aisdkclient"), "ai")
+	fake := anthropictest.NewServer()
+	defer fake.Close()
+	p := MustStart(t, []string{"ANTHROPIC_API_KEY=test", "ANTHROPIC_BASE_URL=" + fake.URL()},
+		"--db", filepath.Join(t.TempDir(), "c.db"), "--demo")
+	slow := anthropictest.Text("Once upon a time a driver found the best corner in town.", 4)
+	slow.EventDelay = 50 * time.Millisecond
+	fake.Enqueue(anthropictest.Text("Hello.", 4), slow)
+	cmd := exec.Command(node, filepath.Join(dir, "resume.mjs"), p.url, p.key)
+	cmd.Dir = dir
+	raw, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("node: %v\n%s\n%s", err, raw, p.stderr)
+	}
+	type chat struct {
+		Error, Status string
+		Messages      []struct{ ID, Role, Text string }
+	}
+	var out struct{ Ended, Unknown, Running chat }
+	if err := json.Unmarshal(raw, &out); err != nil {
+		t.Fatalf("%s: %v", raw, err)
+	}
+	for name, c := range map[string]chat{"ended": out.Ended, "unknown": out.Unknown, "running": out.Running} {
+		if c.Error != "" || c.Status != "ready" {
+			t.Errorf("%s: error %q, status %q", name, c.Error, c.Status)
+		}
+	}
+	if n := len(out.Ended.Messages); n != 2 || out.Ended.Messages[1].Text != "Hello." {
+		t.Errorf("ended: %+v", out.Ended.Messages)
+	}
+	if n := len(out.Unknown.Messages); n != 0 {
+		t.Errorf("unknown: %+v", out.Unknown.Messages)
+	}
+	if m := out.Running.Messages; len(m) != 2 || m[1].Role != "assistant" || m[1].Text != "Once upon a time a driver found the best corner in town." {
+		t.Errorf("running: %+v", m)
 	}
 }

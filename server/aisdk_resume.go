@@ -1,0 +1,72 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/coachd/coachd"
+	"github.com/coachd/coachd/sse"
+)
+
+// handleUIChatResume is GET /v1/chat/stream/{chat}/stream, the URL
+// DefaultChatTransport's reconnectToStream asks by default
+// ({api}/{chatId}/stream, the api's query kept): useChat's resume
+// (resume: true) on a page's load. It replays the chat's running turn
+// from its start (the transport takes the stream as a replay) and follows
+// it to its end; with no turn running, or no such chat of the user, 204,
+// which the transport reads as nothing to resume.
+func (s *Server) handleUIChatResume() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if p := r.URL.Query().Get("protocol"); p != "" && p != sse.AISDK {
+			s.StreamError(w, r, sse.AISDK, coachd.Invalid(coachd.FieldError{Field: "protocol", Message: "must be ai-sdk", Code: "enum"}))
+			return
+		}
+		if err := noBody(r); err != nil {
+			s.StreamError(w, r, sse.AISDK, err)
+			return
+		}
+		chat := r.PathValue("chat")
+		if len(chat) > 200 {
+			s.StreamError(w, r, sse.AISDK, coachd.Invalid(coachd.FieldError{Field: "chat", Message: "must be the chat's id, 1 to 200 characters", Code: "length"}))
+			return
+		}
+		u := UserFrom(r.Context())
+		id, err := s.store.FindFingerprint(r.Context(), u.ID, chatKey(chat))
+		if err == nil {
+			var tl coachd.TurnLog
+			if tl, err = s.store.LatestTurn(r.Context(), u.ID, id); err == nil && (tl.Ended || tl.Turn == 0) {
+				err = coachd.Errorf(coachd.ENOTFOUND, "no turn running")
+			}
+			if err == nil {
+				s.followUIChat(w, r, u, id, tl.Turn)
+				return
+			}
+		}
+		if coachd.ErrorCode(err) != coachd.ENOTFOUND {
+			s.StreamError(w, r, sse.AISDK, err)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	})
+}
+
+// followUIChat streams the session's running turn from its start to its
+// end in the ai-sdk dialect.
+func (s *Server) followUIChat(w http.ResponseWriter, r *http.Request, u *coachd.User, sessionID string, turn int64) {
+	release, err := s.streams.acquire(u.ID)
+	if err != nil {
+		s.StreamError(w, r, sse.AISDK, err)
+		return
+	}
+	defer release()
+	w.Header().Set("X-Coachd-Session-Id", sessionID)
+	s.observer.StreamOpened()
+	defer s.observer.StreamClosed()
+	sw := sse.NewWriter(w, r, sse.AISDK, s.heartbeat)
+	sw.SetWriteTimeout(s.writeTime)
+	send := whileAuthorized(s.streamAuth(r, u, false), turn, sw.Queue)
+	if err := s.hub.FollowBuffered(r.Context(), u.ID, sessionID, coachd.EventID{Turn: turn}, turn, send, sw.Flush); err == nil {
+		sw.End()
+		return
+	}
+	sw.Close()
+}
