@@ -116,8 +116,8 @@ func (s *Server) prepareUIChatTurn(r *http.Request) (t *agent.Turn, cont string,
 	switch {
 	case req.ID == "" || len(req.ID) > 200:
 		return nil, "", bad("id", "must be the chat's id, 1 to 200 characters", "length")
-	case req.Trigger != "" && req.Trigger != "submit-message":
-		return nil, "", bad("trigger", "only submit-message: coachd keeps the history, a reply is not regenerated", "enum")
+	case req.Trigger != "" && req.Trigger != "submit-message" && req.Trigger != "regenerate-message":
+		return nil, "", bad("trigger", "must be submit-message or regenerate-message", "enum")
 	case len(req.Messages) == 0:
 		return nil, "", bad("messages", "must hold the new message", "required")
 	}
@@ -130,8 +130,16 @@ func (s *Server) prepareUIChatTurn(r *http.Request) (t *agent.Turn, cont string,
 		return nil, "", err
 	}
 	last := req.Messages[len(req.Messages)-1]
-	switch last.Role {
-	case "user":
+	switch {
+	case req.Trigger == "regenerate-message":
+		// regenerate(), useChat's Retry after an error: the chat's turn
+		// that failed before the model answered runs again on its stored
+		// message; a turn that has its reply is not regenerated (409).
+		if tr.SessionID == "" {
+			return nil, "", coachd.Errorf(coachd.ECONFLICT, "nothing to regenerate: this chat has no turn yet")
+		}
+		tr.Retry = true
+	case last.Role == "user":
 		if tr.SessionID != "" {
 			// The coach ended the chat's session: the chat goes on in a
 			// new one (useChat cannot start one under the same id).
@@ -166,7 +174,7 @@ func (s *Server) prepareUIChatTurn(r *http.Request) (t *agent.Turn, cont string,
 				return nil, "", err
 			}
 		}
-	case "assistant":
+	case last.Role == "assistant":
 		// addToolResult: the paused tool's part now has its output.
 		if len(last.ID) <= 200 {
 			cont = last.ID

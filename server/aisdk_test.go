@@ -73,8 +73,9 @@ func TestUIChatErrorBeforeStream(t *testing.T) {
 		status    int
 		message   string
 	}{
-		"NoKey":      {"", uiChatBody("c1", `{"type":"text","text":"hi"}`), 401, "missing API key"},
-		"Regenerate": {e.alice.key, `{"id":"c1","trigger":"regenerate-message","messages":[{"role":"user","parts":[]}]}`, 400, "only submit-message"},
+		"NoKey":          {"", uiChatBody("c1", `{"type":"text","text":"hi"}`), 401, "missing API key"},
+		"Regenerate":     {e.alice.key, `{"id":"c1","trigger":"regenerate-message","messages":[{"role":"user","parts":[]}]}`, 409, "nothing to regenerate"},
+		"UnknownTrigger": {e.alice.key, `{"id":"c1","trigger":"edit-message","messages":[{"role":"user","parts":[]}]}`, 400, "must be submit-message or regenerate-message"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			s := e.chat(t.Context(), tc.key, "?protocol=ai-sdk", tc.body)

@@ -134,7 +134,7 @@ func TestUIChatScopedToUser(t *testing.T) {
 	if len(e.fake.Requests()[1].Messages()) != 1 {
 		t.Error("bob's turn saw alice's history")
 	}
-	for _, bad := range []string{`{"id":"","messages":[]}`, `{"id":"c","trigger":"regenerate-message","messages":[{"role":"user","parts":[]}]}`} {
+	for _, bad := range []string{`{"id":"","messages":[]}`, `{"id":"c","trigger":"edit-message","messages":[{"role":"user","parts":[]}]}`} {
 		if s := e.chat(t.Context(), e.alice.key, "?protocol=ai-sdk", bad); s.status != 400 {
 			t.Errorf("%s: %d", bad, s.status)
 		}

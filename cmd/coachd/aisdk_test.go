@@ -353,3 +353,47 @@ func TestAISDKResume(t *testing.T) {
 		t.Errorf("running: %+v", m)
 	}
 }
+
+// TestAISDKRegenerate plays useChat's Retry button: the model is busy
+// before it says anything, the chat shows the error, and regenerate()
+// (trigger regenerate-message) runs the stored message again, once; an
+// answer the chat has is not regenerated (409, no model call).
+func TestAISDKRegenerate(t *testing.T) {
+	node, dir := needNodePackage(t, filepath.Join("testdata", "aisdkclient"), "ai")
+	fake := anthropictest.NewServer()
+	defer fake.Close()
+	p := MustStart(t, []string{"ANTHROPIC_API_KEY=test", "ANTHROPIC_BASE_URL=" + fake.URL()},
+		"--db", filepath.Join(t.TempDir(), "c.db"), "--demo")
+	// x-should-retry: the SDK gives up at once, as after its last retry.
+	busy := anthropictest.Status(529, http.Header{"X-Should-Retry": {"false"}}, "")
+	fake.Enqueue(busy, anthropictest.Text("Start at the airport.", 4))
+	cmd := exec.Command(node, filepath.Join(dir, "retry.mjs"), p.url, p.key)
+	cmd.Dir = dir
+	raw, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("node: %v\n%s\n%s", err, raw, p.stderr)
+	}
+	var out struct {
+		First, Error, Again string
+		Messages            []struct{ Role, Text string }
+	}
+	if err := json.Unmarshal(raw, &out); err != nil {
+		t.Fatalf("%s: %v", raw, err)
+	}
+	if out.First == "" || out.Error != "" {
+		t.Fatalf("first error %q, then %q", out.First, out.Error)
+	}
+	if m := out.Messages; len(m) != 2 || m[0].Role != "user" || m[1].Role != "assistant" || m[1].Text != "Start at the airport." {
+		t.Errorf("messages: %+v", m)
+	}
+	reqs := fake.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d model calls", len(reqs))
+	}
+	if n := len(reqs[1].Messages()); n != 1 {
+		t.Errorf("the retried turn sent %d messages, want the one user message", n)
+	}
+	if !strings.Contains(out.Again, "nothing to retry") {
+		t.Errorf("regenerating an answer: %q", out.Again)
+	}
+}
