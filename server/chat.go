@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strings"
 	"sync"
+	"time"
 
 	"github.com/coachd/coachd"
 	"github.com/coachd/coachd/agent"
@@ -186,4 +188,37 @@ func (c *collector) Send(ev coachd.Event) error {
 		c.mu.Unlock()
 	}
 	return nil
+}
+
+// eventSourceRetry is how long an EventSource told it cannot start a turn
+// waits before it reopens the stream (it reopens every stream that ends).
+const eventSourceRetry = time.Hour
+
+// handleChatStreamGet answers an EventSource opened on the stream endpoint,
+// as seed 004's client does (`new EventSource('/chat/stream', …)`): it can
+// only GET, so it cannot send a message, and a status other than 200
+// reaches its error listener with no data (the seed's JSON.parse(e.data)
+// throws, and the user is shown nothing). It gets a 200 stream whose one
+// error event says why (its key refused, or how a turn is started and a
+// session followed). Anyone else gets the 405 a GET would.
+func (s *Server) handleChatStreamGet() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.Contains(r.Header.Get("Accept"), "text/event-stream") || streamDialect(r) == sse.AISDK {
+			w.Header().Set("Allow", "POST")
+			writeError(w, http.StatusMethodNotAllowed, &coachd.Error{Code: coachd.EINVALID,
+				Message: "method " + r.Method + " not allowed on " + r.URL.Path + "; allowed: POST"})
+			return
+		}
+		_, err := s.Authenticate(r)
+		if err == nil {
+			err = coachd.Errorf(coachd.EINVALID, "an EventSource cannot start a turn: POST /v1/chat/stream with {\"message\", \"session_id\"}, "+
+				"or follow a session with GET /v1/sessions/{id}/stream")
+		}
+		e, _ := s.answer(w, r, err)
+		sw := sse.NewWriter(w, r, streamDialect(r), -1)
+		sw.SetWriteTimeout(s.writeTime)
+		sw.Retry(eventSourceRetry)
+		sw.Send(coachd.Event{Type: coachd.EventError, Err: e})
+		sw.Close()
+	})
 }

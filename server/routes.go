@@ -48,6 +48,8 @@ func (s *Server) routes() {
 	mux.Handle("POST /v1/chat/stream", s.requireUserStream(s.handleChatStream()))
 	// useChat's resume: DefaultChatTransport's default reconnect URL.
 	mux.Handle("GET /v1/chat/stream/{chat}/stream", s.requireUserStream(s.handleUIChatResume()))
+	// Seed 004's EventSource: told why, in an event it can read.
+	mux.Handle("GET /v1/chat/stream", s.handleChatStreamGet())
 	mux.Handle("POST /v1/chat", user(s.handleChat())) // limits counted as the stream's
 	// OpenAI's Chat Completions API: its error shape even for auth.
 	mux.Handle("POST /v1/chat/completions", s.oaiAuth(s.handleChatCompletions()))
