@@ -39,3 +39,21 @@ func TestSeed001ValidatePaths(t *testing.T) {
 		t.Fatalf("GET /v1/validate/schemas: %d %s", r.status, r.body)
 	}
 }
+
+// TestSeed001NotesStatsPath: seed 001's notes panel reads its statistics
+// from GET /api/coach/notes/stats/summary (line 63); with /v1 for
+// /api/coach that name answers as GET /v1/notes/stats does.
+func TestSeed001NotesStatsPath(t *testing.T) {
+	e := MustBudgetEnv(t, server.Limits{})
+	if r := e.post(e.alice.key, "/v1/notes", `{"note_type":"tip","title":"Airport","content":"Mornings pay"}`, nil, nil); r.status != 201 {
+		t.Fatalf("create: %d %s", r.status, r.body)
+	}
+	want := e.do(request{method: "GET", path: "/v1/notes/stats", key: e.alice.key})
+	got := e.do(request{method: "GET", path: "/v1/notes/stats/summary", key: e.alice.key})
+	if want.status != 200 || got.status != 200 || string(got.body) != string(want.body) {
+		t.Fatalf("GET /v1/notes/stats/summary: %d %s, want %d %s", got.status, got.body, want.status, want.body)
+	}
+	if r := e.do(request{method: "GET", path: "/v1/notes/stats/summary", key: e.bob.key}); r.status != 200 || string(r.body) == string(want.body) {
+		t.Fatalf("bob's statistics: %d %s", r.status, r.body)
+	}
+}
