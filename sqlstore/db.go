@@ -173,6 +173,11 @@ func (db *DB) WriteStats() WriteStats {
 		WALPages: db.counts.pages.Load(), Checkpoints: db.group.ckpt.runs.Load(), Busy: time.Duration(db.group.busy.Load())}
 }
 
+// Ping reports whether the database answers, through the readers: on
+// SQLite the writer's one connection may be held by a write waiting for
+// another process's lock, which a liveness probe must not wait for.
+func (db *DB) Ping(ctx context.Context) error { return db.read.PingContext(ctx) }
+
 // SQL returns the handle writes go through, for tests and later packages
 // that need raw access. On SQLite it is the single writer connection: a
 // caller must not hold a transaction or open rows on it while calling store

@@ -301,7 +301,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		Logger:      logger,
 		Clock:       coachd.SystemClock{},
 		AdminKey:    cfg.AdminKey,
-		Ping:        store.SQL().PingContext,
+		Ping:        store.Ping,
 		Ready:       store.CheckMigrations,
 		Runner:      runner,
 		Pack:        pack,
