@@ -240,6 +240,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	defer store.Close()
 	// In a rolling upgrade this is what changes the schema: say so.
 	logger.Info("database ready", "dialect", store.Dialect(), "migrations_applied", applied)
+	warnOpenMode(logger, cfg.DB)
 	store.SetBudgetConfig(cfg.Budget.store())
 	var pack *agent.Pack
 	expiry := sessionExpiry{}
