@@ -351,6 +351,11 @@ func (t *Turn) fail(err error) string {
 		e = &coachd.Error{Code: coachd.EINTERNAL, Message: "internal error; quote session " + t.sess.ID + " when reporting it", Err: err}
 	case coachd.EUPSTREAMBUSY, coachd.EUPSTREAMAUTH, coachd.EAPI, coachd.ETIMEOUT:
 		t.r.cfg.Observer.UpstreamError(e.Code)
+		if !errors.Is(err, context.Canceled) {
+			// The client gets the code alone; the operator the cause
+			// (refused, DNS, TLS, the upstream's own answer).
+			t.r.cfg.Logger.Warn("model upstream failed", "session", t.sess.ID, "code", e.Code, "err", err)
+		}
 	}
 	t.res.Err = e
 	return coachd.TurnError
