@@ -252,7 +252,7 @@ type recordResponse struct {
 // handleRecord stores an external turn's messages and settles its tokens
 // (cumulative: calling it after every round and at the end charges once).
 // abort settles as an abort. A retry with the same Idempotency-Key header
-// does nothing twice.
+// does nothing twice, nor does the same body again without one.
 func (s *Server) handleRecord(abort bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, err := decode[recordRequest](r)
@@ -274,6 +274,13 @@ func (s *Server) handleRecord(abort bool) http.Handler {
 		rec := coachd.TurnRecord{
 			SessionID: body.SessionID, ReservationID: body.ReservationID, Final: body.Final == nil || *body.Final, Abort: abort,
 			IdempotencyKey: key, RequestHash: requestHash(r.URL.Path, body),
+		}
+		if key == "" {
+			// Seed 000 sends no key: the same body again on the same
+			// reservation is its retry (a later call of the turn has more
+			// tokens, tokens_used being cumulative), answered as the first
+			// was, not stored twice.
+			rec.IdempotencyKey = "repeat " + body.ReservationID + " " + rec.RequestHash
 		}
 		if body.TokensUsed != nil {
 			rec.TokensUsed = *body.TokensUsed
