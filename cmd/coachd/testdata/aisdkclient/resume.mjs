@@ -5,45 +5,15 @@
 // after it ended, and for a chat coachd never saw. Prints, for each, the
 // chat's error, status and messages, as JSON.
 // Usage: node resume.mjs BASE_URL KEY
-import { AbstractChat, DefaultChatTransport } from 'ai'
+import { memChat, newChatID as newID } from './memchat.mjs'
 
 const [base, key] = process.argv.slice(2)
-
-class State {
-  status = 'ready'
-  error = undefined
-  messages = []
-  pushMessage = (m) => { this.messages = this.messages.concat(m) }
-  popMessage = () => { this.messages = this.messages.slice(0, -1) }
-  replaceMessage = (i, m) => { this.messages = [...this.messages.slice(0, i), m, ...this.messages.slice(i + 1)] }
-  snapshot = (x) => structuredClone(x)
-}
-
-class Chat extends AbstractChat {
-  constructor(init) { super({ ...init, state: new State() }) }
-  setStatus(s) {
-    super.setStatus(s)
-    this.onStatus?.(s.status)
-  }
-}
-
-const chat = (id, messages = []) => {
-  const c = new Chat({
-    id,
-    transport: new DefaultChatTransport({
-      api: `${base}/v1/chat/stream?protocol=ai-sdk&on_disconnect=continue`,
-      headers: { Authorization: `Bearer ${key}` },
-    }),
-  })
-  c.messages = messages
-  return c
-}
+const chat = (id, messages = []) => memChat(base, key, { id, messages, query: '&on_disconnect=continue' })
 const show = (c) => ({
   error: c.error?.message ?? null,
   status: c.status,
   messages: c.messages.map((m) => ({ id: m.id, role: m.role, text: m.parts.filter((p) => p.type === 'text').map((p) => p.text).join('') })),
 })
-const newID = () => 'chat-' + Math.random().toString(36).slice(2)
 const out = {}
 
 // Ended: the reply came in full, then the page is reloaded.
