@@ -1,11 +1,7 @@
 package tools_test
 
 import (
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync/atomic"
 	"testing"
 )
 
@@ -14,13 +10,7 @@ import (
 // as api_key, the last one winning), so GET input spelled so still
 // collides with the URL's own parameter and is not sent.
 func TestSecurityWebhookQueryCollisionSpelled(t *testing.T) {
-	var got atomic.Value
-	got.Store("")
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got.Store(r.URL.RawQuery)
-		io.WriteString(w, "{}")
-	}))
-	defer srv.Close()
+	srv, got := queryServer(t)
 	w := hook(t, srv.URL+"/q?api_key=${ZONE_KEY}", "method: GET\n")
 	for _, in := range []string{`{"API_KEY":"attacker"}`, `{"Api_Key":"attacker"}`, `{"api.key":"attacker"}`,
 		`{"api key":"attacker"}`, `{"api_key[]":"attacker"}`, `{"api_key[x]":"attacker"}`} {

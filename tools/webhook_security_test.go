@@ -130,13 +130,7 @@ func TestSecurityWebhookPolicyKinds(t *testing.T) {
 }
 
 func TestSecurityWebhookQueryCollision(t *testing.T) {
-	var got atomic.Value
-	got.Store("")
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got.Store(r.URL.RawQuery)
-		io.WriteString(w, "{}")
-	}))
-	defer srv.Close()
+	srv, got := queryServer(t)
 	w := hook(t, srv.URL+"/q?api_key=${ZONE_KEY}", "method: GET\n")
 	res := call(t, w, `{"api_key":"attacker"}`)
 	if !res.IsError || !strings.Contains(res.Content, `"api_key" collides`) || got.Load().(string) != "" {
@@ -145,4 +139,18 @@ func TestSecurityWebhookQueryCollision(t *testing.T) {
 	if res := call(t, w, `{"zone":"A"}`); res.IsError || got.Load().(string) != "api_key=s3cret&zone=A" {
 		t.Fatalf("plain GET: %+v, query %q", res, got.Load())
 	}
+}
+
+// queryServer is a webhook endpoint that keeps the raw query of the last
+// request it got ("" before any).
+func queryServer(t *testing.T) (*httptest.Server, *atomic.Value) {
+	t.Helper()
+	got := &atomic.Value{}
+	got.Store("")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got.Store(r.URL.RawQuery)
+		io.WriteString(w, "{}")
+	}))
+	t.Cleanup(srv.Close)
+	return srv, got
 }

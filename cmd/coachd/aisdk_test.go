@@ -269,22 +269,13 @@ func TestAISDKEventsMissed(t *testing.T) {
 // continues the assistant message the client sent, so the chat keeps one
 // assistant message, under the id it had, not a copy of it beside it.
 func TestAISDKChatToolOutput(t *testing.T) {
-	node, dir := needNodePackage(t, filepath.Join("testdata", "aisdkclient"), "ai")
-	fake := anthropictest.NewServer()
-	defer fake.Close()
-	p := MustStart(t, []string{"ANTHROPIC_API_KEY=test", "ANTHROPIC_BASE_URL=" + fake.URL()},
-		"--db", filepath.Join(t.TempDir(), "c.db"), "--demo")
+	node, dir, fake, p := startAISDK(t)
 	fake.Enqueue(
 		anthropictest.Blocks(anthropictest.TextBlock("Let me ask.", 4),
 			anthropictest.ToolUse("toolu_o", "show_options", `{"prompt":"Pick a zone","options":["Airport","Downtown"]}`)),
 		anthropictest.Text("Downtown it is.", 4),
 	)
-	cmd := exec.Command(node, filepath.Join(dir, "chat.mjs"), p.url, p.key)
-	cmd.Dir = dir
-	raw, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("node: %v\n%s\n%s", err, raw, p.stderr)
-	}
+	raw := runAISDKScript(t, node, dir, p, "chat.mjs")
 	var out struct {
 		Error    *string
 		Messages []struct {
@@ -316,20 +307,11 @@ func TestAISDKChatToolOutput(t *testing.T) {
 // saw resume nothing and show no error (204), and a chat whose turn still
 // runs gets that turn's reply in full.
 func TestAISDKResume(t *testing.T) {
-	node, dir := needNodePackage(t, filepath.Join("testdata", "aisdkclient"), "ai")
-	fake := anthropictest.NewServer()
-	defer fake.Close()
-	p := MustStart(t, []string{"ANTHROPIC_API_KEY=test", "ANTHROPIC_BASE_URL=" + fake.URL()},
-		"--db", filepath.Join(t.TempDir(), "c.db"), "--demo")
+	node, dir, fake, p := startAISDK(t)
 	slow := anthropictest.Text("Once upon a time a driver found the best corner in town.", 4)
 	slow.EventDelay = 50 * time.Millisecond
 	fake.Enqueue(anthropictest.Text("Hello.", 4), slow)
-	cmd := exec.Command(node, filepath.Join(dir, "resume.mjs"), p.url, p.key)
-	cmd.Dir = dir
-	raw, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("node: %v\n%s\n%s", err, raw, p.stderr)
-	}
+	raw := runAISDKScript(t, node, dir, p, "resume.mjs")
 	type chat struct {
 		Error, Status string
 		Messages      []struct{ ID, Role, Text string }
@@ -359,20 +341,11 @@ func TestAISDKResume(t *testing.T) {
 // (trigger regenerate-message) runs the stored message again, once; an
 // answer the chat has is not regenerated (409, no model call).
 func TestAISDKRegenerate(t *testing.T) {
-	node, dir := needNodePackage(t, filepath.Join("testdata", "aisdkclient"), "ai")
-	fake := anthropictest.NewServer()
-	defer fake.Close()
-	p := MustStart(t, []string{"ANTHROPIC_API_KEY=test", "ANTHROPIC_BASE_URL=" + fake.URL()},
-		"--db", filepath.Join(t.TempDir(), "c.db"), "--demo")
+	node, dir, fake, p := startAISDK(t)
 	// x-should-retry: the SDK gives up at once, as after its last retry.
 	busy := anthropictest.Status(529, http.Header{"X-Should-Retry": {"false"}}, "")
 	fake.Enqueue(busy, anthropictest.Text("Start at the airport.", 4))
-	cmd := exec.Command(node, filepath.Join(dir, "retry.mjs"), p.url, p.key)
-	cmd.Dir = dir
-	raw, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("node: %v\n%s\n%s", err, raw, p.stderr)
-	}
+	raw := runAISDKScript(t, node, dir, p, "retry.mjs")
 	var out struct {
 		First, Error, Again string
 		Messages            []struct{ Role, Text string }
@@ -396,4 +369,31 @@ func TestAISDKRegenerate(t *testing.T) {
 	if !strings.Contains(out.Again, "nothing to retry") {
 		t.Errorf("regenerating an answer: %q", out.Again)
 	}
+}
+
+// startAISDK starts serve --demo on a new SQLite file with the fake
+// Anthropic API as its model, and finds node with the ai package for the
+// scripts in testdata/aisdkclient (skipping the test without them).
+func startAISDK(t *testing.T) (node, dir string, fake *anthropictest.Server, p *proc) {
+	t.Helper()
+	node, dir = needNodePackage(t, filepath.Join("testdata", "aisdkclient"), "ai")
+	fake = anthropictest.NewServer()
+	t.Cleanup(fake.Close)
+	p = MustStart(t, []string{"ANTHROPIC_API_KEY=test", "ANTHROPIC_BASE_URL=" + fake.URL()},
+		"--db", filepath.Join(t.TempDir(), "c.db"), "--demo")
+	return node, dir, fake, p
+}
+
+// runAISDKScript runs script with the server's URL and key and returns
+// what it printed; a script that fails fails the test, with the server's
+// log.
+func runAISDKScript(t *testing.T, node, dir string, p *proc, script string) []byte {
+	t.Helper()
+	cmd := exec.Command(node, filepath.Join(dir, script), p.url, p.key)
+	cmd.Dir = dir
+	raw, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("node %s: %v\n%s\n%s", script, err, raw, p.stderr)
+	}
+	return raw
 }
