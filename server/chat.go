@@ -214,11 +214,20 @@ func (s *Server) handleChatStreamGet() http.Handler {
 			err = coachd.Errorf(coachd.EINVALID, "an EventSource cannot start a turn: POST /v1/chat/stream with {\"message\", \"session_id\"}, "+
 				"or follow a session with GET /v1/sessions/{id}/stream")
 		}
-		e, _ := s.answer(w, r, err)
-		sw := sse.NewWriter(w, r, streamDialect(r), -1)
-		sw.SetWriteTimeout(s.writeTime)
-		sw.Retry(eventSourceRetry)
-		sw.Send(coachd.Event{Type: coachd.EventError, Err: e})
-		sw.Close()
+		s.eventSourceError(w, r, streamDialect(r), err)
 	})
+}
+
+// eventSourceError answers an EventSource's request with err as a 200
+// stream of one error event, after a retry: of an hour. An EventSource
+// hands a status other than 200 to its error listener with no data (and
+// never reconnects), so the event is the only way it learns why; the
+// hint keeps it from reopening the stream every few seconds.
+func (s *Server) eventSourceError(w http.ResponseWriter, r *http.Request, dialect string, err error) {
+	e, _ := s.answer(w, r, err)
+	sw := sse.NewWriter(w, r, dialect, -1)
+	sw.SetWriteTimeout(s.writeTime)
+	sw.Retry(eventSourceRetry)
+	sw.Send(coachd.Event{Type: coachd.EventError, Err: e})
+	sw.Close()
 }

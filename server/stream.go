@@ -10,6 +10,7 @@ import (
 	"math"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/coachd/coachd"
@@ -228,19 +229,23 @@ func (s *Server) handleSessionStream() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		dialect := streamDialect(r)
 		q := r.URL.Query()
+		fail := s.StreamError
+		if byEventSource(r, dialect) {
+			fail = s.eventSourceError
+		}
 		if p := q.Get("protocol"); p != "" && p != dialect {
-			s.StreamError(w, r, sse.Coachd, coachd.Invalid(coachd.FieldError{Field: "protocol", Message: "must be coachd, asp, sage or ai-sdk", Code: "enum"}))
+			fail(w, r, sse.Coachd, coachd.Invalid(coachd.FieldError{Field: "protocol", Message: "must be coachd, asp, sage or ai-sdk", Code: "enum"}))
 			return
 		}
 		if err := noBody(r); err != nil {
-			s.StreamError(w, r, dialect, err)
+			fail(w, r, dialect, err)
 			return
 		}
 		// Before authentication, since a stream token is checked against
 		// the id: a malformed one is the uniform 404 and never reaches SQL.
 		id, err := pathID(r, coachd.PrefixSession, "session")
 		if err != nil {
-			s.StreamError(w, r, dialect, err)
+			fail(w, r, dialect, err)
 			return
 		}
 		var u *coachd.User
@@ -252,7 +257,7 @@ func (s *Server) handleSessionStream() http.Handler {
 			u, err = s.Authenticate(r)
 		}
 		if err != nil {
-			s.StreamError(w, r, dialect, err)
+			fail(w, r, dialect, err)
 			return
 		}
 		last := r.Header.Get("Last-Event-ID")
@@ -261,12 +266,12 @@ func (s *Server) handleSessionStream() http.Handler {
 		}
 		after, err := coachd.ParseEventID(last)
 		if err != nil {
-			s.StreamError(w, r, dialect, err)
+			fail(w, r, dialect, err)
 			return
 		}
 		tl, err := s.store.LatestTurn(r.Context(), u.ID, id)
 		if err != nil {
-			s.StreamError(w, r, dialect, orNotFound(err, "session"))
+			fail(w, r, dialect, orNotFound(err, "session"))
 			return
 		}
 		switch {
@@ -278,20 +283,20 @@ func (s *Server) handleSessionStream() http.Handler {
 		case after.Turn > tl.Turn:
 			// Never sent on this session (forged, or another session's):
 			// followed, it would skip every turn to come, silently.
-			s.StreamError(w, r, dialect, coachd.Invalid(coachd.FieldError{Field: "last_event_id",
+			fail(w, r, dialect, coachd.Invalid(coachd.FieldError{Field: "last_event_id",
 				Message: fmt.Sprintf("is past this session's events (its latest turn is %d): reconnect without it", tl.Turn), Code: "range"}))
 			return
 		}
 		var missed *coachd.Event
 		if last != "" {
 			if missed, err = s.eventsMissed(r.Context(), u.ID, id, after, tl); err != nil {
-				s.StreamError(w, r, dialect, err)
+				fail(w, r, dialect, err)
 				return
 			}
 		}
 		release, err := s.streams.acquire(u.ID)
 		if err != nil {
-			s.StreamError(w, r, dialect, err)
+			fail(w, r, dialect, err)
 			return
 		}
 		w.Header().Set("X-Coachd-Session-Id", id)
@@ -331,6 +336,17 @@ func (s *Server) handleSessionStream() http.Handler {
 		}
 		sw.Close()
 	})
+}
+
+// byEventSource reports whether r is an EventSource following a session
+// with its stream token (stream_url): no Authorization header, the token
+// in the URL, and the Accept: text/event-stream every EventSource sends.
+// It cannot read a refusal's status, so it is refused in a 200 stream
+// (eventSourceError); a client with a key reads statuses and keeps them,
+// as does the ai-sdk dialect's (useChat reads a refusal's body as text).
+func byEventSource(r *http.Request, dialect string) bool {
+	return r.URL.Query().Get("token") != "" && r.Header.Get("Authorization") == "" &&
+		strings.Contains(r.Header.Get("Accept"), "text/event-stream") && dialect != sse.AISDK
 }
 
 // eventsMissed is the notice that opens a session stream resumed after
