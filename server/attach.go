@@ -44,7 +44,7 @@ func (s *Server) bodyLimits(r *http.Request) (int64, time.Duration) {
 				return max(s.maxBody, ForeignMaxBodyBytes), s.bodyTime * fileBodyTimeoutFactor
 			}
 			return max(s.maxBody, ChatMaxBodyBytes), s.bodyTime * fileBodyTimeoutFactor
-		case "/v1/chat":
+		case "/v1/chat", "/v1/chat/record", "/v1/chat/abort": // record's image and document blocks are attachments' size
 			return max(s.maxBody, ChatMaxBodyBytes), s.bodyTime * fileBodyTimeoutFactor
 		case "/v1/chat/completions": // earlier messages' files resent (decodeOAIRequest)
 			return max(s.maxBody, OAIMaxBodyBytes), s.bodyTime * fileBodyTimeoutFactor
