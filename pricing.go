@@ -28,7 +28,7 @@ func price(in, out float64) Price {
 var prices = map[string]Price{
 	"claude-opus-4-5": price(5, 25), "claude-opus-4-6": price(5, 25), "claude-opus-4-7": price(5, 25),
 	"claude-opus-4-8": price(5, 25), "claude-opus-4-1": price(15, 75), "claude-opus-4-0": price(15, 75),
-	"claude-opus-4-2": price(15, 75), "claude-opus": price(5, 25),
+	"claude-opus-4-2": price(15, 75), "claude-opus-4@": price(15, 75), "claude-opus": price(5, 25),
 	"claude-sonnet":    price(3, 15),
 	"claude-haiku-4-5": price(1, 5), "claude-haiku": price(1, 5),
 	"claude-3-5-haiku": price(0.8, 4), "claude-3-haiku": price(0.25, 1.25),
@@ -39,9 +39,15 @@ var prices = map[string]Price{
 var DefaultPrice = price(3, 15)
 
 // PriceOf returns model's price: the table's entry with the longest
-// prefix of the id, DefaultPrice when none matches.
+// prefix of the id, DefaultPrice when none matches. A Bedrock id
+// ("us.anthropic.claude-opus-4-1-…-v1:0", or an inference profile's ARN
+// ending in one) is priced as the Claude model it names: Claude costs
+// the same there (Vertex's "claude-opus-4-1@…" needs nothing).
 func PriceOf(model string) Price {
 	m := strings.ToLower(model)
+	if i := strings.LastIndex(m, "anthropic.claude-"); i >= 0 {
+		m = m[i+len("anthropic."):]
+	}
 	best, p := -1, DefaultPrice
 	for prefix, pr := range prices {
 		if strings.HasPrefix(m, prefix) && len(prefix) > best {

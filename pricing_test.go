@@ -21,6 +21,26 @@ func TestPricing(t *testing.T) {
 			t.Errorf("sonnet %+v", p)
 		}
 	})
+	t.Run("PlatformIDs", func(t *testing.T) {
+		// Claude on Bedrock and Vertex (agent.Provider) is named the
+		// platform's way and billed at the same list prices.
+		for model, want := range map[string]float64{
+			"anthropic.claude-opus-4-1-20250805-v1:0":                                                    15,
+			"us.anthropic.claude-opus-4-1-20250805-v1:0":                                                 15,
+			"eu.anthropic.claude-sonnet-4-5-20250929-v1:0":                                               3,
+			"global.anthropic.claude-haiku-4-5-20251001-v1:0":                                            1,
+			"apac.anthropic.claude-3-haiku-20240307-v1:0":                                                0.25,
+			"us.anthropic.claude-opus-4-20250514-v1:0":                                                   15,
+			"claude-opus-4@20250514":                                                                     15,
+			"claude-opus-4-1@20250805":                                                                   15,
+			"claude-haiku-4-5@20251001":                                                                  1,
+			"arn:aws:bedrock:us-east-1:123:inference-profile/us.anthropic.claude-opus-4-5-20251101-v1:0": 5,
+		} {
+			if got := coachd.PriceOf(model).Input; got != want {
+				t.Errorf("%s input %v, want %v", model, got, want)
+			}
+		}
+	})
 	t.Run("Charge", func(t *testing.T) {
 		u := coachd.Usage{InputTokens: 100, OutputTokens: 10, CacheReadInputTokens: 1000, CacheCreationInputTokens: 40}
 		for unit, want := range map[coachd.BudgetUnit]int64{
