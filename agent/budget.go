@@ -92,11 +92,21 @@ func (t *Turn) unit() coachd.BudgetUnit {
 func (t *Turn) addUsage(req *coachd.ModelRequest, resp *coachd.ModelResponse) {
 	model, u := resp.Model, resp.Usage
 	if model == "" {
-		model = req.Model
+		model = t.r.priced(req.Model)
 	}
 	t.usage = t.usage.Add(u)
 	t.billed += t.unit().Charge(model, u)
 	t.cost += coachd.Cost(model, u)
+}
+
+// priced is the model a request for model is priced at: the runner's
+// default (Config.DefaultModel) when it names none, as the model serves
+// it.
+func (r *Runner) priced(model string) string {
+	if model == "" {
+		return r.cfg.DefaultModel
+	}
+	return model
 }
 
 // spend is the turn's cumulative use so far, for the store.
@@ -120,7 +130,7 @@ func (t *Turn) estimate(ctx context.Context, req *coachd.ModelRequest) int64 {
 	if t.agent.Reserve == ReserveMax {
 		return t.maxCharge(req.Model, t.agent.estimateUsage(req, in))
 	}
-	return t.unit().Charge(req.Model, t.agent.estimateUsage(req, in))
+	return t.unit().Charge(t.r.priced(req.Model), t.agent.estimateUsage(req, in))
 }
 
 // maxCharge is the most u can cost in a round asked of model: priced for
@@ -128,7 +138,7 @@ func (t *Turn) estimate(ctx context.Context, req *coachd.ModelRequest) int64 {
 // serve the round instead (streamOrFallback) and is charged at its own
 // prices.
 func (t *Turn) maxCharge(model string, u coachd.Usage) int64 {
-	n := t.unit().Charge(model, u)
+	n := t.unit().Charge(t.r.priced(model), u)
 	if fb := t.agent.FallbackModel; fb != "" {
 		n = max(n, t.unit().Charge(fb, u))
 	}
@@ -242,7 +252,7 @@ func (t *Turn) summaryFits(sum *coachd.ModelRequest) bool {
 		return true
 	}
 	round := t.modelRequest()
-	next := t.unit().Charge(sum.Model, maxUsage(EstimateTokens(sum), sum.MaxTokens)) +
+	next := t.unit().Charge(t.r.priced(sum.Model), maxUsage(EstimateTokens(sum), sum.MaxTokens)) +
 		t.maxCharge(round.Model, maxUsage(EstimateTokens(round), round.MaxTokens))
 	return t.billed+next <= resv.Estimate
 }

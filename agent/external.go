@@ -267,6 +267,7 @@ func (r *Runner) RecordSpend(ctx context.Context, userID, sessionID string, toke
 	if ag, ok := r.cfg.Agents(sess.Agent); ok {
 		model, fallback = ag.Model, ag.FallbackModel
 	}
+	model = r.priced(model)
 	n := unit.Charge(model, u)
 	if fallback != "" {
 		n = max(n, unit.Charge(fallback, u))

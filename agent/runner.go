@@ -43,6 +43,10 @@ type Config struct {
 	// BudgetUnit is what reservations and charges count (tokens when
 	// empty): usage is priced per call with BudgetUnit.Charge.
 	BudgetUnit coachd.BudgetUnit
+	// DefaultModel is the model id Model serves a request naming none
+	// (coachd serve's --model): the turns and records of an agent that
+	// names no model are priced at it.
+	DefaultModel string
 	// Observer is told about turns, tools and errors (metrics); nil
 	// observes nothing.
 	Observer coachd.Observer

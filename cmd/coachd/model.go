@@ -121,6 +121,7 @@ func newRunner(store coachd.Store, model coachd.Model, logger *slog.Logger, pack
 	cfg := agent.Config{
 		Store: store, Model: model, Tools: ts, Logger: logger.With("component", "runner"),
 		TurnLease: mc.TurnLease, CountTokens: mc.CountTokens, Observer: obs, BudgetUnit: mc.unit,
+		DefaultModel: mc.Model,
 	}
 	if pack != nil {
 		cfg.Agents = pack.Agent
