@@ -90,13 +90,41 @@ func (t *Turn) unit() coachd.BudgetUnit {
 // addUsage adds one model call's usage to the turn, priced for the model
 // that answered (the one asked for, when the answer does not say).
 func (t *Turn) addUsage(req *coachd.ModelRequest, resp *coachd.ModelResponse) {
-	model, u := resp.Model, resp.Usage
-	if model == "" {
-		model = t.r.priced(req.Model)
-	}
+	model, u := answeredBy(req, resp), resp.Usage
 	t.usage = t.usage.Add(u)
-	t.billed += t.unit().Charge(model, u)
-	t.cost += coachd.Cost(model, u)
+	t.billed += t.unit().Charge(t.r.priced(model), u)
+	t.cost += coachd.Cost(t.r.priced(model), u)
+}
+
+// answeredBy is the model a call's usage is priced for: the one that
+// answered, or the one asked for when the answer does not say.
+func answeredBy(req *coachd.ModelRequest, resp *coachd.ModelResponse) string {
+	if resp.Model != "" {
+		return resp.Model
+	}
+	return req.Model
+}
+
+// fallbackFits reports whether, under reserve: max, the fallback model
+// fb may serve the round req after its call failed with resp: the API
+// bills the input of a call that failed after it started, and the
+// fallback reads it all again, so that failed call's usage and the
+// fallback's round must both fit what is left of the hold. A call that
+// cost nothing changes nothing (the hold and overHold priced the round
+// for the dearer of the two models).
+func (t *Turn) fallbackFits(req *coachd.ModelRequest, resp *coachd.ModelResponse, fb string) bool {
+	t.mu.Lock()
+	resv := t.resv
+	t.mu.Unlock()
+	if t.agent.Reserve != ReserveMax || resv == nil || resv.FreePreview {
+		return true
+	}
+	spent := t.unit().Charge(t.r.priced(answeredBy(req, resp)), resp.Usage)
+	if spent == 0 {
+		return true
+	}
+	next := t.unit().Charge(t.r.priced(fb), maxUsage(t.roundInput(req), req.MaxTokens))
+	return t.billed+spent+next <= resv.Estimate
 }
 
 // priced is the model a request for model is priced at: the runner's

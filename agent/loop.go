@@ -153,6 +153,10 @@ func (t *Turn) streamOrFallback(ctx context.Context, req *coachd.ModelRequest) (
 		(code != coachd.EUPSTREAMBUSY && code != coachd.EAPI) {
 		return resp, err
 	}
+	if !t.fallbackFits(req, resp, fb) {
+		// The round fails as it would without a fallback.
+		return resp, err
+	}
 	t.r.cfg.Logger.Warn("model unavailable: the round goes to the fallback model", "session", t.sess.ID,
 		"model", req.Model, "fallback", fb, "code", code, "err", err)
 	t.addUsage(req, resp)

@@ -1,0 +1,55 @@
+package agent_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/coachd/coachd"
+	"github.com/coachd/coachd/agent"
+	"github.com/coachd/coachd/anthropic/anthropictest"
+	"github.com/coachd/coachd/tools"
+)
+
+// TestReserveMaxFailover: a round whose model call fails overloaded
+// after the API counted its input (message_start) goes to the fallback
+// model, which reads that input again. Under reserve: max the failed
+// call's usage is charged too, so the fallback serves the round only
+// when its call still fits what is left of the hold: spend never
+// exceeds it.
+func TestReserveMaxFailover(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		rounds int
+		calls  int
+		stop   string
+	}{
+		{"ErrNoRoom", 1, 1, coachd.TurnError}, // a hold for one round: the failed call used part of it
+		{"OK", 3, 2, coachd.TurnEndTurn},      // room left: the fallback serves the round
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ag := agent.DefaultAgent()
+			ag.Model, ag.FallbackModel = "claude-sonnet-4-5", "claude-haiku-4-5"
+			ag.Reserve, ag.MaxTokens = agent.ReserveMax, 100
+			ag.Limits = agent.Limits{MaxRounds: tc.rounds}
+			agents := func(string) (*agent.Agent, bool) { return ag, true }
+			h := harnessOver(t, tools.Builtins(), agents)
+			h.fake.Enqueue(anthropictest.Text("Noted.", 1).ErrorAfter(1, "overloaded_error", "Overloaded"),
+				anthropictest.Text("Noted.", 1))
+			res := h.turn(agent.TurnRequest{Message: strings.Repeat("Here is my training log for the week. ", 400)}, &sink{})
+			if res.StopReason != tc.stop || len(h.fake.Requests()) != tc.calls {
+				t.Fatalf("stop %s (%v) after %d calls, want %s after %d", res.StopReason, res.Err, len(h.fake.Requests()), tc.stop, tc.calls)
+			}
+			if tc.stop == coachd.TurnError && (res.Err == nil || res.Err.Code != coachd.EUPSTREAMBUSY) {
+				t.Fatalf("err %v, want the overloaded model's", res.Err)
+			}
+			r := h.firstReservation()
+			if r.Charged > r.Estimate || r.Charged == 0 {
+				t.Fatalf("charged %d of a %d hold (reserve: max must never overspend, a failed call's input included)", r.Charged, r.Estimate)
+			}
+			if drift, err := h.store.CheckLedger(context.Background()); err != nil || len(drift) > 0 {
+				t.Fatalf("ledger drift %+v %v", drift, err)
+			}
+		})
+	}
+}
