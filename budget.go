@@ -256,7 +256,8 @@ type BudgetService interface {
 	// returns the users that drift (none, if the store is correct).
 	CheckLedger(ctx context.Context) ([]LedgerDrift, error)
 	// Record appends an external loop's messages and settles its
-	// reservation in one transaction.
+	// reservation in one transaction. When the session cannot take the
+	// messages (gone, full) it still settles, and returns that refusal.
 	Record(ctx context.Context, userID string, rec TurnRecord) (*Reservation, error)
 }
 

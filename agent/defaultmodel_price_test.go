@@ -42,7 +42,7 @@ func TestDefaultModelPrice(t *testing.T) {
 	if r.Charged > r.Estimate {
 		t.Fatalf("charged %d of a %d hold (reserve: max must never overspend at the server's model)", r.Charged, r.Estimate)
 	}
-	sp, err := h.runner.RecordSpend(ctx, h.user.ID, res.SessionID, 1000, nil)
+	sp, err := h.runner.RecordSpend(ctx, h.user.ID, r.ID, 1000, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -242,14 +242,15 @@ func (r *Runner) Preflight(ctx context.Context, req PreflightRequest) (*Prefligh
 	}, nil
 }
 
-// RecordSpend prices what an external loop reports for a turn of the
-// user's session in the budget's unit: usage, when the loop sends the
+// RecordSpend prices what an external loop reports for the turn of the
+// user's reservation in the budget's unit: usage, when the loop sends the
 // Messages API's usage, as coachd prices its own rounds; else tokens
 // raw tokens, each priced as an uncached input token (the least any
-// token but a cache read costs). Either is priced at the session's
-// agent's model, or its fallback's when dearer. A budget of tokens
-// needs no price and reads nothing.
-func (r *Runner) RecordSpend(ctx context.Context, userID, sessionID string, tokens int64, usage *coachd.Usage) (coachd.Spend, error) {
+// token but a cache read costs). Either is priced at the model of the
+// reservation's agent (its session's, which may be gone since: the
+// tokens are charged all the same), or its fallback's when dearer. A
+// budget of tokens needs no price and reads nothing.
+func (r *Runner) RecordSpend(ctx context.Context, userID, reservationID string, tokens int64, usage *coachd.Usage) (coachd.Spend, error) {
 	u := coachd.Usage{InputTokens: tokens}
 	if usage != nil {
 		u = *usage
@@ -259,12 +260,12 @@ func (r *Runner) RecordSpend(ctx context.Context, userID, sessionID string, toke
 		n := min(u.Total(), coachd.MaxTurnTokens)
 		return coachd.Spend{Amount: n, Tokens: n}, nil
 	}
-	sess, err := r.cfg.Store.FindSession(ctx, userID, sessionID)
+	res, err := r.cfg.Store.FindReservation(ctx, userID, reservationID)
 	if err != nil {
 		return coachd.Spend{}, err
 	}
 	var model, fallback string
-	if ag, ok := r.cfg.Agents(sess.Agent); ok {
+	if ag, ok := r.cfg.Agents(res.Agent); ok {
 		model, fallback = ag.Model, ag.FallbackModel
 	}
 	model = r.priced(model)

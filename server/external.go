@@ -286,7 +286,7 @@ func (s *Server) handleRecord(abort bool) http.Handler {
 			rec.TokensUsed = *body.TokensUsed
 		}
 		if s.runner != nil {
-			sp, err := s.runner.RecordSpend(r.Context(), UserFrom(r.Context()).ID, body.SessionID, rec.TokensUsed, body.Usage)
+			sp, err := s.runner.RecordSpend(r.Context(), UserFrom(r.Context()).ID, body.ReservationID, rec.TokensUsed, body.Usage)
 			if err != nil {
 				s.Error(w, r, orNotFound(err, "session or reservation"))
 				return

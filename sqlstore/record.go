@@ -12,7 +12,9 @@ import (
 // Record appends an external loop's messages to the session and settles
 // the reservation with the turn's cumulative tokens, in one transaction.
 // With an idempotency key, a repeat returns the first result and changes
-// nothing; the same key with a different request is ECONFLICT.
+// nothing; the same key with a different request is ECONFLICT. A session
+// that cannot take the messages (not there, full) is that error, after
+// the reservation is settled all the same: the tokens were spent.
 func (db *DB) Record(ctx context.Context, userID string, rec coachd.TurnRecord) (*coachd.Reservation, error) {
 	if rec.TokensUsed < 0 {
 		return nil, coachd.Invalid(coachd.FieldError{Field: "tokens_used", Message: "must not be negative", Code: "range"})
@@ -36,9 +38,13 @@ func (db *DB) Record(ctx context.Context, userID string, rec coachd.TurnRecord) 
 	case rec.Final:
 		mode = settleFinalize
 	}
+	// refused is the session's refusal of the messages (sessionRefused),
+	// answered once the settlement is committed.
+	var refused error
 	// budgetTx locks the user first: a concurrent retry with the same key
 	// waits there and then finds the key below.
-	return budgetTx(ctx, db, userID, func(tx *tx) (*coachd.Reservation, error) {
+	res, err := budgetTx(ctx, db, userID, func(tx *tx) (*coachd.Reservation, error) {
+		refused = nil
 		r, err := findReservation(ctx, tx, userID, rec.ReservationID)
 		if err != nil {
 			return nil, err
@@ -64,14 +70,20 @@ func (db *DB) Record(ctx context.Context, userID string, rec coachd.TurnRecord) 
 			}
 		}
 		if err := appendInTx(ctx, tx, userID, rec.SessionID, rec.Messages, rows); err != nil {
-			return nil, err
+			if !sessionRefused(err) {
+				return nil, err
+			}
+			// The session is gone or full, but the tokens were spent all
+			// the same: they are charged, not left to a hold that expires
+			// charging nothing.
+			refused = err
 		}
 		// What the external loop used, priced by the caller in the
 		// budget's unit (coachd.TurnRecord.Amount).
 		if err := db.settleWith(ctx, tx, r, coachd.Spend{Amount: rec.Amount, Tokens: rec.TokensUsed}, mode); err != nil {
 			return nil, err
 		}
-		if rec.IdempotencyKey != "" {
+		if rec.IdempotencyKey != "" && refused == nil {
 			resp, _ := json.Marshal(r)
 			if _, err := tx.exec(ctx, `INSERT INTO idempotency_keys (user_id, idem_key, request_hash, response, created_at) VALUES (?, ?, ?, ?, ?)`,
 				userID, rec.IdempotencyKey, rec.RequestHash, string(resp), tx.time(tx.now)); err != nil {
@@ -80,6 +92,24 @@ func (db *DB) Record(ctx context.Context, userID string, rec coachd.TurnRecord) 
 		}
 		return r, nil
 	})
+	if err != nil {
+		return nil, err
+	}
+	if refused != nil {
+		return nil, refused
+	}
+	return res, nil
+}
+
+// sessionRefused reports whether appending failed because the session
+// cannot take the messages (it is not there, or full): a refusal, not a
+// failed statement, so the transaction may still settle the reservation.
+func sessionRefused(err error) bool {
+	var e *coachd.Error
+	if !errors.As(err, &e) || (e.Err != nil && !errors.Is(e.Err, sql.ErrNoRows)) {
+		return false
+	}
+	return e.Code == coachd.ENOTFOUND || e.Code == coachd.ECONFLICT
 }
 
 // appendInTx is AppendMessages inside a caller's transaction (so that
