@@ -174,12 +174,22 @@ func (r *Runner) Preflight(ctx context.Context, req PreflightRequest) (*Prefligh
 	if errs := tr.Valid(); len(errs) > 0 {
 		return nil, coachd.Invalid(errs...)
 	}
-	st := r.cfg.Store
 	sess, err := r.session(ctx, req.User, req.SessionID, req.Agent, req.Message, false)
 	if err != nil {
 		return nil, err
 	}
-	sessionID := sess.ID
+	pf, err := r.preflight(ctx, req, sess.ID)
+	if err != nil && req.SessionID == "" {
+		// As a refused turn's (Prepare): nothing was stored in it.
+		r.dropSession(ctx, req.User.ID, sess.ID)
+	}
+	return pf, err
+}
+
+// preflight is Preflight's work on the session sessionID, found or
+// created.
+func (r *Runner) preflight(ctx context.Context, req PreflightRequest, sessionID string) (*Preflight, error) {
+	st := r.cfg.Store
 	t, err := r.externalTurn(ctx, req.User, sessionID, "")
 	if err != nil {
 		return nil, err

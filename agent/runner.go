@@ -215,15 +215,20 @@ func (r *Runner) Prepare(ctx context.Context, req TurnRequest) (*Turn, error) {
 	}
 	t, err := r.admit(ctx, req)
 	if err != nil && created != "" {
-		// The refused turn stored nothing in it: left, the session would
-		// be an empty conversation in the user's list, one per retry.
-		wctx, done := persistCtx(ctx)
-		if derr := r.cfg.Store.DeleteSession(wctx, req.User.ID, created); derr != nil {
-			r.cfg.Logger.Warn("deleting the session of a refused turn", "session", created, "err", derr)
-		}
-		done()
+		r.dropSession(ctx, req.User.ID, created)
 	}
 	return t, err
+}
+
+// dropSession deletes the session a refused turn created: the turn
+// stored nothing in it, and left, the session would be an empty
+// conversation in the user's list, one per retry.
+func (r *Runner) dropSession(ctx context.Context, userID, sessionID string) {
+	wctx, done := persistCtx(ctx)
+	defer done()
+	if err := r.cfg.Store.DeleteSession(wctx, userID, sessionID); err != nil {
+		r.cfg.Logger.Warn("deleting the session of a refused turn", "session", sessionID, "err", err)
+	}
 }
 
 // session finds the user's session, or creates one for agentName (titled
