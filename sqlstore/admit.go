@@ -190,30 +190,34 @@ func (db *DB) admitTurn(ctx context.Context, tx *tx, a coachd.TurnAdmission, req
 // changed when it did not: leaseTurn then says why.
 func takeTurn(ctx context.Context, tx *tx, a coachd.TurnAdmission, n int64) (int64, bool, error) {
 	var next int64
-	now, err := scanSessionAnd(tx.queryRow(ctx, takeTurnSQL, takeTurnArgs(tx, a, n)...), &next)
+	now, err := scanSessionAnd(tx.queryRow(ctx, takeTurnSQL[tx.d], takeTurnArgs(tx, a, n)...), &next)
 	return tookTurn(a, n, now, next, err)
 }
 
-// takeTurnSQL is takeTurn's UPDATE (takeTurnSet, a condition may be
-// added to its WHERE, then takeTurnReturning); takeTurnArgs its
-// arguments.
-const (
-	takeTurnSQL = takeTurnSet + takeTurnReturning
-	takeTurnSet = `UPDATE sessions SET turn_owner = ?, turn_until = ?,
-		next_seq = next_seq + ?, message_count = message_count + ?, updated_at = ?
-		WHERE id = ? AND user_id = ? AND (turn_owner IS NULL OR turn_owner = ? OR turn_until <= ?)
-		AND message_count = ? AND updated_at = ? AND message_count + ? <= ?`
-	takeTurnReturning = ` RETURNING ` + sessionColumns + `, next_seq`
+// takeTurnSQL[d] is takeTurn's UPDATE in dialect d (takeTurnSet[d], a
+// condition may be added to its WHERE, then takeTurnReturning);
+// takeTurnArgs its arguments.
+var (
+	takeTurnSet = [...]string{dialectSQLite: takeTurnSetOf(dialectSQLite), dialectPostgres: takeTurnSetOf(dialectPostgres)}
+	takeTurnSQL = [...]string{dialectSQLite: takeTurnSet[dialectSQLite] + takeTurnReturning, dialectPostgres: takeTurnSet[dialectPostgres] + takeTurnReturning}
 )
+
+const takeTurnReturning = ` RETURNING ` + sessionColumns + `, next_seq`
+
+func takeTurnSetOf(d dialect) string {
+	return `UPDATE sessions SET turn_owner = ?, turn_until = ` + leaseUntil[d] + `,
+		next_seq = next_seq + ?, message_count = message_count + ?, updated_at = ?
+		WHERE id = ? AND user_id = ? AND ` + leaseFree[d] + `
+		AND message_count = ? AND updated_at = ? AND message_count + ? <= ?`
+}
 
 func takeTurnArgs(tx *tx, a coachd.TurnAdmission, n int64) []any {
 	updated := a.Seen.UpdatedAt // what the WHERE finds: no change without a message
 	if n > 0 {
 		updated = tx.now
 	}
-	return []any{a.Owner, tx.time(storeTime(a.Until)), n, n, tx.time(updated),
-		a.Seen.ID, a.Seen.UserID, a.Owner, tx.time(tx.now),
-		a.Seen.MessageCount, tx.time(a.Seen.UpdatedAt), n, coachd.MaxMessagesPerSession}
+	args := leaseFreeArgs([]any{a.Owner, leaseArg(tx, a.Until), n, n, tx.time(updated), a.Seen.ID, a.Seen.UserID}, tx, a.Owner)
+	return append(args, a.Seen.MessageCount, tx.time(a.Seen.UpdatedAt), n, coachd.MaxMessagesPerSession)
 }
 
 // tookTurn is takeTurn's answer from its UPDATE's row (now, next) or err.
@@ -238,10 +242,10 @@ func tookTurn(a coachd.TurnAdmission, n int64, now *coachd.Session, next int64, 
 // (coachd.ErrSessionChanged); or it is full, which the user message's
 // append then says.
 func leaseTurn(ctx context.Context, tx *tx, a coachd.TurnAdmission) error {
-	now, err := scanSession(tx.queryRow(ctx, `UPDATE sessions SET turn_owner = ?, turn_until = ?
-		WHERE id = ? AND user_id = ? AND (turn_owner IS NULL OR turn_owner = ? OR turn_until <= ?)
+	now, err := scanSession(tx.queryRow(ctx, `UPDATE sessions SET turn_owner = ?, turn_until = `+leaseUntil[tx.d]+`
+		WHERE id = ? AND user_id = ? AND `+leaseFree[tx.d]+`
 		RETURNING `+sessionColumns,
-		a.Owner, tx.time(storeTime(a.Until)), a.Seen.ID, a.Seen.UserID, a.Owner, tx.time(tx.now)))
+		leaseFreeArgs([]any{a.Owner, leaseArg(tx, a.Until), a.Seen.ID, a.Seen.UserID}, tx, a.Owner)...))
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		if _, err := findSession(ctx, tx, a.Seen.UserID, a.Seen.ID); err != nil {

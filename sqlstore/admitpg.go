@@ -72,7 +72,7 @@ var admitSQL = func() (qs [maxFoldedLimits + 1][2][2]string) {
 		for t, turn := range []string{``, `, t AS (` + turnInsert[dialectPostgres] + ` FROM s RETURNING turn)`} {
 			turnCol := [2]string{`0`, `(SELECT turn FROM t)`}[t]
 			for n := range qs[l][t] {
-				qs[l][t][n] = `WITH ` + withs + `, s AS (` + takeTurnSet + ` AND EXISTS (SELECT 1 FROM k)` + takeTurnReturning + `)` +
+				qs[l][t][n] = `WITH ` + withs + `, s AS (` + takeTurnSet[dialectPostgres] + ` AND EXISTS (SELECT 1 FROM k)` + takeTurnReturning + `)` +
 					turn + withMessagesSQL[n] +
 					`, ` + holdWiths(` AND EXISTS (SELECT 1 FROM s) AND EXISTS (SELECT 1 FROM k WHERE NOT roll AND NOT stale)`) +
 					` SELECT ` + sessionColumns + `, next_seq, ` + turnCol + `, (SELECT roll FROM k), (SELECT stale FROM k), ` + count +

@@ -17,9 +17,9 @@ func (db *DB) AcquireTurn(ctx context.Context, userID, sessionID, owner string, 
 		return err
 	}
 	defer tx.Rollback()
-	res, err := tx.exec(ctx, `UPDATE sessions SET turn_owner = ?, turn_until = ?
-		WHERE id = ? AND user_id = ? AND (turn_owner IS NULL OR turn_owner = ? OR turn_until <= ?)`,
-		owner, tx.time(storeTime(until)), sessionID, userID, owner, tx.time(tx.now))
+	res, err := tx.exec(ctx, `UPDATE sessions SET turn_owner = ?, turn_until = `+leaseUntil[tx.d]+`
+		WHERE id = ? AND user_id = ? AND `+leaseFree[tx.d],
+		leaseFreeArgs([]any{owner, leaseArg(tx, until), sessionID, userID}, tx, owner)...)
 	if err != nil {
 		return dbError(err, "acquire turn")
 	}
@@ -32,6 +32,46 @@ func (db *DB) AcquireTurn(ctx context.Context, userID, sessionID, owner string, 
 		return coachd.Errorf(coachd.ETURNINPROGRESS, "a turn is already running on this session")
 	}
 	return tx.commit()
+}
+
+// The lease's SQL by dialect: what turn_until is set to (leaseArg is its
+// argument), and the conditions that the session's turn is free for an
+// owner (leaseFreeArgs adds theirs) and that its lease ran out. On
+// SQLite the time is the process's (one machine, one clock); on Postgres
+// it is the database's, the one clock replicas share: with each
+// replica's own, a replica whose clock ran ahead of the lease owner's
+// (skew, or a jump) found a live lease run out and ran a second turn on
+// the session.
+var (
+	leaseUntil = [...]string{dialectSQLite: `?`, dialectPostgres: `clock_timestamp() + ?::bigint * interval '1 microsecond'`}
+	leaseFree  = [...]string{
+		dialectSQLite:   `(turn_owner IS NULL OR turn_owner = ? OR turn_until <= ?)`,
+		dialectPostgres: `(turn_owner IS NULL OR turn_owner = ? OR turn_until <= clock_timestamp())`,
+	}
+	leaseOver = [...]string{dialectSQLite: `turn_until <= ?`, dialectPostgres: `turn_until <= clock_timestamp()`}
+)
+
+// leaseArg is leaseUntil's argument for a lease until until: on Postgres
+// its length from now (until and tx.now are both this process's time).
+func leaseArg(tx *tx, until time.Time) any {
+	if tx.d == dialectPostgres {
+		return until.Sub(tx.now).Microseconds()
+	}
+	return tx.time(storeTime(until))
+}
+
+// leaseFreeArgs appends leaseFree's arguments for owner to args.
+func leaseFreeArgs(args []any, tx *tx, owner string) []any {
+	args = append(args, owner)
+	return leaseOverArgs(args, tx)
+}
+
+// leaseOverArgs appends leaseOver's arguments to args.
+func leaseOverArgs(args []any, tx *tx) []any {
+	if tx.d == dialectPostgres {
+		return args
+	}
+	return append(args, tx.time(tx.now))
 }
 
 // ReleaseTurn gives up owner's lease; another owner's lease is left alone.
@@ -68,8 +108,8 @@ func (db *DB) ExpireSessions(ctx context.Context, agent string, idle time.Durati
 	}
 	defer tx.Rollback()
 	res, err := tx.exec(ctx, `UPDATE sessions SET status = 'expired', updated_at = ?
-		WHERE agent = ? AND status = 'active' AND updated_at < ? AND (turn_owner IS NULL OR turn_until <= ?)`,
-		tx.time(tx.now), agent, tx.time(storeTime(tx.now.Add(-idle))), tx.time(tx.now))
+		WHERE agent = ? AND status = 'active' AND updated_at < ? AND (turn_owner IS NULL OR `+leaseOver[tx.d]+`)`,
+		leaseOverArgs([]any{tx.time(tx.now), agent, tx.time(storeTime(tx.now.Add(-idle)))}, tx)...)
 	if err != nil {
 		return 0, dbError(err, "expire sessions")
 	}
