@@ -52,7 +52,10 @@ type TurnLog struct {
 	Owner     string    // the process running it
 	StartedAt time.Time // when it began
 	AliveAt   time.Time // the last sign of life of the process running it
-	Ended     bool      // its last event (turn_ended) is in the log
+	// Silent is how long since AliveAt, by the clock that stamped it
+	// (the database's on Postgres): replicas' clocks may disagree.
+	Silent time.Duration
+	Ended  bool // its last event (turn_ended) is in the log
 	// StopRequested asks the process running the turn to stop it.
 	StopRequested bool
 }

@@ -38,8 +38,7 @@ func (db *DB) admitPG(ctx context.Context, tx *tx, a coachd.TurnAdmission, limit
 	args = append(args, takeTurnArgs(tx, a, n)...)
 	if a.Stream != nil {
 		stream = 1
-		now := tx.time(tx.now)
-		args = append(args, a.Stream.Owner, now, now)
+		args = append(args, turnInsertArgs(tx, a.Stream.Owner)...)
 	}
 	args = appendMessageArgs(args, tx, msgs, rows, ids)
 	args = db.holdArgs(args, tx, hold)

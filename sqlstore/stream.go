@@ -120,9 +120,9 @@ func beginTurn(ctx context.Context, tx *tx, userID, sessionID, owner string, kee
 	// One statement: the session must be the user's (no row otherwise:
 	// not found), and the number follows the session's last turn.
 	var turn int64
-	now := tx.time(tx.now)
+	args := append(turnInsertArgs(tx, owner), sessionID, userID)
 	if err := tx.queryRow(ctx, turnInsert[tx.d]+` FROM sessions s WHERE s.id = ? AND s.user_id = ?
-		RETURNING turn`, owner, now, now, sessionID, userID).Scan(&turn); err != nil {
+		RETURNING turn`, args...).Scan(&turn); err != nil {
 		return 0, dbError(err, "begin turn: session %s", sessionID)
 	}
 	return turn, keepTurns(ctx, tx, userID, sessionID, turn, keep)
@@ -132,20 +132,27 @@ func beginTurn(ctx context.Context, tx *tx, userID, sessionID, owner string, kee
 // names it), by dialect: numbered after its last, or after the last one
 // the log's pruning by age deleted (sessions.turn_floor, PruneEvents) when
 // that is higher, so no number comes twice; with the owner and its start
-// (and first sign of life) as arguments. On Postgres s may be the
-// admission's UPDATE of the session (admitSQL), which returns no floor:
-// the floor is read from the table (the UPDATE does not change it).
+// (and first sign of life) as arguments (turnInsertArgs). On Postgres s
+// may be the admission's UPDATE of the session (admitSQL), which returns
+// no floor: the floor is read from the table (the UPDATE does not change
+// it); and the signs of life are the database's clock (appendEventsPG).
 var turnInsert = [...]string{
-	dialectSQLite: turnInsertInto + `MAX(COALESCE((SELECT MAX(t.turn) FROM turns t WHERE t.session_id = s.id), 0), s.turn_floor) + 1` + turnInsertRest,
+	dialectSQLite: turnInsertInto + `MAX(COALESCE((SELECT MAX(t.turn) FROM turns t WHERE t.session_id = s.id), 0), s.turn_floor) + 1` + `, s.user_id, ?, ?, ?`,
 	dialectPostgres: turnInsertInto + `GREATEST((SELECT MAX(t.turn) FROM turns t WHERE t.session_id = s.id),
-		(SELECT f.turn_floor FROM sessions f WHERE f.id = s.id), 0) + 1` + turnInsertRest,
+		(SELECT f.turn_floor FROM sessions f WHERE f.id = s.id), 0) + 1` + `, s.user_id, ?, ?, clock_timestamp()`,
 }
 
-const (
-	turnInsertInto = `INSERT INTO turns (session_id, turn, user_id, owner, started_at, alive_at)
+const turnInsertInto = `INSERT INTO turns (session_id, turn, user_id, owner, started_at, alive_at)
 	SELECT s.id, `
-	turnInsertRest = `, s.user_id, ?, ?, ?`
-)
+
+// turnInsertArgs is turnInsert's arguments for a turn of owner.
+func turnInsertArgs(tx *tx, owner string) []any {
+	now := tx.time(tx.now)
+	if tx.d == dialectPostgres {
+		return []any{owner, now}
+	}
+	return []any{owner, now, now}
+}
 
 // keepTurns applies the retention per session to a turn begun: the
 // events of the last keep turns (all when keep is 0) stay.
@@ -226,7 +233,7 @@ func (db *DB) appendEventsPG(ctx context.Context, userID, sessionID string, turn
 	if err := tx.queryRow(ctx, `WITH o AS (
 			SELECT ended FROM turns WHERE session_id = ? AND turn = ? AND user_id = ?
 		), t AS (
-			UPDATE turns SET alive_at = ?, ended = ended OR ?
+			UPDATE turns SET alive_at = clock_timestamp(), ended = ended OR ?
 			WHERE session_id = ? AND turn = ? AND user_id = ? RETURNING session_id, turn, stop_requested
 		), e AS (
 			INSERT INTO turn_events (session_id, turn, last_seq, data)
@@ -234,7 +241,7 @@ func (db *DB) appendEventsPG(ctx context.Context, userID, sessionID string, turn
 			ON CONFLICT (session_id, turn, last_seq) DO NOTHING
 		)
 		SELECT stop_requested FROM t`,
-		sessionID, turn, userID, tx.time(tx.now), ended, sessionID, turn, userID, last, data, data != "").Scan(&stop); err != nil {
+		sessionID, turn, userID, ended, sessionID, turn, userID, last, data, data != "").Scan(&stop); err != nil {
 		return false, dbError(err, "append events")
 	}
 	return stop, tx.commit()
@@ -304,9 +311,16 @@ func (db *DB) turnLog(ctx context.Context, userID, sessionID string, floor bool,
 	}
 	defer tx.Rollback()
 	var t coachd.TurnLog
-	err = tx.queryRow(ctx, `SELECT turn, owner, started_at, alive_at, ended, stop_requested FROM turns
-		WHERE session_id = ? AND user_id = ? `+pick, append([]any{sessionID, userID}, args...)...).
-		Scan(&t.Turn, &t.Owner, timeCol{&t.StartedAt}, timeCol{&t.AliveAt}, &t.Ended, &t.StopRequested)
+	// Silent is by the clock that stamped alive_at: on Postgres the
+	// database's, the one clock replicas share.
+	now, col := tx.now, ``
+	dest := []any{&t.Turn, &t.Owner, timeCol{&t.StartedAt}, timeCol{&t.AliveAt}, &t.Ended, &t.StopRequested}
+	if tx.d == dialectPostgres {
+		col, dest = `, clock_timestamp()`, append(dest, timeCol{&now})
+	}
+	err = tx.queryRow(ctx, `SELECT turn, owner, started_at, alive_at, ended, stop_requested`+col+` FROM turns
+		WHERE session_id = ? AND user_id = ? `+pick, append([]any{sessionID, userID}, args...)...).Scan(dest...)
+	t.Silent = max(now.Sub(t.AliveAt), 0)
 	if errors.Is(err, sql.ErrNoRows) {
 		var n int64
 		err := tx.queryRow(ctx, `SELECT turn_floor FROM sessions WHERE id = ? AND user_id = ?`, sessionID, userID).Scan(&n)

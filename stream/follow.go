@@ -186,7 +186,7 @@ func (h *Hub) follow(ctx context.Context, userID, sessionID string, after coachd
 		if err != nil {
 			return nil, err
 		}
-		if tl.Turn > 0 && !tl.Ended && tl.Turn >= cur.Turn && tl.Turn != givenUp && time.Since(tl.AliveAt) > h.DeadAfter {
+		if tl.Turn > 0 && !tl.Ended && tl.Turn >= cur.Turn && tl.Turn != givenUp && tl.Silent > h.DeadAfter {
 			givenUp = tl.Turn
 			if err := h.giveUp(ctx, userID, sessionID, tl, cur); err != nil {
 				return nil, err
@@ -267,7 +267,7 @@ func (h *Hub) turnLogged(ctx context.Context, userID, sessionID string, n int64,
 		if err != nil || tl.Turn == 0 || tl.Ended {
 			return err
 		}
-		if time.Since(tl.AliveAt) > h.DeadAfter {
+		if tl.Silent > h.DeadAfter {
 			return h.giveUp(ctx, userID, sessionID, tl, cur)
 		}
 		if timer == nil {
