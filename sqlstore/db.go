@@ -250,6 +250,13 @@ func (db *DB) beginRead(ctx context.Context) (*tx, error) {
 func (db *DB) begin(ctx context.Context, pool *sql.DB, kind string) (*tx, error) {
 	start := time.Now()
 	t, err := pool.BeginTx(ctx, nil)
+	// A pooled connection the server closed (a restart or failover, an
+	// administrator's pg_terminate_backend) is not known closed until
+	// used: its BEGIN, which did nothing, fails, and it leaves the pool.
+	// Begin again on another, for as many as the pool may hold.
+	for i := 0; err != nil && i < pgMaxConns && connClosed(err) && ctx.Err() == nil; i++ {
+		t, err = pool.BeginTx(ctx, nil)
+	}
 	if err != nil {
 		return nil, internal(err, "begin transaction")
 	}

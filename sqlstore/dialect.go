@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"time"
@@ -238,6 +239,18 @@ func storageFailed(err error) bool {
 	}
 	var pe *pgconn.PgError
 	return errors.As(err, &pe) && (pe.Code == "53100" || pe.Code == "58030")
+}
+
+// connClosed reports whether a Postgres driver error says the
+// connection is closed: the server ended it (operator intervention,
+// class 57P: a shutdown or pg_terminate_backend) or it broke (connection
+// exception, class 08; nothing sent; EOF).
+func connClosed(err error) bool {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return strings.HasPrefix(pe.Code, "57P") || strings.HasPrefix(pe.Code, "08")
+	}
+	return pgconn.SafeToRetry(err) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
 }
 
 // violation classifies a driver error as a constraint violation.

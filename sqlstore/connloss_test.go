@@ -1,0 +1,73 @@
+package sqlstore_test
+
+import (
+	"context"
+	"database/sql"
+	"testing"
+
+	"github.com/coachd/coachd"
+	"github.com/coachd/coachd/sqlstore/pgtest"
+)
+
+// TestSettleAfterConnectionLossPG: after the server closed the pool's
+// connections (a Postgres restart or failover, an administrator's
+// pg_terminate_backend), a turn's settlement still lands. Each pooled
+// connection, not yet known to be closed, failed the next transaction's
+// BEGIN ("terminating connection due to administrator command"): a
+// turn ending then left its hold until it expired and never charged what
+// it used.
+func TestSettleAfterConnectionLossPG(t *testing.T) {
+	ctx := context.Background()
+	dsn := pgtest.NewDatabase(t)
+	db := MustOpen(t, dsn, newClock())
+	u := budgetUser(t, db, 1000)
+	res, err := db.Reserve(ctx, coachd.ReserveRequest{UserID: u.ID, Agent: "coach", Estimate: 300})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A few connections in the pool, each used within the last second,
+	// as a busy process's are (the driver pings one idle for longer
+	// before it is used again).
+	for range 2 {
+		var conns []*sql.Conn
+		for range 4 {
+			c, err := db.SQL().Conn(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			conns = append(conns, c)
+		}
+		for _, c := range conns {
+			c.Close()
+		}
+	}
+	admin, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	// pg_terminate_backend returns before the backends are gone: wait
+	// for them.
+	if _, err := admin.ExecContext(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+		WHERE datname = current_database() AND pid <> pg_backend_pid()`); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		var n int
+		if err := admin.QueryRowContext(ctx, `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND pid <> pg_backend_pid()`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			break
+		}
+	}
+	got, err := db.Finalize(ctx, u.ID, res.ID, 120)
+	if err != nil {
+		t.Fatalf("Finalize after the connections were closed: %v", err)
+	}
+	if got.State != coachd.ReservationFinalized || got.Charged != 120 {
+		t.Fatalf("reservation %+v", got)
+	}
+	mustStatus(t, db, u.ID, 120, 0)
+}
