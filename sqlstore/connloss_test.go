@@ -71,3 +71,72 @@ func TestSettleAfterConnectionLossPG(t *testing.T) {
 	}
 	mustStatus(t, db, u.ID, 120, 0)
 }
+
+// TestSettleWhenConnectionClosesPG: a settlement whose connection the
+// server closes while its transaction waits (here on the user's row
+// lock, as a shutdown or pg_terminate_backend finds it) ran nothing the
+// server kept: it runs again on another connection, so the turn's usage
+// is charged, once, and nothing stays held. It failed with 57P01 and
+// left the hold.
+func TestSettleWhenConnectionClosesPG(t *testing.T) {
+	ctx := context.Background()
+	dsn := pgtest.NewDatabase(t)
+	db := MustOpen(t, dsn, newClock())
+	u := budgetUser(t, db, 1000)
+	res, err := db.Reserve(ctx, coachd.ReserveRequest{UserID: u.ID, Agent: "coach", Estimate: 300})
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	// Another transaction holds the user's row: the settlement waits.
+	holder, err := admin.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Rollback()
+	var me int
+	if err := holder.QueryRowContext(ctx, `SELECT pg_backend_pid() FROM users WHERE id = $1 FOR UPDATE`, u.ID).Scan(&me); err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		r   *coachd.Reservation
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		r, err := db.Finalize(ctx, u.ID, res.ID, 120)
+		done <- result{r, err}
+	}()
+	var waiting int
+	for waiting == 0 {
+		err := admin.QueryRowContext(ctx, `SELECT COALESCE(MAX(pid), 0) FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> $1`, me).Scan(&waiting)
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	var ok bool
+	if err := admin.QueryRowContext(ctx, `SELECT pg_terminate_backend($1)`, waiting).Scan(&ok); err != nil || !ok {
+		t.Fatalf("terminate %d: %v %v", waiting, ok, err)
+	}
+	for gone := false; !gone; {
+		if err := admin.QueryRowContext(ctx, `SELECT NOT EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid = $1)`, waiting).Scan(&gone); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := holder.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	got := <-done
+	if got.err != nil {
+		t.Fatalf("Finalize whose connection closed: %v", got.err)
+	}
+	if got.r.State != coachd.ReservationFinalized || got.r.Charged != 120 {
+		t.Fatalf("reservation %+v", got.r)
+	}
+	mustStatus(t, db, u.ID, 120, 0)
+}

@@ -35,18 +35,37 @@ func scanReservation(row interface{ Scan(...any) error }) (*coachd.Reservation, 
 }
 
 // retry runs fn again when Postgres aborts its transaction for a deadlock
-// or a serialization failure; both are safe to retry because fn's
-// transaction was rolled back.
+// or a serialization failure, or when fn's statements lost their
+// connection (lostTx); all are safe to retry because fn's transaction
+// was rolled back.
 func retry[T any](ctx context.Context, fn func() (T, error)) (T, error) {
 	for i := 0; ; i++ {
 		v, err := fn()
+		lost, isLost := err.(lostTx)
+		if isLost {
+			err = lost.error
+		}
 		var pe *pgconn.PgError
-		if i < 8 && errors.As(err, &pe) && (pe.Code == "40P01" || pe.Code == "40001") && ctx.Err() == nil {
+		if i < 8 && (isLost || errors.As(err, &pe) && (pe.Code == "40P01" || pe.Code == "40001")) && ctx.Err() == nil {
 			time.Sleep(time.Duration(i+1) * time.Millisecond)
 			continue
 		}
 		return v, err
 	}
+}
+
+// lostTx is the error of a transaction's statement whose connection
+// closed (connClosed) before its COMMIT was sent: the server rolled the
+// transaction back, so retry may run it again. A COMMIT that fails so is
+// not one: it may have been applied.
+type lostTx struct{ error }
+
+// lost marks err as lostTx when it says the connection closed.
+func lost(err error) error {
+	if err != nil && connClosed(err) {
+		return lostTx{err}
+	}
+	return err
 }
 
 // budgetTx runs fn in a write transaction that first takes userID's lock
@@ -89,7 +108,7 @@ func writeTxBehind[T any](ctx context.Context, db *DB, behind bool, fn func(*tx)
 		defer tx.Rollback()
 		v, err := fn(tx)
 		if err != nil {
-			return result{}, err
+			return result{}, lost(err)
 		}
 		if !behind {
 			return result{v: v}, tx.commit()
