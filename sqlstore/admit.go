@@ -26,11 +26,13 @@ func (db *DB) ReadTurn(ctx context.Context, userID, sessionID string, after int6
 		return nil, nil, err
 	}
 	defer tx.Rollback()
-	s, err := findSession(ctx, tx, userID, sessionID)
+	s, err := reread(ctx, func() (*coachd.Session, error) { return findSession(ctx, tx, userID, sessionID) })
 	if err != nil {
 		return nil, nil, err
 	}
-	msgs, err := queryAll(ctx, tx, "list messages", scanMessage, turnMessagesSQL[tx.d], s.ID, s.ID, after)
+	msgs, err := reread(ctx, func() ([]*coachd.Message, error) {
+		return queryAll(ctx, tx, "list messages", scanMessage, turnMessagesSQL[tx.d], s.ID, s.ID, after)
+	})
 	if err != nil {
 		return nil, nil, err
 	}

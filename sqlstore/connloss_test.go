@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/coachd/coachd"
+	"github.com/coachd/coachd/sqlstore"
 	"github.com/coachd/coachd/sqlstore/pgtest"
 )
 
@@ -25,43 +26,7 @@ func TestSettleAfterConnectionLossPG(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// A few connections in the pool, each used within the last second,
-	// as a busy process's are (the driver pings one idle for longer
-	// before it is used again).
-	for range 2 {
-		var conns []*sql.Conn
-		for range 4 {
-			c, err := db.SQL().Conn(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			conns = append(conns, c)
-		}
-		for _, c := range conns {
-			c.Close()
-		}
-	}
-	admin, err := sql.Open("pgx", dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close()
-	// pg_terminate_backend returns before the backends are gone: wait
-	// for them.
-	if _, err := admin.ExecContext(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-		WHERE datname = current_database() AND pid <> pg_backend_pid()`); err != nil {
-		t.Fatal(err)
-	}
-	for {
-		var n int
-		if err := admin.QueryRowContext(ctx, `SELECT count(*) FROM pg_stat_activity
-			WHERE datname = current_database() AND pid <> pg_backend_pid()`).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		if n == 0 {
-			break
-		}
-	}
+	closePool(t, db, dsn)
 	got, err := db.Finalize(ctx, u.ID, res.ID, 120)
 	if err != nil {
 		t.Fatalf("Finalize after the connections were closed: %v", err)
@@ -139,4 +104,68 @@ func TestSettleWhenConnectionClosesPG(t *testing.T) {
 		t.Fatalf("reservation %+v", got.r)
 	}
 	mustStatus(t, db, u.ID, 120, 0)
+}
+
+// closePool has the server close db's pooled connections, each used
+// within the last second, as a busy process's are (the driver pings one
+// idle for longer before it is used again), and returns once they are
+// gone.
+func closePool(t *testing.T, db *sqlstore.DB, dsn string) {
+	t.Helper()
+	ctx := context.Background()
+	for range 2 {
+		var conns []*sql.Conn
+		for range 4 {
+			c, err := db.SQL().Conn(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			conns = append(conns, c)
+		}
+		for _, c := range conns {
+			c.Close()
+		}
+	}
+	admin, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	// pg_terminate_backend returns before the backends are gone: wait
+	// for them.
+	if _, err := admin.ExecContext(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+		WHERE datname = current_database() AND pid <> pg_backend_pid()`); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		var n int
+		if err := admin.QueryRowContext(ctx, `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND pid <> pg_backend_pid()`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			break
+		}
+	}
+}
+
+// TestReadsAfterConnectionLossPG: a request's authentication and a
+// turn's read of its session, reads without a transaction, still answer
+// after the server closed the pool's connections; each answered an
+// internal error (57P01) once per closed connection.
+func TestReadsAfterConnectionLossPG(t *testing.T) {
+	ctx := context.Background()
+	dsn := pgtest.NewDatabase(t)
+	db := MustOpen(t, dsn, newClock())
+	u := MustCreateUser(t, db, "auth")
+	s := MustCreateSession(t, db, u.ID)
+	closePool(t, db, dsn)
+	got, err := db.FindUserByKeyHash(ctx, "hash-auth")
+	if err != nil || got.ID != u.ID {
+		t.Fatalf("FindUserByKeyHash after the connections were closed: %v, %v", got, err)
+	}
+	closePool(t, db, dsn)
+	if sess, _, err := db.ReadTurn(ctx, u.ID, s.ID, 0); err != nil || sess.ID != s.ID {
+		t.Fatalf("ReadTurn after the connections were closed: %v, %v", sess, err)
+	}
 }

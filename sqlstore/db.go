@@ -242,6 +242,18 @@ func (db *DB) autoRead() *tx {
 	return &tx{d: db.dialect, now: storeTime(db.clock.Now()), kind: "read", start: time.Now(), obs: db.obs, auto: db.read}
 }
 
+// reread runs read, statements of a method that only reads on the pool
+// without a transaction (autoRead, beginAuto), again while its error says
+// the connection closed (connClosed), as begin does BEGIN: a read
+// changes nothing, and the pool may hold that many closed connections.
+func reread[T any](ctx context.Context, read func() (T, error)) (T, error) {
+	v, err := read()
+	for i := 0; err != nil && i < pgMaxConns && connClosed(err) && ctx.Err() == nil; i++ {
+		v, err = read()
+	}
+	return v, err
+}
+
 // beginRead starts a transaction for a method that only reads.
 func (db *DB) beginRead(ctx context.Context) (*tx, error) {
 	return db.begin(ctx, db.read, "read")

@@ -99,7 +99,9 @@ func (db *DB) FindUserByKeyHash(ctx context.Context, keyHash string) (*coachd.Us
 	// without BEGIN and COMMIT on either dialect (beginAuto keeps a read
 	// transaction on SQLite, for methods of more than one statement).
 	tx := db.autoRead()
-	u, err := scanUser(tx.queryRow(ctx, `SELECT `+userColumns+` FROM users WHERE api_key_hash = ?`, db.period(tx), keyHash))
+	u, err := reread(ctx, func() (*coachd.User, error) {
+		return scanUser(tx.queryRow(ctx, `SELECT `+userColumns+` FROM users WHERE api_key_hash = ?`, db.period(tx), keyHash))
+	})
 	if err != nil {
 		return nil, dbError(err, "user")
 	}
