@@ -3,6 +3,11 @@ package sqlstore_test
 import (
 	"context"
 	"database/sql"
+	"io"
+	"net"
+	"net/url"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/coachd/coachd"
@@ -167,5 +172,73 @@ func TestReadsAfterConnectionLossPG(t *testing.T) {
 	closePool(t, db, dsn)
 	if sess, _, err := db.ReadTurn(ctx, u.ID, s.ID, 0); err != nil || sess.ID != s.ID {
 		t.Fatalf("ReadTurn after the connections were closed: %v, %v", sess, err)
+	}
+}
+
+// TestServerGoneAsksOncePG: when the server is not there (restarting,
+// refusing connections), a transaction's BEGIN, tried again on another
+// connection after a closed one, stops at the first connection that
+// cannot be made: it tried a new one for each of the pool's 32, a burst
+// of connection attempts per request at a server coming back.
+func TestServerGoneAsksOncePG(t *testing.T) {
+	ctx := context.Background()
+	dsn := pgtest.NewDatabase(t)
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	server := u.Host
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	// A proxy to the server that, once down is set, cuts every
+	// connection and refuses (accepts and closes) new ones, counting them.
+	var down atomic.Bool
+	var refused atomic.Int64
+	var mu sync.Mutex
+	var open []net.Conn
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			if down.Load() {
+				refused.Add(1)
+				c.Close()
+				continue
+			}
+			s, err := net.Dial("tcp", server)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			mu.Lock()
+			open = append(open, c, s)
+			mu.Unlock()
+			go func() { io.Copy(s, c); s.Close() }()
+			go func() { io.Copy(c, s); c.Close() }()
+		}
+	}()
+	u.Host = ln.Addr().String()
+	db := MustOpen(t, u.String(), newClock())
+	user := budgetUser(t, db, 1000)
+	res, err := db.Reserve(ctx, coachd.ReserveRequest{UserID: user.ID, Agent: "coach", Estimate: 300})
+	if err != nil {
+		t.Fatal(err)
+	}
+	down.Store(true)
+	mu.Lock()
+	for _, c := range open {
+		c.Close()
+	}
+	mu.Unlock()
+	if _, err := db.Finalize(ctx, user.ID, res.ID, 120); err == nil {
+		t.Fatal("Finalize with the server gone succeeded")
+	}
+	if n := refused.Load(); n > 2 {
+		t.Errorf("one Finalize with the server gone tried %d new connections, want at most 2", n)
 	}
 }

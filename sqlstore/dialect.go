@@ -244,8 +244,14 @@ func storageFailed(err error) bool {
 // connClosed reports whether a Postgres driver error says the
 // connection is closed: the server ended it (operator intervention,
 // class 57P: a shutdown or pg_terminate_backend) or it broke (connection
-// exception, class 08; nothing sent; EOF).
+// exception, class 08; nothing sent; EOF). A connection that could not
+// be made is not one: the server is not there, and asking again at once
+// only adds to what it refuses.
 func connClosed(err error) bool {
+	var ce *pgconn.ConnectError
+	if errors.As(err, &ce) {
+		return false
+	}
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
 		return strings.HasPrefix(pe.Code, "57P") || strings.HasPrefix(pe.Code, "08")
