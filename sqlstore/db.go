@@ -68,7 +68,7 @@ func Open(ctx context.Context, dsn string, clock coachd.Clock) (*DB, error) {
 	db.SetBudgetConfig(coachd.BudgetConfig{})
 	if isPostgresDSN(dsn) {
 		db.dialect = dialectPostgres
-		pool, err := sql.Open("pgx", dsn)
+		pool, err := sql.Open("pgx", pgSessionDSN(dsn))
 		if err != nil {
 			return nil, internal(err, "open postgres")
 		}

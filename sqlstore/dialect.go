@@ -40,6 +40,29 @@ func isPostgresDSN(dsn string) bool {
 	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
 }
 
+// IdleInTransaction is how long Postgres lets a store's connection sit in
+// a transaction without a statement before it ends the session, rolling
+// back and freeing its locks: a process paused mid-transaction (SIGSTOP,
+// a frozen VM, a network partition) otherwise held them, and every write
+// of that user on other replicas waited, until TCP keepalive gave up on
+// it, hours later. The store's transactions send their statements back
+// to back; a DSN's own idle_in_transaction_session_timeout is kept.
+const IdleInTransaction = 10 * time.Second
+
+// pgSessionDSN is dsn with the settings the store's sessions need
+// (IdleInTransaction) as runtime parameters, unless dsn sets them.
+func pgSessionDSN(dsn string) string {
+	const key = "idle_in_transaction_session_timeout"
+	if strings.Contains(dsn, key) {
+		return dsn
+	}
+	sep := "?"
+	if strings.Contains(dsn, "?") {
+		sep = "&"
+	}
+	return dsn + sep + key + "=" + strconv.FormatInt(IdleInTransaction.Milliseconds(), 10)
+}
+
 // otherDSN refuses a DSN meant for a database in a form coachd does not
 // read: any other URL scheme (POSTGRES://, postgre://) or libpq's
 // key=value pairs. Taken for a SQLite file path, it became a file named
