@@ -218,7 +218,8 @@ func takeTurnArgs(tx *tx, a coachd.TurnAdmission, n int64) []any {
 	if n > 0 {
 		updated = tx.now
 	}
-	args := leaseFreeArgs([]any{a.Owner, leaseArg(tx, a.Until), n, n, tx.time(updated), a.Seen.ID, a.Seen.UserID}, tx, a.Owner)
+	args := append(make([]any, 0, 13), a.Owner, leaseArg(tx, a.Until), n, n, tx.time(updated), a.Seen.ID, a.Seen.UserID)
+	args = leaseFreeArgs(args, tx, a.Owner) // one slice for all 13: this is every new message's admission
 	return append(args, a.Seen.MessageCount, tx.time(a.Seen.UpdatedAt), n, coachd.MaxMessagesPerSession)
 }
 
