@@ -32,6 +32,9 @@ const (
 	MaxUploadBytesPerUser        = 50 << 20
 	// MaxImageSide is the API's largest image side, in pixels.
 	MaxImageSide = 8000
+	// MaxPDFPages is the most PDF pages the API takes in one request:
+	// a longer PDF is refused, and a history re-sends no more.
+	MaxPDFPages = 100
 )
 
 // Attachment media types.
@@ -108,6 +111,12 @@ func CheckAttachment(mediaType string, data []byte) *FieldError {
 	}
 	if err := checkImage(mediaType, data); err != "" {
 		return &FieldError{"data", err, "format"}
+	}
+	if mediaType == MediaPDF {
+		if n := PDFPages(data); n > MaxPDFPages {
+			// Stored, it would fail this turn and every later one.
+			return &FieldError{"data", fmt.Sprintf("has %d pages; a PDF may have at most %d (the model's limit): split it", n, MaxPDFPages), "length"}
+		}
 	}
 	return nil
 }

@@ -28,8 +28,8 @@ const pdfPageTokens = 2500
 // sentAttachment is where an attachment is in a history, its media type
 // and its sizes (decoded, and of its source data as sent): its one read.
 type sentAttachment struct {
-	msg, block, size, sent int
-	typ                    string
+	msg, block, size, sent, pages int
+	typ                           string
 }
 
 // limitAttachments keeps the newest image and document blocks of user
@@ -53,11 +53,11 @@ func limitAttachments(msgs []coachd.ModelMessage) {
 		}
 		for j, b := range m.Blocks {
 			if typ, size, sent, ok := coachd.AttachmentSizes(b); ok {
-				all = append(all, sentAttachment{i, j, size, sent, typ})
+				all = append(all, sentAttachment{i, j, size, sent, pdfPages(b, typ), typ})
 			}
 		}
 	}
-	cut := windowCut(len(all), func(i int) int { return all[i].sent })
+	cut := windowCut(len(all), func(i int) (int, int) { return all[i].sent, all[i].pages })
 	copied := -1
 	for k, a := range all {
 		m := &msgs[a.msg]
@@ -107,20 +107,34 @@ func noteBinaryAttachments(msgs []coachd.ModelMessage) {
 }
 
 // windowCut is the index of the first of n attachments (oldest first,
-// size(i) bytes of source data each) that a history sends: see
-// limitAttachments.
-func windowCut(n int, size func(int) int) int {
-	cut, count, bytes := 0, 0, 0 // [cut, i] so far are sent: count of them, bytes
+// size(i) bytes of source data and PDF pages each) that a history sends:
+// see limitAttachments. Pages are bounded too (the API takes at most
+// coachd.MaxPDFPages in a request), never dropping the newest attachment
+// for them unless it alone is over the bound (stored before it was one).
+func windowCut(n int, size func(int) (sent, pages int)) int {
+	cut, count, bytes, pages := 0, 0, 0, 0 // [cut, i] so far are sent: count of them, bytes, pages
 	for i := range n {
-		count, bytes = count+1, bytes+size(i)
-		if count <= MaxHistoryAttachments && bytes <= MaxHistoryAttachmentBytes {
+		s, p := size(i)
+		count, bytes, pages = count+1, bytes+s, pages+p
+		if count <= MaxHistoryAttachments && bytes <= MaxHistoryAttachmentBytes && pages <= coachd.MaxPDFPages {
 			continue
 		}
-		for cut <= i && (count > MaxHistoryAttachments/2 || bytes > MaxHistoryAttachmentBytes/2) {
-			count, bytes, cut = count-1, bytes-size(cut), cut+1
+		for cut <= i && (count > MaxHistoryAttachments/2 || bytes > MaxHistoryAttachmentBytes/2 ||
+			pages > coachd.MaxPDFPages || (cut < i && pages > coachd.MaxPDFPages/2)) {
+			s, p := size(cut)
+			count, bytes, pages, cut = count-1, bytes-s, pages-p, cut+1
 		}
 	}
 	return cut
+}
+
+// pdfPages is the page count of b, an attachment of media type typ: 0
+// unless it is a PDF.
+func pdfPages(b coachd.Block, typ string) int {
+	if typ != coachd.MediaPDF {
+		return 0
+	}
+	return coachd.AttachmentPages(b)
 }
 
 // sourceLen is the length of a block's source data as sent.
@@ -153,17 +167,17 @@ func attachmentTokens(msgs []coachd.ModelMessage) (data int, tokens int64) {
 // document's tokens are those of its text).
 func binaryAttachment(b coachd.Block) (data int, tokens int64, ok bool) {
 	typ, sent, ok := coachd.AttachmentSent(b)
-	return attachmentCost(b, typ, sent, ok)
+	return attachmentCost(typ, sent, pdfPages(b, typ), ok)
 }
 
-// attachmentCost is binaryAttachment of b once read: typ, sent and ok as
-// coachd.AttachmentSent returns them.
-func attachmentCost(b coachd.Block, typ string, data int, ok bool) (int, int64, bool) {
+// attachmentCost is binaryAttachment of a block once read: typ, sent and
+// ok as coachd.AttachmentSent returns them, pages as pdfPages does.
+func attachmentCost(typ string, data, pages int, ok bool) (int, int64, bool) {
 	if !ok || typ == coachd.MediaText {
 		return 0, 0, false
 	}
 	if typ != coachd.MediaPDF {
 		return data, imageTokens, true
 	}
-	return data, int64(coachd.AttachmentPages(b)) * pdfPageTokens, true
+	return data, int64(pages) * pdfPageTokens, true
 }

@@ -183,25 +183,26 @@ func historyTokens(msgs []*coachd.Message) int64 {
 	// Each attachment's source (megabytes) is read once: the first walk
 	// keeps what the second needs.
 	type sized struct {
-		typ  string
-		sent int
-		ok   bool
+		typ   string
+		sent  int
+		pages int32 // 32 bytes in all: atts grows as it did without it
+		ok    bool
 	}
 	var atts []sized // each image and document block's, in order
-	var sizes []int  // the user's attachments' sent lengths
+	var users []int  // the user's attachments: their index in atts
 	for _, m := range msgs {
 		for _, b := range m.Blocks {
 			if !isAttachment(b) {
 				continue
 			}
 			typ, sent, ok := coachd.AttachmentSent(b)
-			atts = append(atts, sized{typ, sent, ok})
+			atts = append(atts, sized{typ, sent, int32(pdfPages(b, typ)), ok})
 			if ok && m.Role == coachd.RoleUser {
-				sizes = append(sizes, sent)
+				users = append(users, len(atts)-1)
 			}
 		}
 	}
-	cut := windowCut(len(sizes), func(i int) int { return sizes[i] })
+	cut := windowCut(len(users), func(i int) (int, int) { return atts[users[i]].sent, int(atts[users[i]].pages) })
 	n, media, k, j := 0, int64(0), 0, 0
 	for _, m := range msgs {
 		for _, b := range m.Blocks {
@@ -214,7 +215,7 @@ func historyTokens(msgs []*coachd.Message) int64 {
 						continue
 					}
 				}
-				if _, t, ok := attachmentCost(b, a.typ, a.sent, a.ok); ok {
+				if _, t, ok := attachmentCost(a.typ, a.sent, int(a.pages), a.ok); ok {
 					n, media = n+len(b.Name)+16, media+t
 					continue
 				}

@@ -284,7 +284,7 @@ func parseRequest(raw []byte, countOnly bool) (*wireRequest, error) {
 	req.msgs = make([]lazyMessage, len(req.Messages))
 	var ms []member
 	var pending []string // tool_use ids of the previous assistant message
-	images := 0
+	images, pages := 0, 0
 	for i := range req.Messages {
 		m := &req.Messages[i]
 		if m.Role != "user" && m.Role != "assistant" {
@@ -325,9 +325,11 @@ func parseRequest(raw []byte, countOnly bool) (*wireRequest, error) {
 				}
 				results = append(results, h.toolUseID)
 			case coachd.BlockImage, coachd.BlockDocument:
-				if err := checkMedia(fmt.Sprintf("messages.%d.content.%d", i, j), m.Role, b); err != nil {
+				n, err := checkMedia(fmt.Sprintf("messages.%d.content.%d", i, j), m.Role, b)
+				if err != nil {
 					return nil, err
 				}
+				pages += n
 				if h.typ == coachd.BlockImage {
 					images++
 				}
@@ -347,6 +349,9 @@ func parseRequest(raw []byte, countOnly bool) (*wireRequest, error) {
 	}
 	if images > maxImages {
 		return nil, invalid("messages: too many images in the request: %d > %d", images, maxImages)
+	}
+	if pages > maxPDFPages {
+		return nil, invalid("A maximum of %d PDF pages may be provided.", maxPDFPages)
 	}
 	if breakpoints > 4 {
 		return nil, invalid("A maximum of 4 blocks with cache_control may be provided. Found %d.", breakpoints)
