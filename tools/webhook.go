@@ -50,7 +50,15 @@ type Webhook struct {
 	client   *http.Client
 	query    url.Values    // the URL's own query: GET input may not override it
 	secret   WebhookSecret // signs each call; nil: unsigned
+	// hide replaces the ${ENV} values of its headers (credentials) in an
+	// answer: an app that quotes the token it was sent ("invalid token
+	// sk_…") must not hand it to the model, the session and the user.
+	hide *strings.Replacer
 }
+
+// minHidden is the shortest ${ENV} header value hidden in answers: a
+// credential is longer, and hiding "us" or "1" would garble them.
+const minHidden = 8
 
 // UseSecret signs the tool's calls with secret unless the tool has its own
 // (secret: in its file).
@@ -151,13 +159,21 @@ func ParseWebhook(path string, data []byte, getenv func(string) string, policy *
 	} else {
 		w.query = u.Query()
 	}
+	var hidden []string
 	for k, v := range f.Headers {
 		if k == "" || strings.ContainsAny(k, " :\r\n") {
 			bad("headers", "invalid header name %q", k)
 			continue
 		}
-		w.headers.Set(k, resolve("headers", v))
+		w.headers.Set(k, coachd.ExpandEnv(v, func(name string) string {
+			s := getenv(name)
+			if len(s) >= minHidden {
+				hidden = append(hidden, s, "[redacted]")
+			}
+			return s
+		}, func(name string) { bad("headers", "environment variable %s is not set", name) }))
 	}
+	w.hide = strings.NewReplacer(hidden...)
 	if f.Secret != "" {
 		v := resolve("secret", f.Secret)
 		if k, err := ParseWebhookSecret(v); err != nil {
@@ -247,12 +263,13 @@ func (w *Webhook) Execute(ctx context.Context, call coachd.ToolCall, env coachd.
 	if int64(len(body)) > w.maxBytes {
 		return refuse(fmt.Sprintf("%s: the response is larger than %d bytes and was dropped", w.def.Name, w.maxBytes))
 	}
+	text := w.hide.Replace(string(body)) // what the model may read of it
 	if resp.StatusCode >= 300 && resp.StatusCode <= 399 {
 		// Following it could lead anywhere, headers and secrets included.
 		return refuse(fmt.Sprintf("%s: the endpoint answered a redirect (HTTP %d); webhooks do not follow redirects: point the tool at the final URL", w.def.Name, resp.StatusCode))
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return refuse(fmt.Sprintf("%s: the endpoint answered HTTP %d: %s", w.def.Name, resp.StatusCode, snippet(body, 300)))
+		return refuse(fmt.Sprintf("%s: the endpoint answered HTTP %d: %s", w.def.Name, resp.StatusCode, snippet([]byte(text), 300)))
 	}
 	if !utf8.Valid(body) {
 		return refuse(fmt.Sprintf("%s: the response is not text", w.def.Name))
@@ -269,7 +286,7 @@ func (w *Webhook) Execute(ctx context.Context, call coachd.ToolCall, env coachd.
 			return refuse(fmt.Sprintf("%s: the response says it is JSON but is not valid JSON: %s", w.def.Name, snippet([]byte(err.Error()), 200)))
 		}
 	}
-	return coachd.ToolResult{Content: string(body)}, nil
+	return coachd.ToolResult{Content: text}, nil
 }
 
 // collides reports whether an input field would be read as one of the
