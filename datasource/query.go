@@ -148,9 +148,16 @@ func scalar(col string, raw json.RawMessage) (any, error) {
 	return nil, bad("where.%s: a value is a string, number, boolean or null", col)
 }
 
+// number is a JSON number as a statement argument: an int64, its digits
+// for an integer past 64 bits (through a float64 its last digits would
+// be zeros: exact in a text or NUMERIC column, a refusal in one that
+// cannot hold it), or a float64.
 func number(n json.Number) (any, error) {
 	if i, err := n.Int64(); err == nil {
 		return i, nil
+	}
+	if s := n.String(); !strings.ContainsAny(s, ".eE") && len(s) <= maxValueBytes {
+		return s, nil
 	}
 	f, err := n.Float64()
 	if err != nil || math.IsInf(f, 0) {
