@@ -93,7 +93,7 @@ func (a *action) run(ctx context.Context, raw json.RawMessage, user string, now 
 	defer cancel()
 	tx, err := s.begin(ctx, s.rw, false)
 	if err != nil {
-		return "", timeoutOr(ctx, s, err)
+		return "", a.stopped(ctx, err)
 	}
 	defer tx.Rollback()
 	var args []any
@@ -150,7 +150,7 @@ func (a *action) run(ctx context.Context, raw json.RawMessage, user string, now 
 	}
 	res, err := tx.ExecContext(ctx, stmt, args...)
 	if err != nil {
-		if e := timeoutOr(ctx, s, err); e != err {
+		if e := a.stopped(ctx, err); e != err {
 			return "", e
 		}
 		return "", bad("the app's database refused %s: %s", a.spec.name, dbText(err))
@@ -168,11 +168,25 @@ func (a *action) run(ctx context.Context, raw json.RawMessage, user string, now 
 			a.spec.name, a.spec.key, clip(fmt.Sprint(result["row"].(map[string]any)[a.spec.key])), n, a.t.name)
 	}
 	if err := tx.Commit(); err != nil {
-		return "", timeoutOr(ctx, s, err)
+		if e := timeoutOr(ctx, s, err); e != err {
+			// The database may have committed before the answer was lost.
+			return "", bad("%s: the app's database did not confirm the write within %s; it may or may not be saved: look it up before trying again", a.spec.name, s.spec.timeout)
+		}
+		return "", err
 	}
 	result["rows_affected"] = n
 	b, _ := json.Marshal(result)
 	return string(b), nil
+}
+
+// stopped names an action stopped by the time cap (the database busy
+// with the app's own writes, or slow) for what it is: a query's advice
+// (narrow it with where) means nothing to it, and it wrote nothing.
+func (a *action) stopped(ctx context.Context, err error) error {
+	if e := timeoutOr(ctx, a.t.src, err); e != err {
+		return bad("%s: the app's database did not take the write within %s (busy or slow); nothing was written: try again in a moment", a.spec.name, a.t.src.spec.timeout)
+	}
+	return err
 }
 
 // conds are an update's WHERE: the user's rows and the declared where.
@@ -279,7 +293,7 @@ func (a *action) candidates(ctx context.Context, tx *sql.Tx, in map[string]any, 
 		strings.Join(where, " AND "), quote(a.spec.key), maxCandidates+1)
 	rows, err := tx.QueryContext(ctx, q, args...)
 	if err != nil {
-		return nil, nil, timeoutOr(ctx, s, err)
+		return nil, nil, a.stopped(ctx, err)
 	}
 	defer rows.Close()
 	var out []map[string]any
@@ -300,5 +314,8 @@ func (a *action) candidates(ctx context.Context, tx *sql.Tx, in map[string]any, 
 		}
 		out = append(out, row)
 	}
-	return out, keys, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, nil, a.stopped(ctx, err)
+	}
+	return out, keys, nil
 }
