@@ -256,7 +256,12 @@ func (q *selectSpec) run(ctx context.Context) (string, error) {
 	defer cancel()
 	tx, err := s.begin(ctx, s.ro, true)
 	if err != nil {
-		return "", timeoutOr(ctx, s, err)
+		if e := timeoutOr(ctx, s, err); e != err {
+			// Not even a transaction began: no query was slow, and a
+			// narrower one would wait as long.
+			return "", bad("the app's database did not answer within %s (down or busy); try again later", s.spec.timeout)
+		}
+		return "", err
 	}
 	defer tx.Rollback()
 	text, args := q.sql()
