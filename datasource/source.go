@@ -368,7 +368,8 @@ func (t *table) shown(c string) string {
 // itself: Postgres refuses to bind a number or a boolean to a text
 // parameter ("unable to encode 123 into text format"), so a code the
 // model gives as digits is bound as its text, and 1 or 0 (how SQLite
-// apps write booleans) to a boolean as true or false.
+// apps write booleans) to a boolean as true or false; a list (its JSON
+// text) to an array as an array literal.
 func (t *table) bindable(c string, v any) any {
 	if t.src.dialect != postgresDialect {
 		return v
@@ -377,6 +378,14 @@ func (t *table) bindable(c string, v any) any {
 		v = int64(n)
 	}
 	typ := t.types[c]
+	if typ == "array" { // information_schema's data_type of every array, lowered
+		if s, ok := v.(string); ok {
+			if lit, ok := pgArray(s); ok {
+				return lit
+			}
+		}
+		return v
+	}
 	if typ == "boolean" {
 		if n, ok := v.(int64); ok && (n == 0 || n == 1) {
 			return n == 1
