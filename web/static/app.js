@@ -237,8 +237,12 @@ function showWelcome(on) {
 function onPhase(s) {
   document.body.dataset.phase = s.phase;
   const busy = s.phase !== Phase.idle;
+  // The button pressed hides: its focus would go to the page, and the
+  // next keystrokes with it.
+  const pressed = document.activeElement === $(busy ? 'send' : 'stop');
   $('send').hidden = busy;
   $('stop').hidden = !busy;
+  if (pressed) focusComposer();
   updateSend();
   if (state.live) {
     state.live.setActivity(s.shimmer, s.tools > 1 ? `Running ${s.tools} tools…` : `${humanize(s.toolName)}…`);
@@ -257,6 +261,7 @@ async function send(text) {
   $('input').value = '';
   autosize();
   showWelcome(false);
+  focusComposer(); // from Send or a suggestion, both hidden now
   const bubble = transcript.addUser(text, '', Attachments.previews(files));
   // A message instead of an answer dismisses a pending question (the
   // server records it so); its controls go quiet.
@@ -283,6 +288,7 @@ async function send(text) {
 async function answer(toolUseId, content, label) {
   if (phase.phase !== Phase.idle || !state.sessionId) return false;
   const bubble = transcript.addUser(label, 'answer');
+  focusComposer(); // the answer's controls are disabled now
   const ok = await runTurn({ tool_result: { tool_use_id: toolUseId, content } });
   if (!ok) bubble.remove();
   return ok;
@@ -452,6 +458,11 @@ async function refreshMe() {
 }
 
 // ---- composer, keyboard, panels --------------------------------------------------------
+
+// focusComposer gives the keyboard's focus to the composer.
+function focusComposer() {
+  if (document.activeElement !== $('input')) $('input').focus({ preventScroll: true });
+}
 
 function autosize() {
   const t = $('input');
