@@ -4,7 +4,7 @@
 import { Api, ApiError, takeKeyFromURL } from './api.js';
 import { StreamPhase, TextBatcher, Phase } from './stream.js';
 import { followTurn } from './follow.js';
-import { Transcript, setToolResult, setToolWaiting } from './messages.js';
+import { Transcript, setToolResult, setToolWaiting, stopNote } from './messages.js';
 import { isInteractive } from './interactions.js';
 import { NotesPanel } from './notes.js';
 import { describeError, Banner } from './banner.js';
@@ -371,7 +371,15 @@ async function runTurn(body, onAccepted = () => {}) {
         }
         case 'session_changed': onSessionChanged(data); break;
         case 'usage': onUsage(data); break;
-        case 'message_end': batcher.flush(); phase.complete(); return true;
+        case 'message_end': {
+          batcher.flush();
+          // A turn that stopped early says why: a reply cut short must
+          // not look finished.
+          const why = stopNote(data.stop_reason);
+          if (why && !controller.signal.aborted) view.note(why, 'stopped');
+          phase.complete();
+          return true;
+        }
         case 'error':
           batcher.flush();
           // A server going down hands the turn over: it goes on (on another

@@ -154,6 +154,23 @@ export class AssistantView {
   }
 }
 
+// stopNote is what the end of a reply says when its turn stopped early
+// (message_end's stop_reason, or a stored reply's model stop_reason), or
+// '' when it ended as replies do.
+export function stopNote(reason) {
+  switch (reason) {
+    case 'max_tokens': return 'The reply reached its length limit and was cut short.';
+    case 'refusal': return 'The coach declined to answer this.';
+    case 'aborted': return 'Stopped';
+    case 'deadline': return 'Stopped: the reply took too long.';
+    case 'max_rounds': return 'Stopped: the coach took too many steps for one reply.';
+    case 'tool_limit': return 'Stopped: the coach called too many tools for one reply.';
+    case 'circuit_open': return 'Stopped: the coach\'s tools kept failing.';
+    case 'budget_exhausted': return 'Stopped: your token budget ran out.';
+    default: return '';
+  }
+}
+
 // setToolResult fills a card with its result.
 export function setToolResult(c, content, isError, denied) {
   const text = resultText(content);
@@ -283,6 +300,7 @@ export class Transcript {
       }
       view.roundBreak();
       if (m.partial) view.note('Stopped before the reply was finished', 'stopped');
+      else if (m.metadata && stopNote(m.metadata.stop_reason)) view.note(stopNote(m.metadata.stop_reason), 'stopped');
     }
     // A pending call whose tool_use is not in the loaded page still gets
     // its controls.
