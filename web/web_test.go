@@ -54,6 +54,34 @@ func TestHandler(t *testing.T) {
 			t.Errorf("HEAD: status %d, want 200", res.StatusCode)
 		}
 	})
+	// Cache-Control: no-cache asks the browser to revalidate every file
+	// on every load: without a validator that is a full download of
+	// every file, every time.
+	t.Run("Revalidate", func(t *testing.T) {
+		seen := map[string]string{}
+		for _, path := range []string{"/", "/assets/app.js", "/assets/style.css"} {
+			res := get(t, http.MethodGet, path)
+			tag := res.Header.Get("ETag")
+			if tag == "" {
+				t.Errorf("GET %s: no ETag to revalidate with", path)
+				continue
+			}
+			if other, ok := seen[tag]; ok {
+				t.Errorf("GET %s: ETag %s, the same as %s's", path, tag, other)
+			}
+			seen[tag] = path
+			rec := httptest.NewRecorder()
+			req := httptest.NewRequest(http.MethodGet, path, nil)
+			req.Header.Set("If-None-Match", tag)
+			Handler().ServeHTTP(rec, req)
+			if rec.Code != http.StatusNotModified || rec.Body.Len() != 0 {
+				t.Errorf("GET %s If-None-Match %s: status %d with %d bytes, want 304 and none", path, tag, rec.Code, rec.Body.Len())
+			}
+			if csp := rec.Header().Get("Content-Security-Policy"); csp == "" {
+				t.Errorf("GET %s 304: no Content-Security-Policy", path)
+			}
+		}
+	})
 	t.Run("ErrNotFound", func(t *testing.T) {
 		for _, path := range []string{"/index.html", "/assets/", "/assets/nope.js", "/assets/../web.go", "/assets/index.html", "/v1/me", "/static/app.js"} {
 			if res := get(t, http.MethodGet, path); res.StatusCode != http.StatusNotFound {
