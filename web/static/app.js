@@ -89,10 +89,11 @@ async function signIn(key, fromForm) {
 }
 
 // signOut forgets the user: nothing of theirs stays in the page for the
-// next person to sign in on this browser to see, or to send.
-function signOut(message = '') {
+// next person to sign in on this browser to see, or to send. forget=false
+// keeps the stored key (another tab stored a new one).
+function signOut(message = '', forget = true) {
   stop();
-  localStorage.removeItem(KEY);
+  if (forget) localStorage.removeItem(KEY);
   voice.stop();
   state.api = null;
   state.user = null;
@@ -530,6 +531,15 @@ function wire() {
   window.addEventListener('hashchange', () => {
     if (takeKeyFromURL(KEY)) signIn(localStorage.getItem(KEY), false);
     else if (state.api) route();
+  });
+  // The key is the browser's, shared by its tabs: when another tab signs
+  // out, or in with another key, this one follows.
+  window.addEventListener('storage', (e) => {
+    if (e.storageArea !== localStorage || (e.key !== KEY && e.key !== null)) return;
+    const key = localStorage.getItem(KEY);
+    if (state.api && state.api.key === key) return;
+    if (state.api) signOut(key ? '' : 'You signed out in another tab.', false);
+    if (key) signIn(key, false);
   });
   $('suggestions').replaceChildren(...SUGGESTIONS.map((s) => h('button', { type: 'button', class: 'suggestion', onclick: () => send(s) }, s)));
   drawIcons();
