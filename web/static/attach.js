@@ -10,6 +10,16 @@ export const MAX_FILES = 5;
 export const MAX_BYTES = 3 * 1024 * 1024;
 export const TYPES = ['image/png', 'image/jpeg', 'image/gif', 'image/webp', 'application/pdf', 'text/plain'];
 
+// mayUpload reports whether the server may take a file of this declared
+// type: it sniffs the bytes and takes any UTF-8 text as a text document,
+// so text types other than text/plain (text/markdown, text/csv,
+// application/json, …) and no type at all (an unknown extension) go to
+// it to decide. Only types it never takes are refused here.
+export function mayUpload(type) {
+  return TYPES.includes(type) || type === '' || type.startsWith('text/') ||
+    /^application\/([\w.+-]+\+)?(json|xml|yaml|x-yaml|x-sh|javascript|x-ndjson|sql)$/.test(type);
+}
+
 function kb(n) { return `${Math.max(1, Math.round(n / 1024))} KB`; }
 
 // Attachments holds the files picked for the next message.
@@ -44,7 +54,7 @@ export class Attachments {
     for (const file of files) {
       if (this.items.length >= MAX_FILES) {
         problems.push(`${file.name}: at most ${MAX_FILES} files per message`);
-      } else if (!TYPES.includes(file.type)) {
+      } else if (!mayUpload(file.type)) {
         problems.push(`${file.name}: not a supported file (PNG, JPEG, GIF, WebP, PDF or plain text)`);
       } else if (file.size > MAX_BYTES) {
         problems.push(`${file.name} is ${kb(file.size)}: files must be at most 3 MB`);

@@ -1,0 +1,73 @@
+package e2e
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+
+	at "github.com/coachd/coachd/anthropic/anthropictest"
+)
+
+// TestAttachTextFiles: the server takes any UTF-8 text file as a text
+// document (it sniffs the bytes, never the declared type), but the
+// browser names a notes.md text/markdown, a .csv text/csv, a .json
+// application/json, and an unknown extension nothing at all. The UI
+// refused all of those as "not a supported file" without asking the
+// server; it must pass them on and leave the verdict to the server,
+// while still sparing the upload of a type the server never takes.
+func TestAttachTextFiles(t *testing.T) {
+	e := newEnv(t, 1280, 800)
+	e.fake.Enqueue(at.Text("Read them all.", 0))
+	e.signIn()
+	drop := func(e *env, text, name, typ string) {
+		e.t.Helper()
+		eval[chromedp.Void](e, dropJS+`("`+base64.StdEncoding.EncodeToString([]byte(text))+`", "`+name+`", "`+typ+`", 0)`)
+	}
+	t.Run("TextTypes", func(t *testing.T) {
+		e := e.sub(t)
+		drop(e, "# Plan\n\n- run on Monday\n", "plan.md", "text/markdown")
+		drop(e, "day,km\nmon,5\n", "runs.csv", "text/csv")
+		drop(e, `{"goal":"5k"}`, "goal.json", "application/json")
+		drop(e, "shift notes\n", "shift.notes", "")
+		e.waitJS("four uploads done", `document.querySelectorAll("#attach-tray li:not(.uploading)").length === 4 || !document.getElementById("attach-error").hidden`)
+		if !eval[bool](e, `document.getElementById("attach-error").hidden`) {
+			t.Fatalf("refused: %s", eval[string](e, `document.getElementById("attach-error").textContent`))
+		}
+		e.waitJS("the uploads to finish", `document.querySelectorAll("#attach-tray li").length === 4 && document.querySelectorAll("#attach-tray li.uploading, #attach-tray li.failed").length === 0`)
+		e.send("Here are my files")
+		e.waitJS("the reply", `document.getElementById("transcript").textContent.includes("Read them all.")`)
+		e.waitIdle()
+		reqs := e.fake.Requests()
+		msgs := reqs[len(reqs)-1].Messages()
+		var docs []string
+		for _, b := range msgs[len(msgs)-1].Blocks {
+			if b.Type == "document" {
+				var title string
+				json.Unmarshal(b.Extra["title"], &title)
+				docs = append(docs, title)
+			}
+		}
+		if strings.Join(docs, ",") != "plan.md,runs.csv,goal.json,shift.notes" {
+			t.Errorf("documents sent to the model = %v, want the four files", docs)
+		}
+	})
+	t.Run("ErrRefused", func(t *testing.T) {
+		e := e.sub(t)
+		// A type the server never takes is refused here, without an upload.
+		drop(e, "PK\x03\x04", "plan.docx", "application/vnd.openxmlformats-officedocument.wordprocessingml.document")
+		e.waitVisible("#attach-error")
+		if got := eval[string](e, `document.getElementById("attach-error").textContent`); !strings.Contains(got, "plan.docx") {
+			t.Errorf("error line %q does not name the file", got)
+		}
+		// An unknown type whose bytes are not text: the server says no, and
+		// the UI shows its word.
+		drop(e, "\x00\x01\x02binary", "blob.bin", "")
+		e.waitJS("the refusal", `document.getElementById("attach-error").textContent.includes("blob.bin")`)
+		if got := eval[string](e, `document.getElementById("attach-error").textContent`); !strings.Contains(got, "not a supported file") {
+			t.Errorf("error line %q, want the server's reason", got)
+		}
+	})
+}
