@@ -5,9 +5,11 @@
 
 import { h } from './ui.js';
 
-// The server's limits (coachd.MaxAttachments, coachd.MaxAttachmentBytes).
+// The server's limits (coachd.MaxAttachments, coachd.MaxAttachmentBytes,
+// coachd.MaxAttachmentBytesPerMessage).
 export const MAX_FILES = 5;
 export const MAX_BYTES = 3 * 1024 * 1024;
+export const MAX_TOTAL = 10 * 1024 * 1024;
 export const TYPES = ['image/png', 'image/jpeg', 'image/gif', 'image/webp', 'application/pdf', 'text/plain'];
 
 // mayUpload reports whether the server may take a file of this declared
@@ -60,6 +62,8 @@ export class Attachments {
         problems.push(`${file.name} is ${kb(file.size)}: files must be at most 3 MB`);
       } else if (file.size === 0) {
         problems.push(`${file.name} is empty`);
+      } else if (this.total() + file.size > MAX_TOTAL) {
+        problems.push(`${file.name}: the files of one message must be at most 10 MB in all`);
       } else {
         this.upload(file);
       }
@@ -122,6 +126,9 @@ export class Attachments {
   clearAll() {
     this.sent([...this.items]);
   }
+
+  // total is the size of the files that would go with the next message.
+  total() { return this.items.filter((i) => i.state !== 'failed').reduce((n, i) => n + i.file.size, 0); }
 
   // busy is true while an upload runs: sending waits for it.
   busy() { return this.items.some((i) => i.state === 'uploading'); }
