@@ -86,6 +86,7 @@ export class Api {
   }
 
   me() { return this.request('GET', '/v1/me'); }
+  agents() { return this.request('GET', '/v1/agents'); }
 
   // sessions reads the newest count sessions (by creation), a page of
   // at most 200 at a time; more says whether older ones are left.

@@ -36,6 +36,7 @@ const state = {
   loading: '', // the session whose history is being loaded
   shown: SESSIONS_PAGE, // how many sessions the sidebar lists
   moreSessions: false, // older sessions are left to list
+  pickAgent: false, // there are coaches to choose from
 };
 
 const transcript = new Transcript($('transcript'), $('scroller'));
@@ -101,6 +102,7 @@ function signOut(message = '', forget = true) {
   state.sessions = [];
   state.shown = SESSIONS_PAGE;
   state.moreSessions = false;
+  state.pickAgent = false;
   state.lastTurn = null;
   if (location.hash) history.replaceState(null, '', location.pathname + location.search);
   transcript.clear();
@@ -138,8 +140,26 @@ function enterApp() {
   notes.notes = [];
   notes.load();
   voice.setup(state.api);
+  loadAgents();
   refreshSessions();
   route();
+}
+
+// loadAgents offers the coaches a user may start, when there is a choice;
+// a new conversation goes to the one picked.
+async function loadAgents() {
+  const api = state.api;
+  const pick = $('agent');
+  try {
+    const { agents = [] } = await api.agents();
+    if (state.api !== api) return;
+    const open = agents.filter((a) => !a.internal);
+    pick.replaceChildren(...open.map((a) => h('option', { value: a.name, title: a.description || false, selected: a.default }, a.name)));
+    state.pickAgent = open.length > 1;
+    showWelcome(!$('welcome').hidden);
+  } catch (err) {
+    if (err.status === 401) onAuthError();
+  }
 }
 
 // ---- sessions ----------------------------------------------------------------
@@ -231,6 +251,8 @@ async function openSession(id) {
 
 function showWelcome(on) {
   $('welcome').hidden = !on;
+  // The coach is chosen for a new conversation only.
+  $('agent-pick').hidden = !(on && state.pickAgent && !state.sessionId);
 }
 
 // ---- the turn ------------------------------------------------------------------
@@ -268,6 +290,8 @@ async function send(text) {
   // server records it so); its controls go quiet.
   const open = [...document.querySelectorAll('.interaction:not(.inactive)')];
   const body = files.length > 0 ? { message: text, attachments: Attachments.refs(files) } : { message: text };
+  // A new conversation goes to the coach picked.
+  if (!state.sessionId && state.pickAgent) body.agent = $('agent').value;
   // Once the server took the message, its files leave the tray; files
   // attached while the reply is written stay for the next message.
   const accepted = await runTurn(body, () => {
