@@ -37,6 +37,7 @@ const state = {
   shown: SESSIONS_PAGE, // how many sessions the sidebar lists
   moreSessions: false, // older sessions are left to list
   pickAgent: false, // there are coaches to choose from
+  refused: '', // why the last turn's request was refused, if it was
 };
 
 const transcript = new Transcript($('transcript'), $('scroller'));
@@ -305,6 +306,14 @@ async function send(text) {
     bubble.classList.add('failed');
     bubble.append(h('span', { class: 'msg-note' }, 'Not sent'));
     if ($('input').value === '') { $('input').value = text; autosize(); }
+    // The conversation is answering elsewhere (another tab, another
+    // device): draw it again from the store and follow that reply, so
+    // this page does not go on without it. The message waits in the
+    // composer.
+    if (state.refused === 'turn_in_progress' && state.sessionId) {
+      toast(describeError({ type: state.refused }).text);
+      openSession(state.sessionId);
+    }
   }
 }
 
@@ -338,6 +347,7 @@ async function runTurn(body, onAccepted = () => {}) {
   banner.clear();
   state.lastTurn = body;
   state.resendable = false;
+  state.refused = ''; // the error code of a request refused before its stream
   const controller = new AbortController();
   state.controller = controller;
   const view = transcript.startAssistant();
@@ -437,6 +447,7 @@ async function runTurn(body, onAccepted = () => {}) {
     if (controller.signal.aborted) {
       view.note('Stopped', 'stopped');
     } else if (err instanceof ApiError) {
+      if (!accepted) state.refused = err.code;
       if (err.status === 401) authFailed = true;
       else banner.show(describeError(err));
     } else {
