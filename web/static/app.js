@@ -199,7 +199,7 @@ function route() {
 }
 
 function newChat(focus = true) {
-  stop();
+  leave();
   state.sessionId = '';
   state.loading = '';
   updateSend();
@@ -213,7 +213,7 @@ function newChat(focus = true) {
 }
 
 async function openSession(id) {
-  stop();
+  leave();
   state.sessionId = id;
   // Nothing is sent until the history is drawn: drawing it clears the
   // transcript, with any reply being written into it.
@@ -336,6 +336,14 @@ function stop() {
   // The turn outlives its connection: stop it on the server, then stop
   // reading.
   if (state.sessionId && phase.phase !== Phase.idle) state.api.stopTurn(state.sessionId).catch(() => {});
+  if (state.controller) state.controller.abort();
+}
+
+// leave stops following the running turn without stopping it: the reply
+// goes on on the server (the coachd dialect's turns outlive their
+// connection), is stored whole, and is followed again when its
+// conversation is opened.
+function leave() {
   if (state.controller) state.controller.abort();
 }
 
