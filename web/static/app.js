@@ -38,6 +38,7 @@ const state = {
   moreSessions: false, // older sessions are left to list
   pickAgent: false, // there are coaches to choose from
   refused: '', // why the last turn's request was refused, if it was
+  ended: false, // the open conversation is completed or expired
 };
 
 const transcript = new Transcript($('transcript'), $('scroller'));
@@ -201,6 +202,7 @@ function route() {
 function newChat(focus = true) {
   leave();
   state.sessionId = '';
+  setEnded(false);
   state.loading = '';
   updateSend();
   if (location.hash) history.replaceState(null, '', location.pathname + location.search);
@@ -215,6 +217,7 @@ function newChat(focus = true) {
 async function openSession(id) {
   leave();
   state.sessionId = id;
+  setEnded(false);
   // Nothing is sent until the history is drawn: drawing it clears the
   // transcript, with any reply being written into it.
   state.loading = id;
@@ -232,6 +235,7 @@ async function openSession(id) {
     // A turn still running (the page was reloaded mid-reply) is followed
     // again from its start: what it stored already is drawn by the
     // replay, not from the history.
+    setEnded(Boolean(sess.status) && sess.status !== 'active');
     running = sess.running_turn || null;
     const upTo = running && running.message_id ? msgs.findIndex((m) => m.id === running.message_id) : -1;
     transcript.renderHistory(upTo >= 0 ? msgs.slice(0, upTo) : msgs, sess.pending_interaction, { onAnswer: answer });
@@ -281,6 +285,9 @@ function updateSend() {
 async function send(text) {
   text = text.trim();
   if ((!text && !attachments.ready()) || attachments.busy() || phase.phase !== Phase.idle || state.loading) return;
+  // An ended conversation takes no more messages: this one starts a new
+  // conversation (the ended one stays in the list).
+  if (state.ended && state.sessionId) newChat(false);
   const files = attachments.sending();
   $('input').value = '';
   autosize();
@@ -478,11 +485,22 @@ async function runTurn(body, onAccepted = () => {}) {
 function adoptSession(id) {
   if (!id || id === state.sessionId) return;
   state.sessionId = id;
+  setEnded(false);
   history.replaceState(null, '', `#/${id}`);
 }
 
+// setEnded notes whether the open conversation has ended, and says so in
+// the composer.
+function setEnded(on) {
+  state.ended = on;
+  $('input').placeholder = on ? 'This conversation has ended: message your coach to start a new one' : 'Message your coach';
+}
+
 function onSessionChanged(data) {
-  if (data.change === 'completed') toast('Session complete. Nice work!', 'success');
+  if (data.change === 'completed') {
+    toast('Session complete. Nice work!', 'success');
+    setEnded(true);
+  }
   refreshSessions();
 }
 
