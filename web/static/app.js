@@ -573,6 +573,14 @@ function wire() {
   });
   document.addEventListener('keydown', (e) => {
     if (e.key !== 'Escape') return;
+    // Pressed in the notes panel, Esc is the panel's: it closes it (the
+    // focus goes back to its button), and a reply being written goes on.
+    if (document.activeElement && document.activeElement.closest('#notes')) {
+      e.preventDefault();
+      openNotes(false);
+      $('notes-open').focus();
+      return;
+    }
     if (phase.phase !== Phase.idle) { e.preventDefault(); stop(); return; }
     if (document.body.classList.contains('notes-open')) openNotes(false);
     else closeSidebar();
