@@ -41,6 +41,14 @@ export class Attachments {
       }
     });
     dropZone.addEventListener('dragleave', () => dropZone.classList.remove('dragging'));
+    // Files pasted into the composer (a copied screenshot) are attached;
+    // pasted text is left to be typed.
+    dropZone.addEventListener('paste', (e) => {
+      const files = e.clipboardData ? [...e.clipboardData.files] : [];
+      if (files.length === 0) return;
+      e.preventDefault();
+      this.add(files);
+    });
     dropZone.addEventListener('drop', (e) => {
       dropZone.classList.remove('dragging');
       if (!e.dataTransfer || e.dataTransfer.files.length === 0) return;
