@@ -271,6 +271,9 @@ function onPhase(s) {
   $('send').hidden = busy;
   $('stop').hidden = !busy;
   if (pressed) focusComposer();
+  // The reply is drawn again every frame: a screen reader hears the
+  // transcript (a live region) once it is written, not at every frame.
+  $('transcript').setAttribute('aria-busy', String(busy));
   updateSend();
   if (state.live) {
     state.live.setActivity(s.shimmer, s.tools > 1 ? `Running ${s.tools} tools…` : `${humanize(s.toolName)}…`);
