@@ -38,6 +38,7 @@ const state = {
   moreSessions: false, // older sessions are left to list
   pickAgent: false, // there are coaches to choose from
   refused: '', // why the last turn's request was refused, if it was
+  stopping: null, // the controller of a turn being stopped
   ended: false, // the open conversation is completed or expired
 };
 
@@ -95,7 +96,7 @@ async function signIn(key, fromForm) {
 // next person to sign in on this browser to see, or to send. forget=false
 // keeps the stored key (another tab stored a new one).
 function signOut(message = '', forget = true) {
-  stop();
+  stop(true);
   if (forget) localStorage.removeItem(KEY);
   voice.stop();
   state.api = null;
@@ -342,11 +343,27 @@ function retry() {
   if (state.lastTurn && phase.phase === Phase.idle) runTurn(state.lastTurn);
 }
 
-function stop() {
-  // The turn outlives its connection: stop it on the server, then stop
-  // reading.
-  if (state.sessionId && phase.phase !== Phase.idle) state.api.stopTurn(state.sessionId).catch(() => {});
-  if (state.controller) state.controller.abort();
+// STOP_GRACE_MS bounds how long a stopped turn's stream is read on.
+const STOP_GRACE_MS = 3000;
+
+// stop stops the running turn. The turn outlives its connection, so it is
+// stopped on the server, which ends the stream with what it stored: the
+// stream is read on to that end, for the page to show exactly the stored
+// reply (and no longer than STOP_GRACE_MS). now stops reading at once
+// too, as does a second stop.
+function stop(now = false) {
+  const c = state.controller;
+  if (!state.sessionId || phase.phase === Phase.idle || !c) {
+    if (c) c.abort();
+    return;
+  }
+  if (now || state.stopping === c) {
+    c.abort();
+    if (state.stopping === c) return;
+  }
+  state.stopping = c;
+  const abort = () => c.abort();
+  state.api.stopTurn(state.sessionId).then(() => setTimeout(abort, STOP_GRACE_MS), abort);
 }
 
 // leave stops following the running turn without stopping it: the reply
@@ -588,7 +605,7 @@ function wire() {
     if (document.body.classList.contains('notes-open')) openNotes(false);
     else closeSidebar();
   });
-  $('stop').addEventListener('click', stop);
+  $('stop').addEventListener('click', () => stop());
   $('new-chat').addEventListener('click', () => newChat());
   $('session-more').addEventListener('click', showMoreSessions);
   $('signout').addEventListener('click', () => signOut());
