@@ -20,7 +20,7 @@ async function errorFrom(res) {
     if ((res.headers.get('Content-Type') || '').startsWith('text/event-stream')) {
       const data = (await res.text()).split('\n').find((l) => l.startsWith('data: '));
       const ev = data ? JSON.parse(data.slice(6)) : {};
-      e = { code: ev.type, message: ev.message, details: ev.details };
+      e = { code: ev.type, message: ev.message, details: ev.details, remaining: ev.remaining, estimated_tokens: ev.estimated_tokens };
     } else {
       const body = await res.json();
       e = body && body.error ? body.error : {};
@@ -30,7 +30,11 @@ async function errorFrom(res) {
   }
   const retry = Number(res.headers.get('Retry-After')) || 0;
   const code = e.code || codeForStatus(res.status);
-  return new ApiError(res.status, code, e.message || res.statusText, retry, e.details || []);
+  const err = new ApiError(res.status, code, e.message || res.statusText, retry, e.details || []);
+  // budget_exhausted says what is left and what the turn needs.
+  err.remaining = e.remaining;
+  err.estimated_tokens = e.estimated_tokens;
+  return err;
 }
 
 function codeForStatus(status) {

@@ -9,8 +9,20 @@ export function describeError(err) {
   const retryAfter = Number(err.retryAfter ?? err.retry_after) || 0;
   const msg = err.message || '';
   switch (type) {
-    case 'budget_exhausted':
-      return { type, title: 'Token budget used up', text: 'You have used all the tokens in your budget for this period. Ask your administrator for more, or come back when it resets.' };
+    case 'budget_exhausted': {
+      const later = 'Ask your administrator for more, or come back when it resets.';
+      // A turn is refused when its estimate does not fit what is left,
+      // which may be much: then the budget is not used up.
+      const left = Number(err.remaining) || 0;
+      const need = Number(err.estimated_tokens) || 0;
+      if (left > 0) {
+        const text = need > left
+          ? `This reply needs about ${need.toLocaleString()} tokens and only ${left.toLocaleString()} are left in your budget for this period.`
+          : `Only ${left.toLocaleString()} tokens are left in your budget for this period, not enough for this reply.`;
+        return { type, title: 'Not enough budget left', text: `${text} ${later}` };
+      }
+      return { type, title: 'Token budget used up', text: `You have used all the tokens in your budget for this period. ${later}` };
+    }
     case 'rate_limit_exceeded':
       return { type, title: 'Slow down a little', text: 'You have sent a lot of messages in a short time.', countdown: retryAfter || 30 };
     case 'rate_limit':
