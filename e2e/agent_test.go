@@ -47,3 +47,27 @@ func TestPickAgent(t *testing.T) {
 		t.Errorf("the second turn was not the sleep coach's")
 	}
 }
+
+// TestSessionListNamesCoach: with several coaches, each conversation in
+// the sidebar says whose it is; they were listed alike, so a user could
+// not tell the sleep coach's conversations from the running coach's.
+func TestSessionListNamesCoach(t *testing.T) {
+	e := newEnv(t, 1280, 800, "--pack", filepath.Join(repoRoot(t), "e2e", "testdata", "twoagentpack"))
+	e.fake.Enqueue(at.Text("Run easy.", 0), at.Text("Sleep early.", 0))
+	e.signIn()
+	e.waitJS("the coaches to choose from", `!document.getElementById("agent-pick").hidden`)
+	e.send("Running?")
+	e.waitJS("the first reply", `document.getElementById("transcript").textContent.includes("Run easy.")`)
+	e.waitIdle()
+	e.run(chromedp.Click(chromedp.CSS("#new-chat")))
+	e.waitVisible("#agent-pick")
+	e.run(chromedp.SetValue(chromedp.CSS("#agent"), "sleepcoach"))
+	e.send("Sleep?")
+	e.waitJS("the second reply", `document.getElementById("transcript").textContent.includes("Sleep early.")`)
+	e.waitIdle()
+	e.waitJS("both in the list", `document.querySelectorAll("#session-list .session").length === 2`)
+	got := eval[[]string](e, `[...document.querySelectorAll("#session-list .session")].map((s) => s.querySelector(".session-agent")?.textContent ?? "")`)
+	if strings.Join(got, ",") != "sleepcoach,runcoach" {
+		t.Errorf("coaches named in the list = %v, want [sleepcoach runcoach] (newest first)", got)
+	}
+}

@@ -160,6 +160,7 @@ async function loadAgents() {
     pick.replaceChildren(...open.map((a) => h('option', { value: a.name, title: a.description || false, selected: a.default }, a.name)));
     state.pickAgent = open.length > 1;
     showWelcome(!$('welcome').hidden);
+    renderSessions();
   } catch (err) {
     if (err.status === 401) onAuthError();
   }
@@ -182,7 +183,7 @@ async function refreshSessions() {
 }
 
 function renderSessions() {
-  renderSessionList(state.sessions, state.sessionId);
+  renderSessionList(state.sessions, state.sessionId, state.pickAgent);
   $('session-more').hidden = !state.moreSessions;
 }
 

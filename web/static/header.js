@@ -34,8 +34,9 @@ export function renderBudget(u) {
 }
 
 // renderSessions draws the conversation list, current marked, and the
-// chat's title.
-export function renderSessions(sessions, current) {
+// chat's title; withAgent names each conversation's coach (when there
+// are several).
+export function renderSessions(sessions, current, withAgent = false) {
   $('session-list').replaceChildren(...sessions.map((s) => h('li', {},
     h('a', {
       class: `session${s.id === current ? ' active' : ''}`, href: `#/${s.id}`, dataset: { id: s.id },
@@ -43,6 +44,7 @@ export function renderSessions(sessions, current) {
     },
     h('span', { class: 'session-title' }, s.title || 'New conversation'),
     h('span', { class: 'session-meta' },
+      withAgent && s.agent ? h('span', { class: 'session-agent' }, s.agent) : null,
       relTime(s.updated_at),
       s.status && s.status !== 'active' ? h('span', { class: `status status-${s.status}` }, s.status) : null)))));
   $('session-empty').hidden = sessions.length > 0;
