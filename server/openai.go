@@ -19,7 +19,10 @@ import (
 // the new turn is the last user message, and the session is the one named
 // by X-Coachd-Session-Id, else the one whose conversation the messages
 // before it are (a fingerprint per user), else a new one. coachd runs the
-// coach's tools itself: client-sent tools are refused.
+// coach's tools itself: the tools a client sends (LibreChat, Open WebUI
+// and Continue send theirs with every message) are not offered to the
+// coach, which OpenAI's tool_choice "auto" allows; a tool_choice that
+// requires a call of one is refused.
 
 type oaiMessage struct {
 	Role    string     `json:"role"`
@@ -34,8 +37,22 @@ type oaiRequest struct {
 	StreamOptions *struct {
 		IncludeUsage bool `json:"include_usage"`
 	} `json:"stream_options"`
-	Tools     json.RawMessage `json:"tools"`
-	Functions json.RawMessage `json:"functions"`
+	ToolChoice   json.RawMessage `json:"tool_choice"`
+	FunctionCall json.RawMessage `json:"function_call"` // tool_choice before tools
+}
+
+// forcesClientTool reports whether a tool_choice (or function_call)
+// requires a call of the client's tools: anything but "auto", "none" or
+// nothing.
+func forcesClientTool(choice json.RawMessage) bool {
+	var s string
+	switch t := strings.TrimSpace(string(choice)); {
+	case t == "" || t == "null":
+		return false
+	case json.Unmarshal(choice, &s) == nil:
+		return s != "auto" && s != "none"
+	}
+	return true // {"type":"function","function":{"name":…}}, {"name":…}
 }
 
 // oaiErrorTypes maps coachd error codes to OpenAI's error types.
@@ -167,8 +184,11 @@ func (s *Server) oaiTurn(r *http.Request, req *oaiRequest) (agent.TurnRequest, e
 	bad := func(field, msg, code string) error {
 		return coachd.Invalid(coachd.FieldError{Field: field, Message: msg, Code: code})
 	}
-	if t := strings.TrimSpace(string(req.Tools)); (t != "" && t != "null" && t != "[]") || (len(req.Functions) > 0 && string(req.Functions) != "null") {
-		return agent.TurnRequest{}, bad("tools", "coachd runs the coach's own tools on the server; a client may not send tools", "unsupported")
+	if forcesClientTool(req.ToolChoice) {
+		return agent.TurnRequest{}, bad("tool_choice", `must be "auto" or "none": the coach runs its own tools on the server and is not offered the client's`, "enum")
+	}
+	if forcesClientTool(req.FunctionCall) {
+		return agent.TurnRequest{}, bad("function_call", `must be "auto" or "none": the coach runs its own tools on the server and is not offered the client's`, "enum")
 	}
 	if req.N != nil && *req.N != 1 {
 		return agent.TurnRequest{}, bad("n", "a coach gives one reply per turn: n must be 1", "enum")

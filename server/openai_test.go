@@ -193,3 +193,34 @@ func TestOpenAIRefusedBeforeBody(t *testing.T) {
 		t.Errorf("bob's bad body: %d %s", r.status, r.body)
 	}
 }
+
+// TestOpenAIClientToolChoice: the tools a chat UI sends with each message
+// are not the coach's; a tool_choice that lets the model answer without
+// them ("auto", "none") runs the turn, one that requires a call of them
+// is a 400 naming the field.
+func TestOpenAIClientToolChoice(t *testing.T) {
+	e := MustChatEnv(t, nil)
+	tools := `"tools":[{"type":"function","function":{"name":"web_search","parameters":{"type":"object"}}}]`
+	for _, c := range []struct{ extra, param string }{
+		{`"tool_choice":"none"`, ""},
+		{`"functions":[{"name":"f"}],"function_call":"auto"`, ""},
+		{`"tool_choice":"required"`, "tool_choice"},
+		{`"tool_choice":{"type":"function","function":{"name":"web_search"}}`, "tool_choice"},
+		{`"function_call":{"name":"f"}`, "function_call"},
+	} {
+		if c.param == "" {
+			e.fake.Enqueue(anthropictest.Text("Hi.", 2))
+		}
+		r := e.post(e.alice.key, "/v1/chat/completions", `{"model":"default",`+tools+`,`+c.extra+`,"messages":[{"role":"user","content":"hi"}]}`, nil, nil)
+		var body struct{ Error struct{ Param string } }
+		json.Unmarshal(r.body, &body)
+		if want := map[bool]int{true: 200, false: 400}[c.param == ""]; r.status != want || body.Error.Param != c.param {
+			t.Errorf("%s: %d %s, want %d on %q", c.extra, r.status, r.body, want, c.param)
+		}
+	}
+	for _, req := range e.fake.Requests() {
+		if req.HasTool("web_search") || req.HasTool("f") {
+			t.Errorf("the client's tools were offered to the coach")
+		}
+	}
+}

@@ -39,7 +39,8 @@ func TestOpenAIClient(t *testing.T) {
 	p := MustStart(t, []string{"ANTHROPIC_API_KEY=test", "ANTHROPIC_BASE_URL=" + fake.URL()},
 		"--db", filepath.Join(t.TempDir(), "c.db"), "--demo")
 	fake.Enqueue(anthropictest.Text("Hello, driver. What is on your mind?", 5),
-		anthropictest.Text("Tonight: the stadium lets out at ten.", 5))
+		anthropictest.Text("Tonight: the stadium lets out at ten.", 5),
+		anthropictest.Text("Any time. Drive safe.", 5))
 	cmd := exec.Command(node, filepath.Join(dir, "client.mjs"), p.url, p.key, "default")
 	cmd.Dir = dir
 	raw, err := cmd.Output()
@@ -50,6 +51,7 @@ func TestOpenAIClient(t *testing.T) {
 		Status  int    `json:"status"`
 		Type    string `json:"type"`
 		Code    string `json:"code"`
+		Param   string `json:"param"`
 		Message string `json:"message"`
 	}
 	var out struct {
@@ -68,7 +70,12 @@ func TestOpenAIClient(t *testing.T) {
 				TotalTokens int `json:"total_tokens"`
 			}
 		}
-		BadModel, Tools, BadKey failure
+		Tools struct {
+			Text, Finish, Message string
+			Status                int
+			ToolCalls             any
+		}
+		BadModel, ToolRequired, BadKey failure
 	}
 	if err := json.Unmarshal(raw, &out); err != nil {
 		t.Fatalf("%s: %v", raw, err)
@@ -89,8 +96,8 @@ func TestOpenAIClient(t *testing.T) {
 	}
 	// The second turn continued the first's session, from the store.
 	reqs := fake.Requests()
-	if len(reqs) != 2 {
-		t.Fatalf("%d model requests", len(reqs))
+	if len(reqs) != 3 {
+		t.Fatalf("%d model requests: %s", len(reqs), raw)
 	}
 	msgs := reqs[1].Messages()
 	if len(msgs) != 3 || msgs[1].Blocks[0].Text != "Hello, driver. What is on your mind?" || msgs[2].Blocks[len(msgs[2].Blocks)-1].Text != "And tonight?" {
@@ -104,8 +111,17 @@ func TestOpenAIClient(t *testing.T) {
 	if out.BadModel.Status != 404 || out.BadModel.Type != "not_found_error" || !strings.Contains(out.BadModel.Message, "default") {
 		t.Errorf("unknown model: %+v", out.BadModel)
 	}
-	if out.Tools.Status != 400 || out.Tools.Type != "invalid_request_error" {
-		t.Errorf("client tools: %+v", out.Tools)
+	// The client's own tools (LibreChat, Open WebUI) are not the coach's:
+	// the turn runs as without them, in the same session, and the model
+	// is not offered them.
+	if out.Tools.Text != "Any time. Drive safe." || out.Tools.Finish != "stop" || out.Tools.ToolCalls != nil {
+		t.Errorf("a message with the client's tools: %+v", out.Tools)
+	}
+	if reqs[2].HasTool("web_search") || reqs[2].LastUserText() != "Thanks" {
+		t.Errorf("the client's tools reached the model, or another message did: %q", reqs[2].LastUserText())
+	}
+	if out.ToolRequired.Status != 400 || out.ToolRequired.Type != "invalid_request_error" || out.ToolRequired.Param != "tool_choice" {
+		t.Errorf("tool_choice required: %+v", out.ToolRequired)
 	}
 	if out.BadKey.Status != 401 || out.BadKey.Code != "invalid_api_key" {
 		t.Errorf("bad key: %+v", out.BadKey)

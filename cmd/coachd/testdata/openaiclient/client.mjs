@@ -7,7 +7,7 @@ import OpenAI from 'openai'
 const [base, key, model] = process.argv.slice(2)
 const client = new OpenAI({ baseURL: `${base}/v1`, apiKey: key, maxRetries: 0 })
 const out = {}
-const fail = (e) => ({ status: e.status, type: e.type, code: e.code, message: e.message })
+const fail = (e) => ({ status: e.status, type: e.type, code: e.code, param: e.param, message: e.message })
 
 out.models = (await client.models.list()).data.map((m) => m.id)
 out.retrieved = (await client.models.retrieve(model)).id
@@ -39,12 +39,19 @@ out.second = { text, finish, usage, chunks }
 try {
   await client.chat.completions.create({ model: 'no-such-coach', messages: [{ role: 'user', content: 'x' }] })
 } catch (e) { out.badModel = fail(e) }
+// LibreChat, Open WebUI (native function calling) and Continue send their
+// own tools with every message, tool_choice "auto": the coach answers with
+// its own, in the same conversation; a client that requires a call of its
+// tools is told it cannot have one.
+history.push({ role: 'assistant', content: out.second.text }, { role: 'user', content: 'Thanks' })
+const tools = [{ type: 'function', function: { name: 'web_search', description: 'Search the web', parameters: { type: 'object', properties: { q: { type: 'string' } } } } }]
 try {
-  await client.chat.completions.create({
-    model, messages: [{ role: 'user', content: 'x' }],
-    tools: [{ type: 'function', function: { name: 'f', parameters: { type: 'object' } } }],
-  })
+  const c = await client.chat.completions.create({ model, messages: history, tools, tool_choice: 'auto', parallel_tool_calls: true })
+  out.tools = { text: c.choices[0].message.content, finish: c.choices[0].finish_reason, toolCalls: c.choices[0].message.tool_calls ?? null }
 } catch (e) { out.tools = fail(e) }
+try {
+  await client.chat.completions.create({ model, messages: [{ role: 'user', content: 'x' }], tools, tool_choice: 'required' })
+} catch (e) { out.toolRequired = fail(e) }
 try {
   await new OpenAI({ baseURL: `${base}/v1`, apiKey: 'ck_wrong', maxRetries: 0 }).models.list()
 } catch (e) { out.badKey = fail(e) }
