@@ -85,6 +85,15 @@ func (b *mcpBackend) Chat(ctx context.Context, in mcp.ChatInput) (*mcp.ChatOutpu
 	if errs := req.Valid(ctx); len(errs) > 0 {
 		return nil, coachd.Invalid(errs...)
 	}
+	// The client shows text only: a question the coach asked is answered
+	// by number or by the option's text, as on /v1/chat/completions.
+	if coachd.ValidID(coachd.PrefixSession, in.SessionID) {
+		if sess, err := b.s.store.FindSession(ctx, b.user.ID, in.SessionID); err == nil {
+			if a := textAnswer(sess.Pending, in.Message, b.s.clock.Now()); a != nil {
+				req.Message, req.ToolResult = "", a
+			}
+		}
+	}
 	t, err := b.s.runner.Prepare(ctx, req.turn(b.user, false))
 	if err != nil {
 		return nil, orNotFound(err, "session")
@@ -95,9 +104,16 @@ func (b *mcpBackend) Chat(ctx context.Context, in mcp.ChatInput) (*mcp.ChatOutpu
 	}
 	defer live.Finish()
 	defer cancel(nil)
-	res := t.Run(ctx, teeSink{live, &collector{}})
+	c := &collector{}
+	res := t.Run(ctx, teeSink{live, c})
 	if res.Err != nil && res.Text == "" {
 		return nil, res.Err
+	}
+	c.mu.Lock()
+	ia := c.interaction
+	c.mu.Unlock()
+	if ia != nil {
+		res.Text += interactionText(ia)
 	}
 	return &mcp.ChatOutput{SessionID: res.SessionID, Text: res.Text, StopReason: res.StopReason}, nil
 }

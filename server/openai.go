@@ -244,19 +244,8 @@ func (s *Server) oaiTurn(r *http.Request, req *oaiRequest) (agent.TurnRequest, e
 		}
 		// A pending question answered by number or by the option's text;
 		// once it expired, the text is a message (which dismisses it).
-		p := sess.Pending
-		if p != nil && !p.ExpiresAt.IsZero() && s.clock.Now().After(p.ExpiresAt) {
-			p = nil
-		}
-		if p != nil && p.Kind == coachd.PendingApproval {
-			if content := approvalChoice(text); content != nil {
-				tr.Message, tr.Answer = "", &agent.Answer{ToolUseID: p.ToolUseID, Content: content}
-			}
-		} else if p != nil {
-			if opt := chosenOption(p.Input, text); opt != "" {
-				content, _ := json.Marshal(opt)
-				tr.Message, tr.Answer = "", &agent.Answer{ToolUseID: p.ToolUseID, Content: content}
-			}
+		if a := textAnswer(sess.Pending, text, s.clock.Now()); a != nil {
+			tr.Message, tr.Answer = "", a
 		}
 	}
 	return tr, nil
