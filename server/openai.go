@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -246,9 +247,46 @@ func (s *Server) oaiTurn(r *http.Request, req *oaiRequest) (agent.TurnRequest, e
 		// once it expired, the text is a message (which dismisses it).
 		if a := textAnswer(sess.Pending, text, s.clock.Now()); a != nil {
 			tr.Message, tr.Answer = "", a
+		} else if sess.Pending == nil && s.resent(r.Context(), u.ID, sess, text, len(files)) {
+			// The request failed before the coach answered, and the
+			// client (an SDK's own retry, a chat UI's Regenerate) sends
+			// it again: its message is stored already.
+			tr.Message, tr.Attachments, tr.Retry = "", nil, true
 		}
 	}
 	return tr, nil
+}
+
+// resent reports whether the session's last message is a user message
+// the coach never answered with text and n attachments: the request
+// whose turn failed before the model replied, sent again.
+func (s *Server) resent(ctx context.Context, userID string, sess *coachd.Session, text string, n int) bool {
+	if sess.MessageCount == 0 {
+		return false
+	}
+	page := coachd.Page{Limit: 1} // seqs run 1..MessageCount
+	if sess.MessageCount > 1 {
+		page.Cursor = strconv.FormatInt(sess.MessageCount-1, 10)
+	}
+	msgs, _, err := s.store.ListMessages(ctx, userID, sess.ID, page)
+	if err != nil || len(msgs) == 0 {
+		return false
+	}
+	last := msgs[len(msgs)-1]
+	if last.Role != coachd.RoleUser || last.Content != text {
+		return false
+	}
+	files := 0
+	for _, b := range last.Blocks {
+		switch b.Type {
+		case coachd.BlockImage, coachd.BlockDocument:
+			files++
+		case coachd.BlockText:
+		default:
+			return false // a tool's result: a turn cut between rounds
+		}
+	}
+	return files == n
 }
 
 // chosenOption is the option of a show_options input the text picks: its

@@ -132,7 +132,8 @@ func TestOpenAIClient(t *testing.T) {
 // before the reply's first chunk reaches the official openai package as
 // an APIError with status 503 (a 200 stream with an error chunk in it has
 // no status, and the SDK never retries it), and a client that allows a
-// retry gets the reply on its second try.
+// retry gets the reply on its second try, the conversation's new message
+// stored once.
 func TestOpenAIClientBusy(t *testing.T) {
 	node, dir := needNodePackage(t, filepath.Join("testdata", "openaiclient"), "openai")
 	fake := anthropictest.NewServer()
@@ -142,7 +143,7 @@ func TestOpenAIClientBusy(t *testing.T) {
 	// Overloaded at the stream's start (an HTTP 529 would first be retried
 	// by coachd's own SDK, with its backoff).
 	overloaded := anthropictest.Text("never sent", 5).ErrorAfter(0, "", "")
-	fake.Enqueue(overloaded, overloaded, anthropictest.Text("Here now.", 5))
+	fake.Enqueue(overloaded, anthropictest.Text("Hello.", 5), overloaded, anthropictest.Text("Here now.", 5))
 	cmd := exec.Command(node, filepath.Join(dir, "busy.mjs"), p.url, p.key, "default")
 	cmd.Dir = dir
 	raw, err := cmd.Output()
@@ -168,5 +169,11 @@ func TestOpenAIClientBusy(t *testing.T) {
 	}
 	if out.Retried.Status != nil || out.Retried.Text != "Here now." {
 		t.Errorf("retried: %s", raw)
+	}
+	// The retry ran the stored message again; it did not store it twice.
+	reqs := fake.Requests()
+	msgs := reqs[len(reqs)-1].Messages()
+	if len(msgs) != 3 || len(msgs[2].Blocks) != 1 || msgs[2].Blocks[0].Text != "Again?" {
+		t.Errorf("the retried request's history: %+v", msgs)
 	}
 }
