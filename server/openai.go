@@ -65,9 +65,14 @@ var oaiErrorTypes = map[string]string{
 }
 
 // oaiError answers err in OpenAI's error shape, with coachd's status and
-// headers (Retry-After).
+// headers (Retry-After, and X-Should-Retry: false for a long wait).
 func (s *Server) oaiError(w http.ResponseWriter, r *http.Request, err error) {
 	e, status := s.answer(w, r, err)
+	if status == http.StatusTooManyRequests && e.RetryAfterSeconds() > 60 {
+		// The SDKs retry a 429 at once when Retry-After is over a minute,
+		// unless told not to (a month's limit would refuse them again).
+		w.Header().Set("X-Should-Retry", "false")
+	}
 	typ, code := oaiErrorTypes[e.Code], e.Code
 	if typ == "" {
 		typ = "api_error"

@@ -177,3 +177,38 @@ func TestOpenAIClientBusy(t *testing.T) {
 		t.Errorf("the retried request's history: %+v", msgs)
 	}
 }
+
+// TestOpenAIClientLimitNotRetried: a user past the month's message limit
+// gets the 429 from the official openai package at once; the SDKs retry a
+// 429 by themselves (ignoring a Retry-After over a minute), which only
+// made the user wait for two more refusals.
+func TestOpenAIClientLimitNotRetried(t *testing.T) {
+	node, dir := needNodePackage(t, filepath.Join("testdata", "openaiclient"), "openai")
+	fake := anthropictest.NewServer()
+	defer fake.Close()
+	p := MustStart(t, []string{"ANTHROPIC_API_KEY=test", "ANTHROPIC_BASE_URL=" + fake.URL()},
+		"--db", filepath.Join(t.TempDir(), "c.db"), "--demo", "--monthly-messages", "1")
+	fake.Enqueue(anthropictest.Text("Hello.", 5))
+	cmd := exec.Command(node, filepath.Join(dir, "limit.mjs"), p.url, p.key, "default")
+	cmd.Dir = dir
+	raw, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node: %v\n%s\n%s", err, raw, p.stderr)
+	}
+	var out struct {
+		First   string
+		Limited struct {
+			Status, Attempts int
+			Type, RetryAfter string
+		}
+	}
+	if err := json.Unmarshal(raw, &out); err != nil {
+		t.Fatalf("%s: %v", raw, err)
+	}
+	if out.First != "Hello." || out.Limited.Status != 429 || out.Limited.Type != "rate_limit_error" || out.Limited.RetryAfter == "" {
+		t.Errorf("%s", raw)
+	}
+	if out.Limited.Attempts != 1 {
+		t.Errorf("the limited request was sent %d times: %s", out.Limited.Attempts, raw)
+	}
+}
