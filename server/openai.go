@@ -82,6 +82,10 @@ func (s *Server) oaiError(w http.ResponseWriter, r *http.Request, err error) {
 		code = "insufficient_quota"
 	case coachd.EUNAUTHORIZED:
 		code = "invalid_api_key"
+	case coachd.ENOTFOUND:
+		if len(e.Details) == 1 && e.Details[0].Field == "model" {
+			code = "model_not_found" // as OpenAI names it
+		}
 	}
 	body := oaiErrorBody(e.Message, typ, code)
 	if len(e.Details) == 1 && e.Details[0].Field != "" {
@@ -140,8 +144,15 @@ func (s *Server) handleModel() http.Handler {
 				return
 			}
 		}
-		s.oaiError(w, r, coachd.Errorf(coachd.ENOTFOUND, "the model %q does not exist: the models are this server's agents (GET /v1/models)", truncate(name, 100)))
+		s.oaiError(w, r, modelNotFound(name, "GET /v1/models"))
 	})
+}
+
+// modelNotFound is the 404 of a model that is no agent of the user's.
+func modelNotFound(name, models string) error {
+	e := coachd.Errorf(coachd.ENOTFOUND, "the model %q does not exist: the models are this server's agents (%s)", truncate(name, 100), models)
+	e.Details = []coachd.FieldError{{Field: "model", Message: "not found", Code: "model_not_found"}}
+	return e
 }
 
 // userAgents are the agents a user key may start.
@@ -199,13 +210,16 @@ func (s *Server) oaiTurn(r *http.Request, req *oaiRequest) (agent.TurnRequest, e
 	if req.N != nil && *req.N != 1 {
 		return agent.TurnRequest{}, bad("n", "a coach gives one reply per turn: n must be 1", "enum")
 	}
+	if req.Model == "" {
+		return agent.TurnRequest{}, bad("model", "is required: the agent to talk to (GET /v1/models)", "required")
+	}
 	known, names := false, []string{}
 	for _, a := range s.userAgents() {
 		known = known || a.Name == req.Model
 		names = append(names, a.Name)
 	}
 	if !known {
-		return agent.TurnRequest{}, coachd.Errorf(coachd.ENOTFOUND, "the model %q does not exist: the models are this server's agents (%s)", truncate(req.Model, 100), strings.Join(names, ", "))
+		return agent.TurnRequest{}, modelNotFound(req.Model, strings.Join(names, ", "))
 	}
 	n := len(req.Messages)
 	if n == 0 || req.Messages[n-1].Role != "user" {

@@ -75,7 +75,7 @@ func TestOpenAIClient(t *testing.T) {
 			Status                int
 			ToolCalls             any
 		}
-		BadModel, ToolRequired, BadKey failure
+		BadModel, NoModel, ToolRequired, BadKey failure
 	}
 	if err := json.Unmarshal(raw, &out); err != nil {
 		t.Fatalf("%s: %v", raw, err)
@@ -108,8 +108,12 @@ func TestOpenAIClient(t *testing.T) {
 	if len(sessions.Sessions) != 1 {
 		t.Errorf("%d sessions, want the one continued", len(sessions.Sessions))
 	}
-	if out.BadModel.Status != 404 || out.BadModel.Type != "not_found_error" || !strings.Contains(out.BadModel.Message, "default") {
+	// As OpenAI says it: code model_not_found, a missing model a 400.
+	if out.BadModel.Status != 404 || out.BadModel.Code != "model_not_found" || !strings.Contains(out.BadModel.Message, "default") {
 		t.Errorf("unknown model: %+v", out.BadModel)
+	}
+	if out.NoModel.Status != 400 || out.NoModel.Type != "invalid_request_error" || out.NoModel.Param != "model" {
+		t.Errorf("no model: %+v", out.NoModel)
 	}
 	// The client's own tools (LibreChat, Open WebUI) are not the coach's:
 	// the turn runs as without them, in the same session, and the model

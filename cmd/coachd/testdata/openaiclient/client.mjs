@@ -39,6 +39,9 @@ out.second = { text, finish, usage, chunks }
 try {
   await client.chat.completions.create({ model: 'no-such-coach', messages: [{ role: 'user', content: 'x' }] })
 } catch (e) { out.badModel = fail(e) }
+try {
+  await client.chat.completions.create({ messages: [{ role: 'user', content: 'x' }] })
+} catch (e) { out.noModel = fail(e) }
 // LibreChat, Open WebUI (native function calling) and Continue send their
 // own tools with every message, tool_choice "auto": the coach answers with
 // its own, in the same conversation; a client that requires a call of its
