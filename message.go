@@ -20,6 +20,13 @@ type Usage struct {
 	OutputTokens             int64 `json:"output_tokens"`
 	CacheReadInputTokens     int64 `json:"cache_read_input_tokens,omitempty"`
 	CacheCreationInputTokens int64 `json:"cache_creation_input_tokens,omitempty"`
+	// CacheCreation1hInputTokens is the part of CacheCreationInputTokens
+	// written to the 1-hour cache, and WebSearchRequests the server web
+	// searches: both priced (Cost), neither counted as tokens. coachd's
+	// own rounds have neither (it marks only 5-minute breakpoints and
+	// offers no server tools); an external loop's recorded usage may.
+	CacheCreation1hInputTokens int64 `json:"-"`
+	WebSearchRequests          int64 `json:"-"`
 }
 
 // TokensOfBytes estimates the tokens of n bytes of text: a quarter,
@@ -39,6 +46,9 @@ func (u Usage) Add(o Usage) Usage {
 		OutputTokens:             u.OutputTokens + o.OutputTokens,
 		CacheReadInputTokens:     u.CacheReadInputTokens + o.CacheReadInputTokens,
 		CacheCreationInputTokens: u.CacheCreationInputTokens + o.CacheCreationInputTokens,
+
+		CacheCreation1hInputTokens: u.CacheCreation1hInputTokens + o.CacheCreation1hInputTokens,
+		WebSearchRequests:          u.WebSearchRequests + o.WebSearchRequests,
 	}
 }
 

@@ -89,16 +89,23 @@ func ParseBudgetUnit(s string) (BudgetUnit, error) {
 	return "", Errorf(EINVALID, "budget unit %q: want tokens, weighted or usd", s)
 }
 
-// Cost is the money u costs on model, in US dollars.
+// WebSearchUSD is what Claude bills a server web search, in US dollars
+// ($10 per 1,000 searches, whatever the model).
+const WebSearchUSD = 0.01
+
+// Cost is the money u costs on model, in US dollars: cache writes at
+// their lifetime's price (1 hour for CacheCreation1hInputTokens of them,
+// 5 minutes for the rest), and web searches at WebSearchUSD each.
 func Cost(model string, u Usage) float64 {
 	p := PriceOf(model)
-	return (float64(u.InputTokens)*p.Input + float64(u.OutputTokens)*p.Output +
-		float64(u.CacheCreationInputTokens)*p.CacheWrite5m + float64(u.CacheReadInputTokens)*p.CacheRead) / 1e6
+	w1h := min(u.CacheCreation1hInputTokens, u.CacheCreationInputTokens)
+	return (float64(u.InputTokens)*p.Input+float64(u.OutputTokens)*p.Output+
+		float64(u.CacheCreationInputTokens-w1h)*p.CacheWrite5m+float64(w1h)*p.CacheWrite1h+
+		float64(u.CacheReadInputTokens)*p.CacheRead)/1e6 + float64(u.WebSearchRequests)*WebSearchUSD
 }
 
 // Weighted is u in tokens-equivalent of model (see UnitWeighted),
-// unrounded. Cache writes are priced as 5-minute writes: coachd marks no
-// 1-hour breakpoints.
+// unrounded: what Cost bills, in uncached input tokens of model.
 func Weighted(model string, u Usage) float64 {
 	p := PriceOf(model)
 	if p.Input <= 0 {

@@ -158,7 +158,7 @@ type recordRequest struct {
 	// it, optional: with it a weighted or usd budget is charged exactly
 	// (and tokens_used is not read); without it tokens_used is priced
 	// as uncached input tokens.
-	Usage *coachd.Usage `json:"usage"`
+	Usage *recordUsage `json:"usage"`
 	// Final settles the reservation; absent, record settles it (seed 000
 	// never sends it) and a later record of the same turn still charges
 	// its extra tokens. final: false keeps it open for multi-step callers.
@@ -181,15 +181,7 @@ func (req recordRequest) Valid(context.Context) []coachd.FieldError {
 		errs = append(errs, coachd.FieldError{Field: "tokens_used", Message: fmt.Sprintf("must be 0 to %d (the turn's cumulative tokens)", coachd.MaxTurnTokens), Code: "range"})
 	}
 	if u := req.Usage; u != nil {
-		for _, f := range []struct {
-			name string
-			n    int64
-		}{{"input_tokens", u.InputTokens}, {"output_tokens", u.OutputTokens},
-			{"cache_read_input_tokens", u.CacheReadInputTokens}, {"cache_creation_input_tokens", u.CacheCreationInputTokens}} {
-			if f.n < 0 || f.n > coachd.MaxTurnTokens {
-				errs = append(errs, coachd.FieldError{Field: "usage." + f.name, Message: fmt.Sprintf("must be 0 to %d", coachd.MaxTurnTokens), Code: "range"})
-			}
-		}
+		errs = u.appendErrs(errs)
 	}
 	if len(req.Messages)+len(req.PartialMessages) > 100 {
 		errs = append(errs, coachd.FieldError{Field: "messages", Message: "at most 100 messages per call", Code: "length"})
@@ -286,7 +278,7 @@ func (s *Server) handleRecord(abort bool) http.Handler {
 			rec.TokensUsed = *body.TokensUsed
 		}
 		if s.runner != nil {
-			sp, err := s.runner.RecordSpend(r.Context(), UserFrom(r.Context()).ID, body.ReservationID, rec.TokensUsed, body.Usage)
+			sp, err := s.runner.RecordSpend(r.Context(), UserFrom(r.Context()).ID, body.ReservationID, rec.TokensUsed, body.Usage.usage())
 			if err != nil {
 				s.Error(w, r, orNotFound(err, "session or reservation"))
 				return
