@@ -30,8 +30,8 @@ const DefaultReservationTTL = 5 * time.Minute
 // a turn's cumulative usage. A 1M-token context for 50 rounds still fits
 // under it, and sums of such values stay far from int64 overflow, which a
 // client-reported tokens_used of 2^63-1 used to reach (issue 20 finding
-// 7). The API refuses a larger tokens_used; the store holds and charges at
-// most this much.
+// 7). The API refuses a larger tokens_used; the store counts at most this
+// many tokens, and charges at most what they can cost (BudgetUnit.MaxTurn).
 const MaxTurnTokens int64 = 100_000_000
 
 // RemainingTokens is what is left of a budget, budget - used - reserved,

@@ -1,6 +1,7 @@
 package coachd
 
 import (
+	"maps"
 	"math"
 	"strings"
 )
@@ -126,7 +127,29 @@ func (unit BudgetUnit) Charge(model string, u Usage) int64 {
 	default:
 		return min(u.Total(), MaxTurnTokens)
 	}
-	return int64(min(math.Ceil(v-1e-9), float64(MaxTurnTokens)))
+	return int64(min(math.Ceil(v-1e-9), float64(unit.MaxTurn())))
+}
+
+// MaxTurn bounds a turn's charge in unit: MaxTurnTokens tokens of the
+// dearest kind the price table knows (Opus 4.1's output, $75 a million:
+// 7.5e9 µ$, or 5e8 tokens-equivalent). A real turn stays under it; a
+// forged record is charged no more.
+func (unit BudgetUnit) MaxTurn() int64 {
+	if unit != UnitWeighted && unit != UnitMicroUSD {
+		return MaxTurnTokens
+	}
+	dearest := func(p Price) float64 { // a token of p, in unit
+		d := max(p.Output, p.CacheWrite1h) // $ a million tokens is µ$ a token
+		if unit == UnitWeighted {
+			d /= p.Input
+		}
+		return d
+	}
+	most := dearest(DefaultPrice)
+	for p := range maps.Values(prices) {
+		most = max(most, dearest(p))
+	}
+	return int64(math.Ceil(float64(MaxTurnTokens) * most))
 }
 
 // USD converts an amount in unit to dollars, when the unit is money.

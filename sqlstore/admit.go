@@ -70,7 +70,7 @@ func (db *DB) AdmitTurn(ctx context.Context, a coachd.TurnAdmission) (*coachd.Ad
 	if req.Estimate < 0 {
 		return nil, coachd.Invalid(coachd.FieldError{Field: "estimate", Message: "must not be negative", Code: "range"})
 	}
-	req.Estimate = min(req.Estimate, coachd.MaxTurnTokens)
+	req.Estimate = min(req.Estimate, db.budget.Unit.MaxTurn())
 	req.UserID, req.SessionID = a.Seen.UserID, a.Seen.ID
 	var msgs []*coachd.Message
 	var rows []messageRow
@@ -272,7 +272,7 @@ func leaseTurn(ctx context.Context, tx *tx, a coachd.TurnAdmission) error {
 // and the session as the write that stored e.Messages and released
 // e.Owner's lease left it, nil without both.
 func (db *DB) EndTurn(ctx context.Context, userID string, e coachd.TurnEnd) (*coachd.Reservation, *coachd.Session, error) {
-	s, err := settleSpend(e.Spend)
+	s, err := settleSpend(e.Spend, db.budget.Unit)
 	if err != nil {
 		return nil, nil, err
 	}

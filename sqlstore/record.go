@@ -26,7 +26,7 @@ func (db *DB) Record(ctx context.Context, userID string, rec coachd.TurnRecord) 
 		rec.Amount = rec.TokensUsed
 	}
 	// As settle does.
-	rec.TokensUsed, rec.Amount = min(rec.TokensUsed, coachd.MaxTurnTokens), min(rec.Amount, coachd.MaxTurnTokens)
+	rec.TokensUsed, rec.Amount = min(rec.TokensUsed, coachd.MaxTurnTokens), min(rec.Amount, db.budget.Unit.MaxTurn())
 	rows, err := encodeMessages(rec.Messages)
 	if err != nil {
 		return nil, err

@@ -145,7 +145,7 @@ const (
 // Settle charges a cumulative spend (Amount in the budget's unit, Tokens
 // raw) as mode says.
 func (db *DB) Settle(ctx context.Context, userID, id string, s coachd.Spend, mode coachd.SettleMode) (*coachd.Reservation, error) {
-	s, err := settleSpend(s)
+	s, err := settleSpend(s, db.budget.Unit)
 	if err != nil {
 		return nil, err
 	}
@@ -158,14 +158,15 @@ func (db *DB) Settle(ctx context.Context, userID, id string, s coachd.Spend, mod
 	})
 }
 
-// settleSpend checks a spend and bounds it. Charges saturate at the bound
+// settleSpend checks a spend and bounds it: its tokens at MaxTurnTokens,
+// its amount at what they can cost in unit. Charges saturate at the bound
 // rather than fail: a settle that failed would leave the hold until it
 // expires, charging nothing.
-func settleSpend(s coachd.Spend) (coachd.Spend, error) {
+func settleSpend(s coachd.Spend, unit coachd.BudgetUnit) (coachd.Spend, error) {
 	if s.Amount < 0 || s.Tokens < 0 {
 		return s, coachd.Invalid(coachd.FieldError{Field: "tokens_used", Message: "must not be negative", Code: "range"})
 	}
-	s.Amount, s.Tokens = min(s.Amount, coachd.MaxTurnTokens), min(s.Tokens, coachd.MaxTurnTokens)
+	s.Amount, s.Tokens = min(s.Amount, unit.MaxTurn()), min(s.Tokens, coachd.MaxTurnTokens)
 	return s, nil
 }
 

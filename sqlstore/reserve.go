@@ -19,7 +19,7 @@ func (db *DB) Reserve(ctx context.Context, req coachd.ReserveRequest) (*coachd.R
 	if req.Estimate < 0 {
 		return nil, coachd.Invalid(coachd.FieldError{Field: "estimate", Message: "must not be negative", Code: "range"})
 	}
-	req.Estimate = min(req.Estimate, coachd.MaxTurnTokens)
+	req.Estimate = min(req.Estimate, db.budget.Unit.MaxTurn())
 	return writeTx(ctx, db, func(tx *tx) (*coachd.Reservation, error) {
 		st, err := db.lockBudget(ctx, tx, req.UserID)
 		if err != nil {
