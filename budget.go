@@ -210,6 +210,12 @@ type TurnRecord struct {
 	Amount int64
 	Final  bool // settle the reservation (release what is left)
 	Abort  bool // settle as aborted
+	// Answered says the model may have answered although the record
+	// reports no spend: an abort that does not say what it spent (seed
+	// 000's never does) or that stores what the model said. A free
+	// preview turn so recorded counts as used, at its estimate (which a
+	// free turn charges no one), rather than given back.
+	Answered bool
 	// IdempotencyKey makes a retried record a no-op that returns the first
 	// result; empty disables it.
 	IdempotencyKey string

@@ -266,6 +266,9 @@ func (s *Server) handleRecord(abort bool) http.Handler {
 		rec := coachd.TurnRecord{
 			SessionID: body.SessionID, ReservationID: body.ReservationID, Final: body.Final == nil || *body.Final, Abort: abort,
 			IdempotencyKey: key, RequestHash: requestHash(r.URL.Path, body),
+			// Seed 000 aborts when the model's stream threw, mid-reply or
+			// not, and says nothing of what it spent: a free turn counts.
+			Answered: abort && (body.TokensUsed == nil && body.Usage == nil || body.replied()),
 		}
 		if key == "" {
 			// Seed 000 sends no key: the same body again on the same
@@ -300,6 +303,16 @@ func (s *Server) handleRecord(abort bool) http.Handler {
 			TokensCharged: res.Charged, BudgetRemaining: res.Remaining, Aborted: abort,
 		})
 	})
+}
+
+// replied reports whether req records something the model said.
+func (req recordRequest) replied() bool {
+	for _, m := range slices.Concat(req.Messages, req.PartialMessages) {
+		if m.Role == coachd.RoleAssistant && (len(m.ContentBlocks) > 0 || strings.TrimSpace(m.ContentText) != "") {
+			return true // thinking only too: the model answered
+		}
+	}
+	return false
 }
 
 func requestHash(path string, body recordRequest) string {

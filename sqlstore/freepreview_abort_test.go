@@ -38,3 +38,27 @@ func TestFreePreviewNothingSpent(t *testing.T) {
 		})
 	}
 }
+
+// TestFreePreviewAbortAnswered: an external loop's abort of a free turn
+// that may have been answered (coachd.TurnRecord.Answered: it did not
+// say what it spent) uses the free turn up although it reports no
+// tokens, and charges no one.
+func TestFreePreviewAbortAnswered(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			ctx := context.Background()
+			db := MustOpen(t, b.newDSN(t), newClock())
+			u := budgetUser(t, db, 0)
+			sess := MustCreateSession(t, db, u.ID)
+			req := coachd.ReserveRequest{UserID: u.ID, SessionID: sess.ID, Agent: "coach", Estimate: 100, FreePreviewTurns: 1}
+			r := must[*coachd.Reservation](t)(db.Reserve(ctx, req))
+			if !r.FreePreview {
+				t.Fatal("not free")
+			}
+			must[*coachd.Reservation](t)(db.Record(ctx, u.ID, coachd.TurnRecord{SessionID: sess.ID, ReservationID: r.ID, Abort: true, Answered: true}))
+			_, err := db.Reserve(ctx, req)
+			wantCode(t, err, coachd.EBUDGET)
+			mustStatus(t, db, u.ID, 0, 0)
+		})
+	}
+}

@@ -80,7 +80,12 @@ func (db *DB) Record(ctx context.Context, userID string, rec coachd.TurnRecord) 
 		}
 		// What the external loop used, priced by the caller in the
 		// budget's unit (coachd.TurnRecord.Amount).
-		if err := db.settleWith(ctx, tx, r, coachd.Spend{Amount: rec.Amount, Tokens: rec.TokensUsed}, mode); err != nil {
+		spend := coachd.Spend{Amount: rec.Amount, Tokens: rec.TokensUsed}
+		if rec.Answered && r.FreePreview && spend.Amount == 0 && spend.Tokens == 0 {
+			// Not given back as a free turn that spent nothing (freePreview).
+			spend.Amount = max(r.Estimate, 1)
+		}
+		if err := db.settleWith(ctx, tx, r, spend, mode); err != nil {
 			return nil, err
 		}
 		if rec.IdempotencyKey != "" && refused == nil {
