@@ -70,8 +70,9 @@ func (t *Turn) runTools(ctx context.Context, lim Limits, calls []coachd.ToolCall
 			continue
 		}
 		category := t.tools.Category(c.Name)
-		if ordered {
-			// It runs alone, like a lifecycle call.
+		if ordered && category != coachd.ToolInteractive {
+			// It runs alone, like a lifecycle call; an interactive one
+			// waits for the user below, as anywhere.
 			outs[i] = t.runTool(ctx, lim.ToolTimeout, tool, c)
 			continue
 		}
