@@ -40,3 +40,27 @@ func TestOrderedInteractiveMustCall(t *testing.T) {
 	}
 	h.assertValidHistory(res.SessionID)
 }
+
+// TestMustCallErrorAnswer: an interactive must_call tool the client
+// answered with is_error (it could not show it) did not run successfully,
+// and the contract is not met by it. The answer was counted as a success
+// and the turn ended as if the user had been asked.
+func TestMustCallErrorAnswer(t *testing.T) {
+	a := &agent.Agent{
+		Name: "asker", Prompt: "Ask first.", Tools: []string{"show_options"},
+		Contracts: agent.Contracts{MustCall: []string{"show_options"}, MaxRepairs: 1},
+	}
+	h := harnessOver(t, tools.Builtins(), func(string) (*agent.Agent, bool) { return a, true })
+	h.fake.Enqueue(anthropictest.Blocks(use("o1", "show_options", `{"prompt":"Which?","options":["Airport","Downtown"]}`)))
+	res := h.turn(agent.TurnRequest{Message: "where should I drive?"}, &sink{})
+	if res.StopReason != coachd.TurnAwaitingInput {
+		t.Fatalf("stop %s err %v", res.StopReason, res.Err)
+	}
+	h.fake.Enqueue(anthropictest.Text("Go downtown.", 5), anthropictest.Text("Go downtown.", 5))
+	res2 := h.turn(agent.TurnRequest{SessionID: res.SessionID, Answer: &agent.Answer{
+		ToolUseID: "o1", Content: json.RawMessage(`"this client cannot show options"`), IsError: true}}, &sink{})
+	if res2.StopReason != coachd.TurnContractViolation {
+		t.Fatalf("resume: stop %s (%v), want contract_violation: show_options never ran successfully", res2.StopReason, res2.Err)
+	}
+	h.assertValidHistory(res.SessionID)
+}

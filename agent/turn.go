@@ -217,7 +217,8 @@ func (t *Turn) begin(ctx context.Context) string {
 	// leaves its tool_use answered as interrupted.
 	// The turn goes on from the paused one: the calls that ran there
 	// count for its contracts, and so does an interactive call the user
-	// answered (an approved call counts once it ran, decide).
+	// answered (not one the client could not show: is_error; an approved
+	// call counts once it ran, decide).
 	p := t.sess.Pending
 	approval := p != nil && p.Kind == coachd.PendingApproval
 	if p != nil {
@@ -225,7 +226,7 @@ func (t *Turn) begin(ctx context.Context) string {
 		for _, name := range p.Called {
 			t.x.called[name] = true
 		}
-		if !approval && t.req.Answer != nil {
+		if !approval && t.req.Answer != nil && !t.req.Answer.IsError {
 			t.x.called[p.Name] = true
 		}
 	}
