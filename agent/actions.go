@@ -102,11 +102,28 @@ func (t *Turn) prepareSystem(ctx context.Context) {
 	}
 	if d != nil {
 		t.x.zone = d.now.Location()
+		t.x.data, t.x.mode = d, d.sess.Mode
 	}
 	if a.Prompt == "" && len(a.Skills) == 0 && d == nil {
 		return
 	}
 	t.x.system, t.x.tail = systemPrompt(a, d)
+}
+
+// refreshSystem builds the prompt again when a round's tool entered or
+// left an arc: the mode's skills and the session context's mode are the
+// next round's. Other facts (files written this turn) wait for the next
+// turn, so the cached prompt holds.
+func (t *Turn) refreshSystem() {
+	d := t.x.data
+	if d == nil || d.sess.Mode == t.x.mode {
+		return
+	}
+	t.x.mode = d.sess.Mode
+	t.x.system, t.x.tail = systemPrompt(t.agent, d)
+	if t.req.Context != "" {
+		t.x.tail = append(t.x.tail, coachd.TextBlock(t.req.Context))
+	}
 }
 
 // now is the turn's clock in the user's zone, for its tools (ToolEnv.Now).

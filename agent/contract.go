@@ -70,6 +70,11 @@ type turnState struct {
 	actions    []actionRecord
 	sent       sentHistory    // the last history a request sent (historySent)
 	zone       *time.Location // the user's, as the context found it; nil: UTC
+	// data is what the context read (nil: none), and mode the session
+	// mode the prompt was built for: entering or leaving an arc mid-turn
+	// builds it again (refreshSystem).
+	data *contextData
+	mode string
 }
 
 // sentHistory is the history a request sent, msgs, built from the turn's

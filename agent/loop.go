@@ -26,6 +26,7 @@ func (t *Turn) loop(ctx context.Context, lim Limits) string {
 		if ctx.Err() != nil {
 			return t.stopReason(ctx)
 		}
+		t.refreshSystem()
 		req := t.modelRequest()
 		req.NoHistoryCache = round == 0 && writesUnread(t.history)
 		if stop := t.roundBudget(ctx, round, req); stop != "" {

@@ -64,6 +64,7 @@ func (t CompleteSession) Execute(ctx context.Context, call coachd.ToolCall, env 
 		if _, err := env.Store.UpdateSession(ctx, env.User.ID, sess.ID, coachd.SessionUpdate{Mode: &empty}); err != nil {
 			return coachd.ToolResult{}, err
 		}
+		env.Session.Mode = "" // the turn's next rounds are out of the arc (their skills)
 		env.Emit(coachd.Event{Type: coachd.EventSessionChanged, Change: coachd.ChangeArcCompleted, Mode: sess.Mode})
 		return jsonResult(map[string]any{"success": true, "arc": sess.Mode})
 	}
