@@ -64,6 +64,7 @@ var (
 	agentKeys     = yamlKeys(agentFile{})
 	limitsKeys    = yamlKeys(limitsFile{})
 	contractsKeys = yamlKeys(contractsFile{})
+	checkinKeys   = yamlKeys(CheckinSpec{})
 )
 
 type limitsFile struct {
@@ -180,6 +181,7 @@ func parseAgent(fm *frontMatter, base string, known map[string]coachd.Tool, skil
 	a.Limits = parseLimits(fm, f.Limits)
 	a.Voice = parseVoice(fm, f.Voice)
 	a.Context.validate(fm)
+	fm.checkKeys(fm.node("context", "checkin"), checkinKeys)
 	if a.Context != nil {
 		a.Context.fileTypes = contextFileTypes(a)
 		if a.Context.Checkin != nil && a.Context.Checkin.FileType != "" {
