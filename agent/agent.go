@@ -125,6 +125,15 @@ type Agent struct {
 
 	mcpSpec     *mcpFile // the mcp: key, resolved by the pack
 	checkinLine int      // of context.checkin.file_type, when set
+	// contextTypes are context.standing's and context.recent's file
+	// types, with their lines (checkRuleFileTypes).
+	contextTypes []fileTypeRef
+}
+
+// fileTypeRef is a file type an agent file names under key, at line.
+type fileTypeRef struct {
+	key, typ string
+	line     int
 }
 
 // DefaultMaxTokens is the output cap when an agent sets none.

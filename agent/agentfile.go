@@ -184,6 +184,11 @@ func parseAgent(fm *frontMatter, base string, known map[string]coachd.Tool, skil
 	fm.checkKeys(fm.node("context", "checkin"), checkinKeys)
 	if a.Context != nil {
 		a.Context.fileTypes = contextFileTypes(a)
+		for key, list := range map[string][]string{"standing": a.Context.Standing, "recent": a.Context.Recent} {
+			for i, typ := range list {
+				a.contextTypes = append(a.contextTypes, fileTypeRef{key, typ, fm.itemLine(i, "context", key)})
+			}
+		}
 		if a.Context.Checkin != nil && a.Context.Checkin.FileType != "" {
 			a.checkinLine = fm.line("context", "checkin", "file_type")
 		}

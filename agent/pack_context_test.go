@@ -44,3 +44,19 @@ func TestContextCheckinUnknownKey(t *testing.T) {
 		t.Fatalf("problems %q, want agents/sage.md:48: unknown key \"every_day\"", got)
 	}
 }
+
+// TestContextFileTypeTypo: a file type in context.standing or
+// context.recent that no agent of the pack may write is a problem at its
+// line, as one in a skill rule or context.checkin is: no such file can
+// exist, so the section would never show the file meant. "overveiw" was
+// accepted, and the user's overview was never in the prompt.
+func TestContextFileTypeTypo(t *testing.T) {
+	for _, c := range []struct{ old, new, want string }{
+		{"standing: [sage-context, overview,", "standing: [sage-context, overveiw,", `agents/sage.md:41: standing "overveiw": no agent of the pack may write that file type`},
+		{"recent: [check-in,", "recent: [chek-in,", `agents/sage.md:42: recent "chek-in": no agent of the pack may write that file type`},
+	} {
+		if got := sageWith(t, c.old, c.new); !strings.Contains(got, c.want) {
+			t.Errorf("%s: problems %q, want %q", c.new, got, c.want)
+		}
+	}
+}

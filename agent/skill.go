@@ -224,6 +224,12 @@ func checkRuleFileTypes(p *Pack, problem func(file string, line int, msg string)
 			problem(a.Source, a.checkinLine, fmt.Sprintf("checkin file_type %q: no agent of the pack may write that file type (permissions: %s)",
 				a.Context.Checkin.FileType, strings.Join(known, ", ")))
 		}
+		for _, r := range a.contextTypes {
+			if !slices.Contains(known, r.typ) {
+				problem(a.Source, r.line, fmt.Sprintf("%s %q: no agent of the pack may write that file type (permissions: %s)",
+					r.key, r.typ, strings.Join(known, ", ")))
+			}
+		}
 	}
 	for _, s := range p.Skills {
 		for i, r := range s.When {
