@@ -13,6 +13,10 @@ import (
 // SkillSections are the body sections every skill file must have.
 var SkillSections = []string{"Goal", "When to Use", "Context Needed", "Tools to Use", "Constraints", "Guidance"}
 
+// MaxSkillBytes bounds a skill's body: it is sent in the prompt of every
+// turn its rule holds. Far above a real one (sage's are about 1 KB).
+const MaxSkillBytes = 32 << 10
+
 // Skill is a goal-oriented piece of coaching guidance. Its one-line Summary
 // is always in the prompt; its Body is added when one of its When rules
 // matches the context, or when the model calls load_skill.
@@ -203,6 +207,9 @@ func parseSkill(fm *frontMatter, base string) *Skill {
 				fm.bad(rn.Line+fm.off, "status_file_type narrows file_status: add file_status")
 			}
 		}
+	}
+	if len(fm.body) > MaxSkillBytes {
+		fm.bad(fm.bodyLine, fmt.Sprintf("the skill is %d KiB, more than %d KiB: it is sent in the prompt of every turn it applies to", len(fm.body)>>10, MaxSkillBytes>>10))
 	}
 	for _, sec := range SkillSections {
 		if !hasSection(fm.body, sec) {
