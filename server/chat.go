@@ -149,7 +149,7 @@ func (s *Server) handleChat() http.Handler {
 		}
 		out := chatResponse{Result: res, Interaction: c.interaction}
 		if res.Err != nil {
-			out.Error = &errorObject{Code: res.Err.Code, Message: res.Err.Message}
+			out.Error = &errorObject{Code: res.Err.Code, Message: res.Err.Message, Details: res.Err.Details}
 		} else if cut := s.drainCut(res.StopReason); cut != nil {
 			// Not a user's stop: the reply is cut short by a restart.
 			out.Error = &errorObject{Code: cut.Code, Message: "the server is restarting: the reply was cut short (stored, marked partial)"}

@@ -124,7 +124,7 @@ func (s *Server) handleReviewCreate() http.Handler {
 					s.Error(w, r, res.Err)
 					return
 				}
-				out.Error = &errorObject{Code: res.Err.Code, Message: res.Err.Message}
+				out.Error = &errorObject{Code: res.Err.Code, Message: res.Err.Message, Details: res.Err.Details}
 			}
 			s.encode(w, r, http.StatusOK, out)
 			return
