@@ -3,6 +3,7 @@ package agent
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -216,16 +217,26 @@ func LoadPack(dir string, opts PackOptions) (*Pack, error) {
 		}
 	}
 	sort.Slice(p.MCP, func(i, j int) bool { return p.MCP[i].Name() < p.MCP[j].Name() })
+	// A file that did not parse is its one problem: nothing naming it is
+	// told it is unknown, nor a file type judged without its permissions.
+	broken := map[string]bool{}
+	skillRefs := map[string]*Skill{}
 	for _, path := range glob(dir, "skills", "*.md") {
 		fm, base := markdown(path)
-		if fm == nil {
+		var s *Skill
+		if fm != nil {
+			s = parseSkill(fm, base)
+		}
+		if s == nil {
+			skillRefs[base] = &Skill{Name: base}
 			continue
 		}
-		if s := parseSkill(fm, base); s != nil && p.skills[s.Name] == nil {
+		if p.skills[s.Name] == nil {
 			p.skills[s.Name] = s
 			p.Skills = append(p.Skills, s)
 		}
 	}
+	maps.Copy(skillRefs, p.skills)
 	agentFiles := glob(dir, "agents", "*.md")
 	if len(agentFiles) == 0 {
 		problem("agents", 0, "a pack needs at least one agents/<name>.md")
@@ -233,11 +244,16 @@ func LoadPack(dir string, opts PackOptions) (*Pack, error) {
 	var defaults []*Agent
 	for _, path := range agentFiles {
 		fm, base := markdown(path)
-		if fm == nil {
+		var a *Agent
+		var isDefault bool
+		if fm != nil {
+			a, isDefault = parseAgent(fm, base, known, skillRefs)
+		}
+		if a == nil {
+			broken[base] = true
 			continue
 		}
-		a, isDefault := parseAgent(fm, base, known, p.skills)
-		if a == nil || p.agents[a.Name] != nil {
+		if p.agents[a.Name] != nil {
 			continue
 		}
 		bindMCP(fm, a, a.mcpSpec, servers)
@@ -253,10 +269,12 @@ func LoadPack(dir string, opts PackOptions) (*Pack, error) {
 	if len(defaults) == 1 && defaults[0].Internal {
 		problem(defaults[0].Source, 0, "an agent with triggers: [] cannot be the default: user keys may not start it")
 	}
-	checkRuleFileTypes(p, problem)
+	if len(broken) == 0 {
+		checkRuleFileTypes(p, problem)
+	}
 	for _, a := range p.Agents {
 		for _, other := range a.CollaboratesWith {
-			if p.agents[other] == nil {
+			if p.agents[other] == nil && !broken[other] {
 				problem(a.Source, 0, fmt.Sprintf("collaborates_with %q: the pack has no agents/%s.md", other, other))
 			}
 		}
