@@ -3,7 +3,6 @@ package agent
 import (
 	"context"
 	"fmt"
-	"os"
 
 	"github.com/coachd/coachd"
 	"gopkg.in/yaml.v3"
@@ -35,7 +34,7 @@ func markUnloaded(known map[string]coachd.Tool, name, file string) {
 func markUnloadedData(known map[string]coachd.Tool, paths []string, file func(string) string) {
 	for _, p := range paths {
 		markUnloaded(known, "query_data", file(p))
-		b, err := os.ReadFile(p)
+		b, err := readPackFile(p) // bounded: it may be why the file failed
 		if err != nil {
 			continue
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -34,7 +35,7 @@ func Load(ctx context.Context, dir string, paths []string, getenv func(string) s
 	var all []string
 	for _, path := range paths {
 		probs := &problems{path: path}
-		data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(path)))
+		data, err := readFile(filepath.Join(dir, filepath.FromSlash(path)))
 		if err != nil {
 			probs.add(0, "%v", err)
 		} else if sp := parse(path, data, getenv, probs); sp != nil && len(probs.list) == 0 {
@@ -61,6 +62,29 @@ func Load(ctx context.Context, dir string, paths []string, getenv func(string) s
 		return nil, err
 	}
 	return set, nil
+}
+
+// maxFile bounds a data file, as agent.MaxPackFile does the pack's
+// other files: far above a real one, and what a mistaken path (a log, a
+// dump) is refused at.
+const maxFile = 1 << 20
+
+// readFile reads a data file, refusing one over maxFile without reading
+// it all.
+func readFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxFile+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > maxFile {
+		return nil, fmt.Errorf("file is larger than %d KiB", maxFile>>10)
+	}
+	return data, nil
 }
 
 // UserKeys maps each data source's name to what its scope columns hold
