@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/coachd/coachd"
@@ -106,7 +107,10 @@ func (c Condition) holdsFor(v any) bool {
 	return false
 }
 
-// compare orders two numbers or two strings.
+// compare orders two numbers or two strings. An input string that
+// reads as a number is compared as one with a rule's number: the app
+// reads it so (pydantic coerces "500" to 500, JavaScript compares
+// "500" > 100 as true), and a rule on amount must not let it pass.
 func compare(a, b any) (int, bool) {
 	switch a := a.(type) {
 	case float64:
@@ -114,8 +118,13 @@ func compare(a, b any) (int, bool) {
 			return cmpOrdered(a, b), true
 		}
 	case string:
-		if b, ok := b.(string); ok {
+		switch b := b.(type) {
+		case string:
 			return strings.Compare(a, b), true
+		case float64:
+			if n, err := strconv.ParseFloat(strings.TrimSpace(a), 64); err == nil {
+				return cmpOrdered(n, b), true
+			}
 		}
 	}
 	return 0, false
