@@ -274,7 +274,7 @@ func parseWhen(fm *frontMatter, when *yaml.Node, tool string, def *coachd.ToolDe
 		fm.bad(line, "requires_approval: when maps input fields to a value or to {op: value}")
 		return nil, false
 	}
-	props := schemaProperties(def)
+	props, numeric := schemaProperties(def), numberFields(def)
 	var out []Condition
 	ok := true
 	for i := 0; i+1 < len(when.Content); i += 2 {
@@ -297,6 +297,9 @@ func parseWhen(fm *frontMatter, when *yaml.Node, tool string, def *coachd.ToolDe
 		}
 		for j, op := range ops {
 			c, err := condition(field, op, conds[j])
+			if err == "" && numeric[field] {
+				err = numberValue(&c)
+			}
 			if err != "" {
 				fm.bad(conds[j].Line+fm.off, "requires_approval: "+field+": "+err)
 				ok = false
@@ -344,6 +347,56 @@ func condition(field, op string, n *yaml.Node) (Condition, string) {
 		}
 	}
 	return Condition{Field: field, Op: op, Value: v}, ""
+}
+
+// numberValue makes a condition on a number field compare with numbers:
+// a string value that is one becomes it, and one that is not ("1,000",
+// "high") is a problem, as such a condition would never hold.
+func numberValue(c *Condition) string {
+	conv := func(v any) (any, string) {
+		s, ok := v.(string)
+		if !ok {
+			return v, ""
+		}
+		n, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+		if err != nil {
+			return nil, fmt.Sprintf("%s is a number: %q is not one", c.Field, s)
+		}
+		return n, ""
+	}
+	if c.Op == "contains" {
+		return ""
+	}
+	var err string
+	if list, ok := c.Value.([]any); ok {
+		for i := range list {
+			if list[i], err = conv(list[i]); err != "" {
+				return err
+			}
+		}
+		return ""
+	}
+	c.Value, err = conv(c.Value)
+	return err
+}
+
+// numberFields are a tool's top-level input properties of type number or
+// integer.
+func numberFields(def *coachd.ToolDef) map[string]bool {
+	if def == nil {
+		return nil
+	}
+	var s struct {
+		Properties map[string]struct {
+			Type any `json:"type"`
+		} `json:"properties"`
+	}
+	json.Unmarshal(def.InputSchema, &s)
+	out := map[string]bool{}
+	for name, p := range s.Properties {
+		out[name] = p.Type == "number" || p.Type == "integer"
+	}
+	return out
 }
 
 // schemaProperties lists a tool's top-level input properties; nil when
