@@ -456,16 +456,7 @@ func sanitize(v any, inProps bool) any {
 	switch x := v.(type) {
 	case map[string]any:
 		if !inProps {
-			if all, ok := x["allOf"].([]any); ok && len(all) == 1 {
-				if inner, ok := all[0].(map[string]any); ok {
-					delete(x, "allOf")
-					for k, iv := range inner {
-						if _, exists := x[k]; !exists {
-							x[k] = iv
-						}
-					}
-				}
-			}
+			mergeAllOf(x)
 		}
 		out := make(map[string]any, len(x))
 		for k, iv := range x {
