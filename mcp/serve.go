@@ -37,6 +37,20 @@ type ChatOutput struct {
 	SessionID  string `json:"session_id"`
 	Text       string `json:"text"`
 	StopReason string `json:"stop_reason"`
+	// Interaction is the call the turn paused on (stop_reason
+	// awaiting_input), for the client to show; the next message answers it.
+	Interaction *ChatInteraction `json:"interaction,omitempty"`
+}
+
+// ChatInteraction is a call waiting for the user: an interactive tool's
+// (show_options: its input holds the choices) or one that needs the
+// user's approval (Approval, Reason).
+type ChatInteraction struct {
+	ToolUseID string         `json:"tool_use_id"`
+	Name      string         `json:"name"`
+	Input     map[string]any `json:"input"`
+	Approval  bool           `json:"approval,omitempty"`
+	Reason    string         `json:"reason,omitempty"`
 }
 
 // ChatTool is the name of the tool that runs a turn.

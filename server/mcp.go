@@ -112,8 +112,11 @@ func (b *mcpBackend) Chat(ctx context.Context, in mcp.ChatInput) (*mcp.ChatOutpu
 	c.mu.Lock()
 	ia := c.interaction
 	c.mu.Unlock()
+	out := &mcp.ChatOutput{SessionID: res.SessionID, Text: res.Text, StopReason: res.StopReason}
 	if ia != nil {
-		res.Text += interactionText(ia)
+		out.Text += interactionText(ia)
+		out.Interaction = &mcp.ChatInteraction{ToolUseID: ia.ToolUseID, Name: ia.Name, Approval: ia.Approval, Reason: ia.Reason}
+		json.Unmarshal(ia.Input, &out.Interaction.Input) // a tool input: a JSON object
 	}
-	return &mcp.ChatOutput{SessionID: res.SessionID, Text: res.Text, StopReason: res.StopReason}, nil
+	return out, nil
 }

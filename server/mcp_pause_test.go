@@ -10,15 +10,6 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// keyTransport sends a user's key with every request.
-type keyTransport string
-
-func (k keyTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+string(k))
-	return http.DefaultTransport.RoundTrip(r)
-}
-
 // TestMCPChatPause: a coach that asks with show_options, through the MCP
 // chat tool (Claude Desktop, coachd mcp), shows its question and numbered
 // choices in the reply text, and the next chat message answers it by
