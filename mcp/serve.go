@@ -40,6 +40,16 @@ type ChatOutput struct {
 	// Interaction is the call the turn paused on (stop_reason
 	// awaiting_input), for the client to show; the next message answers it.
 	Interaction *ChatInteraction `json:"interaction,omitempty"`
+	// Error says why a turn that replied in part ended early (the model
+	// failed mid-reply, a contract was not met).
+	Error *ChatError `json:"error,omitempty"`
+}
+
+// ChatError is why a chat turn ended early: a coachd error code and
+// message.
+type ChatError struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
 }
 
 // ChatInteraction is a call waiting for the user: an interactive tool's

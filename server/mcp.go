@@ -113,6 +113,9 @@ func (b *mcpBackend) Chat(ctx context.Context, in mcp.ChatInput) (*mcp.ChatOutpu
 	ia := c.interaction
 	c.mu.Unlock()
 	out := &mcp.ChatOutput{SessionID: res.SessionID, Text: res.Text, StopReason: res.StopReason}
+	if res.Err != nil {
+		out.Error = &mcp.ChatError{Code: res.Err.Code, Message: res.Err.Message}
+	}
 	if ia != nil {
 		out.Text += interactionText(ia)
 		out.Interaction = &mcp.ChatInteraction{ToolUseID: ia.ToolUseID, Name: ia.Name, Approval: ia.Approval, Reason: ia.Reason}

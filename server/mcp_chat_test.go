@@ -3,8 +3,11 @@ package server_test
 import (
 	"context"
 	"net/http"
+	"strings"
 	"testing"
 
+	"github.com/coachd/coachd"
+	"github.com/coachd/coachd/agent"
 	"github.com/coachd/coachd/anthropic/anthropictest"
 	"github.com/coachd/coachd/mcp"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -54,6 +57,23 @@ func TestMCPChatInteraction(t *testing.T) {
 	in, _ := out["interaction"].(map[string]any)
 	if out["stop_reason"] != "awaiting_input" || in["tool_use_id"] != "o1" || in["name"] != "show_options" ||
 		in["input"].(map[string]any)["options"].([]any)[1] != "Downtown" {
+		t.Fatalf("chat = %+v", out)
+	}
+}
+
+// TestMCPChatError: a chat turn that ended with an error after some text
+// (here its contract unmet) says so in the result's error {code,
+// message}, as POST /v1/chat does; the text alone read as the coach's
+// whole, successful reply.
+func TestMCPChatError(t *testing.T) {
+	ag := agent.DefaultAgent()
+	ag.Contracts = agent.Contracts{MustCall: []string{"list_notes"}, MaxRepairs: 1}
+	e := MustChatEnv(t, ag)
+	e.fake.Enqueue(anthropictest.Text("No tools today.", 4), anthropictest.Text("Still none.", 4))
+	out := mcpChat(t, e, e.alice.key, map[string]any{"message": "hi"})
+	ev, _ := out["error"].(map[string]any)
+	if out["stop_reason"] != coachd.TurnContractViolation || ev["code"] != agent.EContractViolation ||
+		!strings.Contains(ev["message"].(string), "list_notes") {
 		t.Fatalf("chat = %+v", out)
 	}
 }
