@@ -86,25 +86,36 @@ func (c Condition) holds(input map[string]any) bool {
 func (c Condition) holdsFor(v any) bool {
 	switch c.Op {
 	case "eq":
-		return reflect.DeepEqual(v, c.Value)
+		return sameFold(v, c.Value)
 	case "ne":
-		return !reflect.DeepEqual(v, c.Value)
+		return !reflect.DeepEqual(v, c.Value) // exact: a looser ne would let calls through
 	case "lt", "lte", "gt", "gte":
 		n, ok := compare(v, c.Value)
 		return ok && map[string]bool{"lt": n < 0, "lte": n <= 0, "gt": n > 0, "gte": n >= 0}[c.Op]
 	case "in":
 		list, _ := c.Value.([]any)
-		return slices.ContainsFunc(list, func(x any) bool { return reflect.DeepEqual(v, x) })
+		return slices.ContainsFunc(list, func(x any) bool { return sameFold(v, x) })
 	case "contains":
 		switch v := v.(type) {
 		case string:
 			s, ok := c.Value.(string)
-			return ok && strings.Contains(v, s)
+			return ok && strings.Contains(strings.ToLower(v), strings.ToLower(s))
 		case []any:
-			return slices.ContainsFunc(v, func(x any) bool { return reflect.DeepEqual(x, c.Value) })
+			return slices.ContainsFunc(v, func(x any) bool { return sameFold(x, c.Value) })
 		}
 	}
 	return false
+}
+
+// sameFold reports whether a and b are equal, strings in any case: the
+// conditions that make a call wait read "eur" as EUR, as a payment app
+// does (Stripe's codes are lowercase), and "Password" as password.
+func sameFold(a, b any) bool {
+	if as, ok := a.(string); ok {
+		bs, ok := b.(string)
+		return ok && strings.EqualFold(as, bs)
+	}
+	return reflect.DeepEqual(a, b)
 }
 
 // compare orders two numbers or two strings. An input string that
