@@ -99,8 +99,7 @@ func (t *Turn) endViolations(resp *coachd.ModelResponse) []coachd.FieldError {
 		}
 	}
 	if c.output != nil {
-		text := strings.TrimSpace(coachd.BlocksText(resp.Blocks))
-		text = strings.TrimSpace(strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(text, "```json"), "```"), "```"))
+		text := finalOutput(resp)
 		var obj map[string]json.RawMessage
 		if json.Unmarshal([]byte(text), &obj) != nil {
 			v = append(v, coachd.FieldError{Field: "must_output", Message: "the final reply is not a single JSON object", Code: "must_output"})
@@ -111,6 +110,13 @@ func (t *Turn) endViolations(resp *coachd.ModelResponse) []coachd.FieldError {
 		}
 	}
 	return v
+}
+
+// finalOutput is the reply's text without a ```json fence around it: the
+// must_output object when the contract holds (Result.Output).
+func finalOutput(resp *coachd.ModelResponse) string {
+	text := strings.TrimSpace(coachd.BlocksText(resp.Blocks))
+	return strings.TrimSpace(strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(text, "```json"), "```"), "```"))
 }
 
 // DecisionTool is the validator's decision tool: an agent that declares it

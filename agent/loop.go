@@ -61,6 +61,9 @@ func (t *Turn) loop(ctx context.Context, lim Limits) string {
 		case len(uses) == 0:
 			v := t.endViolations(resp)
 			if len(v) == 0 {
+				if contracts.output != nil {
+					t.res.Output = json.RawMessage(finalOutput(resp))
+				}
 				return t.finish(ctx, resp, coachd.TurnEndTurn)
 			}
 			if t.x.repairs < contracts.MaxRepairs && round+1 < lim.MaxRounds {

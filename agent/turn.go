@@ -57,15 +57,18 @@ type Turn struct {
 
 // Result sums up a finished turn.
 type Result struct {
-	SessionID  string            `json:"session_id"`
-	MessageID  string            `json:"message_id"`
-	StopReason string            `json:"stop_reason"`
-	Text       string            `json:"text"`
-	ToolCalls  []coachd.ToolCall `json:"tool_calls"`
-	Usage      coachd.Usage      `json:"usage"`
-	Billed     int64             `json:"billed"` // Usage in the budget's unit
-	LatencyMS  int64             `json:"latency_ms"`
-	Err        *coachd.Error     `json:"-"`
+	SessionID  string `json:"session_id"`
+	MessageID  string `json:"message_id"`
+	StopReason string `json:"stop_reason"`
+	Text       string `json:"text"`
+	// Output is the final reply's JSON object when the agent's
+	// must_output contract held (Text runs every round's text together).
+	Output    json.RawMessage   `json:"output,omitempty"`
+	ToolCalls []coachd.ToolCall `json:"tool_calls"`
+	Usage     coachd.Usage      `json:"usage"`
+	Billed    int64             `json:"billed"` // Usage in the budget's unit
+	LatencyMS int64             `json:"latency_ms"`
+	Err       *coachd.Error     `json:"-"`
 }
 
 // errSinkGone cancels a turn whose client went away.
