@@ -47,7 +47,7 @@ func (t *Turn) runTools(ctx context.Context, lim Limits, calls []coachd.ToolCall
 			outs[i] = errOutcome(c.ID, InvalidInputText(c.Name, err))
 			continue
 		}
-		ordered := t.agent.Contracts.ordered(c.Name)
+		ordered := !t.external && t.agent.Contracts.ordered(c.Name)
 		if ordered {
 			// An ordered contract call waits for the round's earlier calls,
 			// which count as made, and is refused out of order before it

@@ -94,7 +94,7 @@ func (r *Runner) externalTurn(ctx context.Context, u *coachd.User, sessionID, ag
 		// No session: tools that need one fail as the model would see.
 		sess = &coachd.Session{UserID: u.ID, Agent: ag.Name, Status: coachd.SessionActive}
 	}
-	t := &Turn{r: r, req: TurnRequest{User: u, SessionID: sess.ID, Agent: ag.Name}, agent: ag, sess: sess, sink: dropSink{}, tools: r.cfg.Tools}
+	t := &Turn{r: r, req: TurnRequest{User: u, SessionID: sess.ID, Agent: ag.Name}, agent: ag, sess: sess, sink: dropSink{}, tools: r.cfg.Tools, external: true}
 	t.agent, t.tools = r.withMCP(ctx, ag, t.tools)
 	t.x.called = map[string]bool{}
 	return t, nil

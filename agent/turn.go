@@ -53,6 +53,9 @@ type Turn struct {
 	firstText   time.Time // when the first text streamed, for time-to-first-token
 
 	ap approvalState // a call waiting for, or resumed by, the user's approval (approve.go)
+	// external is one call of an app's own loop (ExecuteTool), which
+	// coachd does not see whole: an ordered must_call is not judged.
+	external bool
 }
 
 // Result sums up a finished turn.
