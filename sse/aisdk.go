@@ -16,7 +16,8 @@ import (
 //	thinking_delta        → reasoning-start (once), reasoning-delta {id, delta}
 //	tool_call_started     → tool-input-start {toolCallId, toolName}
 //	tool_call_ready       → tool-input-available {toolCallId, toolName, input}
-//	tool_result           → tool-output-available {toolCallId, output} | tool-output-error {toolCallId, errorText}
+//	tool_result           → tool-output-available {toolCallId, output} | tool-output-error {toolCallId, errorText},
+//	                        with providerExecuted: true (coachd ran the call)
 //	round_boundary        → finish-step, start-step
 //	interaction_requested → (nothing: the tool part waits for its output, addToolResult answers it)
 //	approval_required     → tool-approval-request {approvalId, toolCallId, reason} (addToolApprovalResponse answers it)
@@ -70,11 +71,16 @@ type aiChunk struct {
 	ToolName   string          `json:"toolName,omitempty"`
 	Input      json.RawMessage `json:"input,omitempty"`
 	Output     any             `json:"output,omitempty"`
-	ErrorText  string          `json:"errorText,omitempty"`
-	Reason     string          `json:"finishReason,omitempty"`
-	Why        string          `json:"reason,omitempty"` // tool-approval-request
-	Data       any             `json:"data,omitempty"`
-	Transient  bool            `json:"transient,omitempty"` // data-* parts
+	// Executed marks the end of a call coachd ran (or cut): useChat's
+	// lastAssistantMessageIsCompleteWithToolCalls, with which apps send
+	// their paused tools' answers by themselves, skips such parts, so a
+	// turn that ended on a round coachd ran is not sent back as an answer.
+	Executed  bool   `json:"providerExecuted,omitempty"`
+	ErrorText string `json:"errorText,omitempty"`
+	Reason    string `json:"finishReason,omitempty"`
+	Why       string `json:"reason,omitempty"` // tool-approval-request
+	Data      any    `json:"data,omitempty"`
+	Transient bool   `json:"transient,omitempty"` // data-* parts
 }
 
 // aiFinish maps a stop reason to a finish reason every AI SDK from 5 on
@@ -160,7 +166,7 @@ func (st *aiState) encode(dst []byte, ev coachd.Event) []byte {
 	case coachd.EventToolResult:
 		if ev.Cut {
 			// Its input never became available: the part ends in error.
-			return frame(dst, "", aiChunk{Type: "tool-input-error", ToolCallID: ev.ToolUseID, ToolName: ev.ToolName, Input: rawOr(ev.Input, "{}"), ErrorText: ev.Result})
+			return frame(dst, "", aiChunk{Type: "tool-input-error", ToolCallID: ev.ToolUseID, ToolName: ev.ToolName, Input: rawOr(ev.Input, "{}"), ErrorText: ev.Result, Executed: true})
 		}
 		if !st.calls[ev.ToolUseID] && ev.Input != nil && st.cont == "" {
 			// A call made in an earlier stream (answered after a pause):
@@ -173,13 +179,13 @@ func (st *aiState) encode(dst []byte, ev coachd.Event) []byte {
 			return frame(dst, "", aiChunk{Type: "tool-output-denied", ToolCallID: ev.ToolUseID})
 		}
 		if ev.IsError {
-			return frame(dst, "", aiChunk{Type: "tool-output-error", ToolCallID: ev.ToolUseID, ErrorText: errorText(ev.Result)})
+			return frame(dst, "", aiChunk{Type: "tool-output-error", ToolCallID: ev.ToolUseID, ErrorText: errorText(ev.Result), Executed: true})
 		}
 		var out any = ev.Result
 		if coachd.ValidJSON([]byte(ev.Result)) {
 			out = json.RawMessage(ev.Result)
 		}
-		return frame(dst, "", aiChunk{Type: "tool-output-available", ToolCallID: ev.ToolUseID, Output: out})
+		return frame(dst, "", aiChunk{Type: "tool-output-available", ToolCallID: ev.ToolUseID, Output: out, Executed: true})
 	case coachd.EventRoundBoundary:
 		dst = st.close(dst)
 		dst = frame(dst, "", aiChunk{Type: "finish-step"})

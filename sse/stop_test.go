@@ -117,7 +117,7 @@ func TestCutCall(t *testing.T) {
 	}
 	for dialect, want := range map[string]string{
 		sse.Coachd: "event: function_result\ndata: {\"tool_use_id\":\"toolu_9\"",
-		sse.AISDK:  `{"type":"tool-input-error","toolCallId":"toolu_9","toolName":"save_note","input":{},"errorText":"not run: cut"}`,
+		sse.AISDK:  `{"type":"tool-input-error","toolCallId":"toolu_9","toolName":"save_note","input":{},"providerExecuted":true,"errorText":"not run: cut"}`,
 		sse.ASP:    "",
 		sse.Sage:   "",
 	} {

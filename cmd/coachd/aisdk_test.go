@@ -371,6 +371,43 @@ func TestAISDKRegenerate(t *testing.T) {
 	}
 }
 
+// TestAISDKAutoSend plays useChat with sendAutomaticallyWhen:
+// lastAssistantMessageIsCompleteWithToolCalls (an app that sends its
+// paused tools' answers by itself) through turns that end on a tool round
+// coachd ran: a call the reply was cut in, and max_rounds reached. The
+// chat must not send them back as answers (coachd refuses those, 409,
+// and the page shows the error): no error, no second request.
+func TestAISDKAutoSend(t *testing.T) {
+	node, dir, fake, p := startAISDK(t)
+	fake.Enqueue(anthropictest.Blocks(anthropictest.TextBlock("Checking.", 4),
+		anthropictest.ToolUse("toolu_x", "list_notes", `{"a`)).WithStop("max_tokens"))
+	for i := range 10 {
+		fake.Enqueue(anthropictest.Blocks(anthropictest.ToolUse("toolu_r"+strconv.Itoa(i), "list_notes", `{}`)))
+	}
+	raw := runAISDKScript(t, node, dir, p, "autosend.mjs", "2")
+	var out []struct {
+		Error    string
+		Status   string
+		Messages int
+		Tools    []struct{ Type, State string }
+	}
+	if err := json.Unmarshal(raw, &out); err != nil || len(out) != 2 {
+		t.Fatalf("%s: %v", raw, err)
+	}
+	for i, want := range []string{"output-error", "output-available"} {
+		turn := out[i]
+		if turn.Error != "" || turn.Status != "ready" || turn.Messages != 2*(i+1) {
+			t.Errorf("turn %d: error %q, status %s, %d messages", i+1, turn.Error, turn.Status, turn.Messages)
+		}
+		if n := len(turn.Tools); n == 0 || turn.Tools[n-1].State != want {
+			t.Errorf("turn %d: tool parts %+v, the last one %s", i+1, turn.Tools, want)
+		}
+	}
+	if n := len(fake.Requests()); n != 11 {
+		t.Errorf("%d model requests, want 11", n)
+	}
+}
+
 // startAISDK starts serve --demo on a new SQLite file with the fake
 // Anthropic API as its model, and finds node with the ai package for the
 // scripts in testdata/aisdkclient (skipping the test without them).
@@ -387,9 +424,9 @@ func startAISDK(t *testing.T) (node, dir string, fake *anthropictest.Server, p *
 // runAISDKScript runs script with the server's URL and key and returns
 // what it printed; a script that fails fails the test, with the server's
 // log.
-func runAISDKScript(t *testing.T, node, dir string, p *proc, script string) []byte {
+func runAISDKScript(t *testing.T, node, dir string, p *proc, script string, args ...string) []byte {
 	t.Helper()
-	cmd := exec.Command(node, filepath.Join(dir, script), p.url, p.key)
+	cmd := exec.Command(node, append([]string{filepath.Join(dir, script), p.url, p.key}, args...)...)
 	cmd.Dir = dir
 	raw, err := cmd.CombinedOutput()
 	if err != nil {

@@ -26,9 +26,11 @@ class Chat extends AbstractChat {
 export const newChatID = () => 'chat-' + Math.random().toString(36).slice(2)
 
 // memChat is a chat of id (a new one by default) with the messages given,
-// on POST /v1/chat/stream?protocol=ai-sdk plus query.
-export function memChat(base, key, { id = newChatID(), messages = [], query = '' } = {}) {
+// on POST /v1/chat/stream?protocol=ai-sdk plus query; init holds the
+// chat's other options (sendAutomaticallyWhen, ...).
+export function memChat(base, key, { id = newChatID(), messages = [], query = '', init = {} } = {}) {
   const c = new Chat({
+    ...init,
     id,
     transport: new DefaultChatTransport({
       api: `${base}/v1/chat/stream?protocol=ai-sdk${query}`,
