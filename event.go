@@ -65,6 +65,10 @@ type Event struct {
 
 	SessionID string `json:"session_id,omitempty"` // turn_started, turn_ended
 	MessageID string `json:"message_id,omitempty"` // turn_started
+	// Continues (turn_started) is the id of the client's message the turn
+	// goes on with, its paused tool answered (useChat's assistant
+	// message): the ai-sdk dialect starts the stream, a replay too, in it.
+	Continues string `json:"continues,omitempty"`
 
 	Text string `json:"text,omitempty"` // text_delta, thinking_delta
 

@@ -124,6 +124,9 @@ type TurnRequest struct {
 	Agent     string // used when creating a session
 	Message   string
 	Answer    *Answer
+	// Continues is the id of the client's message an Answer goes on with
+	// (useChat's assistant message), kept in the turn's turn_started.
+	Continues string
 	// Attachments are image and document blocks (coachd.AttachmentBlock,
 	// already checked), stored in the user message before its text.
 	Attachments []coachd.Block

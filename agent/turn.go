@@ -290,7 +290,7 @@ func (t *Turn) sendStarted(ev coachd.Event) {
 
 // startedEvent is the turn's turn_started.
 func (t *Turn) startedEvent() coachd.Event {
-	return coachd.Event{Type: coachd.EventTurnStarted, SessionID: t.sess.ID, MessageID: t.res.MessageID}
+	return coachd.Event{Type: coachd.EventTurnStarted, SessionID: t.sess.ID, MessageID: t.res.MessageID, Continues: t.req.Continues}
 }
 
 // recordAnswer lets the answered tool keep what it wants of the answer. A

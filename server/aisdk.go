@@ -98,28 +98,28 @@ func decodeUIChatRequest(r *http.Request, req *uiChatRequest) error {
 func chatKey(id string) string { return "ai-sdk-chat:" + id }
 
 // prepareUIChatTurn decodes useChat's body and prepares its turn. When
-// the turn goes on from a paused tool, cont is the id of the assistant
-// message the client sent: the stream's start chunk must carry it, since
-// useChat continues the message of that id and adds a message of any
-// other beside it.
-func (s *Server) prepareUIChatTurn(r *http.Request) (t *agent.Turn, cont string, err error) {
+// the turn goes on from a paused tool, the id of the assistant message
+// the client sent is the turn's Continues: the stream's start chunk, a
+// resumed one's too, must carry it, since useChat continues the message
+// of that id and adds a message of any other beside it.
+func (s *Server) prepareUIChatTurn(r *http.Request) (t *agent.Turn, err error) {
 	if s.runner == nil {
-		return nil, "", coachd.Errorf(coachd.EAPI, "this server has no model configured")
+		return nil, coachd.Errorf(coachd.EAPI, "this server has no model configured")
 	}
 	var req uiChatRequest
 	if err := decodeUIChatRequest(r, &req); err != nil {
-		return nil, "", err
+		return nil, err
 	}
 	bad := func(field, msg, code string) error {
 		return coachd.Invalid(coachd.FieldError{Field: field, Message: msg, Code: code})
 	}
 	switch {
 	case req.ID == "" || len(req.ID) > 200:
-		return nil, "", bad("id", "must be the chat's id, 1 to 200 characters", "length")
+		return nil, bad("id", "must be the chat's id, 1 to 200 characters", "length")
 	case req.Trigger != "" && req.Trigger != "submit-message" && req.Trigger != "regenerate-message":
-		return nil, "", bad("trigger", "must be submit-message or regenerate-message", "enum")
+		return nil, bad("trigger", "must be submit-message or regenerate-message", "enum")
 	case len(req.Messages) == 0:
-		return nil, "", bad("messages", "must hold the new message", "required")
+		return nil, bad("messages", "must hold the new message", "required")
 	}
 	u := UserFrom(r.Context())
 	// handleChatStream, its one caller, waits for the admission (Behind).
@@ -127,7 +127,7 @@ func (s *Server) prepareUIChatTurn(r *http.Request) (t *agent.Turn, cont string,
 	if id, err := s.store.FindFingerprint(r.Context(), u.ID, chatKey(req.ID)); err == nil {
 		tr.SessionID = id
 	} else if coachd.ErrorCode(err) != coachd.ENOTFOUND {
-		return nil, "", err
+		return nil, err
 	}
 	last := req.Messages[len(req.Messages)-1]
 	switch {
@@ -136,7 +136,7 @@ func (s *Server) prepareUIChatTurn(r *http.Request) (t *agent.Turn, cont string,
 		// that failed before the model answered runs again on its stored
 		// message; a turn that has its reply is not regenerated (409).
 		if tr.SessionID == "" {
-			return nil, "", coachd.Errorf(coachd.ECONFLICT, "nothing to regenerate: this chat has no turn yet")
+			return nil, coachd.Errorf(coachd.ECONFLICT, "nothing to regenerate: this chat has no turn yet")
 		}
 		tr.Retry = true
 	case last.Role == "user":
@@ -145,7 +145,7 @@ func (s *Server) prepareUIChatTurn(r *http.Request) (t *agent.Turn, cont string,
 			// new one (useChat cannot start one under the same id).
 			sess, err := s.store.FindSession(r.Context(), u.ID, tr.SessionID)
 			if err != nil {
-				return nil, "", orNotFound(err, "session")
+				return nil, orNotFound(err, "session")
 			}
 			if sess.Status != coachd.SessionActive {
 				tr.SessionID = ""
@@ -160,7 +160,7 @@ func (s *Server) prepareUIChatTurn(r *http.Request) (t *agent.Turn, cont string,
 			case "file":
 				a, err := uiFile(i, p)
 				if err != nil {
-					return nil, "", err
+					return nil, err
 				}
 				files = append(files, a)
 			}
@@ -168,23 +168,23 @@ func (s *Server) prepareUIChatTurn(r *http.Request) (t *agent.Turn, cont string,
 		tr.Message = sb.String()
 		if len(files) > 0 {
 			if errs := validAttachments(files); len(errs) > 0 {
-				return nil, "", coachd.Invalid(errs...)
+				return nil, coachd.Invalid(errs...)
 			}
 			if tr.Attachments, err = s.attachmentBlocks(r.Context(), u.ID, files); err != nil {
-				return nil, "", err
+				return nil, err
 			}
 		}
 	case last.Role == "assistant":
 		// addToolResult: the paused tool's part now has its output.
 		if len(last.ID) <= 200 {
-			cont = last.ID
+			tr.Continues = last.ID
 		}
 		if tr.SessionID == "" {
-			return nil, "", bad("messages", "an answer to a paused tool needs the chat's session", "state")
+			return nil, bad("messages", "an answer to a paused tool needs the chat's session", "state")
 		}
 		sess, err := s.store.FindSession(r.Context(), u.ID, tr.SessionID)
 		if err != nil {
-			return nil, "", orNotFound(err, "session")
+			return nil, orNotFound(err, "session")
 		}
 		for _, p := range last.Parts {
 			if sess.Pending == nil || p.ToolCallID != sess.Pending.ToolUseID {
@@ -205,25 +205,25 @@ func (s *Server) prepareUIChatTurn(r *http.Request) (t *agent.Turn, cont string,
 			}
 		}
 		if tr.Answer == nil {
-			return nil, "", coachd.Errorf(coachd.ECONFLICT, "the last message answers no paused tool of this chat")
+			return nil, coachd.Errorf(coachd.ECONFLICT, "the last message answers no paused tool of this chat")
 		}
 	default:
-		return nil, "", bad("messages", "the last message must be the user's, or the assistant's with a tool output", "enum")
+		return nil, bad("messages", "the last message must be the user's, or the assistant's with a tool output", "enum")
 	}
 	if errs := tr.Valid(); len(errs) > 0 {
-		return nil, "", coachd.Invalid(errs...)
+		return nil, coachd.Invalid(errs...)
 	}
 	t, err = s.runner.Prepare(r.Context(), tr)
 	if err != nil {
-		return nil, "", orNotFound(err, "session")
+		return nil, orNotFound(err, "session")
 	}
 	if tr.SessionID == "" {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), 5*time.Second)
 		defer cancel()
 		if err := s.store.SaveFingerprint(ctx, u.ID, chatKey(req.ID), t.SessionID()); err != nil {
 			t.Close()
-			return nil, "", err
+			return nil, err
 		}
 	}
-	return t, cont, nil
+	return t, nil
 }

@@ -147,10 +147,9 @@ func (s *Server) handleChatStream() http.Handler {
 			return
 		}
 		var t *agent.Turn
-		var cont string // the ai-sdk message a paused turn's answer continues
 		if dialect == sse.AISDK {
 			if err = s.checkLimits(r); err == nil {
-				t, cont, err = s.prepareUIChatTurn(r)
+				t, err = s.prepareUIChatTurn(r)
 			}
 		} else {
 			t, err = s.prepareLimitedTurn(r)
@@ -186,9 +185,6 @@ func (s *Server) handleChatStream() http.Handler {
 		defer s.observer.StreamClosed()
 		sw := sse.NewWriter(w, r, dialect, s.heartbeat)
 		sw.SetWriteTimeout(s.writeTime)
-		if cont != "" {
-			sw.ContinueMessage(cont)
-		}
 		// The turn's last events stay queued once its end is among them:
 		// End sends them with the response's end, in one write.
 		ending := false

@@ -27,6 +27,7 @@ func appendEvent(dst []byte, ev coachd.Event) ([]byte, bool) {
 	dst = appendInt(dst, `,"turn":`, ev.Turn)
 	dst = appendString(dst, `,"session_id":`, ev.SessionID)
 	dst = appendString(dst, `,"message_id":`, ev.MessageID)
+	dst = appendString(dst, `,"continues":`, ev.Continues)
 	dst = appendString(dst, `,"text":`, ev.Text)
 	dst = appendString(dst, `,"tool_use_id":`, ev.ToolUseID)
 	dst = appendString(dst, `,"tool_name":`, ev.ToolName)

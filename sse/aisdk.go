@@ -24,7 +24,7 @@ import (
 //	tool_result (denied)  → tool-output-denied {toolCallId}
 //	                        (a call this stream did not announce, answered after a
 //	                        pause, gets its tool-input-available first, unless the
-//	                        stream continues the client's message: ContinueMessage)
+//	                        turn continues the client's message: turn_started's Continues)
 //	session_changed       → data-coachd-session {change, mode}
 //	events_missed         → data-coachd-events-missed {last_event_id, message}, transient
 //	                        (useChat's onData gets it; it is kept in no message)
@@ -45,20 +45,12 @@ type aiState struct {
 	text, reasoning string          // ids of the open parts, "" when none
 	n               int             // parts opened so far
 	calls           map[string]bool // tool calls this stream has announced
-	// cont is the id of the client's assistant message the stream goes
-	// on with (ContinueMessage), "" when it starts a new one.
+	// cont is the id of the client's assistant message the turn goes
+	// on with (turn_started's Continues), "" when it starts a new one:
+	// start carries it, for useChat continues the message of start's id
+	// and adds any other as a new message beside it; and the calls it
+	// holds are not announced again, which would give it each call twice.
 	cont string
-}
-
-// ContinueMessage says the ai-sdk stream goes on with the assistant
-// message of this id that the client sent (its paused tool answered):
-// start carries that id, for useChat continues the message of start's id
-// and adds any other as a new message beside it; and the calls it holds
-// are not announced again, which would give it each call twice.
-func (w *Writer) ContinueMessage(id string) {
-	if w.ai != nil {
-		w.ai.cont = id
-	}
 }
 
 type aiChunk struct {
@@ -142,7 +134,7 @@ func (st *aiState) encode(dst []byte, ev coachd.Event) []byte {
 	switch ev.Type {
 	case coachd.EventTurnStarted:
 		id := ev.MessageID
-		if st.cont != "" {
+		if st.cont = ev.Continues; st.cont != "" {
 			id = st.cont
 		}
 		dst = frame(dst, "", aiChunk{Type: "start", MessageID: id})

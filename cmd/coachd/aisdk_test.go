@@ -336,6 +336,42 @@ func TestAISDKResume(t *testing.T) {
 	}
 }
 
+// TestAISDKResumeAnswer: a page reloaded while the turn that went on
+// from a paused tool's answer runs resumes it into the assistant message
+// the client sent (the id the live stream's start carried), not into a
+// second assistant message under the turn's own id.
+func TestAISDKResumeAnswer(t *testing.T) {
+	node, dir, fake, p := startAISDK(t)
+	slow := anthropictest.Text("Downtown it is: the bars close at two and the rides pile up.", 4)
+	slow.EventDelay = 50 * time.Millisecond
+	fake.Enqueue(anthropictest.Blocks(anthropictest.TextBlock("Let me ask.", 4),
+		anthropictest.ToolUse("toolu_o", "show_options", `{"prompt":"Pick a zone","options":["Airport","Downtown"]}`)), slow)
+	raw := runAISDKScript(t, node, dir, p, "resumeanswer.mjs")
+	var out struct {
+		Answered, Error, Status string
+		Messages                []struct {
+			ID, Role, Text string
+			Parts          []string
+		}
+	}
+	if err := json.Unmarshal(raw, &out); err != nil {
+		t.Fatalf("%s: %v", raw, err)
+	}
+	if out.Error != "" || out.Status != "ready" {
+		t.Errorf("error %q, status %q", out.Error, out.Status)
+	}
+	m := out.Messages
+	if len(m) != 2 || m[1].ID != out.Answered {
+		t.Fatalf("messages %+v, want the user's and the answered one (%s)", m, out.Answered)
+	}
+	// AI SDK 7 takes a resumed stream for a replay of the whole message
+	// (resumeStreamIsReplay) and rebuilds it from the stream: the parts
+	// before the pause are not in this turn's log.
+	if !strings.HasSuffix(m[1].Text, "the rides pile up.") {
+		t.Errorf("the answered message: parts %v, text %q", m[1].Parts, m[1].Text)
+	}
+}
+
 // TestAISDKRegenerate plays useChat's Retry button: the model is busy
 // before it says anything, the chat shows the error, and regenerate()
 // (trigger regenerate-message) runs the stored message again, once; an
