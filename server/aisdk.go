@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -50,28 +49,6 @@ type uiChatRequest struct {
 	Messages []uiMessage `json:"messages"`
 	Trigger  string      `json:"trigger"`
 	Agent    string      `json:"agent"`
-}
-
-// uiFile reads the file part i of the new message as an attachment: a
-// data URL in base64 (what useChat makes of a FileList) of a type coachd
-// takes. A remote URL is not fetched.
-func uiFile(i int, p uiPart) (attachmentRequest, error) {
-	field := "messages.parts[" + strconv.Itoa(i) + "]"
-	bad := func(msg string) error {
-		return coachd.Invalid(coachd.FieldError{Field: field + ".url", Message: msg, Code: "format"})
-	}
-	mediaType, data, msg := dataURL(p.URL)
-	if msg != "" {
-		return attachmentRequest{}, bad(msg)
-	}
-	if mediaType == "" {
-		mediaType = p.MediaType
-	}
-	kind := "image"
-	if !strings.HasPrefix(mediaType, "image/") {
-		kind = "document"
-	}
-	return attachmentRequest{Type: kind, MediaType: mediaType, Data: data, Name: p.Filename}, nil
 }
 
 // errUIBody is the answer to a body that is not useChat's.
@@ -152,26 +129,19 @@ func (s *Server) prepareUIChatTurn(r *http.Request) (t *agent.Turn, err error) {
 			}
 		}
 		var sb strings.Builder
-		var files []attachmentRequest
-		for i, p := range last.Parts {
-			switch p.Type {
-			case "text":
+		for _, p := range last.Parts {
+			if p.Type == "text" {
 				sb.WriteString(p.Text)
-			case "file":
-				a, err := uiFile(i, p)
-				if err != nil {
-					return nil, err
-				}
-				files = append(files, a)
 			}
 		}
 		tr.Message = sb.String()
+		files, probs := uiFiles(last.Parts)
+		if err := probs.err(); err != nil {
+			return nil, err
+		}
 		if len(files) > 0 {
-			if errs := validAttachments(files); len(errs) > 0 {
-				return nil, coachd.Invalid(errs...)
-			}
 			if tr.Attachments, err = s.attachmentBlocks(r.Context(), u.ID, files); err != nil {
-				return nil, err
+				return nil, probs.of(err)
 			}
 		}
 	case last.Role == "assistant":

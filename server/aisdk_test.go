@@ -115,3 +115,47 @@ func TestUIChatToolOutputError(t *testing.T) {
 		t.Fatalf("the model's tool_result: %+v", res)
 	}
 }
+
+// TestUIChatBadFiles: useChat shows the body of a refused request as its
+// error's message, the whole of what the user learns. A message with
+// several files coachd cannot take says, for each, which file (its name,
+// as the user picked it) and why, not only how many fields were wrong;
+// the files it could take are not named, and the text stays bounded
+// whatever the names' length.
+func TestUIChatBadFiles(t *testing.T) {
+	e := MustChatEnv(t, nil)
+	png := "data:image/png;base64," + base64.StdEncoding.EncodeToString(pngFile(t))
+	file := func(name, mediaType, url string) string {
+		return `{"type":"file","mediaType":` + jsonText(mediaType) + `,"filename":` + jsonText(name) + `,"url":` + jsonText(url) + `}`
+	}
+	long := strings.Repeat("x", 5000) + ".mp3"
+	s := e.chat(t.Context(), e.alice.key, "?protocol=ai-sdk", uiChatBody("chat-bad", `{"type":"text","text":"look"}`,
+		file("map.png", "image/png", png),
+		file("notes.docx", "application/msword", "data:application/msword;base64,UEsDBA=="),
+		file("shot.png", "image/png", "https://example.com/shot.png"),
+		file(long, "audio/mpeg", "data:audio/mpeg;base64,SUQz")))
+	body := string(s.errBody.body)
+	if s.status != 400 {
+		t.Fatalf("%d %s", s.status, body)
+	}
+	for _, want := range []string{`"notes.docx"`, "must be image/png", `"shot.png"`, "data: URL", `"xxxx`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the error %q does not say %q", body, want)
+		}
+	}
+	if strings.Contains(body, "map.png") || len(body) > 2048 {
+		t.Errorf("the error (%d bytes): %q", len(body), body)
+	}
+	// Files whose bytes are not what they say: found once decoded.
+	s = e.chat(t.Context(), e.alice.key, "?protocol=ai-sdk", uiChatBody("chat-bad", `{"type":"text","text":"look"}`,
+		file("map.png", "image/png", png),
+		file("scan.png", "image/png", "data:image/png;base64,"+base64.StdEncoding.EncodeToString([]byte("%PDF-1.4 not a picture"))),
+		file("plan.pdf", "application/pdf", "data:application/pdf;base64,"+base64.StdEncoding.EncodeToString([]byte("hello")))))
+	body = string(s.errBody.body)
+	if s.status != 400 || !strings.Contains(body, `messages.parts[2].mediaType: "scan.png"`) || !strings.Contains(body, `messages.parts[3]`) || !strings.Contains(body, `"plan.pdf"`) || strings.Contains(body, "map.png") {
+		t.Errorf("files that are not what they say: %d %q", s.status, body)
+	}
+	if n := len(e.fake.Requests()); n != 0 {
+		t.Errorf("%d model requests", n)
+	}
+}

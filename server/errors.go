@@ -83,7 +83,7 @@ func (s *Server) StreamError(w http.ResponseWriter, r *http.Request, dialect str
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.Header().Set("X-Content-Type-Options", "nosniff")
 		w.WriteHeader(status)
-		io.WriteString(w, e.Message)
+		io.WriteString(w, uiErrorText(e))
 		return
 	}
 	sw := sse.NewWriter(w, r, dialect, -1)
@@ -91,6 +91,32 @@ func (s *Server) StreamError(w http.ResponseWriter, r *http.Request, dialect str
 	sw.SetStatus(status)
 	sw.Send(coachd.Event{Type: coachd.EventError, Err: e})
 	sw.Close()
+}
+
+// maxUIErrorText bounds the text of an error useChat shows.
+const maxUIErrorText = 2000
+
+// uiErrorText is e as useChat shows it, its message the whole of it:
+// "N invalid fields" with each field's problem, up to maxUIErrorText.
+func uiErrorText(e *coachd.Error) string {
+	if len(e.Details) < 2 {
+		return e.Message
+	}
+	var sb strings.Builder
+	sb.WriteString(e.Message)
+	for i, d := range e.Details {
+		sep := ": "
+		if i > 0 {
+			sep = "; "
+		}
+		line := sep + d.String()
+		if sb.Len()+len(line) > maxUIErrorText {
+			sb.WriteString("; …")
+			break
+		}
+		sb.WriteString(line)
+	}
+	return sb.String()
 }
 
 // answer logs err as it deserves, sets its headers (Retry-After,
