@@ -19,6 +19,8 @@ const InterruptedText = "interrupted: the turn ended before this tool returned; 
 //     API refuses; a reply of action tags alone leaves one), thinking
 //     without a signature (cut mid-stream) and messages left with no
 //     blocks are dropped;
+//   - a partial reply (a stream that broke) another assistant message
+//     follows was run again (TurnRequest.RetryPartial) and is left out;
 //   - consecutive messages of one role are merged;
 //   - it starts with a user message;
 //   - every tool_use is answered by a tool_result in the next user message
@@ -31,7 +33,10 @@ const InterruptedText = "interrupted: the turn ended before this tool returned; 
 // The stored messages are not changed.
 func History(msgs []*coachd.Message, truncate map[string][]string) []coachd.ModelMessage {
 	out := make([]coachd.ModelMessage, 0, len(msgs))
-	for _, m := range msgs {
+	for i, m := range msgs {
+		if m.Partial && m.Role == coachd.RoleAssistant && i+1 < len(msgs) && msgs[i+1].Role == coachd.RoleAssistant {
+			continue
+		}
 		blocks := cleanBlocks(m.Role, m.Blocks)
 		if len(blocks) == 0 {
 			continue

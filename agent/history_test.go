@@ -91,6 +91,27 @@ func TestHistory(t *testing.T) {
 			t.Fatalf("got %s", mustJSON(t, last))
 		}
 	})
+	t.Run("SupersededPartial", func(t *testing.T) {
+		// A reply that broke off, run again (RetryPartial): the model
+		// never sees the broken text; a partial a user message follows
+		// (a stopped reply) stays.
+		broken := msg(coachd.RoleAssistant, coachd.TextBlock("Start at the airport because"))
+		broken.Partial = true
+		stopped := msg(coachd.RoleAssistant, coachd.TextBlock("Once upon"))
+		stopped.Partial = true
+		h := History([]*coachd.Message{
+			msg(coachd.RoleUser, coachd.TextBlock("plan my night")),
+			broken,
+			msg(coachd.RoleAssistant, coachd.TextBlock("Start at the airport.")),
+			msg(coachd.RoleUser, coachd.TextBlock("a story")),
+			stopped,
+			msg(coachd.RoleUser, coachd.TextBlock("shorter")),
+		}, nil)
+		assertValid(t, h)
+		if got := mustJSON(t, h); len(h) != 5 || strings.Contains(got, "because") || !strings.Contains(got, "Once upon") {
+			t.Fatalf("got %s", got)
+		}
+	})
 	t.Run("TrailingToolUse", func(t *testing.T) {
 		h := History([]*coachd.Message{
 			msg(coachd.RoleUser, coachd.TextBlock("hi")),

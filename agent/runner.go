@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -137,6 +138,10 @@ type TurnRequest struct {
 	// Retry runs again a turn that failed before the model answered: its
 	// user message is stored already and is not stored twice.
 	Retry bool
+	// RetryPartial lets Retry also run again a turn whose reply broke
+	// off (the last message, stored partial): the model does not see the
+	// broken text, then or later (useChat's regenerate after an error).
+	RetryPartial bool
 	// Wait queues behind a running turn instead of failing (on_busy=wait).
 	Wait bool
 	// Trusted turns come from the admin, a review or another agent; only
@@ -259,6 +264,11 @@ func (t *Turn) checkSession() error {
 	}
 	if t.req.Retry {
 		h := t.history
+		if n := len(h); t.req.RetryPartial && n > 1 && h[n-1].Role == coachd.RoleAssistant && h[n-1].Partial {
+			// Clipped: the array may be the history cache's.
+			h = slices.Clip(h[:n-1])
+			t.history = h
+		}
 		if s.Pending != nil || len(h) == 0 || h[len(h)-1].Role != coachd.RoleUser {
 			return coachd.Errorf(coachd.ECONFLICT, "nothing to retry: the session's last turn has its reply")
 		}

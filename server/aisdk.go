@@ -115,7 +115,7 @@ func (s *Server) prepareUIChatTurn(r *http.Request) (t *agent.Turn, err error) {
 		if tr.SessionID == "" {
 			return nil, coachd.Errorf(coachd.ECONFLICT, "nothing to regenerate: this chat has no turn yet")
 		}
-		tr.Retry = true
+		tr.Retry, tr.RetryPartial = true, true
 	case last.Role == "user":
 		if tr.SessionID != "" {
 			// The coach ended the chat's session: the chat goes on in a

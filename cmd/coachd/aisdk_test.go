@@ -444,6 +444,42 @@ func TestAISDKAutoSend(t *testing.T) {
 	}
 }
 
+// TestAISDKRegenerateMidReply plays useChat's Retry after the model
+// failed mid-reply (overloaded after some text, the error telling the
+// user to retry): regenerate() drops the broken reply and asks again. It
+// runs the stored user message again, once, without the broken text
+// (stored partial) in the model's history, then or on the next turn.
+func TestAISDKRegenerateMidReply(t *testing.T) {
+	node, dir, fake, p := startAISDK(t)
+	broken := anthropictest.Text("Start at the airport because the flights land late and", 2)
+	broken.Fault = anthropictest.Fault{Kind: anthropictest.FaultError, After: 8}
+	fake.Enqueue(broken, anthropictest.Text("Start at the airport.", 4))
+	raw := runAISDKScript(t, node, dir, p, "retry.mjs")
+	var out struct {
+		First, Error, Again string
+		Messages            []struct{ Role, Text string }
+	}
+	if err := json.Unmarshal(raw, &out); err != nil {
+		t.Fatalf("%s: %v", raw, err)
+	}
+	if out.First == "" || out.Error != "" {
+		t.Fatalf("first error %q, then %q", out.First, out.Error)
+	}
+	if m := out.Messages; len(m) != 2 || m[1].Role != "assistant" || m[1].Text != "Start at the airport." {
+		t.Errorf("messages: %+v", m)
+	}
+	if !strings.Contains(out.Again, "nothing to retry") {
+		t.Errorf("regenerating the answer: %q", out.Again)
+	}
+	reqs := fake.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d model calls", len(reqs))
+	}
+	if msgs := reqs[1].Messages(); len(msgs) != 1 || msgs[0].Role != "user" {
+		t.Errorf("the regenerated turn sent %+v, want the one user message", msgs)
+	}
+}
+
 // startAISDK starts serve --demo on a new SQLite file with the fake
 // Anthropic API as its model, and finds node with the ai package for the
 // scripts in testdata/aisdkclient (skipping the test without them).
