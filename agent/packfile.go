@@ -3,12 +3,11 @@ package agent
 import (
 	"bytes"
 	"fmt"
-	"io"
-	"os"
 	"slices"
 	"unicode/utf8"
 
 	"github.com/coachd/coachd"
+	"github.com/coachd/coachd/internal/filecap"
 	"gopkg.in/yaml.v3"
 )
 
@@ -18,21 +17,7 @@ const MaxPackFile = 1 << 20
 
 // readPackFile reads a pack file, refusing one over MaxPackFile without
 // reading it all.
-func readPackFile(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxPackFile+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > MaxPackFile {
-		return nil, fmt.Errorf("file is larger than %d KiB", MaxPackFile>>10)
-	}
-	return data, nil
-}
+func readPackFile(path string) ([]byte, error) { return filecap.ReadFile(path, MaxPackFile) }
 
 // badText names what makes data unfit for a text file (a prompt the model
 // reads, YAML an operator wrote), with its line: invalid UTF-8 or a NUL

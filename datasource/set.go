@@ -4,13 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 
 	"github.com/coachd/coachd"
+	"github.com/coachd/coachd/internal/filecap"
 )
 
 // Set is a pack's data sources together: one query_data tool over all
@@ -71,21 +70,7 @@ const maxFile = 1 << 20
 
 // readFile reads a data file, refusing one over maxFile without reading
 // it all.
-func readFile(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxFile+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > maxFile {
-		return nil, fmt.Errorf("file is larger than %d KiB", maxFile>>10)
-	}
-	return data, nil
-}
+func readFile(path string) ([]byte, error) { return filecap.ReadFile(path, maxFile) }
 
 // UserKeys maps each data source's name to what its scope columns hold
 // for a user: id, name or subject (user_key).
