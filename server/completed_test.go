@@ -1,6 +1,8 @@
 package server_test
 
 import (
+	"context"
+	"strings"
 	"testing"
 
 	"github.com/coachd/coachd"
@@ -37,6 +39,11 @@ func TestForeignDoorsCompletedSession(t *testing.T) {
 		if named.status != 409 {
 			t.Errorf("the completed session named: %d %s", named.status, named.body)
 		}
+		// The SDKs retry a 409 twice by themselves; this one would be
+		// refused again, so they are told not to.
+		if got := named.header.Get("X-Should-Retry"); got != "false" {
+			t.Errorf("X-Should-Retry %q on the completed session's 409, want false", got)
+		}
 	})
 	t.Run("UIChat", func(t *testing.T) {
 		e.fake.Enqueue(anthropictest.Text("Good session.", 4), anthropictest.Text("Welcome back.", 4), anthropictest.Text("Again.", 4))
@@ -52,4 +59,28 @@ func TestForeignDoorsCompletedSession(t *testing.T) {
 			t.Errorf("the chat did not stay in its new session")
 		}
 	})
+}
+
+// TestOpenAIBusyRetried: a 409 for a turn still running on the named
+// session ends when that turn does, so the SDKs' own retries are left
+// alone (no X-Should-Retry), unlike a completed session's.
+func TestOpenAIBusyRetried(t *testing.T) {
+	e := MustChatEnv(t, nil)
+	sess := e.MustSession(e.alice)
+	e.fake.Enqueue(anthropictest.Text("This one hangs", 4).StallAfter(4))
+	ctx, cancel := context.WithCancel(t.Context())
+	first := make(chan stream, 1)
+	go func() {
+		first <- e.tryChat(ctx, e.alice.key, "?on_disconnect=cancel", `{"message":"one","session_id":"`+sess.ID+`"}`)
+	}()
+	waitFor(t, func() bool { return len(e.fake.Requests()) == 1 })
+	r := e.post(e.alice.key, "/v1/chat/completions", oaiBody("two"), map[string]string{"X-Coachd-Session-Id": sess.ID}, nil)
+	cancel()
+	<-first
+	if r.status != 409 || !strings.Contains(string(r.body), coachd.ETURNINPROGRESS) {
+		t.Fatalf("during a turn: %d %s", r.status, r.body)
+	}
+	if got := r.header.Get("X-Should-Retry"); got != "" {
+		t.Errorf("X-Should-Retry %q on a turn in progress, want none", got)
+	}
 }

@@ -65,12 +65,16 @@ var oaiErrorTypes = map[string]string{
 }
 
 // oaiError answers err in OpenAI's error shape, with coachd's status and
-// headers (Retry-After, and X-Should-Retry: false for a long wait).
+// headers (Retry-After, and X-Should-Retry: false for a long wait or a
+// conflict a retry meets again).
 func (s *Server) oaiError(w http.ResponseWriter, r *http.Request, err error) {
 	e, status := s.answer(w, r, err)
-	if status == http.StatusTooManyRequests && e.RetryAfterSeconds() > 60 {
+	if status == http.StatusTooManyRequests && e.RetryAfterSeconds() > 60 ||
+		status == http.StatusConflict && e.Code != coachd.ETURNINPROGRESS {
 		// The SDKs retry a 429 at once when Retry-After is over a minute,
-		// unless told not to (a month's limit would refuse them again).
+		// and any 409, unless told not to: a month's limit, or a session
+		// the coach completed, would refuse them again. A turn in
+		// progress ends: that 409 is worth its retries.
 		w.Header().Set("X-Should-Retry", "false")
 	}
 	typ, code := oaiErrorTypes[e.Code], e.Code
