@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -537,4 +538,18 @@ func (e *env) openNotes() {
 	e.run(chromedp.Click(chromedp.CSS("#notes-open")))
 	e.waitVisible(".notes-panel .add-note")
 	e.settle()
+}
+
+// secondTab opens the conversation e shows in a second tab of the same
+// browser (its storage shared) and waits until the tab shows text; the
+// tab closes at cancel.
+func (e *env) secondTab(text string) (*env, context.CancelFunc) {
+	e.t.Helper()
+	hash := eval[string](e, `location.hash`)
+	tab, cancel := chromedp.NewContext(e.ctx)
+	b := *e
+	b.ctx = tab
+	b.run(chromedp.Navigate(e.url + "/" + hash))
+	b.waitJS("the conversation in the second tab", `document.getElementById("transcript").textContent.includes(`+strconv.Quote(text)+`)`)
+	return &b, cancel
 }

@@ -4,8 +4,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/chromedp"
-
 	at "github.com/coachd/coachd/anthropic/anthropictest"
 )
 
@@ -24,14 +22,8 @@ func TestSecondTabFollowsRunningTurn(t *testing.T) {
 	e.send("Hi")
 	e.waitJS("the first reply", `document.getElementById("transcript").textContent.includes("Hello.")`)
 	e.waitIdle()
-	hash := eval[string](e, `location.hash`)
-
-	tab, cancel := chromedp.NewContext(e.ctx)
+	b, cancel := e.secondTab("Hello.")
 	defer cancel()
-	b := *e
-	b.ctx = tab
-	b.run(chromedp.Navigate(e.url + "/" + hash))
-	b.waitJS("the conversation in the second tab", `document.getElementById("transcript").textContent.includes("Hello.")`)
 
 	e.send("Plan my night")
 	e.waitJS("the first tab's reply under way", `document.getElementById("transcript").textContent.includes("airport")`)
@@ -39,10 +31,10 @@ func TestSecondTabFollowsRunningTurn(t *testing.T) {
 	b.waitJS("the running reply in the second tab", `document.getElementById("transcript").textContent.includes("until two.")`)
 	b.waitIdle()
 	e.waitIdle()
-	if got := eval[string](&b, `document.getElementById("input").value`); got != "Me too" {
+	if got := eval[string](b, `document.getElementById("input").value`); got != "Me too" {
 		t.Errorf("second tab's composer = %q, want the unsent message kept", got)
 	}
-	if got := eval[[]string](&b, `[...document.querySelectorAll(".msg.user .bubble")].map((x) => x.textContent)`); len(got) != 2 || got[1] != "Plan my night" {
+	if got := eval[[]string](b, `[...document.querySelectorAll(".msg.user .bubble")].map((x) => x.textContent)`); len(got) != 2 || got[1] != "Plan my night" {
 		t.Errorf("second tab's user messages = %v, want [Hi, Plan my night]", got)
 	}
 }

@@ -20,19 +20,13 @@ func TestSignOutEveryTab(t *testing.T) {
 	e.send("My private question")
 	e.waitJS("the reply", `document.getElementById("transcript").textContent.includes("Hello there.")`)
 	e.waitIdle()
-	hash := eval[string](e, `location.hash`)
-
-	tab, cancel := chromedp.NewContext(e.ctx)
+	b, cancel := e.secondTab("Hello there.")
 	defer cancel()
-	b := *e
-	b.ctx = tab
-	b.run(chromedp.Navigate(e.url + "/" + hash))
-	b.waitJS("the conversation in the second tab", `document.getElementById("transcript").textContent.includes("Hello there.")`)
 
 	e.run(chromedp.Click(chromedp.CSS("#signout")))
 	e.waitVisible("#signin-key")
 	b.waitJS("the second tab signed out", `document.body.dataset.view === "signin"`)
-	got := eval[map[string]any](&b, `({
+	got := eval[map[string]any](b, `({
 		transcript: document.getElementById("transcript").textContent,
 		sessions: document.querySelectorAll("#session-list li").length,
 		hash: location.hash,
