@@ -372,38 +372,49 @@ func TestAISDKResumeAnswer(t *testing.T) {
 	}
 }
 
-// TestAISDKRegenerate plays useChat's Retry button: the model is busy
-// before it says anything, the chat shows the error, and regenerate()
-// (trigger regenerate-message) runs the stored message again, once; an
-// answer the chat has is not regenerated (409, no model call).
+// TestAISDKRegenerate plays useChat's Retry button after the model
+// failed: busy before it said anything, or overloaded mid-reply after
+// some text (stored partial). The chat shows the error, and regenerate()
+// (trigger regenerate-message) runs the stored message again, once,
+// without the broken text in the model's history, then or on the next
+// turn; an answer the chat has is not regenerated (409, no model call).
 func TestAISDKRegenerate(t *testing.T) {
-	node, dir, fake, p := startAISDK(t)
 	// x-should-retry: the SDK gives up at once, as after its last retry.
 	busy := anthropictest.Status(529, http.Header{"X-Should-Retry": {"false"}}, "")
-	fake.Enqueue(busy, anthropictest.Text("Start at the airport.", 4))
-	raw := runAISDKScript(t, node, dir, p, "retry.mjs")
-	var out struct {
-		First, Error, Again string
-		Messages            []struct{ Role, Text string }
-	}
-	if err := json.Unmarshal(raw, &out); err != nil {
-		t.Fatalf("%s: %v", raw, err)
-	}
-	if out.First == "" || out.Error != "" {
-		t.Fatalf("first error %q, then %q", out.First, out.Error)
-	}
-	if m := out.Messages; len(m) != 2 || m[0].Role != "user" || m[1].Role != "assistant" || m[1].Text != "Start at the airport." {
-		t.Errorf("messages: %+v", m)
-	}
-	reqs := fake.Requests()
-	if len(reqs) != 2 {
-		t.Fatalf("%d model calls", len(reqs))
-	}
-	if n := len(reqs[1].Messages()); n != 1 {
-		t.Errorf("the retried turn sent %d messages, want the one user message", n)
-	}
-	if !strings.Contains(out.Again, "nothing to retry") {
-		t.Errorf("regenerating an answer: %q", out.Again)
+	broken := anthropictest.Text("Start at the airport because the flights land late and", 2)
+	broken.Fault = anthropictest.Fault{Kind: anthropictest.FaultError, After: 8}
+	for _, tc := range []struct {
+		name  string
+		first anthropictest.Reply
+	}{{"BusyBeforeText", busy}, {"FailedMidReply", broken}} {
+		t.Run(tc.name, func(t *testing.T) {
+			node, dir, fake, p := startAISDK(t)
+			fake.Enqueue(tc.first, anthropictest.Text("Start at the airport.", 4))
+			raw := runAISDKScript(t, node, dir, p, "retry.mjs")
+			var out struct {
+				First, Error, Again string
+				Messages            []struct{ Role, Text string }
+			}
+			if err := json.Unmarshal(raw, &out); err != nil {
+				t.Fatalf("%s: %v", raw, err)
+			}
+			if out.First == "" || out.Error != "" {
+				t.Fatalf("first error %q, then %q", out.First, out.Error)
+			}
+			if m := out.Messages; len(m) != 2 || m[0].Role != "user" || m[1].Role != "assistant" || m[1].Text != "Start at the airport." {
+				t.Errorf("messages: %+v", m)
+			}
+			reqs := fake.Requests()
+			if len(reqs) != 2 {
+				t.Fatalf("%d model calls", len(reqs))
+			}
+			if msgs := reqs[1].Messages(); len(msgs) != 1 || msgs[0].Role != "user" {
+				t.Errorf("the regenerated turn sent %+v, want the one user message", msgs)
+			}
+			if !strings.Contains(out.Again, "nothing to retry") {
+				t.Errorf("regenerating the answer: %q", out.Again)
+			}
+		})
 	}
 }
 
@@ -441,42 +452,6 @@ func TestAISDKAutoSend(t *testing.T) {
 	}
 	if n := len(fake.Requests()); n != 11 {
 		t.Errorf("%d model requests, want 11", n)
-	}
-}
-
-// TestAISDKRegenerateMidReply plays useChat's Retry after the model
-// failed mid-reply (overloaded after some text, the error telling the
-// user to retry): regenerate() drops the broken reply and asks again. It
-// runs the stored user message again, once, without the broken text
-// (stored partial) in the model's history, then or on the next turn.
-func TestAISDKRegenerateMidReply(t *testing.T) {
-	node, dir, fake, p := startAISDK(t)
-	broken := anthropictest.Text("Start at the airport because the flights land late and", 2)
-	broken.Fault = anthropictest.Fault{Kind: anthropictest.FaultError, After: 8}
-	fake.Enqueue(broken, anthropictest.Text("Start at the airport.", 4))
-	raw := runAISDKScript(t, node, dir, p, "retry.mjs")
-	var out struct {
-		First, Error, Again string
-		Messages            []struct{ Role, Text string }
-	}
-	if err := json.Unmarshal(raw, &out); err != nil {
-		t.Fatalf("%s: %v", raw, err)
-	}
-	if out.First == "" || out.Error != "" {
-		t.Fatalf("first error %q, then %q", out.First, out.Error)
-	}
-	if m := out.Messages; len(m) != 2 || m[1].Role != "assistant" || m[1].Text != "Start at the airport." {
-		t.Errorf("messages: %+v", m)
-	}
-	if !strings.Contains(out.Again, "nothing to retry") {
-		t.Errorf("regenerating the answer: %q", out.Again)
-	}
-	reqs := fake.Requests()
-	if len(reqs) != 2 {
-		t.Fatalf("%d model calls", len(reqs))
-	}
-	if msgs := reqs[1].Messages(); len(msgs) != 1 || msgs[0].Role != "user" {
-		t.Errorf("the regenerated turn sent %+v, want the one user message", msgs)
 	}
 }
 
