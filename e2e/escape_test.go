@@ -3,11 +3,8 @@ package e2e
 import (
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
-
-	at "github.com/coachd/coachd/anthropic/anthropictest"
 )
 
 // TestEscapeInNotesKeepsReply: Esc stops the reply from the chat, but
@@ -16,11 +13,8 @@ import (
 // pressed, cutting the reply short on the server.
 func TestEscapeInNotesKeepsReply(t *testing.T) {
 	e := newEnv(t, 1280, 800)
-	reply := "Start at the airport, then the stadium at ten, then downtown until two, and rest on Sunday."
-	e.fake.Enqueue(at.Text(reply, 4).Paced(0, 40*time.Millisecond))
-	e.signIn()
-	e.send("Plan my night")
-	e.waitJS("the reply under way", `document.getElementById("transcript").textContent.includes("airport")`)
+	reply := nightPlan
+	e.replyUnderWay()
 	e.openNotes()
 	e.run(chromedp.Click(chromedp.CSS(".add-note")))
 	e.waitJS("the note form focused", `document.activeElement?.name === "title"`)

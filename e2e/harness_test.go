@@ -553,3 +553,17 @@ func (e *env) secondTab(text string) (*env, context.CancelFunc) {
 	b.waitJS("the conversation in the second tab", `document.getElementById("transcript").textContent.includes(`+strconv.Quote(text)+`)`)
 	return &b, cancel
 }
+
+// nightPlan is a reply long enough, paced by replyUnderWay, to act on
+// while it is written.
+const nightPlan = "Start at the airport, then the stadium at ten, then downtown until two, and rest on Sunday."
+
+// replyUnderWay signs in, asks for nightPlan, streamed a word every
+// 40 ms, and waits until its first words show.
+func (e *env) replyUnderWay() {
+	e.t.Helper()
+	e.fake.Enqueue(anthropictest.Text(nightPlan, 4).Paced(0, 40*time.Millisecond))
+	e.signIn()
+	e.send("Plan my night")
+	e.waitJS("the reply under way", `document.getElementById("transcript").textContent.includes("airport")`)
+}

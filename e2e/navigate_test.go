@@ -3,11 +3,8 @@ package e2e
 import (
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
-
-	at "github.com/coachd/coachd/anthropic/anthropictest"
 )
 
 // TestLeaveConversationMidReply: opening a new conversation while the
@@ -17,11 +14,8 @@ import (
 // instead, and the reply was stored cut short.
 func TestLeaveConversationMidReply(t *testing.T) {
 	e := newEnv(t, 1280, 800)
-	reply := "Start at the airport, then the stadium at ten, then downtown until two, and rest on Sunday."
-	e.fake.Enqueue(at.Text(reply, 4).Paced(0, 40*time.Millisecond))
-	e.signIn()
-	e.send("Plan my night")
-	e.waitJS("the reply under way", `document.getElementById("transcript").textContent.includes("airport")`)
+	reply := nightPlan
+	e.replyUnderWay()
 	hash := eval[string](e, `location.hash`)
 	e.run(chromedp.Click(chromedp.CSS("#new-chat")))
 	e.waitVisible("#welcome")
