@@ -36,6 +36,22 @@ func TestValidJSON(t *testing.T) {
 	}
 }
 
+// TestValidJSONLongStrings: a string's plain bytes are skipped eight at a
+// time, so each byte a string treats apart is tried at every offset of
+// an eight-byte word, in strings longer than a few words.
+func TestValidJSONLongStrings(t *testing.T) {
+	for _, c := range []string{`"`, `\`, `\"`, `\n`, `\u00e9`, `\x`, "\x00", "\x1f", "\x20", "\x7f", "\x80", "\xff", "\xe2\x80\xa8", `a`} {
+		for n := range 20 {
+			s := `"` + strings.Repeat("a", n) + c + strings.Repeat("b", 19-n) + `"`
+			for _, doc := range []string{s, `{"k":` + s + `}`, "[" + s + "," + s + "]"} {
+				if got, want := ValidJSON([]byte(doc)), json.Valid([]byte(doc)); got != want {
+					t.Errorf("ValidJSON(%q) = %v, json.Valid says %v", doc, got, want)
+				}
+			}
+		}
+	}
+}
+
 // TestValidJSONDepth: nesting is allowed as deep as json.Valid allows it
 // and no deeper, empty containers included.
 func TestValidJSONDepth(t *testing.T) {
