@@ -208,65 +208,6 @@ func (b *Block) appendJSON(buf []byte) []byte {
 	return append(buf, '}')
 }
 
-// UnmarshalJSON reads a block, keeping unknown fields in Extra.
-func (b *Block) UnmarshalJSON(data []byte) error {
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(data, &m); err != nil {
-		return err
-	}
-	*b = Block{}
-	raw, ok := m["type"]
-	if !ok {
-		return fmt.Errorf("coachd: content block without type")
-	}
-	if err := json.Unmarshal(raw, &b.Type); err != nil || b.Type == "" {
-		return fmt.Errorf("coachd: content block type must be a non-empty string")
-	}
-	delete(m, "type")
-	for _, name := range known[b.Type] {
-		v, ok := m[name]
-		if !ok {
-			continue
-		}
-		var err error
-		switch name {
-		case "text":
-			err = json.Unmarshal(v, &b.Text)
-		case "thinking":
-			err = json.Unmarshal(v, &b.Thinking)
-		case "signature":
-			err = json.Unmarshal(v, &b.Signature)
-		case "data":
-			err = json.Unmarshal(v, &b.Data)
-		case "id":
-			err = json.Unmarshal(v, &b.ID)
-		case "name":
-			err = json.Unmarshal(v, &b.Name)
-		case "tool_use_id":
-			err = json.Unmarshal(v, &b.ToolUseID)
-		case "is_error":
-			err = json.Unmarshal(v, &b.IsError)
-		case "input": // m's values are encoding/json's copies, the block's own
-			b.Input = v
-		case "content":
-			b.Content = v
-		case "source":
-			b.Source = v
-		}
-		if err != nil {
-			return fmt.Errorf("coachd: %s block: field %s: %w", b.Type, name, err)
-		}
-		delete(m, name)
-	}
-	if len(m) > 0 {
-		b.Extra = make(map[string]json.RawMessage, len(m))
-		for k, v := range m {
-			b.Extra[k] = v
-		}
-	}
-	return nil
-}
-
 // BlocksText joins the text of the text blocks: what a human reads.
 func BlocksText(blocks []Block) string {
 	var sb strings.Builder

@@ -25,8 +25,13 @@ func scanMessage(row interface{ Scan(...any) error }) (*coachd.Message, error) {
 	if blocks == nil {
 		// Rows stored without blocks read back as one text block.
 		m.Blocks = []coachd.Block{coachd.TextBlock(m.Content)}
-	} else if err := json.Unmarshal(blocks, &m.Blocks); err != nil {
-		return nil, internal(err, "message %s: decode content_json", m.ID)
+	} else {
+		// blocks is the row's own copy (database/sql's Scan copies into a
+		// []byte): the blocks keep slices of it.
+		var err error
+		if m.Blocks, err = coachd.UnmarshalBlocks(blocks); err != nil {
+			return nil, internal(err, "message %s: decode content_json", m.ID)
+		}
 	}
 	if metadata != nil {
 		m.Metadata = json.RawMessage(metadata)
