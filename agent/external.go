@@ -237,11 +237,12 @@ func (r *Runner) preflight(ctx context.Context, req PreflightRequest, sessionID 
 		history = []coachd.ModelMessage{}
 	}
 	// budget_remaining is what the budget has left after the hold; a
-	// free preview turn's is what it may spend (its estimate), as seed
-	// 000 refuses a turn whose budget_remaining is 0.
+	// turn admitted with nothing left after it (a free preview, or an
+	// estimate that is exactly what remained) gets what it may spend,
+	// its estimate: seed 000 refuses a turn whose budget_remaining is 0.
 	remaining := res.Remaining
-	if res.FreePreview {
-		remaining = max(remaining, res.Estimate)
+	if remaining == 0 {
+		remaining = res.Estimate
 	}
 	return &Preflight{
 		SessionID: sessionID, Agent: t.agent.Name, ReservationID: res.ID, EstimatedTokens: res.Estimate,

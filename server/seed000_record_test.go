@@ -318,3 +318,45 @@ func TestRecordCitationsLeftOut(t *testing.T) {
 		t.Errorf("the citations were stored, to be sent on every later turn: %s", raw)
 	}
 }
+
+// TestSeed000PreflightExactFit: seed 000's route answers 402 "Budget
+// exhausted" when "preflight.budget_remaining <= 0" (lines 566-568), and
+// then neither runs nor aborts the turn. coachd admits a turn whose
+// estimate is exactly what the budget has left (estimate <= remaining):
+// its budget_remaining must not read 0, or the seed refuses a turn that
+// fits and leaves its hold to block the user until it expires.
+func TestSeed000PreflightExactFit(t *testing.T) {
+	e := MustBudgetEnv(t, server.Limits{})
+	ctx := context.Background()
+	const msg = "how do I rank up?"
+	first := seed000Preflight(t, e, msg)
+	if r := e.post(e.alice.key, "/v1/chat/abort", fmt.Sprintf(`{"session_id":%q,"reservation_id":%q,"tokens_used":0}`, first.SessionID, first.ReservationID), nil, nil); r.status != 200 {
+		t.Fatalf("abort %d %s", r.status, r.body)
+	}
+	budget := first.EstimatedTokens
+	if _, err := e.admin.UpdateUser(ctx, e.alice.ID, coachd.UserUpdate{TokenBudget: &budget}); err != nil {
+		t.Fatal(err)
+	}
+	pf := seed000Preflight(t, e, msg)
+	if pf.EstimatedTokens != budget {
+		t.Fatalf("estimate %d, want %d (the same message on a new session)", pf.EstimatedTokens, budget)
+	}
+	if pf.BudgetRemaining <= 0 {
+		t.Fatalf("exact fit: budget_remaining %d: seed 000 answers 402 to a turn coachd admitted", pf.BudgetRemaining)
+	}
+	// The turn runs and is recorded; the budget is then used up.
+	body := fmt.Sprintf(`{"session_id":%q,"reservation_id":%q,"messages":[
+		{"role":"user","content_blocks":[{"type":"text","text":%q}],"content_text":%q},
+		{"role":"assistant","content_blocks":[{"type":"text","text":"Watch your boost."}],"content_text":"Watch your boost."}],
+		"tokens_used":%d,"estimated_tokens":%d,"is_free_preview":false}`, pf.SessionID, pf.ReservationID, msg, msg, budget, budget)
+	var rec struct {
+		BudgetRemaining int64 `json:"budget_remaining"`
+	}
+	if r := e.post(e.alice.key, "/v1/chat/record", body, nil, &rec); r.status != 200 || rec.BudgetRemaining != 0 {
+		t.Fatalf("record %d %s", r.status, r.body)
+	}
+	if r := e.post(e.alice.key, "/v1/chat/preflight", `{"message":"and again?"}`, nil, nil); r.status != 402 {
+		t.Fatalf("preflight with nothing left: %d %s", r.status, r.body)
+	}
+	e.mustLedger(e.alice.ID, budget, 0)
+}
