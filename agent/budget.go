@@ -39,15 +39,29 @@ func EstimateTokens(req *coachd.ModelRequest) int64 {
 // estimateTokens is EstimateTokens with the length of the request's tools
 // as JSON given.
 func estimateTokens(req *coachd.ModelRequest, toolsLen int) int64 {
+	text, media := requestSize(req, toolsLen)
+	return coachd.TokensOfBytes(text) + media
+}
+
+// mostTokens is the most input tokens the request req can bill, from its
+// size: a token for every byte of its text (a tokenizer's token is at
+// least a byte), images and PDFs as estimateTokens prices them.
+func mostTokens(req *coachd.ModelRequest, toolsLen int) int64 {
+	text, media := requestSize(req, toolsLen)
+	return int64(text) + media
+}
+
+// requestSize is the bytes of text of req (its system prompt, messages
+// and tools as JSON, without the base64 of images and PDFs) and the
+// tokens of those images and PDFs, priced by the picture and the page.
+func requestSize(req *coachd.ModelRequest, toolsLen int) (int, int64) {
 	n := 0
 	for _, b := range req.System {
 		n += len(b.Text)
 	}
 	n += messagesJSONLen(req.Messages) + toolsLen // len(json.Marshal(req.Messages)), built for no message
-	// Images and PDFs are priced by the picture and the page, not by the
-	// size of their base64.
 	data, media := attachmentTokens(req.Messages)
-	return coachd.TokensOfBytes(n-data) + media
+	return n - data, media
 }
 
 // Estimate returns the tokens to reserve for a turn whose first request is
@@ -60,15 +74,20 @@ func (a *Agent) Estimate(req *coachd.ModelRequest, in int64) int64 {
 // reservation covers, priced without cache (the first round of a session
 // reads nothing from it); under reserve: max at its most (maxUsage).
 func (a *Agent) estimateUsage(req *coachd.ModelRequest, in int64) coachd.Usage {
-	out := req.MaxTokens
-	if out <= 0 {
-		out = DefaultMaxTokens
-	}
+	out := roundOutput(req)
 	if a.Reserve == ReserveMax {
 		rounds := int64(a.Limits.withDefaults().MaxRounds)
 		return maxUsage(in*rounds, out*rounds)
 	}
 	return coachd.Usage{InputTokens: in, OutputTokens: out}
+}
+
+// roundOutput is the most output tokens one round asking req takes.
+func roundOutput(req *coachd.ModelRequest) int64 {
+	if req.MaxTokens <= 0 {
+		return DefaultMaxTokens
+	}
+	return req.MaxTokens
 }
 
 // maxUsage is the most in input and out output tokens can cost, in any
@@ -147,16 +166,24 @@ func (t *Turn) spend() coachd.Spend {
 // (Config.CountTokens) and the model can, a character-based estimate
 // otherwise or when counting fails.
 func (t *Turn) estimate(ctx context.Context, req *coachd.ModelRequest) int64 {
-	in := estimateTokens(req, t.tools.toolsJSONLen(req.Tools))
+	toolsLen := t.tools.toolsJSONLen(req.Tools)
+	in, counted := estimateTokens(req, toolsLen), false
 	if tc, ok := t.model().(coachd.TokenCounter); ok && t.r.cfg.CountTokens {
 		if n, err := tc.CountTokens(ctx, req); err == nil {
-			in = n
+			in, counted = n, true
 		} else {
 			t.r.cfg.Logger.Warn("count_tokens failed; estimating from size", "session", t.sess.ID, "err", err)
 		}
 	}
 	if t.agent.Reserve == ReserveMax {
-		return t.maxCharge(req.Model, t.agent.estimateUsage(req, in))
+		hold := t.maxCharge(req.Model, t.agent.estimateUsage(req, in))
+		if !counted {
+			// No check runs before the first round (roundBudget): the
+			// hold covers its most, text the tokenizer splits finer than
+			// the size estimate's 4 bytes a token (CJK, emoji) included.
+			hold = max(hold, t.maxCharge(req.Model, maxUsage(mostTokens(req, toolsLen), roundOutput(req))))
+		}
+		return hold
 	}
 	return t.unit().Charge(t.r.priced(req.Model), t.agent.estimateUsage(req, in))
 }

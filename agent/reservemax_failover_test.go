@@ -21,11 +21,14 @@ func TestReserveMaxFailover(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		rounds int
+		billed int64 // the failed call's input, 0: as its size says
 		calls  int
 		stop   string
 	}{
-		{"ErrNoRoom", 1, 1, coachd.TurnError}, // a hold for one round: the failed call used part of it
-		{"OK", 3, 2, coachd.TurnEndTurn},      // room left: the fallback serves the round
+		// A hold for one round, which covers its input at a token a
+		// byte: the failed call's dense input used most of it.
+		{"ErrNoRoom", 1, 14000, 1, coachd.TurnError},
+		{"OK", 3, 0, 2, coachd.TurnEndTurn}, // room left: the fallback serves the round
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ag := agent.DefaultAgent()
@@ -34,8 +37,11 @@ func TestReserveMaxFailover(t *testing.T) {
 			ag.Limits = agent.Limits{MaxRounds: tc.rounds}
 			agents := func(string) (*agent.Agent, bool) { return ag, true }
 			h := harnessOver(t, tools.Builtins(), agents)
-			h.fake.Enqueue(anthropictest.Text("Noted.", 1).ErrorAfter(1, "overloaded_error", "Overloaded"),
-				anthropictest.Text("Noted.", 1))
+			failed := anthropictest.Text("Noted.", 1).ErrorAfter(1, "overloaded_error", "Overloaded")
+			if tc.billed > 0 {
+				failed = failed.WithUsage(coachd.Usage{CacheCreationInputTokens: tc.billed, OutputTokens: 1})
+			}
+			h.fake.Enqueue(failed, anthropictest.Text("Noted.", 1))
 			res := h.turn(agent.TurnRequest{Message: strings.Repeat("Here is my training log for the week. ", 400)}, &sink{})
 			if res.StopReason != tc.stop || len(h.fake.Requests()) != tc.calls {
 				t.Fatalf("stop %s (%v) after %d calls, want %s after %d", res.StopReason, res.Err, len(h.fake.Requests()), tc.stop, tc.calls)
