@@ -86,6 +86,10 @@ type SessionService interface {
 	ListSessions(ctx context.Context, userID string, page Page) ([]*Session, string, error)
 	UpdateSession(ctx context.Context, userID, id string, upd SessionUpdate) (*Session, error)
 	DeleteSession(ctx context.Context, userID, id string) error
+	// ForkSession starts a new active session of the same agent, title and
+	// mode holding copies of the first n messages of the user's session id:
+	// a conversation that goes on from an earlier point of id's.
+	ForkSession(ctx context.Context, userID, id string, n int64) (*Session, error)
 	// AcquireTurn leases the session's one running turn to owner until
 	// the given time; a live lease of another owner is ETURNINPROGRESS.
 	AcquireTurn(ctx context.Context, userID, sessionID, owner string, until time.Time) error
@@ -96,7 +100,10 @@ type SessionService interface {
 // FingerprintService remembers which session a conversation, as an
 // OpenAI-compatible client resends it, continues.
 type FingerprintService interface {
-	SaveFingerprint(ctx context.Context, userID, fingerprint, sessionID string) error
-	// FindFingerprint returns the session id, or ENOTFOUND.
-	FindFingerprint(ctx context.Context, userID, fingerprint string) (string, error)
+	// SaveFingerprint remembers that the conversation holds the first
+	// messages of the session's stored messages (-1: all it has now).
+	SaveFingerprint(ctx context.Context, userID, fingerprint, sessionID string, messages int64) error
+	// FindFingerprint returns the session id and how many of its messages
+	// the conversation holds (-1: not known), or ENOTFOUND.
+	FindFingerprint(ctx context.Context, userID, fingerprint string) (sessionID string, messages int64, err error)
 }

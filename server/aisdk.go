@@ -101,7 +101,7 @@ func (s *Server) prepareUIChatTurn(r *http.Request) (t *agent.Turn, err error) {
 	u := UserFrom(r.Context())
 	// handleChatStream, its one caller, waits for the admission (Behind).
 	tr := agent.TurnRequest{User: u, Agent: req.Agent, Behind: true}
-	if id, err := s.store.FindFingerprint(r.Context(), u.ID, chatKey(req.ID)); err == nil {
+	if id, _, err := s.store.FindFingerprint(r.Context(), u.ID, chatKey(req.ID)); err == nil {
 		tr.SessionID = id
 	} else if coachd.ErrorCode(err) != coachd.ENOTFOUND {
 		return nil, err
@@ -190,7 +190,7 @@ func (s *Server) prepareUIChatTurn(r *http.Request) (t *agent.Turn, err error) {
 	if tr.SessionID == "" {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), 5*time.Second)
 		defer cancel()
-		if err := s.store.SaveFingerprint(ctx, u.ID, chatKey(req.ID), t.SessionID()); err != nil {
+		if err := s.store.SaveFingerprint(ctx, u.ID, chatKey(req.ID), t.SessionID(), -1); err != nil {
 			t.Close()
 			return nil, err
 		}

@@ -199,6 +199,17 @@ func fingerprint(model string, msgs []oaiMessage, reply *string) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
+// lastRole is the role of the last user or assistant message of msgs
+// (the roles a fingerprint holds).
+func lastRole(msgs []oaiMessage) string {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if r := msgs[i].Role; r == "user" || r == "assistant" {
+			return r
+		}
+	}
+	return ""
+}
+
 // oaiTurn checks the request and makes the coachd turn it asks for.
 func (s *Server) oaiTurn(r *http.Request, req *oaiRequest) (agent.TurnRequest, error) {
 	u := UserFrom(r.Context())
@@ -244,13 +255,18 @@ func (s *Server) oaiTurn(r *http.Request, req *oaiRequest) (agent.TurnRequest, e
 	if tr.SessionID != "" && !coachd.ValidID(coachd.PrefixSession, tr.SessionID) {
 		return agent.TurnRequest{}, notFound("session") // never reaches SQL
 	}
+	upTo := int64(-1) // the stored messages the client's history holds; -1: all
 	if tr.SessionID == "" && n > 1 {
-		if id, err := s.store.FindFingerprint(r.Context(), u.ID, fingerprint(req.Model, req.Messages[:n-1], nil)); err == nil {
+		prev := req.Messages[:n-1]
+		if id, c, err := s.store.FindFingerprint(r.Context(), u.ID, fingerprint(req.Model, prev, nil)); err == nil {
 			tr.SessionID = id
+			if lastRole(prev) == "assistant" {
+				upTo = c // a reply's conversation: the turn's end
+			}
 		} else if n > 2 && req.Messages[n-2].Role == "assistant" {
 			// A reply cut short (Stop) was remembered without it: what the
 			// client kept of it cannot be known.
-			if id, err := s.store.FindFingerprint(r.Context(), u.ID, fingerprint(req.Model, req.Messages[:n-2], nil)); err == nil {
+			if id, _, err := s.store.FindFingerprint(r.Context(), u.ID, fingerprint(req.Model, req.Messages[:n-2], nil)); err == nil {
 				tr.SessionID = id
 			}
 		}
@@ -264,6 +280,19 @@ func (s *Server) oaiTurn(r *http.Request, req *oaiRequest) (agent.TurnRequest, e
 			// The coach ended the session the conversation was in: it
 			// goes on in a new one (a client that resends it cannot).
 			tr.SessionID = ""
+			return tr, nil
+		}
+		if upTo >= 0 && sess.MessageCount > upTo &&
+			!(sess.MessageCount == upTo+1 && sess.Pending == nil && s.resent(r.Context(), u.ID, sess, text, len(files))) {
+			// The client goes on from an earlier point of the session
+			// (Regenerate, an edited message): the model must see the
+			// history the client shows, not the branch it left. It goes
+			// on in a new session holding the stored messages up to there.
+			fork, err := s.store.ForkSession(r.Context(), u.ID, sess.ID, upTo)
+			if err != nil {
+				return agent.TurnRequest{}, err
+			}
+			tr.SessionID = fork.ID
 			return tr, nil
 		}
 		// A pending question answered by number or by the option's text;

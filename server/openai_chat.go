@@ -274,7 +274,7 @@ func (s *Server) streamCompletion(w http.ResponseWriter, r *http.Request, turn i
 func (s *Server) saveFingerprint(r *http.Request, req oaiRequest, reply *string, sid string) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), 5*time.Second)
 	defer cancel()
-	if err := s.store.SaveFingerprint(ctx, UserFrom(r.Context()).ID, fingerprint(req.Model, req.Messages, reply), sid); err != nil {
+	if err := s.store.SaveFingerprint(ctx, UserFrom(r.Context()).ID, fingerprint(req.Model, req.Messages, reply), sid, -1); err != nil {
 		s.log(r).Warn("save conversation fingerprint", "session", sid, "err", err)
 	}
 }

@@ -10,34 +10,43 @@ import (
 
 // SaveFingerprint implements coachd.FingerprintService: the latest
 // session with a fingerprint wins.
-func (db *DB) SaveFingerprint(ctx context.Context, userID, fingerprint, sessionID string) error {
+func (db *DB) SaveFingerprint(ctx context.Context, userID, fingerprint, sessionID string, messages int64) error {
 	tx, err := db.beginWrite(ctx)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
-	if _, err := findSession(ctx, tx, userID, sessionID); err != nil {
+	s, err := findSession(ctx, tx, userID, sessionID)
+	if err != nil {
 		return err
 	}
-	if _, err := tx.exec(ctx, `INSERT INTO chat_fingerprints (user_id, fingerprint, session_id, created_at) VALUES (?, ?, ?, ?)
-		ON CONFLICT (user_id, fingerprint) DO UPDATE SET session_id = excluded.session_id, created_at = excluded.created_at`,
-		userID, fingerprint, sessionID, tx.time(tx.now)); err != nil {
+	if messages < 0 || messages > s.MessageCount {
+		messages = s.MessageCount
+	}
+	if _, err := tx.exec(ctx, `INSERT INTO chat_fingerprints (user_id, fingerprint, session_id, created_at, message_count) VALUES (?, ?, ?, ?, ?)
+		ON CONFLICT (user_id, fingerprint) DO UPDATE SET session_id = excluded.session_id, created_at = excluded.created_at,
+		message_count = excluded.message_count`,
+		userID, fingerprint, sessionID, tx.time(tx.now), messages); err != nil {
 		return dbError(err, "save fingerprint")
 	}
 	return tx.commit()
 }
 
 // FindFingerprint implements coachd.FingerprintService.
-func (db *DB) FindFingerprint(ctx context.Context, userID, fingerprint string) (string, error) {
+func (db *DB) FindFingerprint(ctx context.Context, userID, fingerprint string) (string, int64, error) {
 	tx, err := db.beginRead(ctx)
 	if err != nil {
-		return "", err
+		return "", 0, err
 	}
 	defer tx.Rollback()
 	var id string
-	err = tx.queryRow(ctx, `SELECT session_id FROM chat_fingerprints WHERE user_id = ? AND fingerprint = ?`, userID, fingerprint).Scan(&id)
+	var n sql.NullInt64
+	err = tx.queryRow(ctx, `SELECT session_id, message_count FROM chat_fingerprints WHERE user_id = ? AND fingerprint = ?`, userID, fingerprint).Scan(&id, &n)
 	if errors.Is(err, sql.ErrNoRows) {
-		return "", coachd.Errorf(coachd.ENOTFOUND, "no session with this conversation")
+		return "", 0, coachd.Errorf(coachd.ENOTFOUND, "no session with this conversation")
 	}
-	return id, dbError(err, "find fingerprint")
+	if !n.Valid {
+		n.Int64 = -1
+	}
+	return id, n.Int64, dbError(err, "find fingerprint")
 }
