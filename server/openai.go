@@ -210,23 +210,24 @@ func lastRole(msgs []oaiMessage) string {
 	return ""
 }
 
-// oaiTurn checks the request and makes the coachd turn it asks for.
-func (s *Server) oaiTurn(r *http.Request, req *oaiRequest) (agent.TurnRequest, error) {
+// oaiTurn checks the request and makes the coachd turn it asks for, in
+// a session that holds held messages before it.
+func (s *Server) oaiTurn(r *http.Request, req *oaiRequest) (tr agent.TurnRequest, held int64, err error) {
 	u := UserFrom(r.Context())
 	bad := func(field, msg, code string) error {
 		return coachd.Invalid(coachd.FieldError{Field: field, Message: msg, Code: code})
 	}
 	if forcesClientTool(req.ToolChoice) {
-		return agent.TurnRequest{}, bad("tool_choice", `must be "auto" or "none": the coach runs its own tools on the server and is not offered the client's`, "enum")
+		return agent.TurnRequest{}, 0, bad("tool_choice", `must be "auto" or "none": the coach runs its own tools on the server and is not offered the client's`, "enum")
 	}
 	if forcesClientTool(req.FunctionCall) {
-		return agent.TurnRequest{}, bad("function_call", `must be "auto" or "none": the coach runs its own tools on the server and is not offered the client's`, "enum")
+		return agent.TurnRequest{}, 0, bad("function_call", `must be "auto" or "none": the coach runs its own tools on the server and is not offered the client's`, "enum")
 	}
 	if req.N != nil && *req.N != 1 {
-		return agent.TurnRequest{}, bad("n", "a coach gives one reply per turn: n must be 1", "enum")
+		return agent.TurnRequest{}, 0, bad("n", "a coach gives one reply per turn: n must be 1", "enum")
 	}
 	if req.Model == "" {
-		return agent.TurnRequest{}, bad("model", "is required: the agent to talk to (GET /v1/models)", "required")
+		return agent.TurnRequest{}, 0, bad("model", "is required: the agent to talk to (GET /v1/models)", "required")
 	}
 	known, names := false, []string{}
 	for _, a := range s.userAgents() {
@@ -234,53 +235,50 @@ func (s *Server) oaiTurn(r *http.Request, req *oaiRequest) (agent.TurnRequest, e
 		names = append(names, a.Name)
 	}
 	if !known {
-		return agent.TurnRequest{}, modelNotFound(req.Model, strings.Join(names, ", "))
+		return agent.TurnRequest{}, 0, modelNotFound(req.Model, strings.Join(names, ", "))
 	}
 	n := len(req.Messages)
 	if n == 0 || req.Messages[n-1].Role != "user" {
-		return agent.TurnRequest{}, bad("messages", "must end with the user's new message", "required")
+		return agent.TurnRequest{}, 0, bad("messages", "must end with the user's new message", "required")
 	}
 	text, ok := req.Messages[n-1].text()
 	parts, _ := req.Messages[n-1].parts()
 	files, err := s.oaiAttachments(r.Context(), u.ID, n-1, parts)
 	switch {
 	case !ok:
-		return agent.TurnRequest{}, bad("messages", "the last message must be text (a string or text parts), images (image_url parts) and files (file parts)", "format")
+		return agent.TurnRequest{}, 0, bad("messages", "the last message must be text (a string or text parts), images (image_url parts) and files (file parts)", "format")
 	case err != nil:
-		return agent.TurnRequest{}, err
+		return agent.TurnRequest{}, 0, err
 	case strings.TrimSpace(text) == "" && len(files) == 0:
-		return agent.TurnRequest{}, bad("messages", "the last message must have text, an image or a file", "required")
+		return agent.TurnRequest{}, 0, bad("messages", "the last message must have text, an image or a file", "required")
 	}
-	tr := agent.TurnRequest{User: u, Agent: req.Model, Message: text, Attachments: files, SessionID: r.Header.Get("X-Coachd-Session-Id")}
+	tr = agent.TurnRequest{User: u, Agent: req.Model, Message: text, Attachments: files, SessionID: r.Header.Get("X-Coachd-Session-Id")}
 	if tr.SessionID != "" && !coachd.ValidID(coachd.PrefixSession, tr.SessionID) {
-		return agent.TurnRequest{}, notFound("session") // never reaches SQL
+		return agent.TurnRequest{}, 0, notFound("session") // never reaches SQL
 	}
-	upTo := int64(-1) // the stored messages the client's history holds; -1: all
+	var match oaiMatch
+	found := false
 	if tr.SessionID == "" && n > 1 {
-		prev := req.Messages[:n-1]
-		if id, c, err := s.store.FindFingerprint(r.Context(), u.ID, fingerprint(req.Model, prev, nil)); err == nil {
-			tr.SessionID = id
-			if lastRole(prev) == "assistant" {
-				upTo = c // a reply's conversation: the turn's end
-			}
-		} else if n > 2 && req.Messages[n-2].Role == "assistant" {
-			// A reply cut short (Stop) was remembered without it: what the
-			// client kept of it cannot be known.
-			if id, _, err := s.store.FindFingerprint(r.Context(), u.ID, fingerprint(req.Model, req.Messages[:n-2], nil)); err == nil {
-				tr.SessionID = id
-			}
+		if match, found = s.findConversation(r.Context(), u.ID, req); found {
+			tr.SessionID = match.sessionID
 		}
 	}
 	if tr.SessionID != "" {
 		sess, err := s.store.FindSession(r.Context(), u.ID, tr.SessionID)
 		if err != nil {
-			return agent.TurnRequest{}, orNotFound(err, "session")
+			return agent.TurnRequest{}, 0, orNotFound(err, "session")
 		}
 		if sess.Status != coachd.SessionActive && r.Header.Get("X-Coachd-Session-Id") == "" {
 			// The coach ended the session the conversation was in: it
 			// goes on in a new one (a client that resends it cannot).
 			tr.SessionID = ""
-			return tr, nil
+			return tr, 0, nil
+		}
+		upTo := int64(-1) // the stored messages the client's conversation holds; -1: all
+		if found {
+			if upTo, err = s.holds(r.Context(), u.ID, sess, match); err != nil {
+				return agent.TurnRequest{}, 0, err
+			}
 		}
 		if upTo >= 0 && sess.MessageCount > upTo &&
 			!(sess.MessageCount == upTo+1 && sess.Pending == nil && s.resent(r.Context(), u.ID, sess, text, len(files))) {
@@ -290,11 +288,12 @@ func (s *Server) oaiTurn(r *http.Request, req *oaiRequest) (agent.TurnRequest, e
 			// on in a new session holding the stored messages up to there.
 			fork, err := s.store.ForkSession(r.Context(), u.ID, sess.ID, upTo)
 			if err != nil {
-				return agent.TurnRequest{}, err
+				return agent.TurnRequest{}, 0, err
 			}
 			tr.SessionID = fork.ID
-			return tr, nil
+			return tr, upTo, nil
 		}
+		held = sess.MessageCount
 		// A pending question answered by number or by the option's text;
 		// once it expired, the text is a message (which dismisses it).
 		if a := textAnswer(sess.Pending, text, s.clock.Now()); a != nil {
@@ -306,7 +305,7 @@ func (s *Server) oaiTurn(r *http.Request, req *oaiRequest) (agent.TurnRequest, e
 			tr.Message, tr.Attachments, tr.Retry = "", nil, true
 		}
 	}
-	return tr, nil
+	return tr, held, nil
 }
 
 // resent reports whether the session's last message is a user message

@@ -98,7 +98,7 @@ func (s *Server) handleChatCompletions() http.Handler {
 				return
 			}
 		}
-		tr, err := s.oaiTurn(r, &req)
+		tr, held, err := s.oaiTurn(r, &req)
 		if err != nil {
 			s.oaiError(w, r, err)
 			return
@@ -119,7 +119,15 @@ func (s *Server) handleChatCompletions() http.Handler {
 		// the turn runs: for a reply the client will not get whole (Stop
 		// in a chat UI, an error), its next message resends whatever it
 		// kept of it, which only the client knows.
-		s.saveFingerprint(r, req, nil, sid)
+		// It holds the session's messages up to this turn's user message.
+		through := held + 1
+		if tr.Retry {
+			through = held // stored already
+		}
+		if sid != tr.SessionID {
+			through = 1 // a new session
+		}
+		s.saveFingerprint(r, req, nil, sid, through)
 		id := "chatcmpl-" + sid + "-" + strconv.FormatInt(live.Turn(), 10)
 		created := time.Now().Unix()
 		var reply strings.Builder
@@ -150,7 +158,7 @@ func (s *Server) handleChatCompletions() http.Handler {
 			// The conversation is remembered before the client reads its
 			// end, so that its next request finds the session.
 			unsent = s.streamCompletion(w, r, live.Turn(), sid, id, created, req, collect, &reply, &turnErr,
-				func() { s.saveFingerprint(r, req, new(reply.String()), sid) })
+				func() { s.saveFingerprint(r, req, new(reply.String()), sid, -1) })
 		} else {
 			err = s.hub.Follow(r.Context(), UserFrom(r.Context()).ID, sid, coachd.EventID{}, live.Turn(), func(ev coachd.Event) error {
 				reply.WriteString(collect(ev))
@@ -177,7 +185,7 @@ func (s *Server) handleChatCompletions() http.Handler {
 			return
 		}
 		text := reply.String()
-		s.saveFingerprint(r, req, &text, sid)
+		s.saveFingerprint(r, req, &text, sid, -1)
 		s.encode(w, r, http.StatusOK, oaiChunk{ID: id, Object: "chat.completion", Created: created, Model: req.Model,
 			Choices: []oaiChoice{{Message: &oaiAnswer{Role: "assistant", Content: text}, FinishReason: finishReason(end.StopReason)}},
 			Usage:   usageOf(end.Usage)})
@@ -270,11 +278,12 @@ func (s *Server) streamCompletion(w http.ResponseWriter, r *http.Request, turn i
 }
 
 // saveFingerprint remembers that the conversation of req, with reply
-// (nil: without one), continues session sid.
-func (s *Server) saveFingerprint(r *http.Request, req oaiRequest, reply *string, sid string) {
+// (nil: without one), continues session sid, holding its first messages
+// (-1: all it has now).
+func (s *Server) saveFingerprint(r *http.Request, req oaiRequest, reply *string, sid string, messages int64) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), 5*time.Second)
 	defer cancel()
-	if err := s.store.SaveFingerprint(ctx, UserFrom(r.Context()).ID, fingerprint(req.Model, req.Messages, reply), sid, -1); err != nil {
+	if err := s.store.SaveFingerprint(ctx, UserFrom(r.Context()).ID, fingerprint(req.Model, req.Messages, reply), sid, messages); err != nil {
 		s.log(r).Warn("save conversation fingerprint", "session", sid, "err", err)
 	}
 }

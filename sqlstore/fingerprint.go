@@ -20,7 +20,7 @@ func (db *DB) SaveFingerprint(ctx context.Context, userID, fingerprint, sessionI
 	if err != nil {
 		return err
 	}
-	if messages < 0 || messages > s.MessageCount {
+	if messages < 0 {
 		messages = s.MessageCount
 	}
 	if _, err := tx.exec(ctx, `INSERT INTO chat_fingerprints (user_id, fingerprint, session_id, created_at, message_count) VALUES (?, ?, ?, ?, ?)

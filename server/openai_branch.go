@@ -1,0 +1,105 @@
+package server
+
+import (
+	"context"
+	"strconv"
+	"strings"
+
+	"github.com/coachd/coachd"
+)
+
+// oaiMatch is the stored session an OpenAI request's conversation, before
+// its new message, was found in by its fingerprint.
+type oaiMatch struct {
+	sessionID string
+	// at is how many of the session's messages the fingerprint's
+	// conversation held when it was saved; -1: not known.
+	at int64
+	// reply is what the client shows after the conversation of a
+	// fingerprint saved without a reply (at is then its user message):
+	// nothing (replyNone), or the words it kept of a reply (replyKept:
+	// kept); replyWhole: the fingerprint holds the reply, at the turn's
+	// end.
+	reply int
+	kept  string
+}
+
+const (
+	replyWhole = iota
+	replyNone
+	replyKept
+)
+
+// findConversation finds the session whose conversation the messages
+// before the request's last are.
+func (s *Server) findConversation(ctx context.Context, userID string, req *oaiRequest) (oaiMatch, bool) {
+	n := len(req.Messages)
+	prev := req.Messages[:n-1]
+	if id, at, err := s.store.FindFingerprint(ctx, userID, fingerprint(req.Model, prev, nil)); err == nil {
+		m := oaiMatch{sessionID: id, at: at, reply: replyWhole}
+		if lastRole(prev) == "user" {
+			m.reply = replyNone // a turn without a reply the client shows
+		}
+		return m, true
+	}
+	if n > 2 && req.Messages[n-2].Role == "assistant" {
+		// A reply cut short (Stop) was remembered without it: what the
+		// client kept of it only the client knows.
+		if id, at, err := s.store.FindFingerprint(ctx, userID, fingerprint(req.Model, req.Messages[:n-2], nil)); err == nil {
+			kept, _ := req.Messages[n-2].text()
+			return oaiMatch{sessionID: id, at: at, reply: replyKept, kept: kept}, true
+		}
+	}
+	return oaiMatch{}, false
+}
+
+// holds is how many of sess's stored messages the client's conversation
+// holds (-1: all, not known). A conversation without its last reply, or
+// with some words of it, holds that turn's stored reply when it is the
+// one the client saw: none, or cut short, for a client that shows none;
+// one the kept words begin. Otherwise it is another conversation that
+// opened the same way (its fingerprint names the latest session), and
+// only the user's message is the client's.
+func (s *Server) holds(ctx context.Context, userID string, sess *coachd.Session, m oaiMatch) (int64, error) {
+	if m.at < 0 || m.reply == replyWhole || sess.MessageCount <= m.at {
+		return m.at, nil
+	}
+	cursor := ""
+	if m.at > 0 {
+		cursor = strconv.FormatInt(m.at, 10) // seqs run 1..MessageCount
+	}
+	msgs, _, err := s.store.ListMessages(ctx, userID, sess.ID, coachd.Page{Cursor: cursor, Limit: 50})
+	if err != nil {
+		return 0, err
+	}
+	var k int64
+	var text strings.Builder
+	cut := false
+	for _, msg := range msgs {
+		if msg.Role == coachd.RoleUser && startsTurn(msg) {
+			break
+		}
+		k++
+		if msg.Role == coachd.RoleAssistant {
+			text.WriteString(msg.Content)
+			cut = cut || msg.Partial
+		}
+	}
+	stored := strings.TrimSpace(text.String())
+	if m.reply == replyNone && (stored == "" || cut) ||
+		m.reply == replyKept && strings.HasPrefix(stored, strings.TrimSpace(m.kept)) {
+		return m.at + k, nil
+	}
+	return m.at, nil
+}
+
+// startsTurn reports whether a user message is the user's own (text or
+// attachments), not only the results of a turn's tools.
+func startsTurn(m *coachd.Message) bool {
+	for _, b := range m.Blocks {
+		if b.Type != coachd.BlockToolResult {
+			return true
+		}
+	}
+	return false
+}
