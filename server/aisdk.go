@@ -18,7 +18,8 @@ import (
 // message is read: a user message is the new turn (its text parts, and
 // its file parts with data URLs as attachments), an assistant message
 // whose paused tool got its output (addToolResult), or its approval
-// (addToolApprovalResponse), answers the pause.
+// (addToolApprovalResponse), answers the pause. The earlier messages are
+// counted: an edit or a Regenerate goes on from where the chat is.
 
 type uiPart struct {
 	Type       string          `json:"type"`
@@ -49,6 +50,11 @@ type uiChatRequest struct {
 	Messages []uiMessage `json:"messages"`
 	Trigger  string      `json:"trigger"`
 	Agent    string      `json:"agent"`
+	// MessageID names the user message sendMessage edited (the chat
+	// after it dropped), or the message regenerate() answers again.
+	MessageID string `json:"messageId"`
+	// users counts the user messages before the last (decoded ones).
+	users int
 }
 
 // errUIBody is the answer to a body that is not useChat's.
@@ -60,11 +66,14 @@ var errUIBody = coachd.Invalid(coachd.FieldError{Message: "the body must be useC
 // req.Messages holds that one, or none.
 func decodeUIChatRequest(r *http.Request, req *uiChatRequest) error {
 	return decodeByMessage(r, req, errUIBody,
-		func() { req.Messages = req.Messages[:0] },
+		func() { req.Messages, req.users = req.Messages[:0], 0 },
 		func(msg []byte) error {
 			var m uiMessage
 			if err := json.Unmarshal(msg, &m); err != nil {
 				return errUIBody
+			}
+			if len(req.Messages) == 1 && req.Messages[0].Role == "user" {
+				req.users++
 			}
 			req.Messages = append(req.Messages[:0], m)
 			return nil
@@ -106,12 +115,20 @@ func (s *Server) prepareUIChatTurn(r *http.Request) (t *agent.Turn, err error) {
 	} else if coachd.ErrorCode(err) != coachd.ENOTFOUND {
 		return nil, err
 	}
+	known := tr.SessionID
 	last := req.Messages[len(req.Messages)-1]
+	if known != "" && last.Role == "user" && (req.Trigger == "regenerate-message" || req.MessageID != "") {
+		// An edited message or a Regenerate: the chat may go on from an
+		// earlier point than its session reached.
+		if tr.SessionID, err = s.uiBranch(r.Context(), u.ID, known, req.users, req.Trigger == "regenerate-message"); err != nil {
+			return nil, orNotFound(err, "session")
+		}
+	}
 	switch {
 	case req.Trigger == "regenerate-message":
 		// regenerate(), useChat's Retry after an error: the chat's turn
 		// that failed before the model answered runs again on its stored
-		// message; a turn that has its reply is not regenerated (409).
+		// message (one that has its reply does in a fork: uiBranch).
 		if tr.SessionID == "" {
 			return nil, coachd.Errorf(coachd.ECONFLICT, "nothing to regenerate: this chat has no turn yet")
 		}
@@ -187,7 +204,7 @@ func (s *Server) prepareUIChatTurn(r *http.Request) (t *agent.Turn, err error) {
 	if err != nil {
 		return nil, orNotFound(err, "session")
 	}
-	if tr.SessionID == "" {
+	if t.SessionID() != known {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), 5*time.Second)
 		defer cancel()
 		if err := s.store.SaveFingerprint(ctx, u.ID, chatKey(req.ID), t.SessionID(), -1); err != nil {

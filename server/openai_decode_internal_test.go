@@ -106,9 +106,14 @@ func FuzzUIDecode(f *testing.F) {
 			},
 			func() {
 				if n := len(old.Messages); n > 0 {
+					for _, m := range old.Messages[:n-1] {
+						if m.Role == "user" {
+							old.users++ // counted, not kept
+						}
+					}
 					old.Messages = old.Messages[n-1:]
 				} else {
-					old.Messages, got.Messages = nil, nil // [], null and none read alike
+					old.Messages, got.Messages, got.users = nil, nil, 0 // [], null and none read alike
 				}
 			})
 	})

@@ -377,7 +377,8 @@ func TestAISDKResumeAnswer(t *testing.T) {
 // some text (stored partial). The chat shows the error, and regenerate()
 // (trigger regenerate-message) runs the stored message again, once,
 // without the broken text in the model's history, then or on the next
-// turn; an answer the chat has is not regenerated (409, no model call).
+// turn; an answer the chat has is regenerated in a new session holding
+// the chat up to its question (as an edit is: TestAISDKEditAndRegenerate).
 func TestAISDKRegenerate(t *testing.T) {
 	// x-should-retry: the SDK gives up at once, as after its last retry.
 	busy := anthropictest.Status(529, http.Header{"X-Should-Retry": {"false"}}, "")
@@ -389,7 +390,7 @@ func TestAISDKRegenerate(t *testing.T) {
 	}{{"BusyBeforeText", busy}, {"FailedMidReply", broken}} {
 		t.Run(tc.name, func(t *testing.T) {
 			node, dir, fake, p := startAISDK(t)
-			fake.Enqueue(tc.first, anthropictest.Text("Start at the airport.", 4))
+			fake.Enqueue(tc.first, anthropictest.Text("Start at the airport.", 4), anthropictest.Text("Or start downtown.", 4))
 			raw := runAISDKScript(t, node, dir, p, "retry.mjs")
 			var out struct {
 				First, Error, Again string
@@ -405,13 +406,15 @@ func TestAISDKRegenerate(t *testing.T) {
 				t.Errorf("messages: %+v", m)
 			}
 			reqs := fake.Requests()
-			if len(reqs) != 2 {
+			if len(reqs) != 3 {
 				t.Fatalf("%d model calls", len(reqs))
 			}
-			if msgs := reqs[1].Messages(); len(msgs) != 1 || msgs[0].Role != "user" {
-				t.Errorf("the regenerated turn sent %+v, want the one user message", msgs)
+			for _, i := range []int{1, 2} {
+				if msgs := reqs[i].Messages(); len(msgs) != 1 || msgs[0].Role != "user" {
+					t.Errorf("regenerated turn %d sent %+v, want the one user message", i, msgs)
+				}
 			}
-			if !strings.Contains(out.Again, "nothing to retry") {
+			if out.Again != "" {
 				t.Errorf("regenerating the answer: %q", out.Again)
 			}
 		})

@@ -14,7 +14,7 @@ const first = chat.error?.message ?? null
 await chat.regenerate()
 const error = chat.error?.message ?? null
 const messages = structuredClone(chat.messages)
-// Regenerating an answer the chat has: refused, nothing runs.
+// Regenerating an answer the chat has: a new reply to the same question.
 await chat.regenerate()
 console.log(JSON.stringify({
   first,

@@ -1,0 +1,59 @@
+package main
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/coachd/coachd/anthropic/anthropictest"
+)
+
+// TestAISDKEditAndRegenerate plays useChat's edit of an earlier message
+// (sendMessage with its messageId) and regenerate() of the reply the chat
+// has: as on /v1/chat/completions, the model sees the history the chat
+// shows, never the question and reply the edit left, and a Regenerate
+// gets a new reply to the same question.
+func TestAISDKEditAndRegenerate(t *testing.T) {
+	node, dir, fake, p := startAISDK(t)
+	fake.Enqueue(anthropictest.Text("Airport first.", 4), anthropictest.Text("Then downtown.", 4),
+		anthropictest.Text("Lunch at noon.", 4), anthropictest.Text("Lunch at one.", 4))
+	raw := runAISDKScript(t, node, dir, p, "edit.mjs")
+	var out struct {
+		Errors   []*string
+		Messages []struct{ Role, Text string }
+	}
+	if err := json.Unmarshal(raw, &out); err != nil {
+		t.Fatalf("%s: %v", raw, err)
+	}
+	for i, e := range out.Errors {
+		if e != nil {
+			t.Errorf("step %d: %s", i, *e)
+		}
+	}
+	var chat []string
+	for _, m := range out.Messages {
+		chat = append(chat, m.Role+": "+m.Text)
+	}
+	if want := []string{"user: Plan my night", "assistant: Airport first.", "user: What about lunch?", "assistant: Lunch at one."}; !slices.Equal(chat, want) {
+		t.Errorf("the chat: %q, want %q", chat, want)
+	}
+	reqs := fake.Requests()
+	if len(reqs) != 4 {
+		t.Errorf("%d model calls, want 4", len(reqs))
+	}
+	want := []string{"user: Plan my night", "assistant: Airport first.", "user: What about lunch?"}
+	for i := 2; i < len(reqs); i++ {
+		var got []string
+		for _, m := range reqs[i].Messages() {
+			var sb strings.Builder
+			for _, b := range m.Blocks {
+				sb.WriteString(b.Text)
+			}
+			got = append(got, string(m.Role)+": "+sb.String())
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("model call %d's history: %q, want %q", i, got, want)
+		}
+	}
+}
