@@ -88,7 +88,9 @@ func (s *Server) oaiError(w http.ResponseWriter, r *http.Request, err error) {
 		code = "invalid_api_key"
 	case coachd.ENOTFOUND:
 		if len(e.Details) == 1 && e.Details[0].Field == "model" {
-			code = "model_not_found" // as OpenAI names it
+			// As OpenAI answers it: not_found_error is Anthropic's type,
+			// and code that follows OpenAI's reads this one.
+			typ, code = "invalid_request_error", "model_not_found"
 		}
 	}
 	body := oaiErrorBody(e.Message, typ, code)

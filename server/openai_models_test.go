@@ -20,9 +20,15 @@ func TestOpenAIModelRetrieve(t *testing.T) {
 	if _, ok := got["created"]; !ok {
 		t.Errorf("no created: %s", r.body)
 	}
+	// OpenAI's 404 of a model: type invalid_request_error (not_found_error
+	// is Anthropic's), code model_not_found; a chat with one too.
 	r = e.do(request{method: "GET", path: "/v1/models/no-such-coach", key: e.alice.key})
-	if typ, _ := oaiErrorOf(t, r); r.status != 404 || typ != "not_found_error" {
+	if typ, code := oaiErrorOf(t, r); r.status != 404 || typ != "invalid_request_error" || code != "model_not_found" {
 		t.Errorf("unknown: %d %s", r.status, r.body)
+	}
+	r = e.post(e.alice.key, "/v1/chat/completions", `{"model":"no-such-coach","messages":[{"role":"user","content":"hi"}]}`, nil, nil)
+	if typ, code := oaiErrorOf(t, r); r.status != 404 || typ != "invalid_request_error" || code != "model_not_found" {
+		t.Errorf("a chat with an unknown model: %d %s", r.status, r.body)
 	}
 	r = e.do(request{method: "GET", path: "/v1/models/default", key: "ck_wrong"})
 	if _, code := oaiErrorOf(t, r); r.status != 401 || code != "invalid_api_key" {

@@ -108,8 +108,10 @@ func TestOpenAIClient(t *testing.T) {
 	if len(sessions.Sessions) != 1 {
 		t.Errorf("%d sessions, want the one continued", len(sessions.Sessions))
 	}
-	// As OpenAI says it: code model_not_found, a missing model a 400.
-	if out.BadModel.Status != 404 || out.BadModel.Code != "model_not_found" || !strings.Contains(out.BadModel.Message, "default") {
+	// As OpenAI says it: type invalid_request_error, code model_not_found,
+	// a missing model a 400.
+	if out.BadModel.Status != 404 || out.BadModel.Type != "invalid_request_error" || out.BadModel.Code != "model_not_found" ||
+		!strings.Contains(out.BadModel.Message, "default") {
 		t.Errorf("unknown model: %+v", out.BadModel)
 	}
 	if out.NoModel.Status != 400 || out.NoModel.Type != "invalid_request_error" || out.NoModel.Param != "model" {
