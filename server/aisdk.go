@@ -202,6 +202,9 @@ func (s *Server) prepareUIChatTurn(r *http.Request) (t *agent.Turn, err error) {
 	}
 	t, err = s.runner.Prepare(r.Context(), tr)
 	if err != nil {
+		if known != "" && tr.SessionID != "" && tr.SessionID != known {
+			s.dropFork(r, tr.SessionID) // uiBranch's
+		}
 		return nil, orNotFound(err, "session")
 	}
 	if t.SessionID() != known {

@@ -2,6 +2,8 @@ package server
 
 import (
 	"context"
+	"net/http"
+	"time"
 
 	"github.com/coachd/coachd"
 )
@@ -41,4 +43,15 @@ func (s *Server) uiBranch(ctx context.Context, userID, id string, users int, reg
 		return "", err
 	}
 	return fork.ID, nil
+}
+
+// dropFork deletes the session a request forked for a turn that was then
+// refused (a budget spent, a limit): each refused try would leave a copy
+// of the conversation among the user's sessions.
+func (s *Server) dropFork(r *http.Request, id string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), 5*time.Second)
+	defer cancel()
+	if err := s.store.DeleteSession(ctx, UserFrom(r.Context()).ID, id); err != nil {
+		s.log(r).Warn("delete the fork of a refused turn", "session", id, "err", err)
+	}
 }

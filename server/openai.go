@@ -213,23 +213,24 @@ func lastRole(msgs []oaiMessage) string {
 }
 
 // oaiTurn checks the request and makes the coachd turn it asks for, in
-// a session that holds held messages before it.
-func (s *Server) oaiTurn(r *http.Request, req *oaiRequest) (tr agent.TurnRequest, held int64, err error) {
+// a session that holds held messages before it; forked when this request
+// made that session (ForkSession).
+func (s *Server) oaiTurn(r *http.Request, req *oaiRequest) (tr agent.TurnRequest, held int64, forked bool, err error) {
 	u := UserFrom(r.Context())
 	bad := func(field, msg, code string) error {
 		return coachd.Invalid(coachd.FieldError{Field: field, Message: msg, Code: code})
 	}
 	if forcesClientTool(req.ToolChoice) {
-		return agent.TurnRequest{}, 0, bad("tool_choice", `must be "auto" or "none": the coach runs its own tools on the server and is not offered the client's`, "enum")
+		return agent.TurnRequest{}, 0, false, bad("tool_choice", `must be "auto" or "none": the coach runs its own tools on the server and is not offered the client's`, "enum")
 	}
 	if forcesClientTool(req.FunctionCall) {
-		return agent.TurnRequest{}, 0, bad("function_call", `must be "auto" or "none": the coach runs its own tools on the server and is not offered the client's`, "enum")
+		return agent.TurnRequest{}, 0, false, bad("function_call", `must be "auto" or "none": the coach runs its own tools on the server and is not offered the client's`, "enum")
 	}
 	if req.N != nil && *req.N != 1 {
-		return agent.TurnRequest{}, 0, bad("n", "a coach gives one reply per turn: n must be 1", "enum")
+		return agent.TurnRequest{}, 0, false, bad("n", "a coach gives one reply per turn: n must be 1", "enum")
 	}
 	if req.Model == "" {
-		return agent.TurnRequest{}, 0, bad("model", "is required: the agent to talk to (GET /v1/models)", "required")
+		return agent.TurnRequest{}, 0, false, bad("model", "is required: the agent to talk to (GET /v1/models)", "required")
 	}
 	known, names := false, []string{}
 	for _, a := range s.userAgents() {
@@ -237,26 +238,26 @@ func (s *Server) oaiTurn(r *http.Request, req *oaiRequest) (tr agent.TurnRequest
 		names = append(names, a.Name)
 	}
 	if !known {
-		return agent.TurnRequest{}, 0, modelNotFound(req.Model, strings.Join(names, ", "))
+		return agent.TurnRequest{}, 0, false, modelNotFound(req.Model, strings.Join(names, ", "))
 	}
 	n := len(req.Messages)
 	if n == 0 || req.Messages[n-1].Role != "user" {
-		return agent.TurnRequest{}, 0, bad("messages", "must end with the user's new message", "required")
+		return agent.TurnRequest{}, 0, false, bad("messages", "must end with the user's new message", "required")
 	}
 	text, ok := req.Messages[n-1].text()
 	parts, _ := req.Messages[n-1].parts()
 	files, err := s.oaiAttachments(r.Context(), u.ID, n-1, parts)
 	switch {
 	case !ok:
-		return agent.TurnRequest{}, 0, bad("messages", "the last message must be text (a string or text parts), images (image_url parts) and files (file parts)", "format")
+		return agent.TurnRequest{}, 0, false, bad("messages", "the last message must be text (a string or text parts), images (image_url parts) and files (file parts)", "format")
 	case err != nil:
-		return agent.TurnRequest{}, 0, err
+		return agent.TurnRequest{}, 0, false, err
 	case strings.TrimSpace(text) == "" && len(files) == 0:
-		return agent.TurnRequest{}, 0, bad("messages", "the last message must have text, an image or a file", "required")
+		return agent.TurnRequest{}, 0, false, bad("messages", "the last message must have text, an image or a file", "required")
 	}
 	tr = agent.TurnRequest{User: u, Agent: req.Model, Message: text, Attachments: files, SessionID: r.Header.Get("X-Coachd-Session-Id")}
 	if tr.SessionID != "" && !coachd.ValidID(coachd.PrefixSession, tr.SessionID) {
-		return agent.TurnRequest{}, 0, notFound("session") // never reaches SQL
+		return agent.TurnRequest{}, 0, false, notFound("session") // never reaches SQL
 	}
 	var match oaiMatch
 	found := false
@@ -268,18 +269,18 @@ func (s *Server) oaiTurn(r *http.Request, req *oaiRequest) (tr agent.TurnRequest
 	if tr.SessionID != "" {
 		sess, err := s.store.FindSession(r.Context(), u.ID, tr.SessionID)
 		if err != nil {
-			return agent.TurnRequest{}, 0, orNotFound(err, "session")
+			return agent.TurnRequest{}, 0, false, orNotFound(err, "session")
 		}
 		if sess.Status != coachd.SessionActive && r.Header.Get("X-Coachd-Session-Id") == "" {
 			// The coach ended the session the conversation was in: it
 			// goes on in a new one (a client that resends it cannot).
 			tr.SessionID = ""
-			return tr, 0, nil
+			return tr, 0, false, nil
 		}
 		upTo := int64(-1) // the stored messages the client's conversation holds; -1: all
 		if found {
 			if upTo, err = s.holds(r.Context(), u.ID, sess, match); err != nil {
-				return agent.TurnRequest{}, 0, err
+				return agent.TurnRequest{}, 0, false, err
 			}
 		}
 		if upTo >= 0 && sess.MessageCount > upTo &&
@@ -290,10 +291,10 @@ func (s *Server) oaiTurn(r *http.Request, req *oaiRequest) (tr agent.TurnRequest
 			// on in a new session holding the stored messages up to there.
 			fork, err := s.store.ForkSession(r.Context(), u.ID, sess.ID, upTo)
 			if err != nil {
-				return agent.TurnRequest{}, 0, err
+				return agent.TurnRequest{}, 0, false, err
 			}
 			tr.SessionID = fork.ID
-			return tr, upTo, nil
+			return tr, upTo, true, nil
 		}
 		held = sess.MessageCount
 		// A pending question answered by number or by the option's text;
@@ -307,7 +308,7 @@ func (s *Server) oaiTurn(r *http.Request, req *oaiRequest) (tr agent.TurnRequest
 			tr.Message, tr.Attachments, tr.Retry = "", nil, true
 		}
 	}
-	return tr, held, nil
+	return tr, held, false, nil
 }
 
 // resent reports whether the session's last message is a user message

@@ -5,7 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/coachd/coachd"
 	"github.com/coachd/coachd/anthropic/anthropictest"
+	"github.com/coachd/coachd/server"
 )
 
 // modelTexts is the history a model request holds, as "role: text" of
@@ -75,5 +77,44 @@ func TestOpenAIRegenerateAndEdit(t *testing.T) {
 	}
 	if w := []string{"Plan my night", "Airport first.", "And after?", "Then downtown.", "Thanks", "Glad to help."}; !slices.Equal(got, w) {
 		t.Errorf("the first session: %q, want %q", got, w)
+	}
+}
+
+// TestBranchRefusedLeavesNoSession: a Regenerate or an edit whose turn
+// is refused (the user's budget spent) leaves no new session behind, on
+// either door: each refused try made one, a copy of the conversation.
+func TestBranchRefusedLeavesNoSession(t *testing.T) {
+	e := MustBudgetEnv(t, server.Limits{})
+	e.fake.Enqueue(anthropictest.Text("Airport first.", 4), anthropictest.Text("Then downtown.", 4),
+		anthropictest.Text("Airport first.", 4), anthropictest.Text("Then downtown.", 4))
+	for _, body := range []string{oaiBody("Plan my night"), oaiBody("Plan my night", "Airport first.", "And after?")} {
+		if r := e.post(e.alice.key, "/v1/chat/completions", body, nil, nil); r.status != 200 {
+			t.Fatalf("%d %s", r.status, r.body)
+		}
+	}
+	u1 := `{"id":"u1","role":"user","parts":[{"type":"text","text":"Plan my night"}]}`
+	a1 := `{"id":"a1","role":"assistant","parts":[{"type":"text","text":"Airport first."}]}`
+	u2 := `{"id":"u2","role":"user","parts":[{"type":"text","text":"And after?"}]}`
+	for _, body := range []string{`{"id":"c","messages":[` + u1 + `]}`, `{"id":"c","messages":[` + u1 + `,` + a1 + `,` + u2 + `]}`} {
+		if s := e.chat(t.Context(), e.alice.key, "?protocol=ai-sdk", body); s.status != 200 {
+			t.Fatalf("%d %s", s.status, s.raw)
+		}
+	}
+	zero := int64(0)
+	if _, err := e.db.UpdateUser(t.Context(), e.alice.ID, coachd.UserUpdate{TokenBudget: &zero}); err != nil {
+		t.Fatal(err)
+	}
+	if r := e.post(e.alice.key, "/v1/chat/completions", oaiBody("Plan my night", "Airport first.", "And after?"), nil, nil); r.status != 402 {
+		t.Errorf("regenerate: %d %s", r.status, r.body)
+	}
+	if s := e.chat(t.Context(), e.alice.key, "?protocol=ai-sdk", `{"id":"c","trigger":"regenerate-message","messages":[`+u1+`,`+a1+`,`+u2+`]}`); s.status != 402 {
+		t.Errorf("useChat's regenerate: %d %s", s.status, s.raw)
+	}
+	sessions, _, err := e.db.ListSessions(t.Context(), e.alice.ID, coachd.Page{Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sessions) != 2 {
+		t.Errorf("%d sessions, want the two conversations'", len(sessions))
 	}
 }

@@ -98,13 +98,16 @@ func (s *Server) handleChatCompletions() http.Handler {
 				return
 			}
 		}
-		tr, held, err := s.oaiTurn(r, &req)
+		tr, held, forked, err := s.oaiTurn(r, &req)
 		if err != nil {
 			s.oaiError(w, r, err)
 			return
 		}
 		t, err := s.runner.Prepare(r.Context(), tr)
 		if err != nil {
+			if forked {
+				s.dropFork(r, tr.SessionID)
+			}
 			s.oaiError(w, r, orNotFound(err, "session"))
 			return
 		}
