@@ -216,7 +216,9 @@ function newChat(focus = true) {
   if (focus) $('input').focus();
 }
 
-async function openSession(id) {
+// closed names a pending question the server refused an answer to: it
+// is drawn closed.
+async function openSession(id, closed = '') {
   leave();
   state.sessionId = id;
   setEnded(false);
@@ -240,7 +242,7 @@ async function openSession(id) {
     setEnded(Boolean(sess.status) && sess.status !== 'active');
     running = sess.running_turn || null;
     const upTo = running && running.message_id ? msgs.findIndex((m) => m.id === running.message_id) : -1;
-    transcript.renderHistory(upTo >= 0 ? msgs.slice(0, upTo) : msgs, sess.pending_interaction, { onAnswer: answer });
+    transcript.renderHistory(upTo >= 0 ? msgs.slice(0, upTo) : msgs, sess.pending_interaction, { onAnswer: answer, closed });
     showWelcome(msgs.length === 0);
   } catch (err) {
     if (state.sessionId !== id) return;
@@ -337,6 +339,13 @@ async function answer(toolUseId, content, label) {
   focusComposer(); // the answer's controls are disabled now
   const ok = await runTurn({ tool_result: { tool_use_id: toolUseId, content } });
   if (!ok) bubble.remove();
+  // The question was answered in another tab (whose reply may still be
+  // written), or expired: the conversation is drawn again as stored,
+  // instead of the server's refusal beside live controls.
+  const refused = state.refused;
+  if (!ok && (refused === 'conflict' || refused === 'turn_in_progress') && state.sessionId) {
+    openSession(state.sessionId, refused === 'conflict' ? toolUseId : '');
+  }
   return ok;
 }
 

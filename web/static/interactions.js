@@ -39,6 +39,13 @@ export function answerLabel(name, content) {
   return typeof v === 'string' ? v : JSON.stringify(v);
 }
 
+// EXPIRED is what a question past its expiry says.
+export const EXPIRED = 'This question has expired. Send a message to go on.';
+
+// NOT_OPEN is what a question says once the server refused an answer to
+// it: it was answered elsewhere (then the answer shows), or expired.
+export const NOT_OPEN = 'This question is no longer open. Send a message to go on.';
+
 // OVERALL is the one domain rated when the model named none.
 const OVERALL = 'overall';
 
@@ -51,7 +58,8 @@ const RATINGS = [
 // was accepted (the resumed stream started) and false when it was not, in
 // which case the controls come back. A submitted flag, set synchronously
 // before anything else, makes a second submission impossible however fast
-// the clicks come. opts.inactive draws it as history, without controls.
+// the clicks come. opts.inactive draws it as history, without controls;
+// opts.expiresAt (the pending record's) closes it at its expiry.
 export function renderInteraction(data, opts = {}) {
   const input = data.input || {};
   const prompt = data.approval ? data.reason || `${data.name} needs your approval` : input.prompt || input.context || input.question || '';
@@ -149,6 +157,19 @@ export function renderInteraction(data, opts = {}) {
   }
   if (submitted) controls.forEach((c) => { c.disabled = true; });
   if (opts.inactive) box.classList.add('inactive');
+
+  // markClosed shows a question that can no longer be answered (it
+  // expired, or was answered elsewhere): no live controls, and why.
+  box.markClosed = (why) => {
+    submitted = true;
+    box.classList.add('inactive', 'closed');
+    controls.forEach((c) => { c.disabled = true; });
+    if (!box.querySelector('.interaction-note')) box.append(h('p', { class: 'interaction-note' }, why));
+  };
+  // A live question closes when it expires, while it is on screen too.
+  const left = Date.parse(opts.expiresAt || '') - Date.now();
+  if (!submitted && left <= 0) box.markClosed(EXPIRED);
+  else if (!submitted && left < 2 ** 31 - 1) setTimeout(() => { if (!submitted) box.markClosed(EXPIRED); }, left);
 
   // markAnswered shows a stored answer: the chosen pill stays marked.
   box.markAnswered = (label) => {

@@ -3,7 +3,7 @@
 
 import { renderSafe } from './markdown.js';
 import { h, icon, humanize } from './ui.js';
-import { isInteractive, renderInteraction, answerLabel } from './interactions.js';
+import { isInteractive, renderInteraction, answerLabel, NOT_OPEN } from './interactions.js';
 import { attachmentView, userBubble } from './attach.js';
 
 // AssistantView is one assistant turn on screen: text segments, collapsed
@@ -241,11 +241,17 @@ export class Transcript {
   // (the rounds of one turn) share a view; tool results attach to their
   // cards; an answer to an interactive tool shows as the user's reply.
   // pending is the session's pending interaction, if any; opts.onAnswer
-  // answers it.
+  // answers it. It closes at its expiry, and is drawn closed when it is
+  // opts.closed (the server refused an answer to it).
   renderHistory(messages, pending, opts) {
     this.clear();
     let view = null;
     const interactive = new Map(); // tool_use_id → {name, input, el}
+    const drawPending = (v, data) => {
+      const el = v.interaction(data, { ...opts, expiresAt: pending.expires_at });
+      if (opts.closed && opts.closed === pending.tool_use_id) el.markClosed(NOT_OPEN);
+      return el;
+    };
     for (const m of messages) {
       // A compaction's summary is stored as a user message for the model;
       // the user never wrote it.
@@ -285,11 +291,12 @@ export class Transcript {
             if (pending && pending.kind === 'approval' && pending.tool_use_id === b.id) {
               // The call waits for approval: its card, and the controls.
               setToolWaiting(view.toolCall(b.id, b.name, b.input));
-              view.interaction({ tool_use_id: b.id, name: b.name, input: b.input || {}, approval: true, reason: pending.reason }, opts);
+              drawPending(view, { tool_use_id: b.id, name: b.name, input: b.input || {}, approval: true, reason: pending.reason });
               interactive.set(b.id, { name: b.name, input: b.input, el: null });
             } else if (isInteractive(b.name)) {
               const live = pending && pending.tool_use_id === b.id;
-              const el = view.interaction({ tool_use_id: b.id, name: b.name, input: b.input || {} }, live ? opts : { ...opts, inactive: true });
+              const data = { tool_use_id: b.id, name: b.name, input: b.input || {} };
+              const el = live ? drawPending(view, data) : view.interaction(data, { ...opts, inactive: true });
               interactive.set(b.id, { name: b.name, input: b.input, el });
             } else {
               view.toolCall(b.id, b.name, b.input);
@@ -306,8 +313,8 @@ export class Transcript {
     // its controls.
     if (pending && !interactive.has(pending.tool_use_id)) {
       if (!view) view = this.startAssistant();
-      view.interaction({ tool_use_id: pending.tool_use_id, name: pending.name, input: pending.input || {},
-        approval: pending.kind === 'approval', reason: pending.reason }, opts);
+      drawPending(view, { tool_use_id: pending.tool_use_id, name: pending.name, input: pending.input || {},
+        approval: pending.kind === 'approval', reason: pending.reason });
     }
     this.el.querySelectorAll('.msg.assistant').forEach((a) => {
       if (a.querySelector('.msg-body').childElementCount === 0) a.remove();
