@@ -403,6 +403,7 @@ async function runTurn(body, onAccepted = () => {}) {
   let accepted = false;
   let replied = false; // the coach said something before an error
   let authFailed = false;
+  let missed = false; // the event log lost some of the turn: reload it
   const toolsUsed = [];
   try {
     // { resumeAfter } follows again a turn whose stream was lost.
@@ -449,6 +450,12 @@ async function runTurn(body, onAccepted = () => {}) {
           view.interaction({ ...data, approval: true }, { onAnswer: answer });
           break;
         }
+        case 'events_missed':
+          // The log no longer has what came after the last event seen:
+          // what follows would be drawn into a reply with a hole in it.
+          // The conversation is drawn again from the store instead.
+          missed = true;
+          return true;
         case 'session_changed': onSessionChanged(data); break;
         case 'usage': onUsage(data); break;
         case 'message_end': {
@@ -509,6 +516,7 @@ async function runTurn(body, onAccepted = () => {}) {
   }
   if (authFailed) onAuthError();
   else if (accepted) afterTurn(toolsUsed);
+  if (missed && state.sessionId && !controller.signal.aborted) openSession(state.sessionId);
   return accepted;
 }
 

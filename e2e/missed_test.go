@@ -1,0 +1,92 @@
+package e2e
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	at "github.com/coachd/coachd/anthropic/anthropictest"
+)
+
+// apiDo sends a request to the API as the demo user and wants 200.
+func (e *env) apiDo(method, path, body string, header map[string]string) *http.Response {
+	e.t.Helper()
+	req, err := http.NewRequest(method, e.url+path, strings.NewReader(body))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+e.key)
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if res.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		e.t.Fatalf("%s %s: %s %s", method, path, res.Status, b)
+	}
+	return res
+}
+
+// TestEventsMissedReloads: the stream of a reply is lost, and by the time
+// the user presses Retry another device has had 20 more turns, so the
+// event log no longer holds the reply's rest. The server says so with an
+// events_missed event; the page ignored it, drew the next logged turn's
+// text into the half-written reply and stopped there. It now draws the
+// conversation again from the store: the reply whole, and every turn
+// after it.
+func TestEventsMissedReloads(t *testing.T) {
+	e := newEnv(t, 1280, 800, "--rate-limit", "off")
+	const later = 20 // the event log keeps a session's last 20 turns
+	e.fake.Enqueue(at.Text(nightPlan, 4).Paced(0, 40*time.Millisecond))
+	for i := 1; i <= later; i++ {
+		e.fake.Enqueue(at.Text(fmt.Sprintf("Reply %d.", i), 0))
+	}
+	e.signIn()
+	e.send("Plan my night")
+	e.waitJS("the reply under way", `document.getElementById("transcript").textContent.includes("airport")`)
+	e.faults.failNext("GET", "/v1/sessions/", 503)
+	if n := e.faults.cutStreams(); n != 1 {
+		t.Fatalf("cut %d streams", n)
+	}
+	e.waitVisible(".banner .banner-retry")
+	e.waitIdle()
+	id := strings.TrimPrefix(eval[string](e, `location.hash`), "#/")
+
+	// The reply ends on the server; then the other device's turns.
+	res := e.apiDo("GET", "/v1/sessions/"+id+"/stream?protocol=coachd", "", map[string]string{"Last-Event-ID": "1:0"})
+	sc := bufio.NewScanner(res.Body)
+	for sc.Scan() && sc.Text() != "event: message_end" {
+	}
+	res.Body.Close()
+	for i := 1; i <= later; i++ {
+		res := e.apiDo("POST", "/v1/chat/stream?protocol=coachd", fmt.Sprintf(`{"session_id":%q,"message":"Elsewhere %d"}`, id, i), nil)
+		io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+	}
+
+	e.run(chromedp.Click(chromedp.CSS(".banner-retry")))
+	e.waitJS("every turn drawn", fmt.Sprintf(`document.getElementById("transcript").textContent.includes("Reply %d.")`, later))
+	e.waitIdle()
+	if got := eval[string](e, `document.querySelector(".msg.assistant .md")?.textContent ?? ""`); got != nightPlan {
+		t.Errorf("the lost reply reads %q, want it whole: %q", got, nightPlan)
+	}
+	if n := eval[int](e, `document.querySelectorAll(".msg.assistant").length`); n != later+1 {
+		t.Errorf("%d replies drawn, want %d", n, later+1)
+	}
+	if got := eval[string](e, `document.getElementById("banner-host").textContent`); got != "" {
+		t.Errorf("banner %q, want none", got)
+	}
+}
