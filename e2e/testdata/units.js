@@ -4,7 +4,7 @@
 // absolute.
 const at = (p) => new URL(p, location.href).href;
 const { SSEParser, StreamPhase, TextBatcher, MIN_SHIMMER_MS } = await import(at('/assets/stream.js'));
-const { renderMarkdown, renderSafe, safeURL, MAX_DEPTH, INLINE_MAX } = await import(at('/assets/markdown.js'));
+const { renderMarkdown, renderSafe, safeURL, MAX_DEPTH, INLINE_MAX, MAX_COLUMNS } = await import(at('/assets/markdown.js'));
 const { answers, answerLabel } = await import(at('/assets/interactions.js'));
 const { sortNotes } = await import(at('/assets/notes.js'));
 const { describeError } = await import(at('/assets/banner.js'));
@@ -187,6 +187,30 @@ export const tests = {
     eq(html(renderMarkdown(`**${inside}**`)).querySelector('strong')?.textContent, inside, 'a long bold within the bound');
     const past = 'x'.repeat(INLINE_MAX);
     eq(html(renderMarkdown(`**${past}**`)).querySelector('strong'), null, 'a bold past the bound stays plain');
+  },
+  // GitHub-style tables: a header row, a delimiter row with as many
+  // cells (its colons align them), then rows up to a blank line. Cells
+  // are inline Markdown, drawn as text like everything else.
+  'markdown/tables': () => {
+    const d = html(renderMarkdown('Your week:\n| Day | Plan | Miles |\n|:----|:----:|-----:|\n| Mon | **easy** run | 3 |\n| Tue | rest \\| stretch |\n| Wed | long | 8 | extra |\n\nAfter.'));
+    eq(d.querySelector('p').textContent, 'Your week:', 'the paragraph before');
+    const t = d.querySelector('table');
+    eq([...t.querySelectorAll('thead th')].map((c) => [c.textContent, c.dataset.align || '']), [['Day', 'left'], ['Plan', 'center'], ['Miles', 'right']], 'header and alignment');
+    eq([...t.querySelectorAll('tbody tr')].map((r) => [...r.children].map((c) => c.textContent)),
+      [['Mon', 'easy run', '3'], ['Tue', 'rest | stretch', ''], ['Wed', 'long', '8']], 'rows: short padded, long cut, escaped pipe kept');
+    eq(t.querySelector('tbody strong').textContent, 'easy', 'inline Markdown in a cell');
+    eq(t.querySelector('tbody td').dataset.align, 'left', 'cells aligned like their column');
+    eq(d.querySelectorAll('p')[1].textContent, 'After.', 'the paragraph after');
+    eq(html(renderMarkdown('| a | b |\n|---|\n| 1 | 2 |')).querySelector('table'), null, 'a delimiter row of another width is not a table');
+    eq(html(renderMarkdown('a | b\n--|--\n1 | 2')).querySelectorAll('td').length, 2, 'outer pipes are optional');
+  },
+  'markdown/tables draw no HTML': () => {
+    const d = html(renderMarkdown('| <img src=x onerror=alert(1)> | [x](javascript:alert(1)) |\n|---|---|\n| <script>x</script> | `<b>` |'));
+    eq(d.querySelectorAll('img, script, b, a').length, 0, 'elements from the source');
+    eq(d.querySelector('th').textContent, '<img src=x onerror=alert(1)>', 'the header cell as text');
+    eq(d.querySelector('td').textContent, '<script>x</script>', 'the cell as text');
+    const wide = html(renderMarkdown(`|${' a |'.repeat(10000)}\n|${'---|'.repeat(10000)}`));
+    eq(wide.querySelectorAll('th').length <= MAX_COLUMNS, true, 'columns bounded');
   },
   'markdown/links http only': () => {
     const d = html(renderMarkdown('[ok](https://example.com/a) [bad](javascript:alert(1)) [data](data:text/html,x) see http://example.org/x.'));

@@ -1,12 +1,14 @@
 // A small, safe Markdown renderer for model text. It never parses HTML:
 // every character of the source ends up in a text node, and the only
 // elements are the ones built here (p, strong, em, code, pre, ul, ol, li,
-// h3, h4, blockquote, a, br). Links keep only http and https URLs.
+// h3, h4, blockquote, a, br, table and its parts). Links keep only http
+// and https URLs.
 //
 // Supported: paragraphs, line breaks, # headings, - * + and 1. lists,
 // > quotes, ``` fences (an unclosed fence runs to the end, which is what a
-// stream in progress looks like), `code`, **bold**, __bold__, *italic*,
-// _italic_, [text](url) and bare http(s) URLs.
+// stream in progress looks like), GitHub-style | tables |, `code`,
+// **bold**, __bold__, *italic*, _italic_, [text](url) and bare http(s)
+// URLs.
 
 // MAX_DEPTH bounds nested quotes: deeper levels are shown as plain text,
 // so a reply of 5,000 '>' cannot overflow the stack (issue 20 finding 14).
@@ -71,6 +73,11 @@ export function renderMarkdown(src, doc = document, depth = 0) {
       frag.append(q);
       continue;
     }
+    const table = tableAt(lines, i);
+    if (table) {
+      i = renderTable(frag, lines, i, table, doc);
+      continue;
+    }
     const item = listItem(line);
     if (item) {
       const list = doc.createElement(item.ordered ? 'ol' : 'ul');
@@ -93,7 +100,7 @@ export function renderMarkdown(src, doc = document, depth = 0) {
     // block above refused it, and a line no block takes must still be
     // consumed, or this loop would never end.
     const para = [lines[i++]];
-    while (i < lines.length && lines[i].trim() !== '' && !startsBlock(lines[i])) para.push(lines[i++]);
+    while (i < lines.length && lines[i].trim() !== '' && !startsBlock(lines[i]) && !tableAt(lines, i)) para.push(lines[i++]);
     const p = doc.createElement('p');
     inline(p, para.join('\n'), doc);
     frag.append(p);
@@ -128,6 +135,76 @@ function fenceOf(line) {
 // same tests the blocks themselves make.
 function startsBlock(line) {
   return fenceOf(line) !== null || HEADING.test(line) || /^\s*>/.test(line) || listItem(line) !== null;
+}
+
+// MAX_COLUMNS bounds a table's width: a header row of more cells is not
+// taken for a table (it stays a paragraph), so a reply of 10,000 pipes
+// cannot make 10,000 columns.
+export const MAX_COLUMNS = 64;
+
+// cellsOf splits a table row at its pipes: the outer ones are optional,
+// and an escaped pipe (\|) is a pipe in the cell, as on GitHub.
+function cellsOf(line) {
+  let s = line.trim();
+  if (s.startsWith('|')) s = s.slice(1);
+  if (s.endsWith('|') && !s.endsWith('\\|')) s = s.slice(0, -1);
+  const cells = [];
+  let cell = '';
+  for (let k = 0; k < s.length; k++) {
+    if (s[k] === '\\' && s[k + 1] === '|') { cell += '|'; k++; continue; }
+    if (s[k] === '|') { cells.push(cell.trim()); cell = ''; continue; }
+    cell += s[k];
+  }
+  cells.push(cell.trim());
+  return cells;
+}
+
+const DELIMITER = /^:?-+:?$/;
+
+// tableAt reads a table starting at lines[i]: a header row holding a pipe,
+// then a delimiter row (---, :--, :-:, --:) of as many cells. It returns
+// the columns' alignments, or null.
+function tableAt(lines, i) {
+  if (i + 1 >= lines.length || !lines[i].includes('|') || !lines[i + 1].includes('-')) return null;
+  const head = cellsOf(lines[i]);
+  const delim = cellsOf(lines[i + 1]);
+  if (head.length > MAX_COLUMNS || delim.length !== head.length || !delim.every((d) => DELIMITER.test(d))) return null;
+  return delim.map((d) => {
+    if (d.startsWith(':') && d.endsWith(':')) return 'center';
+    if (d.endsWith(':')) return 'right';
+    return d.startsWith(':') ? 'left' : '';
+  });
+}
+
+// renderTable appends the table at lines[i] and returns the index after
+// it. Its rows run to a blank line, a line with no pipe or one that
+// starts another block; a short row is filled, a long one cut.
+function renderTable(frag, lines, i, align, doc) {
+  const row = (line, tag) => {
+    const tr = doc.createElement('tr');
+    const cells = cellsOf(line);
+    align.forEach((a, k) => {
+      const c = doc.createElement(tag);
+      if (a) c.dataset.align = a;
+      inline(c, cells[k] || '', doc);
+      tr.append(c);
+    });
+    return tr;
+  };
+  const table = doc.createElement('table');
+  const head = doc.createElement('thead');
+  head.append(row(lines[i], 'th'));
+  const body = doc.createElement('tbody');
+  i += 2;
+  while (i < lines.length && lines[i].includes('|') && lines[i].trim() !== '' && !startsBlock(lines[i])) body.append(row(lines[i++], 'td'));
+  table.append(head);
+  if (body.childElementCount > 0) table.append(body);
+  // The wrapper scrolls a table wider than the column, on a phone too.
+  const wrap = doc.createElement('div');
+  wrap.className = 'table-wrap';
+  wrap.append(table);
+  frag.append(wrap);
+  return i;
 }
 
 // INLINE_MAX bounds how far an inline token may reach: its closing mark,
