@@ -85,7 +85,14 @@ func (m *Message) Bytes() int {
 type Page struct {
 	Cursor string
 	Limit  int
+	// Before (ListMessages only, instead of Cursor) asks for the items
+	// just before it: BeforeEnd for the last page, or the cursor a
+	// previous such page returned for the one before it.
+	Before string
 }
+
+// BeforeEnd is the Before of a listing's last page.
+const BeforeEnd = "end"
 
 // Page limits.
 const (
@@ -100,7 +107,9 @@ type MessageService interface {
 	// SessionID, Seq (contiguous, unique per session), CreatedAt, and ID
 	// when empty (a caller may choose a message's ID up front).
 	AppendMessages(ctx context.Context, userID, sessionID string, msgs []*Message) error
-	// ListMessages returns messages in seq order after the cursor.
+	// ListMessages returns messages in seq order after the cursor, and
+	// the next page's cursor; with page.Before, the messages just before
+	// it, still in seq order, and the cursor of the page before them.
 	ListMessages(ctx context.Context, userID, sessionID string, page Page) ([]*Message, string, error)
 	// History returns all of the session's messages in seq order.
 	History(ctx context.Context, userID, sessionID string) ([]*Message, error)

@@ -14,8 +14,8 @@ import (
 	at "github.com/coachd/coachd/anthropic/anthropictest"
 )
 
-// apiDo sends a request to the API as the demo user and wants 200.
-func (e *env) apiDo(method, path, body string, header map[string]string) *http.Response {
+// apiDo sends a request to the API as the demo user and wants status.
+func (e *env) apiDo(method, path, body string, header map[string]string, status int) *http.Response {
 	e.t.Helper()
 	req, err := http.NewRequest(method, e.url+path, strings.NewReader(body))
 	if err != nil {
@@ -32,7 +32,7 @@ func (e *env) apiDo(method, path, body string, header map[string]string) *http.R
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	if res.StatusCode != http.StatusOK {
+	if res.StatusCode != status {
 		b, _ := io.ReadAll(res.Body)
 		res.Body.Close()
 		e.t.Fatalf("%s %s: %s %s", method, path, res.Status, b)
@@ -66,13 +66,13 @@ func TestEventsMissedReloads(t *testing.T) {
 	id := strings.TrimPrefix(eval[string](e, `location.hash`), "#/")
 
 	// The reply ends on the server; then the other device's turns.
-	res := e.apiDo("GET", "/v1/sessions/"+id+"/stream?protocol=coachd", "", map[string]string{"Last-Event-ID": "1:0"})
+	res := e.apiDo("GET", "/v1/sessions/"+id+"/stream?protocol=coachd", "", map[string]string{"Last-Event-ID": "1:0"}, http.StatusOK)
 	sc := bufio.NewScanner(res.Body)
 	for sc.Scan() && sc.Text() != "event: message_end" {
 	}
 	res.Body.Close()
 	for i := 1; i <= later; i++ {
-		res := e.apiDo("POST", "/v1/chat/stream?protocol=coachd", fmt.Sprintf(`{"session_id":%q,"message":"Elsewhere %d"}`, id, i), nil)
+		res := e.apiDo("POST", "/v1/chat/stream?protocol=coachd", fmt.Sprintf(`{"session_id":%q,"message":"Elsewhere %d"}`, id, i), nil, http.StatusOK)
 		io.Copy(io.Discard, res.Body)
 		res.Body.Close()
 	}

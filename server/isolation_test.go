@@ -33,6 +33,8 @@ func TestIsolation(t *testing.T) {
 				{"GET", "/v1/sessions/" + sessID, ""},
 				{"GET", "/v1/sessions/" + sessID + "/messages", ""},
 				{"GET", "/v1/sessions/" + sessID + "/messages?limit=1&cursor=1", ""},
+				{"GET", "/v1/sessions/" + sessID + "/messages?before=end", ""},
+				{"GET", "/v1/sessions/" + sessID + "/messages?limit=1&before=2", ""},
 				{"DELETE", "/v1/sessions/" + sessID, ""},
 				{"GET", "/v1/notes/" + noteID, ""},
 				{"PUT", "/v1/notes/" + noteID, `{"title":"mine now"}`},

@@ -50,6 +50,24 @@ func (q *query) page() coachd.Page {
 	return p
 }
 
+// before reads the messages listing's ?before=: "end" (the last page) or
+// the prev_cursor of a page, a message's seq; not with ?cursor=.
+func (q *query) before(p *coachd.Page) {
+	if !q.v.Has("before") {
+		return
+	}
+	v := q.v.Get("before")
+	n, err := strconv.ParseInt(v, 10, 64)
+	switch {
+	case p.Cursor != "":
+		q.fail("before", "cannot be used with cursor", "conflict")
+	case v == coachd.BeforeEnd || err == nil && n >= 1 && strconv.FormatInt(n, 10) == v:
+		p.Before = v
+	default:
+		q.fail("before", "must be end or a prev_cursor this server returned", "format")
+	}
+}
+
 // plainCursor rejects cursors no store would hand out: they are short runs
 // of URL-safe characters. The store checks the rest.
 func plainCursor(c string) bool {

@@ -72,6 +72,12 @@ func TestRoutes(t *testing.T) {
 				map[string]string{"messages.1.seq": "2", "messages.2": "<nil>", "next_cursor": "2"}},
 			{"ListMessagesCursor", request{method: "GET", path: sp + "/messages?cursor=2", key: key}, 200,
 				map[string]string{"messages.0.seq": "3", "messages.1": "<nil>"}},
+			// The last page first, then the ones before it (the browser UI
+			// opens a long conversation at its end).
+			{"ListMessagesLast", request{method: "GET", path: sp + "/messages?before=end&limit=2", key: key}, 200,
+				map[string]string{"messages.0.seq": "2", "messages.1.seq": "3", "messages.2": "<nil>", "prev_cursor": "2", "next_cursor": ""}},
+			{"ListMessagesBefore", request{method: "GET", path: sp + "/messages?before=2&limit=2", key: key}, 200,
+				map[string]string{"messages.0.seq": "1", "messages.1": "<nil>", "prev_cursor": "<nil>"}},
 			{"CreateNote", request{method: "POST", path: "/v1/notes", key: key, body: `{"note_type":"preference","title":"Mornings","content":"Prefers early shifts"}`}, 201,
 				map[string]string{"note_type": "preference", "importance": "50", "is_pinned": "false", "id": "*"}},
 			{"CreateNoteFull", request{method: "POST", path: "/v1/notes", key: key, body: `{"note_type":"market_update","category":"earnings","title":"Surge","content":"x","importance":100,"market_slug":"new-york-2","is_pinned":true}`}, 201,

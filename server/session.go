@@ -159,6 +159,7 @@ func (s *Server) handleMessageList() http.Handler {
 	type response struct {
 		Messages   []*coachd.Message `json:"messages"`
 		NextCursor string            `json:"next_cursor"`
+		PrevCursor string            `json:"prev_cursor,omitempty"` // a page ?before=: the one before it
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id, err := pathID(r, coachd.PrefixSession, "session")
@@ -168,6 +169,7 @@ func (s *Server) handleMessageList() http.Handler {
 		}
 		q := newQuery(r)
 		page := q.page()
+		q.before(&page)
 		if err := q.err(); err != nil {
 			s.Error(w, r, err)
 			return
@@ -180,6 +182,10 @@ func (s *Server) handleMessageList() http.Handler {
 		if list == nil {
 			list = []*coachd.Message{}
 		}
-		s.encode(w, r, http.StatusOK, response{Messages: list, NextCursor: next})
+		res := response{Messages: list, NextCursor: next}
+		if page.Before != "" {
+			res = response{Messages: list, PrevCursor: next}
+		}
+		s.encode(w, r, http.StatusOK, res)
 	})
 }

@@ -331,8 +331,12 @@ func assignMessages(msgs []*coachd.Message, ids []string, sessionID string, firs
 }
 
 // ListMessages returns the session's messages in seq order after the
-// cursor (the seq of the last message of the previous page).
+// cursor (the seq of the last message of the previous page), or before
+// page.Before (listMessagesBefore).
 func (db *DB) ListMessages(ctx context.Context, userID, sessionID string, page coachd.Page) ([]*coachd.Message, string, error) {
+	if page.Before != "" {
+		return db.listMessagesBefore(ctx, userID, sessionID, page)
+	}
 	after, err := decodeSeqCursor(page.Cursor)
 	if err != nil {
 		return nil, "", err

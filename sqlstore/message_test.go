@@ -122,6 +122,50 @@ func testMessages(t *testing.T, newDSN func(tb testing.TB) string) {
 			wantCode(t, err, coachd.EINVALID)
 		}
 	})
+	// Before pages read back from the end: the last page first (Before
+	// "end"), each with the cursor of the page before it, oldest first
+	// within a page.
+	t.Run("PagesBefore", func(t *testing.T) {
+		db := MustOpen(t, newDSN(t), newClock())
+		u := MustCreateUser(t, db, "a")
+		other := MustCreateUser(t, db, "b")
+		s := MustCreateSession(t, db, u.ID)
+		for i := range 7 {
+			if err := db.AppendMessages(ctx, u.ID, s.ID, []*coachd.Message{{Role: coachd.RoleUser, Content: fmt.Sprint(i)}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var pages []string
+		before := coachd.BeforeEnd
+		for before != "" {
+			page, prev, err := db.ListMessages(ctx, u.ID, s.ID, coachd.Page{Before: before, Limit: 3})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var seqs []int64
+			for _, m := range page {
+				seqs = append(seqs, m.Seq)
+			}
+			pages = append(pages, fmt.Sprintf("%v:%s", seqs, prev))
+			before = prev
+		}
+		if got := fmt.Sprint(pages); got != "[[5 6 7]:5 [2 3 4]:2 [1]:]" {
+			t.Fatalf("pages %s, want [[5 6 7]:5 [2 3 4]:2 [1]:]", got)
+		}
+		if page, prev, err := db.ListMessages(ctx, u.ID, s.ID, coachd.Page{Before: "1"}); err != nil || len(page) != 0 || prev != "" {
+			t.Fatalf("before the first: %d messages, %q, %v", len(page), prev, err)
+		}
+		for _, c := range []string{"abc", "0", "-1", "01", " 1", "99999999999999999999"} {
+			_, _, err := db.ListMessages(ctx, u.ID, s.ID, coachd.Page{Before: c})
+			wantCode(t, err, coachd.EINVALID)
+		}
+		_, _, err := db.ListMessages(ctx, other.ID, s.ID, coachd.Page{Before: coachd.BeforeEnd})
+		wantCode(t, err, coachd.ENOTFOUND)
+		empty := MustCreateSession(t, db, u.ID)
+		if page, prev, err := db.ListMessages(ctx, u.ID, empty.ID, coachd.Page{Before: coachd.BeforeEnd}); err != nil || len(page) != 0 || prev != "" {
+			t.Fatalf("empty session: %d messages, %q, %v", len(page), prev, err)
+		}
+	})
 	// A page of messages is bounded by bytes as well as by count: a user
 	// message holds its attachments (up to 10 MiB, as base64), so a page
 	// of 200 could be gigabytes read, held and encoded by one request.
@@ -157,6 +201,25 @@ func testMessages(t *testing.T, newDSN func(tb testing.TB) string) {
 		}
 		if len(seqs) != n || seqs[0] != 1 || seqs[n-1] != n || pages < 2 {
 			t.Fatalf("%d pages, seqs %v: want all %d messages once, in order", pages, seqs, n)
+		}
+		// Read back from the end, the pages are bounded the same way.
+		seqs, pages = nil, 0
+		for before := coachd.BeforeEnd; before != ""; {
+			page, prev, err := db.ListMessages(ctx, u.ID, s.ID, coachd.Page{Before: before, Limit: coachd.MaxPageLimit})
+			if err != nil {
+				t.Fatal(err)
+			}
+			pages++
+			if size := len(page) * coachd.MaxAttachmentBytes; size > 40<<20 {
+				t.Fatalf("page %d before the end holds %d messages, %d MiB of attachments", pages, len(page), size>>20)
+			}
+			for i := range page {
+				seqs = append(seqs, page[len(page)-1-i].Seq)
+			}
+			before = prev
+		}
+		if len(seqs) != n || seqs[0] != n || seqs[n-1] != 1 || pages < 2 {
+			t.Fatalf("%d pages before the end, seqs %v: want all %d messages once, newest first", pages, seqs, n)
 		}
 	})
 	t.Run("Concurrent", func(t *testing.T) {

@@ -106,16 +106,13 @@ export class Api {
     return { sessions, more: Boolean(cursor) };
   }
   session(id) { return this.request('GET', `/v1/sessions/${encodeURIComponent(id)}`); }
-  async messages(id) {
-    const all = [];
-    let cursor = '';
-    do {
-      const q = `limit=200${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`;
-      const page = await this.request('GET', `/v1/sessions/${encodeURIComponent(id)}/messages?${q}`);
-      all.push(...(page.messages || []));
-      cursor = page.next_cursor || '';
-    } while (cursor);
-    return all;
+  // messagesBefore reads the page of a session's messages just before
+  // before ('end': its last page), oldest first; prev is the cursor of the
+  // page before it, '' at the start of the conversation.
+  async messagesBefore(id, before = 'end', limit = 100) {
+    const q = `before=${encodeURIComponent(before)}&limit=${limit}`;
+    const page = await this.request('GET', `/v1/sessions/${encodeURIComponent(id)}/messages?${q}`);
+    return { messages: page.messages || [], prev: page.prev_cursor || '' };
   }
 
   // notes reads every page: a user may have up to 1,000 live notes, and

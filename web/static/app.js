@@ -15,6 +15,7 @@ import { usedAfter, renderBudget, renderSessions as renderSessionList, drawIcons
 
 const KEY = 'coachd.key';
 const SESSIONS_PAGE = 50; // sessions the sidebar lists, and adds a click
+const HISTORY_PAGE = 100; // messages a conversation opens with, and adds a page
 const $ = (id) => document.getElementById(id);
 
 const SUGGESTIONS = [
@@ -40,9 +41,11 @@ const state = {
   refused: '', // why the last turn's request was refused, if it was
   stopping: null, // the controller of a turn being stopped
   ended: false, // the open conversation is completed or expired
+  before: '', // the cursor of the conversation's page before those drawn
+  earlier: false, // that page is being read
 };
 
-const transcript = new Transcript($('transcript'), $('scroller'));
+const transcript = new Transcript($('transcript'), $('scroller'), $('earlier-list'));
 const banner = new Banner($('banner-host'), { onRetry: () => retry() });
 const phase = new StreamPhase(onPhase);
 let notes = null;
@@ -109,6 +112,7 @@ function signOut(message = '', forget = true) {
   state.lastTurn = null;
   if (location.hash) history.replaceState(null, '', location.pathname + location.search);
   transcript.clear();
+  setBefore('');
   banner.clear();
   attachments.clearAll();
   $('input').value = '';
@@ -209,6 +213,7 @@ function newChat(focus = true) {
   updateSend();
   if (location.hash) history.replaceState(null, '', location.pathname + location.search);
   transcript.clear();
+  setBefore('');
   banner.clear();
   showWelcome(true);
   renderSessions();
@@ -229,12 +234,15 @@ async function openSession(id, closed = '') {
   banner.clear();
   showWelcome(false);
   transcript.clear();
+  setBefore('');
   transcript.el.append(h('div', { class: 'loading' }, h('i'), h('i'), h('i')));
   renderSessions();
   closeSidebar();
   let running = null;
   try {
-    const [sess, msgs] = await Promise.all([state.api.session(id), state.api.messages(id)]);
+    // The conversation opens at its last page; the ones before it come
+    // on request (loadEarlier).
+    const [sess, { messages: msgs, prev }] = await Promise.all([state.api.session(id), state.api.messagesBefore(id, 'end', HISTORY_PAGE)]);
     if (state.sessionId !== id) return; // another session was opened meanwhile
     // A turn still running (the page was reloaded mid-reply) is followed
     // again from its start: what it stored already is drawn by the
@@ -243,6 +251,7 @@ async function openSession(id, closed = '') {
     running = sess.running_turn || null;
     const upTo = running && running.message_id ? msgs.findIndex((m) => m.id === running.message_id) : -1;
     transcript.renderHistory(upTo >= 0 ? msgs.slice(0, upTo) : msgs, sess.pending_interaction, { onAnswer: answer, closed });
+    setBefore(prev);
     showWelcome(msgs.length === 0);
   } catch (err) {
     if (state.sessionId !== id) return;
@@ -256,6 +265,36 @@ async function openSession(id, closed = '') {
     }
   }
   if (running && state.sessionId === id && !state.loading) runTurn({ resumeAfter: running.last_event_id });
+}
+
+// setBefore notes the cursor of the page before those drawn ('' when
+// they start the conversation), and offers it.
+function setBefore(cursor) {
+  state.before = cursor;
+  $('earlier-more').hidden = !cursor;
+}
+
+// loadEarlier draws the page of the open conversation before those drawn.
+async function loadEarlier() {
+  const { sessionId: id, before, api } = state;
+  if (!before || state.earlier || state.loading || !api) return;
+  state.earlier = true;
+  const btn = $('earlier-more');
+  btn.disabled = true;
+  btn.setAttribute('aria-busy', 'true');
+  try {
+    const page = await api.messagesBefore(id, before, HISTORY_PAGE);
+    if (state.sessionId !== id || state.before !== before) return; // left meanwhile
+    transcript.prependHistory(page.messages, { onAnswer: answer });
+    setBefore(page.prev);
+  } catch (err) {
+    if (err.status === 401) onAuthError();
+    else if (state.sessionId === id) toast(describeError(err).text);
+  } finally {
+    state.earlier = false;
+    btn.disabled = false;
+    btn.removeAttribute('aria-busy');
+  }
 }
 
 function showWelcome(on) {
@@ -626,6 +665,9 @@ function wire() {
   $('stop').addEventListener('click', () => stop());
   $('new-chat').addEventListener('click', () => newChat());
   $('session-more').addEventListener('click', showMoreSessions);
+  $('earlier-more').addEventListener('click', loadEarlier);
+  // Scrolled near the top, the page before comes by itself.
+  $('scroller').addEventListener('scroll', () => { if ($('scroller').scrollTop < 200) loadEarlier(); }, { passive: true });
   $('signout').addEventListener('click', () => signOut());
   $('notes-open').addEventListener('click', () => openNotes(!document.body.classList.contains('notes-open')));
   $('notes-close').addEventListener('click', () => openNotes(false));

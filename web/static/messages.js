@@ -200,9 +200,13 @@ export function resultText(content) {
 }
 
 export class Transcript {
-  constructor(el, scroller) {
+  // earlier holds the pages drawn above the first one, outside el (a live
+  // region: a screen reader would read a page drawn into it).
+  constructor(el, scroller, earlier = null) {
     this.el = el;
     this.scroller = scroller;
+    this.earlier = earlier;
+    this.first = null; // the first message drawn
     this.cards = new Map(); // tool_use_id → card
     this.pinned = true;
     scroller.addEventListener('scroll', () => {
@@ -212,6 +216,8 @@ export class Transcript {
 
   clear() {
     this.el.replaceChildren();
+    if (this.earlier) this.earlier.replaceChildren();
+    this.first = null;
     this.cards.clear();
     this.pinned = true;
   }
@@ -245,6 +251,37 @@ export class Transcript {
   // opts.closed (the server refused an answer to it).
   renderHistory(messages, pending, opts) {
     this.clear();
+    this.first = messages[0] || null;
+    this.draw(messages, pending, opts);
+    this.stick(true);
+  }
+
+  // prependHistory draws the page of messages before the first one drawn
+  // above it, keeping what the reader looks at in place. The results and
+  // answers its last calls got in that first message are drawn with it.
+  prependHistory(messages, opts) {
+    if (messages.length === 0) return;
+    const first = this.first;
+    const carry = first && first.role === 'user'
+      ? [{ ...first, content: '', content_blocks: blocksOf(first).filter((b) => b.type === 'tool_result') }] : [];
+    const main = this.el;
+    const pinned = this.pinned;
+    const fromBottom = this.scroller.scrollHeight - this.scroller.scrollTop;
+    const page = h('div');
+    this.el = page;
+    try {
+      this.draw(messages.concat(carry), null, opts);
+    } finally {
+      this.el = main;
+    }
+    (this.earlier || main).prepend(...page.childNodes);
+    this.first = messages[0];
+    this.pinned = pinned;
+    this.scroller.scrollTop = this.scroller.scrollHeight - fromBottom;
+  }
+
+  // draw appends messages to el.
+  draw(messages, pending, opts) {
     let view = null;
     const interactive = new Map(); // tool_use_id → {name, input, el}
     const drawPending = (v, data) => {
@@ -319,7 +356,6 @@ export class Transcript {
     this.el.querySelectorAll('.msg.assistant').forEach((a) => {
       if (a.querySelector('.msg-body').childElementCount === 0) a.remove();
     });
-    this.stick(true);
   }
 }
 

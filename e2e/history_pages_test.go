@@ -1,0 +1,88 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+)
+
+// TestLongConversationPages: a conversation of 250 messages was read and
+// drawn whole when opened (every page of the API, every message in the
+// DOM at once). It now opens at its last page; the ones before it come
+// with "Show earlier messages" or by scrolling to the top, drawn above
+// without moving what the reader looks at.
+func TestLongConversationPages(t *testing.T) {
+	e := newEnv(t, 1280, 800, "--rate-limit", "off")
+	e.signIn()
+	res := e.apiDo("POST", "/v1/sessions", `{"title":"Long one"}`, nil, http.StatusCreated)
+	var sess struct{ ID string }
+	if err := json.NewDecoder(res.Body).Decode(&sess); err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	const pairs = 125
+	for i := 1; i <= pairs; i++ {
+		for _, m := range [][2]string{{"user", "Question"}, {"assistant", "Answer"}} {
+			body := fmt.Sprintf(`{"role":%q,"content":"%s %d","source":"voice"}`, m[0], m[1], i)
+			e.apiDo("POST", "/v1/sessions/"+sess.ID+"/messages", body, nil, http.StatusCreated).Body.Close()
+		}
+	}
+	reads := e.faults.count("GET", "/v1/sessions")
+	e.run(chromedp.Navigate(e.url + "/#/" + sess.ID))
+	e.waitJS("the last message", `document.getElementById("transcript").textContent.includes("Answer 125")`)
+	e.waitIdle()
+	drawn := func() int { return eval[int](e, `document.querySelectorAll(".msg").length`) }
+	if n := drawn(); n >= 2*pairs {
+		t.Fatalf("%d messages drawn on opening, want the last page only", n)
+	}
+	if eval[bool](e, `[...document.querySelectorAll(".msg")].some((m) => m.textContent === "Question 1")`) {
+		t.Error("the first message is drawn on opening")
+	}
+	first := drawn()
+
+	// Scrolled near the top, the page before is drawn above, and what
+	// the reader looks at stays where it was.
+	top := `Math.round([...document.querySelectorAll("#transcript .msg")][0].getBoundingClientRect().top)`
+	before := eval[int](e, `(() => { document.getElementById("scroller").scrollTop = 150; return `+top+`; })()`)
+	e.waitJS("a page more", fmt.Sprintf(`document.querySelectorAll(".msg").length > %d`, first))
+	// Within a few pixels: the positions are read rounded, the scroll
+	// offset is not always where it was set to the pixel.
+	if after := eval[int](e, top); after < before-3 || after > before+3 {
+		t.Errorf("the message in view moved from %dpx to %dpx when the earlier page came", before, after)
+	}
+	// The button (for the keyboard, or a page too short to scroll).
+	n := drawn()
+	e.waitVisible("#earlier-more")
+	e.run(chromedp.Evaluate[chromedp.Void](`document.getElementById("earlier-more").click()`))
+	e.waitJS("a page more from the button", fmt.Sprintf(`document.querySelectorAll(".msg").length > %d`, n))
+
+	// Scrolling to the top brings the rest.
+	for range 4 {
+		if !eval[bool](e, `!document.getElementById("earlier-more").hidden`) {
+			break
+		}
+		n := drawn()
+		e.run(chromedp.Evaluate[chromedp.Void](`document.getElementById("scroller").scrollTop = 0`))
+		e.waitJS("a page more on scrolling up", fmt.Sprintf(`document.querySelectorAll(".msg").length > %d || document.getElementById("earlier-more").hidden`, n))
+	}
+	e.waitJS("every message", `document.getElementById("earlier-more").hidden`)
+	got := eval[[]string](e, `[...document.querySelectorAll(".msg")].map((m) => m.textContent)`)
+	if len(got) != 2*pairs {
+		t.Fatalf("%d messages drawn, want %d", len(got), 2*pairs)
+	}
+	for i, text := range got {
+		want := fmt.Sprintf("Question %d", i/2+1)
+		if i%2 == 1 {
+			want = fmt.Sprintf("Answer %d", i/2+1)
+		}
+		if text != want {
+			t.Fatalf("message %d reads %q, want %q", i, text, want)
+		}
+	}
+	if n := e.faults.count("GET", "/v1/sessions") - reads; n > 8 {
+		t.Errorf("%d reads of sessions and messages, want a few pages", n)
+	}
+}
