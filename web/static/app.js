@@ -37,6 +37,7 @@ const state = {
   loading: '', // the session whose history is being loaded
   shown: SESSIONS_PAGE, // how many sessions the sidebar lists
   moreSessions: false, // older sessions are left to list
+  sessionsFailed: false, // the list could not be read
   pickAgent: false, // there are coaches to choose from
   refused: '', // why the last turn's request was refused, if it was
   stopping: null, // the controller of a turn being stopped
@@ -108,6 +109,7 @@ function signOut(message = '', forget = true) {
   state.sessions = [];
   state.shown = SESSIONS_PAGE;
   state.moreSessions = false;
+  state.sessionsFailed = false;
   state.pickAgent = false;
   state.lastTurn = null;
   if (location.hash) history.replaceState(null, '', location.pathname + location.search);
@@ -180,15 +182,23 @@ async function refreshSessions() {
     if (state.api !== api) return; // signed out meanwhile
     state.sessions = res.sessions.sort((a, b) => String(b.updated_at).localeCompare(String(a.updated_at)));
     state.moreSessions = res.more;
+    state.sessionsFailed = false;
     renderSessions();
   } catch (err) {
-    if (err.status === 401) onAuthError();
+    if (err.status === 401) return onAuthError();
+    if (state.api !== api) return;
+    // A list that never came is not an empty one: the sidebar says so.
+    state.sessionsFailed = true;
+    renderSessions();
   }
 }
 
 function renderSessions() {
   renderSessionList(state.sessions, state.sessionId, state.pickAgent);
   $('session-more').hidden = !state.moreSessions;
+  const failed = state.sessionsFailed && state.sessions.length === 0;
+  $('session-empty').textContent = failed ? 'Your conversations could not be loaded.' : 'No conversations yet.';
+  $('session-retry').hidden = !failed;
 }
 
 function showMoreSessions() {
@@ -665,6 +675,7 @@ function wire() {
   $('stop').addEventListener('click', () => stop());
   $('new-chat').addEventListener('click', () => newChat());
   $('session-more').addEventListener('click', showMoreSessions);
+  $('session-retry').addEventListener('click', () => refreshSessions());
   $('earlier-more').addEventListener('click', loadEarlier);
   // Scrolled near the top, the page before comes by itself.
   $('scroller').addEventListener('scroll', () => { if ($('scroller').scrollTop < 200) loadEarlier(); }, { passive: true });
