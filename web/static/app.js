@@ -636,9 +636,23 @@ function openNotes(open) {
   if (open && notes && !notes.loaded) notes.load();
 }
 
+// openSidebar opens the conversation list as a drawer (on a phone): the
+// focus goes into it, to the open conversation or New conversation.
+function openSidebar() {
+  document.body.classList.add('sidebar-open');
+  $('scrim').hidden = false;
+  $('sidebar-open').setAttribute('aria-expanded', 'true');
+  ($('session-list').querySelector('.session.active') || $('new-chat')).focus();
+}
+
+// closeSidebar closes the drawer; a focus left in it goes back to the
+// button that opened it (or somewhere better, set after this).
 function closeSidebar() {
+  const open = document.body.classList.contains('sidebar-open');
   document.body.classList.remove('sidebar-open');
   $('scrim').hidden = !document.body.classList.contains('notes-open');
+  $('sidebar-open').setAttribute('aria-expanded', 'false');
+  if (open && $('sidebar').contains(document.activeElement)) $('sidebar-open').focus();
 }
 
 function wire() {
@@ -682,10 +696,7 @@ function wire() {
   $('signout').addEventListener('click', () => signOut());
   $('notes-open').addEventListener('click', () => openNotes(!document.body.classList.contains('notes-open')));
   $('notes-close').addEventListener('click', () => openNotes(false));
-  $('sidebar-open').addEventListener('click', () => {
-    document.body.classList.add('sidebar-open');
-    $('scrim').hidden = false;
-  });
+  $('sidebar-open').addEventListener('click', openSidebar);
   $('sidebar-close').addEventListener('click', closeSidebar);
   $('scrim').addEventListener('click', () => { closeSidebar(); openNotes(false); });
   window.addEventListener('hashchange', () => {
