@@ -32,3 +32,23 @@ func TestPhoneMenuFocus(t *testing.T) {
 		t.Errorf("menu button aria-expanded = %q with the drawer closed, want false", got)
 	}
 }
+
+// TestPhoneNotesFocus: the notes panel covers the whole screen of a phone,
+// and opening it left the focus on the Notes button under it; its close
+// button then dropped the focus to the page. Opening it now moves the
+// focus into the panel, and closing it gives it back to the Notes button.
+func TestPhoneNotesFocus(t *testing.T) {
+	e := newEnv(t, 390, 760)
+	e.signIn()
+	e.run(chromedp.Click(chromedp.CSS("#notes-open")))
+	e.waitJS("the panel open", `document.body.classList.contains("notes-open")`)
+	if !eval[bool](e, `document.getElementById("notes").contains(document.activeElement)`) {
+		t.Errorf("focus on %q with the notes open, want it in the panel", eval[string](e, `document.activeElement.id || document.activeElement.className || document.activeElement.tagName`))
+	}
+	e.settle()
+	e.run(chromedp.Click(chromedp.CSS("#notes-close")))
+	e.waitJS("the panel closed", `!document.body.classList.contains("notes-open")`)
+	if got := eval[string](e, `document.activeElement.id`); got != "notes-open" {
+		t.Errorf("focus on %q after closing the notes, want the Notes button", got)
+	}
+}

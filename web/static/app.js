@@ -628,12 +628,18 @@ function autosize() {
   updateSend();
 }
 
+// openNotes opens or closes the notes panel. Opened, it takes the focus
+// (on a phone it covers the page); closed, a focus left in it goes back
+// to the Notes button.
 function openNotes(open) {
+  const was = document.body.classList.contains('notes-open');
   document.body.classList.toggle('notes-open', open);
   $('notes').setAttribute('aria-hidden', String(!open));
   $('notes-open').setAttribute('aria-expanded', String(open));
   $('scrim').hidden = !open && !document.body.classList.contains('sidebar-open');
   if (open && notes && !notes.loaded) notes.load();
+  if (open && !was) $('notes').querySelector('.add-note').focus();
+  if (!open && was && $('notes').contains(document.activeElement)) $('notes-open').focus();
 }
 
 // openSidebar opens the conversation list as a drawer (on a phone): the
