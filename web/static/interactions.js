@@ -119,18 +119,32 @@ export function renderInteraction(data, opts = {}) {
     const send = h('button', { type: 'submit', class: 'btn primary', disabled: true }, 'Send');
     const rows = domains.map((domain) => {
       const scale = h('div', { class: 'rating', role: 'radiogroup', 'aria-label': domain === OVERALL ? 'Rating' : domain, dataset: { domain } });
+      // A radio group: one stop of Tab (the rating picked, else the
+      // first), the arrows move the rating.
       for (const [n, word] of RATINGS) {
-        const b = h('button', { type: 'button', class: 'rate', role: 'radio', 'aria-checked': 'false', dataset: { value: n } },
+        const b = h('button', { type: 'button', class: 'rate', role: 'radio', 'aria-checked': 'false', tabindex: n === 1 ? 0 : -1, dataset: { value: n } },
           h('strong', {}, String(n)), h('span', {}, word));
         b.addEventListener('click', () => {
           if (submitted) return;
           picked.set(domain, n);
-          scale.querySelectorAll('.rate').forEach((x) => x.setAttribute('aria-checked', String(x === b)));
+          scale.querySelectorAll('.rate').forEach((x) => {
+            x.setAttribute('aria-checked', String(x === b));
+            x.tabIndex = x === b ? 0 : -1;
+          });
           send.disabled = picked.size < domains.length;
         });
         scale.append(b);
         controls.push(b);
       }
+      scale.addEventListener('keydown', (e) => {
+        const step = { ArrowRight: 1, ArrowDown: 1, ArrowLeft: -1, ArrowUp: -1 }[e.key];
+        if (!step || submitted) return;
+        e.preventDefault();
+        const all = [...scale.querySelectorAll('.rate')];
+        const next = all[(all.indexOf(document.activeElement) + step + all.length) % all.length];
+        next.focus();
+        next.click();
+      });
       return domain === OVERALL ? scale : h('div', { class: 'rating-row' }, h('span', { class: 'rating-domain' }, domain), scale);
     });
     controls.push(note, send);
