@@ -45,8 +45,8 @@ func TestLongConversationPages(t *testing.T) {
 
 	// Scrolled near the top, the page before is drawn above, and what
 	// the reader looks at stays where it was.
-	top := `Math.round([...document.querySelectorAll("#transcript .msg")][0].getBoundingClientRect().top)`
-	before := eval[int](e, `(() => { document.getElementById("scroller").scrollTop = 150; return `+top+`; })()`)
+	top := `Math.round(document.querySelector(".msg[data-mark]").getBoundingClientRect().top)`
+	before := eval[int](e, `(() => { document.querySelector(".msg").dataset.mark = "1"; document.getElementById("scroller").scrollTop = 150; return `+top+`; })()`)
 	e.waitJS("a page more", fmt.Sprintf(`document.querySelectorAll(".msg").length > %d`, first))
 	// Within a few pixels: the positions are read rounded, the scroll
 	// offset is not always where it was set to the pixel.

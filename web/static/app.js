@@ -46,7 +46,7 @@ const state = {
   earlier: false, // that page is being read
 };
 
-const transcript = new Transcript($('transcript'), $('scroller'), $('earlier-list'));
+const transcript = new Transcript($('live'), $('scroller'), $('history'));
 const banner = new Banner($('banner-host'), { onRetry: () => retry() });
 const phase = new StreamPhase(onPhase);
 let notes = null;
@@ -210,7 +210,7 @@ function showMoreSessions() {
 function route() {
   const m = location.hash.match(/^#\/(sess_[A-Za-z0-9_-]+)$/);
   const id = m ? m[1] : '';
-  if (id && id === state.sessionId && transcript.el.childElementCount > 0) return;
+  if (id && id === state.sessionId && !transcript.empty()) return;
   if (id) openSession(id);
   else newChat(false);
 }
@@ -325,8 +325,8 @@ function onPhase(s) {
   $('stop').hidden = !busy;
   if (pressed) focusComposer();
   // The reply is drawn again every frame: a screen reader hears the
-  // transcript (a live region) once it is written, not at every frame.
-  $('transcript').setAttribute('aria-busy', String(busy));
+  // live region once it is written, not at every frame.
+  $('live').setAttribute('aria-busy', String(busy));
   updateSend();
   if (state.live) {
     state.live.setActivity(s.shimmer, s.tools > 1 ? `Running ${s.tools} tools…` : `${humanize(s.toolName)}…`);

@@ -200,12 +200,13 @@ export function resultText(content) {
 }
 
 export class Transcript {
-  // earlier holds the pages drawn above the first one, outside el (a live
-  // region: a screen reader would read a page drawn into it).
-  constructor(el, scroller, earlier = null) {
+  // el is a live region: what is said while the conversation is open is
+  // drawn into it. The stored messages are drawn into history, above it
+  // and not live, or a screen reader would read them all aloud.
+  constructor(el, scroller, history = el) {
     this.el = el;
     this.scroller = scroller;
-    this.earlier = earlier;
+    this.history = history;
     this.first = null; // the first message drawn
     this.cards = new Map(); // tool_use_id → card
     this.pinned = true;
@@ -216,7 +217,7 @@ export class Transcript {
 
   clear() {
     this.el.replaceChildren();
-    if (this.earlier) this.earlier.replaceChildren();
+    this.history.replaceChildren();
     this.first = null;
     this.cards.clear();
     this.pinned = true;
@@ -252,8 +253,19 @@ export class Transcript {
   renderHistory(messages, pending, opts) {
     this.clear();
     this.first = messages[0] || null;
-    this.draw(messages, pending, opts);
+    const live = this.el;
+    this.el = this.history;
+    try {
+      this.draw(messages, pending, opts);
+    } finally {
+      this.el = live;
+    }
     this.stick(true);
+  }
+
+  // empty reports whether nothing is drawn.
+  empty() {
+    return this.el.childElementCount === 0 && this.history.childElementCount === 0;
   }
 
   // prependHistory draws the page of messages before the first one drawn
@@ -274,7 +286,7 @@ export class Transcript {
     } finally {
       this.el = main;
     }
-    (this.earlier || main).prepend(...page.childNodes);
+    this.history.prepend(...page.childNodes);
     this.first = messages[0];
     this.pinned = pinned;
     this.scroller.scrollTop = this.scroller.scrollHeight - fromBottom;
