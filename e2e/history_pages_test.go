@@ -86,3 +86,35 @@ func TestLongConversationPages(t *testing.T) {
 		t.Errorf("%d reads of sessions and messages, want a few pages", n)
 	}
 }
+
+// TestEarlierPageJoinsItsTurn: the rounds of one reply (assistant
+// messages one after another) are drawn as one reply; when the page
+// boundary fell between two of them, the earlier page's rounds were drawn
+// as a reply of their own, beside the rest of it.
+func TestEarlierPageJoinsItsTurn(t *testing.T) {
+	e := newEnv(t, 1280, 800, "--rate-limit", "off")
+	e.signIn()
+	res := e.apiDo("POST", "/v1/sessions", `{"title":"One long reply"}`, nil, http.StatusCreated)
+	var sess struct{ ID string }
+	if err := json.NewDecoder(res.Body).Decode(&sess); err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	post := func(role, text string) {
+		body := fmt.Sprintf(`{"role":%q,"content":%q,"source":"voice"}`, role, text)
+		e.apiDo("POST", "/v1/sessions/"+sess.ID+"/messages", body, nil, http.StatusCreated).Body.Close()
+	}
+	post("user", "Tell me everything")
+	for i := 1; i <= 101; i++ { // one more than a page
+		post("assistant", fmt.Sprintf("Round %d.", i))
+	}
+	e.run(chromedp.Navigate(e.url + "/#/" + sess.ID))
+	e.waitJS("the last round", `document.getElementById("transcript").textContent.includes("Round 101.")`)
+	e.waitIdle()
+	e.waitVisible("#earlier-more")
+	e.run(chromedp.Evaluate[chromedp.Void](`document.getElementById("earlier-more").click()`))
+	e.waitJS("the first message", `document.getElementById("transcript").textContent.includes("Tell me everything")`)
+	if got := eval[[]string](e, `[...document.querySelectorAll(".msg")].map((m) => m.classList.contains("user") ? "user" : "reply")`); len(got) != 2 {
+		t.Errorf("drawn %v, want [user reply]: the reply's rounds in one", got)
+	}
+}

@@ -286,7 +286,15 @@ export class Transcript {
     } finally {
       this.el = main;
     }
+    const head = this.history.firstElementChild;
     this.history.prepend(...page.childNodes);
+    // A reply the page boundary cut in two (its rounds on both sides, no
+    // message of the user's between) is one reply again.
+    const tail = head && head.previousElementSibling;
+    if (tail && tail.matches('.msg.assistant') && head.matches('.msg.assistant')) {
+      tail.querySelector('.msg-body').append(...head.querySelector('.msg-body').childNodes);
+      head.remove();
+    }
     this.first = messages[0];
     this.pinned = pinned;
     this.scroller.scrollTop = this.scroller.scrollHeight - fromBottom;
