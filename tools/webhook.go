@@ -50,13 +50,14 @@ type Webhook struct {
 	client   *http.Client
 	query    url.Values    // the URL's own query: GET input may not override it
 	secret   WebhookSecret // signs each call; nil: unsigned
-	// hide replaces the ${ENV} values of its headers (credentials) in an
-	// answer: an app that quotes the token it was sent ("invalid token
-	// sk_…") must not hand it to the model, the session and the user.
+	// hide replaces the ${ENV} values of its headers and URL (credentials)
+	// in an answer: an app that quotes the token it was sent ("invalid
+	// token sk_…", "GET /x?api_key=…") must not hand it to the model, the
+	// session and the user.
 	hide *strings.Replacer
 }
 
-// minHidden is the shortest ${ENV} header value hidden in answers: a
+// minHidden is the shortest ${ENV} value hidden in answers: a
 // credential is longer, and hiding "us" or "1" would garble them.
 const minHidden = 8
 
@@ -151,15 +152,21 @@ func ParseWebhook(path string, data []byte, getenv func(string) string, policy *
 	resolve := func(key, s string) string {
 		return coachd.ExpandEnv(s, getenv, func(name string) { bad(key, "environment variable %s is not set", name) })
 	}
-	w.url = resolve("url", f.URL)
+	var urlValues []string // the URL's ${ENV} values
+	w.url = coachd.ExpandEnv(f.URL, func(name string) string {
+		s := getenv(name)
+		urlValues = append(urlValues, s)
+		return s
+	}, func(name string) { bad("url", "environment variable %s is not set", name) })
+	var hidden []string
 	if u, err := url.Parse(w.url); f.URL == "" || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		bad("url", "url must be an absolute http or https URL")
 	} else if err := policy.checkURLHost(u.Hostname()); err != nil {
 		bad("url", "url: %v", err)
 	} else {
 		w.query = u.Query()
+		hidden = hideURLValues(urlValues, u.Hostname())
 	}
-	var hidden []string
 	for k, v := range f.Headers {
 		if k == "" || strings.ContainsAny(k, " :\r\n") {
 			bad("headers", "invalid header name %q", k)
@@ -214,6 +221,27 @@ func ParseWebhook(path string, data []byte, getenv func(string) string, policy *
 		return nil, errors.Join(errs...)
 	}
 	return w, nil
+}
+
+// hideURLValues lists, as Replacer pairs, the ${ENV} values of a URL
+// whose host is host that an answer must not quote: a key in its query,
+// a token in its path, a password. A value naming the host is the app's
+// address (${APP_URL}/zones), not a secret. Each goes as written and as
+// an app decodes it.
+func hideURLValues(values []string, host string) []string {
+	var hidden []string
+	for _, v := range values {
+		if len(v) < minHidden || strings.Contains(v, host) {
+			continue
+		}
+		hidden = append(hidden, v, "[redacted]")
+		for _, unescape := range []func(string) (string, error){url.QueryUnescape, url.PathUnescape} {
+			if d, err := unescape(v); err == nil && d != v && len(d) >= minHidden {
+				hidden = append(hidden, d, "[redacted]")
+			}
+		}
+	}
+	return hidden
 }
 
 // keyLine is the line of key in a mapping node (the mapping's line when
