@@ -62,7 +62,15 @@ type Config struct {
 
 	file        string // the file's name, and command's line in it, for CheckCommand
 	commandLine int
+	// hidden pairs each ${ENV} value of the headers (credentials) with
+	// its stand-in in what the server answers: a server that quotes the
+	// token it was sent must not hand it to the model, the user or logs.
+	hidden []string
 }
+
+// minHidden is the shortest ${ENV} header value hidden in answers: a
+// credential is longer, and hiding "us" or "1" would garble them.
+const minHidden = 8
 
 // file is the YAML shape of mcp/<name>.yaml.
 type file struct {
@@ -158,7 +166,13 @@ func ParseConfig(fileName string, data []byte, getenv func(string) string) (*Con
 				bad("headers", "invalid header name %q", k)
 				continue
 			}
-			v = resolve("headers", v)
+			v = coachd.ExpandEnv(v, func(name string) string {
+				s := getenv(name)
+				if len(s) >= minHidden {
+					c.hidden = append(c.hidden, s, "[redacted]")
+				}
+				return s
+			}, func(name string) { bad("headers", "environment variable %s is not set", name) })
 			if strings.ContainsAny(v, "\r\n") {
 				bad("headers", "header %s has a line break", k)
 			}

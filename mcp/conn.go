@@ -54,7 +54,8 @@ type Server struct {
 	cfg     Config
 	log     *slog.Logger
 	backoff Backoff
-	hc      *http.Client // streamable HTTP; nil for stdio
+	hc      *http.Client      // streamable HTTP; nil for stdio
+	hide    *strings.Replacer // the headers' ${ENV} values, in answers and errors
 	wait    time.Duration
 	bg      context.Context // the background listings', ended by Close
 	stop    context.CancelFunc
@@ -89,7 +90,8 @@ type Options struct {
 
 // NewServer returns a server that starts on first use.
 func NewServer(cfg *Config, opts Options) *Server {
-	s := &Server{cfg: *cfg, log: opts.Logger, backoff: opts.Backoff, wait: opts.StartWait, dial: make(chan struct{}, 1)}
+	s := &Server{cfg: *cfg, log: opts.Logger, backoff: opts.Backoff, wait: opts.StartWait, dial: make(chan struct{}, 1),
+		hide: strings.NewReplacer(cfg.hidden...)}
 	s.bg, s.stop = context.WithCancel(context.Background())
 	if cfg.StartWait > 0 {
 		s.wait = cfg.StartWait
@@ -293,11 +295,13 @@ func (s *Server) broken(sess *sdk.ClientSession, err error) {
 // redact replaces the server's URL in err's text by its origin: the HTTP
 // client quotes the URL, whose path or query may hold a key from ${ENV},
 // and the text goes to logs and to the model (and the user's stream).
+// The headers' ${ENV} values, which a refusal may quote, are hidden too.
 func (s *Server) redact(err error) error {
 	if err == nil || s.cfg.URL == "" {
 		return err
 	}
 	msg := err.Error()
+	out := s.hide.Replace(msg)
 	forms := []string{s.cfg.URL}
 	origin := "the server's URL"
 	if u, perr := url.Parse(s.cfg.URL); perr == nil {
@@ -309,7 +313,6 @@ func (s *Server) redact(err error) error {
 			forms = append(forms, v.String())
 		}
 	}
-	out := msg
 	for _, f := range forms {
 		out = strings.ReplaceAll(out, f, origin)
 	}

@@ -112,7 +112,7 @@ func (t *Tool) Execute(ctx context.Context, call coachd.ToolCall, env coachd.Too
 		return errResult("%s failed: %s", t.def.Name, truncate(err.Error(), 300)), nil
 	}
 	s.succeeded()
-	return coachd.ToolResult{Content: resultText(res, s.cfg.MaxOutput), IsError: res.IsError}, nil
+	return coachd.ToolResult{Content: resultText(res, s.cfg.MaxOutput, s.hide), IsError: res.IsError}, nil
 }
 
 func errResult(format string, args ...any) coachd.ToolResult {
@@ -120,9 +120,10 @@ func errResult(format string, args ...any) coachd.ToolResult {
 }
 
 // resultText renders a result's content as the text the model reads,
-// capped at max bytes. Text is kept; structured content stands in for
+// capped at max bytes, with hide's secrets hidden (before the cut: half
+// a token must not show). Text is kept; structured content stands in for
 // empty text; images, audio and resources are named, not inlined.
-func resultText(res *sdk.CallToolResult, max int) string {
+func resultText(res *sdk.CallToolResult, max int, hide *strings.Replacer) string {
 	var sb strings.Builder
 	add := func(s string) {
 		if sb.Len() > 0 {
@@ -158,7 +159,7 @@ func resultText(res *sdk.CallToolResult, max int) string {
 			sb.Write(b)
 		}
 	}
-	return capText(sb.String(), max)
+	return capText(hide.Replace(sb.String()), max)
 }
 
 // capText cuts s to at most max bytes (on a character boundary) and says
