@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
 
 	"github.com/coachd/coachd"
 
@@ -31,7 +32,7 @@ func mapError(ctx context.Context, err error) error {
 // apiError maps an HTTP error status, or an in-stream error event (status
 // 200 with the error type in the body), to a coded error.
 func apiError(e *sdk.Error) *coachd.Error {
-	out := &coachd.Error{Err: e}
+	out := &coachd.Error{Err: passwordMasked(e)}
 	typ := string(e.Type())
 	status := e.StatusCode
 	if status == http.StatusOK {
@@ -69,3 +70,24 @@ func apiError(e *sdk.Error) *coachd.Error {
 	}
 	return out
 }
+
+// passwordMasked is e with its text's request URL showing no password:
+// the SDK quotes the URL whole, a gateway's password in the base URL
+// (https://coachd:pw@gateway/) included, and the text is logged.
+// errors.As still finds e.
+func passwordMasked(e *sdk.Error) error {
+	if e.Request == nil || e.Request.URL == nil || e.Request.URL.User == nil {
+		return e
+	}
+	u := e.Request.URL
+	return maskedError{strings.ReplaceAll(e.Error(), u.String(), u.Redacted()), e}
+}
+
+// maskedError is an error with its text masked.
+type maskedError struct {
+	msg string
+	err error
+}
+
+func (e maskedError) Error() string { return e.msg }
+func (e maskedError) Unwrap() error { return e.err }
