@@ -47,7 +47,8 @@ func TestHelpHidesSecrets(t *testing.T) {
 // TestHelpMasksURLPasswords: --db and --anthropic-base-url default to
 // COACHD_DB and ANTHROPIC_BASE_URL, which carry a password (a Postgres
 // DSN, a gateway's credentials) that the startup log masks; -h printed
-// them whole as the flags' defaults. The flags still take the values.
+// them whole as the flags' defaults, and --jwt-jwks-url's key too. The
+// flags still take the values.
 func TestHelpMasksURLPasswords(t *testing.T) {
 	env := getenvFrom(map[string]string{
 		"COACHD_DB":          "postgres://coachd:pgsecret-1@db.internal:5432/coachd",
@@ -56,6 +57,8 @@ func TestHelpMasksURLPasswords(t *testing.T) {
 		"OTEL_EXPORTER_OTLP_ENDPOINT": "https://otel:otlpsecret-3@collector.internal:4318",
 		// A realtime gateway's credentials: the startup log showed them too.
 		"COACHD_VOICE_PROVIDER_URL": "https://rt:voicesecret-4@realtime.internal",
+		// A JWKS behind a gateway: its key, which the fetch error hides.
+		"COACHD_JWT_JWKS_URL": "https://id.internal/jwks.json?api_key=jwkssecret-5",
 	})
 	for _, cmd := range [][]string{{"serve"}, {"migrate"}, {"doctor"}, {"users", "list"}, {"users", "create"}, {"review"}, {"autobuild"}} {
 		var out, errOut syncBuffer
@@ -64,7 +67,7 @@ func TestHelpMasksURLPasswords(t *testing.T) {
 		if !strings.Contains(help, "-db") {
 			t.Fatalf("%v -h printed no --db:\n%s", cmd, help)
 		}
-		for _, secret := range []string{"pgsecret-1", "gwsecret-2", "otlpsecret-3", "voicesecret-4"} {
+		for _, secret := range []string{"pgsecret-1", "gwsecret-2", "otlpsecret-3", "voicesecret-4", "jwkssecret-5"} {
 			if strings.Contains(help, secret) {
 				t.Errorf("%v -h shows %s:\n%s", cmd, secret, help)
 			}

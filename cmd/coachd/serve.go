@@ -138,7 +138,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		"on SIGINT, SIGTERM or SIGHUP, how long running requests may finish before their turns are cancelled; a second signal ends it (env COACHD_SHUTDOWN_GRACE)")
 	fs.StringVar(&cfg.Pack, "pack", getenv("COACHD_PACK"), "coach pack directory (agents/, skills/, tools/); empty serves the built-in default agent (env COACHD_PACK)")
 	fs.StringVar(&cfg.Workspaces, "workspaces", getenv("COACHD_WORKSPACES"), "directory of the users' workspaces: POST /v1/reviews reviews DIR/<user id>/<workspace> (needs --pack with a coach); empty turns reviews off (env COACHD_WORKSPACES)")
-	fs.StringVar(&cfg.JWKSURL, "jwt-jwks-url", getenv("COACHD_JWT_JWKS_URL"), "accept JWT bearer tokens signed by a key of this JWKS URL beside coachd keys; users are created on first sight (env COACHD_JWT_JWKS_URL)")
+	urlVar(fs, &cfg.JWKSURL, "jwt-jwks-url", getenv("COACHD_JWT_JWKS_URL"), "accept JWT bearer tokens signed by a key of this JWKS `URL` beside coachd keys; users are created on first sight (env COACHD_JWT_JWKS_URL)")
 	fs.StringVar(&cfg.JWTIssuer, "jwt-issuer", getenv("COACHD_JWT_ISSUER"), "the iss tokens must carry (required with --jwt-jwks-url) (env COACHD_JWT_ISSUER)")
 	fs.StringVar(&cfg.JWTAudience, "jwt-audience", getenv("COACHD_JWT_AUDIENCE"), "the aud tokens must carry (required with --jwt-jwks-url) (env COACHD_JWT_AUDIENCE)")
 	fs.StringVar(&cfg.JWTAlgorithms, "jwt-algorithms", envOr(getenv, "COACHD_JWT_ALGORITHMS", "RS256,ES256"), "signature algorithms accepted: RS256, RS384, RS512, ES256, ES384 (env COACHD_JWT_ALGORITHMS)")
