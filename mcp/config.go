@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/coachd/coachd"
+	"github.com/coachd/coachd/internal/envsecret"
 	"github.com/coachd/coachd/internal/yamlerr"
 	"gopkg.in/yaml.v3"
 )
@@ -62,15 +63,15 @@ type Config struct {
 
 	file        string // the file's name, and command's line in it, for CheckCommand
 	commandLine int
-	// hidden pairs each ${ENV} value of the headers (credentials) with
-	// its stand-in in what the server answers: a server that quotes the
-	// token it was sent must not hand it to the model, the user or logs.
+	// hidden pairs each ${ENV} value of the headers and of the URL but
+	// its host (credentials) with its stand-in in what the server
+	// answers: a server that quotes the key it was sent must not hand it
+	// to the model, the user or logs.
 	hidden []string
 }
 
-// minHidden is the shortest ${ENV} header value hidden in answers: a
-// credential is longer, and hiding "us" or "1" would garble them.
-const minHidden = 8
+// minHidden is the shortest ${ENV} header value hidden in answers.
+const minHidden = envsecret.MinLen
 
 // file is the YAML shape of mcp/<name>.yaml.
 type file struct {
@@ -157,9 +158,16 @@ func ParseConfig(fileName string, data []byte, getenv func(string) string) (*Con
 			bad("headers", "headers go with url, not with a stdio command")
 		}
 	default:
-		c.URL = resolve("url", f.URL)
+		var urlValues []string
+		c.URL = coachd.ExpandEnv(f.URL, func(name string) string {
+			s := getenv(name)
+			urlValues = append(urlValues, s)
+			return s
+		}, func(name string) { bad("url", "environment variable %s is not set", name) })
 		if u, err := url.Parse(c.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			bad("url", "url must be an absolute http or https URL")
+		} else {
+			c.hidden = envsecret.URLValues(urlValues, u.Hostname())
 		}
 		for k, v := range f.Headers {
 			if k == "" || strings.ContainsAny(k, " :\r\n") {
@@ -169,7 +177,7 @@ func ParseConfig(fileName string, data []byte, getenv func(string) string) (*Con
 			v = coachd.ExpandEnv(v, func(name string) string {
 				s := getenv(name)
 				if len(s) >= minHidden {
-					c.hidden = append(c.hidden, s, "[redacted]")
+					c.hidden = append(c.hidden, s, envsecret.Mark)
 				}
 				return s
 			}, func(name string) { bad("headers", "environment variable %s is not set", name) })

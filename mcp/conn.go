@@ -55,7 +55,7 @@ type Server struct {
 	log     *slog.Logger
 	backoff Backoff
 	hc      *http.Client      // streamable HTTP; nil for stdio
-	hide    *strings.Replacer // the headers' ${ENV} values, in answers and errors
+	hide    *strings.Replacer // the URL's and headers' ${ENV} secrets, in answers and errors
 	wait    time.Duration
 	bg      context.Context // the background listings', ended by Close
 	stop    context.CancelFunc
@@ -295,13 +295,14 @@ func (s *Server) broken(sess *sdk.ClientSession, err error) {
 // redact replaces the server's URL in err's text by its origin: the HTTP
 // client quotes the URL, whose path or query may hold a key from ${ENV},
 // and the text goes to logs and to the model (and the user's stream).
-// The headers' ${ENV} values, which a refusal may quote, are hidden too.
+// The URL's and headers' ${ENV} values, which a refusal may quote alone,
+// are hidden too.
 func (s *Server) redact(err error) error {
 	if err == nil || s.cfg.URL == "" {
 		return err
 	}
 	msg := err.Error()
-	out := s.hide.Replace(msg)
+	out := msg
 	forms := []string{s.cfg.URL}
 	origin := "the server's URL"
 	if u, perr := url.Parse(s.cfg.URL); perr == nil {
@@ -316,7 +317,7 @@ func (s *Server) redact(err error) error {
 	for _, f := range forms {
 		out = strings.ReplaceAll(out, f, origin)
 	}
-	if out == msg {
+	if out = s.hide.Replace(out); out == msg {
 		return err
 	}
 	return redactedError{out, err}

@@ -16,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/coachd/coachd"
+	"github.com/coachd/coachd/internal/envsecret"
 	"github.com/coachd/coachd/internal/yamlerr"
 	"go.opentelemetry.io/otel/propagation"
 	"gopkg.in/yaml.v3"
@@ -57,9 +58,8 @@ type Webhook struct {
 	hide *strings.Replacer
 }
 
-// minHidden is the shortest ${ENV} value hidden in answers: a
-// credential is longer, and hiding "us" or "1" would garble them.
-const minHidden = 8
+// minHidden is the shortest ${ENV} value hidden in answers.
+const minHidden = envsecret.MinLen
 
 // UseSecret signs the tool's calls with secret unless the tool has its own
 // (secret: in its file).
@@ -165,7 +165,7 @@ func ParseWebhook(path string, data []byte, getenv func(string) string, policy *
 		bad("url", "url: %v", err)
 	} else {
 		w.query = u.Query()
-		hidden = hideURLValues(urlValues, u.Hostname())
+		hidden = envsecret.URLValues(urlValues, u.Hostname())
 	}
 	for k, v := range f.Headers {
 		if k == "" || strings.ContainsAny(k, " :\r\n") {
@@ -175,7 +175,7 @@ func ParseWebhook(path string, data []byte, getenv func(string) string, policy *
 		w.headers.Set(k, coachd.ExpandEnv(v, func(name string) string {
 			s := getenv(name)
 			if len(s) >= minHidden {
-				hidden = append(hidden, s, "[redacted]")
+				hidden = append(hidden, s, envsecret.Mark)
 			}
 			return s
 		}, func(name string) { bad("headers", "environment variable %s is not set", name) }))
@@ -221,27 +221,6 @@ func ParseWebhook(path string, data []byte, getenv func(string) string, policy *
 		return nil, errors.Join(errs...)
 	}
 	return w, nil
-}
-
-// hideURLValues lists, as Replacer pairs, the ${ENV} values of a URL
-// whose host is host that an answer must not quote: a key in its query,
-// a token in its path, a password. A value naming the host is the app's
-// address (${APP_URL}/zones), not a secret. Each goes as written and as
-// an app decodes it.
-func hideURLValues(values []string, host string) []string {
-	var hidden []string
-	for _, v := range values {
-		if len(v) < minHidden || strings.Contains(v, host) {
-			continue
-		}
-		hidden = append(hidden, v, "[redacted]")
-		for _, unescape := range []func(string) (string, error){url.QueryUnescape, url.PathUnescape} {
-			if d, err := unescape(v); err == nil && d != v && len(d) >= minHidden {
-				hidden = append(hidden, d, "[redacted]")
-			}
-		}
-	}
-	return hidden
 }
 
 // keyLine is the line of key in a mapping node (the mapping's line when

@@ -1,0 +1,36 @@
+// Package envsecret says which of a pack file's ${ENV} values are secrets
+// to hide in what an endpoint answers (webhook tools, MCP servers).
+package envsecret
+
+import (
+	"net/url"
+	"strings"
+)
+
+// MinLen is the shortest value hidden: a credential is longer, and hiding
+// "us" or "1" would garble answers.
+const MinLen = 8
+
+// Mark stands in for a hidden value.
+const Mark = "[redacted]"
+
+// URLValues lists, as strings.Replacer pairs, the ${ENV} values of a URL
+// whose host is host that an answer must not quote: a key in its query, a
+// token in its path, a password. A value naming the host is the address
+// (${APP_URL}/zones), not a secret. Each goes as written and as an app
+// decodes it.
+func URLValues(values []string, host string) []string {
+	var hidden []string
+	for _, v := range values {
+		if len(v) < MinLen || strings.Contains(v, host) {
+			continue
+		}
+		hidden = append(hidden, v, Mark)
+		for _, unescape := range []func(string) (string, error){url.QueryUnescape, url.PathUnescape} {
+			if d, err := unescape(v); err == nil && d != v && len(d) >= MinLen {
+				hidden = append(hidden, d, Mark)
+			}
+		}
+	}
+	return hidden
+}
