@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -34,11 +35,14 @@ func runBackup(ctx context.Context, args []string, getenv func(string) string, s
 	// Not openCurrentDB: a backup is what one takes before migrating, so
 	// any schema is copied; but a missing file is not made.
 	if _, err := os.Stat(*dsn); err != nil {
-		return fmt.Errorf("database %s: %w", *dsn, err)
+		if pe, ok := errors.AsType[*os.PathError](err); ok {
+			err = pe.Err // its text quotes the name: a key=value DSN's password
+		}
+		return fmt.Errorf("database %s: %w", maskDSN(*dsn), err)
 	}
 	db, err := sqlstore.Open(ctx, *dsn, coachd.SystemClock{})
 	if err != nil {
-		return fmt.Errorf("open database %s: %w", *dsn, err)
+		return fmt.Errorf("open database %s: %w", maskDSN(*dsn), err)
 	}
 	defer db.Close()
 	if err := db.Backup(ctx, *out); err != nil {

@@ -119,3 +119,23 @@ func serveUnreachable(t *testing.T, dsn string) string {
 	}
 	return stderr.String() + err.Error()
 }
+
+// TestSecurityKeywordDSNNotShown: a libpq key=value DSN in COACHD_DB is
+// refused, but doctor, users list and backup refused it by quoting it
+// whole, password included ("database host=… password=… does not
+// exist"), into a job's log; serve and migrate masked it.
+func TestSecurityKeywordDSNNotShown(t *testing.T) {
+	const secret = "pgsecret-1"
+	env := getenvFrom(map[string]string{"COACHD_DB": "host=127.0.0.1 port=1 user=coach password=" + secret + " dbname=coachd"})
+	for _, args := range [][]string{{"doctor"}, {"users", "list"}, {"backup", "--out", t.TempDir() + "/b.db"},
+		{"migrate"}, {"users", "create", "--name", "x"}} {
+		var stdout, stderr bytes.Buffer
+		err := run(context.Background(), append([]string{"coachd"}, args...), env, &stdout, &stderr)
+		if err == nil {
+			t.Fatalf("%v ran on a key=value DSN", args)
+		}
+		if out := stdout.String() + stderr.String() + err.Error(); strings.Contains(out, secret) || !strings.Contains(out, "127.0.0.1") {
+			t.Errorf("%v shows the DSN's password, or not the DSN:\n%s", args, out)
+		}
+	}
+}

@@ -74,7 +74,7 @@ func openCurrentDB(ctx context.Context, dsn string, create bool) (*sqlstore.DB, 
 			if create && errors.Is(err, os.ErrNotExist) {
 				return openDB(ctx, dsn)
 			}
-			return nil, fmt.Errorf("database %s does not exist (coachd serve or coachd migrate creates it)", dsn)
+			return nil, fmt.Errorf("database %s does not exist (coachd serve or coachd migrate creates it)", maskDSN(dsn))
 		}
 	}
 	db, err := sqlstore.Open(ctx, dsn, coachd.SystemClock{})
