@@ -63,10 +63,11 @@ type Config struct {
 
 	file        string // the file's name, and command's line in it, for CheckCommand
 	commandLine int
-	// hidden pairs each ${ENV} value of the headers and of the URL but
-	// its host (credentials) with its stand-in in what the server
-	// answers: a server that quotes the key it was sent must not hand it
-	// to the model, the user or logs.
+	// hidden pairs each ${ENV} value of the headers, of the URL but its
+	// host and of an env variable named like a credential with its
+	// stand-in in what the server answers or prints: a server that
+	// quotes the key it was given must not hand it to the model, the
+	// user or logs.
 	hidden []string
 }
 
@@ -152,7 +153,13 @@ func ParseConfig(fileName string, data []byte, getenv func(string) string) (*Con
 				bad("env", "invalid environment variable name %q", k)
 				continue
 			}
-			c.Env[k] = resolve("env", v)
+			c.Env[k] = coachd.ExpandEnv(v, func(name string) string {
+				s := getenv(name)
+				if len(s) >= minHidden && (envsecret.SecretName(k) || envsecret.SecretName(name)) {
+					c.hidden = append(c.hidden, s, envsecret.Mark)
+				}
+				return s
+			}, func(name string) { bad("env", "environment variable %s is not set", name) })
 		}
 		if len(f.Headers) > 0 {
 			bad("headers", "headers go with url, not with a stdio command")

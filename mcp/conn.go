@@ -55,7 +55,7 @@ type Server struct {
 	log     *slog.Logger
 	backoff Backoff
 	hc      *http.Client      // streamable HTTP; nil for stdio
-	hide    *strings.Replacer // the URL's and headers' ${ENV} secrets, in answers and errors
+	hide    *strings.Replacer // the file's ${ENV} secrets, in answers, errors and stderr
 	wait    time.Duration
 	bg      context.Context // the background listings', ended by Close
 	stop    context.CancelFunc
@@ -235,7 +235,7 @@ func (s *Server) connect(ctx context.Context) (*sdk.ClientSession, error) {
 		cmd := exec.Command(s.cfg.Command, s.cfg.Args...)
 		cmd.Dir = s.cfg.Dir
 		cmd.Env = childEnv(s.cfg.Env)
-		cmd.Stderr = &logWriter{log: s.log}
+		cmd.Stderr = &logWriter{log: s.log, hide: s.hide}
 		t = &sdk.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}
 	}
 	sess, err := client.Connect(ctx, t, nil)
@@ -295,27 +295,29 @@ func (s *Server) broken(sess *sdk.ClientSession, err error) {
 // redact replaces the server's URL in err's text by its origin: the HTTP
 // client quotes the URL, whose path or query may hold a key from ${ENV},
 // and the text goes to logs and to the model (and the user's stream).
-// The URL's and headers' ${ENV} values, which a refusal may quote alone,
-// are hidden too.
+// The file's ${ENV} secrets (URL, headers, env), which a refusal may
+// quote alone, are hidden too.
 func (s *Server) redact(err error) error {
-	if err == nil || s.cfg.URL == "" {
+	if err == nil {
 		return err
 	}
 	msg := err.Error()
 	out := msg
-	forms := []string{s.cfg.URL}
-	origin := "the server's URL"
-	if u, perr := url.Parse(s.cfg.URL); perr == nil {
-		origin = u.Scheme + "://" + u.Host + "/…"
-		forms = append(forms, u.String())
-		if u.User != nil { // net/http quotes it with the password as ***
-			v := *u
-			v.User = url.UserPassword(u.User.Username(), "***")
-			forms = append(forms, v.String())
+	if s.cfg.URL != "" {
+		forms := []string{s.cfg.URL}
+		origin := "the server's URL"
+		if u, perr := url.Parse(s.cfg.URL); perr == nil {
+			origin = u.Scheme + "://" + u.Host + "/…"
+			forms = append(forms, u.String())
+			if u.User != nil { // net/http quotes it with the password as ***
+				v := *u
+				v.User = url.UserPassword(u.User.Username(), "***")
+				forms = append(forms, v.String())
+			}
 		}
-	}
-	for _, f := range forms {
-		out = strings.ReplaceAll(out, f, origin)
+		for _, f := range forms {
+			out = strings.ReplaceAll(out, f, origin)
+		}
 	}
 	if out = s.hide.Replace(out); out == msg {
 		return err
@@ -392,11 +394,13 @@ func (b *cappedBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// logWriter logs a stdio server's stderr, line by line, bounded.
+// logWriter logs a stdio server's stderr, line by line, bounded, its
+// file's secrets hidden.
 type logWriter struct {
-	log *slog.Logger
-	mu  sync.Mutex
-	n   int
+	log  *slog.Logger
+	hide *strings.Replacer
+	mu   sync.Mutex
+	n    int
 }
 
 func (w *logWriter) Write(p []byte) (int, error) {
@@ -407,7 +411,7 @@ func (w *logWriter) Write(p []byte) (int, error) {
 	}
 	for _, line := range strings.Split(strings.TrimRight(string(p), "\n"), "\n") {
 		if w.n++; line != "" && w.n <= 1000 {
-			w.log.Info("mcp server stderr", "line", truncate(line, 500))
+			w.log.Info("mcp server stderr", "line", truncate(w.hide.Replace(line), 500))
 		}
 	}
 	return len(p), nil

@@ -24,6 +24,9 @@ func TestMain(m *testing.M) {
 		if d, err := time.ParseDuration(os.Getenv("COACHD_MCP_FAKE_DELAY")); err == nil {
 			time.Sleep(d)
 		}
+		if os.Getenv("COACHD_MCP_FAKE_CHATTY") != "" { // a server that logs its settings
+			fmt.Fprintln(os.Stderr, "fake server: starting with token "+os.Getenv("MCP_FAKE_TOKEN")+" in "+os.Getenv("MCP_FAKE_DIR")+", log level debug")
+		}
 		if err := fakeServer().Run(context.Background(), &sdk.StdioTransport{}); err != nil {
 			fmt.Fprintln(os.Stderr, "fake server:", err)
 			os.Exit(1)

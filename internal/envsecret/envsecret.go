@@ -34,3 +34,16 @@ func URLValues(values []string, host string) []string {
 	}
 	return hidden
 }
+
+// SecretName reports whether an environment variable's name says it
+// holds a credential (CRM_TOKEN, API_KEY, DB_PASSWORD, …): such a value
+// is hidden, while others (a directory, a log level) still show.
+func SecretName(name string) bool {
+	name = strings.ToLower(name)
+	for _, w := range []string{"key", "token", "secret", "password", "passwd", "credential", "auth"} {
+		if strings.Contains(name, w) {
+			return true
+		}
+	}
+	return false
+}
