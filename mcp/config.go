@@ -174,7 +174,7 @@ func ParseConfig(fileName string, data []byte, getenv func(string) string) (*Con
 		if u, err := url.Parse(c.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			bad("url", "url must be an absolute http or https URL")
 		} else {
-			c.hidden = envsecret.URLValues(urlValues, u.Hostname())
+			c.hidden = envsecret.URLValues(urlValues, u)
 		}
 		for k, v := range f.Headers {
 			if k == "" || strings.ContainsAny(k, " :\r\n") {

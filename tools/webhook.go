@@ -165,7 +165,7 @@ func ParseWebhook(path string, data []byte, getenv func(string) string, policy *
 		bad("url", "url: %v", err)
 	} else {
 		w.query = u.Query()
-		hidden = envsecret.URLValues(urlValues, u.Hostname())
+		hidden = envsecret.URLValues(urlValues, u)
 	}
 	for k, v := range f.Headers {
 		if k == "" || strings.ContainsAny(k, " :\r\n") {

@@ -2,6 +2,7 @@ package tools_test
 
 import (
 	"context"
+	"encoding/base64"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -52,6 +53,38 @@ func TestSecurityWebhookURLSecretEchoed(t *testing.T) {
 			if !strings.Contains(res.Content, want) {
 				t.Errorf("HTTP %d: %q is gone from the result: %q", st, want, res.Content)
 			}
+		}
+	}
+}
+
+// TestSecurityWebhookURLPasswordEchoed: a URL's password goes to the app
+// as a Basic credential (base64 of user:password), which an app quoting
+// the Authorization header it got handed on unhidden; and a password
+// inside a base URL from ${ENV} (${APP_URL} = https://bot:pw@app/) was not
+// hidden at all, the value naming the host.
+func TestSecurityWebhookURLPasswordEchoed(t *testing.T) {
+	const pass = "pw_5t4r3e2w"
+	app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, p, _ := r.BasicAuth()
+		w.WriteHeader(http.StatusUnauthorized)
+		io.WriteString(w, "bad credentials: "+r.Header.Get("Authorization")+" (password "+p+"), zone closed")
+	}))
+	defer app.Close()
+	appURL := strings.Replace(app.URL, "http://", "http://bot:"+pass+"@", 1)
+	for _, src := range []string{
+		"url: ${APP_URL}/zones\n",
+		"url: http://bot:${ZONE_PASS}@" + strings.TrimPrefix(app.URL, "http://") + "/zones\n",
+	} {
+		vars := map[string]string{"APP_URL": appURL, "ZONE_PASS": pass}
+		w, err := tools.ParseWebhook("tools/lookup_zone.yaml", []byte("name: lookup_zone\ndescription: Look up a zone.\n"+src),
+			func(k string) string { return vars[k] }, loopback)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := call(t, w, `{"zone":"downtown"}`)
+		basic := base64.StdEncoding.EncodeToString([]byte("bot:" + pass))
+		if strings.Contains(res.Content, pass) || strings.Contains(res.Content, basic) || !strings.Contains(res.Content, "zone closed") {
+			t.Errorf("%s: the password shows, or not the rest: %q", src, res.Content)
 		}
 	}
 }

@@ -3,6 +3,7 @@
 package envsecret
 
 import (
+	"encoding/base64"
 	"net/url"
 	"strings"
 )
@@ -14,13 +15,22 @@ const MinLen = 8
 // Mark stands in for a hidden value.
 const Mark = "[redacted]"
 
-// URLValues lists, as strings.Replacer pairs, the ${ENV} values of a URL
-// whose host is host that an answer must not quote: a key in its query, a
-// token in its path, a password. A value naming the host is the address
-// (${APP_URL}/zones), not a secret. Each goes as written and as an app
-// decodes it.
-func URLValues(values []string, host string) []string {
+// URLValues lists, as strings.Replacer pairs, the ${ENV} values of u that
+// an answer must not quote: a key in its query, a token in its path, a
+// password. A value naming the host is the address (${APP_URL}/zones),
+// not a secret. Each goes as written and as an app decodes it. u's
+// password, wherever it came from, is hidden too, and so is the Basic
+// credential it is sent as (base64 of user:password).
+func URLValues(values []string, u *url.URL) []string {
 	var hidden []string
+	if pw, ok := u.User.Password(); ok && pw != "" {
+		for _, v := range []string{pw, base64.StdEncoding.EncodeToString([]byte(u.User.Username() + ":" + pw))} {
+			if len(v) >= MinLen {
+				hidden = append(hidden, v, Mark)
+			}
+		}
+	}
+	host := u.Hostname()
 	for _, v := range values {
 		if len(v) < MinLen || strings.Contains(v, host) {
 			continue
