@@ -156,7 +156,7 @@ func ParseConfig(fileName string, data []byte, getenv func(string) string) (*Con
 			c.Env[k] = coachd.ExpandEnv(v, func(name string) string {
 				s := getenv(name)
 				if len(s) >= minHidden && (envsecret.SecretName(k) || envsecret.SecretName(name)) {
-					c.hidden = append(c.hidden, s, envsecret.Mark)
+					c.hidden = append(c.hidden, envsecret.Hide(s)...)
 				}
 				return s
 			}, func(name string) { bad("env", "environment variable %s is not set", name) })
@@ -184,7 +184,7 @@ func ParseConfig(fileName string, data []byte, getenv func(string) string) (*Con
 			v = coachd.ExpandEnv(v, func(name string) string {
 				s := getenv(name)
 				if len(s) >= minHidden {
-					c.hidden = append(c.hidden, s, envsecret.Mark)
+					c.hidden = append(c.hidden, envsecret.Hide(s)...)
 				}
 				return s
 			}, func(name string) { bad("headers", "environment variable %s is not set", name) })

@@ -175,7 +175,7 @@ func ParseWebhook(path string, data []byte, getenv func(string) string, policy *
 		w.headers.Set(k, coachd.ExpandEnv(v, func(name string) string {
 			s := getenv(name)
 			if len(s) >= minHidden {
-				hidden = append(hidden, s, envsecret.Mark)
+				hidden = append(hidden, envsecret.Hide(s)...)
 			}
 			return s
 		}, func(name string) { bad("headers", "environment variable %s is not set", name) }))

@@ -15,6 +15,16 @@ const MinLen = 8
 // Mark stands in for a hidden value.
 const Mark = "[redacted]"
 
+// Hide is the strings.Replacer pairs that hide v as written and as a
+// JSON answer may spell it: PHP's json_encode writes "/" as "\/".
+func Hide(v string) []string {
+	out := []string{v, Mark}
+	if strings.Contains(v, "/") {
+		out = append(out, strings.ReplaceAll(v, "/", `\/`), Mark)
+	}
+	return out
+}
+
 // URLValues lists, as strings.Replacer pairs, the ${ENV} values of u that
 // an answer must not quote: a key in its query, a token in its path, a
 // password. A value naming the host is the address (${APP_URL}/zones),
@@ -26,7 +36,7 @@ func URLValues(values []string, u *url.URL) []string {
 	if pw, ok := u.User.Password(); ok && pw != "" {
 		for _, v := range []string{pw, base64.StdEncoding.EncodeToString([]byte(u.User.Username() + ":" + pw))} {
 			if len(v) >= MinLen {
-				hidden = append(hidden, v, Mark)
+				hidden = append(hidden, Hide(v)...)
 			}
 		}
 	}
@@ -35,10 +45,10 @@ func URLValues(values []string, u *url.URL) []string {
 		if len(v) < MinLen || strings.Contains(v, host) {
 			continue
 		}
-		hidden = append(hidden, v, Mark)
+		hidden = append(hidden, Hide(v)...)
 		for _, unescape := range []func(string) (string, error){url.QueryUnescape, url.PathUnescape} {
 			if d, err := unescape(v); err == nil && d != v && len(d) >= MinLen {
-				hidden = append(hidden, d, Mark)
+				hidden = append(hidden, Hide(d)...)
 			}
 		}
 	}
