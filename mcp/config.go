@@ -64,14 +64,14 @@ type Config struct {
 	file        string // the file's name, and command's line in it, for CheckCommand
 	commandLine int
 	// hidden pairs each ${ENV} value of the headers, of the URL but its
-	// host and of an env variable named like a credential with its
+	// host and of an env variable or argument named like a credential with its
 	// stand-in in what the server answers or prints: a server that
 	// quotes the key it was given must not hand it to the model, the
 	// user or logs.
 	hidden []string
 }
 
-// minHidden is the shortest ${ENV} header value hidden in answers.
+// minHidden is the shortest ${ENV} value hidden in answers.
 const minHidden = envsecret.MinLen
 
 // file is the YAML shape of mcp/<name>.yaml.
@@ -144,8 +144,18 @@ func ParseConfig(fileName string, data []byte, getenv func(string) string) (*Con
 		bad("command", "command (a stdio server) or url (a streamable HTTP server) is required")
 	case f.Command != "":
 		c.Command = resolve("command", f.Command)
-		for _, a := range f.Args {
-			c.Args = append(c.Args, resolve("args", a))
+		for i, a := range f.Args {
+			// --api-key ${CRM} and --api-key=${CRM} name a credential too.
+			flag, _, _ := strings.Cut(a, "=")
+			secretFlag := strings.HasPrefix(flag, "-") && envsecret.SecretName(flag) ||
+				i > 0 && strings.HasPrefix(f.Args[i-1], "-") && envsecret.SecretName(f.Args[i-1])
+			c.Args = append(c.Args, coachd.ExpandEnv(a, func(name string) string {
+				s := getenv(name)
+				if len(s) >= minHidden && (secretFlag || envsecret.SecretName(name)) {
+					c.hidden = append(c.hidden, envsecret.Hide(s)...)
+				}
+				return s
+			}, func(name string) { bad("args", "environment variable %s is not set", name) }))
 		}
 		c.Env = map[string]string{}
 		for k, v := range f.Env {

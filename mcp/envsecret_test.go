@@ -35,10 +35,39 @@ func TestSecurityEnvSecretNotShown(t *testing.T) {
 	if strings.Contains(res.Content, token) || !strings.Contains(res.Content, "token=[redacted]") {
 		t.Errorf("the result shows the token, or not the rest: %q", res.Content)
 	}
-	if !strings.Contains(logs.String(), "in "+dir+", log level debug") {
+	if !strings.Contains(logs.String(), "in "+dir+", args") {
 		t.Fatalf("the server's stderr was not logged:\n%s", logs.String())
 	}
 	if strings.Contains(logs.String(), token) {
 		t.Errorf("the log shows the token:\n%s", logs.String())
+	}
+}
+
+// TestSecurityArgSecretNotShown: a stdio server often takes its key as an
+// argument (`args: [--api-key, "${CRM_API_KEY}"]`); one that prints its
+// command line on stderr put the key in coachd's log. A ${NAME} named like
+// a credential is hidden there too; other arguments still show.
+func TestSecurityArgSecretNotShown(t *testing.T) {
+	const key = "crm_arg_key_7d6e5f4a"
+	dir := t.TempDir()
+	vars := map[string]string{"CRM_API_KEY": key, "CRM_DIR": dir}
+	src := "name: fake\ncommand: " + os.Args[0] + "\nargs: [--api-key, \"${CRM_API_KEY}\", --root, \"${CRM_DIR}\"]\n" +
+		"env:\n  COACHD_MCP_FAKE: stdio\n  COACHD_MCP_FAKE_CHATTY: \"1\"\n"
+	cfg, err := ParseConfig("mcp/fake.yaml", []byte(src), func(k string) string { return vars[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Dir = dir
+	var logs syncbuf.Buffer
+	s := NewServer(cfg, Options{Logger: slog.New(slog.NewTextHandler(&logs, nil)), StartWait: 20 * 1e9})
+	mustTool(t, s, "fake__echo")
+	if err := s.Close(); err != nil { // its stderr is all logged once it has exited
+		t.Fatal(err)
+	}
+	if !strings.Contains(logs.String(), "--root "+dir+", log level debug") {
+		t.Fatalf("the server's stderr was not logged:\n%s", logs.String())
+	}
+	if strings.Contains(logs.String(), key) {
+		t.Errorf("the log shows the key:\n%s", logs.String())
 	}
 }

@@ -25,7 +25,8 @@ func TestMain(m *testing.M) {
 			time.Sleep(d)
 		}
 		if os.Getenv("COACHD_MCP_FAKE_CHATTY") != "" { // a server that logs its settings
-			fmt.Fprintln(os.Stderr, "fake server: starting with token "+os.Getenv("MCP_FAKE_TOKEN")+" in "+os.Getenv("MCP_FAKE_DIR")+", log level debug")
+			fmt.Fprintln(os.Stderr, "fake server: starting with token "+os.Getenv("MCP_FAKE_TOKEN")+" in "+os.Getenv("MCP_FAKE_DIR")+
+				", args "+strings.Join(os.Args[1:], " ")+", log level debug")
 		}
 		if err := fakeServer().Run(context.Background(), &sdk.StdioTransport{}); err != nil {
 			fmt.Fprintln(os.Stderr, "fake server:", err)
