@@ -94,15 +94,18 @@ type clientSecret struct {
 }
 
 type realtimeResponse struct {
-	ID                 string       `json:"id"`
-	ClientSecret       clientSecret `json:"client_secret"`
-	ExpiresAt          time.Time    `json:"expires_at"`
-	Model              string       `json:"model"`
-	Voice              string       `json:"voice"`
-	TranscriptionModel string       `json:"transcription_model"`
-	Agent              string       `json:"agent"`
-	SessionID          string       `json:"session_id"`
-	ConnectURL         string       `json:"connect_url"`
+	ID           string       `json:"id"`
+	ClientSecret clientSecret `json:"client_secret"`
+	// Token is the secret again, where seed 001's client reads it
+	// (`?model=${model}&token=${token}`).
+	Token              string    `json:"token"`
+	ExpiresAt          time.Time `json:"expires_at"`
+	Model              string    `json:"model"`
+	Voice              string    `json:"voice"`
+	TranscriptionModel string    `json:"transcription_model"`
+	Agent              string    `json:"agent"`
+	SessionID          string    `json:"session_id"`
+	ConnectURL         string    `json:"connect_url"`
 }
 
 // handleRealtimeSession mints a short-lived client secret for a realtime
@@ -156,7 +159,7 @@ func (s *Server) handleRealtimeSession() http.Handler {
 			return
 		}
 		s.encode(w, r, http.StatusOK, realtimeResponse{
-			ID: rec.ID, ClientSecret: clientSecret{Value: secret.Value, ExpiresAt: secret.ExpiresAt.Unix()}, ExpiresAt: secret.ExpiresAt,
+			ID: rec.ID, ClientSecret: clientSecret{Value: secret.Value, ExpiresAt: secret.ExpiresAt.Unix()}, Token: secret.Value, ExpiresAt: secret.ExpiresAt,
 			Model: secret.Model, Voice: secret.Voice, TranscriptionModel: sr.TranscriptionModel,
 			Agent: ag.Name, SessionID: sess.ID, ConnectURL: s.voice.BaseURL() + "/v1/realtime/calls",
 		})
