@@ -147,6 +147,7 @@ func (t *Turn) runTool(ctx context.Context, timeout time.Duration, tool coachd.T
 		}
 		span.End()
 	}()
+	turn := ctx
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	// The call's logger is built only for a line to write: most calls
@@ -182,8 +183,17 @@ func (t *Turn) runTool(ctx context.Context, timeout time.Duration, tool coachd.T
 	}()
 	select {
 	case o := <-done:
+		if o.failed && turn.Err() != nil {
+			// The turn ended under it (its client left, a stop, the
+			// turn's deadline): its failure may be that, not its own.
+			return errOutcome(c.ID, InterruptedText)
+		}
 		return o
 	case <-ctx.Done():
+		if turn.Err() != nil {
+			// Not its timeout: the model must not be told it reached one.
+			return errOutcome(c.ID, InterruptedText)
+		}
 		log().Warn("tool timed out", "timeout", timeout)
 		return errOutcome(c.ID, fmt.Sprintf("%s did not finish within %s", c.Name, timeout))
 	}
