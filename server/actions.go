@@ -25,12 +25,10 @@ type actionRequest struct {
 	Payload    json.RawMessage `json:"payload"`
 }
 
-func (req actionRequest) Valid(context.Context) []coachd.FieldError {
-	if !actionTypeRe.MatchString(req.ActionType) {
-		return []coachd.FieldError{{Field: "action_type", Message: "must be an upper-case action name like SAVE_NOTE", Code: "format"}}
-	}
-	return nil
-}
+// Valid accepts any action_type: a missing or misspelt one fails its
+// validation in the answer's shape (validateAction), as seed 001's
+// client reads every failure.
+func (req actionRequest) Valid(context.Context) []coachd.FieldError { return nil }
 
 type actionBatchRequest struct {
 	Actions []actionRequest `json:"actions"`
@@ -39,12 +37,6 @@ type actionBatchRequest struct {
 func (req actionBatchRequest) Valid(ctx context.Context) []coachd.FieldError {
 	if len(req.Actions) == 0 || len(req.Actions) > MaxBatchActions {
 		return []coachd.FieldError{{Field: "actions", Message: "must hold 1 to 50 actions", Code: "length"}}
-	}
-	for _, a := range req.Actions {
-		if errs := a.Valid(ctx); len(errs) > 0 {
-			errs[0].Field = "actions[]." + errs[0].Field
-			return errs
-		}
 	}
 	return nil
 }
@@ -64,6 +56,12 @@ func validateAction(ts *agent.Toolset, agentTools map[string]bool, a actionReque
 	fail := func(details ...coachd.FieldError) actionResult {
 		res.Error, res.Details = "VALIDATION_ERROR", details
 		return res
+	}
+	switch {
+	case a.ActionType == "":
+		return fail(coachd.FieldError{Field: "action_type", Message: "is required", Code: zodCode("required")})
+	case !actionTypeRe.MatchString(a.ActionType):
+		return fail(coachd.FieldError{Field: "action_type", Message: "unknown action type: action types are upper case, like SAVE_NOTE", Code: "unknown_action"})
 	}
 	name := strings.ToLower(a.ActionType)
 	tool, ok := ts.Get(name)

@@ -158,8 +158,16 @@ func TestActionValidate(t *testing.T) {
 			t.Fatalf("%d %+v", st, out)
 		}
 	})
+	t.Run("BadActionType", func(t *testing.T) {
+		// A failed validation in seed 001's shape, as any other field's.
+		var out actionResult
+		st := call(t, "POST", url+"/v1/actions/validate", key, `{"action_type":"save note"}`, &out)
+		if st != 200 || out.OK || out.Error != "VALIDATION_ERROR" || len(out.Details) != 1 || out.Details[0].Code != "unknown_action" {
+			t.Fatalf("%d %+v", st, out)
+		}
+	})
 	t.Run("ErrBadRequest", func(t *testing.T) {
-		if st := call(t, "POST", url+"/v1/actions/validate", key, `{"action_type":"save note"}`, nil); st != 400 {
+		if st := call(t, "POST", url+"/v1/actions/validate", key, `{"action_type":5}`, nil); st != 400 {
 			t.Fatalf("status %d", st)
 		}
 	})
