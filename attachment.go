@@ -358,9 +358,15 @@ func omittedOf(b Block) (omittedSource, bool) {
 // pdfPageRe finds a PDF's page objects (not its /Pages tree nodes).
 var pdfPageRe = regexp.MustCompile(`/Type\s*/Page[^s]`)
 
-// PDFPages counts a PDF's pages by their page objects: at least one for
-// a file with anything in it.
-func PDFPages(raw []byte) int { return countPages(bytes.NewReader(raw)) }
+// PDFPages counts a PDF's pages: its page tree's count (pdfTreePages),
+// or, when the file cannot be read so, its page objects, at least one
+// for a file with anything in it.
+func PDFPages(raw []byte) int {
+	if n, err := pdfTreePages(bytes.NewReader(raw), int64(len(raw))); err == nil {
+		return n
+	}
+	return countPages(bytes.NewReader(raw))
+}
 
 // AttachmentPages is the page count of a PDF block (PDFPages), read
 // through its base64 without a copy of the file: every round prices the
@@ -384,6 +390,15 @@ func AttachmentPages(b Block) int {
 			return 0
 		}
 		data = []byte(s.Data)
+	}
+	r, ok := newBase64At(data)
+	if !ok {
+		// Line breaks or bad base64: PDFPages of what a decode gives.
+		raw, _ := base64.StdEncoding.DecodeString(string(data))
+		return PDFPages(raw)
+	}
+	if n, err := pdfTreePages(r, r.size); err == nil {
+		return n
 	}
 	return countPages(base64.NewDecoder(base64.StdEncoding, bytes.NewReader(data)))
 }
