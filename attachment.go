@@ -96,29 +96,47 @@ func (u *Upload) Validate() []FieldError {
 // say it is (SniffMediaType). The error's Field is "data" or
 // "media_type"; callers rename it.
 func CheckAttachment(mediaType string, data []byte) *FieldError {
+	_, fe := checkAttachment(mediaType, data)
+	return fe
+}
+
+// AcceptAttachment is CheckAttachment, then AttachmentBlock of what it
+// accepted, with a PDF's page count it found (Block.Pages).
+func AcceptAttachment(mediaType, name string, data []byte) (Block, *FieldError) {
+	pages, fe := checkAttachment(mediaType, data)
+	if fe != nil {
+		return Block{}, fe
+	}
+	b := AttachmentBlock(mediaType, name, data)
+	b.Pages = pages
+	return b, nil
+}
+
+// checkAttachment is CheckAttachment, with a PDF's page count.
+func checkAttachment(mediaType string, data []byte) (pages int, fe *FieldError) {
 	switch {
 	case len(data) == 0:
-		return &FieldError{"data", "is empty", "required"}
+		return 0, &FieldError{"data", "is empty", "required"}
 	case len(data) > MaxAttachmentBytes:
-		return &FieldError{"data", fmt.Sprintf("is %d bytes; at most %d (%d MiB) per attachment", len(data), MaxAttachmentBytes, MaxAttachmentBytes>>20), "length"}
+		return 0, &FieldError{"data", fmt.Sprintf("is %d bytes; at most %d (%d MiB) per attachment", len(data), MaxAttachmentBytes, MaxAttachmentBytes>>20), "length"}
 	}
 	got := SniffMediaType(data)
 	switch {
 	case got == "":
-		return &FieldError{"data", "is not a supported file: images png, jpeg, gif, webp; documents pdf, plain UTF-8 text", "media_type"}
+		return 0, &FieldError{"data", "is not a supported file: images png, jpeg, gif, webp; documents pdf, plain UTF-8 text", "media_type"}
 	case got != mediaType:
-		return &FieldError{"media_type", fmt.Sprintf("is %q but the content is %s", mediaType, got), "mismatch"}
+		return 0, &FieldError{"media_type", fmt.Sprintf("is %q but the content is %s", mediaType, got), "mismatch"}
 	}
 	if err := checkImage(mediaType, data); err != "" {
-		return &FieldError{"data", err, "format"}
+		return 0, &FieldError{"data", err, "format"}
 	}
 	if mediaType == MediaPDF {
-		if n := PDFPages(data); n > MaxPDFPages {
+		if pages = PDFPages(data); pages > MaxPDFPages {
 			// Stored, it would fail this turn and every later one.
-			return &FieldError{"data", fmt.Sprintf("has %d pages; a PDF may have at most %d (the model's limit): split it", n, MaxPDFPages), "length"}
+			return 0, &FieldError{"data", fmt.Sprintf("has %d pages; a PDF may have at most %d (the model's limit): split it", pages, MaxPDFPages), "length"}
 		}
 	}
-	return nil
+	return pages, nil
 }
 
 // AttachmentBlock is the Messages API block for an attachment already
@@ -368,10 +386,13 @@ func PDFPages(raw []byte) int {
 	return countPages(bytes.NewReader(raw))
 }
 
-// AttachmentPages is the page count of a PDF block (PDFPages), read
-// through its base64 without a copy of the file: every round prices the
-// PDFs it re-sends.
+// AttachmentPages is the page count of a PDF block: the one found when
+// it was accepted (Block.Pages), or PDFPages read through its base64
+// without a copy of the file.
 func AttachmentPages(b Block) int {
+	if b.Pages > 0 {
+		return b.Pages
+	}
 	if o, ok := omittedOf(b); ok {
 		return o.Pages
 	}

@@ -43,6 +43,11 @@ type Block struct {
 	Source json.RawMessage // image, document
 
 	Extra map[string]json.RawMessage
+
+	// Pages is a PDF document's page count as found when it was accepted
+	// (AcceptAttachment), so that no history re-parses it; 0 when not
+	// known. Never sent: not in the block's JSON.
+	Pages int
 }
 
 // known lists the typed fields of each known block type, in wire order.

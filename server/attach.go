@@ -169,13 +169,14 @@ func (s *Server) attachmentBlocks(ctx context.Context, userID string, list []att
 			}
 			name = coachd.SanitizeFileName(name, "")
 		}
-		if fe := coachd.CheckAttachment(mediaType, data); fe != nil {
+		b, fe := coachd.AcceptAttachment(mediaType, name, data)
+		if fe != nil {
 			fe.Field = at + fe.Field
 			errs = append(errs, *fe)
 			continue
 		}
 		total += len(data)
-		blocks = append(blocks, coachd.AttachmentBlock(mediaType, name, data))
+		blocks = append(blocks, b)
 	}
 	if total > coachd.MaxAttachmentBytesPerMessage {
 		errs = append(errs, coachd.FieldError{Field: "attachments", Message: fmt.Sprintf("must be at most %d MiB in all", coachd.MaxAttachmentBytesPerMessage>>20), Code: "length"})
