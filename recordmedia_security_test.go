@@ -26,7 +26,7 @@ func TestSecurityRecordedMediaBytes(t *testing.T) {
 	img := func(mt, data string) string {
 		return `[{"type":"image","source":{"type":"base64","media_type":"` + mt + `","data":"` + data + `"}}]`
 	}
-	webp := base64.StdEncoding.EncodeToString([]byte("RIFF\x00\x00\x00\x00WEBPVP8 "))
+	webp := base64.StdEncoding.EncodeToString(webpBytes)
 	t.Run("OK", func(t *testing.T) {
 		for _, raw := range []string{
 			img("image/png", pngOf(8, 8)),
@@ -41,10 +41,11 @@ func TestSecurityRecordedMediaBytes(t *testing.T) {
 	})
 	t.Run("Refused", func(t *testing.T) {
 		for _, tc := range []struct{ raw, field string }{
-			{img("image/png", "iVBORw0KGgo="), "[0].source.data"},     // a PNG signature, no image
-			{img("image/jpeg", pngOf(8, 8)), "[0].source.media_type"}, // a PNG said to be a JPEG
-			{img("image/png", pngOf(8001, 1)), "[0].source.data"},     // wider than the API takes
-			{img("image/webp", "UklGRg=="), "[0].source.media_type"},  // RIFF, no WebP
+			{img("image/png", "iVBORw0KGgo="), "[0].source.data"},              // a PNG signature, no image
+			{img("image/jpeg", pngOf(8, 8)), "[0].source.media_type"},          // a PNG said to be a JPEG
+			{img("image/png", pngOf(8001, 1)), "[0].source.data"},              // wider than the API takes
+			{img("image/webp", "UklGRg=="), "[0].source.media_type"},           // RIFF, no WebP
+			{img("image/webp", "UklGRgAAAABXRUJQVlA4IA=="), "[0].source.data"}, // a WebP header, no image
 			{`[{"type":"document","source":{"type":"base64","media_type":"application/pdf","data":"` + pngOf(8, 8) + `"}}]`, "[0].source.media_type"},
 			{`[{"type":"tool_result","tool_use_id":"t1","content":[{"type":"image","source":{"type":"base64","media_type":"image/gif","data":"R0lG"}}]}]`, "[0].content[0].source.media_type"},
 		} {

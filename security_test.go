@@ -21,7 +21,7 @@ func TestSecurityCheckBlocks(t *testing.T) {
 			{coachd.RoleUser, `[{"type":"text","text":"hi","citations":null}]`},
 			{coachd.RoleAssistant, `[{"type":"text","text":"Let me save that."},{"type":"tool_use","id":"toolu_01A-b","name":"save_note","input":{"title":"x"}},{"type":"tool_use","id":"call_2","name":"list_notes"}]`},
 			{coachd.RoleUser, `[{"type":"tool_result","tool_use_id":"toolu_01A-b","content":"{\"ok\":true}"},{"type":"tool_result","tool_use_id":"call_2","is_error":true}]`},
-			{coachd.RoleUser, `[{"type":"tool_result","tool_use_id":"t1","content":[{"type":"text","text":"chart:"},{"type":"image","source":{"type":"base64","media_type":"image/webp","data":"UklGRgAAAABXRUJQVlA4IA=="}}]}]`},
+			{coachd.RoleUser, `[{"type":"tool_result","tool_use_id":"t1","content":[{"type":"text","text":"chart:"},{"type":"image","source":{"type":"base64","media_type":"image/webp","data":"UklGRhoAAABXRUJQVlA4TA0AAAAvAAAAEAcQERGIiP4HAA=="}}]}]`},
 			{coachd.RoleUser, `[{"type":"document","title":"plan","source":{"type":"text","media_type":"text/plain","data":"Mornings."}},{"type":"document","source":{"type":"base64","media_type":"application/pdf","data":"JVBERi0="}}]`},
 			{coachd.RoleUser, `[{"type":"document","title":null,"context":"from the coach","citations":{"enabled":true},"source":{"type":"text","media_type":"text/plain","data":"x"}}]`},
 			{coachd.RoleAssistant, `[{"type":"text","text":"Mornings.","citations":[{"type":"char_location","cited_text":"Mornings.","document_index":0,"start_char_index":0,"end_char_index":9}]}]`},

@@ -2,6 +2,7 @@ package coachd
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"image"
 	_ "image/gif" // image.DecodeConfig reads these formats
@@ -67,23 +68,58 @@ func isPlainText(data []byte) bool {
 
 // checkImage refuses an image whose header cannot be read or whose sides
 // exceed MaxImageSide, which the API refuses on this and every later turn.
-// WebP is checked by its magic only: the standard library has no decoder.
+// A WebP's size is read from its first chunk (webpSize): the standard
+// library has no WebP decoder.
 func checkImage(mediaType string, data []byte) string {
+	var w, h int
 	switch mediaType {
 	case MediaPNG, MediaJPEG, MediaGIF:
+		cfg, _, err := image.DecodeConfig(bytes.NewReader(data))
+		if err != nil {
+			return "is not a readable " + mediaType + " image"
+		}
+		w, h = cfg.Width, cfg.Height
+	case MediaWebP:
+		var ok bool
+		if w, h, ok = webpSize(data); !ok {
+			return "is not a readable " + mediaType + " image"
+		}
 	default:
 		return ""
 	}
-	cfg, _, err := image.DecodeConfig(bytes.NewReader(data))
 	switch {
-	case err != nil:
-		return "is not a readable " + mediaType + " image"
-	case cfg.Width < 1 || cfg.Height < 1:
+	case w < 1 || h < 1:
 		return "is an empty image"
-	case cfg.Width > MaxImageSide || cfg.Height > MaxImageSide:
-		return fmt.Sprintf("is %d×%d pixels; at most %d on a side", cfg.Width, cfg.Height, MaxImageSide)
+	case w > MaxImageSide || h > MaxImageSide:
+		return fmt.Sprintf("is %d×%d pixels; at most %d on a side", w, h, MaxImageSide)
 	}
 	return ""
+}
+
+// webpSize reads a WebP's width and height from its first chunk, which
+// is VP8 (lossy), VP8L (lossless) or VP8X (extended, its canvas).
+func webpSize(b []byte) (w, h int, ok bool) {
+	if len(b) < 20 {
+		return 0, 0, false
+	}
+	p := b[20:] // the first chunk's payload
+	u24 := func(q []byte) int { return int(q[0]) | int(q[1])<<8 | int(q[2])<<16 }
+	switch string(b[12:16]) {
+	case "VP8X": // flags, reserved, then canvas width-1 and height-1, 24 bits each
+		if len(p) >= 10 {
+			return u24(p[4:]) + 1, u24(p[7:]) + 1, true
+		}
+	case "VP8L": // signature 0x2f, then width-1 and height-1, 14 bits each
+		if len(p) >= 5 && p[0] == 0x2f {
+			bits := binary.LittleEndian.Uint32(p[1:5])
+			return int(bits&0x3fff) + 1, int(bits>>14&0x3fff) + 1, true
+		}
+	case "VP8 ": // a key frame's tag and start code, then 14-bit width and height
+		if len(p) >= 10 && p[3] == 0x9d && p[4] == 0x01 && p[5] == 0x2a {
+			return int(binary.LittleEndian.Uint16(p[6:]) & 0x3fff), int(binary.LittleEndian.Uint16(p[8:]) & 0x3fff), true
+		}
+	}
+	return 0, 0, false
 }
 
 // SanitizeFileName makes a file name a client sent safe to store and show:
