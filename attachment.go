@@ -131,7 +131,12 @@ func checkAttachment(mediaType string, data []byte) (pages int, fe *FieldError) 
 		return 0, &FieldError{"data", err, "format"}
 	}
 	if mediaType == MediaPDF {
-		if pages = PDFPages(data); pages > MaxPDFPages {
+		var encrypted bool
+		if pages, encrypted = pdfRead(data); encrypted {
+			// The API reads only standard PDFs: no passwords, no encryption.
+			return 0, &FieldError{"data", "is an encrypted or password-protected PDF, which the model cannot read: save it without protection", "format"}
+		}
+		if pages > MaxPDFPages {
 			// Stored, it would fail this turn and every later one.
 			return 0, &FieldError{"data", fmt.Sprintf("has %d pages; a PDF may have at most %d (the model's limit): split it", pages, MaxPDFPages), "length"}
 		}
@@ -380,10 +385,17 @@ var pdfPageRe = regexp.MustCompile(`/Type\s*/Page[^s]`)
 // or, when the file cannot be read so, its page objects, at least one
 // for a file with anything in it.
 func PDFPages(raw []byte) int {
-	if n, err := pdfTreePages(bytes.NewReader(raw), int64(len(raw))); err == nil {
-		return n
+	n, _ := pdfRead(raw)
+	return n
+}
+
+// pdfRead is PDFPages, and whether the PDF is encrypted (pdfTreePages).
+func pdfRead(raw []byte) (pages int, encrypted bool) {
+	n, encrypted, err := pdfTreePages(bytes.NewReader(raw), int64(len(raw)))
+	if err != nil {
+		n = countPages(bytes.NewReader(raw))
 	}
-	return countPages(bytes.NewReader(raw))
+	return n, encrypted
 }
 
 // AttachmentPages is the page count of a PDF block: the one found when
@@ -418,7 +430,7 @@ func AttachmentPages(b Block) int {
 		raw, _ := base64.StdEncoding.DecodeString(string(data))
 		return PDFPages(raw)
 	}
-	if n, err := pdfTreePages(r, r.size); err == nil {
+	if n, _, err := pdfTreePages(r, r.size); err == nil {
 		return n
 	}
 	return countPages(base64.NewDecoder(base64.StdEncoding, bytes.NewReader(data)))

@@ -62,39 +62,41 @@ type pdfStream struct {
 }
 
 // pdfTreePages returns the /Count of the page tree of the PDF of size
-// bytes that r reads.
-func pdfTreePages(r io.ReaderAt, size int64) (int, error) {
+// bytes that r reads, and whether its newest trailer names an /Encrypt
+// dictionary (told even when the count cannot be read: an encrypted
+// file's object streams are).
+func pdfTreePages(r io.ReaderAt, size int64) (pages int, encrypted bool, err error) {
 	f := &pdfFile{r: r, size: size, trailer: -1, xref: -1}
 	if err := f.scan(); err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	// The newest trailer wins: an incremental update appends its own.
 	var trailer pdfValue
-	var err error
 	switch {
 	case f.trailer > f.xref:
 		trailer, err = f.valueAt(f.trailer)
 	case f.xref >= 0:
 		trailer, err = f.valueAt(f.xref)
 	default:
-		return 0, errPDF
+		return 0, false, errPDF
 	}
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
+	encrypted = trailer.get("Encrypt").kind != pdfNone
 	catalog, err := f.resolve(trailer.get("Root"))
 	if err != nil {
-		return 0, err
+		return 0, encrypted, err
 	}
-	pages, err := f.resolve(catalog.get("Pages"))
+	tree, err := f.resolve(catalog.get("Pages"))
 	if err != nil {
-		return 0, err
+		return 0, encrypted, err
 	}
-	count, err := f.resolve(pages.get("Count"))
+	count, err := f.resolve(tree.get("Count"))
 	if err != nil || count.kind != pdfInt || count.n < 1 || count.n > pdfMaxPageTree {
-		return 0, errPDF
+		return 0, encrypted, errPDF
 	}
-	return int(count.n), nil
+	return int(count.n), encrypted, nil
 }
 
 // scan reads the file once, pdfScanChunk at a time, for object headers

@@ -186,3 +186,30 @@ func FuzzPDFPages(f *testing.F) {
 		}
 	})
 }
+
+// TestCheckAttachmentEncryptedPDF: the API reads only standard PDFs, not
+// encrypted or password-protected ones, and refuses a request with one:
+// stored, such a PDF failed its turn and every later turn of the session.
+// A PDF whose newest trailer names an /Encrypt dictionary is refused.
+func TestCheckAttachmentEncryptedPDF(t *testing.T) {
+	encrypt := func(pdf []byte) []byte { // the trailer or cross-reference stream names the catalog
+		return bytes.Replace(pdf, []byte("/Root 1 0 R"), []byte("/Encrypt 99 0 R /ID [<00><00>] /Root 1 0 R"), 1)
+	}
+	for _, tc := range []struct {
+		name string
+		pdf  []byte
+	}{
+		{"Classic", encrypt(classicPDF(2))},
+		{"XRefStream", encrypt(objStmPDF(2))},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fe := coachd.CheckAttachment(coachd.MediaPDF, tc.pdf)
+			if fe == nil || fe.Field != "data" || fe.Code != "format" || !strings.Contains(fe.Message, "encrypted") {
+				t.Fatalf("CheckAttachment = %+v, want a format error saying it is encrypted", fe)
+			}
+		})
+	}
+	if fe := coachd.CheckAttachment(coachd.MediaPDF, classicPDF(2)); fe != nil {
+		t.Fatalf("CheckAttachment of a standard PDF = %+v", fe)
+	}
+}

@@ -34,7 +34,7 @@ type pdfEntry struct {
 
 // pdfKeys are the dictionary keys a page count reads; others are parsed
 // and dropped.
-var pdfKeys = map[string]bool{"Root": true, "Pages": true, "Count": true, "First": true, "Filter": true, "DecodeParms": true}
+var pdfKeys = map[string]bool{"Encrypt": true, "Root": true, "Pages": true, "Count": true, "First": true, "Filter": true, "DecodeParms": true}
 
 func (v pdfValue) get(key string) pdfValue {
 	for _, e := range v.entries {
