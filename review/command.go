@@ -102,6 +102,13 @@ func (w *Workspace) exec(ctx context.Context, argv []string, env ...string) *Com
 	}
 	out := &headTail{keep: outputKeep}
 	argv, out.lines.framed = frameGoTest(argv)
+	if out.lines.framed {
+		xprog, err := testExec(home)
+		if err != nil {
+			return &CommandRun{ExitCode: -1, Output: fmt.Sprintf("could not start %s: %v", argv[0], err)}
+		}
+		argv = slices.Insert(argv, 2, "-exec", xprog)
+	}
 	// The run's mark, inherited by every process it starts: what left the
 	// process group is found by it after the run.
 	mark := "COACHD_RUN=" + rand.Text()

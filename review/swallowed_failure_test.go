@@ -82,7 +82,9 @@ func TestApprovalWhenNoTestRan(t *testing.T) {
 	if res := call(t, tools, ValidateTool, validateInput); res.IsError {
 		t.Fatalf("validate: %+v", res)
 	}
-	if res := call(t, tools, RunCommandTool, `{"command":"go test ./..."}`); res.IsError || !strings.Contains(res.Content, `"exit_code":0`) {
+	// The binary exits 0 but the testing package never ended its run:
+	// the run's test program reports it failed.
+	if res := call(t, tools, RunCommandTool, `{"command":"go test ./..."}`); res.IsError || !strings.Contains(res.Content, `"exit_code":1`) {
 		t.Fatalf("run: %+v", res)
 	}
 	wantRefused(t, tools, "approval accepted although no test ran")
