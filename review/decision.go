@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/coachd/coachd"
@@ -127,6 +128,9 @@ func (t validateTool) Execute(_ context.Context, call coachd.ToolCall, _ coachd.
 	}
 	t.tr.mu.Lock()
 	t.tr.validated = true
+	if len(t.tr.requirements) == 0 {
+		t.tr.requirements = in.Requirements
+	}
 	t.tr.mu.Unlock()
 	nonNil := func(s []string) []string {
 		if s == nil {
@@ -164,7 +168,7 @@ func (t decisionTool) Execute(_ context.Context, call coachd.ToolCall, _ coachd.
 	}
 	tr := t.tr
 	tr.mu.Lock()
-	validated, recorded := tr.validated, tr.decision != nil
+	validated, recorded, reqs := tr.validated, tr.decision != nil, tr.requirements
 	tr.mu.Unlock()
 	switch {
 	case !validated:
@@ -187,6 +191,20 @@ func (t decisionTool) Execute(_ context.Context, call coachd.ToolCall, _ coachd.
 			return refuse("approval refused: this review has not run the tests. Run them yourself with run_command, then decide")
 		case !run.Passed():
 			return refuse("approval refused: the last test run (%s) did not pass (exit code %d, %d failed): record feedback instead", run.Command, run.ExitCode, run.Tests.Failed)
+		}
+		var verified []string
+		for _, r := range d.Requirements {
+			verified = append(verified, r.Requirement)
+		}
+		if missing := uncovered(reqs, verified); len(missing) > 0 {
+			more := ""
+			if len(missing) > 10 {
+				missing, more = missing[:10], fmt.Sprintf(" and %d more", len(missing)-10)
+			}
+			for i, m := range missing {
+				missing[i] = strconv.Quote(clip(m, 200))
+			}
+			return refuse("approval refused: requirements_verified does not cover every requirement of the review (one entry each, status met, with evidence); missing: %s%s. Verify them, or record feedback", strings.Join(missing, ", "), more)
 		}
 	}
 	tr.mu.Lock()

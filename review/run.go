@@ -130,7 +130,7 @@ func (rv *Reviewer) Prepare(ctx context.Context, req Request) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	tr := NewTrace(req.TaskID)
+	tr := NewTrace(req.TaskID, req.Requirements...)
 	ws, err := NewWorkspace(req.Dir, Options{Commands: ag.Commands, Trace: tr, Base: req.Base})
 	if err != nil {
 		return nil, err

@@ -132,7 +132,9 @@ func isPlayer(req *anthropictest.Request) bool {
 func decisionJSON(decision string) string {
 	if decision == "approve" {
 		return `{"task_id":"TASK-001","decision":"approve","rationale":"All requirements verified; go test passes.",` +
-			`"requirements_verified":[{"requirement":"Slugify lowercases","status":"met","evidence":"TestSlugify passes"}],` +
+			`"requirements_verified":[{"requirement":"Slugify lowercases","status":"met","evidence":"TestSlugify passes"},` +
+			`{"requirement":"runs of non-alphanumerics become one hyphen","status":"met","evidence":"TestSlugify: a--b__c gives a-b-c"},` +
+			`{"requirement":"no leading or trailing hyphen","status":"met","evidence":"TestSlugify: -a- gives a"}],` +
 			`"tests_verified":{"total":1,"passed":1,"failed":0},` +
 			`"contracts_honored":{"validate_implementation_called":true,"record_decision_called":true,"independent_verification":true}}`
 	}

@@ -21,9 +21,11 @@ type Trace struct {
 	events    []TraceEvent
 	calls     []TraceCall
 	validated bool
-	decision  json.RawMessage
-	approved  bool
-	now       func() time.Time
+	// requirements are the review's: an approval names every one.
+	requirements []string
+	decision     json.RawMessage
+	approved     bool
+	now          func() time.Time
 }
 
 // TraceEvent is one of the seed's trace events.
@@ -43,8 +45,11 @@ type TraceCall struct {
 	Command    *CommandRun `json:"command,omitempty"` // run_command's outcome
 }
 
-// NewTrace starts the trace of a review of taskID.
-func NewTrace(taskID string) *Trace { return &Trace{taskID: taskID, now: time.Now} }
+// NewTrace starts the trace of a review of taskID against requirements
+// (none: the ones validate_implementation is given).
+func NewTrace(taskID string, requirements ...string) *Trace {
+	return &Trace{taskID: taskID, requirements: requirements, now: time.Now}
+}
 
 // TaskID is the task under review.
 func (t *Trace) TaskID() string { return t.taskID }

@@ -20,7 +20,11 @@ func coachScript(req *anthropictest.Request) anthropictest.Reply {
 	rs := req.ToolResults()
 	step := (len(req.Messages()) - 1) / 2
 	if step >= 2 && strings.Contains(rs[0].ResultText(), `"exit_code":0`) || step >= 3 && strings.Contains(rs[0].ResultText(), `"is_approved":true`) {
-		decision = `{"task_id":"TASK-x","decision":"approve","rationale":"Tests pass."}`
+		decision = `{"task_id":"TASK-x","decision":"approve","rationale":"Tests pass.","requirements_verified":[` +
+			`{"requirement":"Slugify lowercases its input","status":"met","evidence":"TestSlugify passes"},` +
+			`{"requirement":"Every run of characters that are not ASCII letters or digits becomes a single hyphen","status":"met","evidence":"TestSlugify passes"},` +
+			`{"requirement":"A slug never starts or ends with a hyphen","status":"met","evidence":"TestSlugify passes"},` +
+			`{"requirement":"The tests in slug_test.go pass","status":"met","evidence":"go test ./... exits 0"}]}`
 	}
 	switch step {
 	case 0:
