@@ -159,7 +159,21 @@ func (t *Turn) runTool(ctx context.Context, timeout time.Duration, tool coachd.T
 	}
 	c.Input = plainIntegers(c.Input) // validated: an integer its schema took as 50.0 reaches a Go int as 50
 	done := make(chan outcome, 1)
-	env := coachd.ToolEnv{User: t.req.User, Session: t.sess, Store: t.r.cfg.Store, Emit: t.emit, Now: t.now}
+	// The call works on a copy of the session, and its events go out,
+	// only while it is the turn's: a call left behind at its timeout (the
+	// turn went on, or ended) was answered "did not finish", and must not
+	// change the turn's mode, nor tell the client it did, later.
+	sess := *t.sess
+	var live sync.Mutex
+	abandoned := false
+	emit := func(ev coachd.Event) {
+		live.Lock()
+		defer live.Unlock()
+		if !abandoned {
+			t.emit(ev)
+		}
+	}
+	env := coachd.ToolEnv{User: t.req.User, Session: &sess, Store: t.r.cfg.Store, Emit: emit, Now: t.now}
 	if t.round != nil {
 		env.StageNote = t.stageNote(t.round)
 	}
@@ -188,8 +202,18 @@ func (t *Turn) runTool(ctx context.Context, timeout time.Duration, tool coachd.T
 			// turn's deadline): its failure may be that, not its own.
 			return errOutcome(c.ID, InterruptedText)
 		}
+		t.keepSession(c.Name, &sess)
 		return o
 	case <-ctx.Done():
+		live.Lock()
+		defer live.Unlock()
+		select {
+		case o := <-done: // it finished as the time ran out
+			t.keepSession(c.Name, &sess)
+			return o
+		default:
+			abandoned = true
+		}
 		if turn.Err() != nil {
 			// Not its timeout: the model must not be told it reached one.
 			return errOutcome(c.ID, InterruptedText)
@@ -197,4 +221,14 @@ func (t *Turn) runTool(ctx context.Context, timeout time.Duration, tool coachd.T
 		log().Warn("tool timed out", "timeout", timeout)
 		return errOutcome(c.ID, fmt.Sprintf("%s did not finish within %s", c.Name, timeout))
 	}
+}
+
+// keepSession makes what a lifecycle call that finished did to its copy
+// of the session (its mode, its status) the turn's. Only a lifecycle call
+// changes the session, and it runs alone.
+func (t *Turn) keepSession(name string, sess *coachd.Session) {
+	if t.tools.Category(name) != coachd.ToolLifecycle {
+		return
+	}
+	t.sess.Mode, t.sess.Status = sess.Mode, sess.Status
 }
