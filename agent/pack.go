@@ -242,6 +242,7 @@ func LoadPack(dir string, opts PackOptions) (*Pack, error) {
 		problem("agents", 0, "a pack needs at least one agents/<name>.md")
 	}
 	var defaults []*Agent
+	fms := map[*Agent]*frontMatter{} // for the lines of the problems below
 	for _, path := range agentFiles {
 		fm, base := markdown(path)
 		var a *Agent
@@ -257,6 +258,7 @@ func LoadPack(dir string, opts PackOptions) (*Pack, error) {
 			continue
 		}
 		bindMCP(fm, a, a.mcpSpec, servers)
+		fms[a] = fm
 		p.agents[a.Name] = a
 		p.Agents = append(p.Agents, a)
 		if isDefault {
@@ -264,18 +266,18 @@ func LoadPack(dir string, opts PackOptions) (*Pack, error) {
 		}
 	}
 	if len(defaults) > 1 {
-		problem(defaults[1].Source, 0, fmt.Sprintf("only one agent may be the default (also %s)", defaults[0].Source))
+		problem(defaults[1].Source, fms[defaults[1]].line("default"), fmt.Sprintf("only one agent may be the default (also %s)", defaults[0].Source))
 	}
 	if len(defaults) == 1 && defaults[0].Internal {
-		problem(defaults[0].Source, 0, "an agent with triggers: [] cannot be the default: user keys may not start it")
+		problem(defaults[0].Source, fms[defaults[0]].line("default"), "an agent with triggers: [] cannot be the default: user keys may not start it")
 	}
 	if len(broken) == 0 {
 		checkRuleFileTypes(p, problem)
 	}
 	for _, a := range p.Agents {
-		for _, other := range a.CollaboratesWith {
+		for i, other := range a.CollaboratesWith {
 			if p.agents[other] == nil && !broken[other] {
-				problem(a.Source, 0, fmt.Sprintf("collaborates_with %q: the pack has no agents/%s.md", other, other))
+				problem(a.Source, fms[a].itemLine(i, "collaborates_with"), fmt.Sprintf("collaborates_with %q: the pack has no agents/%s.md", other, other))
 			}
 		}
 	}
@@ -332,49 +334,6 @@ func LoadPack(dir string, opts PackOptions) (*Pack, error) {
 		}
 	}
 	return p, nil
-}
-
-// loadMCP builds the pack's MCP servers from mcp/*.yaml, by name.
-func loadMCP(dir string, load func(string, []byte) (MCPServer, error), read func(string) (string, []byte, bool),
-	problem func(file string, line int, msg string)) map[string]MCPServer {
-	out := map[string]MCPServer{}
-	prefixes := map[string]string{} // prefix → file
-	for _, path := range glob(dir, "mcp", "*.yaml", "*.yml") {
-		file, data, ok := read(path)
-		base := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(path), ".yaml"), ".yml")
-		if !ok {
-			markUnloadedMCP(out, base, file)
-			continue
-		}
-		if load == nil {
-			problem(file, 0, "MCP servers are not supported here")
-			continue
-		}
-		s, err := load(file, data)
-		if err != nil {
-			loaderProblems(file, err, problem)
-			markUnloadedMCP(out, base, file)
-			continue
-		}
-		if _, failed := out[s.Name()].(unloadedMCP); !failed && out[s.Name()] != nil {
-			problem(file, 0, fmt.Sprintf("MCP server %q is defined twice", s.Name()))
-			s.Close()
-			continue
-		}
-		if ps, ok := s.(mcpPrefixed); ok {
-			if other := prefixes[ps.Prefix()]; other != "" {
-				line := yamlLine(data, "prefix")
-				if line == 0 {
-					line = yamlLine(data, "name")
-				}
-				problem(file, line, fmt.Sprintf("prefix %q is also %s's: the two servers' tools would share names (set another prefix)", ps.Prefix(), other))
-			} else {
-				prefixes[ps.Prefix()] = file
-			}
-		}
-		out[s.Name()] = s
-	}
-	return out
 }
 
 func loadData(dir string, paths []string, load func(string, []string) (Data, error)) (Data, error) {
