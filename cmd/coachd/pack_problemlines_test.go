@@ -17,8 +17,8 @@ import (
 func TestPackValidateProblemLines(t *testing.T) {
 	dir := t.TempDir()
 	writeTree(t, dir, map[string]string{
-		"agents/a.md": "---\nname: a\ndescription: A coach.\ndefault: true\ncollaborates_with:\n  - b\n  - ghost\n---\nYou coach.\n",
-		"agents/b.md": "---\nname: b\ndescription: B coach.\n\ndefault: true\n---\nYou coach.\n",
+		"agents/a.md":  "---\nname: a\ndescription: A coach.\ndefault: true\ncollaborates_with:\n  - b\n  - ghost\n---\nYou coach.\n",
+		"agents/b.md":  "---\nname: b\ndescription: B coach.\n\ndefault: true\n---\nYou coach.\n",
 		"mcp/crm.yaml": "name: crm\nurl: https://crm.example.com/mcp\n",
 		"mcp/crm.yml":  "# the same server\nname: crm\nurl: https://crm.example.com/mcp\n",
 	})
