@@ -266,8 +266,10 @@ func storageFailed(err error) bool {
 
 // connClosed reports whether a Postgres driver error says the
 // connection is closed: the server ended it (operator intervention,
-// class 57P: a shutdown or pg_terminate_backend) or it broke (connection
-// exception, class 08; nothing sent; EOF). A connection that could not
+// class 57P: a shutdown or pg_terminate_backend; or 25P03, a
+// transaction left idle past IdleInTransaction) or it broke (connection
+// exception, class 08; nothing sent; EOF): either way the transaction it
+// was in was rolled back. A connection that could not
 // be made is not one: the server is not there, and asking again at once
 // only adds to what it refuses.
 func connClosed(err error) bool {
@@ -277,7 +279,7 @@ func connClosed(err error) bool {
 	}
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
-		return strings.HasPrefix(pe.Code, "57P") || strings.HasPrefix(pe.Code, "08")
+		return strings.HasPrefix(pe.Code, "57P") || strings.HasPrefix(pe.Code, "08") || pe.Code == "25P03"
 	}
 	return pgconn.SafeToRetry(err) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
 }
