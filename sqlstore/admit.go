@@ -317,9 +317,11 @@ func (db *DB) EndTurn(ctx context.Context, userID string, e coachd.TurnEnd) (*co
 		var also *settleFold
 		var c resChange
 		var budget, used, reserved sql.NullInt64
+		var expires time.Time
 		if lock && seen != nil && len(e.Messages) <= insertBatch {
 			if c = db.change(tx, seen, s, e.Mode); !c.none && c.toUser {
-				also = &settleFold{args: db.settleArgs(c.updateArgs(tx, seen, true), tx, seen, c), dest: []any{&budget, &used, &reserved}}
+				also = &settleFold{args: db.settleArgs(c.updateArgs(tx, seen, true), tx, seen, c),
+					dest: []any{&budget, &used, &reserved, timeCol{&expires}}}
 			}
 		}
 		released := false
@@ -339,7 +341,7 @@ func (db *DB) EndTurn(ctx context.Context, userID string, e coachd.TurnEnd) (*co
 		switch {
 		case also != nil:
 			known := *seen
-			if c.settled(&known, budget, used, reserved) {
+			if c.settled(&known, budget, used, reserved, expires) {
 				r = &known
 			} else if r, err = db.settleRead(ctx, tx, seen, s, e.Mode); err != nil {
 				return nil, err

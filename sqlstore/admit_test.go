@@ -273,7 +273,7 @@ func TestAdmitTurnBudgetState(t *testing.T) {
 			db, clock, u, s := budgetSession(t, b, 1000)
 			db.SetBudgetConfig(coachd.BudgetConfig{Period: coachd.PeriodMonthly})
 			stale := must[*coachd.Reservation](t)(db.Reserve(ctx, coachd.ReserveRequest{UserID: u.ID, Estimate: 200}))
-			clock.Add(coachd.DefaultReservationTTL + time.Second)
+			passTime(t, db, clock, coachd.DefaultReservationTTL+time.Second)
 
 			// 200 are held, but past their expiry: released, they do not
 			// count against the 700 (which would fit beside them too).

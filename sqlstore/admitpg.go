@@ -47,7 +47,7 @@ func (db *DB) admitPG(ctx context.Context, tx *tx, a coachd.TurnAdmission, limit
 	var counted int
 	var budget, used, reserved sql.NullInt64
 	now, err := scanSessionAnd(tx.queryRow(ctx, q, args...),
-		&p.next, &p.turn, &p.st.roll, &p.st.stale, &counted, &budget, &used, &reserved, timeCol{&hold.PeriodStart})
+		&p.next, &p.turn, &p.st.roll, &p.st.stale, &counted, &budget, &used, &reserved, timeCol{&hold.PeriodStart}, timeCol{&hold.ExpiresAt})
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return p, errUnfold
@@ -174,7 +174,7 @@ const maxFoldedLimits = 4
 // that reads k's row; count adds up the limits counted. lockArgs appends
 // their args.
 func lockWiths(n int) (withs, count string) {
-	withs, count = `k AS (`+budgetStateSQL+` FOR UPDATE)`, `0`
+	withs, count = `k AS (`+budgetStateSQL[dialectPostgres]+` FOR UPDATE)`, `0`
 	for i := range n {
 		withs += fmt.Sprintf(`, h%d AS (`+limitInsert+` SELECT ?, ?, ?, 1 FROM k `+limitConflict+`)`, i)
 		count += fmt.Sprintf(` + (SELECT count(*) FROM h%d)`, i)
@@ -183,7 +183,7 @@ func lockWiths(n int) (withs, count string) {
 }
 
 func (db *DB) lockArgs(args []any, tx *tx, userID string, limits []coachd.LimitHit) []any {
-	args = append(args, tx.time(storeTime(db.budget.Period.Start(tx.now))), tx.time(tx.now), userID)
+	args = db.budgetStateArgs(args, tx, userID)
 	for _, l := range limits {
 		args = append(args, userID, l.Key, tx.time(storeTime(l.Window)), l.Limit)
 	}

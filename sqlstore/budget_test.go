@@ -131,7 +131,7 @@ func testBudget(t *testing.T, newDSN func(tb testing.TB) string) {
 	t.Run("ExpireAndLateFinalize", func(t *testing.T) {
 		db, clock, u := setup(t, 500)
 		r := reserve(t, db, u, 400)
-		clock.Add(coachd.DefaultReservationTTL + time.Second)
+		passTime(t, db, clock, coachd.DefaultReservationTTL+time.Second)
 		if n := must[int](t)(db.ExpireReservations(ctx)); n != 1 {
 			t.Fatalf("expired %d, want 1", n)
 		}
@@ -146,7 +146,7 @@ func testBudget(t *testing.T, newDSN func(tb testing.TB) string) {
 	t.Run("ReserveReleasesStaleHolds", func(t *testing.T) {
 		db, clock, u := setup(t, 500)
 		reserve(t, db, u, 400)
-		clock.Add(coachd.DefaultReservationTTL + time.Second)
+		passTime(t, db, clock, coachd.DefaultReservationTTL+time.Second)
 		reserve(t, db, u, 400)
 		mustStatus(t, db, u.ID, 0, 400)
 	})
@@ -221,7 +221,7 @@ func testBudget(t *testing.T, newDSN func(tb testing.TB) string) {
 		db.SetBudgetConfig(coachd.BudgetConfig{TTL: time.Minute})
 		s := MustCreateSession(t, db, u.ID)
 		stale := reserve(t, db, u, 300)
-		clock.Add(2 * time.Minute) // past its expiry; no sweep ran
+		passTime(t, db, clock, 2*time.Minute) // past its expiry; no sweep ran
 		admitChat(t, db, clock.Now(), s, 300)
 		mustStatus(t, db, u.ID, 0, 300)
 		if r := must[*coachd.Reservation](t)(db.FindReservation(ctx, u.ID, stale.ID)); r.State != coachd.ReservationExpired {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"time"
 
 	"github.com/coachd/coachd"
 )
@@ -34,11 +35,12 @@ func lockReservation(ctx context.Context, tx *tx, userID, id string) (*coachd.Re
 // knew it, settleKnown). It gives r what it wrote (resChange.settled).
 func (db *DB) applyPG(ctx context.Context, tx *tx, r *coachd.Reservation, q string, resArgs []any, c resChange) error {
 	var budget, used, reserved sql.NullInt64
-	err := tx.queryRow(ctx, q, db.settleArgs(resArgs, tx, r, c)...).Scan(&budget, &used, &reserved)
+	var expires time.Time
+	err := tx.queryRow(ctx, q, db.settleArgs(resArgs, tx, r, c)...).Scan(&budget, &used, &reserved, timeCol{&expires})
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return dbError(err, "settle reservation")
 	}
-	if !c.settled(r, budget, used, reserved) {
+	if !c.settled(r, budget, used, reserved, expires) {
 		return errNotAsKnown
 	}
 	return nil
@@ -47,19 +49,20 @@ func (db *DB) applyPG(ctx context.Context, tx *tx, r *coachd.Reservation, q stri
 // settleWiths is applyPG's WITHs: r, setRes (which must match one row,
 // or none), then u and l, the user's totals and the ledger row, written
 // only when r matched. settleArgs appends to setRes's args theirs;
-// settleColumns is what a statement reads back of u (remainingFrom).
+// settleColumns is what a statement reads back of u (remainingFrom) and
+// r's expiry (holdExtend).
 func settleWiths(setRes string) string {
-	return `r AS (` + setRes + ` RETURNING id),
+	return `r AS (` + setRes + ` RETURNING id, expires_at),
 		u AS (` + chargeUserSet + ` AND EXISTS (SELECT 1 FROM r)` + chargeUserReturning + `),
 		l AS (` + ledgerInsert + ` SELECT ?, ?, ?, ?, ?, ?, ?, ?, ? FROM r)`
 }
 
-const settleColumns = `u.token_budget, u.tokens_used, u.tokens_reserved`
+const settleColumns = `u.token_budget, u.tokens_used, u.tokens_reserved, (SELECT r.expires_at FROM r)`
 
 // applySQL[i] is applyPG's statement, of settleSQL[i].
 var applySQL = [2]string{
-	`WITH ` + settleWiths(settleSQL[0]) + ` SELECT ` + settleColumns + ` FROM u`,
-	`WITH ` + settleWiths(settleSQL[1]) + ` SELECT ` + settleColumns + ` FROM u`,
+	`WITH ` + settleWiths(settleSQL[dialectPostgres][0]) + ` SELECT ` + settleColumns + ` FROM u`,
+	`WITH ` + settleWiths(settleSQL[dialectPostgres][1]) + ` SELECT ` + settleColumns + ` FROM u`,
 }
 
 func (db *DB) settleArgs(resArgs []any, tx *tx, r *coachd.Reservation, c resChange) []any {
@@ -92,7 +95,7 @@ const (
 func (db *DB) reserveHeldPG(ctx context.Context, tx *tx, r *coachd.Reservation) (bool, error) {
 	var budget, used, reserved sql.NullInt64
 	err := tx.queryRow(ctx, reserveHeldSQL, db.holdArgs(nil, tx, r)...).
-		Scan(&budget, &used, &reserved, timeCol{&r.PeriodStart})
+		Scan(&budget, &used, &reserved, timeCol{&r.PeriodStart}, timeCol{&r.ExpiresAt})
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return false, nil
@@ -104,16 +107,17 @@ func (db *DB) reserveHeldPG(ctx context.Context, tx *tx, r *coachd.Reservation) 
 
 // holdWiths is reserveHeldPG's WITHs: u, the hold (reserveSQL with cond
 // added to its WHERE), then r and l, the reservation and its ledger row,
-// written only when u held. holdArgs appends their args for r to args;
-// holdColumns is what a statement reads back of u (remainingFrom).
+// written only when u held, with its expiry by the database's clock
+// (holdOver). holdArgs appends their args for r to args; holdColumns is
+// what a statement reads back of u (remainingFrom) and r's expiry.
 func holdWiths(cond string) string {
 	return `u AS (` + reserveSQL + cond + reserveReturning + `),
 		r AS (` + reservationInsert + `
-			SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, u.period_start, ?, ?, ?, ? FROM u RETURNING id, period_start),
+			SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, u.period_start, ?, ` + leaseUntil[dialectPostgres] + `, ?, ? FROM u RETURNING id, period_start, expires_at),
 		l AS (` + ledgerInsert + ` SELECT ?, r.id, 0, ?, 'reserve', r.period_start, ?, 0, ? FROM r)`
 }
 
-const holdColumns = `u.token_budget, u.tokens_used, u.tokens_reserved, u.period_start`
+const holdColumns = `u.token_budget, u.tokens_used, u.tokens_reserved, u.period_start, (SELECT r.expires_at FROM r)`
 
 // reserveHeldSQL is reserveHeldPG's statement.
 var reserveHeldSQL = `WITH ` + holdWiths("") + ` SELECT ` + holdColumns + ` FROM u`
@@ -121,7 +125,7 @@ var reserveHeldSQL = `WITH ` + holdWiths("") + ` SELECT ` + holdColumns + ` FROM
 func (db *DB) holdArgs(args []any, tx *tx, r *coachd.Reservation) []any {
 	return append(args, r.Estimate, r.UserID, r.Estimate, r.Estimate,
 		r.ID, r.UserID, r.SessionID, r.Agent, r.Estimate, r.Held, r.Charged, string(r.State), r.FreePreview,
-		tx.time(r.CreatedAt), tx.time(r.ExpiresAt), r.ChargedRaw, tx.time(tx.now),
+		tx.time(r.CreatedAt), leaseArg(tx, r.ExpiresAt), r.ChargedRaw, tx.time(tx.now),
 		r.UserID, r.Estimate, tx.time(tx.now), string(db.budget.Unit))
 }
 

@@ -266,7 +266,7 @@ type settleFold struct{ args, dest []any }
 var appendSettleSQL = func() (qs [2][insertBatch + 1]string) {
 	for r := range qs {
 		for n := 1; n <= insertBatch; n++ {
-			qs[r][n] = appendWithSQL[1][r][n] + `, ` + settleWiths(settleSQL[1]+` AND EXISTS (SELECT 1 FROM s)`) +
+			qs[r][n] = appendWithSQL[1][r][n] + `, ` + settleWiths(settleSQL[dialectPostgres][1]+` AND EXISTS (SELECT 1 FROM s)`) +
 				` SELECT ` + appendRet[r] + `, ` + settleColumns + ` FROM s LEFT JOIN u ON true`
 		}
 	}

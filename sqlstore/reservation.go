@@ -222,17 +222,30 @@ func (db *DB) apply(ctx context.Context, tx *tx, r *coachd.Reservation, s coachd
 		known = 1
 	}
 	resArgs := c.updateArgs(tx, r, asIs)
-	if tx.d == dialectPostgres && c.toUser {
-		err := db.applyPG(ctx, tx, r, applySQL[known], resArgs, c)
+	if tx.d == dialectPostgres {
+		var err error
+		if c.toUser {
+			err = db.applyPG(ctx, tx, r, applySQL[known], resArgs, c)
+		} else {
+			// The expiry a charge moved on, by the database's clock.
+			var exp time.Time
+			err = tx.queryRow(ctx, settleSQL[tx.d][known]+` RETURNING expires_at`, resArgs...).Scan(timeCol{&exp})
+			switch {
+			case errors.Is(err, sql.ErrNoRows):
+				err = errNotAsKnown
+			case err != nil:
+				err = dbError(err, "settle reservation")
+			default:
+				c.set(r)
+				r.ExpiresAt = exp
+			}
+		}
 		if !asIs && errors.Is(err, errNotAsKnown) { // r was read under the user's lock: gone only if deleted
 			err = coachd.Errorf(coachd.ENOTFOUND, "reservation not found")
 		}
-		if err != nil {
-			return false, err
-		}
-		return true, nil
+		return c.toUser && err == nil, err
 	}
-	res, err := tx.exec(ctx, settleSQL[known], resArgs...)
+	res, err := tx.exec(ctx, settleSQL[tx.d][known], resArgs...)
 	if err != nil {
 		return false, dbError(err, "settle reservation")
 	}
@@ -268,6 +281,7 @@ type resChange struct {
 	diff, rawDiff, heldDelta, charged, held int64
 	state                                   coachd.ReservationState
 	expires                                 time.Time
+	extend                                  int64 // Postgres: a charge moves the expiry on by this (µs, holdExtend)
 	reason                                  string
 	none, toUser                            bool
 }
@@ -280,8 +294,11 @@ func (db *DB) change(tx *tx, r *coachd.Reservation, s coachd.Spend, mode settleM
 	case r.State == coachd.ReservationActive && mode == settleCharge:
 		c.held = max(r.Estimate-c.charged, 0)
 		// A charge moves the expiry on, never back before what the
-		// reservation asked for (ReserveRequest.Lasts).
-		if e := storeTime(tx.now.Add(db.budget.TTL)); e.After(r.ExpiresAt) {
+		// reservation asked for (ReserveRequest.Lasts); on Postgres by
+		// the database's clock (holdExtend).
+		if tx.d == dialectPostgres {
+			c.extend = db.budget.TTL.Microseconds()
+		} else if e := storeTime(tx.now.Add(db.budget.TTL)); e.After(r.ExpiresAt) {
 			c.expires = e
 		}
 	case r.State == coachd.ReservationActive && mode == settleFinalize:
@@ -296,7 +313,7 @@ func (db *DB) change(tx *tx, r *coachd.Reservation, s coachd.Spend, mode settleM
 		c.held = 0
 	}
 	c.heldDelta = c.held - r.Held
-	c.none = c.diff == 0 && c.rawDiff == 0 && c.heldDelta == 0 && c.state == r.State && c.expires.Equal(r.ExpiresAt)
+	c.none = c.diff == 0 && c.rawDiff == 0 && c.heldDelta == 0 && c.state == r.State && c.expires.Equal(r.ExpiresAt) && c.extend == 0
 	c.toUser = !r.FreePreview && (c.diff != 0 || c.heldDelta != 0)
 	return c
 }
@@ -304,7 +321,14 @@ func (db *DB) change(tx *tx, r *coachd.Reservation, s coachd.Spend, mode settleM
 // updateArgs is the args of c's UPDATE of r: settleSQL[0]'s, or with
 // asIs settleSQL[1]'s, on condition that the row is r (asKnown).
 func (c resChange) updateArgs(tx *tx, r *coachd.Reservation, asIs bool) []any {
-	args := []any{c.charged, c.held, string(c.state), tx.time(c.expires), tx.time(tx.now), r.ChargedRaw + c.rawDiff, r.ID}
+	expires := tx.time(c.expires)
+	if tx.d == dialectPostgres {
+		expires = nil // the expiry kept (holdExtend)
+		if c.extend > 0 {
+			expires = c.extend
+		}
+	}
+	args := []any{c.charged, c.held, string(c.state), expires, tx.time(tx.now), r.ChargedRaw + c.rawDiff, r.ID}
 	if !asIs {
 		return args
 	}
@@ -312,11 +336,18 @@ func (c resChange) updateArgs(tx *tx, r *coachd.Reservation, asIs bool) []any {
 		r.FreePreview, tx.time(r.PeriodStart), tx.time(r.ExpiresAt), r.ChargedRaw)
 }
 
-// settleSQL is a settlement's UPDATE of a reservation, [1] on condition
-// that it is as known.
-var settleSQL = [2]string{settleSet, settleSet + asKnown}
+// settleSQL[d] is a settlement's UPDATE of a reservation in dialect d,
+// [1] on condition that it is as known.
+var settleSQL = [...][2]string{
+	dialectSQLite:   {settleSet[dialectSQLite], settleSet[dialectSQLite] + asKnown},
+	dialectPostgres: {settleSet[dialectPostgres], settleSet[dialectPostgres] + asKnown},
+}
 
-const settleSet = `UPDATE reservations SET charged = ?, held = ?, state = ?, expires_at = ?, updated_at = ?, raw_charged = ? WHERE id = ?`
+var settleSet = [...]string{dialectSQLite: settleSetOf(dialectSQLite), dialectPostgres: settleSetOf(dialectPostgres)}
+
+func settleSetOf(d dialect) string {
+	return `UPDATE reservations SET charged = ?, held = ?, state = ?, expires_at = ` + holdExtend[d] + `, updated_at = ?, raw_charged = ? WHERE id = ?`
+}
 
 // set gives r the reservation's columns c wrote.
 func (c resChange) set(r *coachd.Reservation) {
@@ -326,12 +357,14 @@ func (c resChange) set(r *coachd.Reservation) {
 // settled reports whether a Postgres statement that made c on condition
 // (applyPG's, or EndTurn's with its messages) read back the user's
 // totals, that is whether it made it, and then gives r what it wrote:
-// c's columns and the remaining tokens.
-func (c resChange) settled(r *coachd.Reservation, budget, used, reserved sql.NullInt64) bool {
+// c's columns, the expiry it read back (settleColumns) and the remaining
+// tokens.
+func (c resChange) settled(r *coachd.Reservation, budget, used, reserved sql.NullInt64, expires time.Time) bool {
 	if !remainingFrom(r, budget, used, reserved) {
 		return false
 	}
 	c.set(r)
+	r.ExpiresAt = expires
 	return true
 }
 
@@ -360,8 +393,8 @@ func remaining(ctx context.Context, tx *tx, r *coachd.Reservation) error {
 // caller holds the user's lock, so the rows read are the rows updated.
 func (db *DB) expireUser(ctx context.Context, tx *tx, userID string) (int, error) {
 	stale, err := queryAll(ctx, tx, "find stale reservations", scanReservation,
-		`SELECT `+reservationColumns+` FROM reservations WHERE user_id = ? AND state = 'active' AND expires_at <= ? ORDER BY id`,
-		userID, tx.time(tx.now))
+		`SELECT `+reservationColumns+` FROM reservations WHERE user_id = ? AND state = 'active' AND `+holdOver[tx.d]+` ORDER BY id`,
+		leaseOverArgs([]any{userID}, tx)...)
 	if err != nil {
 		return 0, err
 	}
@@ -390,7 +423,7 @@ func (db *DB) ExpireReservations(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	users, err := queryAll(ctx, read, "find stale reservations", scanString,
-		`SELECT DISTINCT user_id FROM reservations WHERE state = 'active' AND expires_at <= ?`, read.time(read.now))
+		`SELECT DISTINCT user_id FROM reservations WHERE state = 'active' AND `+holdOver[read.d], leaseOverArgs(nil, read)...)
 	read.Rollback()
 	if err != nil {
 		return 0, err

@@ -51,22 +51,32 @@ type userBudgetState struct{ stale, roll bool }
 // whether the budget period moved on: a reservation then runs expireUser
 // and rollPeriod only when they have something to do.
 func (db *DB) budgetState(ctx context.Context, tx *tx, userID string) (userBudgetState, error) {
-	q := budgetStateSQL
+	q := budgetStateSQL[tx.d]
 	if tx.d == dialectPostgres {
 		q += ` FOR UPDATE`
 	}
 	var st userBudgetState
-	start := storeTime(db.budget.Period.Start(tx.now))
-	if err := tx.queryRow(ctx, q, tx.time(start), tx.time(tx.now), userID).Scan(&st.roll, &st.stale); err != nil {
+	if err := tx.queryRow(ctx, q, db.budgetStateArgs(nil, tx, userID)...).Scan(&st.roll, &st.stale); err != nil {
 		return st, dbError(err, "user %q", userID)
 	}
 	return st, nil
 }
 
-// budgetStateSQL is budgetState's read; args: the period's start, now,
-// the user.
-const budgetStateSQL = `SELECT period_start < ? AS roll, EXISTS (SELECT 1 FROM reservations r
-		WHERE r.user_id = users.id AND r.state = 'active' AND r.expires_at <= ?) AS stale FROM users WHERE id = ?`
+// budgetStateSQL[d] is budgetState's read in dialect d; budgetStateArgs
+// appends its args. A hold is stale by holdOver's clock.
+var budgetStateSQL = [...]string{dialectSQLite: budgetStateOf(dialectSQLite), dialectPostgres: budgetStateOf(dialectPostgres)}
+
+func budgetStateOf(d dialect) string {
+	return `SELECT period_start < ? AS roll, EXISTS (SELECT 1 FROM reservations r
+		WHERE r.user_id = users.id AND r.state = 'active' AND r.` + holdOver[d] + `) AS stale FROM users WHERE id = ?`
+}
+
+// budgetStateArgs appends budgetStateSQL's args to args: the period's
+// start, holdOver's, the user.
+func (db *DB) budgetStateArgs(args []any, tx *tx, userID string) []any {
+	args = append(args, tx.time(storeTime(db.budget.Period.Start(tx.now))))
+	return append(leaseOverArgs(args, tx), userID)
+}
 
 // reserveSQL holds the estimate when it fits the budget; the check
 // subtracts from the budget rather than adding to the totals: no sum, so
@@ -161,11 +171,19 @@ func (db *DB) newReservation(tx *tx, req coachd.ReserveRequest) *coachd.Reservat
 
 // insertReservation stores r, held (or a free preview's), with its ledger
 // row unless it is a free preview. On Postgres a held reservation is
-// written with its hold (reserveHeldPG), so only free previews come here.
+// written with its hold (reserveHeldPG), so only free previews come here,
+// and the expiry stored (by the database's clock, holdOver) is read back.
 func (db *DB) insertReservation(ctx context.Context, tx *tx, r *coachd.Reservation) (*coachd.Reservation, error) {
-	if _, err := tx.exec(ctx, reservationInsert+` VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	q, args := reservationInsert+` VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, `+leaseUntil[tx.d]+`, ?, ?)`, []any{
 		r.ID, r.UserID, r.SessionID, r.Agent, r.Estimate, r.Held, r.Charged, string(r.State), r.FreePreview,
-		tx.time(r.PeriodStart), tx.time(r.CreatedAt), tx.time(r.ExpiresAt), r.ChargedRaw, tx.time(tx.now)); err != nil {
+		tx.time(r.PeriodStart), tx.time(r.CreatedAt), leaseArg(tx, r.ExpiresAt), r.ChargedRaw, tx.time(tx.now)}
+	var err error
+	if tx.d == dialectPostgres {
+		err = tx.queryRow(ctx, q+` RETURNING expires_at`, args...).Scan(timeCol{&r.ExpiresAt})
+	} else {
+		_, err = tx.exec(ctx, q, args...)
+	}
+	if err != nil {
 		return nil, dbError(err, "create reservation")
 	}
 	if !r.FreePreview {

@@ -51,6 +51,17 @@ var (
 	leaseOver = [...]string{dialectSQLite: `turn_until <= ?`, dialectPostgres: `turn_until <= clock_timestamp()`}
 )
 
+// A reservation's hold is timed as a lease is, for the same reason: a
+// replica ahead of the one that reserved released a live hold, and the
+// user's next turn spent the tokens the first was spending. Its expiry
+// is written as leaseUntil (leaseArg) and RETURNed on Postgres, and it
+// ran out when holdOver (leaseOverArgs). A charge moves it on to
+// holdExtend (its argument: the TTL in microseconds, or NULL to keep it).
+var (
+	holdOver   = [...]string{dialectSQLite: `expires_at <= ?`, dialectPostgres: `expires_at <= clock_timestamp()`}
+	holdExtend = [...]string{dialectSQLite: `?`, dialectPostgres: `GREATEST(expires_at, clock_timestamp() + ?::bigint * interval '1 microsecond')`}
+)
+
 // leaseArg is leaseUntil's argument for a lease until until: on Postgres
 // its length from now (until and tx.now are both this process's time).
 func leaseArg(tx *tx, until time.Time) any {
