@@ -328,7 +328,11 @@ func (t *Turn) settle(ctx context.Context) {
 	wctx, cancel := persistCtx(ctx)
 	defer cancel()
 	st, used := t.r.cfg.Store, t.spend()
-	res, err := st.Settle(wctx, t.req.User.ID, res.ID, used, t.settleMode())
+	var settled *coachd.Reservation
+	err := whileDown(wctx, func(ctx context.Context) (err error) {
+		settled, err = st.Settle(ctx, t.req.User.ID, res.ID, used, t.settleMode())
+		return err
+	})
 	if err != nil {
 		// The hold expires on its own; the usage is lost to the ledger,
 		// so say so loudly.
@@ -336,7 +340,7 @@ func (t *Turn) settle(ctx context.Context) {
 		return
 	}
 	t.mu.Lock()
-	t.resv = res
+	t.resv = settled
 	t.mu.Unlock()
 }
 

@@ -179,7 +179,9 @@ func (h *heldTurn) end(write func(ctx context.Context) error) {
 				// have spent all of its own, and a lease left behind
 				// blocks the session until it expires.
 				_ = h.within(func(ctx context.Context) error {
-					return h.g.store.ReleaseTurn(ctx, h.userID, h.sessionID, h.owner)
+					return whileDown(ctx, func(ctx context.Context) error {
+						return h.g.store.ReleaseTurn(ctx, h.userID, h.sessionID, h.owner)
+					})
 				})
 			}
 		}

@@ -3,10 +3,35 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"time"
 
 	"github.com/coachd/coachd"
 	"github.com/coachd/coachd/internal/stack"
 )
+
+// whileDown runs write, a write that may run twice (a settlement of a
+// cumulative spend, a lease's release), again while the store could not
+// reach its database (a retryable internal error: a restart, a
+// failover), until ctx is done. Tried once, a turn that ended while the
+// database was restarting left its hold until it expired, its usage
+// never charged, and its session busy until its lease ran out.
+func whileDown(ctx context.Context, write func(context.Context) error) error {
+	for delay := 10 * time.Millisecond; ; delay = min(2*delay, time.Second) {
+		err := write(ctx)
+		var e *coachd.Error
+		if err == nil || !errors.As(err, &e) || e.Code != coachd.EINTERNAL || !e.Retryable {
+			return err
+		}
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+	}
+}
 
 // toolCallMeta is metadata.tool_calls of an assistant message.
 type toolCallMeta struct {

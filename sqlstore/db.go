@@ -401,6 +401,9 @@ func (tx *tx) time(t time.Time) any { return tx.d.timeArg(t) }
 // internal wraps a driver error as EINTERNAL with context.
 func internal(err error, format string, args ...any) error {
 	e := coachd.Errorf(coachd.EINTERNAL, format, args...)
+	// No connection could be made (Postgres restarting, failing over):
+	// nothing was done, and the same write may succeed in a moment.
+	e.Retryable = unreachable(err)
 	if storageFailed(err) {
 		// What an operator must act on, said in the log's first words.
 		e.Message += ": the database's storage is full or failing (free disk space, check the disk)"

@@ -284,6 +284,14 @@ func connClosed(err error) bool {
 	return pgconn.SafeToRetry(err) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
 }
 
+// unreachable reports whether a driver error says no connection to the
+// Postgres server could be made: refused, or refused by a server
+// starting or shutting down (57P03).
+func unreachable(err error) bool {
+	var ce *pgconn.ConnectError
+	return errors.As(err, &ce)
+}
+
 // violation classifies a driver error as a constraint violation.
 func violation(err error) int {
 	var se *sqlite.Error

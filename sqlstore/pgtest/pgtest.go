@@ -57,6 +57,10 @@ type cluster struct {
 	cmd   *exec.Cmd
 	done  chan struct{} // closed when the server exits
 	admin *sql.DB       // connected to the "postgres" database
+
+	// What launch started it with, to start it again (Server.Restart).
+	bin, data string
+	cred      *syscall.Credential
 }
 
 // NewDatabase returns the DSN of a fresh, empty database on the cluster,
@@ -153,7 +157,7 @@ func binDir() (string, error) {
 			return d, nil
 		}
 	}
-	return "", errors.New("PostgreSQL server binaries (initdb, postgres) not found in /usr/lib/postgresql/*/bin or PATH")
+	return "", errNoBinaries
 }
 
 func version(binDir string) float64 {
@@ -167,9 +171,21 @@ func isExec(p string) bool {
 }
 
 func startCluster() (*cluster, error) {
+	c, err := newCluster()
+	if err != nil {
+		missing = errors.Is(err, errNoBinaries)
+	}
+	return c, err
+}
+
+// errNoBinaries is newCluster's error when the server is not installed.
+var errNoBinaries = errors.New("PostgreSQL server binaries (initdb, postgres) not found in /usr/lib/postgresql/*/bin or PATH")
+
+// newCluster initialises a data directory in a new temp dir and starts a
+// server on it.
+func newCluster() (*cluster, error) {
 	bin, err := binDir()
 	if err != nil {
-		missing = true
 		return nil, err
 	}
 	// As root, run the server as the postgres user: initdb and postgres
@@ -222,7 +238,11 @@ func startCluster() (*cluster, error) {
 	// server binds it; try a few.
 	var lastErr error
 	for range 5 {
-		c, err := launch(bin, dir, data, cred)
+		port, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		c, err := launch(bin, dir, data, cred, port)
 		if err == nil {
 			ok = true
 			return c, nil
@@ -232,12 +252,8 @@ func startCluster() (*cluster, error) {
 	return nil, lastErr
 }
 
-func launch(bin, dir, data string, cred *syscall.Credential) (*cluster, error) {
-	port, err := freePort()
-	if err != nil {
-		return nil, err
-	}
-	logf, err := os.Create(filepath.Join(dir, "server.log"))
+func launch(bin, dir, data string, cred *syscall.Credential, port int) (*cluster, error) {
+	logf, err := os.OpenFile(filepath.Join(dir, "server.log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
 	}
@@ -254,7 +270,7 @@ func launch(bin, dir, data string, cred *syscall.Credential) (*cluster, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start postgres: %w", err)
 	}
-	c := &cluster{dir: dir, port: port, cmd: cmd, done: make(chan struct{})}
+	c := &cluster{dir: dir, port: port, cmd: cmd, done: make(chan struct{}), bin: bin, data: data, cred: cred}
 	go func() { cmd.Wait(); close(c.done) }()
 
 	admin, err := sql.Open("pgx", c.dsn("postgres"))
@@ -285,9 +301,15 @@ func launch(bin, dir, data string, cred *syscall.Credential) (*cluster, error) {
 	}
 }
 
-// stop shuts the server down (fast mode: SIGINT), waits for it and removes
-// its files.
+// stop shuts the server down (halt) and removes its files.
 func (c *cluster) stop() {
+	c.halt()
+	os.RemoveAll(c.dir)
+}
+
+// halt shuts the server down in fast mode (SIGINT: its sessions are
+// ended, their transactions rolled back) and waits for it.
+func (c *cluster) halt() {
 	if c.admin != nil {
 		c.admin.Close()
 	}
@@ -297,7 +319,6 @@ func (c *cluster) stop() {
 	case <-time.After(30 * time.Second):
 		c.kill()
 	}
-	os.RemoveAll(c.dir)
 }
 
 func (c *cluster) kill() {
