@@ -123,19 +123,16 @@ func (t *Turn) Admitted() error {
 
 // admittedBehind, on the turn's goroutine, waits for an admission left
 // behind the first model request (once: commit keeps its answer): a
-// failure is the turn's write failure, and it then holds no reservation
-// to settle.
+// failure is the turn's write failure. The turn still settles its
+// reservation: a COMMIT whose connection was lost may have been made
+// (taken for never stored, its hold stayed until it expired and the
+// model call it paid for was never charged), and one that was not is
+// not found, which changes nothing.
 func (t *Turn) admittedBehind() error {
 	if t.commit == nil {
 		return nil
 	}
-	err := t.commit()
-	if err != nil {
-		t.mu.Lock()
-		t.resv = nil // never stored: nothing to settle
-		t.mu.Unlock()
-	}
-	return err
+	return t.commit()
 }
 
 // logKeep is how many turns the event log keeps of the session (applied

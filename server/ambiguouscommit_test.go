@@ -1,0 +1,135 @@
+package server_test
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"net/url"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/coachd/coachd/sqlstore/pgtest"
+)
+
+// commitCutter is a TCP proxy to a Postgres server that, once armed,
+// forwards the next COMMIT and cuts that connection when the server
+// answers it, without passing the answer on: a commit the server made
+// and the client never heard of, as a connection lost during COMMIT
+// leaves it.
+type commitCutter struct {
+	ln    net.Listener
+	armed atomic.Bool
+	cut   chan struct{} // closed once it cut a COMMIT
+	once  sync.Once
+}
+
+// commitMsg is pgx's COMMIT: a simple Query message.
+var commitMsg = []byte("Q\x00\x00\x00\x0bcommit\x00")
+
+func newCommitCutter(t *testing.T, server string) *commitCutter {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &commitCutter{ln: ln, cut: make(chan struct{})}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			s, err := net.Dial("tcp", server)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			go p.serve(c, s)
+		}
+	}()
+	return p
+}
+
+func (p *commitCutter) serve(c, s net.Conn) {
+	var committing atomic.Bool
+	go func() {
+		defer s.Close()
+		buf := make([]byte, 64<<10)
+		for {
+			n, err := c.Read(buf)
+			if n > 0 && p.armed.Load() && bytes.Contains(buf[:n], commitMsg) {
+				p.armed.Store(false)
+				committing.Store(true) // before the server can answer
+			}
+			if n > 0 {
+				if _, werr := s.Write(buf[:n]); werr != nil {
+					return
+				}
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	defer c.Close()
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := s.Read(buf)
+		if n > 0 && committing.Load() {
+			s.Close()
+			p.once.Do(func() { close(p.cut) })
+			return
+		}
+		if n > 0 {
+			if _, werr := c.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// TestAdmissionCommitLostPG: a turn whose admission's COMMIT (left
+// behind the first model request) was made by the server but lost on
+// the way back took the failure for "never stored" and dropped its
+// reservation: the hold stayed until it expired and the model call it
+// paid for was never charged. The turn now settles it all the same (a
+// reservation never stored is not found, which changes nothing), so
+// nothing is held once it ended, and the lease is given up.
+func TestAdmissionCommitLostPG(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := newCommitCutter(t, u.Host)
+	u.Host = p.ln.Addr().String()
+	e := mustChatEnvOn(t, u.String())
+	ctx := context.Background()
+
+	first := e.chat(ctx, e.alice.key, "", `{"message":"hi"}`)
+	if outcome(first) != "ok" {
+		t.Fatalf("first turn: %s\n%s", outcome(first), first.raw)
+	}
+	sid := first.data(t, "message_start")["session_id"].(string)
+	p.armed.Store(true)
+	s := e.chat(ctx, e.alice.key, "", `{"message":"and now?","session_id":"`+sid+`"}`)
+	select {
+	case <-p.cut:
+	default:
+		t.Fatalf("no COMMIT was cut: %s\n%s", outcome(s), s.raw)
+	}
+	// The turn fails: its admission's write failed, as far as it knows.
+	if o := outcome(s); o != "status internal" && o != "error event" {
+		t.Fatalf("the turn whose admission's COMMIT was lost: %s\n%s", outcome(s), s.raw)
+	}
+	var stored int
+	if err := e.db.SQL().QueryRowContext(ctx, `SELECT count(*) FROM messages WHERE session_id = $1 AND content = 'and now?'`, sid).Scan(&stored); err != nil || stored != 1 {
+		t.Fatalf("the admission cut at its COMMIT was not stored (%d, %v): the proxy cut another commit", stored, err)
+	}
+	e.mustNothingHeld(t)
+}
