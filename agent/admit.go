@@ -166,6 +166,13 @@ func (t *Turn) end(ctx context.Context) {
 		t.release()
 		return
 	}
+	// The reply takes its ids now: a write that failed may have stored
+	// it (finalStored).
+	for _, m := range final {
+		if m.ID == "" {
+			m.ID = coachd.NewID(coachd.PrefixMessage, t.r.cfg.Clock.Now())
+		}
+	}
 	t.held.end(func(wctx context.Context) error {
 		r, sess, err := t.r.cfg.Store.EndTurn(wctx, t.req.User.ID, coachd.TurnEnd{
 			SessionID: t.sess.ID, Messages: final,
@@ -174,7 +181,11 @@ func (t *Turn) end(ctx context.Context) {
 		})
 		if err != nil {
 			t.r.cfg.Logger.Warn("ending turn; storing and settling apart", "session", t.sess.ID, "err", err)
-			t.storeFinal(ctx, final)
+			if t.finalStored(ctx, final) {
+				t.history = append(t.history, final...)
+			} else {
+				t.storeFinal(ctx, final)
+			}
 			t.settle(ctx)
 			return err // the lease is released alone
 		}
@@ -185,6 +196,29 @@ func (t *Turn) end(ctx context.Context) {
 		t.mu.Unlock()
 		return nil
 	})
+}
+
+// finalStored reports whether the turn's reply, final, is stored: by a
+// write whose COMMIT the server made but whose answer was lost on its
+// way back (a restart, a failover), which the turn took for failed.
+// Stored again, a reply was stored twice (or, holding the turn's
+// announced message id, failed the turn with a conflict).
+func (t *Turn) finalStored(ctx context.Context, final []*coachd.Message) bool {
+	if len(final) == 0 {
+		return false
+	}
+	wctx, cancel := persistCtx(ctx)
+	defer cancel()
+	_, msgs, err := t.r.cfg.Store.ReadTurn(wctx, t.req.User.ID, t.sess.ID, t.sess.MessageCount)
+	if err != nil {
+		return false // storeFinal says why
+	}
+	for _, m := range msgs {
+		if m.ID == final[0].ID {
+			return true
+		}
+	}
+	return false
 }
 
 // storeFinal stores the reply finish held back; one that cannot be

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/coachd/coachd/anthropic/anthropictest"
 	"github.com/coachd/coachd/sqlstore/pgtest"
 )
 
@@ -132,4 +133,79 @@ func TestAdmissionCommitLostPG(t *testing.T) {
 		t.Fatalf("the admission cut at its COMMIT was not stored (%d, %v): the proxy cut another commit", stored, err)
 	}
 	e.mustNothingHeld(t)
+}
+
+// TestEndCommitLostPG: a turn whose last write (its reply, settlement
+// and lease's release in one transaction) the server committed but whose
+// answer was lost on the way back stores the reply and settles apart, as
+// after any failed write: it stored the reply of a turn with a tool
+// round a second time (a message without an id of its own), and the
+// first reply of a turn failed the turn with a conflict, its id taken by
+// itself. The turn now looks for its reply first.
+func TestEndCommitLostPG(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := newCommitCutter(t, u.Host)
+	u.Host = p.ln.Addr().String()
+	e := mustChatEnvOn(t, u.String())
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name   string
+		script func(*anthropictest.Request) anthropictest.Reply
+		stored int // the turn's messages stored before its reply
+	}{
+		{"ToolRound", restartTurn, 3},
+		{"Text", func(*anthropictest.Request) anthropictest.Reply { return anthropictest.Text("Drive after five.", 6) }, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e.fake.SetScript(restartTurn)
+			first := e.chat(ctx, e.alice.key, "", `{"message":"hi"}`)
+			if outcome(first) != "ok" {
+				t.Fatalf("first turn: %s\n%s", outcome(first), first.raw)
+			}
+			sid := first.data(t, "message_start")["session_id"].(string)
+			count := func() (n int) {
+				t.Helper()
+				if err := e.db.SQL().QueryRowContext(ctx, `SELECT count(*) FROM messages WHERE session_id = $1`, sid).Scan(&n); err != nil {
+					t.Fatal(err)
+				}
+				return n
+			}
+			before := count()
+			started, gate := make(chan struct{}, 1), make(chan struct{})
+			e.fake.SetScript(func(req *anthropictest.Request) anthropictest.Reply {
+				reply := tc.script(req)
+				if len(reply.Blocks) == 1 && reply.Blocks[0].Text != "" {
+					started <- struct{}{}
+					<-gate
+				}
+				return reply
+			})
+			result := make(chan stream, 1)
+			go func() { result <- e.tryChat(ctx, e.alice.key, "", `{"message":"and now?","session_id":"`+sid+`"}`) }()
+			<-started
+			// What the turn writes behind its model calls is stored: the
+			// next COMMIT is the turn's end.
+			for count() < before+tc.stored {
+			}
+			p.armed.Store(true)
+			close(gate)
+			s := <-result
+			select {
+			case <-p.cut:
+			default:
+				t.Fatalf("no COMMIT was cut: %s\n%s", outcome(s), s.raw)
+			}
+			if o := outcome(s); o != "ok" {
+				t.Errorf("the turn whose end's COMMIT was lost: %s\n%s", o, s.raw)
+			}
+			if got := count(); got != before+tc.stored+1 {
+				t.Errorf("%d messages stored by the turn, want %d (its reply once)", got-before, tc.stored+1)
+			}
+			e.mustNothingHeld(t)
+		})
+	}
 }
