@@ -89,3 +89,61 @@ func passTime(tb testing.TB, db *sqlstore.DB, clock *fakeClock, d time.Duration)
 		tb.Fatal(err)
 	}
 }
+
+// skewedClock is a replica's clock off the real one by its value.
+type skewedClock time.Duration
+
+func (s skewedClock) Now() time.Time { return time.Now().Add(time.Duration(s)) }
+
+// TestSweepLimitsSkewPG: a rate window still counted by a replica whose
+// clock runs behind another's is not swept because the replica ahead
+// already counts the next one. The sweeper took any window a later one
+// followed for ended: a replica 15 s ahead began the next window, the
+// sweep deleted the current one with its count, and the replica behind
+// counted it again from nothing: a burst of twice the limit more.
+func TestSweepLimitsSkewPG(t *testing.T) {
+	ctx := context.Background()
+	dsn := pgtest.NewDatabase(t)
+	clockA, clockB := skewedClock(0), skewedClock(15*time.Second)
+	a, b := MustOpen(t, dsn, clockA), MustOpen(t, dsn, clockB)
+	const per, limit = 10 * time.Second, 2
+	// burst reports whether A's window took more than its limit, or
+	// false with rolled when A's window ended meanwhile (then it is
+	// tried again: a run takes milliseconds of the 10 s).
+	burst := func() (over, rolled bool) {
+		u := budgetUser(t, a, 1000)
+		hit := func(db *sqlstore.DB, clock coachd.Clock) bool {
+			t.Helper()
+			_, ok, err := db.HitLimit(ctx, u.ID, "rate/10s", clock.Now().Truncate(per), limit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return ok
+		}
+		window := clockA.Now().Truncate(per)
+		for range limit {
+			if !hit(a, clockA) {
+				t.Fatal("refused under the limit")
+			}
+		}
+		if !hit(b, clockB) { // B, 15 s ahead, counts a later window
+			t.Fatal("replica B refused in its own window")
+		}
+		if err := b.SweepLimits(ctx, clockB.Now()); err != nil {
+			t.Fatal(err)
+		}
+		over = hit(a, clockA)
+		return over, !clockA.Now().Truncate(per).Equal(window)
+	}
+	for range 3 {
+		over, rolled := burst()
+		if rolled {
+			continue
+		}
+		if over {
+			t.Fatal("replica A counted its full window again after the sweep")
+		}
+		return
+	}
+	t.Fatal("A's window ended during each of 3 runs")
+}

@@ -163,22 +163,34 @@ const (
 		WHERE limit_windows.hits < ? RETURNING hits`
 )
 
+// replicaSkew is how far replicas' clocks may be from the database's
+// for the sweeper to keep a window a replica still counts (SweepLimits).
+const replicaSkew = `interval '1 minute'`
+
 // SweepLimits deletes the limit windows that started before before and
 // have ended. A window's length is not stored (a rate limit's is its
 // own, a user's override may be weeks long, the monthly one a calendar
 // month), so its age alone cannot say whether it still counts. But the
 // windows of one user's limit follow each other: one is over once a later
 // one of the same user and key has been counted, and the latest is kept
-// however old, one row per user and key.
+// however old, one row per user and key. On Postgres the later window
+// must have begun a minute before the database's clock: windows begin by
+// each replica's clock, and a replica ahead of another begins the next
+// one while the other still counts this one, which, swept, it counted
+// again from nothing (replicaSkew).
 func (db *DB) SweepLimits(ctx context.Context, before time.Time) error {
 	tx, err := db.beginWrite(ctx)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
+	begun := ``
+	if tx.d == dialectPostgres {
+		begun = ` AND later.window_start <= clock_timestamp() - ` + replicaSkew
+	}
 	if _, err := tx.exec(ctx, `DELETE FROM limit_windows WHERE window_start < ? AND EXISTS (SELECT 1 FROM limit_windows later
 		WHERE later.user_id = limit_windows.user_id AND later.limit_key = limit_windows.limit_key
-		AND later.window_start > limit_windows.window_start)`, tx.time(storeTime(before))); err != nil {
+		AND later.window_start > limit_windows.window_start`+begun+`)`, tx.time(storeTime(before))); err != nil {
 		return dbError(err, "sweep limits")
 	}
 	if _, err := tx.exec(ctx, `DELETE FROM idempotency_keys WHERE created_at < ?`, tx.time(tx.now.Add(-24*time.Hour))); err != nil {
