@@ -85,7 +85,9 @@ type TurnService interface {
 	// budget and, when asked, begins its event log and counts its limits,
 	// all or nothing: a live lease of another owner is ETURNINPROGRESS, a
 	// budget that cannot cover the estimate EBUDGET, a limit reached
-	// ErrLimitReached.
+	// ErrLimitReached. When its COMMIT failed, which may have been made
+	// (the connection lost on the way back), it returns the admission
+	// with the error, for the caller to undo.
 	AdmitTurn(ctx context.Context, a TurnAdmission) (*Admission, error)
 	// EndTurn stores the turn's last messages, settles its reservation
 	// and releases its lease, all or nothing. A tool round's write is one

@@ -99,6 +99,9 @@ func (r *Runner) admitOnce(ctx context.Context, req TurnRequest, held *heldTurn)
 		Behind: req.Behind && msg != nil,
 	})
 	if err != nil {
+		if adm != nil {
+			r.undoAdmission(ctx, req.User.ID, sess.ID, owner, adm)
+		}
 		if coachd.ErrorCode(err) == coachd.EBUDGET {
 			r.cfg.Observer.Rejected(coachd.EBUDGET)
 		}
@@ -108,6 +111,31 @@ func (r *Runner) admitOnce(ctx context.Context, req TurnRequest, held *heldTurn)
 	t.resv, t.held, t.streamTurn, t.admitted = adm.Reservation, held, adm.StreamTurn, msg
 	t.commit = adm.Commit
 	return t, nil
+}
+
+// undoAdmission gives back what an admission whose COMMIT failed took, in
+// case it was made (its answer lost on the way back): the lease is
+// released and the reservation aborted, charging nothing, each of which
+// finds nothing when it was not. Left, the hold stayed until it expired
+// and the session busy until its lease ran out.
+func (r *Runner) undoAdmission(ctx context.Context, userID, sessionID, owner string, adm *coachd.Admission) {
+	wctx, cancel := persistCtx(ctx)
+	defer cancel()
+	st := r.cfg.Store
+	if err := whileDown(wctx, func(ctx context.Context) error {
+		return st.ReleaseTurn(ctx, userID, sessionID, owner)
+	}); err != nil {
+		r.cfg.Logger.Warn("releasing a failed admission's lease", "session", sessionID, "err", err)
+	}
+	if res := adm.Reservation; res != nil {
+		err := whileDown(wctx, func(ctx context.Context) error {
+			_, err := st.Settle(ctx, userID, res.ID, coachd.Spend{}, coachd.SettleAbort)
+			return err
+		})
+		if err != nil && coachd.ErrorCode(err) != coachd.ENOTFOUND {
+			r.cfg.Logger.Warn("aborting a failed admission's reservation", "reservation", res.ID, "err", err)
+		}
+	}
 }
 
 // Admitted waits for the turn's admission to be stored (with

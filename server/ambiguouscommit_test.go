@@ -209,3 +209,47 @@ func TestEndCommitLostPG(t *testing.T) {
 		})
 	}
 }
+
+// TestRetryAdmissionCommitLostPG: an admission committed in place (a
+// retry's, an answer's: the turn's message is already stored) whose
+// COMMIT the server made but whose answer was lost failed the request,
+// and nothing gave back what it took: the hold stayed until it expired
+// (5 minutes of the user's budget) and the session stayed busy until
+// the lease ran out. The turn now undoes it: it releases its lease and
+// aborts its reservation, either of which finds nothing when the
+// COMMIT was not made.
+func TestRetryAdmissionCommitLostPG(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := newCommitCutter(t, u.Host)
+	u.Host = p.ln.Addr().String()
+	e := mustChatEnvOn(t, u.String())
+	ctx := context.Background()
+
+	// A turn that failed before the model answered: the retry runs it again.
+	e.fake.Enqueue(anthropictest.Status(500, nil, `{"type":"error","error":{"type":"api_error","message":"boom"}}`))
+	first := e.chat(ctx, e.alice.key, "", `{"message":"hi"}`)
+	if o := outcome(first); o == "ok" {
+		t.Fatalf("first turn: %s\n%s", o, first.raw)
+	}
+	sid := first.data(t, "message_start")["session_id"].(string)
+	e.mustNothingHeld(t)
+	p.armed.Store(true)
+	s := e.chat(ctx, e.alice.key, "", `{"retry":true,"session_id":"`+sid+`"}`)
+	select {
+	case <-p.cut:
+	default:
+		t.Fatalf("no COMMIT was cut: %s\n%s", outcome(s), s.raw)
+	}
+	if o := outcome(s); o != "status internal" && o != "error event" {
+		t.Fatalf("the retry whose admission's COMMIT was lost: %s\n%s", o, s.raw)
+	}
+	var n int
+	if err := e.db.SQL().QueryRowContext(ctx, `SELECT count(*) FROM reservations`).Scan(&n); err != nil || n != 2 {
+		t.Fatalf("%d reservations (%v), want 2: the retry's admission was not made", n, err)
+	}
+	e.mustNothingHeld(t)
+}

@@ -57,6 +57,9 @@ func (db *DB) ReadTurn(ctx context.Context, userID, sessionID string, after int6
 // stale holds or a new period must be dealt with first; when it takes no
 // lease, the transaction is rolled back and the admission runs again one
 // statement at a time, which tells why.
+// A failed COMMIT returns the admission with its error (a COMMIT whose
+// connection was lost may have been made): the caller releases the lease
+// and aborts the reservation, which finds nothing when it was not.
 // With a.Behind it returns once its statements ran, and Admission.Commit
 // waits for the COMMIT: on SQLite the writer's group's, on Postgres the
 // transaction's own, which runs on a goroutine (tx.commitBehind) while
@@ -91,7 +94,9 @@ func (db *DB) AdmitTurn(ctx context.Context, a coachd.TurnAdmission) (*coachd.Ad
 		r, wait, err = admit(false)
 	}
 	if err != nil {
-		return nil, err
+		// Statements that ran and a COMMIT that failed: it may have been
+		// made (its answer lost), and the caller undoes it.
+		return r.adm, err
 	}
 	if msgs != nil {
 		// Only once committed, as AppendMessages; or, left behind, once
