@@ -321,12 +321,15 @@ func (db *DB) EndTurn(ctx context.Context, userID string, e coachd.TurnEnd) (*co
 		// statement, applyPG's WITHs, after the messages').
 		var also *settleFold
 		var c resChange
-		var budget, used, reserved sql.NullInt64
-		var expires time.Time
+		// What the statement reads back, in one allocation.
+		var back struct {
+			budget, used, reserved sql.NullInt64
+			expires                time.Time
+		}
 		if lock && seen != nil && len(e.Messages) <= insertBatch {
 			if c = db.change(tx, seen, s, e.Mode); !c.none && c.toUser {
 				also = &settleFold{args: db.settleArgs(c.updateArgs(tx, seen, true), tx, seen, c),
-					dest: []any{&budget, &used, &reserved, timeCol{&expires}}}
+					dest: []any{&back.budget, &back.used, &back.reserved, timeCol{&back.expires}}}
 			}
 		}
 		released := false
@@ -346,7 +349,7 @@ func (db *DB) EndTurn(ctx context.Context, userID string, e coachd.TurnEnd) (*co
 		switch {
 		case also != nil:
 			known := *seen
-			if c.settled(&known, budget, used, reserved, expires) {
+			if c.settled(&known, back.budget, back.used, back.reserved, back.expires) {
 				r = &known
 			} else if r, err = db.settleRead(ctx, tx, seen, s, e.Mode); err != nil {
 				return nil, err

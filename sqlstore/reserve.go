@@ -174,7 +174,7 @@ func (db *DB) newReservation(tx *tx, req coachd.ReserveRequest) *coachd.Reservat
 // written with its hold (reserveHeldPG), so only free previews come here,
 // and the expiry stored (by the database's clock, holdOver) is read back.
 func (db *DB) insertReservation(ctx context.Context, tx *tx, r *coachd.Reservation) (*coachd.Reservation, error) {
-	q, args := reservationInsert+` VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, `+leaseUntil[tx.d]+`, ?, ?)`, []any{
+	q, args := reservationValues[tx.d], []any{
 		r.ID, r.UserID, r.SessionID, r.Agent, r.Estimate, r.Held, r.Charged, string(r.State), r.FreePreview,
 		tx.time(r.PeriodStart), tx.time(r.CreatedAt), leaseArg(tx, r.ExpiresAt), r.ChargedRaw, tx.time(tx.now)}
 	var err error
@@ -192,6 +192,13 @@ func (db *DB) insertReservation(ctx context.Context, tx *tx, r *coachd.Reservati
 		}
 	}
 	return r, nil
+}
+
+// reservationValues[d] is a reservation's INSERT of its values in
+// dialect d, its expiry by holdOver's clock (leaseUntil).
+var reservationValues = [...]string{
+	dialectSQLite:   reservationInsert + ` VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ` + leaseUntil[dialectSQLite] + `, ?, ?)`,
+	dialectPostgres: reservationInsert + ` VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ` + leaseUntil[dialectPostgres] + `, ?, ?)`,
 }
 
 // reservationInsert is the start of a reservation's INSERT: the values,
