@@ -163,17 +163,8 @@ func (t *Turn) runTool(ctx context.Context, timeout time.Duration, tool coachd.T
 	// only while it is the turn's: a call left behind at its timeout (the
 	// turn went on, or ended) was answered "did not finish", and must not
 	// change the turn's mode, nor tell the client it did, later.
-	sess := *t.sess
-	var live sync.Mutex
-	abandoned := false
-	emit := func(ev coachd.Event) {
-		live.Lock()
-		defer live.Unlock()
-		if !abandoned {
-			t.emit(ev)
-		}
-	}
-	env := coachd.ToolEnv{User: t.req.User, Session: &sess, Store: t.r.cfg.Store, Emit: emit, Now: t.now}
+	call := &toolCall{t: t, sess: *t.sess}
+	env := coachd.ToolEnv{User: t.req.User, Session: &call.sess, Store: t.r.cfg.Store, Emit: call.emit, Now: t.now}
 	if t.round != nil {
 		env.StageNote = t.stageNote(t.round)
 	}
@@ -202,17 +193,17 @@ func (t *Turn) runTool(ctx context.Context, timeout time.Duration, tool coachd.T
 			// turn's deadline): its failure may be that, not its own.
 			return errOutcome(c.ID, InterruptedText)
 		}
-		t.keepSession(c.Name, &sess)
+		t.keepSession(c.Name, &call.sess)
 		return o
 	case <-ctx.Done():
-		live.Lock()
-		defer live.Unlock()
+		call.live.Lock()
+		defer call.live.Unlock()
 		select {
 		case o := <-done: // it finished as the time ran out
-			t.keepSession(c.Name, &sess)
+			t.keepSession(c.Name, &call.sess)
 			return o
 		default:
-			abandoned = true
+			call.abandoned = true
 		}
 		if turn.Err() != nil {
 			// Not its timeout: the model must not be told it reached one.
@@ -220,6 +211,24 @@ func (t *Turn) runTool(ctx context.Context, timeout time.Duration, tool coachd.T
 		}
 		log().Warn("tool timed out", "timeout", timeout)
 		return errOutcome(c.ID, fmt.Sprintf("%s did not finish within %s", c.Name, timeout))
+	}
+}
+
+// toolCall is what a tool's call holds apart from its turn: a copy of the
+// session, and whether the turn left it behind (then its events are
+// dropped). One allocation a call.
+type toolCall struct {
+	t         *Turn
+	sess      coachd.Session
+	live      sync.Mutex
+	abandoned bool
+}
+
+func (c *toolCall) emit(ev coachd.Event) {
+	c.live.Lock()
+	defer c.live.Unlock()
+	if !c.abandoned {
+		c.t.emit(ev)
 	}
 }
 
