@@ -27,20 +27,39 @@ var hostile = map[string]string{
 
 func repeatTo(unit string, n int) string { return strings.Repeat(unit, n/len(unit)+1)[:n] }
 
-// within fails the test unless f returns within limit. The limit is a
-// bound with a wide margin, not a measurement: on the base commit the same
-// work took seconds to hours.
-func within(t *testing.T, limit time.Duration, what string, f func()) {
+// asFastAs fails the test unless hostile input takes at most factor
+// times what benign input of the same size takes through the same work,
+// both timed in this run (the benign the fastest of three, the hostile
+// the faster of two), so that a loaded machine or -race slows both alike.
+// On the base commit the hostile work took seconds to hours where the
+// benign took milliseconds; a blow-up is cut off at a minute.
+func asFastAs(t *testing.T, what string, factor int, benign, hostile func()) {
 	t.Helper()
-	done := make(chan time.Duration, 1)
-	start := time.Now()
-	go func() { f(); done <- time.Since(start) }()
-	select {
-	case took := <-done:
-		t.Logf("%s: %s", what, took)
-	case <-time.After(limit):
-		t.Fatalf("%s: still running after %s", what, limit)
+	timed := func(f func()) time.Duration {
+		start := time.Now()
+		f()
+		return time.Since(start)
 	}
+	base := timed(benign)
+	for range 2 {
+		base = min(base, timed(benign))
+	}
+	limit := time.Duration(factor)*base + 20*time.Millisecond
+	var took time.Duration
+	for try := range 2 {
+		done := make(chan time.Duration, 1)
+		go func() { done <- timed(hostile) }()
+		select {
+		case took = <-done:
+		case <-time.After(time.Minute):
+			t.Fatalf("%s: hostile input still running after a minute (benign: %s)", what, base)
+		}
+		t.Logf("%s: hostile %s, benign %s (try %d)", what, took, base, try+1)
+		if took <= limit {
+			return
+		}
+	}
+	t.Fatalf("%s: hostile input took %s, over %d times the benign %s", what, took, factor, base)
 }
 
 // TestSecurityContextCPUAmplification: issue 20 finding 2. 200 files of
@@ -60,48 +79,57 @@ func TestSecurityContextCPUAmplification(t *testing.T) {
 	if err := db.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
-	u := &coachd.User{Name: "Mallory"}
-	if err := db.CreateUser(ctx, u, "h"); err != nil {
-		t.Fatal(err)
-	}
-	types := []string{"overview", "sage-context", "daily-log", "capture"}
-	for i := range 200 {
-		content := repeatTo(hostile["options"], coachd.FileContentMax)
-		if i%2 == 1 {
-			content = repeatTo(hostile["nested"], coachd.FileContentMax)
-		}
-		f := &coachd.File{UserID: u.ID, Type: types[i%len(types)], Name: fmt.Sprintf("f%03d", i), Content: content}
-		if err := db.SaveFile(ctx, f); err != nil {
+	// A user of 200 files of 100 KB and 50 notes, each of one unit
+	// repeated: Mallory's hostile, Bea's benign text of the same size.
+	seed := func(name, unitA, unitB string) (*coachd.User, *coachd.Session) {
+		u := &coachd.User{Name: name}
+		if err := db.CreateUser(ctx, u, "h-"+name); err != nil {
 			t.Fatal(err)
 		}
-	}
-	for i := range 50 {
-		n := &coachd.Note{UserID: u.ID, Type: "insight", Title: repeatTo(hostile["nested"], 200),
-			Content: repeatTo(hostile["nested"], coachd.NoteContentMax), Pinned: true, Importance: 90 + i%10}
-		if err := db.CreateNote(ctx, n); err != nil {
+		types := []string{"overview", "sage-context", "daily-log", "capture"}
+		for i := range 200 {
+			content := repeatTo(unitA, coachd.FileContentMax)
+			if i%2 == 1 {
+				content = repeatTo(unitB, coachd.FileContentMax)
+			}
+			f := &coachd.File{UserID: u.ID, Type: types[i%len(types)], Name: fmt.Sprintf("f%03d", i), Content: content}
+			if err := db.SaveFile(ctx, f); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i := range 50 {
+			n := &coachd.Note{UserID: u.ID, Type: "insight", Title: repeatTo(unitB, 200),
+				Content: repeatTo(unitB, coachd.NoteContentMax), Pinned: true, Importance: 90 + i%10}
+			if err := db.CreateNote(ctx, n); err != nil {
+				t.Fatal(err)
+			}
+		}
+		sess := &coachd.Session{UserID: u.ID, Agent: "sage", Title: "today"}
+		if err := db.CreateSession(ctx, sess); err != nil {
 			t.Fatal(err)
 		}
+		return u, sess
 	}
-	sess := &coachd.Session{UserID: u.ID, Agent: "sage", Title: "today"}
-	if err := db.CreateSession(ctx, sess); err != nil {
-		t.Fatal(err)
-	}
+	u, sess := seed("Mallory", hostile["options"], hostile["nested"])
+	bea, beaSess := seed("Bea", "Airport queues are short before six. ", "Surge pricing downtown at five; ")
 	a, _ := sagePack(t).Agent("sage")
 	spec := *a.Context
 	spec.Budgets = map[string]int{SectionStanding: 200000, SectionRecent: 200000, SectionNotes: 200000}
 	big := *a
 	big.Context = &spec
 
-	var blocks []coachd.Block
-	within(t, 2*time.Second, "gather+systemPrompt over 200 x 100 KB files and 50 notes", func() {
+	build := func(u *coachd.User, sess *coachd.Session) []coachd.Block {
 		d, err := gather(ctx, db, u, sess, now, big.Context)
 		if err != nil {
 			t.Error(err)
-			return
+			return nil
 		}
 		system, tail := systemPrompt(&big, d)
-		blocks = append(system, tail...)
-	})
+		return append(system, tail...)
+	}
+	var blocks []coachd.Block
+	asFastAs(t, "gather+systemPrompt over 200 x 100 KB files and 50 notes", 10,
+		func() { build(bea, beaSess) }, func() { blocks = build(u, sess) })
 	if len(blocks) != 3 {
 		t.Fatalf("got %d system and tail blocks", len(blocks))
 	}
@@ -120,13 +148,14 @@ func TestSecurityContextCPUAmplification(t *testing.T) {
 // do work linear in the text: 1 MiB of each hostile shape is handled
 // within a generous bound (on the base commit Sanitize took about 8 s per
 // MiB of "[AB:{", and the streamed filter rescanned its held-back 16 KB
-// on every delta).
+// on every delta), against the same size of plain text.
 func TestSecurityActionTagScanLinear(t *testing.T) {
 	for name, unit := range hostile {
 		t.Run(name, func(t *testing.T) {
 			text := repeatTo(unit, 1<<20)
-			within(t, 2*time.Second, "Sanitize 1 MiB", func() { Sanitize(text) })
-			within(t, 2*time.Second, "TagFilter 1 MiB in 7-byte deltas", func() {
+			benign := repeatTo("Airport queues are short before six. ", len(text))
+			asFastAs(t, "Sanitize 1 MiB", 100, func() { Sanitize(benign) }, func() { Sanitize(text) })
+			filter := func(text string) {
 				var f TagFilter
 				var n int
 				for i := 0; i < len(text); i += 7 {
@@ -134,9 +163,10 @@ func TestSecurityActionTagScanLinear(t *testing.T) {
 				}
 				n += len(f.Flush())
 				if n != len(text) {
-					t.Errorf("filtered %d bytes of %d: hostile text is not a tag", n, len(text))
+					t.Errorf("filtered %d bytes of %d: text is not a tag", n, len(text))
 				}
-			})
+			}
+			asFastAs(t, "TagFilter 1 MiB in 7-byte deltas", 40, func() { filter(benign) }, func() { filter(text) })
 		})
 	}
 }
