@@ -53,6 +53,19 @@ func newCommitCutter(t *testing.T, server string) *commitCutter {
 	return p
 }
 
+// mustChatEnvBehindCutter is a chat env on a new Postgres database
+// reached through a commitCutter.
+func mustChatEnvBehindCutter(t *testing.T) (*chatEnv, *commitCutter) {
+	t.Helper()
+	u, err := url.Parse(pgtest.NewDatabase(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := newCommitCutter(t, u.Host)
+	u.Host = p.ln.Addr().String()
+	return mustChatEnvOn(t, u.String()), p
+}
+
 func (p *commitCutter) serve(c, s net.Conn) {
 	var committing atomic.Bool
 	go func() {
@@ -102,14 +115,7 @@ func (p *commitCutter) serve(c, s net.Conn) {
 // reservation never stored is not found, which changes nothing), so
 // nothing is held once it ended, and the lease is given up.
 func TestAdmissionCommitLostPG(t *testing.T) {
-	dsn := pgtest.NewDatabase(t)
-	u, err := url.Parse(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := newCommitCutter(t, u.Host)
-	u.Host = p.ln.Addr().String()
-	e := mustChatEnvOn(t, u.String())
+	e, p := mustChatEnvBehindCutter(t)
 	ctx := context.Background()
 
 	first := e.chat(ctx, e.alice.key, "", `{"message":"hi"}`)
@@ -143,14 +149,7 @@ func TestAdmissionCommitLostPG(t *testing.T) {
 // first reply of a turn failed the turn with a conflict, its id taken by
 // itself. The turn now looks for its reply first.
 func TestEndCommitLostPG(t *testing.T) {
-	dsn := pgtest.NewDatabase(t)
-	u, err := url.Parse(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := newCommitCutter(t, u.Host)
-	u.Host = p.ln.Addr().String()
-	e := mustChatEnvOn(t, u.String())
+	e, p := mustChatEnvBehindCutter(t)
 	ctx := context.Background()
 	for _, tc := range []struct {
 		name   string
@@ -219,14 +218,7 @@ func TestEndCommitLostPG(t *testing.T) {
 // aborts its reservation, either of which finds nothing when the
 // COMMIT was not made.
 func TestRetryAdmissionCommitLostPG(t *testing.T) {
-	dsn := pgtest.NewDatabase(t)
-	u, err := url.Parse(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := newCommitCutter(t, u.Host)
-	u.Host = p.ln.Addr().String()
-	e := mustChatEnvOn(t, u.String())
+	e, p := mustChatEnvBehindCutter(t)
 	ctx := context.Background()
 
 	// A turn that failed before the model answered: the retry runs it again.
