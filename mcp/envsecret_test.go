@@ -21,13 +21,7 @@ func TestSecurityEnvSecretNotShown(t *testing.T) {
 	vars := map[string]string{"CRM_TOKEN": token, "CRM_DIR": dir}
 	src := "name: fake\ncommand: " + os.Args[0] + "\nenv:\n  COACHD_MCP_FAKE: stdio\n  COACHD_MCP_FAKE_CHATTY: \"1\"\n" +
 		"  MCP_FAKE_TOKEN: ${CRM_TOKEN}\n  MCP_FAKE_DIR: ${CRM_DIR}\n"
-	cfg, err := ParseConfig("mcp/fake.yaml", []byte(src), func(k string) string { return vars[k] })
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Dir = dir
-	var logs syncbuf.Buffer
-	s := NewServer(cfg, Options{Logger: slog.New(slog.NewTextHandler(&logs, nil)), StartWait: 20 * 1e9})
+	s, logs := chattyServer(t, src, vars, dir)
 	res := call(t, mustTool(t, s, "fake__env"), `{}`)
 	if err := s.Close(); err != nil { // its stderr is all logged once it has exited
 		t.Fatal(err)
@@ -53,13 +47,7 @@ func TestSecurityArgSecretNotShown(t *testing.T) {
 	vars := map[string]string{"CRM_API_KEY": key, "CRM_DIR": dir}
 	src := "name: fake\ncommand: " + os.Args[0] + "\nargs: [--api-key, \"${CRM_API_KEY}\", --root, \"${CRM_DIR}\"]\n" +
 		"env:\n  COACHD_MCP_FAKE: stdio\n  COACHD_MCP_FAKE_CHATTY: \"1\"\n"
-	cfg, err := ParseConfig("mcp/fake.yaml", []byte(src), func(k string) string { return vars[k] })
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Dir = dir
-	var logs syncbuf.Buffer
-	s := NewServer(cfg, Options{Logger: slog.New(slog.NewTextHandler(&logs, nil)), StartWait: 20 * 1e9})
+	s, logs := chattyServer(t, src, vars, dir)
 	mustTool(t, s, "fake__echo")
 	if err := s.Close(); err != nil { // its stderr is all logged once it has exited
 		t.Fatal(err)
@@ -70,4 +58,17 @@ func TestSecurityArgSecretNotShown(t *testing.T) {
 	if strings.Contains(logs.String(), key) {
 		t.Errorf("the log shows the key:\n%s", logs.String())
 	}
+}
+
+// chattyServer is the stdio server of the pack file src, its ${NAME}s
+// from vars, run in dir, and the log its stderr goes to.
+func chattyServer(t *testing.T, src string, vars map[string]string, dir string) (*Server, *syncbuf.Buffer) {
+	t.Helper()
+	cfg, err := ParseConfig("mcp/fake.yaml", []byte(src), func(k string) string { return vars[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Dir = dir
+	logs := &syncbuf.Buffer{}
+	return NewServer(cfg, Options{Logger: slog.New(slog.NewTextHandler(logs, nil)), StartWait: 20 * 1e9}), logs
 }
