@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bufio"
-	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -47,21 +45,7 @@ func TestSeed004ReconnectDuringFunction(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sid, event := "", ""
-	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() && event != "function_call" {
-		line := sc.Text()
-		switch {
-		case strings.HasPrefix(line, "event: "):
-			event = strings.TrimPrefix(line, "event: ")
-		case strings.HasPrefix(line, "data: ") && event == "message_start":
-			var d struct {
-				SessionID string `json:"session_id"`
-			}
-			json.Unmarshal([]byte(strings.TrimPrefix(line, "data: ")), &d)
-			sid = d.SessionID
-		}
-	}
+	sid, event := seed004ReadUntil(resp.Body, "function_call")
 	if sid == "" || event != "function_call" {
 		t.Fatalf("first stream: session %q, last event %q", sid, event)
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"io"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -41,21 +42,7 @@ func TestSeed004Reconnect(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sid, event := "", ""
-	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() && event != "content_delta" {
-		line := sc.Text()
-		switch {
-		case strings.HasPrefix(line, "event: "):
-			event = strings.TrimPrefix(line, "event: ")
-		case strings.HasPrefix(line, "data: ") && event == "message_start":
-			var d struct {
-				SessionID string `json:"session_id"`
-			}
-			json.Unmarshal([]byte(strings.TrimPrefix(line, "data: ")), &d)
-			sid = d.SessionID
-		}
-	}
+	sid, event := seed004ReadUntil(resp.Body, "content_delta")
 	if resp.StatusCode != 200 || sid == "" || event != "content_delta" {
 		t.Fatalf("first stream: %d, session %q, last event %q", resp.StatusCode, sid, event)
 	}
@@ -104,4 +91,25 @@ func seed004Text(stream string) string {
 		}
 	}
 	return b.String()
+}
+
+// seed004ReadUntil reads seed 004's stream as its client does until the
+// event until (or the stream's end): the session id message_start gave,
+// and the last event read.
+func seed004ReadUntil(body io.Reader, until string) (sid, event string) {
+	sc := bufio.NewScanner(body)
+	for sc.Scan() && event != until {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "event: "):
+			event = strings.TrimPrefix(line, "event: ")
+		case strings.HasPrefix(line, "data: ") && event == "message_start":
+			var d struct {
+				SessionID string `json:"session_id"`
+			}
+			json.Unmarshal([]byte(strings.TrimPrefix(line, "data: ")), &d)
+			sid = d.SessionID
+		}
+	}
+	return sid, event
 }
