@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/coachd/coachd"
+	"github.com/coachd/coachd/internal/backoff"
 	"github.com/coachd/coachd/internal/stack"
 )
 
@@ -17,20 +18,11 @@ import (
 // database was restarting left its hold until it expired, its usage
 // never charged, and its session busy until its lease ran out.
 func whileDown(ctx context.Context, write func(context.Context) error) error {
-	for delay := 10 * time.Millisecond; ; delay = min(2*delay, time.Second) {
+	return backoff.Do(ctx, 10*time.Millisecond, time.Second, func() (bool, error) {
 		err := write(ctx)
 		var e *coachd.Error
-		if err == nil || !errors.As(err, &e) || e.Code != coachd.EINTERNAL || !e.Retryable {
-			return err
-		}
-		t := time.NewTimer(delay)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return err
-		case <-t.C:
-		}
-	}
+		return err != nil && errors.As(err, &e) && e.Code == coachd.EINTERNAL && e.Retryable, err
+	})
 }
 
 // toolCallMeta is metadata.tool_calls of an assistant message.

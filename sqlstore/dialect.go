@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/coachd/coachd"
+	"github.com/coachd/coachd/internal/backoff"
 	"github.com/jackc/pgx/v5/pgconn"
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -235,20 +236,11 @@ const (
 // the busy timeout aside: it is tried again, for up to 10 s.
 func pingWhileBusy(ctx context.Context, w *sql.DB) error {
 	deadline := time.Now().Add(10 * time.Second)
-	for delay := time.Millisecond; ; delay = min(2*delay, 100*time.Millisecond) {
+	return backoff.Do(ctx, time.Millisecond, 100*time.Millisecond, func() (bool, error) {
 		err := w.PingContext(ctx)
 		var se *sqlite.Error
-		if err == nil || !errors.As(err, &se) || se.Code()&0xff != sqlite3.SQLITE_BUSY || time.Now().After(deadline) {
-			return err
-		}
-		t := time.NewTimer(delay)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return err
-		case <-t.C:
-		}
-	}
+		return err != nil && errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_BUSY && !time.Now().After(deadline), err
+	})
 }
 
 // storageFailed reports whether a driver error says the database's
