@@ -110,9 +110,12 @@ export class AssistantView {
     }
   }
 
+  // showTyping shows the dots until the reply's first words. A status
+  // carries their label to a screen reader; the reply itself is not in
+  // it, so its frames are not announced one by one.
   showTyping() {
     if (this.typing) return;
-    this.typing = h('div', { class: 'typing', 'aria-label': 'Coach is replying' }, h('i'), h('i'), h('i'));
+    this.typing = h('div', { class: 'typing', role: 'status', 'aria-label': 'Coach is replying' }, h('i'), h('i'), h('i'));
     this.body.append(this.typing);
   }
 
