@@ -377,7 +377,22 @@ async function send(text) {
       toast(describeError({ type: state.refused }).text);
       openSession(state.sessionId);
     }
+    // The conversation was deleted elsewhere (another tab, the API): a
+    // new one takes the message, still in the composer.
+    if (state.refused === 'not_found' && state.sessionId) sessionGone();
   }
+}
+
+// sessionGone opens a new conversation in place of the open one, deleted
+// elsewhere, keeping what the composer holds, and says why.
+function sessionGone() {
+  const kept = $('input').value;
+  newChat();
+  $('input').value = kept;
+  autosize();
+  banner.show({ type: 'deleted', title: 'Conversation deleted',
+    text: 'This conversation was deleted, maybe in another tab. Your message is kept: send it to start a new conversation.' });
+  refreshSessions();
 }
 
 // answer sends the user's answer to an interactive tool; it resolves true
