@@ -1,6 +1,9 @@
 package coachd
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"time"
+)
 
 // EventType names a dialect-neutral stream event.
 type EventType string
@@ -81,6 +84,9 @@ type Event struct {
 	// of a denied call, the user's reason.
 	Reason string `json:"reason,omitempty"`
 	Denied bool   `json:"denied,omitempty"` // tool_result: the user denied the call, it did not run
+	// ExpiresAt: interaction_requested and approval_required, when the
+	// paused call stops taking an answer (its pending record's).
+	ExpiresAt time.Time `json:"expires_at,omitzero"`
 	// Cut: tool_result of a call the reply ended in (max_tokens, a
 	// refusal) before it was ready; it did not run, and dialects that
 	// announce a call only once it is ready (tool_call_ready) skip it.

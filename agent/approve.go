@@ -39,7 +39,7 @@ func (t *Turn) pause(c coachd.ToolCall, held []coachd.Block) (*coachd.PendingInt
 		ExpiresAt: t.r.cfg.Clock.Now().Add(t.r.cfg.InteractionTTL),
 		Called:    slices.Sorted(maps.Keys(t.x.called)),
 	}
-	ev := coachd.Event{Type: coachd.EventInteractionRequested, ToolUseID: c.ID, ToolName: c.Name, Input: c.Input}
+	ev := coachd.Event{Type: coachd.EventInteractionRequested, ToolUseID: c.ID, ToolName: c.Name, Input: c.Input, ExpiresAt: p.ExpiresAt}
 	if t.ap.reason != "" {
 		p.Kind, p.Reason = coachd.PendingApproval, t.ap.reason
 		ev.Type, ev.Reason = coachd.EventApprovalRequired, t.ap.reason

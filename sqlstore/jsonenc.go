@@ -16,7 +16,7 @@ import (
 // TestAppendEventFields sets each field of coachd.Event and TurnUsage in
 // turn, and FuzzAppendEvent compares the two encodings.
 func appendEvent(dst []byte, ev coachd.Event) ([]byte, bool) {
-	if ev.Err != nil || len(ev.Data) > 0 || len(ev.Input) > 0 && !coachd.ValidJSON(ev.Input) {
+	if ev.Err != nil || len(ev.Data) > 0 || len(ev.Input) > 0 && !coachd.ValidJSON(ev.Input) || !ev.ExpiresAt.IsZero() {
 		return dst, false
 	}
 	start := len(dst)

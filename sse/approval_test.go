@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/coachd/coachd"
 	"github.com/coachd/coachd/sse"
@@ -23,7 +24,7 @@ func approvalTurns() []coachd.Event {
 		{Type: coachd.EventToolCallStarted, ToolUseID: "toolu_01", ToolName: "billing__refund"},
 		{Type: coachd.EventToolCallReady, ToolUseID: "toolu_01", ToolName: "billing__refund", Input: in},
 		{Type: coachd.EventApprovalRequired, ToolUseID: "toolu_01", ToolName: "billing__refund", Input: in,
-			Reason: "billing__refund needs your approval when amount > 100"},
+			Reason: "billing__refund needs your approval when amount > 100", ExpiresAt: time.Date(2026, 11, 30, 5, 0, 0, 0, time.UTC)},
 		{Type: coachd.EventTurnEnded, SessionID: "sess_01", StopReason: coachd.TurnAwaitingInput},
 		// Resumed, approved.
 		{Type: coachd.EventTurnStarted, SessionID: "sess_01", MessageID: "msg_02"},
@@ -115,7 +116,7 @@ func TestApprovalShapes(t *testing.T) {
 	t.Run("coachd", func(t *testing.T) {
 		out := string(writeAll(t, sse.Coachd, approvalTurns()))
 		want := "event: approval_required\ndata: {\"tool_use_id\":\"toolu_01\",\"name\":\"billing__refund\",\"input\":{\"amount\":500,\"currency\":\"EUR\"}," +
-			"\"reason\":\"billing__refund needs your approval when amount > 100\"}\n\n"
+			"\"reason\":\"billing__refund needs your approval when amount > 100\",\"expires_at\":\"2026-11-30T05:00:00Z\"}\n\n"
 		if !strings.Contains(out, want) {
 			t.Errorf("no approval_required frame %q in\n%s", want, out)
 		}
@@ -128,6 +129,9 @@ func TestApprovalShapes(t *testing.T) {
 		a := find(fs, "type", "approval_required")
 		if a == nil || a["tool_use_id"] != "toolu_01" || a["name"] != "billing__refund" || a["reason"] == "" || a["input"].(map[string]any)["amount"] != 500.0 {
 			t.Fatalf("approval frame %v", a)
+		}
+		if _, ok := a["expires_at"]; ok {
+			t.Errorf("asp's approval frame has expires_at, which is the coachd dialect's: %v", a)
 		}
 		if tool := find(fs, "type", "tool"); tool == nil || tool["tool_use_id"] != "toolu_01" {
 			t.Fatalf("the call's tool frame is missing: %v", fs)

@@ -3,6 +3,7 @@ package sse
 import (
 	"encoding/json"
 	"strconv"
+	"time"
 
 	"github.com/coachd/coachd"
 )
@@ -17,8 +18,9 @@ import (
 //	tool_result           → function_result {tool_use_id, name, result[, is_error]}
 //	                        (a failed tool's result is {"error":true,"code":"execution_error","message"} as a string)
 //	round_boundary        → round_boundary  {}
-//	interaction_requested → interaction     {tool_use_id, name, input}
-//	approval_required     → approval_required {tool_use_id, name, input, reason}
+//	interaction_requested → interaction     {tool_use_id, name, input, expires_at}
+//	approval_required     → approval_required {tool_use_id, name, input, reason, expires_at}
+//	                        (expires_at: when the paused call stops taking an answer)
 //	                        (answered {"approved": bool, "reason"}; a denied call's
 //	                        function_result has is_error and denied)
 //	session_changed       → session_changed {change[, mode]}
@@ -64,6 +66,14 @@ type coachdInteraction struct {
 	ToolUseID string          `json:"tool_use_id"`
 	Name      string          `json:"name"`
 	Input     json.RawMessage `json:"input"`
+	ExpiresAt time.Time       `json:"expires_at,omitzero"`
+}
+
+// coachdApproval is approval_required: the other dialects' approval and
+// the expiry.
+type coachdApproval struct {
+	approval
+	ExpiresAt time.Time `json:"expires_at,omitzero"`
 }
 
 type coachdSessionChanged struct {
@@ -124,9 +134,9 @@ func encodeCoachd(dst []byte, ev coachd.Event) []byte {
 	case coachd.EventRoundBoundary:
 		return append(dst, "event: round_boundary\ndata: {}\n\n"...)
 	case coachd.EventInteractionRequested:
-		return frame(dst, "interaction", coachdInteraction{ev.ToolUseID, ev.ToolName, rawOr(ev.Input, "{}")})
+		return frame(dst, "interaction", coachdInteraction{ev.ToolUseID, ev.ToolName, rawOr(ev.Input, "{}"), ev.ExpiresAt})
 	case coachd.EventApprovalRequired:
-		return frame(dst, "approval_required", approvalOf(ev))
+		return frame(dst, "approval_required", coachdApproval{approvalOf(ev), ev.ExpiresAt})
 	case coachd.EventSessionChanged:
 		return frame(dst, "session_changed", coachdSessionChanged{ev.Change, ev.Mode})
 	case coachd.EventUsage:

@@ -44,7 +44,8 @@ func conversation() []coachd.Event {
 		{Type: coachd.EventTextDelta, Text: "Morning runs it is. Pick one:"},
 		{Type: coachd.EventToolCallStarted, ToolUseID: "toolu_03", ToolName: "show_options"},
 		{Type: coachd.EventToolCallReady, ToolUseID: "toolu_03", ToolName: "show_options", Input: json.RawMessage(`{"prompt":"When?","options":["6am","7am","8am"]}`)},
-		{Type: coachd.EventInteractionRequested, ToolUseID: "toolu_03", ToolName: "show_options", Input: json.RawMessage(`{"prompt":"When?","options":["6am","7am","8am"]}`)},
+		{Type: coachd.EventInteractionRequested, ToolUseID: "toolu_03", ToolName: "show_options", Input: json.RawMessage(`{"prompt":"When?","options":["6am","7am","8am"]}`),
+			ExpiresAt: time.Date(2026, 11, 30, 5, 0, 0, 0, time.UTC)}, // the coachd dialect's only
 		{Type: coachd.EventInteractionRequested, ToolUseID: "toolu_04", ToolName: "show_pulse_check", Input: json.RawMessage(`{"question":"How are you feeling?"}`)},
 		{Type: coachd.EventInteractionRequested, ToolUseID: "toolu_05", ToolName: "ask_rating", Input: json.RawMessage(`{"scale":5}`)},
 		{Type: coachd.EventSessionChanged, Change: coachd.ChangeModeEntered, Mode: "weekly_review"},

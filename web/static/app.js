@@ -501,8 +501,10 @@ async function runTurn(body, onAccepted = () => {}) {
         }
         case 'round_boundary': batcher.flush(); view.roundBreak(); phase.roundBoundary(); break;
         case 'interaction': {
+          // It closes at its expiry, as the stored one does, while on
+          // screen too.
           batcher.flush();
-          view.interaction(data, { onAnswer: answer });
+          view.interaction(data, { onAnswer: answer, expiresAt: data.expires_at });
           break;
         }
         case 'approval_required': {
@@ -511,7 +513,7 @@ async function runTurn(body, onAccepted = () => {}) {
           phase.toolFinished(data.tool_use_id);
           const c = transcript.cards.get(data.tool_use_id);
           if (c) setToolWaiting(c);
-          view.interaction({ ...data, approval: true }, { onAnswer: answer });
+          view.interaction({ ...data, approval: true }, { onAnswer: answer, expiresAt: data.expires_at });
           break;
         }
         case 'events_missed':
