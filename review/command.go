@@ -83,6 +83,10 @@ func (t runCommand) Execute(ctx context.Context, call coachd.ToolCall, _ coachd.
 		}
 		return refuse("run_command: %q is not allowed; the allowed commands are: %s", clip(line, 200), strings.Join(t.w.opts.Commands, "; "))
 	}
+	if flag := ownTestExec(argv); flag != "" {
+		return refuse("run_command: %q sets %s, which takes the place of the run's own test program (go test runs each test binary "+
+			"through it, and it decides whether the binary's run ended): the command cannot be run; its %s must be dropped from the agent's commands", clip(line, 200), flag, flag)
+	}
 	run := t.w.exec(ctx, argv)
 	run.Command = line
 	run.Tests = run.counts // read from all of the output, not the head and tail kept

@@ -47,3 +47,27 @@ func testExec(home string) (string, error) {
 	}
 	return path, nil
 }
+
+// ownTestExec names the flag of a go test command line that would take
+// the place of the run's test program ("" when none): its own -exec
+// (go test keeps the last one, so the run's would not run) or its own
+// -memprofile (the file that proves the binary's run ended is the run's).
+func ownTestExec(argv []string) string {
+	if len(argv) < 2 || filepath.Base(argv[0]) != "go" || argv[1] != "test" {
+		return ""
+	}
+	args := false // past -args: the test binary's own flags
+	for _, a := range argv[2:] {
+		if !strings.HasPrefix(a, "-") {
+			continue
+		}
+		name, _, _ := strings.Cut(strings.TrimPrefix(a[1:], "-"), "=")
+		switch {
+		case !args && (name == "args"):
+			args = true
+		case !args && (name == "exec" || name == "memprofile"), name == "test.memprofile":
+			return "-" + name
+		}
+	}
+	return ""
+}
