@@ -111,7 +111,7 @@ func (w *Workspace) exec(ctx context.Context, argv []string, env ...string) *Com
 		if err != nil {
 			return &CommandRun{ExitCode: -1, Output: fmt.Sprintf("could not start %s: %v", argv[0], err)}
 		}
-		argv = slices.Insert(argv, 2, "-exec", xprog)
+		argv = slices.Insert(argv, goTestAt(argv)+1, "-exec", xprog)
 	}
 	// The run's mark, inherited by every process it starts: what left the
 	// process group is found by it after the run.

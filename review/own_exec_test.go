@@ -20,6 +20,7 @@ func TestRunCommandOwnExec(t *testing.T) {
 		"go test -exec=env ./...",
 		"go test -exec env ./...",
 		"go test ./... --exec=env",
+		"go -C . test -exec=env ./...",
 		"go test -memprofile=mem.out ./...",
 		"go test -test.memprofile mem.out ./...",
 		"go test ./... -args -test.memprofile=mem.out",

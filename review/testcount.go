@@ -71,10 +71,11 @@ const framingMark = "\x16"
 // tests print; other command lines are returned unchanged. A command
 // that already asks for -json is left alone (its output is JSON).
 func frameGoTest(argv []string) ([]string, bool) {
-	if len(argv) < 2 || filepath.Base(argv[0]) != "go" || argv[1] != "test" {
+	at := goTestAt(argv)
+	if at < 0 {
 		return argv, false
 	}
-	for _, a := range argv[2:] {
+	for _, a := range argv[at+1:] {
 		if a == "-args" || a == "--args" {
 			return append(slices.Clone(argv), "-test.v=test2json"), true
 		}
@@ -83,6 +84,25 @@ func frameGoTest(argv []string) ([]string, bool) {
 		}
 	}
 	return append(slices.Clone(argv), "-args", "-test.v=test2json"), true
+}
+
+// goTestAt is the index of a go test command line's "test" (after go's
+// own -C flag, if any), or -1 when argv is not go test.
+func goTestAt(argv []string) int {
+	if len(argv) < 2 || filepath.Base(argv[0]) != "go" {
+		return -1
+	}
+	at := 1
+	switch a := argv[1]; {
+	case a == "-C" || a == "--C":
+		at = 3
+	case strings.HasPrefix(a, "-C=") || strings.HasPrefix(a, "--C="):
+		at = 2
+	}
+	if at >= len(argv) || argv[at] != "test" {
+		return -1
+	}
+	return at
 }
 
 func (c *testCounter) Write(p []byte) (int, error) {

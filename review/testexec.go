@@ -53,11 +53,12 @@ func testExec(home string) (string, error) {
 // (go test keeps the last one, so the run's would not run) or its own
 // -memprofile (the file that proves the binary's run ended is the run's).
 func ownTestExec(argv []string) string {
-	if len(argv) < 2 || filepath.Base(argv[0]) != "go" || argv[1] != "test" {
+	at := goTestAt(argv)
+	if at < 0 {
 		return ""
 	}
 	args := false // past -args: the test binary's own flags
-	for _, a := range argv[2:] {
+	for _, a := range argv[at+1:] {
 		if !strings.HasPrefix(a, "-") {
 			continue
 		}
