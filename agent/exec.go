@@ -163,10 +163,10 @@ func (t *Turn) runTool(ctx context.Context, timeout time.Duration, tool coachd.T
 	// only while it is the turn's: a call left behind at its timeout (the
 	// turn went on, or ended) was answered "did not finish", and must not
 	// change the turn's mode, nor tell the client it did, later.
-	call := &toolCall{t: t, sess: *t.sess}
+	call := &toolCall{t: t, sess: *t.sess, round: t.round}
 	env := coachd.ToolEnv{User: t.req.User, Session: &call.sess, Store: t.r.cfg.Store, Emit: call.emit, Now: t.now}
 	if t.round != nil {
-		env.StageNote = t.stageNote(t.round)
+		env.StageNote = call.stageNote
 	}
 	go func() {
 		stack.Grow() // a tool may write to the store
@@ -215,11 +215,12 @@ func (t *Turn) runTool(ctx context.Context, timeout time.Duration, tool coachd.T
 }
 
 // toolCall is what a tool's call holds apart from its turn: a copy of the
-// session, and whether the turn left it behind (then its events are
-// dropped). One allocation a call.
+// session, its round's notes, and whether the turn left it behind (then
+// its events are dropped and its notes refused). One allocation a call.
 type toolCall struct {
 	t         *Turn
 	sess      coachd.Session
+	round     *roundNotes
 	live      sync.Mutex
 	abandoned bool
 }
@@ -230,6 +231,18 @@ func (c *toolCall) emit(ev coachd.Event) {
 	if !c.abandoned {
 		c.t.emit(ev)
 	}
+}
+
+// stageNote is the call's ToolEnv.StageNote: a call the turn left behind
+// (answered "did not finish") stages nothing into its round, which is
+// stored once the round's other calls are done.
+func (c *toolCall) stageNote(n *coachd.Note) error {
+	c.live.Lock()
+	defer c.live.Unlock()
+	if c.abandoned {
+		return coachd.Errorf(coachd.ECONFLICT, "the call did not finish in time")
+	}
+	return c.t.stageNote(c.round, n)
 }
 
 // keepSession makes what a lifecycle call that finished did to its copy

@@ -38,22 +38,21 @@ func (r *roundNotes) take() []*coachd.Note {
 	return r.notes
 }
 
-// stageNote is the round's ToolEnv.StageNote.
-func (t *Turn) stageNote(r *roundNotes) func(*coachd.Note) error {
-	return func(n *coachd.Note) error {
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		if r.closed {
-			return coachd.Errorf(coachd.ECONFLICT, "the round is over")
-		}
-		if t.req.User.LiveNotes+t.notesStaged >= coachd.MaxNotesPerUser {
-			return coachd.ErrNoteLimit()
-		}
-		n.ID = coachd.NewID(coachd.PrefixNote, t.r.cfg.Clock.Now())
-		r.notes = append(r.notes, n)
-		t.notesStaged++
-		return nil
+// stageNote takes n into round r: a call's ToolEnv.StageNote
+// (toolCall.stageNote).
+func (t *Turn) stageNote(r *roundNotes, n *coachd.Note) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return coachd.Errorf(coachd.ECONFLICT, "the round is over")
 	}
+	if t.req.User.LiveNotes+t.notesStaged >= coachd.MaxNotesPerUser {
+		return coachd.ErrNoteLimit()
+	}
+	n.ID = coachd.NewID(coachd.PrefixNote, t.r.cfg.Clock.Now())
+	r.notes = append(r.notes, n)
+	t.notesStaged++
+	return nil
 }
 
 // storeNotes creates the notes of a round that pauses for the user, in a
