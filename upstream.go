@@ -8,7 +8,10 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // TransportError maps a failure to reach or read a model's upstream (not
@@ -65,4 +68,58 @@ func RetryAfter(h http.Header) time.Duration {
 		}
 	}
 	return 0
+}
+
+// Bounds of the text an upstream (a model API, a tool server, a voice or
+// data provider) chooses that coachd passes on: an error's kind reaches
+// the client's error message, its message and body only the log.
+const (
+	MaxUpstreamKind = 100
+	MaxUpstreamText = 500
+)
+
+// UpstreamText is s, text an upstream chose, fit for a client's error body
+// or a log line: invalid UTF-8 and control and format characters (a line
+// break that starts a forged log line, a terminal escape, a bidi override)
+// become spaces, and it is cut on a rune boundary to at most max bytes,
+// "…" marking the cut. The start is kept: it says what failed.
+func UpstreamText(s string, max int) string {
+	if len(s) <= max && utf8.ValidString(s) && !strings.ContainsFunc(s, unsafeRune) {
+		return s
+	}
+	const cut = "…"
+	if max < len(cut) {
+		return ""
+	}
+	var sb strings.Builder
+	sb.Grow(min(len(s), max+utf8.UTFMax))
+	for i, r := range s {
+		if sb.Len() > max {
+			break // enough to know it is cut
+		}
+		if r == utf8.RuneError {
+			if _, n := utf8.DecodeRuneInString(s[i:]); n == 1 {
+				r = ' ' // a byte that is not UTF-8
+			}
+		}
+		if unsafeRune(r) {
+			r = ' '
+		}
+		sb.WriteRune(r)
+	}
+	out := sb.String()
+	if len(out) <= max {
+		return out
+	}
+	n := max - len(cut)
+	for n > 0 && !utf8.RuneStart(out[n]) {
+		n--
+	}
+	return out[:n] + cut
+}
+
+// unsafeRune: a control or format character (C0, DEL, C1, bidi controls,
+// zero-width characters) or a line or paragraph separator.
+func unsafeRune(r rune) bool {
+	return unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || r == '\u2028' || r == '\u2029'
 }

@@ -3,6 +3,7 @@ package anthropic
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 
@@ -26,13 +27,13 @@ func mapError(ctx context.Context, err error) error {
 	if errors.As(err, &apiErr) {
 		return apiError(apiErr)
 	}
-	return coachd.TransportError(ctx, err)
+	return coachd.TransportError(ctx, boundedCause(err))
 }
 
 // apiError maps an HTTP error status, or an in-stream error event (status
 // 200 with the error type in the body), to a coded error.
 func apiError(e *sdk.Error) *coachd.Error {
-	out := &coachd.Error{Err: passwordMasked(e)}
+	out := &coachd.Error{Err: causeText(e)}
 	typ := string(e.Type())
 	status := e.StatusCode
 	if status == http.StatusOK {
@@ -66,21 +67,41 @@ func apiError(e *sdk.Error) *coachd.Error {
 		out.Code, out.Message = coachd.EAPI, "model request failed"
 	}
 	if typ != "" {
-		out.Message += " (" + typ + ")"
+		out.Message += " (" + coachd.UpstreamText(typ, coachd.MaxUpstreamKind) + ")"
 	}
 	return out
 }
 
-// passwordMasked is e with its text's request URL showing no password:
-// the SDK quotes the URL whole, a gateway's password in the base URL
-// (https://coachd:pw@gateway/) included, and the text is logged.
-// errors.As still finds e.
-func passwordMasked(e *sdk.Error) error {
-	if e.Request == nil || e.Request.URL == nil || e.Request.URL.User == nil {
-		return e
+// causeText is e with its text fit for the log, where it goes as the
+// cause: the request URL shows no password (the SDK quotes the URL whole,
+// a gateway's password in the base URL, https://coachd:pw@gateway/,
+// included), and the body, which the SDK appends whole, is cut to
+// MaxUpstreamText, as clean text. errors.As still finds e.
+func causeText(e *sdk.Error) error {
+	if e.Request == nil || e.Response == nil {
+		// The SDK's text needs both; say what there is.
+		return maskedError{fmt.Sprintf("API error %d: %s", e.StatusCode, coachd.UpstreamText(e.RawJSON(), coachd.MaxUpstreamText)), e}
 	}
-	u := e.Request.URL
-	return maskedError{strings.ReplaceAll(e.Error(), u.String(), u.Redacted()), e}
+	msg, body := e.Error(), e.RawJSON()
+	head := strings.TrimSuffix(msg, " "+body)
+	if u := e.Request.URL; u != nil && u.User != nil {
+		head = strings.ReplaceAll(head, u.String(), u.Redacted())
+	}
+	msg = coachd.UpstreamText(head, coachd.MaxUpstreamText)
+	if body != "" {
+		msg += " " + coachd.UpstreamText(body, coachd.MaxUpstreamText)
+	}
+	return maskedError{msg, e}
+}
+
+// boundedCause is err with its text fit for the log, when it is not: a
+// stream's error event that is not an API error quotes what it read.
+func boundedCause(err error) error {
+	msg := err.Error()
+	if clean := coachd.UpstreamText(msg, 2*coachd.MaxUpstreamText); clean != msg {
+		return maskedError{clean, err}
+	}
+	return err
 }
 
 // maskedError is an error with its text masked.

@@ -70,7 +70,7 @@ func statusError(status int, h http.Header, body []byte) *coachd.Error {
 	var b apiErrorBody
 	_ = json.Unmarshal(body, &b)
 	kind := b.kind()
-	out := &coachd.Error{Err: &httpError{status: status, kind: kind, message: message(&b)}}
+	out := &coachd.Error{Err: &httpError{status: status, kind: shown(kind), message: message(&b)}}
 	switch {
 	case status == http.StatusTooManyRequests && strings.Contains(strings.ToLower(kind), "quota"):
 		out.Code, out.Message = coachd.EAPI, "model provider quota exhausted"
@@ -89,7 +89,7 @@ func statusError(status int, h http.Header, body []byte) *coachd.Error {
 		out.Code, out.Message = coachd.EAPI, "model request failed"
 	}
 	if kind != "" {
-		out.Message += " (" + kind + ")"
+		out.Message += " (" + shown(kind) + ")"
 	}
 	return out
 }
@@ -101,12 +101,12 @@ func streamError(b *apiErrorBody) *coachd.Error {
 	}
 	kind := b.kind()
 	out := &coachd.Error{Code: coachd.EAPI, Message: "model stream failed",
-		Err: &httpError{status: http.StatusOK, kind: kind, message: message(b)}}
+		Err: &httpError{status: http.StatusOK, kind: shown(kind), message: message(b)}}
 	if busy(kind) {
 		out.Code, out.Message, out.Retryable = coachd.EUPSTREAMBUSY, "model is busy, retry in a few seconds", true
 	}
 	if kind != "" {
-		out.Message += " (" + kind + ")"
+		out.Message += " (" + shown(kind) + ")"
 	}
 	return out
 }
@@ -120,11 +120,14 @@ func message(b *apiErrorBody) string {
 	if b.Error == nil {
 		return ""
 	}
-	const max = 500 // an upstream's message is for the log, bounded
-	if len(b.Error.Message) > max {
-		return b.Error.Message[:max]
-	}
-	return b.Error.Message
+	// An upstream's message is for the log, bounded.
+	return coachd.UpstreamText(b.Error.Message, coachd.MaxUpstreamText)
+}
+
+// shown is an error's kind as the client's message and the log show it:
+// the provider chose it, so bounded and clean.
+func shown(kind string) string {
+	return coachd.UpstreamText(kind, coachd.MaxUpstreamKind)
 }
 
 // httpError is the upstream's answer, kept as the cause for the log.

@@ -182,7 +182,7 @@ func (s *stream) readEvent() (data []byte, ok bool, err error) {
 func (s *stream) errorEvent(data []byte) error {
 	var b apiErrorBody
 	if json.Unmarshal(data, &b) != nil || b.Error == nil {
-		return &coachd.Error{Code: coachd.EAPI, Message: "model stream failed", Err: fmt.Errorf("error event: %.200s", data)}
+		return &coachd.Error{Code: coachd.EAPI, Message: "model stream failed", Err: fmt.Errorf("error event: %s", coachd.UpstreamText(string(data[:min(len(data), 256)]), 200))}
 	}
 	return streamError(&b)
 }

@@ -1,0 +1,79 @@
+package anthropic_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/coachd/coachd"
+	"github.com/coachd/coachd/anthropic"
+	"github.com/coachd/coachd/anthropic/anthropictest"
+)
+
+// hostileError is an error body whose type and message an upstream (a
+// gateway in front of the API) made long, multi-byte and full of control
+// characters: an ANSI escape, a NUL, a line break that forges a log line.
+func hostileError(t *testing.T) (typ, msg, body string) {
+	t.Helper()
+	typ = "gateway_error\x1b[31m\nlevel=ERROR forged=1 " + strings.Repeat("é", 5000)
+	msg = "upstream said:\x00\r\n" + strings.Repeat("ü", 50000)
+	b, err := json.Marshal(map[string]any{"type": "error", "error": map[string]string{"type": typ, "message": msg}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return typ, msg, string(b)
+}
+
+// checkBounded checks what of err reaches a client (its message) and a
+// log line (its text) is short, clean text that still says what failed.
+func checkBounded(t *testing.T, err error, wantPrefix string) {
+	t.Helper()
+	var ce *coachd.Error
+	if !errors.As(err, &ce) {
+		t.Fatalf("err = %T %v, want *coachd.Error", err, err)
+	}
+	if len(ce.Message) > 200 || !utf8.ValidString(ce.Message) || strings.ContainsFunc(ce.Message, unicode.IsControl) {
+		t.Errorf("client message is not short clean text (%d bytes): %.300q", len(ce.Message), ce.Message)
+	}
+	if !strings.HasPrefix(ce.Message, wantPrefix+"gateway_error") {
+		t.Errorf("client message %.300q lost what failed, want it to start %q", ce.Message, wantPrefix+"gateway_error")
+	}
+	text := err.Error()
+	if len(text) > 2000 || !utf8.ValidString(text) || strings.ContainsFunc(text, unicode.IsControl) {
+		t.Errorf("log text is not bounded clean text (%d bytes): %.300q", len(text), text)
+	}
+	if !strings.Contains(text, "upstream said:") {
+		t.Errorf("log text %.300q lost the upstream's message", text)
+	}
+}
+
+// TestSecurityUpstreamErrorTextBounded: the error type an upstream puts
+// in its body was echoed whole into the client's error message ("model
+// rejected the request (<type>)"), and the SDK's error text, logged as
+// the cause, carried the whole body: 100 KB of a gateway's text, its
+// control characters (a forged log line, a terminal escape) included.
+func TestSecurityUpstreamErrorTextBounded(t *testing.T) {
+	_, _, body := hostileError(t)
+	eachPath(t, func(t *testing.T, untraced bool) {
+		t.Run("Status", func(t *testing.T) {
+			srv := MustServer(t)
+			srv.Enqueue(anthropictest.Status(http.StatusBadRequest, nil, body))
+			m := newModel(srv, anthropic.Config{Untraced: untraced})
+			_, _, err := drain(m.Stream(context.Background(), hello()))
+			checkBounded(t, err, "model rejected the request (")
+		})
+		t.Run("ErrorEvent", func(t *testing.T) {
+			typ, msg, _ := hostileError(t)
+			srv := MustServer(t)
+			srv.Enqueue(anthropictest.Text("Hi there", 3).ErrorAfter(2, typ, msg))
+			m := newModel(srv, anthropic.Config{Untraced: untraced})
+			_, _, err := drain(m.Stream(context.Background(), hello()))
+			checkBounded(t, err, "model request failed (")
+		})
+	})
+}
