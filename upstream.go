@@ -123,3 +123,19 @@ func UpstreamText(s string, max int) string {
 func unsafeRune(r rune) bool {
 	return unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || r == '\u2028' || r == '\u2029'
 }
+
+// minSecret is the shortest secret Redacted looks for: a shorter one would
+// mask ordinary words, and no provider issues one.
+const minSecret = 8
+
+// Redacted is s with each of secrets (an API key coachd sent) that it
+// quotes read as [redacted]: a gateway may echo the key it was sent in
+// its error. Redact before cutting, so no part of a key is left.
+func Redacted(s string, secrets ...string) string {
+	for _, k := range secrets {
+		if len(k) >= minSecret && strings.Contains(s, k) {
+			s = strings.ReplaceAll(s, k, "[redacted]")
+		}
+	}
+	return s
+}

@@ -15,7 +15,9 @@ import (
 // mapError turns what the SDK returned into a *coachd.Error. The cause stays
 // in Err, so errors.Is(err, context.Canceled) and errors.As(err,
 // **sdk.Error) still work.
-func mapError(ctx context.Context, err error) error {
+// key is the configured API key, redacted from the upstream's text with
+// whatever credential the request carried.
+func mapError(ctx context.Context, err error, key string) error {
 	if err == nil {
 		return nil
 	}
@@ -25,15 +27,16 @@ func mapError(ctx context.Context, err error) error {
 	}
 	var apiErr *sdk.Error
 	if errors.As(err, &apiErr) {
-		return apiError(apiErr)
+		return apiError(apiErr, key)
 	}
-	return coachd.TransportError(ctx, boundedCause(err))
+	return coachd.TransportError(ctx, boundedCause(err, key))
 }
 
 // apiError maps an HTTP error status, or an in-stream error event (status
 // 200 with the error type in the body), to a coded error.
-func apiError(e *sdk.Error) *coachd.Error {
-	out := &coachd.Error{Err: causeText(e)}
+func apiError(e *sdk.Error, key string) *coachd.Error {
+	secrets := sentSecrets(e.Request, key)
+	out := &coachd.Error{Err: causeText(e, secrets)}
 	typ := string(e.Type())
 	status := e.StatusCode
 	if status == http.StatusOK {
@@ -67,7 +70,7 @@ func apiError(e *sdk.Error) *coachd.Error {
 		out.Code, out.Message = coachd.EAPI, "model request failed"
 	}
 	if typ != "" {
-		out.Message += " (" + coachd.UpstreamText(typ, coachd.MaxUpstreamKind) + ")"
+		out.Message += " (" + coachd.UpstreamText(coachd.Redacted(typ, secrets...), coachd.MaxUpstreamKind) + ")"
 	}
 	return out
 }
@@ -76,14 +79,16 @@ func apiError(e *sdk.Error) *coachd.Error {
 // cause: the request URL shows no password (the SDK quotes the URL whole,
 // a gateway's password in the base URL, https://coachd:pw@gateway/,
 // included), and the body, which the SDK appends whole, is cut to
-// MaxUpstreamText, as clean text. errors.As still finds e.
-func causeText(e *sdk.Error) error {
+// MaxUpstreamText, as clean text, with no secret it quotes (a gateway
+// that echoes the key it was sent). errors.As still finds e.
+func causeText(e *sdk.Error, secrets []string) error {
+	body := coachd.Redacted(e.RawJSON(), secrets...)
 	if e.Request == nil || e.Response == nil {
 		// The SDK's text needs both; say what there is.
-		return maskedError{fmt.Sprintf("API error %d: %s", e.StatusCode, coachd.UpstreamText(e.RawJSON(), coachd.MaxUpstreamText)), e}
+		return maskedError{fmt.Sprintf("API error %d: %s", e.StatusCode, coachd.UpstreamText(body, coachd.MaxUpstreamText)), e}
 	}
-	msg, body := e.Error(), e.RawJSON()
-	head := strings.TrimSuffix(msg, " "+body)
+	msg := e.Error()
+	head := coachd.Redacted(strings.TrimSuffix(msg, " "+e.RawJSON()), secrets...)
 	if u := e.Request.URL; u != nil && u.User != nil {
 		head = strings.ReplaceAll(head, u.String(), u.Redacted())
 	}
@@ -96,12 +101,29 @@ func causeText(e *sdk.Error) error {
 
 // boundedCause is err with its text fit for the log, when it is not: a
 // stream's error event that is not an API error quotes what it read.
-func boundedCause(err error) error {
+func boundedCause(err error, key string) error {
 	msg := err.Error()
-	if clean := coachd.UpstreamText(msg, 2*coachd.MaxUpstreamText); clean != msg {
+	if clean := coachd.UpstreamText(coachd.Redacted(msg, key), 2*coachd.MaxUpstreamText); clean != msg {
 		return maskedError{clean, err}
 	}
 	return err
+}
+
+// sentSecrets are the secrets a request carried: its x-api-key, its
+// Authorization value and that value's token (Bearer), and key.
+func sentSecrets(req *http.Request, key string) []string {
+	out := []string{key}
+	if req == nil {
+		return out
+	}
+	out = append(out, req.Header.Get("X-Api-Key"))
+	if auth := req.Header.Get("Authorization"); auth != "" {
+		out = append(out, auth)
+		if _, tok, ok := strings.Cut(auth, " "); ok {
+			out = append(out, strings.TrimSpace(tok))
+		}
+	}
+	return out
 }
 
 // maskedError is an error with its text masked.

@@ -138,7 +138,7 @@ func (m *Model) Stream(ctx context.Context, req *coachd.ModelRequest) coachd.Mod
 	}
 	body, err := m.appendBody(make([]byte, 0, m.bodyCap(req)), req, bodyMessages, markTool)
 	if err != nil {
-		return &stream{ctx: ctx, err: err, done: true}
+		return &stream{ctx: ctx, err: err, done: true, key: m.cfg.APIKey}
 	}
 	m.lastBody.Store(int64(len(body)))
 	// The SDK sends this body (see body.go), with its own headers,
@@ -155,7 +155,7 @@ func (m *Model) Stream(ctx context.Context, req *coachd.ModelRequest) coachd.Mod
 		// same bytes with the same headers, middleware and retries
 		// (TestPostSendsSameCall).
 		err := m.client.Post(ctx, "v1/messages", nil, &res, option.WithRequestBody("application/json", body), noSpan)
-		st := &stream{ctx: ctx}
+		st := &stream{ctx: ctx, key: m.cfg.APIKey}
 		if err == nil {
 			st.sse = newSSEReader(res)
 		}
@@ -171,7 +171,7 @@ func (m *Model) Stream(ctx context.Context, req *coachd.ModelRequest) coachd.Mod
 		opts = opts[:2]
 	}
 	s := m.client.Messages.NewStreaming(ctx, m.params(req), opts...)
-	st := &stream{ctx: ctx, sdk: s}
+	st := &stream{ctx: ctx, sdk: s, key: m.cfg.APIKey}
 	if s.Err() == nil && !m.sdkDecode {
 		st.sse = newSSEReader(res)
 	}

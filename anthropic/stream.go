@@ -41,6 +41,7 @@ type stream struct {
 	err       error
 	done      bool
 	closed    bool
+	key       string // the configured API key, kept out of error text
 }
 
 func (s *stream) Next() bool {
@@ -50,7 +51,7 @@ func (s *stream) Next() bool {
 	for {
 		ev, err := s.read()
 		if err != nil {
-			s.fail(mapError(s.ctx, err))
+			s.fail(mapError(s.ctx, err, s.key))
 			return false
 		}
 		if ev == nil {
@@ -66,7 +67,7 @@ func (s *stream) Next() bool {
 		}
 	}
 	if !s.stopped && s.ctx.Err() != nil {
-		s.fail(mapError(s.ctx, s.ctx.Err()))
+		s.fail(mapError(s.ctx, s.ctx.Err(), s.key))
 		return false
 	}
 	if !s.stopped {

@@ -20,6 +20,18 @@ type apiErrorBody struct {
 	} `json:"error"`
 }
 
+// redact takes key out of what the upstream said, should it quote it.
+func (b *apiErrorBody) redact(key string) {
+	if b.Error == nil {
+		return
+	}
+	b.Error.Message = coachd.Redacted(b.Error.Message, key)
+	b.Error.Type = coachd.Redacted(b.Error.Type, key)
+	if code := coachd.Redacted(string(b.Error.Code), key); code != string(b.Error.Code) {
+		b.Error.Code = json.RawMessage(code)
+	}
+}
+
 // kind names the error for the message: its type, or its code.
 func (b *apiErrorBody) kind() string {
 	if b.Error == nil {

@@ -114,7 +114,7 @@ func (m *Model) Stream(ctx context.Context, req *coachd.ModelRequest) coachd.Mod
 		cancel()
 		return failed(err)
 	}
-	s := newStream(ctx, cancel, resp.Body, model)
+	s := newStream(ctx, cancel, resp.Body, model, m.cfg.APIKey)
 	// Input a provider does not count (no usage chunk) is priced by size.
 	s.inputEstimate = coachd.TokensOfBytes(len(body))
 	return s
@@ -177,7 +177,8 @@ func (m *Model) send(ctx context.Context, body []byte) (*http.Response, error) {
 	if resp.StatusCode >= 300 {
 		raw, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 		resp.Body.Close()
-		return nil, statusError(resp.StatusCode, resp.Header, raw)
+		// A proxy may quote the bearer token it was sent.
+		return nil, statusError(resp.StatusCode, resp.Header, []byte(coachd.Redacted(string(raw), m.cfg.APIKey)))
 	}
 	return resp, nil
 }

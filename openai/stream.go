@@ -48,7 +48,8 @@ type stream struct {
 	inputEstimate int64 // request size in tokens, when no usage arrives
 	err           error
 	done, closed  bool
-	ended         bool // [DONE] or the end of the body
+	ended         bool   // [DONE] or the end of the body
+	key           string // the API key, kept out of error text
 }
 
 type blockState struct {
@@ -91,10 +92,10 @@ type chunkUsage struct {
 	} `json:"prompt_tokens_details"`
 }
 
-func newStream(ctx context.Context, cancel context.CancelFunc, body io.ReadCloser, model string) *stream {
+func newStream(ctx context.Context, cancel context.CancelFunc, body io.ReadCloser, model, key string) *stream {
 	sc := bufio.NewScanner(body)
 	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
-	return &stream{ctx: ctx, cancel: cancel, body: body, sc: sc, model: model, text: -1, calls: map[int]int{}}
+	return &stream{ctx: ctx, cancel: cancel, body: body, sc: sc, model: model, text: -1, calls: map[int]int{}, key: key}
 }
 
 func (s *stream) Next() bool {
@@ -182,8 +183,10 @@ func (s *stream) readEvent() (data []byte, ok bool, err error) {
 func (s *stream) errorEvent(data []byte) error {
 	var b apiErrorBody
 	if json.Unmarshal(data, &b) != nil || b.Error == nil {
-		return &coachd.Error{Code: coachd.EAPI, Message: "model stream failed", Err: fmt.Errorf("error event: %s", coachd.UpstreamText(string(data[:min(len(data), 256)]), 200))}
+		text := coachd.Redacted(string(data[:min(len(data), 4096)]), s.key)
+		return &coachd.Error{Code: coachd.EAPI, Message: "model stream failed", Err: fmt.Errorf("error event: %s", coachd.UpstreamText(text, 200))}
 	}
+	b.redact(s.key)
 	return streamError(&b)
 }
 
@@ -194,6 +197,7 @@ func (s *stream) accept(data []byte) error {
 		return &coachd.Error{Code: coachd.EAPI, Message: "malformed model stream", Err: err}
 	}
 	if c.Error != nil {
+		c.apiErrorBody.redact(s.key)
 		return streamError(&c.apiErrorBody)
 	}
 	if s.id == "" {
