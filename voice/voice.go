@@ -257,7 +257,7 @@ func (c *Client) post(ctx context.Context, path string, body any) (*http.Respons
 	}
 	defer resp.Body.Close()
 	text, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
-	c.cfg.Logger.Warn("voice provider error", "path", path, "status", resp.StatusCode, "body", c.redactString(string(text)))
+	c.cfg.Logger.Warn("voice provider error", "path", path, "status", resp.StatusCode, "body", coachd.UpstreamText(c.redactString(string(text)), coachd.MaxUpstreamText))
 	return nil, statusError(resp)
 }
 
