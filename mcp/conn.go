@@ -296,7 +296,7 @@ func (s *Server) broken(sess *sdk.ClientSession, err error) {
 // client quotes the URL, whose path or query may hold a key from ${ENV},
 // and the text goes to logs and to the model (and the user's stream).
 // The file's ${ENV} secrets (URL, headers, env), which a refusal may
-// quote alone, are hidden too.
+// quote alone, are hidden too, and the text is cut to MaxUpstreamText.
 func (s *Server) redact(err error) error {
 	if err == nil {
 		return err
@@ -319,7 +319,9 @@ func (s *Server) redact(err error) error {
 			out = strings.ReplaceAll(out, f, origin)
 		}
 	}
-	if out = s.hide.Replace(out); out == msg {
+	// The server chose the rest of the text: bounded and clean, as
+	// coachd passes on any upstream's error.
+	if out = coachd.UpstreamText(s.hide.Replace(out), coachd.MaxUpstreamText); out == msg {
 		return err
 	}
 	return redactedError{out, err}
