@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 
 	"github.com/coachd/coachd"
 
 	sdk "github.com/anthropics/anthropic-sdk-go"
+	"github.com/anthropics/anthropic-sdk-go/option"
 )
 
 // mapError turns what the SDK returned into a *coachd.Error. The cause stays
@@ -124,6 +126,26 @@ func sentSecrets(req *http.Request, key string) []string {
 		}
 	}
 	return out
+}
+
+// maxErrorBody bounds how much of an error answer is read: the SDK reads
+// the body whole into its error, and a gateway chooses its length.
+const maxErrorBody = 64 << 10
+
+// capErrorBody is a middleware that lets the SDK read at most maxErrorBody
+// of an error answer's body.
+func capErrorBody(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+	res, err := next(req)
+	if err == nil && res != nil && res.StatusCode >= 400 && res.Body != nil {
+		res.Body = cappedBody{io.LimitReader(res.Body, maxErrorBody), res.Body}
+	}
+	return res, err
+}
+
+// cappedBody reads a body up to its cap and closes the whole of it.
+type cappedBody struct {
+	io.Reader
+	io.Closer
 }
 
 // maskedError is an error with its text masked.

@@ -108,6 +108,7 @@ func newClient(cfg Config, extra ...option.RequestOption) sdk.Client {
 	if cfg.HTTPClient == nil {
 		cfg.HTTPClient = &http.Client{Transport: upstreamTransport()}
 	}
+	opts = append(opts, option.WithMiddleware(capErrorBody))
 	// Extra options (Bedrock's signing, Vertex's authenticated client)
 	// come last, so theirs win.
 	opts = append(opts, option.WithHTTPClient(cfg.HTTPClient))
