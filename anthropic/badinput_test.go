@@ -109,6 +109,8 @@ func anthropicStreamRows() []streamRow {
 			code: coachd.EAPI},
 		{name: "ToolInputDeep", reply: events(evStart, evToolStart, fmt.Sprintf(evToolDelta, `{"a":`+deep+`}`), evStop0, evToolMDelta, evMsgStop),
 			code: coachd.EAPI},
+		{name: "ToolInputNotAnObjectLongID", reply: events(evStart, strings.Replace(evToolStart, "toolu_bad", "toolu_"+strings.Repeat("x", 1<<20), 1),
+			fmt.Sprintf(evToolDelta, `[1,2]`), evStop0, evToolMDelta, evMsgStop), code: coachd.EAPI},
 		{name: "ToolInputNotAnObject", reply: events(evStart, evToolStart, fmt.Sprintf(evToolDelta, `[1,2]`), evStop0, evToolMDelta, evMsgStop),
 			code: coachd.EAPI},
 		// The loop runs the calls of an end_turn reply too (a proxy's): its

@@ -56,7 +56,7 @@ func (s *stream) checkInput(ev *sdk.MessageStreamEventUnion) error {
 			}
 		}
 		if s.badTool != "" {
-			return bad("tool_use %q: its input is not a JSON object", s.badTool)
+			return bad("tool_use %q: its input is not a JSON object", coachd.UpstreamText(s.badTool, coachd.MaxUpstreamKind))
 		}
 	}
 	return nil

@@ -12,7 +12,7 @@ import (
 // bad-input tables of every adapter (issue 18): usage always within range
 // (no upstream means a negative or astronomical charge); then, with code
 // empty, a message (check, when not nil, looks at it), else a coachd error
-// with that code and a short, clean message.
+// with that code and a short, clean message and a bounded text (logged).
 func CheckOutcome(t *testing.T, code string, check func(*testing.T, []coachd.ModelEvent, *coachd.ModelResponse),
 	evs []coachd.ModelEvent, resp *coachd.ModelResponse, err error) {
 	t.Helper()
@@ -39,6 +39,9 @@ func CheckOutcome(t *testing.T, code string, check func(*testing.T, []coachd.Mod
 	}
 	if len(ce.Message) > 200 || !utf8.ValidString(ce.Message) {
 		t.Fatalf("message not short clean text: %q", ce.Message)
+	}
+	if text := err.Error(); len(text) > 4096 {
+		t.Fatalf("the error's text, which is logged, is %d bytes: %.300q", len(text), text)
 	}
 	t.Logf("%s: %v", ce.Code, err)
 }

@@ -86,6 +86,8 @@ func TestStreamBadInput(t *testing.T) {
 		{name: "ToolCallWithoutName", ct: sse, body: data(ckRole, replace(fmt.Sprintf(ckCall, `{"zone":"A"}`), `"name":"lookup",`, ""), ckCalled), code: coachd.EAPI},
 		{name: "ToolArgsInvalidJSON", ct: sse, body: data(ckRole, fmt.Sprintf(ckCall, `{"zone":`), ckCalled), code: coachd.EAPI},
 		{name: "ToolArgsDeep", ct: sse, body: data(ckRole, fmt.Sprintf(ckCall, `{"a":`+deep+`}`), ckCalled), code: coachd.EAPI},
+		{name: "ToolArgsNotAnObjectLongID", ct: sse, body: data(ckRole, strings.Replace(fmt.Sprintf(ckCall, `[1,2]`), "call_1", "call_"+strings.Repeat("x", 512<<10), 1), ckCalled),
+			code: coachd.EAPI},
 		{name: "ToolArgsNotAnObject", ct: sse, body: data(ckRole, fmt.Sprintf(ckCall, `[1,2]`), ckCalled), code: coachd.EAPI},
 		{name: "ToolArgsCutByLength", ct: sse, body: data(ckRole, fmt.Sprintf(ckCall, `{"zone":`), replace(ckCalled, "tool_calls", "length")),
 			check: func(t *testing.T, evs []coachd.ModelEvent, resp *coachd.ModelResponse) {
