@@ -101,14 +101,15 @@ func CheckAttachment(mediaType string, data []byte) *FieldError {
 }
 
 // AcceptAttachment is CheckAttachment, then AttachmentBlock of what it
-// accepted, with a PDF's page count it found (Block.Pages).
+// accepted, with the facts of its source (LearnAttachment) and a PDF's
+// page count it found among them.
 func AcceptAttachment(mediaType, name string, data []byte) (Block, *FieldError) {
 	pages, fe := checkAttachment(mediaType, data)
 	if fe != nil {
 		return Block{}, fe
 	}
 	b := AttachmentBlock(mediaType, name, data)
-	b.Pages = pages
+	learnAttachment(&b, pages)
 	return b, nil
 }
 
@@ -180,6 +181,9 @@ func AttachmentInfo(b Block) (mediaType string, size int, ok bool) {
 func AttachmentSizes(b Block) (mediaType string, size, sent int, ok bool) {
 	if b.Type != BlockImage && b.Type != BlockDocument {
 		return "", 0, 0, false
+	}
+	if f := b.knownFacts(); f != nil {
+		return f.mediaType, f.size, f.sent, f.ok
 	}
 	if o, ok := omittedOf(b); ok {
 		return o.MediaType, o.Bytes, o.Sent, true
@@ -399,11 +403,11 @@ func pdfRead(raw []byte) (pages int, encrypted bool) {
 }
 
 // AttachmentPages is the page count of a PDF block: the one found when
-// it was accepted (Block.Pages), or PDFPages read through its base64
-// without a copy of the file.
+// it was accepted or cached (LearnAttachment), or PDFPages read through
+// its base64 without a copy of the file.
 func AttachmentPages(b Block) int {
-	if b.Pages > 0 {
-		return b.Pages
+	if f := b.knownFacts(); f != nil && f.pages > 0 {
+		return f.pages
 	}
 	if o, ok := omittedOf(b); ok {
 		return o.Pages

@@ -44,10 +44,10 @@ type Block struct {
 
 	Extra map[string]json.RawMessage
 
-	// Pages is a PDF document's page count as found when it was accepted
-	// (AcceptAttachment), so that no history re-parses it; 0 when not
-	// known. Never sent: not in the block's JSON.
-	Pages int
+	// facts is what LearnAttachment read of an attachment's Source (its
+	// media type, sizes, a PDF's page count), for that source only. Never
+	// sent: not in the block's JSON.
+	facts *attachmentFacts
 }
 
 // known lists the typed fields of each known block type, in wire order.
@@ -122,7 +122,7 @@ func (b *Block) AppendJSON(dst []byte) ([]byte, error) {
 // streamed blocks nearly always are; callers that would otherwise make
 // that pass skip it.
 func (b *Block) AsIs() bool {
-	if b.Type == "" || !rawAsIs(b.Input) || !rawAsIs(b.Content) || !rawAsIs(b.Source) {
+	if b.Type == "" || !rawAsIs(b.Input) || !rawAsIs(b.Content) || !b.sourceAsIs() {
 		return false
 	}
 	for k, v := range b.Extra {

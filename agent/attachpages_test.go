@@ -42,7 +42,7 @@ func acceptPDF(tb testing.TB) func([]byte) coachd.Block {
 // TestHistoryPDFPagesNotReparsed: every turn's history and estimate
 // counted each PDF's pages again, parsing megabytes of base64 (about 5 ms
 // a 3 MiB PDF, twice a round), though the count was found when the PDF
-// was accepted. An accepted PDF's block keeps it (Block.Pages): building a
+// was accepted. An accepted PDF's block keeps it (LearnAttachment): building a
 // history of 20 PDFs and its estimate parses none of them.
 func TestHistoryPDFPagesNotReparsed(t *testing.T) {
 	msgs := pdfHistory(t, agent.MaxHistoryAttachments, acceptPDF(t))

@@ -64,7 +64,7 @@ func (c *historyCache) loadTurn(ctx context.Context, st coachd.Store, userID, se
 	if err != nil {
 		return nil, nil, err
 	}
-	countPDFPages(msgs)
+	learnAttachments(msgs)
 	msgs = append(cached, msgs...)
 	c.put(userID, sessionID, msgs, nil)
 	return sess, slices.Clip(msgs), nil
@@ -185,17 +185,14 @@ func omitOldAttachments(msgs []*coachd.Message) []*coachd.Message {
 	return out
 }
 
-// countPDFPages sets the page count of each PDF of msgs, read from the
-// store, that does not know it (Block.Pages): counted once here, as it
-// is cached, not on every turn's history. msgs are the caller's own.
-func countPDFPages(msgs []*coachd.Message) {
+// learnAttachments reads each attachment of msgs, read from the store,
+// once (coachd.LearnAttachment: its media type, sizes, whether it is
+// as-is, a PDF's page count), as it is cached, not on every turn's
+// history. msgs are the caller's own.
+func learnAttachments(msgs []*coachd.Message) {
 	for _, m := range msgs {
-		for j, b := range m.Blocks {
-			if b.Type == coachd.BlockDocument && b.Pages == 0 {
-				if typ, _, ok := coachd.AttachmentInfo(b); ok && typ == coachd.MediaPDF {
-					m.Blocks[j].Pages = coachd.AttachmentPages(b)
-				}
-			}
+		for j := range m.Blocks {
+			coachd.LearnAttachment(&m.Blocks[j])
 		}
 	}
 }
