@@ -69,9 +69,10 @@ func (b *Block) knownFacts() *attachmentFacts {
 	return f
 }
 
-// sourceAsIs is rawAsIs(b.Source), as LearnAttachment found it when it
-// did.
-func (b *Block) sourceAsIs() bool {
+// SourceAsIs reports whether b's Source is empty or valid JSON that
+// json.Marshal writes as it is (as Block.AsIs asks of each raw field): as
+// LearnAttachment found it, when it did, without a scan of the source.
+func (b *Block) SourceAsIs() bool {
 	if f := b.knownFacts(); f != nil {
 		return f.asIs
 	}

@@ -122,7 +122,7 @@ func (b *Block) AppendJSON(dst []byte) ([]byte, error) {
 // streamed blocks nearly always are; callers that would otherwise make
 // that pass skip it.
 func (b *Block) AsIs() bool {
-	if b.Type == "" || !rawAsIs(b.Input) || !rawAsIs(b.Content) || !b.sourceAsIs() {
+	if b.Type == "" || !rawAsIs(b.Input) || !rawAsIs(b.Content) || !b.SourceAsIs() {
 		return false
 	}
 	for k, v := range b.Extra {

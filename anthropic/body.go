@@ -237,9 +237,11 @@ func appendBlock(dst []byte, b *coachd.Block) ([]byte, error) {
 	if err != nil {
 		return dst, err
 	}
-	source, err := cleanRaw(b.Source)
-	if err != nil {
-		return dst, err
+	source := b.Source
+	if !b.SourceAsIs() { // an accepted photo's is known (LearnAttachment)
+		if source, err = cleanRaw(b.Source); err != nil {
+			return dst, err
+		}
 	}
 	var extra map[string]json.RawMessage
 	for k, v := range b.Extra {
