@@ -7,14 +7,13 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"unicode"
-	"unicode/utf8"
 
 	sdk "github.com/anthropics/anthropic-sdk-go"
 
 	"github.com/coachd/coachd"
 	"github.com/coachd/coachd/anthropic"
 	"github.com/coachd/coachd/anthropic/anthropictest"
+	"github.com/coachd/coachd/modeltest"
 )
 
 // hostileError is an error body whose type and message an upstream (a
@@ -32,27 +31,10 @@ func hostileError(t *testing.T) (typ, msg, body string) {
 	return typ, msg, string(b)
 }
 
-// checkBounded checks what of err reaches a client (its message) and a
-// log line (its text) is short, clean text that still says what failed.
+// checkBounded is modeltest.CheckBoundedError for an upstream's gateway_error.
 func checkBounded(t *testing.T, err error, wantPrefix string) {
 	t.Helper()
-	var ce *coachd.Error
-	if !errors.As(err, &ce) {
-		t.Fatalf("err = %T %v, want *coachd.Error", err, err)
-	}
-	if len(ce.Message) > 200 || !utf8.ValidString(ce.Message) || strings.ContainsFunc(ce.Message, unicode.IsControl) {
-		t.Errorf("client message is not short clean text (%d bytes): %.300q", len(ce.Message), ce.Message)
-	}
-	if !strings.HasPrefix(ce.Message, wantPrefix+"gateway_error") {
-		t.Errorf("client message %.300q lost what failed, want it to start %q", ce.Message, wantPrefix+"gateway_error")
-	}
-	text := err.Error()
-	if len(text) > 2000 || !utf8.ValidString(text) || strings.ContainsFunc(text, unicode.IsControl) {
-		t.Errorf("log text is not bounded clean text (%d bytes): %.300q", len(text), text)
-	}
-	if !strings.Contains(text, "upstream said:") {
-		t.Errorf("log text %.300q lost the upstream's message", text)
-	}
+	modeltest.CheckBoundedError(t, err, wantPrefix+"gateway_error", "upstream said:")
 }
 
 // TestSecurityUpstreamErrorTextBounded: the error type an upstream puts

@@ -2,7 +2,9 @@ package modeltest
 
 import (
 	"errors"
+	"strings"
 	"testing"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/coachd/coachd"
@@ -44,4 +46,30 @@ func CheckOutcome(t *testing.T, code string, check func(*testing.T, []coachd.Mod
 		t.Fatalf("the error's text, which is logged, is %d bytes: %.300q", len(text), text)
 	}
 	t.Logf("%s: %v", ce.Code, err)
+}
+
+// CheckBoundedError checks what of an adapter's error reaches a client
+// (its message: short clean text starting clientPrefix, so it still says
+// what failed) and a log line (its text: bounded clean text, holding
+// logHolds when that is not empty), after an upstream answered with long,
+// multi-byte text full of control characters.
+func CheckBoundedError(t *testing.T, err error, clientPrefix, logHolds string) {
+	t.Helper()
+	var ce *coachd.Error
+	if !errors.As(err, &ce) {
+		t.Fatalf("err = %T %v, want *coachd.Error", err, err)
+	}
+	if len(ce.Message) > 200 || !utf8.ValidString(ce.Message) || strings.ContainsFunc(ce.Message, unicode.IsControl) {
+		t.Errorf("client message is not short clean text (%d bytes): %.300q", len(ce.Message), ce.Message)
+	}
+	if !strings.HasPrefix(ce.Message, clientPrefix) {
+		t.Errorf("client message %.300q lost what failed, want it to start %q", ce.Message, clientPrefix)
+	}
+	text := err.Error()
+	if len(text) > 2000 || !utf8.ValidString(text) || strings.ContainsFunc(text, unicode.IsControl) {
+		t.Errorf("log text is not bounded clean text (%d bytes): %.300q", len(text), text)
+	}
+	if logHolds != "" && !strings.Contains(text, logHolds) {
+		t.Errorf("log text %.300q lost %q", text, logHolds)
+	}
 }

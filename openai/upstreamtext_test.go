@@ -3,14 +3,10 @@ package openai_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"strings"
 	"testing"
-	"unicode"
-	"unicode/utf8"
 
-	"github.com/coachd/coachd"
 	"github.com/coachd/coachd/modeltest"
 	"github.com/coachd/coachd/openai"
 	"github.com/coachd/coachd/openai/openaitest"
@@ -20,24 +16,10 @@ import (
 // made long, multi-byte and full of control characters.
 var hostileKind = "proxy_error\x1b[31m\nlevel=ERROR forged=1 " + strings.Repeat("é", 5000)
 
-// checkBounded checks what of err reaches a client (its message) and a
-// log line (its text) is short, clean text that still says what failed.
+// checkBounded is modeltest.CheckBoundedError for an upstream's proxy_error.
 func checkBounded(t *testing.T, err error, wantPrefix string) {
 	t.Helper()
-	var ce *coachd.Error
-	if !errors.As(err, &ce) {
-		t.Fatalf("err = %T %v, want *coachd.Error", err, err)
-	}
-	if len(ce.Message) > 200 || !utf8.ValidString(ce.Message) || strings.ContainsFunc(ce.Message, unicode.IsControl) {
-		t.Errorf("client message is not short clean text (%d bytes): %.300q", len(ce.Message), ce.Message)
-	}
-	if !strings.HasPrefix(ce.Message, wantPrefix+"proxy_error") {
-		t.Errorf("client message %.300q lost what failed, want it to start %q", ce.Message, wantPrefix+"proxy_error")
-	}
-	text := err.Error()
-	if len(text) > 2000 || !utf8.ValidString(text) || strings.ContainsFunc(text, unicode.IsControl) {
-		t.Errorf("log text is not bounded clean text (%d bytes): %.300q", len(text), text)
-	}
+	modeltest.CheckBoundedError(t, err, wantPrefix+"proxy_error", "")
 }
 
 // TestSecurityUpstreamErrorTextBounded: the error type a provider puts in
