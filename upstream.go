@@ -12,6 +12,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/coachd/coachd/internal/envsecret"
 )
 
 // TransportError maps a failure to reach or read a model's upstream (not
@@ -124,18 +126,28 @@ func unsafeRune(r rune) bool {
 	return unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || r == '\u2028' || r == '\u2029'
 }
 
-// minSecret is the shortest secret Redacted looks for: a shorter one would
-// mask ordinary words, and no provider issues one.
-const minSecret = 8
-
 // Redacted is s with each of secrets (an API key coachd sent) that it
 // quotes read as [redacted]: a gateway may echo the key it was sent in
-// its error. Redact before cutting, so no part of a key is left.
+// its error. Redact before cutting, so no part of a key is left. A
+// secret shorter than envsecret.MinLen is not looked for: it would mask
+// ordinary words, and no provider issues one.
 func Redacted(s string, secrets ...string) string {
 	for _, k := range secrets {
-		if len(k) >= minSecret && strings.Contains(s, k) {
-			s = strings.ReplaceAll(s, k, "[redacted]")
+		if len(k) >= envsecret.MinLen && strings.Contains(s, k) {
+			s = strings.ReplaceAll(s, k, envsecret.Mark)
 		}
 	}
 	return s
 }
+
+// Masked is err with its text read as msg (redacted, bounded): the log
+// sees msg, and errors.Is and errors.As still see err.
+func Masked(err error, msg string) error { return maskedError{msg, err} }
+
+type maskedError struct {
+	msg string
+	err error
+}
+
+func (e maskedError) Error() string { return e.msg }
+func (e maskedError) Unwrap() error { return e.err }

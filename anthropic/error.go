@@ -87,7 +87,7 @@ func causeText(e *sdk.Error, secrets []string) error {
 	body := coachd.Redacted(e.RawJSON(), secrets...)
 	if e.Request == nil || e.Response == nil {
 		// The SDK's text needs both; say what there is.
-		return maskedError{fmt.Sprintf("API error %d: %s", e.StatusCode, coachd.UpstreamText(body, coachd.MaxUpstreamText)), e}
+		return coachd.Masked(e, fmt.Sprintf("API error %d: %s", e.StatusCode, coachd.UpstreamText(body, coachd.MaxUpstreamText)))
 	}
 	msg := e.Error()
 	head := coachd.Redacted(strings.TrimSuffix(msg, " "+e.RawJSON()), secrets...)
@@ -98,7 +98,7 @@ func causeText(e *sdk.Error, secrets []string) error {
 	if body != "" {
 		msg += " " + coachd.UpstreamText(body, coachd.MaxUpstreamText)
 	}
-	return maskedError{msg, e}
+	return coachd.Masked(e, msg)
 }
 
 // boundedCause is err with its text fit for the log, when it is not: a
@@ -106,7 +106,7 @@ func causeText(e *sdk.Error, secrets []string) error {
 func boundedCause(err error, key string) error {
 	msg := err.Error()
 	if clean := coachd.UpstreamText(coachd.Redacted(msg, key), 2*coachd.MaxUpstreamText); clean != msg {
-		return maskedError{clean, err}
+		return coachd.Masked(err, clean)
 	}
 	return err
 }
@@ -147,12 +147,3 @@ type cappedBody struct {
 	io.Reader
 	io.Closer
 }
-
-// maskedError is an error with its text masked.
-type maskedError struct {
-	msg string
-	err error
-}
-
-func (e maskedError) Error() string { return e.msg }
-func (e maskedError) Unwrap() error { return e.err }

@@ -324,18 +324,8 @@ func (s *Server) redact(err error) error {
 	if out = coachd.UpstreamText(s.hide.Replace(out), coachd.MaxUpstreamText); out == msg {
 		return err
 	}
-	return redactedError{out, err}
+	return coachd.Masked(err, out)
 }
-
-// redactedError is an error with its text redacted; errors.Is and As
-// still see what it wraps.
-type redactedError struct {
-	msg string
-	err error
-}
-
-func (e redactedError) Error() string { return e.msg }
-func (e redactedError) Unwrap() error { return e.err }
 
 // succeeded ends a run of failures: the next crash waits Base again.
 func (s *Server) succeeded() {

@@ -287,12 +287,7 @@ func (c *Client) redact(err error) error {
 	return errors.New(c.redactString(err.Error()))
 }
 
-func (c *Client) redactString(s string) string {
-	if c.cfg.APIKey == "" {
-		return s
-	}
-	return strings.ReplaceAll(s, c.cfg.APIKey, "[redacted]")
-}
+func (c *Client) redactString(s string) string { return coachd.Redacted(s, c.cfg.APIKey) }
 
 // The provider's wire shapes (Realtime GA client secrets, audio speech).
 
