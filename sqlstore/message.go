@@ -393,6 +393,14 @@ func listMessages(ctx context.Context, tx *tx, userID, sessionID string, after i
 		q += ` LIMIT ?`
 		args = append(args, limit)
 	}
+	return queryMessages(ctx, tx, userID, sessionID, maxBytes, q, args...)
+}
+
+// queryMessages reads the messages q selects (messageColumns) of the
+// user's session, stopping once they hold maxBytes (0: no bound; full
+// says it stopped so). None at all is ENOTFOUND when the session is not
+// the user's.
+func queryMessages(ctx context.Context, tx *tx, userID, sessionID string, maxBytes int, q string, args ...any) (msgs []*coachd.Message, full bool, err error) {
 	rows, err := tx.query(ctx, q, args...)
 	if err != nil {
 		return nil, false, dbError(err, "list messages")

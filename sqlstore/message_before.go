@@ -33,30 +33,14 @@ func (db *DB) listMessagesBefore(ctx context.Context, userID, sessionID string, 
 	}
 	defer tx.Rollback()
 	// Newest first, one more than the page: it says an earlier page is left.
-	rows, err := tx.query(ctx, `SELECT `+messageColumns+` FROM messages m JOIN sessions s ON s.id = m.session_id
+	msgs, full, err := queryMessages(ctx, tx, userID, sessionID, maxPageBytes, `SELECT `+messageColumns+` FROM messages m
+		JOIN sessions s ON s.id = m.session_id
 		WHERE m.session_id = ? AND s.user_id = ? AND m.seq < ? ORDER BY m.seq DESC LIMIT ?`,
 		sessionID, userID, before, limit+1)
 	if err != nil {
-		return nil, "", dbError(err, "list messages")
-	}
-	defer rows.Close()
-	msgs, size, full := []*coachd.Message{}, 0, false
-	for !full && rows.Next() {
-		m, err := scanMessage(rows)
-		if err != nil {
-			return nil, "", dbError(err, "list messages")
-		}
-		msgs = append(msgs, m)
-		size += m.Bytes()
-		full = size >= maxPageBytes
-	}
-	if err := rows.Err(); err != nil {
-		return nil, "", dbError(err, "list messages")
+		return nil, "", err
 	}
 	if len(msgs) == 0 {
-		if _, err := findSession(ctx, tx, userID, sessionID); err != nil {
-			return nil, "", err
-		}
 		return msgs, "", tx.commit()
 	}
 	// A page cut short by its bytes may have more before it too.
