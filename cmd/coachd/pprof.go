@@ -16,12 +16,8 @@ import (
 // secrets included), and the endpoints have no authentication. It returns
 // a func that stops the listener.
 func servePprof(addr string, logger *slog.Logger) (stop func(), err error) {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return nil, fmt.Errorf("--pprof %q: %w", addr, err)
-	}
-	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
-		return nil, fmt.Errorf("--pprof %q: must be a loopback address (127.0.0.1:PORT, [::1]:PORT or localhost:PORT)", addr)
+	if err := checkListenAddr("--pprof", addr, true); err != nil {
+		return nil, err
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -78,4 +74,41 @@ func loopbackHost(h http.Handler) http.Handler {
 		}
 		h.ServeHTTP(w, r)
 	})
+}
+
+// checkAddrs checks serve's listen addresses (--addr, and --metrics-addr
+// and --pprof when set) before anything is opened.
+func (cfg *serveConfig) checkAddrs() error {
+	if err := checkListenAddr("--addr", cfg.Addr, false); err != nil {
+		return err
+	}
+	if cfg.MetricsAddr != "" {
+		if err := checkListenAddr("--metrics-addr", cfg.MetricsAddr, false); err != nil {
+			return err
+		}
+	}
+	if cfg.Pprof != "" {
+		return checkListenAddr("--pprof", cfg.Pprof, true)
+	}
+	return nil
+}
+
+// checkListenAddr says what is wrong with a listen address given as flag
+// name, before serve opens its database: no HOST:PORT at all, or a port
+// that is neither a number from 0 to 65535 (0 picks a free one) nor a
+// service name; with loopback, a host that is not a loopback one.
+func checkListenAddr(name, addr string, loopback bool) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("%s %q: want HOST:PORT, e.g. 127.0.0.1:8080 (%v)", name, addr, err)
+	}
+	if _, err := net.LookupPort("tcp", port); err != nil {
+		return fmt.Errorf("%s %q: the port must be a number from 0 to 65535 (or a service name)", name, addr)
+	}
+	if loopback {
+		if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+			return fmt.Errorf("%s %q: must be a loopback address (127.0.0.1:PORT, [::1]:PORT or localhost:PORT)", name, addr)
+		}
+	}
+	return nil
 }

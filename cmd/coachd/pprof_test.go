@@ -1,12 +1,19 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"errors"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net/http"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestPprofLoopbackOnly(t *testing.T) {
@@ -81,5 +88,34 @@ func TestSecurityPprofRebinding(t *testing.T) {
 		if got := get(host); got != http.StatusOK {
 			t.Errorf("Host %s: %d, want 200", host, got)
 		}
+	}
+}
+
+// TestServeRefusesBadListenAddr proves that serve refuses a listen
+// address it could never listen on with a usage error naming the flag,
+// before it makes or migrates the database: an --addr with port 99999
+// made and migrated a new SQLite file, then failed to listen.
+func TestServeRefusesBadListenAddr(t *testing.T) {
+	for _, tc := range []struct{ flag, addr, want string }{
+		{"--addr", "127.0.0.1:99999", "--addr \"127.0.0.1:99999\": the port must be a number from 0 to 65535"},
+		{"--addr", "127.0.0.1", "--addr \"127.0.0.1\": want HOST:PORT"},
+		{"--addr", "localhost:no-such-service", "the port must be a number"},
+		{"--metrics-addr", "127.0.0.1:-1", "--metrics-addr \"127.0.0.1:-1\": the port must be"},
+		{"--pprof", "0.0.0.0:6060", "--pprof \"0.0.0.0:6060\": must be a loopback address"},
+	} {
+		t.Run(strings.TrimPrefix(tc.flag, "--"), func(t *testing.T) {
+			db := filepath.Join(t.TempDir(), "coachd.db")
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			var stderr bytes.Buffer
+			args := []string{"coachd", "serve", "--db", db, "--provider", "demo", "--addr", "127.0.0.1:0", tc.flag, tc.addr}
+			err := run(ctx, args, getenvFrom(nil), io.Discard, &stderr)
+			if !errors.Is(err, errUsage) || !strings.Contains(stderr.String(), tc.want) {
+				t.Errorf("serve %s %s = %v, stderr %q; want a usage error containing %q", tc.flag, tc.addr, err, stderr.String(), tc.want)
+			}
+			if _, err := os.Stat(db); !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("serve %s %s left a database behind (stat: %v)", tc.flag, tc.addr, err)
+			}
+		})
 	}
 }

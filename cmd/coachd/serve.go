@@ -181,7 +181,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 			return errUsage
 		}
 	}
-	for _, check := range []func() error{cfg.Model.check, cfg.Budget.check, cfg.Edge.check, cfg.Voice.check} {
+	for _, check := range []func() error{cfg.checkAddrs, cfg.Model.check, cfg.Budget.check, cfg.Edge.check, cfg.Voice.check} {
 		if err := check(); err != nil {
 			fmt.Fprintf(stderr, "coachd serve: %v\n", err)
 			return errUsage
