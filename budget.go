@@ -270,10 +270,10 @@ type BudgetService interface {
 // LimitService counts events in fixed windows, in the database so that
 // limits hold across replicas.
 type LimitService interface {
-	// HitLimit counts one event under key for the user in the window that
-	// starts at window, unless the count already reached limit. It returns
+	// HitLimit counts one event h for the user: under h.Key in h's window
+	// (LimitHit), unless the count already reached h.Limit. It returns
 	// the count and whether the event was allowed.
-	HitLimit(ctx context.Context, userID, key string, window time.Time, limit int64) (int64, bool, error)
+	HitLimit(ctx context.Context, userID string, h LimitHit) (int64, bool, error)
 	// SweepLimits deletes the windows that started before before and have
 	// ended: a later window of the same user and key was counted.
 	SweepLimits(ctx context.Context, before time.Time) error

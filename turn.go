@@ -17,10 +17,14 @@ var ErrLimitReached = errors.New("coachd: a limit counted with the turn's admiss
 
 // LimitHit is one event counted against a limit, as LimitService.HitLimit
 // counts it: under Key, in the window that starts at Window, unless the
-// count reached Limit.
+// count reached Limit. Per, when set, is the window's length (a rate's):
+// a store that replicas share counts in the window of that length that
+// holds its own clock, the one clock they share, and Window (the
+// caller's clock truncated to Per) only says which one the caller meant.
 type LimitHit struct {
 	Key    string
 	Window time.Time
+	Per    time.Duration
 	Limit  int64
 }
 

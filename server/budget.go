@@ -39,7 +39,7 @@ func (s *Server) checkLimits(r *http.Request) error {
 	u, now := UserFrom(r.Context()), s.clock.Now()
 	rate, _ := s.userLimits(u)
 	for _, h := range s.limitHits(u, now) {
-		n, ok, err := s.store.HitLimit(r.Context(), u.ID, h.Key, h.Window, h.Limit)
+		n, ok, err := s.store.HitLimit(r.Context(), u.ID, h)
 		if err != nil {
 			return err
 		}
@@ -77,8 +77,8 @@ func (s *Server) hitRate(r *http.Request, key string, rate coachd.RateLimit, msg
 		return nil
 	}
 	u, now := UserFrom(r.Context()), s.clock.Now()
-	h := coachd.LimitHit{Key: rateKey(key, rate.Per), Window: now.Truncate(rate.Per), Limit: rate.N}
-	n, ok, err := s.store.HitLimit(r.Context(), u.ID, h.Key, h.Window, h.Limit)
+	h := coachd.LimitHit{Key: rateKey(key, rate.Per), Window: now.Truncate(rate.Per), Per: rate.Per, Limit: rate.N}
+	n, ok, err := s.store.HitLimit(r.Context(), u.ID, h)
 	if err != nil || ok {
 		return err
 	}

@@ -122,7 +122,7 @@ func (s *Server) limitHits(u *coachd.User, now time.Time) []coachd.LimitHit {
 	rate, monthly := s.userLimits(u)
 	var hits []coachd.LimitHit
 	if !rate.Off() {
-		hits = append(hits, coachd.LimitHit{Key: rateKey(limitRate, rate.Per), Window: now.Truncate(rate.Per), Limit: rate.N})
+		hits = append(hits, coachd.LimitHit{Key: rateKey(limitRate, rate.Per), Window: now.Truncate(rate.Per), Per: rate.Per, Limit: rate.N})
 	}
 	if monthly > 0 {
 		hits = append(hits, coachd.LimitHit{Key: limitMessages, Window: coachd.PeriodMonthly.Start(now), Limit: monthly})

@@ -26,7 +26,7 @@ var rateKey = "rate/" + ratePer.String()
 // count reads the user's count of a limit window without adding to it.
 func (e *chatEnv) count(userID, key string, window time.Time) int64 {
 	e.t.Helper()
-	n, _, err := e.db.HitLimit(context.Background(), userID, key, window, 0)
+	n, _, err := e.db.HitLimit(context.Background(), userID, coachd.LimitHit{Key: key, Window: window, Limit: 0})
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -37,7 +37,7 @@ func (e *chatEnv) count(userID, key string, window time.Time) int64 {
 func (e *chatEnv) fill(userID, key string, window time.Time, n int64) {
 	e.t.Helper()
 	for range n {
-		if _, ok, err := e.db.HitLimit(context.Background(), userID, key, window, n); err != nil || !ok {
+		if _, ok, err := e.db.HitLimit(context.Background(), userID, coachd.LimitHit{Key: key, Window: window, Limit: n}); err != nil || !ok {
 			e.t.Fatalf("fill %s: %v %v", key, ok, err)
 		}
 	}

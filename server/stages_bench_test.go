@@ -70,9 +70,9 @@ func (st stampStore) FindUserByKeyHash(ctx context.Context, h string) (*coachd.U
 	return st.DB.FindUserByKeyHash(ctx, h)
 }
 
-func (st stampStore) HitLimit(ctx context.Context, userID, key string, w time.Time, limit int64) (int64, bool, error) {
+func (st stampStore) HitLimit(ctx context.Context, userID string, h coachd.LimitHit) (int64, bool, error) {
 	defer st.s.mark(stLimit)
-	return st.DB.HitLimit(ctx, userID, key, w, limit)
+	return st.DB.HitLimit(ctx, userID, h)
 }
 
 func (st stampStore) ReadTurn(ctx context.Context, userID, sessionID string, after int64) (*coachd.Session, []*coachd.Message, error) {

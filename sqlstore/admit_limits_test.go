@@ -42,7 +42,7 @@ func TestAdmitTurnLimits(t *testing.T) {
 			month := coachd.PeriodMonthly.Start(clock.Now())
 			limits := []coachd.LimitHit{{Key: "rate", Window: w, Limit: 2}, {Key: "messages", Window: month, Limit: 5}}
 			// Seeded apart: the window is shared with HitLimit.
-			if _, ok, err := db.HitLimit(ctx, u.ID, "rate", w, 2); err != nil || !ok {
+			if _, ok, err := db.HitLimit(ctx, u.ID, coachd.LimitHit{Key: "rate", Window: w, Limit: 2}); err != nil || !ok {
 				t.Fatalf("HitLimit: %v %v", ok, err)
 			}
 
@@ -164,7 +164,7 @@ func BenchmarkAdmitLimits(b *testing.B) {
 				l := coachd.LimitHit{Key: "rate", Window: now.Truncate(time.Minute), Limit: 1 << 40}
 				a := admission(s, "A", now.Add(time.Minute), 100)
 				if mode == "apart" {
-					if _, ok, err := db.HitLimit(ctx, u.ID, l.Key, l.Window, l.Limit); err != nil || !ok {
+					if _, ok, err := db.HitLimit(ctx, u.ID, l); err != nil || !ok {
 						b.Fatal(ok, err)
 					}
 				} else {

@@ -34,7 +34,7 @@ func (db *DB) admitPG(ctx context.Context, tx *tx, a coachd.TurnAdmission, limit
 	stream := 0
 	// Sized for the statement's args: the lock's and limits', the
 	// lease's, the turn's, the message's and the hold's.
-	args := db.lockArgs(make([]any, 0, 3+4*len(limits)+13+3+8*len(msgs)+21), tx, hold.UserID, limits)
+	args := db.lockArgs(make([]any, 0, 3+6*len(limits)+13+3+8*len(msgs)+21), tx, hold.UserID, limits)
 	args = append(args, takeTurnArgs(tx, a, n)...)
 	if a.Stream != nil {
 		stream = 1
@@ -151,7 +151,7 @@ func (db *DB) lockLimits(ctx context.Context, tx *tx, userID string, limits []co
 func (db *DB) lockLimitsPG(ctx context.Context, tx *tx, userID string, limits []coachd.LimitHit) (*userBudgetState, error) {
 	var st userBudgetState
 	var n int
-	if err := tx.queryRow(ctx, lockLimitsSQL[len(limits)], db.lockArgs(make([]any, 0, 3+4*len(limits)), tx, userID, limits)...).Scan(&st.roll, &st.stale, &n); err != nil {
+	if err := tx.queryRow(ctx, lockLimitsSQL[len(limits)], db.lockArgs(make([]any, 0, 3+6*len(limits)), tx, userID, limits)...).Scan(&st.roll, &st.stale, &n); err != nil {
 		return nil, dbError(err, "user %q", userID)
 	}
 	if n < len(limits) {
@@ -176,7 +176,7 @@ const maxFoldedLimits = 4
 func lockWiths(n int) (withs, count string) {
 	withs, count = `k AS (`+budgetStateSQL[dialectPostgres]+` FOR UPDATE)`, `0`
 	for i := range n {
-		withs += fmt.Sprintf(`, h%d AS (`+limitInsert+` SELECT ?, ?, ?, 1 FROM k `+limitConflict+`)`, i)
+		withs += fmt.Sprintf(`, h%d AS (`+limitInsert+` SELECT ?, ?, `+limitWindow[dialectPostgres]+`, 1 FROM k `+limitConflict+`)`, i)
 		count += fmt.Sprintf(` + (SELECT count(*) FROM h%d)`, i)
 	}
 	return withs, count
@@ -185,7 +185,7 @@ func lockWiths(n int) (withs, count string) {
 func (db *DB) lockArgs(args []any, tx *tx, userID string, limits []coachd.LimitHit) []any {
 	args = db.budgetStateArgs(args, tx, userID)
 	for _, l := range limits {
-		args = append(args, userID, l.Key, tx.time(storeTime(l.Window)), l.Limit)
+		args = append(limitWindowArgs(append(args, userID, l.Key), tx, l), l.Limit)
 	}
 	return args
 }

@@ -269,21 +269,21 @@ func testBudget(t *testing.T, newDSN func(tb testing.TB) string) {
 		db, clock, u := setup(t, 1000)
 		w := clock.Now().Truncate(time.Minute)
 		for i := int64(1); i <= 3; i++ {
-			n, ok, err := db.HitLimit(ctx, u.ID, "rate", w, 3)
+			n, ok, err := db.HitLimit(ctx, u.ID, coachd.LimitHit{Key: "rate", Window: w, Limit: 3})
 			if err != nil || !ok || n != i {
 				t.Fatalf("hit %d: %d %v %v", i, n, ok, err)
 			}
 		}
-		if n, ok, err := db.HitLimit(ctx, u.ID, "rate", w, 3); err != nil || ok || n != 3 {
+		if n, ok, err := db.HitLimit(ctx, u.ID, coachd.LimitHit{Key: "rate", Window: w, Limit: 3}); err != nil || ok || n != 3 {
 			t.Fatalf("4th hit: %d %v %v", n, ok, err)
 		}
-		if _, ok, _ := db.HitLimit(ctx, u.ID, "rate", w.Add(time.Minute), 3); !ok {
+		if _, ok, _ := db.HitLimit(ctx, u.ID, coachd.LimitHit{Key: "rate", Window: w.Add(time.Minute), Limit: 3}); !ok {
 			t.Fatal("next window refused")
 		}
 		if err := db.SweepLimits(ctx, w.Add(time.Minute)); err != nil {
 			t.Fatal(err)
 		}
-		if _, ok, _ := db.HitLimit(ctx, u.ID, "rate", w, 3); !ok {
+		if _, ok, _ := db.HitLimit(ctx, u.ID, coachd.LimitHit{Key: "rate", Window: w, Limit: 3}); !ok {
 			t.Fatal("swept window still full")
 		}
 	})

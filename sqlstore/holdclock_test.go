@@ -114,7 +114,7 @@ func TestSweepLimitsSkewPG(t *testing.T) {
 		u := budgetUser(t, a, 1000)
 		hit := func(db *sqlstore.DB, clock coachd.Clock) bool {
 			t.Helper()
-			_, ok, err := db.HitLimit(ctx, u.ID, "rate/10s", clock.Now().Truncate(per), limit)
+			_, ok, err := db.HitLimit(ctx, u.ID, coachd.LimitHit{Key: "rate/10s", Window: clock.Now().Truncate(per), Limit: limit})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -105,7 +105,7 @@ func openingLedger(ctx context.Context, tx *tx, u *coachd.User) error {
 // HitLimit counts one event in a fixed window with one atomic upsert: the
 // count only grows while it is under limit, so replicas sharing the
 // database can never admit more than limit between them.
-func (db *DB) HitLimit(ctx context.Context, userID, key string, window time.Time, limit int64) (int64, bool, error) {
+func (db *DB) HitLimit(ctx context.Context, userID string, l coachd.LimitHit) (int64, bool, error) {
 	type hit struct {
 		n  int64
 		ok bool
@@ -119,13 +119,19 @@ func (db *DB) HitLimit(ctx context.Context, userID, key string, window time.Time
 		}
 		defer tx.Rollback()
 		var h hit
-		if h.n, h.ok, err = hitLimit(ctx, tx, userID, coachd.LimitHit{Key: key, Window: window, Limit: limit}); err != nil {
+		if h.n, h.ok, err = hitLimit(ctx, tx, userID, l); err != nil {
 			return hit{}, err
 		}
 		if !h.ok {
-			if err := tx.queryRow(ctx, `SELECT hits FROM limit_windows WHERE user_id = ? AND limit_key = ? AND window_start = ?`,
-				userID, key, tx.time(storeTime(window))).Scan(&h.n); err != nil {
-				return hit{}, dbError(err, "count %s", key)
+			err := tx.queryRow(ctx, `SELECT hits FROM limit_windows WHERE user_id = ? AND limit_key = ? AND window_start = `+limitWindow[tx.d],
+				limitWindowArgs([]any{userID, l.Key}, tx, l)...).Scan(&h.n)
+			switch {
+			case errors.Is(err, sql.ErrNoRows):
+				// The window the database's clock refused it in ended
+				// since: it was full.
+				h.n = l.Limit
+			case err != nil:
+				return hit{}, dbError(err, "count %s", l.Key)
 			}
 		}
 		return h, tx.commit()
@@ -138,8 +144,8 @@ func (db *DB) HitLimit(ctx context.Context, userID, key string, window time.Time
 // its count is not read).
 func hitLimit(ctx context.Context, tx *tx, userID string, l coachd.LimitHit) (int64, bool, error) {
 	var n int64
-	err := tx.queryRow(ctx, limitInsert+` VALUES (?, ?, ?, 1) `+limitConflict,
-		userID, l.Key, tx.time(storeTime(l.Window)), l.Limit).Scan(&n)
+	err := tx.queryRow(ctx, limitInsert+` VALUES (?, ?, `+limitWindow[tx.d]+`, 1) `+limitConflict,
+		append(limitWindowArgs([]any{userID, l.Key}, tx, l), l.Limit)...).Scan(&n)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, false, nil
 	}
@@ -162,6 +168,34 @@ const (
 	limitConflict = `ON CONFLICT (user_id, limit_key, window_start) DO UPDATE SET hits = limit_windows.hits + 1
 		WHERE limit_windows.hits < ? RETURNING hits`
 )
+
+// limitWindow[d] is the start of the window a limit counts in, in
+// dialect d; limitWindowArgs appends its args. On SQLite (one machine,
+// one clock) it is the caller's Window. On Postgres, for a limit with a
+// length (Per), it is the window of that length that holds the
+// database's clock, counted from Go's zero time as time.Truncate counts
+// (62135596800 s before the Unix epoch), so it is the Window a caller on
+// the database's clock computes: replicas began windows by their own
+// clocks, and one ahead of another counted the user in the next window
+// while the other still counted this one, letting a burst of twice the
+// limit and more through. Without Per it is the caller's Window.
+var limitWindow = [...]string{
+	dialectSQLite: `?`,
+	dialectPostgres: `COALESCE(timestamptz 'epoch' + CAST(floor((extract(epoch FROM clock_timestamp()) * 1000000 + 62135596800000000) / ?::bigint)
+		* ?::bigint - 62135596800000000 AS bigint) * interval '1 microsecond', ?::timestamptz)`,
+}
+
+// limitWindowArgs appends limitWindow's args for l to args.
+func limitWindowArgs(args []any, tx *tx, l coachd.LimitHit) []any {
+	if tx.d == dialectPostgres {
+		var per any // NULL: the caller's Window
+		if l.Per >= time.Microsecond {
+			per = l.Per.Microseconds()
+		}
+		args = append(args, per, per)
+	}
+	return append(args, tx.time(storeTime(l.Window)))
+}
 
 // replicaSkew is how far replicas' clocks may be from the database's
 // for the sweeper to keep a window a replica still counts (SweepLimits).

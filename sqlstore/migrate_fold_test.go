@@ -42,10 +42,10 @@ func TestMigrateFoldPages(t *testing.T) {
 	if strings.Contains(ledgerSQL, "AUTOINCREMENT") || !strings.Contains(resSQL, "WITHOUT ROWID") || !strings.Contains(limitSQL, "WITHOUT ROWID") {
 		t.Fatalf("schema after 0013:\n%s\n%s\n%s", ledgerSQL, resSQL, limitSQL)
 	}
-	if n, ok, err := db.HitLimit(ctx, uid, "turns", window, 3); err != nil || !ok || n != 3 {
+	if n, ok, err := db.HitLimit(ctx, uid, coachd.LimitHit{Key: "turns", Window: window, Limit: 3}); err != nil || !ok || n != 3 {
 		t.Fatalf("the window's third hit: %d %v (%v)", n, ok, err)
 	}
-	if _, ok, err := db.HitLimit(ctx, uid, "turns", window, 3); err != nil || ok {
+	if _, ok, err := db.HitLimit(ctx, uid, coachd.LimitHit{Key: "turns", Window: window, Limit: 3}); err != nil || ok {
 		t.Fatalf("a fourth hit of three allowed: %v (%v)", ok, err)
 	}
 	rows, err := db.Ledger(ctx, uid)

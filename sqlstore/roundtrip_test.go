@@ -146,7 +146,7 @@ func TestPostgresRoundTrips(t *testing.T) {
 	})
 	window := clock.Now().Truncate(time.Minute)
 	check("HitLimit", 1, nil, func() error {
-		_, _, err := db.HitLimit(ctx, user.ID, "turns", window, 1000)
+		_, _, err := db.HitLimit(ctx, user.ID, coachd.LimitHit{Key: "turns", Window: window, Limit: 1000})
 		return err
 	})
 	check("ReadTurn", 2, nil, func() error {

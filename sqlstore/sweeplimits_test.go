@@ -33,7 +33,7 @@ func testSweepLimits(t *testing.T, newDSN func(tb testing.TB) string) {
 	// refused while its count is there and allowed once it was swept.
 	fill := func(userID, key string, window time.Time) {
 		t.Helper()
-		if _, ok, err := db.HitLimit(ctx, userID, key, window, 1); err != nil || !ok {
+		if _, ok, err := db.HitLimit(ctx, userID, coachd.LimitHit{Key: key, Window: window, Limit: 1}); err != nil || !ok {
 			t.Fatalf("count %s %s: %v, allowed %v", key, window, err, ok)
 		}
 	}
@@ -73,7 +73,7 @@ func testSweepLimits(t *testing.T, newDSN func(tb testing.TB) string) {
 // with a limit of 1 is refused then (and changes nothing).
 func mustKept(tb testing.TB, db *sqlstore.DB, userID, key string, window time.Time) bool {
 	tb.Helper()
-	_, ok, err := db.HitLimit(context.Background(), userID, key, window, 1)
+	_, ok, err := db.HitLimit(context.Background(), userID, coachd.LimitHit{Key: key, Window: window, Limit: 1})
 	if err != nil {
 		tb.Fatal(err)
 	}

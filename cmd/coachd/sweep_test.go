@@ -79,7 +79,7 @@ func MustSweep(t *testing.T, store *sqlstore.DB, userID string, per time.Duratio
 	ctx := context.Background()
 	ended := time.Now().Truncate(per).Add(-2 * per)
 	for _, w := range []time.Time{ended.Add(per), ended} {
-		if _, ok, err := store.HitLimit(ctx, userID, "sweep_probe", w, 1); err != nil || !ok {
+		if _, ok, err := store.HitLimit(ctx, userID, coachd.LimitHit{Key: "sweep_probe", Window: w, Limit: 1}); err != nil || !ok {
 			t.Fatalf("count in the ended window %s: %v, allowed %v", w, err, ok)
 		}
 	}
@@ -87,7 +87,7 @@ func MustSweep(t *testing.T, store *sqlstore.DB, userID string, per time.Duratio
 	for {
 		// With a limit of 1, a count still there refuses and changes
 		// nothing; a count swept away is counted anew.
-		_, ok, err := store.HitLimit(ctx, userID, "sweep_probe", ended, 1)
+		_, ok, err := store.HitLimit(ctx, userID, coachd.LimitHit{Key: "sweep_probe", Window: ended, Limit: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
