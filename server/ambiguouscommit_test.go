@@ -57,13 +57,20 @@ func newCommitCutter(t *testing.T, server string) *commitCutter {
 // reached through a commitCutter.
 func mustChatEnvBehindCutter(t *testing.T) (*chatEnv, *commitCutter) {
 	t.Helper()
+	dsn, p := behindCutter(t)
+	return mustChatEnvOn(t, dsn), p
+}
+
+// behindCutter is a new Postgres database's DSN through a commitCutter.
+func behindCutter(t *testing.T) (string, *commitCutter) {
+	t.Helper()
 	u, err := url.Parse(pgtest.NewDatabase(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	p := newCommitCutter(t, u.Host)
 	u.Host = p.ln.Addr().String()
-	return mustChatEnvOn(t, u.String()), p
+	return u.String(), p
 }
 
 func (p *commitCutter) serve(c, s net.Conn) {

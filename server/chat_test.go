@@ -52,7 +52,13 @@ func mustChatEnv(t testing.TB, limits server.Limits, ag *agent.Agent, extra ...c
 // mustChatEnvDeps is mustChatEnv whose server's dependencies edit changes.
 func mustChatEnvDeps(t testing.TB, edit func(*server.Deps), ag *agent.Agent, extra ...coachd.Tool) *chatEnv {
 	t.Helper()
-	db := mustDB(t, filepath.Join(t.TempDir(), "coachd.db"), nil)
+	return mustChatEnvDepsOn(t, filepath.Join(t.TempDir(), "coachd.db"), edit, ag, extra...)
+}
+
+// mustChatEnvDepsOn is mustChatEnvDeps on the database at dsn.
+func mustChatEnvDepsOn(t testing.TB, dsn string, edit func(*server.Deps), ag *agent.Agent, extra ...coachd.Tool) *chatEnv {
+	t.Helper()
+	db := mustDB(t, dsn, nil)
 	fake := anthropictest.NewServer()
 	ts, err := agent.NewToolset(append(tools.Builtins(), extra...)...)
 	if err != nil {
