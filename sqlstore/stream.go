@@ -380,14 +380,18 @@ func (db *DB) PruneEvents(ctx context.Context, before time.Time) (int, error) {
 	if err != nil {
 		return 0, dbError(err, "prune events")
 	}
-	if _, err := tx.exec(ctx, `DELETE FROM stream_tokens WHERE expires_at < ?`, tx.time(tx.now)); err != nil {
+	if _, err := tx.exec(ctx, `DELETE FROM stream_tokens WHERE `+holdOver[tx.d], leaseOverArgs(nil, tx)...); err != nil {
 		return 0, dbError(err, "prune stream tokens")
 	}
 	n, _ := res.RowsAffected()
 	return int(n), tx.commit()
 }
 
-// CreateStreamToken implements coachd.StreamService.
+// CreateStreamToken implements coachd.StreamService. A token is timed as
+// a reservation's hold is (holdOver): on Postgres by the database's
+// clock, its expiry written as its length from it, since a replica
+// behind the minting one took a token past its expiry and one ahead
+// refused a live one.
 func (db *DB) CreateStreamToken(ctx context.Context, userID, sessionID, tokenHash string, expires time.Time) error {
 	tx, err := db.beginWrite(ctx)
 	if err != nil {
@@ -397,8 +401,8 @@ func (db *DB) CreateStreamToken(ctx context.Context, userID, sessionID, tokenHas
 	if _, err := findSession(ctx, tx, userID, sessionID); err != nil {
 		return err
 	}
-	if _, err := tx.exec(ctx, `INSERT INTO stream_tokens (token_hash, user_id, session_id, expires_at) VALUES (?, ?, ?, ?)`,
-		tokenHash, userID, sessionID, tx.time(storeTime(expires))); err != nil {
+	if _, err := tx.exec(ctx, `INSERT INTO stream_tokens (token_hash, user_id, session_id, expires_at) VALUES (?, ?, ?, `+leaseUntil[tx.d]+`)`,
+		tokenHash, userID, sessionID, leaseArg(tx, expires)); err != nil {
 		return dbError(err, "create stream token")
 	}
 	return tx.commit()
@@ -412,8 +416,8 @@ func (db *DB) StreamTokenUser(ctx context.Context, tokenHash, sessionID string) 
 	}
 	defer tx.Rollback()
 	var userID string
-	err = tx.queryRow(ctx, `SELECT user_id FROM stream_tokens WHERE token_hash = ? AND session_id = ? AND expires_at > ?`,
-		tokenHash, sessionID, tx.time(tx.now)).Scan(&userID)
+	err = tx.queryRow(ctx, `SELECT user_id FROM stream_tokens WHERE token_hash = ? AND session_id = ? AND NOT `+holdOver[tx.d],
+		leaseOverArgs([]any{tokenHash, sessionID}, tx)...).Scan(&userID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, coachd.Errorf(coachd.EUNAUTHORIZED, "the stream token is unknown, expired or for another session: mint a new one")
 	}
