@@ -25,7 +25,7 @@ func (m *Model) CountTokens(ctx context.Context, req *coachd.ModelRequest) (int6
 	p.Model = m.model(req)
 	res, err := m.client.Messages.CountTokens(ctx, p, option.WithRequestBody("application/json", body))
 	if err != nil {
-		return 0, mapError(ctx, err, m.cfg.APIKey)
+		return 0, mapError(ctx, err, m.secrets())
 	}
 	return res.InputTokens, nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/coachd/coachd"
@@ -17,9 +18,9 @@ import (
 // mapError turns what the SDK returned into a *coachd.Error. The cause stays
 // in Err, so errors.Is(err, context.Canceled) and errors.As(err,
 // **sdk.Error) still work.
-// key is the configured API key, redacted from the upstream's text with
-// whatever credential the request carried.
-func mapError(ctx context.Context, err error, key string) error {
+// keys are the credentials coachd sent (Model.secrets), redacted from the
+// upstream's text with whatever credential the request carried.
+func mapError(ctx context.Context, err error, keys []string) error {
 	if err == nil {
 		return nil
 	}
@@ -29,15 +30,15 @@ func mapError(ctx context.Context, err error, key string) error {
 	}
 	var apiErr *sdk.Error
 	if errors.As(err, &apiErr) {
-		return apiError(apiErr, key)
+		return apiError(apiErr, keys)
 	}
-	return coachd.TransportError(ctx, boundedCause(err, key))
+	return coachd.TransportError(ctx, boundedCause(err, keys))
 }
 
 // apiError maps an HTTP error status, or an in-stream error event (status
 // 200 with the error type in the body), to a coded error.
-func apiError(e *sdk.Error, key string) *coachd.Error {
-	secrets := sentSecrets(e.Request, key)
+func apiError(e *sdk.Error, keys []string) *coachd.Error {
+	secrets := sentSecrets(e.Request, keys)
 	out := &coachd.Error{Err: causeText(e, secrets)}
 	typ := string(e.Type())
 	status := e.StatusCode
@@ -103,18 +104,18 @@ func causeText(e *sdk.Error, secrets []string) error {
 
 // boundedCause is err with its text fit for the log, when it is not: a
 // stream's error event that is not an API error quotes what it read.
-func boundedCause(err error, key string) error {
+func boundedCause(err error, keys []string) error {
 	msg := err.Error()
-	if clean := coachd.UpstreamText(coachd.Redacted(msg, key), 2*coachd.MaxUpstreamText); clean != msg {
+	if clean := coachd.UpstreamText(coachd.Redacted(msg, keys...), 2*coachd.MaxUpstreamText); clean != msg {
 		return coachd.Masked(err, clean)
 	}
 	return err
 }
 
 // sentSecrets are the secrets a request carried: its x-api-key, its
-// Authorization value and that value's token (Bearer), and key.
-func sentSecrets(req *http.Request, key string) []string {
-	out := []string{key}
+// Authorization value and that value's token (Bearer), and keys.
+func sentSecrets(req *http.Request, keys []string) []string {
+	out := slices.Clone(keys)
 	if req == nil {
 		return out
 	}

@@ -63,7 +63,8 @@ type Model struct {
 	client   sdk.Client
 	tools    toolCache
 	cfg      Config
-	platform string // "" (the Anthropic API), bedrock or vertex
+	platform string      // "" (the Anthropic API), bedrock or vertex
+	tokens   *sentTokens // Vertex's OAuth tokens; nil elsewhere
 	noUser   sync.Once
 	// spanContent: the SDK's spans carry the request's content (its own
 	// setting, ANTHROPIC_OPEN_TELEMETRY_TRACES_CONTENT_MODE=content).
@@ -139,7 +140,7 @@ func (m *Model) Stream(ctx context.Context, req *coachd.ModelRequest) coachd.Mod
 	}
 	body, err := m.appendBody(make([]byte, 0, m.bodyCap(req)), req, bodyMessages, markTool)
 	if err != nil {
-		return &stream{ctx: ctx, err: err, done: true, key: m.cfg.APIKey}
+		return &stream{ctx: ctx, err: err, done: true, secrets: m.secrets}
 	}
 	m.lastBody.Store(int64(len(body)))
 	// The SDK sends this body (see body.go), with its own headers,
@@ -156,7 +157,7 @@ func (m *Model) Stream(ctx context.Context, req *coachd.ModelRequest) coachd.Mod
 		// same bytes with the same headers, middleware and retries
 		// (TestPostSendsSameCall).
 		err := m.client.Post(ctx, "v1/messages", nil, &res, option.WithRequestBody("application/json", body), noSpan)
-		st := &stream{ctx: ctx, key: m.cfg.APIKey}
+		st := &stream{ctx: ctx, secrets: m.secrets}
 		if err == nil {
 			st.sse = newSSEReader(res)
 		}
@@ -172,11 +173,21 @@ func (m *Model) Stream(ctx context.Context, req *coachd.ModelRequest) coachd.Mod
 		opts = opts[:2]
 	}
 	s := m.client.Messages.NewStreaming(ctx, m.params(req), opts...)
-	st := &stream{ctx: ctx, sdk: s, key: m.cfg.APIKey}
+	st := &stream{ctx: ctx, sdk: s, secrets: m.secrets}
 	if s.Err() == nil && !m.sdkDecode {
 		st.sse = newSSEReader(res)
 	}
 	return st
+}
+
+// secrets are the credentials coachd sends that no upstream text may
+// quote: the API key, and Vertex's OAuth tokens, which Google's transport
+// adds where the SDK's error does not see them.
+func (m *Model) secrets() []string {
+	if m.tokens == nil {
+		return []string{m.cfg.APIKey}
+	}
+	return append(m.tokens.tokens(), m.cfg.APIKey)
 }
 
 // noSpan turns the SDK's span of a call off (Config.Untraced).

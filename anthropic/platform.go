@@ -3,6 +3,8 @@ package anthropic
 import (
 	"context"
 	"fmt"
+	"slices"
+	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
@@ -89,6 +91,10 @@ func NewVertex(ctx context.Context, cfg VertexConfig) (*Model, error) {
 	if cfg.Project == "" {
 		return nil, fmt.Errorf("vertex: no project (set project in the agent file or GOOGLE_CLOUD_PROJECT)")
 	}
+	// Google's transport adds the token below the SDK, where no error
+	// keeps it: recorded here, an upstream quoting it is redacted.
+	sent := &sentTokens{src: creds.TokenSource}
+	creds.TokenSource = sent
 	var opts []option.RequestOption
 	if cfg.HTTPClient != nil {
 		// Before the vertex option, which wraps it with authorization.
@@ -100,7 +106,39 @@ func NewVertex(ctx context.Context, cfg VertexConfig) (*Model, error) {
 		opts = append(opts, option.WithBaseURL(cfg.BaseURL))
 	}
 	cfg.BaseURL, cfg.APIKey = "", ""
-	return newPlatform(cfg.Config, platformVertex, opts), nil
+	m := newPlatform(cfg.Config, platformVertex, opts)
+	m.tokens = sent
+	return m, nil
+}
+
+// sentTokens is a token source that remembers the last access tokens it
+// handed out (a refresh during a call leaves the older one in flight).
+type sentTokens struct {
+	src  oauth2.TokenSource
+	mu   sync.Mutex
+	last [4]string
+	next int
+}
+
+func (s *sentTokens) Token() (*oauth2.Token, error) {
+	tok, err := s.src.Token()
+	if err != nil || tok == nil {
+		return tok, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !slices.Contains(s.last[:], tok.AccessToken) {
+		s.last[s.next] = tok.AccessToken
+		s.next = (s.next + 1) % len(s.last)
+	}
+	return tok, nil
+}
+
+// tokens are the access tokens recently sent.
+func (s *sentTokens) tokens() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.last[:])
 }
 
 // Platforms serving Claude besides the Anthropic API.

@@ -41,7 +41,15 @@ type stream struct {
 	err       error
 	done      bool
 	closed    bool
-	key       string // the configured API key, kept out of error text
+	secrets   func() []string // credentials kept out of error text (Model.secrets)
+}
+
+// keys are the credentials to keep out of an error's text.
+func (s *stream) keys() []string {
+	if s.secrets == nil {
+		return nil
+	}
+	return s.secrets()
 }
 
 func (s *stream) Next() bool {
@@ -51,7 +59,7 @@ func (s *stream) Next() bool {
 	for {
 		ev, err := s.read()
 		if err != nil {
-			s.fail(mapError(s.ctx, err, s.key))
+			s.fail(mapError(s.ctx, err, s.keys()))
 			return false
 		}
 		if ev == nil {
@@ -67,7 +75,7 @@ func (s *stream) Next() bool {
 		}
 	}
 	if !s.stopped && s.ctx.Err() != nil {
-		s.fail(mapError(s.ctx, s.ctx.Err(), s.key))
+		s.fail(mapError(s.ctx, s.ctx.Err(), s.keys()))
 		return false
 	}
 	if !s.stopped {
