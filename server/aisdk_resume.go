@@ -2,6 +2,8 @@ package server
 
 import (
 	"net/http"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/coachd/coachd"
 	"github.com/coachd/coachd/sse"
@@ -25,8 +27,8 @@ func (s *Server) handleUIChatResume() http.Handler {
 			return
 		}
 		chat := r.PathValue("chat")
-		if len(chat) > 200 {
-			s.StreamError(w, r, sse.AISDK, coachd.Invalid(coachd.FieldError{Field: "chat", Message: "must be the chat's id, 1 to 200 characters", Code: "length"}))
+		if err := validChatID(chat); err != nil {
+			s.StreamError(w, r, sse.AISDK, err)
 			return
 		}
 		u := UserFrom(r.Context())
@@ -47,6 +49,24 @@ func (s *Server) handleUIChatResume() http.Handler {
 		}
 		w.WriteHeader(http.StatusNoContent)
 	})
+}
+
+// validChatID refuses, at the edge, a chat id no chat can have: useChat's
+// id arrives in strict JSON (UTF-8, no NUL, 200 bytes at most), and
+// Postgres would refuse the query of any other.
+func validChatID(chat string) error {
+	bad := func(msg, code string) error {
+		return coachd.Invalid(coachd.FieldError{Field: "chat", Message: msg, Code: code})
+	}
+	switch {
+	case len(chat) > 200:
+		return bad("must be the chat's id, 1 to 200 characters", "length")
+	case !utf8.ValidString(chat):
+		return bad("is not valid UTF-8", "utf8")
+	case strings.ContainsRune(chat, 0):
+		return bad("must not contain NUL (U+0000) characters", "nul")
+	}
+	return nil
 }
 
 // followUIChat streams the session's running turn from its start to its
