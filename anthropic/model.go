@@ -64,7 +64,7 @@ type Model struct {
 	tools    toolCache
 	cfg      Config
 	platform string      // "" (the Anthropic API), bedrock or vertex
-	tokens   *sentTokens // Vertex's OAuth tokens; nil elsewhere
+	tokens   *sentTokens // what Vertex's or Bedrock's own code sent; nil elsewhere
 	noUser   sync.Once
 	// spanContent: the SDK's spans carry the request's content (its own
 	// setting, ANTHROPIC_OPEN_TELEMETRY_TRACES_CONTENT_MODE=content).
@@ -181,8 +181,8 @@ func (m *Model) Stream(ctx context.Context, req *coachd.ModelRequest) coachd.Mod
 }
 
 // secrets are the credentials coachd sends that no upstream text may
-// quote: the API key, and Vertex's OAuth tokens, which Google's transport
-// adds where the SDK's error does not see them.
+// quote: the API key, and the credentials a platform's own code adds where
+// the SDK's error does not see them (Vertex's OAuth token, Bedrock's).
 func (m *Model) secrets() []string {
 	if m.tokens == nil {
 		return []string{m.cfg.APIKey}

@@ -3,7 +3,9 @@ package anthropic
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -54,12 +56,18 @@ func NewBedrock(ctx context.Context, cfg BedrockConfig) (*Model, error) {
 	if ac.Region == "" {
 		return nil, fmt.Errorf("bedrock: no region (set region in the agent file or AWS_REGION)")
 	}
-	opts := []option.RequestOption{bedrock.WithConfig(ac)}
+	// The SDK's middleware adds the credential to the request it sends,
+	// not to the one its error keeps: a middleware after it records what
+	// was sent, so an upstream quoting it is redacted.
+	sent := &sentTokens{}
+	opts := []option.RequestOption{bedrock.WithConfig(ac), option.WithMiddleware(sent.record)}
 	if cfg.BaseURL != "" {
 		opts = append(opts, option.WithBaseURL(cfg.BaseURL))
 	}
 	cfg.BaseURL, cfg.APIKey = "", ""
-	return newPlatform(cfg.Config, platformBedrock, opts), nil
+	m := newPlatform(cfg.Config, platformBedrock, opts)
+	m.tokens = sent
+	return m, nil
 }
 
 // VertexConfig configures Claude on Google Vertex AI. Credentials are the
@@ -111,8 +119,9 @@ func NewVertex(ctx context.Context, cfg VertexConfig) (*Model, error) {
 	return m, nil
 }
 
-// sentTokens is a token source that remembers the last access tokens it
-// handed out (a refresh during a call leaves the older one in flight).
+// sentTokens remembers the last credentials a platform's own code sent
+// (a refresh during a call leaves the older one in flight): as a token
+// source (Vertex), or as a middleware after the one that signs (Bedrock).
 type sentTokens struct {
 	src  oauth2.TokenSource
 	mu   sync.Mutex
@@ -120,18 +129,35 @@ type sentTokens struct {
 	next int
 }
 
-func (s *sentTokens) Token() (*oauth2.Token, error) {
-	tok, err := s.src.Token()
-	if err != nil || tok == nil {
-		return tok, err
+func (s *sentTokens) add(v string) {
+	if v == "" {
+		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !slices.Contains(s.last[:], tok.AccessToken) {
-		s.last[s.next] = tok.AccessToken
+	if !slices.Contains(s.last[:], v) {
+		s.last[s.next] = v
 		s.next = (s.next + 1) % len(s.last)
 	}
-	return tok, nil
+}
+
+func (s *sentTokens) Token() (*oauth2.Token, error) {
+	tok, err := s.src.Token()
+	if err == nil && tok != nil {
+		s.add(tok.AccessToken)
+	}
+	return tok, err
+}
+
+// record notes a Bedrock request's bearer token (a Bedrock API key) and
+// the session token of temporary credentials. A SigV4 signature is not
+// kept: it is new for each request and signs only that one.
+func (s *sentTokens) record(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+	if tok, ok := strings.CutPrefix(req.Header.Get("Authorization"), "Bearer "); ok {
+		s.add(strings.TrimSpace(tok))
+	}
+	s.add(req.Header.Get("X-Amz-Security-Token"))
+	return next(req)
 }
 
 // tokens are the access tokens recently sent.
