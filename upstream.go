@@ -130,11 +130,22 @@ func unsafeRune(r rune) bool {
 // quotes read as [redacted]: a gateway may echo the key it was sent in
 // its error. Redact before cutting, so no part of a key is left. A
 // secret shorter than envsecret.MinLen is not looked for: it would mask
-// ordinary words, and no provider issues one.
+// ordinary words, and no provider issues one. A secret with a "/" (AWS
+// session tokens, base64 keys) is also looked for as JSON written by PHP
+// spells it, "\/" for "/", as envsecret.Hide does.
 func Redacted(s string, secrets ...string) string {
 	for _, k := range secrets {
-		if len(k) >= envsecret.MinLen && strings.Contains(s, k) {
-			s = strings.ReplaceAll(s, k, envsecret.Mark)
+		if len(k) < envsecret.MinLen {
+			continue
+		}
+		spellings := []string{k}
+		if strings.Contains(k, "/") {
+			spellings = append(spellings, strings.ReplaceAll(k, "/", `\/`))
+		}
+		for _, v := range spellings {
+			if strings.Contains(s, v) {
+				s = strings.ReplaceAll(s, v, envsecret.Mark)
+			}
 		}
 	}
 	return s
