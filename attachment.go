@@ -92,7 +92,8 @@ func (u *Upload) Validate() []FieldError {
 }
 
 // CheckAttachment reports whether data is an attachment of mediaType:
-// one of AttachmentTypes, at most MaxAttachmentBytes, and what its bytes
+// one of AttachmentTypes, at most MaxAttachmentBytes (a text document
+// MaxTextAttachmentBytes), and what its bytes
 // say it is (SniffMediaType). The error's Field is "data" or
 // "media_type"; callers rename it.
 func CheckAttachment(mediaType string, data []byte) *FieldError {
@@ -118,6 +119,8 @@ func checkAttachment(mediaType string, data []byte) (pages int, fe *FieldError) 
 	switch {
 	case len(data) == 0:
 		return 0, &FieldError{"data", "is empty", "required"}
+	case mediaType == MediaText && len(data) > MaxTextAttachmentBytes:
+		return 0, textTooLong("data", len(data))
 	case len(data) > MaxAttachmentBytes:
 		return 0, &FieldError{"data", fmt.Sprintf("is %d bytes; at most %d (%d MiB) per attachment", len(data), MaxAttachmentBytes, MaxAttachmentBytes>>20), "length"}
 	}

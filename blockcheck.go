@@ -334,9 +334,10 @@ func checkSource(raw json.RawMessage, fail func(field, msg, code string), rule f
 	switch {
 	case s.Data == "":
 		fail("source.data", "is required", "required")
-	case s.Type == "text" && len(s.Data) > MaxAttachmentBytes:
+	case s.Type == "text" && len(s.Data) > MaxTextAttachmentBytes:
 		// Re-sent on every later turn, as an attached text file is.
-		fail("source.data", fmt.Sprintf("is %d bytes; at most %d (%d MiB) per document", len(s.Data), MaxAttachmentBytes, MaxAttachmentBytes>>20), "length")
+		fe := textTooLong("", len(s.Data))
+		fail("source.data", fe.Message, fe.Code)
 	case s.Type == "text" && !isPlainText([]byte(s.Data)):
 		fail("source.data", "must be plain text: no NUL, no control characters but tab and line breaks, no invisible bidi overrides", "format")
 	case s.Type == "base64":

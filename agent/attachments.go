@@ -57,7 +57,7 @@ func limitAttachments(msgs []coachd.ModelMessage) {
 			}
 		}
 	}
-	cut := windowCut(len(all), func(i int) (int, int) { return all[i].sent, all[i].pages })
+	cut := windowCut(len(all), func(i int) (int, int, int) { return all[i].sent, all[i].pages, textLen(all[i].typ, all[i].sent) })
 	copied := -1
 	for k, a := range all {
 		m := &msgs[a.msg]
@@ -107,25 +107,38 @@ func noteBinaryAttachments(msgs []coachd.ModelMessage) {
 }
 
 // windowCut is the index of the first of n attachments (oldest first,
-// size(i) bytes of source data and PDF pages each) that a history sends:
-// see limitAttachments. Pages are bounded too (the API takes at most
-// coachd.MaxPDFPages in a request), never dropping the newest attachment
-// for them unless it alone is over the bound (stored before it was one).
-func windowCut(n int, size func(int) (sent, pages int)) int {
-	cut, count, bytes, pages := 0, 0, 0, 0 // [cut, i] so far are sent: count of them, bytes, pages
+// size(i) bytes of source data, PDF pages and bytes of text documents
+// each) that a history sends: see limitAttachments. Pages are bounded too
+// (the API takes at most coachd.MaxPDFPages in a request), never dropping
+// the newest attachment for them unless it alone is over the bound
+// (stored before it was one); so is text (coachd.MaxHistoryTextBytes: it
+// is read as tokens, and the context holds 200,000), likewise.
+func windowCut(n int, size func(int) (sent, pages, text int)) int {
+	cut, count, bytes, pages, text := 0, 0, 0, 0, 0 // [cut, i] so far are sent: count of them, bytes, pages, text
 	for i := range n {
-		s, p := size(i)
-		count, bytes, pages = count+1, bytes+s, pages+p
-		if count <= MaxHistoryAttachments && bytes <= MaxHistoryAttachmentBytes && pages <= coachd.MaxPDFPages {
+		s, p, x := size(i)
+		count, bytes, pages, text = count+1, bytes+s, pages+p, text+x
+		if count <= MaxHistoryAttachments && bytes <= MaxHistoryAttachmentBytes && pages <= coachd.MaxPDFPages &&
+			text <= coachd.MaxHistoryTextBytes {
 			continue
 		}
 		for cut <= i && (count > MaxHistoryAttachments/2 || bytes > MaxHistoryAttachmentBytes/2 ||
-			pages > coachd.MaxPDFPages || (cut < i && pages > coachd.MaxPDFPages/2)) {
-			s, p := size(cut)
-			count, bytes, pages, cut = count-1, bytes-s, pages-p, cut+1
+			pages > coachd.MaxPDFPages || (cut < i && pages > coachd.MaxPDFPages/2) ||
+			text > coachd.MaxHistoryTextBytes || (cut < i && text > coachd.MaxHistoryTextBytes/2)) {
+			s, p, x := size(cut)
+			count, bytes, pages, text, cut = count-1, bytes-s, pages-p, text-x, cut+1
 		}
 	}
 	return cut
+}
+
+// textLen is the bytes of text of an attachment of media type typ with
+// sent bytes of source data: sent for a text document, 0 for any other.
+func textLen(typ string, sent int) int {
+	if typ != coachd.MediaText {
+		return 0
+	}
+	return sent
 }
 
 // pdfPages is the page count of b, an attachment of media type typ: 0

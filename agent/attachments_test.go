@@ -10,7 +10,9 @@ import (
 )
 
 func TestHistoryLimitsAttachments(t *testing.T) {
-	doc := coachd.AttachmentBlock(coachd.MediaText, "old.txt", bytes.Repeat([]byte("a"), 2<<20))
+	// PDFs of a page: text documents have a tighter bound of their own
+	// (TestHistoryLimitsTextDocuments).
+	doc := coachd.AttachmentBlock(coachd.MediaPDF, "old.txt", append([]byte("%PDF-1.4\n"), bytes.Repeat([]byte("a"), 3<<19-9)...)) // 2 MiB as base64
 	var msgs []*coachd.Message
 	for i := range 12 {
 		msgs = append(msgs,

@@ -202,7 +202,10 @@ func historyTokens(msgs []*coachd.Message) int64 {
 			}
 		}
 	}
-	cut := windowCut(len(users), func(i int) (int, int) { return atts[users[i]].sent, int(atts[users[i]].pages) })
+	cut := windowCut(len(users), func(i int) (int, int, int) {
+		a := atts[users[i]]
+		return a.sent, int(a.pages), textLen(a.typ, a.sent)
+	})
 	n, media, k, j := 0, int64(0), 0, 0
 	for _, m := range msgs {
 		for _, b := range m.Blocks {

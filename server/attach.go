@@ -145,6 +145,7 @@ func (s *Server) attachmentBlocks(ctx context.Context, userID string, list []att
 		blocks []coachd.Block
 		errs   []coachd.FieldError
 		total  int
+		text   int // bytes of text documents (coachd.MaxTextAttachmentBytes)
 	)
 	for i, a := range list {
 		at := fmt.Sprintf("attachments[%d].", i)
@@ -176,10 +177,16 @@ func (s *Server) attachmentBlocks(ctx context.Context, userID string, list []att
 			continue
 		}
 		total += len(data)
+		if mediaType == coachd.MediaText {
+			text += len(data)
+		}
 		blocks = append(blocks, b)
 	}
 	if total > coachd.MaxAttachmentBytesPerMessage {
 		errs = append(errs, coachd.FieldError{Field: "attachments", Message: fmt.Sprintf("must be at most %d MiB in all", coachd.MaxAttachmentBytesPerMessage>>20), Code: "length"})
+	}
+	if text > coachd.MaxTextAttachmentBytes {
+		errs = append(errs, coachd.FieldError{Field: "attachments", Message: fmt.Sprintf("hold %d bytes of text documents; at most %d KiB in all (about 50,000 tokens of the model's 200,000-token context)", text, coachd.MaxTextAttachmentBytes>>10), Code: "length"})
 	}
 	if len(errs) > 0 {
 		return nil, coachd.Invalid(errs...)

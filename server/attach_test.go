@@ -153,8 +153,13 @@ func TestChatAttachmentsRefused(t *testing.T) {
 	bobs := e.mustUpload(e.bob.key, "bob.png", img)
 	six := strings.Repeat(inline("image", "image/png", img)+",", 5) + inline("image", "image/png", img)
 	big := bytes.Repeat([]byte("a"), coachd.MaxAttachmentBytes+1)
-	three := bytes.Repeat([]byte("b"), coachd.MaxAttachmentBytesPerMessage/4+1024)
-	four := strings.Repeat(inline("document", "text/plain", three)+",", 3) + inline("document", "text/plain", three)
+	three := append([]byte("%PDF-1.4\n"), bytes.Repeat([]byte("b"), coachd.MaxAttachmentBytesPerMessage/4+1024)...)
+	four := strings.Repeat(inline("document", "application/pdf", three)+",", 3) + inline("document", "application/pdf", three)
+	// Text is read as tokens: 3 MiB of it is far past the model's context,
+	// and two documents within the limit are past it together.
+	text3MiB := bytes.Repeat([]byte("c"), coachd.MaxAttachmentBytes)
+	half := []byte(strings.Repeat("漢", coachd.MaxTextAttachmentBytes/3/2+1))
+	halfUpload := e.mustUpload(e.alice.key, "half.txt", half)
 	before := e.dump()
 	for _, tt := range []struct {
 		name, attachments, field string
@@ -167,6 +172,9 @@ func TestChatAttachmentsRefused(t *testing.T) {
 		{"ErrCount", six, "attachments", 400},
 		{"ErrOversize", inline("document", "text/plain", big), "attachments[0].data", 400},
 		{"ErrTotal", four, "attachments", 400},
+		{"ErrText3MiB", inline("document", "text/plain", text3MiB), "attachments[0].data", 400},
+		{"ErrTextTotal", inline("document", "text/plain", half) + "," + inline("document", "text/plain", half), "attachments", 400},
+		{"ErrTextTotalUpload", `{"upload_id":"` + halfUpload.ID + `"},` + inline("document", "text/plain", half), "attachments", 400},
 		{"ErrOtherUsersUpload", `{"upload_id":"` + bobs.ID + `"}`, "attachments[0].upload_id", 400},
 		{"ErrUploadAndInline", `{"upload_id":"` + bobs.ID + `","data":"aGk="}`, "attachments[0].upload_id", 400},
 	} {
@@ -246,6 +254,7 @@ func TestUploads(t *testing.T) {
 			}{
 				"Unsupported":  {e.upload(e.alice.key, "a.exe", []byte("\x7fELF\x02\x01\x01\x00")), 400, coachd.EINVALID},
 				"Oversize":     {e.upload(e.alice.key, "a.txt", bytes.Repeat([]byte("a"), coachd.MaxAttachmentBytes+1)), 413, coachd.ETOOLARGE},
+				"TextTooLong":  {e.upload(e.alice.key, "a.txt", bytes.Repeat([]byte("a"), coachd.MaxAttachmentBytes)), 400, coachd.EINVALID},
 				"NotMultipart": {e.do(request{method: "POST", path: "/v1/uploads", key: e.alice.key, body: `{}`}), 415, coachd.EUNSUPPORTED},
 				"Anonymous":    {e.upload("", "a.png", img), 401, coachd.EUNAUTHORIZED},
 			} {
