@@ -1,8 +1,10 @@
 package agent
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/coachd/coachd"
 )
@@ -29,13 +31,15 @@ const pdfPageTokens = 2500
 // and its sizes (decoded, and of its source data as sent): its one read.
 type sentAttachment struct {
 	msg, block, size, sent, pages int
+	inner                         int // its index in the tool_result block's content; -1: the block itself
 	typ                           string
 }
 
 // limitAttachments keeps the newest image and document blocks of user
-// messages within MaxHistoryAttachments and MaxHistoryAttachmentBytes and
-// replaces the older ones with a text note. msgs is changed in place; its
-// block slices are copied first, so stored messages are not.
+// messages, those inside their tool results too, within
+// MaxHistoryAttachments and MaxHistoryAttachmentBytes and replaces the
+// older ones with a text note. msgs is changed in place; its block slices
+// are copied first, so stored messages are not.
 //
 // The window moves in steps: each move turns an early block into a note,
 // which rewrites the prompt cache from that message on. Once a new
@@ -47,31 +51,77 @@ type sentAttachment struct {
 // every turn and every replica computes the same.
 func limitAttachments(msgs []coachd.ModelMessage) {
 	var all []sentAttachment
+	var results map[[2]int][]coachd.Block // the content of tool results holding attachments, by message and block
 	for i, m := range msgs {
 		if m.Role != coachd.RoleUser {
 			continue
 		}
 		for j, b := range m.Blocks {
 			if typ, size, sent, ok := coachd.AttachmentSizes(b); ok {
-				all = append(all, sentAttachment{i, j, size, sent, pdfPages(b, typ), typ})
+				all = append(all, sentAttachment{i, j, size, sent, pdfPages(b, typ), -1, typ})
+				continue
+			}
+			inner := resultAttachments(b)
+			for k, c := range inner {
+				if typ, size, sent, ok := coachd.AttachmentSizes(c); ok {
+					all = append(all, sentAttachment{i, j, size, sent, pdfPages(c, typ), k, typ})
+				}
+			}
+			if inner != nil {
+				if results == nil {
+					results = map[[2]int][]coachd.Block{}
+				}
+				results[[2]int{i, j}] = inner
 			}
 		}
 	}
 	cut := windowCut(len(all), func(i int) (int, int, int) { return all[i].sent, all[i].pages, textLen(all[i].typ, all[i].sent) })
 	copied := -1
+	noted := map[[2]int]bool{} // tool results with a note in their content
 	for k, a := range all {
 		m := &msgs[a.msg]
+		b := m.Blocks[a.block]
+		if a.inner >= 0 {
+			b = results[[2]int{a.msg, a.block}][a.inner]
+		}
 		// A turn reads no data of an attachment older than it may send
 		// (coachd.OmitAttachmentData): such a block is a note wherever
 		// the window falls.
-		if k >= cut && !coachd.AttachmentOmitted(m.Blocks[a.block]) {
+		if k >= cut && !coachd.AttachmentOmitted(b) {
 			continue
 		}
 		if copied != a.msg {
 			m.Blocks, copied = append([]coachd.Block(nil), m.Blocks...), a.msg
 		}
-		m.Blocks[a.block] = noteOf(m.Blocks[a.block], a.typ, a.size)
+		if a.inner < 0 {
+			m.Blocks[a.block] = noteOf(b, a.typ, a.size)
+			continue
+		}
+		results[[2]int{a.msg, a.block}][a.inner] = noteOf(b, a.typ, a.size) // decoded here: the history's own
+		noted[[2]int{a.msg, a.block}] = true
 	}
+	for at := range noted {
+		content, _ := json.Marshal(results[at])
+		msgs[at[0]].Blocks[at[1]].Content = content
+	}
+}
+
+// resultAttachments is the content of b, when b is a tool_result whose
+// content is a list of blocks with an image or document among them (a
+// tool's screenshot): decoded, the caller's own. nil otherwise.
+func resultAttachments(b coachd.Block) []coachd.Block {
+	c := bytes.TrimSpace(b.Content)
+	// Content without the key (nor an escape that could spell it) is
+	// decided without a decode: most tool results are.
+	if b.Type != coachd.BlockToolResult || len(c) == 0 || c[0] != '[' ||
+		!bytes.Contains(c, []byte(`"source"`)) && bytes.IndexByte(c, '\\') < 0 {
+		return nil
+	}
+	var inner []coachd.Block
+	if json.Unmarshal(c, &inner) != nil || !slices.ContainsFunc(inner, isAttachment) {
+		return nil
+	}
+	return inner
 }
 
 // attachmentNote is the text sent instead of an attachment block b.
