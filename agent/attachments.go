@@ -212,13 +212,23 @@ func attachmentTitle(b coachd.Block) string {
 }
 
 // attachmentTokens estimates the tokens of the images and PDFs in msgs,
-// and returns the bytes of source data they hold in the request, which a
+// those in user messages' tool results too (a tool's screenshot), and
+// returns the bytes of source data they hold in the request, which a
 // size-based estimate must not count as text.
 func attachmentTokens(msgs []coachd.ModelMessage) (data int, tokens int64) {
 	for _, m := range msgs {
 		for _, b := range m.Blocks {
 			if n, t, ok := binaryAttachment(b); ok {
 				data, tokens = data+n, tokens+t
+				continue
+			}
+			if m.Role != coachd.RoleUser {
+				continue
+			}
+			for _, c := range resultAttachments(b) {
+				if n, t, ok := binaryAttachment(c); ok {
+					data, tokens = data+n, tokens+t
+				}
 			}
 		}
 	}

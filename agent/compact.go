@@ -176,29 +176,47 @@ func shortenKeep(msgs []*coachd.Message, keep int) int {
 // historyTokens estimates the tokens of msgs as sent, from the sizes of
 // their blocks' contents (cheap: it runs every round). Images and PDFs
 // count as the API bills them (binaryAttachment), not by their base64:
-// one photo's bytes would pass every compaction threshold. Attachments
-// older than the window a history sends (limitAttachments) count as the
-// note sent instead.
+// one photo's bytes would pass every compaction threshold; so do those in
+// user messages' tool results (a tool's screenshot). Attachments older
+// than the window a history sends (limitAttachments) count as the note
+// sent instead.
 func historyTokens(msgs []*coachd.Message) int64 {
 	// Each attachment's source (megabytes) is read once: the first walk
 	// keeps what the second needs.
-	type sized struct {
-		typ   string
-		sent  int
-		pages int32 // 32 bytes in all: atts grows as it did without it
-		ok    bool
-	}
 	var atts []sized // each image and document block's, in order
 	var users []int  // the user's attachments: their index in atts
-	for _, m := range msgs {
-		for _, b := range m.Blocks {
-			if !isAttachment(b) {
+	// results are the user's tool results holding attachments, by message
+	// and block: how many of atts are theirs.
+	var results map[[2]int]int
+	for i, m := range msgs {
+		user := m.Role == coachd.RoleUser
+		for j, b := range m.Blocks {
+			// One append of each slice (an attachment, or one in a tool
+			// result's content), which the compiler keeps on the stack.
+			blocks, nested := m.Blocks[j:j+1], !isAttachment(b)
+			if nested && !user {
 				continue
 			}
-			typ, sent, ok := coachd.AttachmentSent(b)
-			atts = append(atts, sized{typ, sent, int32(pdfPages(b, typ)), ok})
-			if ok && m.Role == coachd.RoleUser {
-				users = append(users, len(atts)-1)
+			if nested {
+				if blocks = resultAttachments(b); blocks == nil {
+					continue
+				}
+			}
+			for _, c := range blocks {
+				typ, sent, ok := coachd.AttachmentSent(c)
+				if nested && !ok {
+					continue // the result's text
+				}
+				atts = append(atts, sized{typ, sent, int32(pdfPages(c, typ)), ok})
+				if ok && user {
+					users = append(users, len(atts)-1)
+				}
+			}
+			if nested {
+				if results == nil {
+					results = map[[2]int]int{}
+				}
+				results[[2]int{i, j}] = len(atts)
 			}
 		}
 	}
@@ -207,26 +225,58 @@ func historyTokens(msgs []*coachd.Message) int64 {
 		return a.sent, int(a.pages), textLen(a.typ, a.sent)
 	})
 	n, media, k, j := 0, int64(0), 0, 0
-	for _, m := range msgs {
-		for _, b := range m.Blocks {
+	for i, m := range msgs {
+		for bi, b := range m.Blocks {
 			if isAttachment(b) {
 				a := atts[j]
 				j++
+				noted := false
 				if a.ok && m.Role == coachd.RoleUser {
-					if k++; k <= cut {
-						n += noteLen
-						continue
-					}
+					k++
+					noted = k <= cut
 				}
-				if _, t, ok := attachmentCost(a.typ, a.sent, int(a.pages), a.ok); ok {
-					n, media = n+len(b.Name)+16, media+t
+				if dn, t, ok := a.cost(noted); ok {
+					n, media = n+dn, media+t
 					continue
 				}
+			} else if end, ok := results[[2]int{i, bi}]; ok {
+				// The result's content but its attachments' data, then each
+				// attachment as the API bills it (a text document's data is
+				// its text).
+				n += len(b.Content) + 16
+				for ; j < end; j++ {
+					k++
+					if dn, t, ok := atts[j].cost(k <= cut); ok {
+						n, media = n+dn-atts[j].sent, media+t
+					}
+				}
+				continue
 			}
 			n += len(b.Text) + len(b.Thinking) + len(b.Input) + len(b.Content) + len(b.Source) + len(b.Name) + 16
 		}
 	}
 	return coachd.TokensOfBytes(n) + media
+}
+
+// sized is what historyTokens keeps of an attachment from its one read.
+type sized struct {
+	typ   string
+	sent  int
+	pages int32 // 32 bytes in all: atts grows as it did without it
+	ok    bool
+}
+
+// cost is the bytes of text and the tokens a sends as, noted (outside
+// the window) or as the API bills it; ok false for a text document sent,
+// whose text counts as text.
+func (a sized) cost(noted bool) (text int, tokens int64, ok bool) {
+	if noted {
+		return noteLen, 0, true
+	}
+	if _, t, ok := attachmentCost(a.typ, a.sent, int(a.pages), a.ok); ok {
+		return 16, t, true
+	}
+	return 0, 0, false
 }
 
 // noteLen is about the length of the note sent for an attachment
