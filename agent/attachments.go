@@ -139,21 +139,40 @@ func noteOf(b coachd.Block, typ string, n int) coachd.Block {
 // noteBinaryAttachments replaces the images and PDFs of msgs with their
 // note (attachmentNote): what a summary of the conversation is sent. The
 // model answered them when they were sent; sent again, each is billed as
-// an image or as pages, for a summary of text. Text documents stay (they
-// are text). msgs is changed in place; changed block slices are copies.
+// an image or as pages, for a summary of text; so were those in a tool
+// result's content (a screenshot). Text documents stay (they are text).
+// msgs is changed in place; changed block slices are copies.
 func noteBinaryAttachments(msgs []coachd.ModelMessage) {
 	for i := range msgs {
 		copied := false
 		for j, b := range msgs[i].Blocks {
-			if _, _, ok := binaryAttachment(b); !ok {
+			var nb coachd.Block
+			if _, _, ok := binaryAttachment(b); ok {
+				nb = attachmentNote(b)
+			} else if nb, ok = noteResultAttachments(b); !ok {
 				continue
 			}
 			if !copied {
 				msgs[i].Blocks, copied = append([]coachd.Block(nil), msgs[i].Blocks...), true
 			}
-			msgs[i].Blocks[j] = attachmentNote(b)
+			msgs[i].Blocks[j] = nb
 		}
 	}
+}
+
+// noteResultAttachments is tool result b with the images and PDFs of its
+// content as their note, and ok false when it has none.
+func noteResultAttachments(b coachd.Block) (coachd.Block, bool) {
+	inner, noted := resultAttachments(b), false
+	for k, c := range inner {
+		if _, _, ok := binaryAttachment(c); ok {
+			inner[k], noted = attachmentNote(c), true // decoded: the caller's own
+		}
+	}
+	if noted {
+		b.Content, _ = json.Marshal(inner)
+	}
+	return b, noted
 }
 
 // windowCut is the index of the first of n attachments (oldest first,
