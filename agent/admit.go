@@ -69,6 +69,10 @@ func (r *Runner) admitOnce(ctx context.Context, req TurnRequest, held *heldTurn)
 	}
 	// The agent's MCP servers add their tools (started on first use).
 	t.agent, t.tools = r.withMCP(ctx, t.agent, t.tools)
+	if req.Resent && t.resends() {
+		req.Message, req.Retry, req.RetryPartial = "", true, true
+		t.req = req
+	}
 	if err := t.checkSession(); err != nil {
 		return nil, err
 	}
@@ -258,4 +262,38 @@ func (t *Turn) storeFinal(ctx context.Context, final []*coachd.Message) {
 	if err := t.append(ctx, final...); err != nil {
 		t.res.StopReason = t.fail(err)
 	}
+}
+
+// resends reports whether the turn's message is the session's last user
+// message sent again, its turn having ended with no reply: after it come
+// at most tool rounds (an assistant message, then its results) and a
+// reply that broke off (stored partial). Attachments and answers are
+// never taken for a resend.
+func (t *Turn) resends() bool {
+	if t.sess.Pending != nil || t.req.Answer != nil || len(t.req.Attachments) > 0 || t.req.Message == "" {
+		return false
+	}
+	h := t.history
+	n := len(h)
+	if n > 1 && h[n-1].Role == coachd.RoleAssistant && h[n-1].Partial {
+		n--
+	}
+	for n > 2 && h[n-1].Role == coachd.RoleUser && h[n-2].Role == coachd.RoleAssistant && onlyBlocks(h[n-1], coachd.BlockToolResult) {
+		n -= 2
+	}
+	if n == 0 {
+		return false
+	}
+	m := h[n-1]
+	return m.Role == coachd.RoleUser && m.Content == t.req.Message && onlyBlocks(m, coachd.BlockText)
+}
+
+// onlyBlocks reports whether m has blocks, all of type typ.
+func onlyBlocks(m *coachd.Message, typ string) bool {
+	for _, b := range m.Blocks {
+		if b.Type != typ {
+			return false
+		}
+	}
+	return len(m.Blocks) > 0
 }

@@ -49,6 +49,8 @@ func (req chatRequest) turn(u *coachd.User, wait bool) agent.TurnRequest {
 	return agent.TurnRequest{
 		User: u, SessionID: req.SessionID, Agent: req.Agent,
 		Message: req.Message, Answer: req.ToolResult, Wait: wait, Retry: req.Retry,
+		// Seeds 000 and 002 send a message again after an error.
+		Resent:  true,
 		Context: replayContext(req.ReplayID),
 	}
 }
