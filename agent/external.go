@@ -207,6 +207,12 @@ func (r *Runner) preflight(ctx context.Context, req PreflightRequest, sessionID 
 	if err != nil {
 		return nil, err
 	}
+	if n := len(h); n > 0 && h[n-1].Role == coachd.RoleUser && h[n-1].Content == req.Message && onlyBlocks(h[n-1], coachd.BlockText) {
+		// The message of a turn that failed (seed 000 aborts with it),
+		// sent again: the client adds it to the history itself, and its
+		// record does not store it twice (server.handleRecord).
+		h = h[:n-1]
+	}
 	t.prepareSystem(ctx)
 	history := History(compacted(h, t.agent.Compaction), t.tools.Truncations(t.agent.Tools))
 	t.history = append(h, &coachd.Message{Role: coachd.RoleUser, Blocks: []coachd.Block{coachd.TextBlock(req.Message)}})

@@ -293,6 +293,9 @@ func (s *Server) handleRecord(abort bool) http.Handler {
 				rec.Messages = append(rec.Messages, msg)
 			}
 		}
+		if len(rec.Messages) > 0 && s.unanswered(r.Context(), UserFrom(r.Context()).ID, body.SessionID, rec.Messages[0]) {
+			rec.Messages = rec.Messages[1:]
+		}
 		res, err := s.store.Record(r.Context(), UserFrom(r.Context()).ID, rec)
 		if err != nil {
 			s.Error(w, r, orNotFound(err, "session or reservation"))
@@ -303,6 +306,33 @@ func (s *Server) handleRecord(abort bool) http.Handler {
 			TokensCharged: res.Charged, BudgetRemaining: res.Remaining, Aborted: abort,
 		})
 	})
+}
+
+// unanswered reports whether m, the user's words, is the session's last
+// message already: the message of a turn that failed (seed 000 aborts
+// with it as partial_messages) recorded again with the turn sent again.
+// agent.Preflight leaves it out of the history the client extends.
+func (s *Server) unanswered(ctx context.Context, userID, sessionID string, m *coachd.Message) bool {
+	if m.Role != coachd.RoleUser || !textOnly(m) {
+		return false
+	}
+	msgs, _, err := s.store.ListMessages(ctx, userID, sessionID, coachd.Page{Before: coachd.BeforeEnd, Limit: 1})
+	if err != nil || len(msgs) == 0 {
+		return false
+	}
+	last := msgs[len(msgs)-1]
+	return last.Role == coachd.RoleUser && textOnly(last) &&
+		slices.EqualFunc(last.Blocks, m.Blocks, func(a, b coachd.Block) bool { return a.Text == b.Text })
+}
+
+// textOnly reports whether m has blocks, all text.
+func textOnly(m *coachd.Message) bool {
+	for _, b := range m.Blocks {
+		if b.Type != coachd.BlockText {
+			return false
+		}
+	}
+	return len(m.Blocks) > 0
 }
 
 // replied reports whether req records something the model said.
