@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -70,7 +71,7 @@ func (r *Runner) admitOnce(ctx context.Context, req TurnRequest, held *heldTurn)
 	// The agent's MCP servers add their tools (started on first use).
 	t.agent, t.tools = r.withMCP(ctx, t.agent, t.tools)
 	if req.Resent && t.resends() {
-		req.Message, req.Retry, req.RetryPartial = "", true, true
+		req.Message, req.Answer, req.Retry, req.RetryPartial = "", nil, true, true
 		t.req = req
 	}
 	if err := t.checkSession(); err != nil {
@@ -264,13 +265,15 @@ func (t *Turn) storeFinal(ctx context.Context, final []*coachd.Message) {
 	}
 }
 
-// resends reports whether the turn's message is the session's last user
-// message sent again, its turn having ended with no reply: after it come
-// at most tool rounds (an assistant message, then its results) and a
-// reply that broke off (stored partial). Attachments and answers are
-// never taken for a resend.
+// resends reports whether the turn's message, or its answer to a paused
+// call, is the session's last one sent again, its turn having ended with
+// no reply: after it come at most tool rounds (an assistant message, then
+// its results) and a reply that broke off (stored partial). An answer is
+// the same call's, with the same content; attachments are never taken
+// for a resend.
 func (t *Turn) resends() bool {
-	if t.sess.Pending != nil || t.req.Answer != nil || len(t.req.Attachments) > 0 || t.req.Message == "" {
+	a := t.req.Answer
+	if t.sess.Pending != nil || len(t.req.Attachments) > 0 || (a == nil) == (t.req.Message == "") {
 		return false
 	}
 	h := t.history
@@ -278,14 +281,31 @@ func (t *Turn) resends() bool {
 	if n > 1 && h[n-1].Role == coachd.RoleAssistant && h[n-1].Partial {
 		n--
 	}
-	for n > 2 && h[n-1].Role == coachd.RoleUser && h[n-2].Role == coachd.RoleAssistant && onlyBlocks(h[n-1], coachd.BlockToolResult) {
-		n -= 2
+	for ; n > 0; n -= 2 {
+		m := h[n-1]
+		if a != nil && m.Role == coachd.RoleUser && answers(m, a) {
+			return true
+		}
+		if n < 3 || m.Role != coachd.RoleUser || h[n-2].Role != coachd.RoleAssistant || !onlyBlocks(m, coachd.BlockToolResult) {
+			break
+		}
 	}
-	if n == 0 {
+	if a != nil || n == 0 {
 		return false
 	}
 	m := h[n-1]
 	return m.Role == coachd.RoleUser && m.Content == t.req.Message && onlyBlocks(m, coachd.BlockText)
+}
+
+// answers reports whether m holds a as the answer to its call.
+func answers(m *coachd.Message, a *Answer) bool {
+	want := coachd.ToolResultBlock(a.ToolUseID, answerText(a.Content), a.IsError)
+	for _, b := range m.Blocks {
+		if b.Type == coachd.BlockToolResult && b.ToolUseID == a.ToolUseID {
+			return b.IsError == want.IsError && bytes.Equal(b.Content, want.Content)
+		}
+	}
+	return false
 }
 
 // onlyBlocks reports whether m has blocks, all of type typ.

@@ -143,11 +143,11 @@ type TurnRequest struct {
 	// broken text, then or later (useChat's regenerate after an error).
 	RetryPartial bool
 	// Resent runs again, as Retry with RetryPartial does, the turn of a
-	// Message that is the session's last unanswered one sent again: its
-	// turn failed before the coach replied (or in the reply, or between
-	// tool rounds), and a client that knows no retry (seeds 000 and 002)
-	// sends the same message again. The same words after a reply are a
-	// new message.
+	// Message (or an Answer) that is the session's last unanswered one
+	// sent again: its turn failed before the coach replied (or in the
+	// reply, or between tool rounds), and a client that knows no retry
+	// (seeds 000 and 002) sends the same message, or taps the same
+	// option, again. The same words after a reply are a new message.
 	Resent bool
 	// Wait queues behind a running turn instead of failing (on_busy=wait).
 	Wait bool

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/coachd/coachd"
@@ -82,5 +83,46 @@ func TestSeedResendAfterError(t *testing.T) {
 				t.Errorf("a deliberate second message: the model saw it %d times, want 2", n)
 			}
 		})
+	}
+}
+
+// TestSeed002AnswerResendAfterError: seed 002's client answers a paused
+// tool with a new request carrying its tool_result (lines 653-660: "Round
+// 2: Client: New POST ... with messages including tool_result"). When
+// the turn that answer starts fails, the pills are still on screen and
+// the user taps the same one again: coachd had cleared the pending call
+// with the stored answer and refused it with 409 ("no pending
+// interaction"), so the conversation could not go on from the answer.
+// The same answer now runs that turn again; another one is still
+// refused.
+func TestSeed002AnswerResendAfterError(t *testing.T) {
+	e := MustChatEnv(t, nil)
+	ctx := context.Background()
+	e.fake.Enqueue(anthropictest.Blocks(anthropictest.TextBlock("When?", 0), anthropictest.ToolUse("toolu_pick", "show_options", `{"options":["Morning","Evening"]}`)))
+	first := e.chat(ctx, e.alice.key, "?protocol=sage", `{"message":"when should I run?"}`)
+	sid := first.header.Get("X-Coachd-Session-Id")
+	answer := `{"session_id":"` + sid + `","tool_result":{"tool_use_id":"toolu_pick","content":"Morning"}}`
+	e.fake.Enqueue(anthropictest.Status(500, nil, `{"type":"error","error":{"type":"api_error","message":"boom"}}`))
+	if s := e.chat(ctx, e.alice.key, "?protocol=sage", answer); s.status != 200 {
+		t.Fatalf("the answer: %d\n%s", s.status, s.raw)
+	}
+	other := `{"session_id":"` + sid + `","tool_result":{"tool_use_id":"toolu_pick","content":"Evening"}}`
+	if s := e.chat(ctx, e.alice.key, "?protocol=sage", other); s.status != 409 {
+		t.Errorf("another answer to the answered call: %d, want 409\n%s", s.status, s.raw)
+	}
+	e.fake.Enqueue(anthropictest.Text("Morning it is.", 8))
+	s := e.chat(ctx, e.alice.key, "?protocol=sage", answer)
+	if s.status != 200 || !strings.Contains(string(s.raw), `{"text":"Morn`) {
+		t.Fatalf("the same answer again: %d\n%s", s.status, s.raw)
+	}
+	n := 0
+	reqs := e.fake.Requests()
+	for _, b := range reqs[len(reqs)-1].ToolResults() {
+		if b.ToolUseID == "toolu_pick" {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("the model got %d results for the call, want 1", n)
 	}
 }
