@@ -228,7 +228,10 @@ func (m recordMessage) message(partial bool) *coachd.Message {
 		}
 		blocks = []coachd.Block{coachd.TextBlock(m.ContentText)}
 	}
-	return &coachd.Message{Role: m.Role, Blocks: blocks, Content: m.ContentText, Partial: partial}
+	// The content is the blocks' text, as every stored message's: seed
+	// 000's content_text is the whole turn's text so far, earlier rounds'
+	// replies too.
+	return &coachd.Message{Role: m.Role, Blocks: blocks, Content: coachd.BlocksText(blocks), Partial: partial}
 }
 
 // recordResponse is the answer of record and abort.
