@@ -183,9 +183,11 @@ func (w *Writer) encode(ev coachd.Event) {
 		if w.dialect == Coachd && errored {
 			return // the coachd stream ends at its error
 		}
-		if !errored && w.tooled && ev.StopReason == coachd.TurnDeadline {
+		if !errored && w.tooled && (ev.StopReason == coachd.TurnDeadline || ev.StopReason == coachd.TurnToolLimit) {
 			// Seed 002's 55 s guard fires at the top of an iteration,
-			// after the last tool round's roundBoundary.
+			// after the last tool round's roundBoundary. A round past
+			// the tool-call limit announced its calls: its roundBoundary
+			// resets the client's shimmer counter, which only it does.
 			w.buf = frame(w.buf, "", sageRoundBoundary{true})
 		}
 		w.tooled = false
