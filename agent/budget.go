@@ -274,23 +274,27 @@ func (t *Turn) overHold(req *coachd.ModelRequest, used int64, resv *coachd.Reser
 }
 
 // noteInput remembers, under reserve: max, a round's real input tokens
-// and what the size estimate made of its request (overHold): text the
-// tokenizer splits finer than 4 bytes a token (CJK, emoji, digits) costs
-// more than its size says, and the next round sends all of it again.
+// and the most its request's size says it could bill (overHold): the
+// next round sends all of it again.
 func (t *Turn) noteInput(req *coachd.ModelRequest, resp *coachd.ModelResponse) {
 	if t.agent.Reserve != ReserveMax {
 		return
 	}
 	u := resp.Usage
-	t.lastIn, t.lastEst = u.InputTokens+u.CacheReadInputTokens+u.CacheCreationInputTokens, EstimateTokens(req)
+	t.lastIn, t.lastMost = u.InputTokens+u.CacheReadInputTokens+u.CacheCreationInputTokens, mostTokens(req, t.tools.toolsJSONLen(req.Tools))
 }
 
-// roundInput is the input tokens a round asking req may take: the size
-// estimate, or, when the last round's input cost more than its estimate,
-// that input plus the estimate of what req adds to it.
+// roundInput is the input tokens a round asking req may take: the last
+// round's real input plus what req adds to it at a token a byte (a tool
+// result of CJK, emoji or base64 bills far more than its size / 4), or
+// the size estimate before any round.
 func (t *Turn) roundInput(req *coachd.ModelRequest) int64 {
-	est := EstimateTokens(req)
-	return max(est, t.lastIn+est-t.lastEst)
+	toolsLen := t.tools.toolsJSONLen(req.Tools)
+	est := estimateTokens(req, toolsLen)
+	if t.lastMost == 0 {
+		return est
+	}
+	return max(est, t.lastIn+mostTokens(req, toolsLen)-t.lastMost)
 }
 
 // summaryFits reports whether, under reserve: max, the compaction call
