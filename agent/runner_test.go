@@ -16,6 +16,7 @@ import (
 	"github.com/coachd/coachd/anthropic"
 	"github.com/coachd/coachd/anthropic/anthropictest"
 	"github.com/coachd/coachd/sqlstore"
+	"github.com/coachd/coachd/sqlstore/pgtest"
 	"github.com/coachd/coachd/tools"
 )
 
@@ -193,7 +194,9 @@ func use(id, name, input string) anthropictest.BlockSpec {
 }
 
 func TestMain(m *testing.M) {
-	os.Exit(m.Run())
+	code := m.Run()
+	pgtest.Shutdown()
+	os.Exit(code)
 }
 
 func TestEndTurn(t *testing.T) {
