@@ -274,27 +274,78 @@ func (t *Turn) overHold(req *coachd.ModelRequest, used int64, resv *coachd.Reser
 }
 
 // noteInput remembers, under reserve: max, a round's real input tokens
-// and the most its request's size says it could bill (overHold): the
-// next round sends all of it again.
+// and the size of its request's parts (overHold): the next round sends
+// all of it again.
 func (t *Turn) noteInput(req *coachd.ModelRequest, resp *coachd.ModelResponse) {
 	if t.agent.Reserve != ReserveMax {
 		return
 	}
 	u := resp.Usage
-	t.lastIn, t.lastMost = u.InputTokens+u.CacheReadInputTokens+u.CacheCreationInputTokens, mostTokens(req, t.tools.toolsJSONLen(req.Tools))
+	t.lastIn = u.InputTokens + u.CacheReadInputTokens + u.CacheCreationInputTokens
+	t.lastSize = t.inputSize(req)
 }
 
-// roundInput is the input tokens a round asking req may take: the last
-// round's real input plus what req adds to it at a token a byte (a tool
-// result of CJK, emoji or base64 bills far more than its size / 4), or
-// the size estimate before any round.
+// inputSize is the size of the parts of a request that roundInput
+// compares from one round to the next: bytes of text of its system
+// prompt, its tools as JSON and its messages (without the base64 of
+// images and PDFs), the tokens of those images and PDFs, and how many of
+// the turn's history messages it was built from.
+type inputSize struct {
+	system, tools, msgs int
+	media               int64
+	history             int
+}
+
+func (t *Turn) inputSize(req *coachd.ModelRequest) *inputSize {
+	z := &inputSize{tools: t.tools.toolsJSONLen(req.Tools), history: len(t.history)}
+	for _, b := range req.System {
+		z.system += len(b.Text)
+	}
+	data, media := attachmentTokens(req.Messages)
+	z.msgs, z.media = messagesJSONLen(req.Messages)-data, media
+	return z
+}
+
+// roundInput is the input tokens a round asking req may take: the size
+// estimate before any round; after one, its real input and what req
+// changes of it: the messages the round added (its reply, a tool's
+// result) and any other part that grew at a token a byte (CJK, emoji or
+// base64 bill far more than size / 4; a token is at least a byte), a
+// part that shrank (older tool results shortened) at size / 4.
 func (t *Turn) roundInput(req *coachd.ModelRequest) int64 {
-	toolsLen := t.tools.toolsJSONLen(req.Tools)
-	est := estimateTokens(req, toolsLen)
-	if t.lastMost == 0 {
+	est := EstimateTokens(req)
+	last := t.lastSize
+	if last == nil {
 		return est
 	}
-	return max(est, t.lastIn+mostTokens(req, toolsLen)-t.lastMost)
+	cur := t.inputSize(req)
+	added := 0
+	if cur.history > last.history {
+		added = addedSize(t.history[last.history:])
+	}
+	in := t.lastIn + grown(cur.system, last.system) + grown(cur.tools, last.tools) +
+		grown(cur.msgs-added, last.msgs) + int64(added) + cur.media - last.media
+	return max(est, in)
+}
+
+// grown is the most tokens a part of was bytes that is now now bytes may
+// add: a token a byte when it grew, size / 4 off when it shrank.
+func grown(now, was int) int64 {
+	if now >= was {
+		return int64(now - was)
+	}
+	return -int64(was-now) / 4
+}
+
+// addedSize is the bytes of text msgs add to a request (their blocks as
+// JSON, without the base64 of images and PDFs).
+func addedSize(msgs []*coachd.Message) int {
+	mm := make([]coachd.ModelMessage, len(msgs))
+	for i, m := range msgs {
+		mm[i] = coachd.ModelMessage{Role: m.Role, Blocks: m.Blocks}
+	}
+	data, _ := attachmentTokens(mm)
+	return messagesJSONLen(mm) - data
 }
 
 // summaryFits reports whether, under reserve: max, the compaction call

@@ -2,6 +2,7 @@ package agent_test
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -72,5 +73,64 @@ func TestReserveMaxDenseToolResult(t *testing.T) {
 	}
 	if r.Charged > r.Estimate {
 		t.Fatalf("stop %s after %d rounds: charged %d of a %d hold", res.StopReason, len(h.fake.Requests()), r.Charged, r.Estimate)
+	}
+}
+
+// TestReserveMaxDenseWhileShortened: the round in which older turns'
+// tool results start being sent shortened (the history passed
+// compaction's shorten_after) is the one a dense tool result arrives in.
+// The request shrinks by the shortened results, which bill a token per 4
+// bytes of ASCII, and grows by the dense result, a token a character:
+// priced both at a token a byte, the shrink hid the growth, the round ran
+// and the turn charged past its hold.
+func TestReserveMaxDenseWhileShortened(t *testing.T) {
+	const old = 20000 // bytes of ASCII an earlier turn's tool returned
+	ag := agent.DefaultAgent()
+	ag.MaxTokens = 50
+	ag.Compaction = &agent.Compaction{ShortenAfter: old/4 + 2000, KeepTurns: 1}
+	read := testTool{"read", func(_ context.Context, c coachd.ToolCall) (coachd.ToolResult, error) {
+		switch {
+		case strings.Contains(string(c.Input), "log"):
+			return coachd.ToolResult{Content: strings.Repeat("Ran 5 km at an easy pace. ", old/26)}, nil
+		case strings.Contains(string(c.Input), "dense"):
+			return coachd.ToolResult{Content: strings.Repeat("机", old*9/10/3)}, nil
+		}
+		return coachd.ToolResult{Content: "ok"}, nil
+	}}
+	ag.Tools = append(ag.Tools, "read")
+	h := harnessOver(t, append(tools.Builtins(), read), func(string) (*agent.Agent, bool) { return ag, true })
+	var script atomic.Pointer[[]string] // the tool inputs of the coming rounds; then text
+	var calls atomic.Int64
+	h.fake.SetScript(func(r *anthropictest.Request) anthropictest.Reply {
+		in := usage(denseBilled(r.Raw), 5)
+		n := int(calls.Add(1)) - 1
+		if s := *script.Load(); n < len(s) {
+			return anthropictest.Blocks(use("r"+strconv.Itoa(n), "read", s[n])).WithUsage(in)
+		}
+		return anthropictest.Text("Done.", 1).WithUsage(in)
+	})
+	script.Store(&[]string{`{"what":"log"}`})
+	res := h.turn(agent.TurnRequest{Message: "Read my log."}, &sink{})
+	if res.StopReason != coachd.TurnEndTurn {
+		t.Fatalf("first turn: stop %s %v", res.StopReason, res.Err)
+	}
+	ag.Reserve = agent.ReserveMax
+	ag.Limits = agent.Limits{MaxRounds: 4}
+	calls.Store(0)
+	script.Store(&[]string{`{"what":"a"}`, `{"what":"b"}`, `{"what":"dense"}`})
+	res = h.turn(agent.TurnRequest{SessionID: res.SessionID, Message: "And now?"}, &sink{})
+	rows, err := h.store.Ledger(context.Background(), h.user.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := h.store.FindReservation(context.Background(), h.user.ID, rows[len(rows)-1].ReservationID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls.Load() < 3 {
+		t.Fatalf("stop %s after %d calls: the dense result was never read", res.StopReason, calls.Load())
+	}
+	if r.Charged > r.Estimate {
+		t.Fatalf("stop %s after %d calls: charged %d of a %d hold", res.StopReason, calls.Load(), r.Charged, r.Estimate)
 	}
 }

@@ -33,9 +33,10 @@ type Turn struct {
 	cost       float64 // usage in US dollars at list prices
 	res        Result
 	savedReply bool
-	// lastIn is the last round's real input tokens and lastMost the most
-	// its request's size says it could bill, under reserve: max (noteInput).
-	lastIn, lastMost int64
+	// lastIn is the last round's real input tokens and lastSize the size
+	// of its request's parts, under reserve: max (noteInput).
+	lastIn   int64
+	lastSize *inputSize
 	// Writes behind (persist.go), used by the turn's goroutine only.
 	pending     *writeBehind        // the last write behind
 	writeErr    error               // the first write behind that failed
