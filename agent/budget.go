@@ -142,7 +142,11 @@ func (t *Turn) fallbackFits(req *coachd.ModelRequest, resp *coachd.ModelResponse
 	if spent == 0 {
 		return true
 	}
-	next := t.unit().Charge(t.r.priced(fb), maxUsage(t.roundInput(req), req.MaxTokens))
+	// The failed call billed req's input, which the fallback reads again:
+	// text denser than its size says (emoji, CJK) counted as it is.
+	u := resp.Usage
+	in := max(t.roundInput(req), u.InputTokens+u.CacheReadInputTokens+u.CacheCreationInputTokens)
+	next := t.unit().Charge(t.r.priced(fb), maxUsage(in, req.MaxTokens))
 	return t.billed+spent+next <= resv.Estimate
 }
 

@@ -59,3 +59,34 @@ func TestReserveMaxFailover(t *testing.T) {
 		})
 	}
 }
+
+// TestReserveMaxFailoverDense: the check before the fallback serves a
+// round priced the round's input by its size, a token per 4 bytes, but
+// the failed call billed that input already: dense text (emoji, CJK)
+// bills more, the fallback read it all again at that count, and the
+// turn charged past its hold. The failed call's input is what the
+// fallback's round takes at least.
+func TestReserveMaxFailoverDense(t *testing.T) {
+	ag := agent.DefaultAgent()
+	ag.Model, ag.FallbackModel = "claude-sonnet-4-5", "claude-haiku-4-5"
+	ag.Reserve, ag.MaxTokens = agent.ReserveMax, 100
+	ag.Limits = agent.Limits{MaxRounds: 1}
+	h := harnessOver(t, tools.Builtins(), func(string) (*agent.Agent, bool) { return ag, true })
+	tr, err := h.runner.Prepare(context.Background(), agent.TurnRequest{User: h.user, Message: strings.Repeat("🏃🚴🏊 ", 1500)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The emoji bill about a token every 1.7 bytes: six tenths of the
+	// hold, which covers the round at a token a byte.
+	in := h.firstReservation().Estimate * 6 / 10
+	h.fake.Enqueue(anthropictest.Text("Noted.", 1).WithUsage(usage(in, 1)).ErrorAfter(1, "overloaded_error", "Overloaded"),
+		anthropictest.Text("Noted.", 1).WithUsage(usage(in, 5)))
+	res := tr.Run(context.Background(), &sink{})
+	r := h.firstReservation()
+	if r.Charged > r.Estimate {
+		t.Fatalf("stop %s after %d calls: charged %d of a %d hold", res.StopReason, len(h.fake.Requests()), r.Charged, r.Estimate)
+	}
+	if res.StopReason != coachd.TurnError || res.Err == nil || res.Err.Code != coachd.EUPSTREAMBUSY {
+		t.Fatalf("stop %s (%v), want the overloaded model's error", res.StopReason, res.Err)
+	}
+}
