@@ -239,8 +239,11 @@ func (t *Turn) roundBudget(ctx context.Context, round int, req *coachd.ModelRequ
 	t.mu.Lock()
 	resv := t.resv // a charge behind may be replacing it
 	t.mu.Unlock()
-	if round == 0 || resv == nil || resv.FreePreview {
+	if resv == nil || resv.FreePreview {
 		return ""
+	}
+	if round == 0 {
+		return t.approvedFits(ctx, req, resv)
 	}
 	used, id, spend := t.billed, resv.ID, t.spend()
 	charged := t.charged
@@ -262,6 +265,28 @@ func (t *Turn) roundBudget(ctx context.Context, round int, req *coachd.ModelRequ
 		return nil
 	})
 	return t.overHold(req, used, resv)
+}
+
+// approvedFits is TurnBudget when, under reserve: max, the first round
+// of a turn that resolved an approval might not fit its hold: the
+// admission priced that round with a stand-in for the call's result
+// (pendingAnswer), which the call that ran may far exceed. The round is
+// priced as the hold prices a first round: its input counted, or at its
+// most from its size.
+func (t *Turn) approvedFits(ctx context.Context, req *coachd.ModelRequest, resv *coachd.Reservation) string {
+	if t.agent.Reserve != ReserveMax || t.ap.answer == nil {
+		return ""
+	}
+	in := mostTokens(req, t.tools.toolsJSONLen(req.Tools))
+	if tc, ok := t.model().(coachd.TokenCounter); ok && t.r.cfg.CountTokens {
+		if n, err := tc.CountTokens(ctx, req); err == nil {
+			in = n
+		}
+	}
+	if t.billed+t.maxCharge(req.Model, maxUsage(in, roundOutput(req))) > resv.Estimate {
+		return TurnBudget
+	}
+	return ""
 }
 
 // overHold is TurnBudget when, under reserve: max, the round req might
