@@ -59,6 +59,13 @@ type ToolEnv struct {
 	// stored with the round or not at all; no text that follows reaches
 	// the client before it is stored. Nil: the tool writes itself.
 	StageNote func(*Note) error
+	// Finish, when set, hands the call's result to the turn, as the tool's
+	// last step: false when the turn has already left the call behind at
+	// its timeout (the model is told it did not finish; what the tool
+	// returns is dropped), true when the turn takes what the tool returns.
+	// A tool that records its outcome elsewhere (a review's trace) records
+	// it as Finish says the model is told it.
+	Finish func() bool
 }
 
 // ToolResult is what a tool returns. A failure the model should see is a

@@ -164,7 +164,7 @@ func (t *Turn) runTool(ctx context.Context, timeout time.Duration, tool coachd.T
 	// turn went on, or ended) was answered "did not finish", and must not
 	// change the turn's mode, nor tell the client it did, later.
 	call := &toolCall{t: t, sess: *t.sess, round: t.round}
-	env := coachd.ToolEnv{User: t.req.User, Session: &call.sess, Store: t.r.cfg.Store, Emit: call.emit, Now: t.now}
+	env := coachd.ToolEnv{User: t.req.User, Session: &call.sess, Store: t.r.cfg.Store, Emit: call.emit, Now: t.now, Finish: call.finish}
 	if t.round != nil {
 		env.StageNote = call.stageNote
 	}
@@ -197,14 +197,23 @@ func (t *Turn) runTool(ctx context.Context, timeout time.Duration, tool coachd.T
 		return o
 	case <-ctx.Done():
 		call.live.Lock()
-		defer call.live.Unlock()
 		select {
 		case o := <-done: // it finished as the time ran out
+			call.live.Unlock()
 			t.keepSession(c.Name, &call.sess)
 			return o
 		default:
-			call.abandoned = true
 		}
+		if call.finished {
+			// It handed its result over (Finish) as the time ran out and
+			// is returning it: what it recorded says it finished.
+			call.live.Unlock()
+			o := <-done
+			t.keepSession(c.Name, &call.sess)
+			return o
+		}
+		call.abandoned = true
+		call.live.Unlock()
 		if turn.Err() != nil {
 			// Not its timeout: the model must not be told it reached one.
 			return errOutcome(c.ID, InterruptedText)
@@ -223,6 +232,16 @@ type toolCall struct {
 	round     *roundNotes
 	live      sync.Mutex
 	abandoned bool
+	finished  bool // it handed its result over (ToolEnv.Finish)
+}
+
+// finish is the call's ToolEnv.Finish: the turn takes the result unless
+// it has left the call behind already.
+func (c *toolCall) finish() bool {
+	c.live.Lock()
+	defer c.live.Unlock()
+	c.finished = !c.abandoned
+	return c.finished
 }
 
 func (c *toolCall) emit(ev coachd.Event) {

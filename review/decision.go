@@ -186,11 +186,11 @@ func (t decisionTool) Execute(_ context.Context, call coachd.ToolCall, _ coachd.
 		run, failed := tr.lastTestRun(), tr.failedTestRun()
 		switch {
 		case failed != nil:
-			return refuse("approval refused: a test run of this review (%s) did not pass (exit code %d, %d failed), and the code has not changed since: record feedback instead", failed.Command, failed.ExitCode, failed.Tests.Failed)
+			return refuse("approval refused: a test run of this review (%s) did not pass (%s), and the code has not changed since: record feedback instead", failed.Command, failed.fault())
 		case run == nil:
 			return refuse("approval refused: this review has not run the tests. Run them yourself with run_command, then decide")
 		case !run.Passed():
-			return refuse("approval refused: the last test run (%s) did not pass (exit code %d, %d failed): record feedback instead", run.Command, run.ExitCode, run.Tests.Failed)
+			return refuse("approval refused: the last test run (%s) did not pass (%s): record feedback instead", run.Command, run.fault())
 		}
 		var verified []string
 		for _, r := range d.Requirements {
@@ -255,4 +255,12 @@ func (d *Decision) check() []string {
 		p = append(p, "decision approve with tests_verified.failed > 0: give feedback instead")
 	}
 	return p
+}
+
+// fault says why a test run did not pass, as the model was told.
+func (r *CommandRun) fault() string {
+	if r.TimedOut {
+		return "it did not finish: timed out"
+	}
+	return fmt.Sprintf("exit code %d, %d failed", r.ExitCode, r.Tests.Failed)
 }

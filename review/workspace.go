@@ -427,6 +427,14 @@ func (t traced) Execute(ctx context.Context, call coachd.ToolCall, env coachd.To
 			c.Command = &run
 		}
 	}
+	if env.Finish != nil && !env.Finish() {
+		// The turn left the call behind at its timeout: the model is told
+		// it did not finish, and the trace says so too (never a pass).
+		c.OK = false
+		if c.Command != nil {
+			c.Command.TimedOut = true
+		}
+	}
 	t.tr.call(c)
 	return res, err
 }
