@@ -79,8 +79,12 @@ type Decision struct {
 	} `json:"requirements_verified"`
 	Tests *struct {
 		Total, Passed, Failed int
+		Failures, Missing     []string
 	} `json:"tests_verified"`
 	FeedbackItems []json.RawMessage `json:"feedback_items"`
+	Contracts     *struct {
+		Independent *bool `json:"independent_verification"`
+	} `json:"contracts_honored"`
 }
 
 // DecisionTools are validate_implementation and record_decision over the
@@ -251,8 +255,25 @@ func (d *Decision) check() []string {
 	if d.Decision == "feedback" && len(d.FeedbackItems) == 0 {
 		p = append(p, "feedback_items: a feedback decision needs at least one specific item (file, issue)")
 	}
-	if d.Decision == "approve" && d.Tests != nil && d.Tests.Failed > 0 {
-		p = append(p, "decision approve with tests_verified.failed > 0: give feedback instead")
+	if d.Decision != "approve" {
+		return p
+	}
+	// The seed gives feedback when any test fails or is missing, and never
+	// approves without verifying independently: an approval saying
+	// otherwise of itself is refused.
+	if t := d.Tests; t != nil {
+		if t.Failed > 0 {
+			p = append(p, "decision approve with tests_verified.failed > 0: give feedback instead")
+		}
+		if len(t.Failures) > 0 {
+			p = append(p, "decision approve with tests_verified.failures listed: give feedback instead")
+		}
+		if len(t.Missing) > 0 {
+			p = append(p, "decision approve with tests_verified.missing listed: give feedback instead")
+		}
+	}
+	if c := d.Contracts; c != nil && c.Independent != nil && !*c.Independent {
+		p = append(p, "decision approve with contracts_honored.independent_verification false: verify independently, or give feedback instead")
 	}
 	return p
 }
