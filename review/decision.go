@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -25,16 +26,8 @@ const DecisionSchema = `{
     "task_id": {"type": "string", "minLength": 1, "maxLength": 100},
     "decision": {"type": "string", "enum": ["approve", "feedback"]},
     "rationale": {"type": "string", "minLength": 1, "maxLength": 4000},
-    "requirements_verified": {"type": "array", "maxItems": 100, "items": {
-      "type": "object",
-      "properties": {
-        "requirement": {"type": "string", "minLength": 1, "maxLength": 2000},
-        "status": {"type": "string", "enum": ["met", "not_met", "partial"]},
-        "evidence": {"type": "string", "minLength": 1, "maxLength": 2000},
-        "issue": {"type": "string", "minLength": 1, "maxLength": 2000}
-      },
-      "required": ["requirement", "status"]
-    }},
+    "requirements_verified": ` + requirementsSchema + `,
+    "requirements_status": ` + requirementsSchema + `,
     "tests_verified": {
       "type": "object",
       "properties": {
@@ -66,18 +59,29 @@ const DecisionSchema = `{
   "required": ["task_id", "decision", "rationale"]
 }`
 
+// requirementsSchema is the requirements checked: requirements_verified
+// (the seed's output) or requirements_status (its record_decision's
+// parameter), one entry each.
+const requirementsSchema = `{"type": "array", "maxItems": 100, "items": {
+      "type": "object",
+      "properties": {
+        "requirement": {"type": "string", "minLength": 1, "maxLength": 2000},
+        "status": {"type": "string", "enum": ["met", "not_met", "partial"]},
+        "evidence": {"type": "string", "minLength": 1, "maxLength": 2000},
+        "issue": {"type": "string", "minLength": 1, "maxLength": 2000}
+      },
+      "required": ["requirement", "status"]
+    }}`
+
 // Decision is the part of DecisionSchema the checks below read.
 type Decision struct {
-	TaskID       string `json:"task_id"`
-	Decision     string `json:"decision"`
-	Rationale    string `json:"rationale"`
-	Requirements []struct {
-		Requirement string `json:"requirement"`
-		Status      string `json:"status"`
-		Evidence    string `json:"evidence"`
-		Issue       string `json:"issue"`
-	} `json:"requirements_verified"`
-	Tests *struct {
+	TaskID       string              `json:"task_id"`
+	Decision     string              `json:"decision"`
+	Rationale    string              `json:"rationale"`
+	Requirements []RequirementStatus `json:"requirements_verified"`
+	// Status is the same list under record_decision's seed parameter name.
+	Status []RequirementStatus `json:"requirements_status"`
+	Tests  *struct {
 		Total, Passed, Failed int
 		Failures, Missing     []string
 	} `json:"tests_verified"`
@@ -85,6 +89,14 @@ type Decision struct {
 	Contracts     *struct {
 		Independent *bool `json:"independent_verification"`
 	} `json:"contracts_honored"`
+}
+
+// RequirementStatus is one requirement checked.
+type RequirementStatus struct {
+	Requirement string `json:"requirement"`
+	Status      string `json:"status"`
+	Evidence    string `json:"evidence"`
+	Issue       string `json:"issue"`
 }
 
 // DecisionTools are validate_implementation and record_decision over the
@@ -197,7 +209,7 @@ func (t decisionTool) Execute(_ context.Context, call coachd.ToolCall, _ coachd.
 			return refuse("approval refused: the last test run (%s) did not pass (%s): record feedback instead", run.Command, run.fault())
 		}
 		var verified []string
-		for _, r := range d.Requirements {
+		for _, r := range slices.Concat(d.Requirements, d.Status) {
 			verified = append(verified, r.Requirement)
 		}
 		if missing := uncovered(reqs, verified); len(missing) > 0 {
@@ -208,7 +220,7 @@ func (t decisionTool) Execute(_ context.Context, call coachd.ToolCall, _ coachd.
 			for i, m := range missing {
 				missing[i] = strconv.Quote(clip(m, 200))
 			}
-			return refuse("approval refused: requirements_verified does not cover every requirement of the review (one entry each, status met, with evidence); missing: %s%s. Verify them, or record feedback", strings.Join(missing, ", "), more)
+			return refuse("approval refused: requirements_verified (or requirements_status) does not cover every requirement of the review (one entry each, status met, with evidence); missing: %s%s. Verify them, or record feedback", strings.Join(missing, ", "), more)
 		}
 	}
 	tr.mu.Lock()
@@ -220,7 +232,10 @@ func (t decisionTool) Execute(_ context.Context, call coachd.ToolCall, _ coachd.
 	var in map[string]json.RawMessage
 	json.Unmarshal(call.Input, &in)
 	if len(d.FeedbackItems) > 0 {
-		reqs := in["requirements_verified"]
+		reqs := in["requirements_status"]
+		if reqs == nil {
+			reqs = in["requirements_verified"]
+		}
 		if reqs == nil {
 			reqs = json.RawMessage("[]")
 		}
@@ -241,15 +256,20 @@ func (t decisionTool) Execute(_ context.Context, call coachd.ToolCall, _ coachd.
 // not contradict itself.
 func (d *Decision) check() []string {
 	var p []string
-	for i, r := range d.Requirements {
-		switch {
-		case r.Status == "met" && r.Evidence == "":
-			p = append(p, fmt.Sprintf("requirements_verified[%d].evidence is required when status is met", i))
-		case r.Status != "met" && r.Issue == "":
-			p = append(p, fmt.Sprintf("requirements_verified[%d].issue is required when status is %s", i, r.Status))
-		}
-		if d.Decision == "approve" && r.Status != "met" {
-			p = append(p, fmt.Sprintf("decision approve with requirements_verified[%d] %s: give feedback instead", i, r.Status))
+	for _, list := range []struct {
+		name string
+		reqs []RequirementStatus
+	}{{"requirements_verified", d.Requirements}, {"requirements_status", d.Status}} {
+		for i, r := range list.reqs {
+			switch {
+			case r.Status == "met" && r.Evidence == "":
+				p = append(p, fmt.Sprintf("%s[%d].evidence is required when status is met", list.name, i))
+			case r.Status != "met" && r.Issue == "":
+				p = append(p, fmt.Sprintf("%s[%d].issue is required when status is %s", list.name, i, r.Status))
+			}
+			if d.Decision == "approve" && r.Status != "met" {
+				p = append(p, fmt.Sprintf("decision approve with %s[%d] %s: give feedback instead", list.name, i, r.Status))
+			}
 		}
 	}
 	if d.Decision == "feedback" && len(d.FeedbackItems) == 0 {
