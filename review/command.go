@@ -83,6 +83,13 @@ func (t runCommand) Execute(ctx context.Context, call coachd.ToolCall, _ coachd.
 		}
 		return refuse("run_command: %q is not allowed; the allowed commands are: %s", clip(line, 200), strings.Join(t.w.opts.Commands, "; "))
 	}
+	if tr := t.w.opts.Trace; tr != nil {
+		if d, _ := tr.Decision(); d != nil {
+			// record_decision is the review's last call: a run now could
+			// only contradict the verdict the review is stored with.
+			return refuse("run_command: this review's decision is recorded; nothing run now can change it")
+		}
+	}
 	if flag := ownTestExec(argv); flag != "" {
 		return refuse("run_command: %q sets %s, which takes the place of the run's own test program (go test runs each test binary "+
 			"through it, and it decides whether the binary's run ended): the command cannot be run; its %s must be dropped from the agent's commands", clip(line, 200), flag, flag)

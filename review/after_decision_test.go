@@ -1,0 +1,32 @@
+package review
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestRunAfterDecision: record_decision is the review's last call (seed
+// 003: "at the END"). A test run after an approval still ran and went
+// into the trace: a review stored as approved whose trace ends with a
+// failed run, its verdict and its evidence disagreeing.
+func TestRunAfterDecision(t *testing.T) {
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "results.txt"), "1 passed in 0.01s\n")
+	write(t, filepath.Join(dir, "flaky.txt"), "1 failed in 0.01s\n")
+	tools, tr := reviewTools(t, dir, "cat results.txt", "cat flaky.txt")
+	call(t, tools, ValidateTool, validateInput)
+	if res := call(t, tools, RunCommandTool, `{"command":"cat results.txt"}`); res.IsError {
+		t.Fatalf("run: %+v", res)
+	}
+	if res := call(t, tools, DecisionTool, approveInput); res.IsError {
+		t.Fatalf("approve: %s", res.Content)
+	}
+	res := call(t, tools, RunCommandTool, `{"command":"cat flaky.txt"}`)
+	if !res.IsError || !strings.Contains(res.Content, "decision is recorded") {
+		t.Errorf("a run after the decision: %s", res.Content)
+	}
+	if run := tr.failedTestRun(); run != nil {
+		t.Errorf("the approved review's trace has a failed run after its decision: %s", run.Command)
+	}
+}
