@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/coachd/coachd"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -61,6 +62,8 @@ type ChatInteraction struct {
 	Input     map[string]any `json:"input"`
 	Approval  bool           `json:"approval,omitempty"`
 	Reason    string         `json:"reason,omitempty"`
+	// ExpiresAt is when the call stops taking an answer.
+	ExpiresAt time.Time `json:"expires_at,omitzero"`
 }
 
 // ChatTool is the name of the tool that runs a turn.

@@ -174,6 +174,8 @@ type interaction struct {
 	// Approval marks a call waiting for the user's approval; Reason says why.
 	Approval bool   `json:"approval,omitempty"`
 	Reason   string `json:"reason,omitempty"`
+	// ExpiresAt is when the call stops taking an answer, as stored.
+	ExpiresAt time.Time `json:"expires_at,omitzero"`
 }
 
 // collector is the event sink of a non-streaming turn.
@@ -186,7 +188,7 @@ func (c *collector) Send(ev coachd.Event) error {
 	if ev.Type == coachd.EventInteractionRequested || ev.Type == coachd.EventApprovalRequired {
 		c.mu.Lock()
 		c.interaction = &interaction{ToolUseID: ev.ToolUseID, Name: ev.ToolName, Input: ev.Input,
-			Approval: ev.Type == coachd.EventApprovalRequired, Reason: ev.Reason}
+			Approval: ev.Type == coachd.EventApprovalRequired, Reason: ev.Reason, ExpiresAt: ev.ExpiresAt}
 		c.mu.Unlock()
 	}
 	return nil

@@ -118,7 +118,7 @@ func (b *mcpBackend) Chat(ctx context.Context, in mcp.ChatInput) (*mcp.ChatOutpu
 	}
 	if ia != nil {
 		out.Text += interactionText(ia)
-		out.Interaction = &mcp.ChatInteraction{ToolUseID: ia.ToolUseID, Name: ia.Name, Approval: ia.Approval, Reason: ia.Reason}
+		out.Interaction = &mcp.ChatInteraction{ToolUseID: ia.ToolUseID, Name: ia.Name, Approval: ia.Approval, Reason: ia.Reason, ExpiresAt: ia.ExpiresAt}
 		json.Unmarshal(ia.Input, &out.Interaction.Input) // a tool input: a JSON object
 	}
 	return out, nil
