@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chromedp/chromedp"
+
 	at "github.com/coachd/coachd/anthropic/anthropictest"
 )
 
@@ -69,5 +71,37 @@ func TestSendToDeletedConversation(t *testing.T) {
 	}
 	if got := eval[string](e, `document.getElementById("banner-host").textContent`); got != "" {
 		t.Errorf("banner %q after the new conversation started, want none", got)
+	}
+}
+
+// TestAnswerInDeletedConversation: answering a question in a conversation
+// deleted elsewhere showed the server's "Not found" beside the question,
+// its pills given back to be pressed for the same refusal. The page now
+// says the conversation was deleted and opens a new one, keeping what the
+// composer holds and the focus in it.
+func TestAnswerInDeletedConversation(t *testing.T) {
+	e := newEnv(t, 1280, 800)
+	e.askTime()
+	old := strings.TrimPrefix(eval[string](e, `location.hash`), "#/")
+	e.deleteSession(old)
+	e.run(chromedp.SendKeys(chromedp.CSS("#input"), "draft"))
+
+	e.run(chromedp.Click(chromedp.CSS(`.interaction .pill[data-value="Evening"]`)))
+	e.waitJS("the deletion noticed", `document.getElementById("banner-host").textContent.includes("deleted")`)
+	e.waitIdle()
+	if got := eval[string](e, `document.querySelector(".banner-title")?.textContent || ""`); got == "Not found" {
+		t.Errorf("banner title %q, want it to say the conversation was deleted", got)
+	}
+	if got := eval[string](e, `location.hash`); got != "" {
+		t.Errorf("hash %q, want a new conversation", got)
+	}
+	if eval[bool](e, `document.querySelector(".interaction") !== null`) {
+		t.Error("the deleted conversation's question is still drawn")
+	}
+	if got := eval[string](e, `document.getElementById("input").value`); got != "draft" {
+		t.Errorf("composer %q, want what was typed kept", got)
+	}
+	if got := eval[string](e, `document.activeElement?.id || ""`); got != "input" {
+		t.Errorf("focus on %q, want the composer", got)
 	}
 }

@@ -385,13 +385,12 @@ async function send(text) {
 
 // sessionGone opens a new conversation in place of the open one, deleted
 // elsewhere, keeping what the composer holds, and says why.
-function sessionGone() {
+function sessionGone(text = 'This conversation was deleted, maybe in another tab. Your message is kept: send it to start a new conversation.') {
   const kept = $('input').value;
   newChat();
   $('input').value = kept;
   autosize();
-  banner.show({ type: 'deleted', title: 'Conversation deleted',
-    text: 'This conversation was deleted, maybe in another tab. Your message is kept: send it to start a new conversation.' });
+  banner.show({ type: 'deleted', title: 'Conversation deleted', text });
   refreshSessions();
 }
 
@@ -407,6 +406,9 @@ async function answer(toolUseId, content, label) {
   // written), or expired: the conversation is drawn again as stored,
   // instead of the server's refusal beside live controls.
   const refused = state.refused;
+  if (!ok && refused === 'not_found' && state.sessionId) {
+    sessionGone('This conversation was deleted, maybe in another tab, so its question can no longer be answered. Send a message to start a new conversation.');
+  }
   if (!ok && (refused === 'conflict' || refused === 'turn_in_progress') && state.sessionId) {
     openSession(state.sessionId, refused === 'conflict' ? toolUseId : '');
   }
