@@ -443,3 +443,53 @@ tests['voice/a dropped call ends and frees the microphone'] = async () => {
     window.fetch = saved.fetch;
   }
 };
+
+// A page of history ends where the server's bounds end it: 100 messages,
+// or sooner once its messages hold 32 MiB (a photo or a PDF makes a
+// message megabytes), so a boundary may fall between any two messages.
+// Drawn a page at a time, the conversation reads as it does drawn whole:
+// for every boundary (and every pair of them), the same messages, replies
+// and answers, in the same order.
+tests['history/pages cut anywhere draw the conversation whole'] = () => {
+  const png = { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' };
+  const messages = [
+    { role: 'user', content: 'Plan my week' },
+    { role: 'assistant', content_blocks: [{ type: 'text', text: 'Looking at your notes.' }, { type: 'tool_use', id: 't1', name: 'list_notes', input: {} }] },
+    { role: 'user', content_blocks: [{ type: 'tool_result', tool_use_id: 't1', content: '[]' }] },
+    { role: 'assistant', content_blocks: [{ type: 'text', text: 'When do you train?' }, { type: 'tool_use', id: 't2', name: 'show_options', input: { options: ['Morning', 'Evening'] } }] },
+    { role: 'user', content_blocks: [{ type: 'tool_result', tool_use_id: 't2', content: 'Morning' }] },
+    { role: 'assistant', content_blocks: [{ type: 'text', text: 'Mornings it is.' }, { type: 'tool_use', id: 't3', name: 'save_note', input: { content: 'mornings' } }] },
+    { role: 'user', content_blocks: [{ type: 'tool_result', tool_use_id: 't3', content: 'saved' }] },
+    { role: 'assistant', content_blocks: [{ type: 'text', text: 'Saved.' }] },
+    { role: 'user', content_blocks: [{ type: 'image', source: png }, { type: 'text', text: 'My plan, photographed' }] },
+    { role: 'assistant', content_blocks: [{ type: 'text', text: 'Which day?' }, { type: 'tool_use', id: 't4', name: 'show_options', input: { options: ['Mon', 'Tue'] } }] },
+    { role: 'user', content_blocks: [{ type: 'tool_result', tool_use_id: 't4', is_error: true, content: 'dismissed: the user sent a message instead' }, { type: 'image', source: png }, { type: 'text', text: 'Another photo' }] },
+    { role: 'assistant', content_blocks: [{ type: 'tool_use', id: 't5', name: 'list_notes', input: {} }] },
+    { role: 'user', content_blocks: [{ type: 'tool_result', tool_use_id: 't5', content: '[]' }] },
+    { role: 'assistant', content_blocks: [{ type: 'text', text: 'Both look fine.' }] },
+  ];
+  // shape reads what the reader sees: each message drawn, its kind and
+  // text, and the state of each tool card and question.
+  const shape = (el) => [...el.querySelectorAll('.msg')].map((m) => {
+    const kind = m.classList.contains('user') ? `user${m.classList.contains('answer') ? ' answer' : ''}` : 'reply';
+    const cards = [...m.querySelectorAll('.tool-card, .interaction')].map((c) => `${c.className}:${c.dataset.state || ''}:${c.querySelectorAll('.pill.chosen').length}:${c.querySelectorAll(':disabled').length}`);
+    return `${kind} [${m.querySelectorAll('img').length} img] ${m.textContent} {${cards.join(',')}}`;
+  }).join('\n');
+  const draw = (pages) => {
+    const el = document.createElement('div');
+    const scroller = document.createElement('div');
+    scroller.append(el);
+    const t = new Transcript(el, scroller);
+    t.renderHistory(pages[pages.length - 1], null, {});
+    for (let i = pages.length - 2; i >= 0; i--) t.prependHistory(pages[i], {});
+    return shape(el);
+  };
+  const whole = draw([messages]);
+  const n = messages.length;
+  for (let a = 1; a < n; a++) {
+    eq(draw([messages.slice(0, a), messages.slice(a)]), whole, `pages cut before message ${a}`);
+    for (let b = a + 1; b < n; b++) {
+      eq(draw([messages.slice(0, a), messages.slice(a, b), messages.slice(b)]), whole, `pages cut before messages ${a} and ${b}`);
+    }
+  }
+};
