@@ -118,3 +118,41 @@ func TestEarlierPageJoinsItsTurn(t *testing.T) {
 		t.Errorf("drawn %v, want [user reply]: the reply's rounds in one", got)
 	}
 }
+
+// TestEarlierPagesKeepFocus: "Show earlier messages" pressed from the
+// keyboard disabled itself while the page came, which dropped the focus
+// to the page's body (and hid itself at the conversation's start, with
+// the same result): the next Tab started over from the top of the page.
+// The focus now stays on the button while pages are left, and goes to
+// the conversation's first message once the last one is drawn.
+func TestEarlierPagesKeepFocus(t *testing.T) {
+	e := newEnv(t, 1280, 800, "--rate-limit", "off")
+	e.signIn()
+	res := e.apiDo("POST", "/v1/sessions", `{"title":"Long one"}`, nil, http.StatusCreated)
+	var sess struct{ ID string }
+	if err := json.NewDecoder(res.Body).Decode(&sess); err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	for i := 1; i <= 110; i++ { // three pages of 100
+		for _, m := range [][2]string{{"user", "Question"}, {"assistant", "Answer"}} {
+			body := fmt.Sprintf(`{"role":%q,"content":"%s %d","source":"voice"}`, m[0], m[1], i)
+			e.apiDo("POST", "/v1/sessions/"+sess.ID+"/messages", body, nil, http.StatusCreated).Body.Close()
+		}
+	}
+	e.run(chromedp.Navigate(e.url + "/#/" + sess.ID))
+	e.waitJS("the last message", `document.getElementById("transcript").textContent.includes("Answer 110")`)
+	e.waitIdle()
+	e.waitVisible("#earlier-more")
+	eval[chromedp.Void](e, `document.getElementById("earlier-more").focus()`)
+	e.run(pressEnter())
+	e.waitJS("the second page", `document.querySelectorAll(".msg").length > 100`)
+	if got := eval[string](e, `document.activeElement.id`); got != "earlier-more" {
+		t.Errorf("focus on %q after a page came, want the button (pages are left)", got)
+	}
+	e.run(pressEnter())
+	e.waitJS("the first page", `document.getElementById("earlier-more").hidden`)
+	if got := eval[string](e, `document.activeElement.closest(".msg")?.textContent || document.activeElement.tagName`); got != "Question 1" {
+		t.Errorf("focus on %q after the last page came, want the first message", got)
+	}
+}

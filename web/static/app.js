@@ -290,19 +290,29 @@ async function loadEarlier() {
   if (!before || state.earlier || state.loading || !api) return;
   state.earlier = true;
   const btn = $('earlier-more');
-  btn.disabled = true;
+  // Not disabled: a disabled button loses the focus, and a keyboard user
+  // their place (state.earlier refuses a second press meanwhile).
+  btn.setAttribute('aria-disabled', 'true');
   btn.setAttribute('aria-busy', 'true');
   try {
     const page = await api.messagesBefore(id, before, HISTORY_PAGE);
     if (state.sessionId !== id || state.before !== before) return; // left meanwhile
     transcript.prependHistory(page.messages, { onAnswer: answer });
+    const focused = document.activeElement === btn;
     setBefore(page.prev);
+    // The button goes at the conversation's start: the focus goes to
+    // its first message, where reading on begins.
+    const first = $('history').querySelector('.msg');
+    if (focused && btn.hidden && first) {
+      first.tabIndex = -1;
+      first.focus({ preventScroll: true });
+    }
   } catch (err) {
     if (err.status === 401) onAuthError();
     else if (state.sessionId === id) toast(describeError(err).text);
   } finally {
     state.earlier = false;
-    btn.disabled = false;
+    btn.removeAttribute('aria-disabled');
     btn.removeAttribute('aria-busy');
   }
 }
