@@ -260,7 +260,7 @@ async function openSession(id, closed = '') {
     setEnded(Boolean(sess.status) && sess.status !== 'active');
     running = sess.running_turn || null;
     const upTo = running && running.message_id ? msgs.findIndex((m) => m.id === running.message_id) : -1;
-    transcript.renderHistory(upTo >= 0 ? msgs.slice(0, upTo) : msgs, sess.pending_interaction, { onAnswer: answer, closed });
+    transcript.renderHistory(upTo >= 0 ? msgs.slice(0, upTo) : msgs, sess.pending_interaction, { onAnswer: answer, onClosed: questionClosed, closed });
     setBefore(prev);
     showWelcome(msgs.length === 0);
   } catch (err) {
@@ -425,6 +425,17 @@ async function answer(toolUseId, content, label) {
   return ok;
 }
 
+// questionClosed: a question closed (it expired) while the user was in
+// it; what they typed there goes to the composer, unless that holds
+// words of its own, and so does the focus: a message is how to go on.
+function questionClosed(typed) {
+  if (typed && $('input').value.trim() === '') {
+    $('input').value = typed;
+    autosize();
+  }
+  focusComposer();
+}
+
 function retry() {
   if (state.lastTurn && phase.phase === Phase.idle) runTurn(state.lastTurn);
 }
@@ -516,7 +527,7 @@ async function runTurn(body, onAccepted = () => {}) {
           // It closes at its expiry, as the stored one does, while on
           // screen too.
           batcher.flush();
-          view.interaction(data, { onAnswer: answer, expiresAt: data.expires_at });
+          view.interaction(data, { onAnswer: answer, onClosed: questionClosed, expiresAt: data.expires_at });
           break;
         }
         case 'approval_required': {
@@ -525,7 +536,7 @@ async function runTurn(body, onAccepted = () => {}) {
           phase.toolFinished(data.tool_use_id);
           const c = transcript.cards.get(data.tool_use_id);
           if (c) setToolWaiting(c);
-          view.interaction({ ...data, approval: true }, { onAnswer: answer, expiresAt: data.expires_at });
+          view.interaction({ ...data, approval: true }, { onAnswer: answer, onClosed: questionClosed, expiresAt: data.expires_at });
           break;
         }
         case 'events_missed':

@@ -60,6 +60,7 @@ const RATINGS = [
 // before anything else, makes a second submission impossible however fast
 // the clicks come. opts.inactive draws it as history, without controls;
 // opts.expiresAt (the pending record's) closes it at its expiry.
+// opts.onClosed(typed) runs when it closes with the focus in it.
 export function renderInteraction(data, opts = {}) {
   const input = data.input || {};
   const prompt = data.approval ? data.reason || `${data.name} needs your approval` : input.prompt || input.context || input.question || '';
@@ -174,11 +175,17 @@ export function renderInteraction(data, opts = {}) {
 
   // markClosed shows a question that can no longer be answered (it
   // expired, or was answered elsewhere): no live controls, and why.
+  // One closed under the user's hands (the focus in it) hands what they
+  // typed in it to opts.onClosed, which gives them somewhere to go on.
   box.markClosed = (why) => {
+    const typing = box.contains(document.activeElement);
     submitted = true;
     box.classList.add('inactive', 'closed');
     controls.forEach((c) => { c.disabled = true; });
     if (!box.querySelector('.interaction-note')) box.append(h('p', { class: 'interaction-note' }, why));
+    if (typing && opts.onClosed) {
+      opts.onClosed([...box.querySelectorAll('input, textarea')].map((f) => f.value.trim()).filter(Boolean).join('\n'));
+    }
   };
   // A live question closes when it expires, while it is on screen too.
   const left = Date.parse(opts.expiresAt || '') - Date.now();
