@@ -32,6 +32,7 @@ const state = {
   controller: null, // AbortController of the running turn
   live: null, // AssistantView of the running turn
   lastTurn: null, // body of the last turn, for Retry
+  lastAnswer: null, // {body, label} of the last answer sent, for Retry
   resendable: false, // Retry would send lastTurn's body, files and all, again
   turnBase: 0, // tokens_used when the running turn began
   loading: '', // the session whose history is being loaded
@@ -112,6 +113,7 @@ function signOut(message = '', forget = true) {
   state.sessionsFailed = false;
   state.pickAgent = false;
   state.lastTurn = null;
+  state.lastAnswer = null;
   if (location.hash) history.replaceState(null, '', location.pathname + location.search);
   transcript.clear();
   setBefore('');
@@ -410,8 +412,13 @@ async function answer(toolUseId, content, label) {
   if (phase.phase !== Phase.idle || !state.sessionId) return false;
   const bubble = transcript.addUser(label, 'answer');
   focusComposer(); // the answer's controls are disabled now
-  const ok = await runTurn({ tool_result: { tool_use_id: toolUseId, content } });
+  const body = { tool_result: { tool_use_id: toolUseId, content } };
+  state.lastAnswer = { body, label }; // for Retry
+  const ok = await runTurn(body);
   if (!ok) bubble.remove();
+  // Sent from Retry, the question's controls are live still.
+  const box = ok && [...document.querySelectorAll('.interaction:not(.answered)')].find((b) => b.dataset.id === toolUseId);
+  if (box && box.markAnswered) box.markAnswered(label);
   // The question was answered in another tab (whose reply may still be
   // written), or expired: the conversation is drawn again as stored,
   // instead of the server's refusal beside live controls.
@@ -437,7 +444,16 @@ function questionClosed(typed) {
 }
 
 function retry() {
-  if (state.lastTurn && phase.phase === Phase.idle) runTurn(state.lastTurn);
+  if (!state.lastTurn || phase.phase !== Phase.idle) return;
+  focusComposer(); // the Retry pressed goes with its banner
+  // An answer refused before its stream goes again as an answer: drawn
+  // as the user's, its question closed.
+  const a = state.lastAnswer;
+  if (state.refused && a && a.body === state.lastTurn) {
+    answer(a.body.tool_result.tool_use_id, a.body.tool_result.content, a.label);
+    return;
+  }
+  runTurn(state.lastTurn);
 }
 
 // STOP_GRACE_MS bounds how long a stopped turn's stream is read on.
