@@ -33,6 +33,7 @@ const state = {
   live: null, // AssistantView of the running turn
   lastTurn: null, // body of the last turn, for Retry
   lastAnswer: null, // {body, label} of the last answer sent, for Retry
+  lastSend: null, // the last message sent (deliver), for Retry
   resendable: false, // Retry would send lastTurn's body, files and all, again
   turnBase: 0, // tokens_used when the running turn began
   loading: '', // the session whose history is being loaded
@@ -114,6 +115,7 @@ function signOut(message = '', forget = true) {
   state.pickAgent = false;
   state.lastTurn = null;
   state.lastAnswer = null;
+  state.lastSend = null;
   if (location.hash) history.replaceState(null, '', location.pathname + location.search);
   transcript.clear();
   setBefore('');
@@ -368,15 +370,7 @@ async function send(text) {
   const body = files.length > 0 ? { message: text, attachments: Attachments.refs(files) } : { message: text };
   // A new conversation goes to the coach picked.
   if (!state.sessionId && state.pickAgent) body.agent = $('agent').value;
-  // Once the server took the message, its files leave the tray; files
-  // attached while the reply is written stay for the next message.
-  const accepted = await runTurn(body, () => {
-    open.forEach((el) => el.markAnswered && el.markAnswered(''));
-    attachments.sent(files);
-  });
-  // The message is stored with its files: their uploads can go, unless
-  // Retry may send this very body again.
-  if (accepted && !state.resendable) attachments.discard(files);
+  const accepted = await deliver({ body, text, bubble, files, open });
   if (!accepted) {
     bubble.classList.add('failed');
     bubble.append(h('span', { class: 'msg-note' }, 'Not sent'));
@@ -393,6 +387,29 @@ async function send(text) {
     // new one takes the message, still in the composer.
     if (state.refused === 'not_found' && state.sessionId) sessionGone();
   }
+}
+
+// deliver runs the turn of a message the user sent: m is {body, text,
+// bubble, files, open (the questions it dismisses)}. Retry delivers a
+// refused one again, drawn as sent once it is taken.
+async function deliver(m) {
+  state.lastSend = m;
+  // Once the server took the message, its files leave the tray; files
+  // attached while the reply is written stay for the next message.
+  const accepted = await runTurn(m.body, () => {
+    m.open.forEach((el) => el.markAnswered && el.markAnswered(''));
+    attachments.sent(m.files);
+    if (m.bubble.classList.contains('failed')) {
+      m.bubble.classList.remove('failed');
+      m.bubble.querySelector('.msg-note')?.remove();
+      // The composer held it back for sending again: it is sent.
+      if ($('input').value.trim() === m.text) { $('input').value = ''; autosize(); }
+    }
+  });
+  // The message is stored with its files: their uploads can go, unless
+  // Retry may send this very body again.
+  if (accepted && !state.resendable) attachments.discard(m.files);
+  return accepted;
 }
 
 // sessionGone opens a new conversation in place of the open one, deleted
@@ -451,6 +468,12 @@ function retry() {
   const a = state.lastAnswer;
   if (state.refused && a && a.body === state.lastTurn) {
     answer(a.body.tool_result.tool_use_id, a.body.tool_result.content, a.label);
+    return;
+  }
+  // So does a message: drawn as sent, out of the composer and the tray.
+  const m = state.lastSend;
+  if (state.refused && m && m.body === state.lastTurn) {
+    deliver(m);
     return;
   }
   runTurn(state.lastTurn);
