@@ -431,11 +431,13 @@ async function answer(toolUseId, content, label) {
   focusComposer(); // the answer's controls are disabled now
   const body = { tool_result: { tool_use_id: toolUseId, content } };
   state.lastAnswer = { body, label }; // for Retry
-  const ok = await runTurn(body);
+  // Sent from Retry, not from the question, its controls are live still:
+  // once the answer is taken they show it.
+  const ok = await runTurn(body, () => {
+    const box = [...document.querySelectorAll('.interaction:not(.submitted):not(.answered)')].find((b) => b.dataset.id === toolUseId);
+    if (box && box.markAnswered) box.markAnswered(label);
+  });
   if (!ok) bubble.remove();
-  // Sent from Retry, the question's controls are live still.
-  const box = ok && [...document.querySelectorAll('.interaction:not(.answered)')].find((b) => b.dataset.id === toolUseId);
-  if (box && box.markAnswered) box.markAnswered(label);
   // The question was answered in another tab (whose reply may still be
   // written), or expired: the conversation is drawn again as stored,
   // instead of the server's refusal beside live controls.
