@@ -54,7 +54,7 @@ const phase = new StreamPhase(onPhase);
 let notes = null;
 const attachments = new Attachments({
   button: $('attach'), input: $('attach-input'), tray: $('attach-tray'), error: $('attach-error'),
-  dropZone: $('composer'), getApi: () => state.api, onChange: () => updateSend(),
+  dropZone: $('composer'), text: $('input'), getApi: () => state.api, onChange: () => updateSend(),
 });
 const voice = new VoiceButton($('mic'), {
   sessionId: () => state.sessionId,

@@ -26,8 +26,9 @@ function kb(n) { return `${Math.max(1, Math.round(n / 1024))} KB`; }
 
 // Attachments holds the files picked for the next message.
 export class Attachments {
-  constructor({ button, input, tray, error, dropZone, getApi, onChange }) {
+  constructor({ button, input, tray, error, dropZone, text, getApi, onChange }) {
     this.items = []; // {file, id, el, state: 'uploading' | 'ready' | 'failed'}
+    this.text = text; // the composer's field, focused once the tray empties
     this.tray = tray;
     this.errorEl = error;
     this.getApi = getApi;
@@ -89,7 +90,16 @@ export class Attachments {
     const el = h('li', { class: 'attach-chip uploading', title: file.name },
       h('span', { class: 'attach-name', text: file.name }), h('span', { class: 'attach-size', text: kb(file.size) }), remove);
     const item = { file, id: '', el, state: 'uploading' };
-    remove.addEventListener('click', () => { this.remove(item); this.discard([item]); });
+    remove.addEventListener('click', () => {
+      // The × goes with its file: the focus on it goes to the next file's
+      // (or the one before), or to the composer after the last.
+      const had = document.activeElement === remove;
+      const at = this.items.indexOf(item);
+      this.remove(item);
+      this.discard([item]);
+      const next = this.items[at] || this.items[at - 1];
+      if (had) (next ? next.el.querySelector('.attach-remove') : this.text)?.focus();
+    });
     this.items.push(item);
     this.tray.append(el);
     this.tray.hidden = false;
