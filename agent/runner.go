@@ -103,6 +103,9 @@ func (r *Runner) Agent(name string) (*Agent, bool) { return r.cfg.Agents(name) }
 // Toolset returns the runner's tools.
 func (r *Runner) Toolset() *Toolset { return r.cfg.Tools }
 
+// InteractionTTL is how long a paused call waits for its answer.
+func (r *Runner) InteractionTTL() time.Duration { return r.cfg.InteractionTTL }
+
 // MaxErrorAnswer bounds an error answer's content (Answer.IsError): why
 // the client has no output, not the output.
 const MaxErrorAnswer = 8 << 10

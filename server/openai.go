@@ -294,6 +294,18 @@ func (s *Server) oaiTurn(r *http.Request, req *oaiRequest) (tr agent.TurnRequest
 				return agent.TurnRequest{}, 0, false, err
 			}
 			tr.SessionID = fork.ID
+			// An edited answer to the question the fork ends on answers
+			// it there, as the first answer did.
+			if len(files) == 0 {
+				a, err := s.forkAnswer(r.Context(), u.ID, sess.ID, fork.ID, upTo, text)
+				if err != nil {
+					s.dropFork(r, fork.ID)
+					return agent.TurnRequest{}, 0, false, err
+				}
+				if a != nil {
+					tr.Message, tr.Answer = "", a
+				}
+			}
 			return tr, upTo, true, nil
 		}
 		held = sess.MessageCount

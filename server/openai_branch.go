@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/coachd/coachd"
+	"github.com/coachd/coachd/agent"
 )
 
 // oaiMatch is the stored session an OpenAI request's conversation, before
@@ -102,4 +103,54 @@ func startsTurn(m *coachd.Message) bool {
 		}
 	}
 	return false
+}
+
+// forkAnswer is the answer text gives in fork, which holds the first at
+// messages of session src, when those end on the question of an
+// interactive call that src's next message answered: the fork is made
+// to wait on that call again (its pending record is gone from src), and
+// the edited answer is the call's result. nil when text picks none of
+// its options, or the fork ends elsewhere.
+func (s *Server) forkAnswer(ctx context.Context, userID, src, fork string, at int64, text string) (*agent.Answer, error) {
+	if at < 1 || s.runner == nil {
+		return nil, nil
+	}
+	cursor := ""
+	if at > 1 {
+		cursor = strconv.FormatInt(at-1, 10) // seqs run 1..MessageCount
+	}
+	msgs, _, err := s.store.ListMessages(ctx, userID, src, coachd.Page{Cursor: cursor, Limit: 2})
+	if err != nil || len(msgs) < 2 || msgs[0].Role != coachd.RoleAssistant || msgs[1].Role != coachd.RoleUser {
+		return nil, err
+	}
+	// The round's results as the pending record held them, the paused
+	// call's among them: the one interactive call not refused (another
+	// interactive or approval call of the round was).
+	var held []coachd.Block
+	answered := map[string]bool{}
+	for _, b := range msgs[1].Blocks {
+		if b.Type == coachd.BlockToolResult {
+			held = append(held, b)
+			answered[b.ToolUseID] = !b.IsError
+		}
+	}
+	var p *coachd.PendingInteraction
+	for _, b := range msgs[0].Blocks {
+		if b.Type != coachd.BlockToolUse || !answered[b.ID] || s.runner.Toolset().Category(b.Name) != coachd.ToolInteractive {
+			continue
+		}
+		if p != nil {
+			return nil, nil // not one paused call: leave it as it is
+		}
+		p = &coachd.PendingInteraction{ToolUseID: b.ID, Name: b.Name, Input: b.Input, Held: held,
+			ExpiresAt: s.clock.Now().Add(s.runner.InteractionTTL())}
+	}
+	a := textAnswer(p, text, s.clock.Now())
+	if a == nil {
+		return nil, nil
+	}
+	if _, err := s.store.UpdateSession(ctx, userID, fork, coachd.SessionUpdate{SetPending: true, Pending: p}); err != nil {
+		return nil, err
+	}
+	return a, nil
 }

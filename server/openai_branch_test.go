@@ -118,3 +118,43 @@ func TestBranchRefusedLeavesNoSession(t *testing.T) {
 		t.Errorf("%d sessions, want the two conversations'", len(sessions))
 	}
 }
+
+// TestOpenAIEditedPauseAnswer: the user answered a numbered question,
+// then edits that answer (a chat UI's edit of the message "2" to "1"):
+// the edited message answers the question as the tool's result, in the
+// fork, as the first answer did; not a plain "1" the model reads after a
+// question it never saw answered.
+func TestOpenAIEditedPauseAnswer(t *testing.T) {
+	e := MustChatEnv(t, nil)
+	e.fake.Enqueue(anthropictest.Blocks(anthropictest.TextBlock("Where to?", 4),
+		anthropictest.ToolUse("toolu_o", "show_options", `{"prompt":"Pick a zone","options":["Airport","Downtown"]}`)),
+		anthropictest.Text("Downtown it is.", 4), anthropictest.Text("Airport it is.", 4))
+	var c completion
+	r := e.post(e.alice.key, "/v1/chat/completions", oaiBody("where should I drive?"), nil, &c)
+	question := c.Choices[0].Message.Content
+	if r.status != 200 || !strings.Contains(question, "1. Airport") {
+		t.Fatalf("pause: %d %s", r.status, r.body)
+	}
+	first := r.header.Get("X-Coachd-Session-Id")
+	if r := e.post(e.alice.key, "/v1/chat/completions", oaiBody("where should I drive?", question, "2"), nil, &c); r.status != 200 {
+		t.Fatalf("answer: %d %s", r.status, r.body)
+	}
+	r = e.post(e.alice.key, "/v1/chat/completions", oaiBody("where should I drive?", question, "1"), nil, &c)
+	if r.status != 200 || c.Choices[0].Message.Content != "Airport it is." {
+		t.Fatalf("edited answer: %d %s", r.status, r.body)
+	}
+	if r.header.Get("X-Coachd-Session-Id") == first {
+		t.Errorf("the edit went on in the first session")
+	}
+	reqs := e.fake.Requests()
+	last := reqs[len(reqs)-1]
+	res := last.ToolResults()
+	if len(res) != 1 || res[0].ResultText() != "Airport" || res[0].ToolUseID != "toolu_o" {
+		t.Errorf("the tool's result: %+v", res)
+	}
+	for _, txt := range modelTexts(&last) {
+		if strings.HasSuffix(txt, ": 1") {
+			t.Errorf("the model saw the answer as text: %q", modelTexts(&last))
+		}
+	}
+}
