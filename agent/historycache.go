@@ -70,6 +70,26 @@ func (c *historyCache) loadTurn(ctx context.Context, st coachd.Store, userID, se
 	return sess, slices.Clip(msgs), nil
 }
 
+// history returns the session's whole history as loadTurn reads it, for
+// a look before a turn: what a turn that ended here left for the next
+// one stays for it.
+func (c *historyCache) history(ctx context.Context, st coachd.Store, userID, sessionID string) ([]*coachd.Message, error) {
+	cached := c.peek(userID, sessionID)
+	var after int64
+	if len(cached) > 0 {
+		after = cached[len(cached)-1].Seq
+	}
+	_, msgs, err := st.ReadTurn(ctx, userID, sessionID, after)
+	if err != nil {
+		return nil, err
+	}
+	learnAttachments(msgs)
+	if len(cached) == 0 {
+		c.put(userID, sessionID, msgs, nil) // the turn then reads only what follows
+	}
+	return append(cached, msgs...), nil
+}
+
 // ended keeps what a turn that ended here leaves its session's next
 // turn: sess as the turn's EndTurn returned it (nil: nothing to keep) and
 // history, when history is the session's every message. It is when each
@@ -107,6 +127,22 @@ func (c *historyCache) get(userID, sessionID string) ([]*coachd.Message, *coachd
 	sess := e.sess
 	e.sess = nil
 	return slices.Clip(e.msgs), sess // appends by the caller copy
+}
+
+// peek is get's cached messages, leaving the entry's session for the
+// next turn.
+func (c *historyCache) peek(userID, sessionID string) []*coachd.Message {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	el, ok := c.byID[sessionID]
+	if !ok {
+		return nil
+	}
+	e := el.Value.(*historyEntry)
+	if e.user != userID {
+		return nil
+	}
+	return slices.Clip(e.msgs)
 }
 
 func (c *historyCache) put(userID, sessionID string, msgs []*coachd.Message, sess *coachd.Session) {

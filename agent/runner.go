@@ -103,6 +103,14 @@ func (r *Runner) Agent(name string) (*Agent, bool) { return r.cfg.Agents(name) }
 // Toolset returns the runner's tools.
 func (r *Runner) Toolset() *Toolset { return r.cfg.Tools }
 
+// History returns the user's session's stored messages, from the
+// runner's history cache and a read of what follows (an attachment of an
+// old message may be left without its data): for a look at a session
+// before its turn, which then finds them cached.
+func (r *Runner) History(ctx context.Context, userID, sessionID string) ([]*coachd.Message, error) {
+	return r.hist.history(ctx, r.cfg.Store, userID, sessionID)
+}
+
 // InteractionTTL is how long a paused call waits for its answer.
 func (r *Runner) InteractionTTL() time.Duration { return r.cfg.InteractionTTL }
 

@@ -53,8 +53,9 @@ type uiChatRequest struct {
 	// MessageID names the user message sendMessage edited (the chat
 	// after it dropped), or the message regenerate() answers again.
 	MessageID string `json:"messageId"`
-	// users counts the user messages before the last (decoded ones).
-	users int
+	// users counts the user messages before the last (decoded ones),
+	// earlier all the messages before it.
+	users, earlier int
 }
 
 // errUIBody is the answer to a body that is not useChat's.
@@ -66,14 +67,17 @@ var errUIBody = coachd.Invalid(coachd.FieldError{Message: "the body must be useC
 // req.Messages holds that one, or none.
 func decodeUIChatRequest(r *http.Request, req *uiChatRequest) error {
 	return decodeByMessage(r, req, errUIBody,
-		func() { req.Messages, req.users = req.Messages[:0], 0 },
+		func() { req.Messages, req.users, req.earlier = req.Messages[:0], 0, 0 },
 		func(msg []byte) error {
 			var m uiMessage
 			if err := json.Unmarshal(msg, &m); err != nil {
 				return errUIBody
 			}
-			if len(req.Messages) == 1 && req.Messages[0].Role == "user" {
-				req.users++
+			if len(req.Messages) == 1 {
+				req.earlier++
+				if req.Messages[0].Role == "user" {
+					req.users++
+				}
 			}
 			req.Messages = append(req.Messages[:0], m)
 			return nil
@@ -117,9 +121,12 @@ func (s *Server) prepareUIChatTurn(r *http.Request) (t *agent.Turn, err error) {
 	}
 	known := tr.SessionID
 	last := req.Messages[len(req.Messages)-1]
-	if known != "" && last.Role == "user" && (req.Trigger == "regenerate-message" || req.MessageID != "") {
-		// An edited message or a Regenerate: the chat may go on from an
-		// earlier point than its session reached.
+	if known != "" && last.Role == "user" && (req.Trigger == "regenerate-message" || req.MessageID != "" || req.earlier > 0) {
+		// An edited message (sendMessage with its messageId, or the
+		// app's setMessages before a sendMessage without one) or a
+		// Regenerate: the chat may go on from an earlier point than its
+		// session reached. A body of the last message alone
+		// (prepareSendMessagesRequest) is the chat's next.
 		if tr.SessionID, err = s.uiBranch(r.Context(), u.ID, known, req.users, req.Trigger == "regenerate-message"); err != nil {
 			return nil, orNotFound(err, "session")
 		}

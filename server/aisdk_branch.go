@@ -16,7 +16,7 @@ import (
 // that last one (an edit), or up to it (a Regenerate of a reply the chat
 // had, or of one a later turn followed). Otherwise it stays in id.
 func (s *Server) uiBranch(ctx context.Context, userID, id string, users int, regenerate bool) (string, error) {
-	hist, err := s.store.History(ctx, userID, id)
+	hist, err := s.runner.History(ctx, userID, id)
 	if err != nil {
 		return "", err
 	}

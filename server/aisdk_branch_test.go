@@ -45,3 +45,28 @@ func TestUIChatEditAndRegenerate(t *testing.T) {
 		}
 	}
 }
+
+// TestUIChatLastMessageOnly: a transport that sends only the chat's last
+// message (prepareSendMessagesRequest, as the README suggests) goes on in
+// the chat's session: a body of one message is no edit.
+func TestUIChatLastMessageOnly(t *testing.T) {
+	e := MustChatEnv(t, nil)
+	e.fake.Enqueue(anthropictest.Text("Airport first.", 4), anthropictest.Text("Then downtown.", 4), anthropictest.Text("Welcome.", 4))
+	var sessions []string
+	for i, text := range []string{"Plan my night", "And after?", "Thanks"} {
+		body := `{"id":"chat-l","trigger":"submit-message","messages":[{"id":"u` + string(rune('1'+i)) + `","role":"user","parts":[{"type":"text","text":"` + text + `"}]}]}`
+		s := e.chat(t.Context(), e.alice.key, "?protocol=ai-sdk", body)
+		if s.status != 200 {
+			t.Fatalf("request %d: %d %s", i, s.status, s.raw)
+		}
+		sessions = append(sessions, s.header.Get("X-Coachd-Session-Id"))
+	}
+	if sessions[0] == "" || sessions[1] != sessions[0] || sessions[2] != sessions[0] {
+		t.Errorf("sessions %q, want one", sessions)
+	}
+	reqs := e.fake.Requests()
+	want := []string{"user: Plan my night", "assistant: Airport first.", "user: And after?", "assistant: Then downtown.", "user: Thanks"}
+	if got := modelTexts(&reqs[2]); !slices.Equal(got, want) {
+		t.Errorf("the third turn's history: %q, want %q", got, want)
+	}
+}

@@ -57,3 +57,44 @@ func TestAISDKEditAndRegenerate(t *testing.T) {
 		}
 	}
 }
+
+// TestAISDKSetMessagesEdit plays an app's own edit with useChat:
+// setMessages drops the chat's last exchange, then sendMessage sends the
+// new text without a messageId. The model must see the chat as it shows,
+// not the question and reply the app dropped, on that turn and the next.
+func TestAISDKSetMessagesEdit(t *testing.T) {
+	node, dir, fake, p := startAISDK(t)
+	fake.Enqueue(anthropictest.Text("Airport first.", 4), anthropictest.Text("Then downtown.", 4),
+		anthropictest.Text("Lunch at noon.", 4), anthropictest.Text("Welcome.", 4))
+	raw := runAISDKScript(t, node, dir, p, "setmessages.mjs")
+	var out struct {
+		Errors   []*string
+		Messages []struct{ Role, Text string }
+	}
+	if err := json.Unmarshal(raw, &out); err != nil {
+		t.Fatalf("%s: %v", raw, err)
+	}
+	for i, e := range out.Errors {
+		if e != nil {
+			t.Errorf("step %d: %s", i, *e)
+		}
+	}
+	reqs := fake.Requests()
+	if len(reqs) != 4 {
+		t.Fatalf("%d model calls, want 4", len(reqs))
+	}
+	want := []string{"user: Plan my night", "assistant: Airport first.", "user: What about lunch?", "assistant: Lunch at noon.", "user: Thanks"}
+	for i, w := range [][]string{want[:3], want} {
+		var got []string
+		for _, m := range reqs[2+i].Messages() {
+			var sb strings.Builder
+			for _, b := range m.Blocks {
+				sb.WriteString(b.Text)
+			}
+			got = append(got, string(m.Role)+": "+sb.String())
+		}
+		if !slices.Equal(got, w) {
+			t.Errorf("model call %d's history: %q, want %q", 2+i, got, w)
+		}
+	}
+}
