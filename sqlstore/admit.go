@@ -403,17 +403,21 @@ func sameSession(now, seen *coachd.Session) bool {
 // of them (coachd.AttachmentsMaySend), from the sizes content_lite keeps
 // (dialect.attachmentSizes). Their count alone bounded nothing: 20
 // full-size photos are 80 MB, four times what a turn sends.
-var turnMessagesSQL = [...]string{dialectSQLite: turnMessages(dialectSQLite), dialectPostgres: turnMessages(dialectPostgres)}
+var turnMessagesSQL = [...]string{dialectSQLite: turnMessages(dialectSQLite, ""), dialectPostgres: turnMessages(dialectPostgres, "")}
 
-func turnMessages(d dialect) string {
+// forkMessagesSQL reads them so as of the session's first messages (args:
+// the session, n, the session, 0, n): what ForkSession copies.
+var forkMessagesSQL = [...]string{dialectSQLite: turnMessages(dialectSQLite, " AND seq <= ?"), dialectPostgres: turnMessages(dialectPostgres, " AND seq <= ?")}
+
+func turnMessages(d dialect, upTo string) string {
 	count, sent := d.attachmentSizes("l.content_lite")
 	from := `(SELECT COALESCE(MIN(w.seq), 0) FROM (SELECT a.seq,
 			COALESCE(SUM(a.n) OVER newer, 0) AS newer_n, COALESCE(SUM(a.sent) OVER newer, 0) AS newer_sent
 		FROM (SELECT l.seq, ` + count + ` AS n, ` + sent + ` AS sent FROM (SELECT seq, content_lite FROM messages
-			WHERE session_id = ? AND content_lite IS NOT NULL ORDER BY seq DESC LIMIT ` + strconv.Itoa(coachd.MaxHistoryAttachments) + `) l) a
+			WHERE session_id = ?` + upTo + ` AND content_lite IS NOT NULL ORDER BY seq DESC LIMIT ` + strconv.Itoa(coachd.MaxHistoryAttachments) + `) l) a
 		WINDOW newer AS (ORDER BY a.seq DESC ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)) w
 		WHERE w.newer_n < ` + strconv.Itoa(coachd.MaxHistoryAttachments) + ` AND w.newer_sent < ` + strconv.Itoa(coachd.MaxHistoryAttachmentBytes) + `)`
 	return `SELECT ` + strings.Replace(messageColumns, "m.content_json",
 		`CASE WHEN m.content_lite IS NOT NULL AND m.seq < `+from+` THEN m.content_lite ELSE m.content_json END`, 1) +
-		` FROM messages m WHERE m.session_id = ? AND m.seq > ? ORDER BY m.seq`
+		` FROM messages m WHERE m.session_id = ? AND m.seq > ?` + strings.ReplaceAll(upTo, "seq", "m.seq") + ` ORDER BY m.seq`
 }

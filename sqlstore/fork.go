@@ -9,7 +9,11 @@ import (
 // ForkSession implements coachd.SessionService: in one transaction, a
 // new active session of the same agent, title and mode, holding copies
 // of the first n messages of the user's session id. The copies get new
-// IDs and no usage: the originals' usage was charged already.
+// IDs and no usage: the originals' usage was charged already. They are
+// what a turn reads at that point (forkMessagesSQL): attachments older
+// than the ones a turn may send are copied without their data, which no
+// turn of the fork sends, rather than stored twice (the original keeps
+// them whole).
 func (db *DB) ForkSession(ctx context.Context, userID, id string, n int64) (*coachd.Session, error) {
 	var out *coachd.Session
 	err := userTx(ctx, db, userID, func(tx *tx) error {
@@ -22,7 +26,7 @@ func (db *DB) ForkSession(ctx context.Context, userID, id string, n int64) (*coa
 		}
 		var copies []*coachd.Message
 		if n > 0 {
-			msgs, _, err := listMessages(ctx, tx, userID, id, 0, int(n), 0)
+			msgs, err := queryAll(ctx, tx, "list messages", scanMessage, forkMessagesSQL[tx.d], id, n, id, 0, n)
 			if err != nil {
 				return err
 			}

@@ -1,6 +1,8 @@
 package sqlstore_test
 
 import (
+	"bytes"
+	"fmt"
 	"testing"
 
 	"github.com/coachd/coachd"
@@ -73,6 +75,81 @@ func TestForkSession(t *testing.T) {
 					t.Errorf("a row saved before the count was kept: %d %v, want -1", n, err)
 				}
 			})
+		})
+	}
+}
+
+// TestForkSessionOmitsOldAttachments: a fork (a Regenerate, an edit)
+// holds the data of the attachments a turn may still send from its
+// point, the newest coachd.MaxHistoryAttachments; older ones are copied
+// without their data, as a turn reads them, not as megabytes of photos
+// stored twice that no turn of the fork can send.
+func TestForkSessionOmitsOldAttachments(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			ctx := t.Context()
+			db := MustOpen(t, b.newDSN(t), newClock())
+			u := MustCreateUser(t, db, "a")
+			s := MustCreateSession(t, db, u.ID)
+			photo := func(i int) coachd.Block {
+				return coachd.AttachmentBlock(coachd.MediaPNG, "", append([]byte("\x89PNG\r\n\x1a\n"), bytes.Repeat([]byte{byte(i)}, 3000)...))
+			}
+			const older, after = 4, 3 // photos before the window, and after the fork's point
+			for i := range coachd.MaxHistoryAttachments + older + after {
+				if err := db.AppendMessages(ctx, u.ID, s.ID, []*coachd.Message{
+					{Role: coachd.RoleUser, Blocks: []coachd.Block{photo(i), coachd.TextBlock(fmt.Sprintf("day %d", i))}},
+					{Role: coachd.RoleAssistant, Blocks: []coachd.Block{coachd.TextBlock("noted")}},
+				}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			n := int64(2 * (coachd.MaxHistoryAttachments + older))
+			f, err := db.ForkSession(ctx, u.ID, s.ID, n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := db.History(ctx, u.ID, f.ID)
+			if err != nil || int64(len(got)) != n {
+				t.Fatalf("the fork's history: %d messages, %v", len(got), err)
+			}
+			orig, err := db.History(ctx, u.ID, s.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			omitted := 0
+			for i, m := range got {
+				if m.Content != orig[i].Content {
+					t.Fatalf("message %d: %q, want %q", i, m.Content, orig[i].Content)
+				}
+				if m.Role != coachd.RoleUser {
+					continue
+				}
+				b := m.Blocks[0]
+				gt, gn, _ := coachd.AttachmentInfo(b)
+				wt, wn, _ := coachd.AttachmentInfo(orig[i].Blocks[0])
+				if gt != wt || gn != wn {
+					t.Fatalf("message %d's attachment is %s %d bytes, want %s %d", i, gt, gn, wt, wn)
+				}
+				if coachd.AttachmentOmitted(b) {
+					omitted++
+				} else if !bytes.Equal(b.Source, orig[i].Blocks[0].Source) {
+					t.Fatalf("message %d's attachment changed", i)
+				}
+			}
+			if omitted != older || coachd.AttachmentOmitted(got[len(got)-2].Blocks[0]) {
+				t.Errorf("the fork left out the data of %d attachments, want the %d oldest", omitted, older)
+			}
+			// What a turn of the fork reads is what one of the session
+			// read at that point: the same attachments sent.
+			_, turn, err := db.ReadTurn(ctx, u.ID, f.ID, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, m := range turn {
+				if coachd.AttachmentOmitted(m.Blocks[0]) != coachd.AttachmentOmitted(got[i].Blocks[0]) {
+					t.Errorf("message %d: a turn reads its attachment otherwise than the fork holds it", i)
+				}
+			}
 		})
 	}
 }
