@@ -103,7 +103,9 @@ type FingerprintService interface {
 	// SaveFingerprint remembers that the conversation holds the first
 	// messages of the session's stored messages (-1: all it has now).
 	SaveFingerprint(ctx context.Context, userID, fingerprint, sessionID string, messages int64) error
-	// FindFingerprint returns the session id and how many of its messages
-	// the conversation holds (-1: not known), or ENOTFOUND.
-	FindFingerprint(ctx context.Context, userID, fingerprint string) (sessionID string, messages int64, err error)
+	// FindFingerprint returns the session id, how many of its messages
+	// the conversation holds (-1: not known), and whether another session
+	// was saved with it too (shared: two conversations are it), or
+	// ENOTFOUND.
+	FindFingerprint(ctx context.Context, userID, fingerprint string) (sessionID string, messages int64, shared bool, err error)
 }

@@ -114,7 +114,7 @@ func (s *Server) prepareUIChatTurn(r *http.Request) (t *agent.Turn, err error) {
 	u := UserFrom(r.Context())
 	// handleChatStream, its one caller, waits for the admission (Behind).
 	tr := agent.TurnRequest{User: u, Agent: req.Agent, Behind: true}
-	if id, _, err := s.store.FindFingerprint(r.Context(), u.ID, chatKey(req.ID)); err == nil {
+	if id, _, _, err := s.store.FindFingerprint(r.Context(), u.ID, chatKey(req.ID)); err == nil {
 		tr.SessionID = id
 	} else if coachd.ErrorCode(err) != coachd.ENOTFOUND {
 		return nil, err

@@ -32,7 +32,7 @@ func (s *Server) handleUIChatResume() http.Handler {
 			return
 		}
 		u := UserFrom(r.Context())
-		id, _, err := s.store.FindFingerprint(r.Context(), u.ID, chatKey(chat))
+		id, _, _, err := s.store.FindFingerprint(r.Context(), u.ID, chatKey(chat))
 		if err == nil {
 			var tl coachd.TurnLog
 			if tl, err = s.store.LatestTurn(r.Context(), u.ID, id); err == nil && (tl.Ended || tl.Turn == 0) {

@@ -283,28 +283,27 @@ func (s *Server) oaiTurn(r *http.Request, req *oaiRequest) (tr agent.TurnRequest
 				return agent.TurnRequest{}, 0, false, err
 			}
 		}
-		if upTo >= 0 && sess.MessageCount > upTo &&
-			!(sess.MessageCount == upTo+1 && sess.Pending == nil && s.resent(r.Context(), u.ID, sess, text, len(files))) {
+		if upTo >= 0 && (match.shared || sess.MessageCount > upTo &&
+			!(sess.MessageCount == upTo+1 && sess.Pending == nil && s.resent(r.Context(), u.ID, sess, text, len(files)))) {
 			// The client goes on from an earlier point of the session
-			// (Regenerate, an edited message): the model must see the
-			// history the client shows, not the branch it left. It goes
+			// (Regenerate, an edited message), or from a conversation two
+			// chats share: the model must see the history the client
+			// shows, not the branch it left, nor the other chat's. It goes
 			// on in a new session holding the stored messages up to there.
 			fork, err := s.store.ForkSession(r.Context(), u.ID, sess.ID, upTo)
 			if err != nil {
 				return agent.TurnRequest{}, 0, false, err
 			}
 			tr.SessionID = fork.ID
-			// An edited answer to the question the fork ends on answers
-			// it there, as the first answer did.
-			if len(files) == 0 {
-				a, err := s.forkAnswer(r.Context(), u.ID, sess.ID, fork.ID, upTo, text)
-				if err != nil {
-					s.dropFork(r, fork.ID)
-					return agent.TurnRequest{}, 0, false, err
-				}
-				if a != nil {
-					tr.Message, tr.Answer = "", a
-				}
+			// A fork that ends on a question waits on it, as the session
+			// did there: an (edited) answer answers it.
+			a, err := s.forkPause(r.Context(), u.ID, sess, fork.ID, upTo, text)
+			if err != nil {
+				s.dropFork(r, fork.ID)
+				return agent.TurnRequest{}, 0, false, err
+			}
+			if a != nil && len(files) == 0 {
+				tr.Message, tr.Answer = "", a
 			}
 			return tr, upTo, true, nil
 		}

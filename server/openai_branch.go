@@ -23,6 +23,11 @@ type oaiMatch struct {
 	// end.
 	reply int
 	kept  string
+	// shared: another session was saved with this conversation too (two
+	// chats that opened alike): the request may be either's, and goes on
+	// in a copy of it, never in the session, whose later messages may be
+	// the other chat's.
+	shared bool
 }
 
 const (
@@ -36,8 +41,8 @@ const (
 func (s *Server) findConversation(ctx context.Context, userID string, req *oaiRequest) (oaiMatch, bool) {
 	n := len(req.Messages)
 	prev := req.Messages[:n-1]
-	if id, at, err := s.store.FindFingerprint(ctx, userID, fingerprint(req.Model, prev, nil)); err == nil {
-		m := oaiMatch{sessionID: id, at: at, reply: replyWhole}
+	if id, at, shared, err := s.store.FindFingerprint(ctx, userID, fingerprint(req.Model, prev, nil)); err == nil {
+		m := oaiMatch{sessionID: id, at: at, reply: replyWhole, shared: shared}
 		if lastRole(prev) == "user" {
 			m.reply = replyNone // a turn without a reply the client shows
 		}
@@ -46,9 +51,9 @@ func (s *Server) findConversation(ctx context.Context, userID string, req *oaiRe
 	if n > 2 && req.Messages[n-2].Role == "assistant" {
 		// A reply cut short (Stop) was remembered without it: what the
 		// client kept of it only the client knows.
-		if id, at, err := s.store.FindFingerprint(ctx, userID, fingerprint(req.Model, req.Messages[:n-2], nil)); err == nil {
+		if id, at, shared, err := s.store.FindFingerprint(ctx, userID, fingerprint(req.Model, req.Messages[:n-2], nil)); err == nil {
 			kept, _ := req.Messages[n-2].text()
-			return oaiMatch{sessionID: id, at: at, reply: replyKept, kept: kept}, true
+			return oaiMatch{sessionID: id, at: at, reply: replyKept, kept: kept, shared: shared}, true
 		}
 	}
 	return oaiMatch{}, false
@@ -105,13 +110,31 @@ func startsTurn(m *coachd.Message) bool {
 	return false
 }
 
-// forkAnswer is the answer text gives in fork, which holds the first at
-// messages of session src, when those end on the question of an
-// interactive call that src's next message answered: the fork is made
-// to wait on that call again (its pending record is gone from src), and
-// the edited answer is the call's result. nil when text picks none of
-// its options, or the fork ends elsewhere.
-func (s *Server) forkAnswer(ctx context.Context, userID, src, fork string, at int64, text string) (*agent.Answer, error) {
+// forkPause makes fork, which holds the first at messages of session
+// src, wait on the call src waited on there: the one src waits on now
+// (at is all of src), or an interactive call whose question those end
+// on and src's next message answered (the pending record is gone from
+// src: rebuilt, with the round's results the answer stored). It returns
+// the answer text gives that call, nil when none (a message then
+// dismisses it, as in src) or the fork ends on no paused call.
+func (s *Server) forkPause(ctx context.Context, userID string, src *coachd.Session, fork string, at int64, text string) (*agent.Answer, error) {
+	p := src.Pending
+	if p == nil || at != src.MessageCount {
+		var err error
+		if p, err = s.answeredPause(ctx, userID, src.ID, at); p == nil || err != nil {
+			return nil, err
+		}
+	}
+	if _, err := s.store.UpdateSession(ctx, userID, fork, coachd.SessionUpdate{SetPending: true, Pending: p}); err != nil {
+		return nil, err
+	}
+	return textAnswer(p, text, s.clock.Now()), nil
+}
+
+// answeredPause is the pending record of the interactive call session
+// src's message at asked, when its next message answered it; nil
+// otherwise.
+func (s *Server) answeredPause(ctx context.Context, userID, src string, at int64) (*coachd.PendingInteraction, error) {
 	if at < 1 || s.runner == nil {
 		return nil, nil
 	}
@@ -145,12 +168,5 @@ func (s *Server) forkAnswer(ctx context.Context, userID, src, fork string, at in
 		p = &coachd.PendingInteraction{ToolUseID: b.ID, Name: b.Name, Input: b.Input, Held: held,
 			ExpiresAt: s.clock.Now().Add(s.runner.InteractionTTL())}
 	}
-	a := textAnswer(p, text, s.clock.Now())
-	if a == nil {
-		return nil, nil
-	}
-	if _, err := s.store.UpdateSession(ctx, userID, fork, coachd.SessionUpdate{SetPending: true, Pending: p}); err != nil {
-		return nil, err
-	}
-	return a, nil
+	return p, nil
 }

@@ -106,3 +106,69 @@ func TestOpenAISameFirstMessage(t *testing.T) {
 		})
 	}
 }
+
+// TestOpenAISameConversationTwoChats: two chats of a user open with the
+// same message and get the same reply, so both conversations name one
+// session by their fingerprint. One goes on by its messages (a client
+// that keeps no session id), the other by the session it was told
+// (X-Coachd-Session-Id): neither may see the other's later messages, in
+// the model's history or in the session the other chat was given.
+func TestOpenAISameConversationTwoChats(t *testing.T) {
+	e := MustChatEnv(t, nil)
+	e.fake.Enqueue(anthropictest.Text("Hello.", 4), anthropictest.Text("Hello.", 4),
+		anthropictest.Text("Airport first.", 4), anthropictest.Text("Lunch at noon.", 4))
+	post := func(body string, header map[string]string) string {
+		t.Helper()
+		r := e.post(e.alice.key, "/v1/chat/completions", body, header, nil)
+		if r.status != 200 {
+			t.Fatalf("%s: %d %s", body, r.status, r.body)
+		}
+		return r.header.Get("X-Coachd-Session-Id")
+	}
+	post(oaiBody("Hi"), nil)      // chat A
+	b := post(oaiBody("Hi"), nil) // chat B
+	post(oaiBody("Hi", "Hello.", "Where first?"), nil)
+	if got := post(oaiBody("Hi", "Hello.", "And lunch?"), map[string]string{"X-Coachd-Session-Id": b}); got != b {
+		t.Errorf("chat B went on in %s, not its session %s", got, b)
+	}
+	reqs := e.fake.Requests()
+	if got, want := modelTexts(&reqs[3]), []string{"user: Hi", "assistant: Hello.", "user: And lunch?"}; !slices.Equal(got, want) {
+		t.Errorf("chat B's history: %q, want %q", got, want)
+	}
+	hist, err := e.db.History(t.Context(), e.alice.ID, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range hist {
+		if m.Content == "Where first?" || m.Content == "Airport first." {
+			t.Errorf("chat B's session holds chat A's %q", m.Content)
+		}
+	}
+}
+
+// TestOpenAISameQuestionTwoChats: two chats open alike and the coach asks
+// both the same numbered question; the answer of the chat that goes on
+// by its messages, in a copy of the session, still answers the question
+// as the tool's result.
+func TestOpenAISameQuestionTwoChats(t *testing.T) {
+	e := MustChatEnv(t, nil)
+	ask := func() anthropictest.Reply {
+		return anthropictest.Blocks(anthropictest.TextBlock("Where to?", 4),
+			anthropictest.ToolUse("toolu_o", "show_options", `{"prompt":"Pick a zone","options":["Airport","Downtown"]}`))
+	}
+	e.fake.Enqueue(ask(), ask(), anthropictest.Text("Downtown it is.", 4))
+	var c completion
+	for range 2 {
+		if r := e.post(e.alice.key, "/v1/chat/completions", oaiBody("where should I drive?"), nil, &c); r.status != 200 {
+			t.Fatalf("pause: %d %s", r.status, r.body)
+		}
+	}
+	r := e.post(e.alice.key, "/v1/chat/completions", oaiBody("where should I drive?", c.Choices[0].Message.Content, "2"), nil, &c)
+	if r.status != 200 || c.Choices[0].Message.Content != "Downtown it is." {
+		t.Fatalf("answer: %d %s", r.status, r.body)
+	}
+	reqs := e.fake.Requests()
+	if res := reqs[len(reqs)-1].ToolResults(); len(res) != 1 || res[0].ResultText() != "Downtown" || res[0].IsError {
+		t.Errorf("the tool's result: %+v", res)
+	}
+}

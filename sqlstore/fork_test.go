@@ -64,15 +64,31 @@ func TestForkSession(t *testing.T) {
 					t.Fatal(err)
 				}
 				for fp, want := range map[string]int64{"fp": 2, "fp-now": 4} {
-					if id, n, err := db.FindFingerprint(ctx, u.ID, fp); err != nil || id != s.ID || n != want {
+					if id, n, _, err := db.FindFingerprint(ctx, u.ID, fp); err != nil || id != s.ID || n != want {
 						t.Errorf("%s: %s %d %v, want %d", fp, id, n, err, want)
 					}
 				}
 				if err := rawExec(t, db, `UPDATE chat_fingerprints SET message_count = NULL WHERE fingerprint = 'fp'`); err != nil {
 					t.Fatal(err)
 				}
-				if _, n, err := db.FindFingerprint(ctx, u.ID, "fp"); err != nil || n != -1 {
+				if _, n, _, err := db.FindFingerprint(ctx, u.ID, "fp"); err != nil || n != -1 {
 					t.Errorf("a row saved before the count was kept: %d %v, want -1", n, err)
+				}
+			})
+			t.Run("Shared", func(t *testing.T) {
+				// Saved again with its session, a fingerprint is its
+				// alone; once with another, shared for good.
+				other := MustCreateSession(t, db, u.ID)
+				for i, save := range []struct {
+					sid    string
+					shared bool
+				}{{s.ID, false}, {s.ID, false}, {other.ID, true}, {other.ID, true}, {s.ID, true}} {
+					if err := db.SaveFingerprint(ctx, u.ID, "fp-shared", save.sid, 2); err != nil {
+						t.Fatal(err)
+					}
+					if id, _, shared, err := db.FindFingerprint(ctx, u.ID, "fp-shared"); err != nil || id != save.sid || shared != save.shared {
+						t.Errorf("save %d: %s shared %v %v, want %s shared %v", i, id, shared, err, save.sid, save.shared)
+					}
 				}
 			})
 		})
