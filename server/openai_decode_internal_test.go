@@ -106,6 +106,7 @@ func FuzzUIDecode(f *testing.F) {
 			},
 			func() {
 				if n := len(old.Messages); n > 0 {
+					old.earlier = n - 1 // counted, not kept
 					for _, m := range old.Messages[:n-1] {
 						if m.Role == "user" {
 							old.users++ // counted, not kept
@@ -113,7 +114,7 @@ func FuzzUIDecode(f *testing.F) {
 					}
 					old.Messages = old.Messages[n-1:]
 				} else {
-					old.Messages, got.Messages, got.users = nil, nil, 0 // [], null and none read alike
+					old.Messages, got.Messages, got.users, got.earlier = nil, nil, 0, 0 // [], null and none read alike
 				}
 			})
 	})
