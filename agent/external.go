@@ -168,7 +168,8 @@ type Preflight struct {
 // Preflight validates the message, finds or creates the session, builds
 // the system prompt and the repaired history (Messages API form, without
 // the new message, which the app sends and records itself) and reserves
-// the turn's budget (402 budget_exhausted when it does not fit).
+// the turn's budget (EBUDGET when it does not fit: server answers it
+// as a refused preflight, budget_remaining 0).
 func (r *Runner) Preflight(ctx context.Context, req PreflightRequest) (*Preflight, error) {
 	tr := TurnRequest{User: req.User, SessionID: req.SessionID, Agent: req.Agent, Message: req.Message}
 	if errs := tr.Valid(); len(errs) > 0 {

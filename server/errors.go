@@ -45,9 +45,9 @@ func ErrorStatus(err error) int {
 	return http.StatusInternalServerError
 }
 
-// errorBody is the one error shape of the API.
+// errorBody is the one error shape of the API: Error is errorValue's.
 type errorBody struct {
-	Error errorObject `json:"error"`
+	Error any `json:"error"`
 }
 
 type errorObject struct {
@@ -150,22 +150,26 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, err error) (*coa
 // writeError writes the error body. Extra fields of e sit next to code and
 // message (for example usage and limit on rate_limit_exceeded).
 func writeError(w http.ResponseWriter, status int, e *coachd.Error) {
-	var body any = errorBody{Error: errorObject{Code: e.Code, Message: e.Message, Details: e.Details}}
-	if len(e.Extra) > 0 {
-		obj := make(map[string]any, len(e.Extra)+3)
-		for k, v := range e.Extra {
-			obj[k] = v
-		}
-		obj["code"], obj["message"] = e.Code, e.Message
-		if len(e.Details) > 0 {
-			obj["details"] = e.Details
-		}
-		body = map[string]any{"error": obj}
-	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(body)
+	_ = json.NewEncoder(w).Encode(errorBody{Error: errorValue(e)})
+}
+
+// errorValue is e's error object, the value of an error body's "error".
+func errorValue(e *coachd.Error) any {
+	if len(e.Extra) == 0 {
+		return errorObject{Code: e.Code, Message: e.Message, Details: e.Details}
+	}
+	obj := make(map[string]any, len(e.Extra)+3)
+	for k, v := range e.Extra {
+		obj[k] = v
+	}
+	obj["code"], obj["message"] = e.Code, e.Message
+	if len(e.Details) > 0 {
+		obj["details"] = e.Details
+	}
+	return obj
 }
 
 // notFound is the one answer for a resource that is missing, belongs to

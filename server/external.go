@@ -129,6 +129,10 @@ func (s *Server) handlePreflight() http.Handler {
 		pf, err := s.runner.Preflight(r.Context(), agent.PreflightRequest{
 			User: UserFrom(r.Context()), Message: req.Message, SessionID: req.SessionID, Agent: req.Agent,
 		})
+		if e := coachd.AsError(err); err != nil && e.Code == coachd.EBUDGET {
+			s.encode(w, r, http.StatusOK, refusedPreflight(req.SessionID, e))
+			return
+		}
 		if err != nil {
 			s.Error(w, r, orNotFound(err, "session"))
 			return
@@ -139,6 +143,29 @@ func (s *Server) handlePreflight() http.Handler {
 		}
 		s.encode(w, r, http.StatusOK, pf)
 	})
+}
+
+// preflightRefused is a preflight the budget refused, answered 200: seed
+// 000's chatPreflight throws on any other status, and its route answers
+// its own 402 when budget_remaining is 0. Nothing is held (no
+// reservation_id, which record and abort refuse) and no session is
+// created; error is the budget_exhausted a 402 would carry.
+type preflightRefused struct {
+	SessionID       string                `json:"session_id"`
+	ReservationID   string                `json:"reservation_id"`
+	EstimatedTokens int64                 `json:"estimated_tokens"`
+	BudgetRemaining int64                 `json:"budget_remaining"`
+	IsFreePreview   bool                  `json:"is_free_preview"`
+	SystemMessage   string                `json:"system_message"`
+	History         []coachd.ModelMessage `json:"history"`
+	Error           any                   `json:"error"`
+}
+
+// refusedPreflight answers a preflight in sessionID ("" for a new one)
+// that e, a budget_exhausted, refused.
+func refusedPreflight(sessionID string, e *coachd.Error) preflightRefused {
+	est, _ := e.Extra["estimated_tokens"].(int64)
+	return preflightRefused{SessionID: sessionID, EstimatedTokens: est, History: []coachd.ModelMessage{}, Error: errorValue(e)}
 }
 
 // recordMessage is one message an external loop reports.

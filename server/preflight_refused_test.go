@@ -9,7 +9,7 @@ import (
 )
 
 // TestPreflightRefusedLeavesNoSession: a preflight without a session_id
-// that the budget refuses (402, as seed 000's route retries it) leaves no
+// that the budget refuses (budget_remaining 0, as seed 000's route retries it) leaves no
 // session behind, as a refused chat turn does not: each retry would add
 // an empty conversation to the user's list, up to the sessions cap.
 func TestPreflightRefusedLeavesNoSession(t *testing.T) {
@@ -20,8 +20,8 @@ func TestPreflightRefusedLeavesNoSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	for range 3 {
-		if r := e.post(key, "/v1/chat/preflight", `{"message":"how do I rank up?"}`, nil, nil); r.status != 402 {
-			t.Fatalf("preflight %d %s, want 402", r.status, r.body)
+		if r := e.post(key, "/v1/chat/preflight", `{"message":"how do I rank up?"}`, nil, nil); !budgetRefused(r) {
+			t.Fatalf("preflight %d %s, want refused", r.status, r.body)
 		}
 	}
 	var list struct {

@@ -265,7 +265,7 @@ func TestSeed000PreflightFreePreview(t *testing.T) {
 		t.Fatalf("free preview preflight: is_free_preview %t, budget_remaining %d: seed 000 answers 402", pf.IsFreePreview, pf.BudgetRemaining)
 	}
 	// The free turn used, the next is refused as before.
-	if r := e.post(key, "/v1/chat/preflight", `{"message":"and again?"}`, nil, nil); r.status != 402 {
+	if r := e.post(key, "/v1/chat/preflight", `{"message":"and again?"}`, nil, nil); !budgetRefused(r) {
 		t.Fatalf("second preflight %d %s", r.status, r.body)
 	}
 }
@@ -355,7 +355,7 @@ func TestSeed000PreflightExactFit(t *testing.T) {
 	if r := e.post(e.alice.key, "/v1/chat/record", body, nil, &rec); r.status != 200 || rec.BudgetRemaining != 0 {
 		t.Fatalf("record %d %s", r.status, r.body)
 	}
-	if r := e.post(e.alice.key, "/v1/chat/preflight", `{"message":"and again?"}`, nil, nil); r.status != 402 {
+	if r := e.post(e.alice.key, "/v1/chat/preflight", `{"message":"and again?"}`, nil, nil); !budgetRefused(r) {
 		t.Fatalf("preflight with nothing left: %d %s", r.status, r.body)
 	}
 	e.mustLedger(e.alice.ID, budget, 0)

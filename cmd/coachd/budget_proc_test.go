@@ -76,6 +76,9 @@ type preflightOut struct {
 	SessionID       string `json:"session_id"`
 	ReservationID   string `json:"reservation_id"`
 	EstimatedTokens int64  `json:"estimated_tokens"`
+	Error           struct {
+		Code string `json:"code"`
+	} `json:"error"` // a preflight the budget refused
 }
 
 func mustAPIUser(t *testing.T, url, body string) (id, key string) {
@@ -164,15 +167,16 @@ func TestTwoProcessesOnePostgres(t *testing.T) {
 		var wg sync.WaitGroup
 		for i := range n {
 			wg.Go(func() {
-				st := call(t, "POST", urls[i%2]+"/v1/chat/preflight", key, `{"message":"hello"}`, nil, nil)
+				var got preflightOut
+				st := call(t, "POST", urls[i%2]+"/v1/chat/preflight", key, `{"message":"hello"}`, nil, &got)
 				mu.Lock()
 				defer mu.Unlock()
-				switch st {
-				case 200:
+				switch {
+				case st == 200 && got.ReservationID != "":
 					ok++
-				case 429:
+				case st == 429:
 					limited++
-				case 402:
+				case st == 200 && got.Error.Code == "budget_exhausted": // budget_remaining 0
 					broke++
 				}
 			})

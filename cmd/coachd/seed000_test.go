@@ -178,6 +178,42 @@ func TestSeed000Client(t *testing.T) {
 	if r.Status != 402 || r.State.Error == nil || !strings.Contains(*r.State.Error, "budget") || len(r.Events) != 1 || r.Events[0]["code"] != "budget_exhausted" {
 		t.Fatalf("budget: %+v", r)
 	}
+
+	t.Log("the own loop's route with no budget left: the seed's own 402, no hold, no session")
+	var before struct {
+		Sessions []json.RawMessage `json:"sessions"`
+	}
+	getJSON(t, p.url+"/v1/sessions", p.key, &before)
+	for _, sid := range []string{"", own.Preflight.SessionID} {
+		out, err := exec.Command(node, filepath.Join("testdata", "seeds", "seed000-client.mjs"), "route", p.url, p.key, "hello?", sid).Output()
+		if err != nil {
+			t.Fatalf("node: %v\n%s", err, out)
+		}
+		var route struct {
+			Status    int               `json:"status"`
+			Body      map[string]string `json:"body"`
+			Thrown    string            `json:"thrown"`
+			Preflight struct {
+				SessionID     string `json:"session_id"`
+				ReservationID string `json:"reservation_id"`
+				Error         struct {
+					Code string `json:"code"`
+				} `json:"error"`
+			} `json:"preflight"`
+		}
+		if err := json.Unmarshal(out, &route); err != nil || route.Status != 402 || route.Body["error"] != "Budget exhausted" ||
+			route.Preflight.SessionID != sid || route.Preflight.ReservationID != "" || route.Preflight.Error.Code != "budget_exhausted" {
+			t.Fatalf("route with no budget (session %q): %s %v", sid, out, err)
+		}
+	}
+	var after struct {
+		Sessions []json.RawMessage `json:"sessions"`
+	}
+	getJSON(t, p.url+"/v1/sessions", p.key, &after)
+	getJSON(t, p.url+"/v1/me", p.key, &me)
+	if len(after.Sessions) != len(before.Sessions) || me.Budget.Reserved != 0 {
+		t.Fatalf("refused preflights left %d sessions (had %d), %d tokens held", len(after.Sessions), len(before.Sessions), me.Budget.Reserved)
+	}
 }
 
 func getJSON(t *testing.T, url, key string, out any) {

@@ -7,6 +7,7 @@
 //
 // usage: node seed000-client.mjs stream BASE TOKEN MESSAGE [SESSION_ID]
 //        node seed000-client.mjs ownloop BASE TOKEN MESSAGE TOOL_NAME TOOL_INPUT_JSON
+//        node seed000-client.mjs route BASE TOKEN MESSAGE [SESSION_ID]
 const [mode, BACKEND_URL, token, message, arg5, arg6] = process.argv.slice(2);
 
 // reducer.ts
@@ -155,8 +156,24 @@ async function ownloop() {
   return out;
 }
 
+// route is route.ts's POST up to its stream (lines 560-566): the
+// preflight and its budget check, the seed's own 402. A route that throws
+// is answered 500 by Next.js.
+async function route() {
+  try {
+    const preflight = await chatPreflight(token, { message, session_id: arg5 || undefined, replay_id: undefined });
+    if (preflight.budget_remaining <= 0) {
+      return { status: 402, body: { error: 'Budget exhausted' }, preflight };
+    }
+    return { status: 200, preflight };
+  } catch (err) {
+    return { status: 500, thrown: err.message };
+  }
+}
+
+const modes = { stream, ownloop, route };
 try {
-  console.log(JSON.stringify(mode === 'stream' ? await stream() : await ownloop()));
+  console.log(JSON.stringify(await modes[mode]()));
 } catch (err) {
   console.log(JSON.stringify({ thrown: err.message }));
 }
