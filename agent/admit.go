@@ -276,6 +276,9 @@ func (t *Turn) resends() bool {
 	if t.sess.Pending != nil || len(t.req.Attachments) > 0 || (a == nil) == (t.req.Message == "") {
 		return false
 	}
+	if a == nil {
+		return UnansweredAt(t.history, t.req.Message) >= 0
+	}
 	h := t.history
 	n := len(h)
 	if n > 1 && h[n-1].Role == coachd.RoleAssistant && h[n-1].Partial {
@@ -283,18 +286,36 @@ func (t *Turn) resends() bool {
 	}
 	for ; n > 0; n -= 2 {
 		m := h[n-1]
-		if a != nil && m.Role == coachd.RoleUser && answers(m, a) {
+		if m.Role == coachd.RoleUser && answers(m, a) {
 			return true
 		}
 		if n < 3 || m.Role != coachd.RoleUser || h[n-2].Role != coachd.RoleAssistant || !onlyBlocks(m, coachd.BlockToolResult) {
 			break
 		}
 	}
-	if a != nil || n == 0 {
-		return false
+	return false
+}
+
+// UnansweredAt is the index in h, a session's messages, of its last user
+// message when that says message and its turn ended with no reply: after
+// it come at most tool rounds (an assistant message, then its results)
+// and a reply that broke off (stored partial). -1 when there is none: the
+// same words after a reply are a new message.
+func UnansweredAt(h []*coachd.Message, message string) int {
+	n := len(h)
+	if n > 1 && h[n-1].Role == coachd.RoleAssistant && h[n-1].Partial {
+		n--
 	}
-	m := h[n-1]
-	return m.Role == coachd.RoleUser && m.Content == t.req.Message && onlyBlocks(m, coachd.BlockText)
+	for n > 2 && h[n-1].Role == coachd.RoleUser && h[n-2].Role == coachd.RoleAssistant && onlyBlocks(h[n-1], coachd.BlockToolResult) {
+		n -= 2
+	}
+	if n == 0 {
+		return -1
+	}
+	if m := h[n-1]; m.Role == coachd.RoleUser && m.Content == message && onlyBlocks(m, coachd.BlockText) {
+		return n - 1
+	}
+	return -1
 }
 
 // answers reports whether m holds a as the answer to its call.

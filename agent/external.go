@@ -208,11 +208,13 @@ func (r *Runner) preflight(ctx context.Context, req PreflightRequest, sessionID 
 	if err != nil {
 		return nil, err
 	}
-	if n := len(h); n > 0 && h[n-1].Role == coachd.RoleUser && h[n-1].Content == req.Message && onlyBlocks(h[n-1], coachd.BlockText) {
-		// The message of a turn that failed (seed 000 aborts with it),
-		// sent again: the client adds it to the history itself, and its
-		// record does not store it twice (server.handleRecord).
-		h = h[:n-1]
+	if i := UnansweredAt(h, req.Message); i >= 0 {
+		// The message of a turn that failed (seed 000 aborts with it, or
+		// after a tool round it recorded), sent again: the client adds it
+		// to the history itself, so its turn is left out (its tool rounds
+		// stay stored), and its record does not store it twice
+		// (server.handleRecord).
+		h = h[:i]
 	}
 	t.prepareSystem(ctx)
 	history := History(compacted(h, t.agent.Compaction), t.tools.Truncations(t.agent.Tools))

@@ -338,21 +338,22 @@ func (s *Server) handleRecord(abort bool) http.Handler {
 	})
 }
 
-// unanswered reports whether m, the user's words, is the session's last
-// message already: the message of a turn that failed (seed 000 aborts
-// with it as partial_messages) recorded again with the turn sent again.
-// agent.Preflight leaves it out of the history the client extends.
+// unansweredTail is how many of a session's last messages unanswered
+// reads: a failed turn's message and up to 30 tool rounds after it.
+const unansweredTail = 64
+
+// unanswered reports whether m, the user's words, is stored already as
+// the message of the session's last turn, which ended with no reply
+// (agent.UnansweredAt): a turn that failed (seed 000 aborts with the
+// message as partial_messages, or after recording a tool round) recorded
+// again with the message sent again. agent.Preflight leaves that turn out
+// of the history the client extends.
 func (s *Server) unanswered(ctx context.Context, userID, sessionID string, m *coachd.Message) bool {
 	if m.Role != coachd.RoleUser || !textOnly(m) {
 		return false
 	}
-	msgs, _, err := s.store.ListMessages(ctx, userID, sessionID, coachd.Page{Before: coachd.BeforeEnd, Limit: 1})
-	if err != nil || len(msgs) == 0 {
-		return false
-	}
-	last := msgs[len(msgs)-1]
-	return last.Role == coachd.RoleUser && textOnly(last) &&
-		slices.EqualFunc(last.Blocks, m.Blocks, func(a, b coachd.Block) bool { return a.Text == b.Text })
+	msgs, _, err := s.store.ListMessages(ctx, userID, sessionID, coachd.Page{Before: coachd.BeforeEnd, Limit: unansweredTail})
+	return err == nil && agent.UnansweredAt(msgs, m.Content) >= 0
 }
 
 // textOnly reports whether m has blocks, all text.
