@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/coachd/coachd"
+	"golang.org/x/sys/unix"
 )
 
 // RunCommandTool is the tool name run_command.
@@ -200,27 +201,47 @@ func killLeft(ns, mark string) {
 		if err != nil {
 			return
 		}
-		found := false
+		found, killed := false, []int(nil) // killed: their pidfds
 		for _, e := range entries {
 			pid, err := strconv.Atoi(e.Name())
 			if err != nil || pid == os.Getpid() {
 				continue
 			}
-			// Held first (a pidfd on Linux), so a pid reused after the
-			// check below is never the one killed.
-			proc, err := os.FindProcess(pid)
-			if err != nil {
-				continue
+			// Held first (a pidfd), so a pid reused after the check below
+			// is never the one killed.
+			fd, err := unix.PidfdOpen(pid, 0)
+			if err != nil && !errors.Is(err, unix.ENOSYS) {
+				continue // gone already
 			}
 			env, _ := os.ReadFile("/proc/" + e.Name() + "/environ")
 			if ns != "" && netNS(pid) == ns || bytes.Contains(append([]byte{0}, env...), tag) {
-				proc.Kill()
 				found = true
+				if err != nil { // Linux before 5.3: no pidfd to hold or wait on
+					syscall.Kill(pid, syscall.SIGKILL)
+					continue
+				}
+				if unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0) == nil {
+					killed = append(killed, fd)
+					continue
+				}
 			}
-			proc.Release()
+			if err == nil {
+				unix.Close(fd)
+			}
 		}
 		if !found {
 			return
+		}
+		// A SIGKILL is delivered, not done: on a busy machine the process
+		// runs on for a moment, and the next sweep would find it again,
+		// ten times over, and leave it running. Wait for each to exit
+		// (its pidfd turns readable), a second at most.
+		deadline := time.Now().Add(time.Second)
+		for _, fd := range killed {
+			if ms := time.Until(deadline).Milliseconds(); ms > 0 {
+				unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, int(ms))
+			}
+			unix.Close(fd)
 		}
 	}
 }
