@@ -140,7 +140,7 @@ func (m *Model) Stream(ctx context.Context, req *coachd.ModelRequest) coachd.Mod
 	}
 	body, err := m.appendBody(make([]byte, 0, m.bodyCap(req)), req, bodyMessages, markTool)
 	if err != nil {
-		return &stream{ctx: ctx, err: err, done: true, secrets: m.secrets}
+		return &stream{ctx: ctx, err: err, done: true, model: m}
 	}
 	m.lastBody.Store(int64(len(body)))
 	// The SDK sends this body (see body.go), with its own headers,
@@ -157,7 +157,7 @@ func (m *Model) Stream(ctx context.Context, req *coachd.ModelRequest) coachd.Mod
 		// same bytes with the same headers, middleware and retries
 		// (TestPostSendsSameCall).
 		err := m.client.Post(ctx, "v1/messages", nil, &res, option.WithRequestBody("application/json", body), noSpan)
-		st := &stream{ctx: ctx, secrets: m.secrets}
+		st := &stream{ctx: ctx, model: m}
 		if err == nil {
 			st.sse = newSSEReader(res)
 		}
@@ -173,7 +173,7 @@ func (m *Model) Stream(ctx context.Context, req *coachd.ModelRequest) coachd.Mod
 		opts = opts[:2]
 	}
 	s := m.client.Messages.NewStreaming(ctx, m.params(req), opts...)
-	st := &stream{ctx: ctx, sdk: s, secrets: m.secrets}
+	st := &stream{ctx: ctx, sdk: s, model: m}
 	if s.Err() == nil && !m.sdkDecode {
 		st.sse = newSSEReader(res)
 	}

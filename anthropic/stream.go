@@ -41,15 +41,15 @@ type stream struct {
 	err       error
 	done      bool
 	closed    bool
-	secrets   func() []string // credentials kept out of error text (Model.secrets)
+	model     *Model // its credentials are kept out of error text (Model.secrets)
 }
 
 // keys are the credentials to keep out of an error's text.
 func (s *stream) keys() []string {
-	if s.secrets == nil {
+	if s.model == nil {
 		return nil
 	}
-	return s.secrets()
+	return s.model.secrets()
 }
 
 func (s *stream) Next() bool {
