@@ -59,12 +59,11 @@ type ToolEnv struct {
 	// stored with the round or not at all; no text that follows reaches
 	// the client before it is stored. Nil: the tool writes itself.
 	StageNote func(*Note) error
-	// Finish, when set, hands the call's result to the turn, as the tool's
-	// last step: false when the turn has already left the call behind at
-	// its timeout (the model is told it did not finish; what the tool
-	// returns is dropped), true when the turn takes what the tool returns.
-	// A tool that records its outcome elsewhere (a review's trace) records
-	// it as Finish says the model is told it.
+	// Finish, set for an OutcomeRecorder, hands the call's result to the
+	// turn, as the tool's last step: false when the turn has already left
+	// the call behind at its timeout (the model is told it did not finish;
+	// what the tool returns is dropped), true when the turn takes what the
+	// tool returns.
 	Finish func() bool
 }
 
@@ -79,6 +78,13 @@ type ToolResult struct {
 type Tool interface {
 	Definition() ToolDef
 	Execute(ctx context.Context, call ToolCall, env ToolEnv) (ToolResult, error)
+}
+
+// OutcomeRecorder is a tool that records its outcome elsewhere (a
+// review's trace), which must say what the model is told: the runner
+// gives it ToolEnv.Finish, and it records the outcome as Finish says.
+type OutcomeRecorder interface {
+	RecordsOutcome()
 }
 
 // InputChecker is a tool with a rule on its input that its schema cannot

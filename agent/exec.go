@@ -164,7 +164,10 @@ func (t *Turn) runTool(ctx context.Context, timeout time.Duration, tool coachd.T
 	// turn went on, or ended) was answered "did not finish", and must not
 	// change the turn's mode, nor tell the client it did, later.
 	call := &toolCall{t: t, sess: *t.sess, round: t.round}
-	env := coachd.ToolEnv{User: t.req.User, Session: &call.sess, Store: t.r.cfg.Store, Emit: call.emit, Now: t.now, Finish: call.finish}
+	env := coachd.ToolEnv{User: t.req.User, Session: &call.sess, Store: t.r.cfg.Store, Emit: call.emit, Now: t.now}
+	if _, ok := tool.(coachd.OutcomeRecorder); ok {
+		env.Finish = call.finish // a func value: one allocation, for these alone
+	}
 	if t.round != nil {
 		env.StageNote = call.stageNote
 	}

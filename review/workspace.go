@@ -416,6 +416,9 @@ type traced struct {
 	tr *Trace
 }
 
+// RecordsOutcome: the trace says what the model is told (ToolEnv.Finish).
+func (traced) RecordsOutcome() {}
+
 func (t traced) Execute(ctx context.Context, call coachd.ToolCall, env coachd.ToolEnv) (coachd.ToolResult, error) {
 	start := t.tr.now()
 	res, err := t.Tool.Execute(ctx, call, env)
