@@ -1,6 +1,9 @@
 package coachd
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // Text documents are read as tokens, not looked at as pictures or pages,
 // and every one a history holds is re-sent on each later turn: a 3 MiB
@@ -26,4 +29,32 @@ const (
 func textTooLong(field string, n int) *FieldError {
 	return &FieldError{field, fmt.Sprintf("is %d bytes of text; text documents may be at most %d KiB a message (about 50,000 tokens of the model's 200,000-token context): split it, or send the part that matters",
 		n, MaxTextAttachmentBytes>>10), "length"}
+}
+
+// TextDocumentType reports whether a client's declared media type names
+// text: text/* (text/markdown, text/csv, …), JSON, XML or YAML. The upload
+// route takes any file whose bytes are text as a text document (MediaText);
+// a door that reads a declared type (a data: URL's) takes these as one too,
+// and checks their bytes as text/plain.
+func TextDocumentType(mediaType string) bool {
+	t := strings.ToLower(mediaType)
+	typ, sub, ok := strings.Cut(t, "/")
+	switch {
+	case !ok || sub == "":
+		return false
+	case typ == "text":
+		return true
+	case typ != "application":
+		return false
+	}
+	switch sub {
+	case "json", "xml", "yaml", "x-yaml", "x-ndjson", "javascript", "sql", "x-sh": // as the web UI's mayUpload
+		return true
+	}
+	for _, suffix := range []string{"+json", "+xml", "+yaml"} {
+		if strings.HasSuffix(sub, suffix) {
+			return true
+		}
+	}
+	return false
 }

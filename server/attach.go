@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -92,7 +93,7 @@ func validAttachments(list []attachmentRequest) []coachd.FieldError {
 		case a.Type != "image" && a.Type != "document":
 			fail("type", "must be image or document (or give upload_id)", "enum")
 		case !validKind(a.Type, a.MediaType):
-			fail("media_type", "must be image/png, image/jpeg, image/gif or image/webp for an image; application/pdf or text/plain for a document", "enum")
+			fail("media_type", "must be image/png, image/jpeg, image/gif or image/webp for an image; application/pdf or text (text/plain, text/markdown, text/csv, application/json, …) for a document", "enum")
 		case a.Data == "":
 			fail("data", "is required: the file in base64", "required")
 		case len(a.Data) > maxInlineBase64:
@@ -124,8 +125,12 @@ func dataURL(url string) (mediaType, data, msg string) {
 }
 
 // validKind reports whether mediaType is an attachment type of kind
-// (image or document).
+// (image or document): a document may be declared as any text type
+// (coachd.TextDocumentType), read as text/plain.
 func validKind(kind, mediaType string) bool {
+	if coachd.TextDocumentType(mediaType) {
+		return kind == "document"
+	}
 	switch mediaType {
 	case coachd.MediaPNG, coachd.MediaJPEG, coachd.MediaGIF, coachd.MediaWebP:
 		return kind == "image"
@@ -170,8 +175,15 @@ func (s *Server) attachmentBlocks(ctx context.Context, userID string, list []att
 			}
 			name = coachd.SanitizeFileName(name, "")
 		}
+		declared := mediaType
+		if coachd.TextDocumentType(mediaType) {
+			mediaType = coachd.MediaText // notes.md, data.csv: as the upload route takes them
+		}
 		b, fe := coachd.AcceptAttachment(mediaType, name, data)
 		if fe != nil {
+			if fe.Code == "mismatch" && declared != mediaType {
+				fe.Message = strings.Replace(fe.Message, strconv.Quote(mediaType), strconv.Quote(declared), 1)
+			}
 			fe.Field = at + fe.Field
 			errs = append(errs, *fe)
 			continue
