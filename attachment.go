@@ -337,12 +337,22 @@ type omittedSource struct {
 }
 
 // OmitAttachmentData returns blocks with each image and document block's
-// data left out (its media type, sizes and PDF page count kept), and ok
-// false when there is none: what a turn reads of an attachment older
-// than the ones it may send. Each source is read in place, its data not
-// copied (every stored message with an attachment comes through here).
+// data left out (its media type, sizes and PDF page count kept), those in
+// a tool_result's content too (omitResultData), and ok false when there
+// is none: what a turn reads of an attachment older than the ones it may
+// send. Each source is read in place, its data not copied (every stored
+// message with an attachment comes through here).
 func OmitAttachmentData(blocks []Block) (out []Block, ok bool) {
 	for i, b := range blocks {
+		if b.Type == BlockToolResult {
+			if nb, omitted := omitResultData(b); omitted {
+				if out == nil {
+					out = append([]Block(nil), blocks...)
+				}
+				out[i] = nb
+			}
+			continue
+		}
 		typ, n, sent, isAtt := AttachmentSizes(b)
 		if !isAtt || AttachmentOmitted(b) {
 			continue

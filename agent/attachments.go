@@ -219,9 +219,6 @@ func pdfPages(b coachd.Block, typ string) int {
 	return coachd.AttachmentPages(b)
 }
 
-// sourceLen is the length of a block's source data as sent.
-func sourceLen(b coachd.Block) int { return coachd.AttachmentSentLen(b) }
-
 func attachmentTitle(b coachd.Block) string {
 	var title string
 	if raw, ok := b.Extra["title"]; ok && json.Unmarshal(raw, &title) == nil && title != "" {

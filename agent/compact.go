@@ -186,8 +186,10 @@ func historyTokens(msgs []*coachd.Message) int64 {
 	var atts []sized // each image and document block's, in order
 	var users []int  // the user's attachments: their index in atts
 	// results are the user's tool results holding attachments, by message
-	// and block: how many of atts are theirs.
-	var results map[[2]int]int
+	// and block: how many of atts are theirs, and the size of the rest of
+	// their content (its text), read from its blocks so that it is the
+	// same whether a read left its attachments' data out or not.
+	var results map[[2]int]nestedResult
 	for i, m := range msgs {
 		user := m.Role == coachd.RoleUser
 		for j, b := range m.Blocks {
@@ -202,10 +204,12 @@ func historyTokens(msgs []*coachd.Message) int64 {
 					continue
 				}
 			}
+			rest := 0
 			for _, c := range blocks {
 				typ, sent, ok := coachd.AttachmentSent(c)
 				if nested && !ok {
-					continue // the result's text
+					rest += blockLen(c) // the result's text
+					continue
 				}
 				atts = append(atts, sized{typ, sent, int32(pdfPages(c, typ)), ok})
 				if ok && user {
@@ -214,9 +218,9 @@ func historyTokens(msgs []*coachd.Message) int64 {
 			}
 			if nested {
 				if results == nil {
-					results = map[[2]int]int{}
+					results = map[[2]int]nestedResult{}
 				}
-				results[[2]int{i, j}] = len(atts)
+				results[[2]int{i, j}] = nestedResult{len(atts), rest}
 			}
 		}
 	}
@@ -239,23 +243,35 @@ func historyTokens(msgs []*coachd.Message) int64 {
 					n, media = n+dn, media+t
 					continue
 				}
-			} else if end, ok := results[[2]int{i, bi}]; ok {
-				// The result's content but its attachments' data, then each
+			} else if r, ok := results[[2]int{i, bi}]; ok {
+				// The result's content but its attachments, then each
 				// attachment as the API bills it (a text document's data is
 				// its text).
-				n += len(b.Content) + 16
-				for ; j < end; j++ {
+				n += r.rest + 16
+				for ; j < r.end; j++ {
 					k++
 					if dn, t, ok := atts[j].cost(k <= cut); ok {
-						n, media = n+dn-atts[j].sent, media+t
+						n, media = n+dn, media+t
+					} else {
+						n += atts[j].sent + 16
 					}
 				}
 				continue
 			}
-			n += len(b.Text) + len(b.Thinking) + len(b.Input) + len(b.Content) + len(b.Source) + len(b.Name) + 16
+			n += blockLen(b)
 		}
 	}
 	return coachd.TokensOfBytes(n) + media
+}
+
+// nestedResult is what historyTokens keeps of a tool result holding
+// attachments: atts[:end] ends with them, and rest is the size of its
+// other blocks.
+type nestedResult struct{ end, rest int }
+
+// blockLen is about the bytes a block sends, but for an attachment's.
+func blockLen(b coachd.Block) int {
+	return len(b.Text) + len(b.Thinking) + len(b.Input) + len(b.Content) + len(b.Source) + len(b.Name) + 16
 }
 
 // sized is what historyTokens keeps of an attachment from its one read.

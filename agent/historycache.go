@@ -186,24 +186,22 @@ func messagesSize(msgs []*coachd.Message) int {
 
 // omitOldAttachments returns msgs with the data of attachments no turn
 // sends left out (coachd.OmitAttachmentData), as Store.ReadTurn reads
-// them: a session's every photo is what made it too big to cache. A
-// message keeps its attachments while the newer messages hold fewer than
-// MaxHistoryAttachments attachments and MaxHistoryAttachmentBytes of
-// them, the window's bounds (limitAttachments), so every attachment a
-// history sends is kept. msgs and its messages are not changed: changed
-// ones are copies, in a copy of the slice.
+// them: a session's every photo (or a tool's every screenshot) is what
+// made it too big to cache. A message keeps its attachments while the
+// newer messages hold fewer than MaxHistoryAttachments attachments and
+// MaxHistoryAttachmentBytes of them, those in tool results counted too
+// (coachd.CountAttachments), the window's bounds (limitAttachments), so
+// every attachment a history sends is kept. msgs and its messages are
+// not changed: changed ones are copies, in a copy of the slice.
 func omitOldAttachments(msgs []*coachd.Message) []*coachd.Message {
 	out, count, size := msgs, 0, 0 // of the newer messages' attachments
 	for i := len(msgs) - 1; i >= 0; i-- {
-		if !slices.ContainsFunc(msgs[i].Blocks, isAttachment) {
+		n, sent := coachd.CountAttachments(msgs[i].Blocks)
+		if n == 0 {
 			continue
 		}
 		keep := coachd.AttachmentsMaySend(count, size)
-		for _, b := range msgs[i].Blocks {
-			if isAttachment(b) {
-				count, size = count+1, size+sourceLen(b)
-			}
-		}
+		count, size = count+n, size+sent
 		if keep {
 			continue
 		}

@@ -153,14 +153,25 @@ func (d dialect) timeArg(t time.Time) any {
 
 // attachmentSizes are SQL expressions of how many attachments the
 // content_lite column col holds and the bytes of their source data as
-// sent (coachd.OmitAttachmentData keeps both).
+// sent (coachd.OmitAttachmentData keeps both): its blocks' and those in
+// a tool_result's content (coachd.CountAttachments).
 func (d dialect) attachmentSizes(col string) (count, sent string) {
+	// Each is the sum over the blocks and over the tool results' blocks.
+	both := func(top, inner string) string { return `(` + top + ` + ` + inner + `)` }
 	if d == dialectPostgres {
 		from := ` FROM json_array_elements(` + col + `::json) j WHERE j->'source'->>'type' = 'omitted')`
-		return `(SELECT COUNT(*)` + from, `(SELECT COALESCE(SUM((j->'source'->>'sent')::bigint), 0)` + from
+		fromInner := ` FROM json_array_elements(` + col + `::json) j, json_array_elements(CASE WHEN j->>'type' = 'tool_result' AND json_typeof(j->'content') = 'array' THEN j->'content' ELSE '[]' END) c
+			WHERE c->'source'->>'type' = 'omitted')`
+		return both(`(SELECT COUNT(*)`+from, `(SELECT COUNT(*)`+fromInner),
+			both(`(SELECT COALESCE(SUM((j->'source'->>'sent')::bigint), 0)`+from, `(SELECT COALESCE(SUM((c->'source'->>'sent')::bigint), 0)`+fromInner)
 	}
 	from := ` FROM json_each(` + col + `) j WHERE json_extract(j.value, '$.source.type') = 'omitted')`
-	return `(SELECT COUNT(*)` + from, `(SELECT COALESCE(SUM(json_extract(j.value, '$.source.sent')), 0)` + from
+	// A content element that is no object (text) is not JSON to extract from.
+	obj := `CASE WHEN c.type = 'object' THEN c.value END`
+	fromInner := ` FROM json_each(` + col + `) j, json_each(j.value, '$.content') c
+			WHERE json_extract(j.value, '$.type') = 'tool_result' AND json_extract(` + obj + `, '$.source.type') = 'omitted')`
+	return both(`(SELECT COUNT(*)`+from, `(SELECT COUNT(*)`+fromInner),
+		both(`(SELECT COALESCE(SUM(json_extract(j.value, '$.source.sent')), 0)`+from, `(SELECT COALESCE(SUM(json_extract(`+obj+`, '$.source.sent')), 0)`+fromInner)
 }
 
 // lockMigrations is run first in the migration transaction so that two
