@@ -6,10 +6,11 @@
 import { h } from './ui.js';
 
 // The server's limits (coachd.MaxAttachments, coachd.MaxAttachmentBytes,
-// coachd.MaxAttachmentBytesPerMessage).
+// coachd.MaxAttachmentBytesPerMessage, coachd.MaxTextAttachmentBytes).
 export const MAX_FILES = 5;
 export const MAX_BYTES = 3 * 1024 * 1024;
 export const MAX_TOTAL = 10 * 1024 * 1024;
+export const MAX_TEXT = 100 * 1024;
 export const TYPES = ['image/png', 'image/jpeg', 'image/gif', 'image/webp', 'application/pdf', 'text/plain'];
 
 // mayUpload reports whether the server may take a file of this declared
@@ -113,7 +114,18 @@ export class Attachments {
       if (!res.ok) throw new Error((body.error && body.error.message) || `upload failed (${res.status})`);
       item.id = body.id;
       item.state = 'ready';
-      if (!this.items.includes(item)) this.discard([item]); // removed while it uploaded
+      // Only the server knows a file is text (it reads the bytes).
+      item.text = body.media_type === 'text/plain' ? body.bytes : 0;
+      if (!this.items.includes(item)) {
+        this.discard([item]); // removed while it uploaded
+      } else if (item.text && this.textTotal() > MAX_TEXT) {
+        // A message's text documents may hold 100 KiB in all: the file
+        // that goes over is refused by name, as the 10 MB total is,
+        // instead of the whole message at Send.
+        this.remove(item);
+        this.discard([item]);
+        this.showError(`${file.name}: the text files of one message must be at most 100 KB in all`);
+      }
       el.classList.remove('uploading');
     } catch (err) {
       item.state = 'failed';
@@ -147,6 +159,10 @@ export class Attachments {
 
   // total is the size of the files that would go with the next message.
   total() { return this.items.filter((i) => i.state !== 'failed').reduce((n, i) => n + i.file.size, 0); }
+
+  // textTotal is the bytes of text documents that would go with the next
+  // message.
+  textTotal() { return this.items.filter((i) => i.state === 'ready').reduce((n, i) => n + (i.text || 0), 0); }
 
   // busy is true while an upload runs: sending waits for it.
   busy() { return this.items.some((i) => i.state === 'uploading'); }

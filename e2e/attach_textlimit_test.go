@@ -1,0 +1,87 @@
+package e2e
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+
+	at "github.com/coachd/coachd/anthropic/anthropictest"
+)
+
+// TestAttachTextLimit: text documents may be at most 100 KiB a message,
+// each and together (coachd.MaxTextAttachmentBytes), far under the 3 MB a
+// file may be. A text file past it, or one that takes the message's text
+// past it, is refused by name with the reason, and the files attached
+// with it stay and are sent: the user drops one file, not the message.
+func TestAttachTextLimit(t *testing.T) {
+	e := newEnv(t, 1280, 800)
+	e.signIn()
+	drop := func(e *env, text, name, typ string) {
+		e.t.Helper()
+		eval[chromedp.Void](e, dropJS+`("`+base64.StdEncoding.EncodeToString([]byte(text))+`", "`+name+`", "`+typ+`", 0)`)
+	}
+	settled := `document.querySelectorAll("#attach-tray li").length > 0 && document.querySelectorAll("#attach-tray li.uploading:not(.failed)").length === 0`
+	ready := func(e *env) []string {
+		return eval[[]string](e, `[...document.querySelectorAll("#attach-tray li:not(.failed):not(.uploading)")].map((li) => li.title)`)
+	}
+	// sentDocs sends the message and returns the titles of the documents
+	// the model got with it.
+	sentDocs := func(e *env, reply string) []string {
+		e.t.Helper()
+		e.fake.Enqueue(at.Text(reply, 0))
+		e.send("Read these")
+		e.waitJS("the reply", `document.getElementById("transcript").textContent.includes("`+reply+`")`)
+		e.waitIdle()
+		if got := eval[string](e, `document.getElementById("banner-host").textContent`); got != "" {
+			e.t.Errorf("banner %q, want the message sent", got)
+		}
+		reqs := e.fake.Requests()
+		msgs := reqs[len(reqs)-1].Messages()
+		var docs []string
+		for _, b := range msgs[len(msgs)-1].Blocks {
+			if b.Type == "document" {
+				var title string
+				json.Unmarshal(b.Extra["title"], &title)
+				docs = append(docs, title)
+			}
+		}
+		return docs
+	}
+	t.Run("OneTooLong", func(t *testing.T) {
+		e := e.sub(t)
+		drop(e, "shift notes\n", "notes.txt", "text/plain")
+		drop(e, strings.Repeat("a long log line\n", 150<<10/16), "log.md", "text/markdown")
+		drop(e, "day,km\nmon,5\n", "runs.csv", "text/csv")
+		e.waitJS("the uploads to settle", settled)
+		if got := eval[string](e, `document.getElementById("attach-error").textContent`); !strings.Contains(got, "log.md") || !strings.Contains(got, "100 K") {
+			t.Errorf("error line = %q, want log.md refused for the 100 KB limit", got)
+		}
+		if got := ready(e); strings.Join(got, ",") != "notes.txt,runs.csv" {
+			t.Errorf("files ready to send = %v, want notes.txt and runs.csv", got)
+		}
+		if got := sentDocs(e, "Two files read."); strings.Join(got, ",") != "notes.txt,runs.csv" {
+			t.Errorf("documents sent to the model = %v, want notes.txt and runs.csv", got)
+		}
+	})
+	t.Run("TogetherTooLong", func(t *testing.T) {
+		e := e.sub(t)
+		half := strings.Repeat("0123456789abcde\n", 60<<10/16) // 60 KiB: each fits, two do not
+		drop(e, half, "week1.txt", "text/plain")
+		e.waitJS("the first upload", settled)
+		drop(e, half, "week2.txt", "text/plain")
+		drop(e, "shift notes\n", "notes.txt", "text/plain")
+		e.waitJS("the uploads to settle", settled+` && document.querySelectorAll("#attach-tray li").length + (document.getElementById("attach-error").hidden ? 0 : 1) >= 3`)
+		if got := eval[string](e, `document.getElementById("attach-error").textContent`); !strings.Contains(got, "week2.txt") || !strings.Contains(got, "100 K") {
+			t.Errorf("error line = %q, want week2.txt refused for the 100 KB of text a message may hold", got)
+		}
+		if got := ready(e); strings.Join(got, ",") != "week1.txt,notes.txt" {
+			t.Errorf("files ready to send = %v, want week1.txt and notes.txt", got)
+		}
+		if got := sentDocs(e, "Both read."); strings.Join(got, ",") != "week1.txt,notes.txt" {
+			t.Errorf("documents sent to the model = %v, want week1.txt and notes.txt", got)
+		}
+	})
+}
