@@ -129,6 +129,7 @@ export class Attachments {
       el.classList.remove('uploading');
     } catch (err) {
       item.state = 'failed';
+      el.classList.remove('uploading');
       el.classList.add('failed');
       this.showError(`${file.name}: ${err.message}`);
     }
