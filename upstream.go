@@ -5,6 +5,7 @@ package coachd
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"strconv"
@@ -43,6 +44,30 @@ func TransportError(ctx context.Context, err error) error {
 		return &Error{Code: ETIMEOUT, Message: "model request timed out", Err: err}
 	}
 	return &Error{Code: EAPI, Message: "model request failed", Err: err}
+}
+
+// NoRedirects is c (a new client when nil) refusing every redirect, for
+// the clients that carry a provider's credentials: net/http drops only
+// Authorization on a redirect to another host, not x-api-key or
+// X-Amz-Security-Token, and Vertex's transport adds its token to every
+// request it sends. No provider redirects its API calls; a redirect is
+// an error that says so, and the log where it pointed. A client with its
+// own CheckRedirect is kept as it is.
+func NoRedirects(c *http.Client) *http.Client {
+	if c == nil {
+		return &http.Client{CheckRedirect: refuseRedirect}
+	}
+	if c.CheckRedirect != nil {
+		return c
+	}
+	cp := *c
+	cp.CheckRedirect = refuseRedirect
+	return &cp
+}
+
+func refuseRedirect(req *http.Request, _ []*http.Request) error {
+	return &Error{Code: EAPI, Message: "the provider answered with a redirect, which coachd does not follow (check its base URL)",
+		Err: fmt.Errorf("redirect to %s://%s refused", req.URL.Scheme, req.URL.Host)}
 }
 
 // RetryAfter reads how long an upstream asks to wait from its answer's

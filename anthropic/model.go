@@ -52,7 +52,9 @@ type Config struct {
 	// attributes alone were 1.3 % of coachd's CPU under load
 	// (BENCHMARKS.md). A call that carries either keeps its span, and
 	// so its trace-context headers.
-	Untraced   bool
+	Untraced bool
+	// HTTPClient sends the requests; one without a CheckRedirect of its
+	// own follows no redirect (coachd.NoRedirects).
 	HTTPClient *http.Client
 	// Logger reports, once, what a platform cannot carry; nil discards.
 	Logger *slog.Logger
@@ -109,6 +111,7 @@ func newClient(cfg Config, extra ...option.RequestOption) sdk.Client {
 	if cfg.HTTPClient == nil {
 		cfg.HTTPClient = &http.Client{Transport: upstreamTransport()}
 	}
+	cfg.HTTPClient = coachd.NoRedirects(cfg.HTTPClient)
 	opts = append(opts, option.WithMiddleware(capErrorBody))
 	// Extra options (Bedrock's signing, Vertex's authenticated client)
 	// come last, so theirs win.

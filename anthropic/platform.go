@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/coachd/coachd"
+
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
@@ -106,7 +108,8 @@ func NewVertex(ctx context.Context, cfg VertexConfig) (*Model, error) {
 	var opts []option.RequestOption
 	if cfg.HTTPClient != nil {
 		// Before the vertex option, which wraps it with authorization.
-		opts = append(opts, option.WithHTTPClient(cfg.HTTPClient))
+		// Its CheckRedirect is kept; the token would follow a redirect.
+		opts = append(opts, option.WithHTTPClient(coachd.NoRedirects(cfg.HTTPClient)))
 		cfg.HTTPClient = nil
 	}
 	opts = append(opts, vertex.WithCredentials(ctx, cfg.Region, cfg.Project, creds))

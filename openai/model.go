@@ -75,10 +75,9 @@ func New(cfg Config) *Model {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	client := cfg.HTTPClient
-	if client == nil {
-		client = http.DefaultClient
-	}
+	// A redirect would take the conversation (and, to a host of the same
+	// domain, the key) elsewhere.
+	client := coachd.NoRedirects(cfg.HTTPClient)
 	return &Model{cfg: cfg, client: client, endpoint: strings.TrimRight(cfg.BaseURL, "/") + "/chat/completions",
 		completionTokens: openAIHost(cfg.BaseURL)}
 }

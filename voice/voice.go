@@ -100,13 +100,10 @@ func New(cfg Config) *Client {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	hc := cfg.HTTPClient
-	if hc == nil {
-		// No client-wide timeout: speech streams as long as it needs;
-		// requests carry their own deadline until the answer starts.
-		hc = &http.Client{}
-	}
-	return &Client{cfg: cfg, hc: hc}
+	// No client-wide timeout by default: speech streams as long as it
+	// needs; requests carry their own deadline until the answer starts.
+	// No redirect is followed: it would take the request elsewhere.
+	return &Client{cfg: cfg, hc: coachd.NoRedirects(cfg.HTTPClient)}
 }
 
 // Defaults returns the configured model, voice and transcription model.
@@ -249,6 +246,10 @@ func (c *Client) post(ctx context.Context, path string, body any) (*http.Respons
 		}
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
+		}
+		var ce *coachd.Error
+		if errors.As(err, &ce) {
+			return nil, ce // a refused redirect
 		}
 		return nil, &coachd.Error{Code: coachd.EAPI, Message: "the voice provider could not be reached", Err: c.redact(err)}
 	}
