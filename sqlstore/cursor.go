@@ -36,7 +36,11 @@ func decodeCursor(cursor string, n int) ([]string, error) {
 	return fields, nil
 }
 
-func badCursor() error { return coachd.Errorf(coachd.EINVALID, "cursor: malformed") }
+// badCursor is the error of a cursor no store handed out: the shape of
+// every other bad query parameter's, its field and code named.
+func badCursor() error {
+	return coachd.Invalid(coachd.FieldError{Field: "cursor", Message: "is not a cursor this server returned", Code: "format"})
+}
 
 // seqCursor is the position after a message.
 func decodeSeqCursor(cursor string) (int64, error) {
