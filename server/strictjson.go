@@ -48,7 +48,7 @@ var strictOptions = jsonv2.JoinOptions(
 // maxJSONDepth: each an EINVALID error naming the field where it can.
 func unmarshalStrict(body []byte, v any) error {
 	if len(bytes.TrimSpace(body)) == 0 {
-		return coachd.Errorf(coachd.EINVALID, "request body is empty; send a JSON object")
+		return coachd.Invalid(coachd.FieldError{Message: "request body is empty; send a JSON object", Code: "required"})
 	}
 	if err := scanStrict(body); err != nil {
 		return err
@@ -79,7 +79,7 @@ func scanStrict(body []byte) error {
 		}
 	}
 	if _, err := dec.ReadToken(); !errors.Is(err, io.EOF) {
-		return coachd.Errorf(coachd.EINVALID, "request body must hold exactly one JSON value; found trailing data")
+		return jsonError("", "must hold exactly one JSON value; found trailing data")
 	}
 	return nil
 }
@@ -91,21 +91,35 @@ func unmarshalError(body []byte, err error) error {
 		sem *jsonv2.SemanticError
 	)
 	switch {
-	case errors.Is(err, io.ErrUnexpectedEOF):
-		return coachd.Errorf(coachd.EINVALID, "request body is truncated JSON")
 	case errors.As(err, &syn):
 		field := fieldPath(syn.JSONPointer)
 		switch {
+		case errors.Is(err, io.ErrUnexpectedEOF):
+			return jsonError(field, "is truncated JSON")
 		case errors.Is(syn.Err, jsontext.ErrDuplicateName):
 			return coachd.Invalid(coachd.FieldError{Field: field, Message: "appears twice in one object", Code: "duplicate"})
 		case badUnicodeAt(body, syn.ByteOffset):
 			return coachd.Invalid(coachd.FieldError{Field: field, Message: "is not valid UTF-8", Code: "utf8"})
 		}
-		return coachd.Errorf(coachd.EINVALID, "malformed JSON at byte %d", syn.ByteOffset)
+		return jsonError(field, fmt.Sprintf("is malformed JSON at byte %d", syn.ByteOffset))
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return jsonError("", "is truncated JSON")
 	case errors.As(err, &sem):
 		return semanticError(sem)
 	}
-	return &coachd.Error{Code: coachd.EINVALID, Message: "request body could not be read as JSON", Err: err}
+	e := jsonError("", "could not be read as JSON")
+	e.Err = err
+	return e
+}
+
+// jsonError is a body that is not well-formed JSON, in the shape of every
+// bad input: one detail, code "json", naming the value the JSON broke in,
+// or none ("") when it is the body as a whole, which the message names.
+func jsonError(field, msg string) *coachd.Error {
+	if field == "" {
+		msg = "request body " + msg
+	}
+	return coachd.Invalid(coachd.FieldError{Field: field, Message: msg, Code: "json"})
 }
 
 // badUnicodeAt reports whether the tokenizer stopped at off because of
@@ -146,7 +160,8 @@ func semanticError(e *jsonv2.SemanticError) error {
 			msg = msg[:i] + "has the wrong JSON type" // not Go's type names
 		}
 		if field == "" {
-			return &coachd.Error{Code: coachd.EINVALID, Message: "request body could not be read: " + msg, Err: e}
+			msg = "request body could not be read: " + msg
+			return &coachd.Error{Code: coachd.EINVALID, Message: msg, Details: []coachd.FieldError{{Message: msg, Code: "invalid"}}, Err: e}
 		}
 		return coachd.Invalid(coachd.FieldError{Field: field, Message: msg, Code: "invalid"})
 	}
@@ -155,7 +170,7 @@ func semanticError(e *jsonv2.SemanticError) error {
 		got = "number " + string(e.JSONValue)
 	}
 	if field == "" {
-		return coachd.Errorf(coachd.EINVALID, "request body must be a JSON object, not %s", got)
+		return coachd.Invalid(coachd.FieldError{Message: "request body must be a JSON object, not " + got, Code: "type"})
 	}
 	return coachd.Invalid(coachd.FieldError{Field: field, Message: "must be " + jsonKind(e.GoType.Kind().String()) + ", not " + got, Code: "type"})
 }
