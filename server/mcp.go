@@ -28,7 +28,15 @@ func (s *Server) handleMCP() http.Handler {
 			s.Error(w, r, err)
 			return
 		}
-		h.ServeHTTP(w, r)
+		if err := mcpBody(r); err != nil {
+			s.Error(w, r, err)
+			return
+		}
+		hold := &mcpErrorWriter{ResponseWriter: w}
+		h.ServeHTTP(hold, r)
+		if hold.status != 0 {
+			s.Error(w, r, mcpTransportError(hold.status, hold.text))
+		}
 	})
 }
 
