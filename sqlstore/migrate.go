@@ -154,6 +154,23 @@ func (db *DB) Blank(ctx context.Context) (bool, error) {
 	return n == 0, nil
 }
 
+// Foreign reports whether the database holds tables but no
+// schema_migrations: another application's, not one coachd has yet to
+// migrate (an empty database is not foreign).
+func (db *DB) Foreign(ctx context.Context) (bool, error) {
+	q := `SELECT (SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'),
+		(SELECT count(*) FROM sqlite_master WHERE type = 'table')`
+	if db.dialect != dialectSQLite {
+		q = `SELECT count(*) FILTER (WHERE table_name = 'schema_migrations'), count(*)
+		FROM information_schema.tables WHERE table_schema = current_schema()`
+	}
+	var ours, tables int
+	if err := db.read.QueryRowContext(ctx, q).Scan(&ours, &tables); err != nil {
+		return false, dbError(err, "read the schema")
+	}
+	return ours == 0 && tables > 0, nil
+}
+
 // CheckMigrations reports whether every embedded migration has been
 // applied (readiness): a database another process has not migrated yet,
 // or one a newer coachd migrated, is not ready for this binary.

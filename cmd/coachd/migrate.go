@@ -93,7 +93,11 @@ func openCurrentDB(ctx context.Context, dsn string, create bool) (*sqlstore.DB, 
 		}
 	}
 	if err != nil {
+		foreign, ferr := db.Foreign(ctx)
 		db.Close()
+		if ferr == nil && foreign {
+			return nil, fmt.Errorf("database %s is not a coachd database (it has tables but no schema_migrations): check --db", maskDSN(dsn))
+		}
 		return nil, fmt.Errorf("database %s is not at this coachd's schema (%s): run coachd migrate (or, for a newer schema, a newer coachd)",
 			maskDSN(dsn), coachd.ErrorMessage(err))
 	}
