@@ -14,7 +14,7 @@ import (
 var errDrift = errors.New("ledger drift found")
 
 func runDoctor(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("doctor", "Usage: coachd doctor [--db DSN]\n\nChecks, for every user, that tokens_used equals the ledger sum of the current\nbudget period and tokens_reserved equals the ledger's and the active\nreservations' holds. Prints any drift and exits non-zero when there is some.")
+	fs := newFlagSet("doctor", "Usage: coachd doctor [--db DSN]\n\nChecks, for every user, that tokens_used equals the ledger sum of the current\nbudget period and tokens_reserved equals the ledger's and the active\nreservations' holds. Prints any drift and exits 3 when there is some\n(1: it could not check; 2: a usage error).")
 	return withDB(ctx, fs, args, getenv, stdout, stderr, true, func(db *sqlstore.DB, _ string) error {
 		drift, err := db.CheckLedger(ctx)
 		if err != nil {

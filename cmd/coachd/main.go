@@ -25,6 +25,9 @@ func main() {
 	case err == nil:
 	case errors.Is(err, errUsage):
 		os.Exit(2) // the usage was already printed
+	case errors.Is(err, errDrift):
+		fmt.Fprintln(os.Stderr, errorLine(err))
+		os.Exit(3) // doctor checked and found drift: not a failure to check
 	default:
 		fmt.Fprintln(os.Stderr, errorLine(err))
 		os.Exit(1)
