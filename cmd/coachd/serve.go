@@ -118,7 +118,7 @@ func (c serveConfig) LogValue() slog.Value {
 	)
 }
 
-func runServe(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+func runServe(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) (retErr error) {
 	fs := newFlagSet("serve", "Usage: coachd serve [flags]\n\nStarts the HTTP API. Flags fall back to COACHD_* environment variables.")
 	var cfg serveConfig
 	env := &envDefaults{getenv: getenv}
@@ -208,6 +208,12 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		return errUsage
 	}
 	logger := slog.New(handler)
+	defer func() {
+		if retErr != nil && !errors.Is(retErr, errUsage) {
+			// In the log's own format too: main's plain line is no record.
+			logger.Error("coachd exiting on an error", "error", strings.TrimPrefix(errorLine(retErr), "coachd: "))
+		}
+	}()
 	setGCPercent(logger)
 	stopTracing, err := setupTracing(ctx, cfg.OTLPEndpoint)
 	if err != nil {
