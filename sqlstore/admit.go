@@ -78,6 +78,12 @@ func (db *DB) AdmitTurn(ctx context.Context, a coachd.TurnAdmission) (*coachd.Ad
 	var msgs []*coachd.Message
 	var rows []messageRow
 	if a.Message != nil {
+		// Room for the reply too, or the model's tokens are spent on
+		// one that cannot be stored: the admission only matches a
+		// session as a.Seen shows it, so its count is the stored one.
+		if a.Seen.MessageCount+2 > coachd.MaxMessagesPerSession {
+			return nil, coachd.Errorf(coachd.ECONFLICT, "the session is full (%d messages): start a new session", coachd.MaxMessagesPerSession)
+		}
 		msgs = []*coachd.Message{a.Message}
 		var err error
 		if rows, err = encodeMessages(msgs); err != nil {
