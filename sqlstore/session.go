@@ -67,7 +67,7 @@ func (db *DB) createSession(ctx context.Context, tx *tx, s *coachd.Session, pend
 		return dbError(err, "count sessions")
 	}
 	if n >= coachd.MaxSessionsPerUser {
-		return coachd.Errorf(coachd.ECONFLICT, "session limit reached (%d sessions): delete old sessions first", coachd.MaxSessionsPerUser)
+		return coachd.Errorf(coachd.ECONFLICT, "session limit reached (%d sessions, edited and regenerated copies included): delete old ones first with DELETE /v1/sessions/{id} (GET /v1/sessions lists them)", coachd.MaxSessionsPerUser)
 	}
 	s.ID = coachd.NewID(coachd.PrefixSession, tx.now)
 	s.MessageCount = 0
