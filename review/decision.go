@@ -208,6 +208,11 @@ func (t decisionTool) Execute(_ context.Context, call coachd.ToolCall, _ coachd.
 		case !run.Passed():
 			return refuse("approval refused: the last test run (%s) did not pass (%s): record feedback instead", run.Command, run.fault())
 		}
+		// The counts an approval claims must be ones the coach's own run
+		// showed, not the player's (or the model's) say-so.
+		if c, got := d.Tests, run.Tests; c != nil && (c.Passed > got.Passed || c.Total > got.Passed+got.Failed+got.Skipped) {
+			return refuse("approval refused: tests_verified (total %d, passed %d) is more than the last test run of this review (%s) showed: %d passed, %d failed, %d skipped. Report the counts your own run shows", c.Total, c.Passed, run.Command, got.Passed, got.Failed, got.Skipped)
+		}
 		var verified []string
 		for _, r := range slices.Concat(d.Requirements, d.Status) {
 			verified = append(verified, r.Requirement)
