@@ -5,11 +5,14 @@
 package redirecttest
 
 import (
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/coachd/coachd"
 )
 
 // Pair is the redirecting server (URL) and what the other one saw.
@@ -46,4 +49,22 @@ func (p *Pair) Got() []http.Header {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return append([]http.Header(nil), p.got...)
+}
+
+// CheckRefused fails tb unless the call that met the redirect was
+// refused as it must be: the other server got nothing, and err is an
+// EAPI coachd error that names the redirect, whose text (what the log
+// shows) says where it pointed.
+func (p *Pair) CheckRefused(tb testing.TB, err error) {
+	tb.Helper()
+	if got := p.Got(); len(got) > 0 {
+		tb.Fatalf("the redirect was followed: the other host got %d requests, headers %v", len(got), got[0])
+	}
+	var ce *coachd.Error
+	if !errors.As(err, &ce) || ce.Code != coachd.EAPI || !strings.Contains(ce.Message, "redirect") {
+		tb.Fatalf("err = %v, want an %s error that names the redirect", err, coachd.EAPI)
+	}
+	if !strings.Contains(err.Error(), "localhost") {
+		tb.Errorf("log text %q does not say where the redirect pointed", err.Error())
+	}
 }
