@@ -279,21 +279,7 @@ func (t *Turn) resends() bool {
 	if a == nil {
 		return UnansweredAt(t.history, t.req.Message) >= 0
 	}
-	h := t.history
-	n := len(h)
-	if n > 1 && h[n-1].Role == coachd.RoleAssistant && h[n-1].Partial {
-		n--
-	}
-	for ; n > 0; n -= 2 {
-		m := h[n-1]
-		if m.Role == coachd.RoleUser && answers(m, a) {
-			return true
-		}
-		if n < 3 || m.Role != coachd.RoleUser || h[n-2].Role != coachd.RoleAssistant || !onlyBlocks(m, coachd.BlockToolResult) {
-			break
-		}
-	}
-	return false
+	return unansweredAt(t.history, func(m *coachd.Message) bool { return answers(m, a) }) >= 0
 }
 
 // UnansweredAt is the index in h, a session's messages, of its last user
@@ -302,18 +288,27 @@ func (t *Turn) resends() bool {
 // and a reply that broke off (stored partial). -1 when there is none: the
 // same words after a reply are a new message.
 func UnansweredAt(h []*coachd.Message, message string) int {
+	return unansweredAt(h, func(m *coachd.Message) bool {
+		return m.Content == message && onlyBlocks(m, coachd.BlockText)
+	})
+}
+
+// unansweredAt is the index in h of the last user message that match
+// takes, when its turn ended with no reply (UnansweredAt); -1 if none.
+func unansweredAt(h []*coachd.Message, match func(*coachd.Message) bool) int {
 	n := len(h)
 	if n > 1 && h[n-1].Role == coachd.RoleAssistant && h[n-1].Partial {
 		n--
 	}
-	for n > 2 && h[n-1].Role == coachd.RoleUser && h[n-2].Role == coachd.RoleAssistant && onlyBlocks(h[n-1], coachd.BlockToolResult) {
-		n -= 2
-	}
-	if n == 0 {
-		return -1
-	}
-	if m := h[n-1]; m.Role == coachd.RoleUser && m.Content == message && onlyBlocks(m, coachd.BlockText) {
-		return n - 1
+	for ; n > 0; n -= 2 {
+		m := h[n-1]
+		if m.Role == coachd.RoleUser && match(m) {
+			return n - 1
+		}
+		// Back over a tool round: an assistant message, then its results.
+		if n < 3 || m.Role != coachd.RoleUser || h[n-2].Role != coachd.RoleAssistant || !onlyBlocks(m, coachd.BlockToolResult) {
+			break
+		}
 	}
 	return -1
 }
