@@ -80,6 +80,16 @@ func (m *Message) Bytes() int {
 	return n
 }
 
+// OnlyBlocks reports whether m has blocks, all of type typ.
+func (m *Message) OnlyBlocks(typ string) bool {
+	for _, b := range m.Blocks {
+		if b.Type != typ {
+			return false
+		}
+	}
+	return len(m.Blocks) > 0
+}
+
 // Page asks for one page of a listing: at most Limit items after Cursor.
 // Cursors are opaque strings returned by the previous page.
 type Page struct {

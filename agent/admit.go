@@ -289,7 +289,7 @@ func (t *Turn) resends() bool {
 // same words after a reply are a new message.
 func UnansweredAt(h []*coachd.Message, message string) int {
 	return unansweredAt(h, func(m *coachd.Message) bool {
-		return m.Content == message && onlyBlocks(m, coachd.BlockText)
+		return m.Content == message && m.OnlyBlocks(coachd.BlockText)
 	})
 }
 
@@ -306,7 +306,7 @@ func unansweredAt(h []*coachd.Message, match func(*coachd.Message) bool) int {
 			return n - 1
 		}
 		// Back over a tool round: an assistant message, then its results.
-		if n < 3 || m.Role != coachd.RoleUser || h[n-2].Role != coachd.RoleAssistant || !onlyBlocks(m, coachd.BlockToolResult) {
+		if n < 3 || m.Role != coachd.RoleUser || h[n-2].Role != coachd.RoleAssistant || !m.OnlyBlocks(coachd.BlockToolResult) {
 			break
 		}
 	}
@@ -322,14 +322,4 @@ func answers(m *coachd.Message, a *Answer) bool {
 		}
 	}
 	return false
-}
-
-// onlyBlocks reports whether m has blocks, all of type typ.
-func onlyBlocks(m *coachd.Message, typ string) bool {
-	for _, b := range m.Blocks {
-		if b.Type != typ {
-			return false
-		}
-	}
-	return len(m.Blocks) > 0
 }

@@ -349,21 +349,11 @@ const unansweredTail = 64
 // again with the message sent again. agent.Preflight leaves that turn out
 // of the history the client extends.
 func (s *Server) unanswered(ctx context.Context, userID, sessionID string, m *coachd.Message) bool {
-	if m.Role != coachd.RoleUser || !textOnly(m) {
+	if m.Role != coachd.RoleUser || !m.OnlyBlocks(coachd.BlockText) {
 		return false
 	}
 	msgs, _, err := s.store.ListMessages(ctx, userID, sessionID, coachd.Page{Before: coachd.BeforeEnd, Limit: unansweredTail})
 	return err == nil && agent.UnansweredAt(msgs, m.Content) >= 0
-}
-
-// textOnly reports whether m has blocks, all text.
-func textOnly(m *coachd.Message) bool {
-	for _, b := range m.Blocks {
-		if b.Type != coachd.BlockText {
-			return false
-		}
-	}
-	return len(m.Blocks) > 0
 }
 
 // replied reports whether req records something the model said.
