@@ -18,19 +18,7 @@ func TestAISDKEditAndRegenerate(t *testing.T) {
 	node, dir, fake, p := startAISDK(t)
 	fake.Enqueue(anthropictest.Text("Airport first.", 4), anthropictest.Text("Then downtown.", 4),
 		anthropictest.Text("Lunch at noon.", 4), anthropictest.Text("Lunch at one.", 4))
-	raw := runAISDKScript(t, node, dir, p, "edit.mjs")
-	var out struct {
-		Errors   []*string
-		Messages []struct{ Role, Text string }
-	}
-	if err := json.Unmarshal(raw, &out); err != nil {
-		t.Fatalf("%s: %v", raw, err)
-	}
-	for i, e := range out.Errors {
-		if e != nil {
-			t.Errorf("step %d: %s", i, *e)
-		}
-	}
+	out := runEditScript(t, node, dir, p, "edit.mjs")
 	var chat []string
 	for _, m := range out.Messages {
 		chat = append(chat, m.Role+": "+m.Text)
@@ -66,19 +54,7 @@ func TestAISDKSetMessagesEdit(t *testing.T) {
 	node, dir, fake, p := startAISDK(t)
 	fake.Enqueue(anthropictest.Text("Airport first.", 4), anthropictest.Text("Then downtown.", 4),
 		anthropictest.Text("Lunch at noon.", 4), anthropictest.Text("Welcome.", 4))
-	raw := runAISDKScript(t, node, dir, p, "setmessages.mjs")
-	var out struct {
-		Errors   []*string
-		Messages []struct{ Role, Text string }
-	}
-	if err := json.Unmarshal(raw, &out); err != nil {
-		t.Fatalf("%s: %v", raw, err)
-	}
-	for i, e := range out.Errors {
-		if e != nil {
-			t.Errorf("step %d: %s", i, *e)
-		}
-	}
+	runEditScript(t, node, dir, p, "setmessages.mjs")
 	reqs := fake.Requests()
 	if len(reqs) != 4 {
 		t.Fatalf("%d model calls, want 4", len(reqs))
@@ -97,4 +73,27 @@ func TestAISDKSetMessagesEdit(t *testing.T) {
 			t.Errorf("model call %d's history: %q, want %q", 2+i, got, w)
 		}
 	}
+}
+
+// editScript is what an edit script prints: each step's error (null
+// when it went through) and the chat's messages at the end.
+type editScript struct {
+	Errors   []*string
+	Messages []struct{ Role, Text string }
+}
+
+// runEditScript runs script and fails t for each step that erred.
+func runEditScript(t *testing.T, node, dir string, p *proc, script string) editScript {
+	t.Helper()
+	raw := runAISDKScript(t, node, dir, p, script)
+	var out editScript
+	if err := json.Unmarshal(raw, &out); err != nil {
+		t.Fatalf("%s: %v", raw, err)
+	}
+	for i, e := range out.Errors {
+		if e != nil {
+			t.Errorf("step %d: %s", i, *e)
+		}
+	}
+	return out
 }
