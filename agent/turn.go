@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"sync"
 	"time"
 
@@ -369,9 +370,12 @@ func (t *Turn) fail(err error) string {
 	return coachd.TurnError
 }
 
+// turnUsage is what the turn has used so far. Its cost is the rounds'
+// prices summed as floats, so it is rounded to a billionth of a dollar
+// (the cheapest token is 25 of those): 0.004728, not 0.0047279999999999996.
 func (t *Turn) turnUsage() *coachd.TurnUsage {
 	return &coachd.TurnUsage{Usage: t.usage, TokensUsed: t.usage.Total(), BudgetRemaining: t.budgetRemaining(),
-		Billed: t.billed, Unit: t.unit(), CostUSD: t.cost}
+		Billed: t.billed, Unit: t.unit(), CostUSD: math.Round(t.cost*1e9) / 1e9}
 }
 
 // persistCtx outlives the turn's cancellation: what happened must be stored
