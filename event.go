@@ -48,6 +48,10 @@ const (
 	TurnRefusal           = "refusal"
 	TurnError             = "error"
 	TurnContractViolation = "contract_violation"
+	// TurnSessionFull: the session's message cap (MaxMessagesPerSession)
+	// left room for one last reply, which the model wrote without its
+	// tools; the session takes no further turn.
+	TurnSessionFull = "session_full"
 )
 
 // Session change kinds.

@@ -77,6 +77,9 @@ func (r *Runner) admitOnce(ctx context.Context, req TurnRequest, held *heldTurn)
 	if err := t.checkSession(); err != nil {
 		return nil, err
 	}
+	// A retry's history leaves out the partial reply it replaces, which
+	// stays stored: it still takes room.
+	t.unread = sess.MessageCount - int64(len(t.history))
 	// The system prompt (skills, context sections) is part of what the
 	// reservation prices, so it is assembled first, once for the turn.
 	t.prepareSystem(ctx)

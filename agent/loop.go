@@ -29,6 +29,16 @@ func (t *Turn) loop(ctx context.Context, lim Limits) string {
 		t.refreshSystem()
 		req := t.modelRequest()
 		req.NoHistoryCache = round == 0 && writesUnread(t.history)
+		// A round whose reply the session could not store is not asked
+		// for: its tokens would be spent and charged for nothing.
+		room := t.room()
+		if room < 1 {
+			return t.fail(sessionFull())
+		}
+		last := room < roundRoom
+		if last && len(req.Tools) > 0 {
+			req.ToolChoice = &coachd.ToolChoice{Type: "none"}
+		}
 		if stop := t.roundBudget(ctx, round, req); stop != "" {
 			return stop
 		}
@@ -54,6 +64,9 @@ func (t *Turn) loop(ctx context.Context, lim Limits) string {
 		}
 		uses := toolUses(resp.Blocks)
 		switch {
+		case last && len(uses) > 0:
+			// Calls it was not offered: answered as not run.
+			return t.finish(ctx, resp, coachd.TurnSessionFull)
 		case resp.StopReason == coachd.StopRefusal:
 			return t.finish(ctx, resp, coachd.TurnRefusal)
 		case resp.StopReason == coachd.StopMaxTokens:
@@ -64,9 +77,12 @@ func (t *Turn) loop(ctx context.Context, lim Limits) string {
 				if contracts.output != nil {
 					t.res.Output = json.RawMessage(finalOutput(resp))
 				}
-				return t.finish(ctx, resp, coachd.TurnEndTurn)
+				if stop := t.finish(ctx, resp, coachd.TurnEndTurn); stop != coachd.TurnEndTurn || !last {
+					return stop
+				}
+				return coachd.TurnSessionFull
 			}
-			if t.x.repairs < contracts.MaxRepairs && round+1 < lim.MaxRounds {
+			if t.x.repairs < contracts.MaxRepairs && round+1 < lim.MaxRounds && !last {
 				if stop := t.repair(ctx, resp, v); stop != "" {
 					return stop
 				}

@@ -29,6 +29,7 @@ type Turn struct {
 	replied    int64 // events sent but turn_started (emitted)
 	cancel     context.CancelCauseFunc
 	history    []*coachd.Message
+	unread     int64 // the session's messages history does not hold (room)
 	usage      coachd.Usage
 	billed     int64   // usage in the budget's unit (addUsage)
 	cost       float64 // usage in US dollars at list prices

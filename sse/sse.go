@@ -73,6 +73,7 @@ var stopMessages = map[string]string{
 	coachd.TurnCircuitOpen: "Multiple tool executions failed. Please try again.",
 	coachd.TurnDeadline:    "The turn took longer than its time limit",
 	coachd.TurnMaxTokens:   "The reply reached its length limit",
+	coachd.TurnSessionFull: "The session is full: start a new session",
 	// agent.TurnBudget (reserve: max), spelt as the error code it is.
 	coachd.EBUDGET: "Token budget exhausted: the turn stopped before a round its reservation could not cover",
 }

@@ -42,6 +42,9 @@ func TestStreamEnds(t *testing.T) {
 		// Seed 000: the round limit is an error before the stop.
 		{"ASPMaxRounds", sse.ASP, []coachd.Event{ended(coachd.TurnMaxRounds)},
 			"data: {\"type\":\"error\",\"code\":\"max_rounds\",\"message\":\"Tool loop exceeded MAX_STEPS\"}\n\ndata: {\"type\":\"message_stop\",\"stop_reason\":\"max_rounds\"}\n\n"},
+		// The session's last reply: asp says why no turn follows.
+		{"ASPSessionFull", sse.ASP, []coachd.Event{ended(coachd.TurnSessionFull)},
+			"data: {\"type\":\"error\",\"code\":\"session_full\",\"message\":\"The session is full: start a new session\"}\n\ndata: {\"type\":\"message_stop\",\"stop_reason\":\"session_full\"}\n\n"},
 		{"ASPEndTurn", sse.ASP, []coachd.Event{ended(coachd.TurnEndTurn)},
 			"data: {\"type\":\"message_stop\",\"stop_reason\":\"end_turn\"}\n\n"},
 		{"ASPErrorOnce", sse.ASP, []coachd.Event{busy, ended(coachd.TurnDeadline)},

@@ -170,6 +170,7 @@ export function stopNote(reason) {
     case 'tool_limit': return 'Stopped: the coach called too many tools for one reply.';
     case 'circuit_open': return 'Stopped: the coach\'s tools kept failing.';
     case 'budget_exhausted': return 'Stopped: your token budget ran out.';
+    case 'session_full': return 'This conversation is full: start a new one to go on.';
     default: return '';
   }
 }
