@@ -289,7 +289,12 @@ func (s *Server) oaiTurn(r *http.Request, req *oaiRequest) (tr agent.TurnRequest
 			// (Regenerate, an edited message), or from a conversation two
 			// chats share: the model must see the history the client
 			// shows, not the branch it left, nor the other chat's. It goes
-			// on in a new session holding the stored messages up to there.
+			// on in a new session holding the stored messages up to there;
+			// sent again (an SDK's retry), in the one it went on in then.
+			if f := s.forkMade(r.Context(), u.ID, req, text, len(files)); f != nil {
+				tr.SessionID, tr.Message, tr.Attachments, tr.Retry = f.ID, "", nil, true
+				return tr, f.MessageCount, false, nil
+			}
 			fork, err := s.store.ForkSession(r.Context(), u.ID, sess.ID, upTo)
 			if err != nil {
 				return agent.TurnRequest{}, 0, false, err

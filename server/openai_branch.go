@@ -59,6 +59,26 @@ func (s *Server) findConversation(ctx context.Context, userID string, req *oaiRe
 	return oaiMatch{}, false
 }
 
+// forkMade is the session an earlier attempt of this very request went
+// on in, when its turn failed before the model replied (a busy model's
+// 503, which the SDKs retry by themselves): the session the request's
+// whole conversation was remembered with as that turn began, still
+// ending on its message, unanswered. Copied again, the request left
+// that copy behind, a session with a question never answered. Nil when
+// there is none.
+func (s *Server) forkMade(ctx context.Context, userID string, req *oaiRequest, text string, files int) *coachd.Session {
+	id, at, _, err := s.store.FindFingerprint(ctx, userID, fingerprint(req.Model, req.Messages, nil))
+	if err != nil {
+		return nil
+	}
+	sess, err := s.store.FindSession(ctx, userID, id)
+	if err != nil || sess.Status != coachd.SessionActive || sess.Pending != nil || sess.MessageCount != at ||
+		!s.resent(ctx, userID, sess, text, files) {
+		return nil
+	}
+	return sess
+}
+
 // holds is how many of sess's stored messages the client's conversation
 // holds (-1: all, not known). A conversation without its last reply, or
 // with some words of it, holds that turn's stored reply when it is the

@@ -45,3 +45,42 @@ func TestOpenAIRetryNotStoredTwice(t *testing.T) {
 		t.Errorf("%d stored messages, want 4: %+v", n, got.Messages)
 	}
 }
+
+// TestOpenAIEditRetryOneCopy: an edited question goes on in a copy of
+// the session up to it; when the model is busy, the SDK's retry of that
+// same request goes on in that copy, as a retry of its stored message,
+// not in a second copy that leaves the first one unanswered.
+func TestOpenAIEditRetryOneCopy(t *testing.T) {
+	e := MustChatEnv(t, nil)
+	e.fake.Enqueue(anthropictest.Text("Hello, driver.", 4), anthropictest.Text("The stadium at ten.", 4),
+		anthropictest.Text("never sent", 4).ErrorAfter(0, "", ""),
+		anthropictest.Text("Noon, downtown.", 4))
+	var c completion
+	if r := e.post(e.alice.key, "/v1/chat/completions", oaiBody("hi"), nil, &c); r.status != 200 {
+		t.Fatalf("first: %d %s", r.status, r.body)
+	}
+	hello := c.Choices[0].Message.Content
+	if r := e.post(e.alice.key, "/v1/chat/completions", oaiBody("hi", hello, "and tonight?"), nil, &c); r.status != 200 {
+		t.Fatalf("second: %d %s", r.status, r.body)
+	}
+	edited := oaiBody("hi", hello, "what about lunch?")
+	if r := e.post(e.alice.key, "/v1/chat/completions", edited, nil, nil); r.status != 503 {
+		t.Fatalf("busy: %d %s", r.status, r.body)
+	}
+	r := e.post(e.alice.key, "/v1/chat/completions", edited, nil, &c)
+	if r.status != 200 || c.Choices[0].Message.Content != "Noon, downtown." {
+		t.Fatalf("retried: %d %s", r.status, r.body)
+	}
+	var list struct{ Sessions []struct{ ID string } }
+	json.Unmarshal(e.do(request{method: "GET", path: "/v1/sessions", key: e.alice.key}).body, &list)
+	if len(list.Sessions) != 2 {
+		t.Errorf("%d sessions, want the chat and its one copy: %+v", len(list.Sessions), list.Sessions)
+	}
+	var got struct {
+		Messages []struct{ Role, Content string }
+	}
+	json.Unmarshal(e.do(request{method: "GET", path: "/v1/sessions/" + r.header.Get("X-Coachd-Session-Id") + "/messages", key: e.alice.key}).body, &got)
+	if n := len(got.Messages); n != 4 || got.Messages[2].Content != "what about lunch?" {
+		t.Errorf("the copy holds %d messages, want 4: %+v", n, got.Messages)
+	}
+}

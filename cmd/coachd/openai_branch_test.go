@@ -49,3 +49,52 @@ func TestOpenAIClientRegenerateAndEdit(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenAIClientSharedRetry: two chats open with the same exchange, so
+// its fingerprint is shared and the first chat's next message goes on in
+// a copy of the session. The model is busy, and the official openai
+// package retries the completion by itself: the retry must run in the
+// copy the first attempt made (its message stored there already), not
+// make a second copy and leave the first one behind, unanswered.
+func TestOpenAIClientSharedRetry(t *testing.T) {
+	node, dir := needNodePackage(t, filepath.Join("testdata", "openaiclient"), "openai")
+	fake := anthropictest.NewServer()
+	defer fake.Close()
+	p := MustStart(t, []string{"ANTHROPIC_API_KEY=test", "ANTHROPIC_BASE_URL=" + fake.URL()},
+		"--db", filepath.Join(t.TempDir(), "c.db"), "--demo")
+	overloaded := anthropictest.Text("never sent", 5).ErrorAfter(0, "", "")
+	fake.Enqueue(anthropictest.Text("Hello.", 5), anthropictest.Text("Hello.", 5), overloaded, anthropictest.Text("Here now.", 5))
+	cmd := exec.Command(node, filepath.Join(dir, "sharedretry.mjs"), p.url, p.key, "default")
+	cmd.Dir = dir
+	raw, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node: %v\n%s\n%s", err, raw, p.stderr)
+	}
+	type reply struct{ Text, Session string }
+	var out struct{ A, B, Retried reply }
+	if err := json.Unmarshal(raw, &out); err != nil {
+		t.Fatalf("%s: %v", raw, err)
+	}
+	if out.Retried.Text != "Here now." || out.Retried.Session == out.A.Session || out.Retried.Session == out.B.Session {
+		t.Fatalf("replies: %s", raw)
+	}
+	// The retried request's history: the exchange, the message once.
+	reqs := fake.Requests()
+	msgs := reqs[len(reqs)-1].Messages()
+	if len(msgs) != 3 || msgs[1].Blocks[0].Text != "Hello." || msgs[2].Blocks[len(msgs[2].Blocks)-1].Text != "Again?" {
+		t.Errorf("the retried request's history: %+v", msgs)
+	}
+	// The two chats and the first one's copy: no copy left unanswered.
+	var sessions struct{ Sessions []struct{ ID string } }
+	call(t, "GET", p.url+"/v1/sessions", p.key, "", nil, &sessions)
+	if len(sessions.Sessions) != 3 {
+		t.Errorf("%d sessions, want the two chats and the one copy: %+v", len(sessions.Sessions), sessions.Sessions)
+	}
+	var stored struct {
+		Messages []struct{ Role, Content string }
+	}
+	call(t, "GET", p.url+"/v1/sessions/"+out.Retried.Session+"/messages", p.key, "", nil, &stored)
+	if n := len(stored.Messages); n != 4 {
+		t.Errorf("the copy holds %d messages, want 4: %+v", n, stored.Messages)
+	}
+}
