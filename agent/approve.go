@@ -24,6 +24,9 @@ import (
 // MaxApprovalReason bounds the reason a user gives with an answer.
 const MaxApprovalReason = 1000
 
+// DeniedText begins the result of a call the user denied.
+const DeniedText = "The user denied this call"
+
 // needsApproval says why call c of tool must wait for the user's approval.
 func (t *Turn) needsApproval(tool coachd.Tool, c coachd.ToolCall) (string, bool) {
 	def := tool.Definition()
@@ -147,9 +150,9 @@ func (t *Turn) decide(ctx context.Context, p *coachd.PendingInteraction) error {
 	ev := coachd.Event{Type: coachd.EventToolResult, ToolUseID: p.ToolUseID, ToolName: p.Name, Input: p.Input}
 	var b coachd.Block
 	if !ans.Approved {
-		text := "The user denied this call; it did not run."
+		text := DeniedText + "; it did not run."
 		if ans.Reason != "" {
-			text = "The user denied this call: " + ans.Reason
+			text = DeniedText + ": " + ans.Reason
 		}
 		b = coachd.ToolResultBlock(p.ToolUseID, text, true)
 		ev.Result, ev.IsError, ev.Denied, ev.Reason = text, true, true, ans.Reason

@@ -302,12 +302,16 @@ func (s *Server) oaiTurn(r *http.Request, req *oaiRequest) (tr agent.TurnRequest
 			tr.SessionID = fork.ID
 			// A fork that ends on a question waits on it, as the session
 			// did there: an (edited) answer answers it.
-			a, err := s.forkPause(r.Context(), u.ID, sess, fork.ID, upTo, text)
-			if err != nil {
+			a, again, err := s.forkPause(r.Context(), u.ID, sess, fork.ID, upTo, text, len(files))
+			switch {
+			case err != nil:
 				s.dropFork(r, fork.ID)
 				return agent.TurnRequest{}, 0, false, err
-			}
-			if a != nil && len(files) == 0 {
+			case again:
+				// The approved call's stored result: the reply again.
+				tr.Message, tr.Retry = "", true
+				return tr, upTo + 1, true, nil
+			case a != nil:
 				tr.Message, tr.Answer = "", a
 			}
 			return tr, upTo, true, nil

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"strconv"
 	"strings"
 
@@ -132,61 +133,122 @@ func startsTurn(m *coachd.Message) bool {
 
 // forkPause makes fork, which holds the first at messages of session
 // src, wait on the call src waited on there: the one src waits on now
-// (at is all of src), or an interactive call whose question those end
-// on and src's next message answered (the pending record is gone from
-// src: rebuilt, with the round's results the answer stored). It returns
-// the answer text gives that call, nil when none (a message then
-// dismisses it, as in src) or the fork ends on no paused call.
-func (s *Server) forkPause(ctx context.Context, userID string, src *coachd.Session, fork string, at int64, text string) (*agent.Answer, error) {
+// (at is all of src), or an interactive call, or one that needed
+// approval, whose question those end on and src's next message answered
+// (the pending record is gone from src: rebuilt, with the round's
+// results the answer stored). It returns the answer text gives that
+// call, nil when none (a message then dismisses it, as in src), the
+// message has files, or the fork ends on no paused call. An approved
+// call that ran there is not run twice: text approving it again (a
+// Regenerate of the reply after it) gives the fork that answer's stored
+// results instead, and forkPause reports again: the turn makes the
+// reply again from them (a Retry).
+func (s *Server) forkPause(ctx context.Context, userID string, src *coachd.Session, fork string, at int64, text string, files int) (a *agent.Answer, again bool, err error) {
 	p := src.Pending
+	var answered *coachd.Message // src's message that answered p
 	if p == nil || at != src.MessageCount {
-		var err error
-		if p, err = s.answeredPause(ctx, userID, src.ID, at); p == nil || err != nil {
-			return nil, err
+		if p, answered, err = s.answeredPause(ctx, userID, src, at); p == nil || err != nil {
+			return nil, false, err
 		}
 	}
-	if _, err := s.store.UpdateSession(ctx, userID, fork, coachd.SessionUpdate{SetPending: true, Pending: p}); err != nil {
-		return nil, err
+	if files == 0 {
+		a = textAnswer(p, text, s.clock.Now())
 	}
-	return textAnswer(p, text, s.clock.Now()), nil
+	if a != nil && p.Kind == coachd.PendingApproval && answered != nil && approves(a) && ran(answered, p.ToolUseID) {
+		again := &coachd.Message{Role: coachd.RoleUser, Content: answered.Content, Blocks: answered.Blocks}
+		return nil, true, s.store.AppendMessages(ctx, userID, fork, []*coachd.Message{again})
+	}
+	if _, err := s.store.UpdateSession(ctx, userID, fork, coachd.SessionUpdate{SetPending: true, Pending: p}); err != nil {
+		return nil, false, err
+	}
+	return a, false, nil
 }
 
-// answeredPause is the pending record of the interactive call session
-// src's message at asked, when its next message answered it; nil
-// otherwise.
-func (s *Server) answeredPause(ctx context.Context, userID, src string, at int64) (*coachd.PendingInteraction, error) {
+// answeredPause is the pending record of the call session src's message
+// at paused on, when its next message answered it, and that message; nil
+// otherwise. The call is the round's one interactive call answered (not
+// refused: another interactive or approval call of the round was), or
+// its one call that needed approval and ran or was denied.
+func (s *Server) answeredPause(ctx context.Context, userID string, src *coachd.Session, at int64) (*coachd.PendingInteraction, *coachd.Message, error) {
 	if at < 1 || s.runner == nil {
-		return nil, nil
+		return nil, nil, nil
 	}
 	cursor := ""
 	if at > 1 {
 		cursor = strconv.FormatInt(at-1, 10) // seqs run 1..MessageCount
 	}
-	msgs, _, err := s.store.ListMessages(ctx, userID, src, coachd.Page{Cursor: cursor, Limit: 2})
+	msgs, _, err := s.store.ListMessages(ctx, userID, src.ID, coachd.Page{Cursor: cursor, Limit: 2})
 	if err != nil || len(msgs) < 2 || msgs[0].Role != coachd.RoleAssistant || msgs[1].Role != coachd.RoleUser {
-		return nil, err
+		return nil, nil, err
 	}
 	// The round's results as the pending record held them, the paused
-	// call's among them: the one interactive call not refused (another
-	// interactive or approval call of the round was).
+	// call's among them.
 	var held []coachd.Block
-	answered := map[string]bool{}
+	answered, decided := map[string]bool{}, map[string]bool{}
 	for _, b := range msgs[1].Blocks {
 		if b.Type == coachd.BlockToolResult {
 			held = append(held, b)
 			answered[b.ToolUseID] = !b.IsError
+			decided[b.ToolUseID] = !b.IsError || denied(b)
 		}
 	}
+	ag, _ := s.runner.Agent(src.Agent)
+	tools := s.runner.Toolset()
 	var p *coachd.PendingInteraction
 	for _, b := range msgs[0].Blocks {
-		if b.Type != coachd.BlockToolUse || !answered[b.ID] || s.runner.Toolset().Category(b.Name) != coachd.ToolInteractive {
+		if b.Type != coachd.BlockToolUse {
+			continue
+		}
+		var kind, reason string
+		if tools.Category(b.Name) == coachd.ToolInteractive {
+			if !answered[b.ID] {
+				continue
+			}
+		} else if why, ok := approvalOf(ag, tools, b); ok && decided[b.ID] {
+			kind, reason = coachd.PendingApproval, why
+		} else {
 			continue
 		}
 		if p != nil {
-			return nil, nil // not one paused call: leave it as it is
+			return nil, nil, nil // not one paused call: leave it as it is
 		}
-		p = &coachd.PendingInteraction{ToolUseID: b.ID, Name: b.Name, Input: b.Input, Held: held,
+		p = &coachd.PendingInteraction{ToolUseID: b.ID, Name: b.Name, Input: b.Input, Held: held, Kind: kind, Reason: reason,
 			ExpiresAt: s.clock.Now().Add(s.runner.InteractionTTL())}
 	}
-	return p, nil
+	return p, msgs[1], nil
+}
+
+// approvalOf says why the stored call b waited for approval, as the
+// session's agent judges its calls; false when it did not, or the agent
+// or tool is gone.
+func approvalOf(ag *agent.Agent, tools *agent.Toolset, b coachd.Block) (string, bool) {
+	tool, ok := tools.Get(b.Name)
+	if ag == nil || !ok {
+		return "", false
+	}
+	def := tool.Definition()
+	def.Name = b.Name
+	return ag.ApprovalReason(def, b.Input)
+}
+
+// denied reports whether a stored result is a call's denial.
+func denied(b coachd.Block) bool {
+	return b.IsError && strings.HasPrefix(b.ResultText(), agent.DeniedText)
+}
+
+// approves reports whether an answer approves the call.
+func approves(a *agent.Answer) bool {
+	var d struct{ Approved bool }
+	return json.Unmarshal(a.Content, &d) == nil && d.Approved
+}
+
+// ran reports whether m, a paused round's answer, holds a result of the
+// call id that ran: not denied.
+func ran(m *coachd.Message, id string) bool {
+	for _, b := range m.Blocks {
+		if b.Type == coachd.BlockToolResult && b.ToolUseID == id {
+			return !denied(b)
+		}
+	}
+	return false
 }
