@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/coachd/coachd"
 	"github.com/coachd/coachd/agent"
 )
@@ -68,10 +70,10 @@ var errUIBody = coachd.Invalid(coachd.FieldError{Message: "the body must be useC
 func decodeUIChatRequest(r *http.Request, req *uiChatRequest) error {
 	return decodeByMessage(r, req, errUIBody,
 		func() { req.Messages, req.users, req.earlier = req.Messages[:0], 0, 0 },
-		func(msg []byte) error {
+		func(at jsontext.Pointer, msg []byte) error {
 			var m uiMessage
-			if err := json.Unmarshal(msg, &m); err != nil {
-				return errUIBody
+			if err := foreignUnmarshal(at, msg, &m, errUIBody); err != nil {
+				return err
 			}
 			if len(req.Messages) == 1 {
 				req.earlier++

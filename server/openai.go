@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -95,7 +96,11 @@ func (s *Server) oaiError(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	body := oaiErrorBody(e.Message, typ, code)
 	if len(e.Details) == 1 && e.Details[0].Field != "" {
+		// The field and its problem, as OpenAI's own invalid_type names them.
 		body["error"].(map[string]any)["param"] = e.Details[0].Field
+		if e.Code == coachd.EINVALID && e.Details[0].Code != "" {
+			body["error"].(map[string]any)["code"] = e.Details[0].Code
+		}
 	}
 	s.encode(w, r, status, body)
 }
@@ -249,7 +254,12 @@ func (s *Server) oaiTurn(r *http.Request, req *oaiRequest) (tr agent.TurnRequest
 	files, err := s.oaiAttachments(r.Context(), u.ID, n-1, parts)
 	switch {
 	case !ok:
-		return agent.TurnRequest{}, 0, false, bad("messages", "the last message must be text (a string or text parts), images (image_url parts) and files (file parts)", "format")
+		field := fmt.Sprintf("messages[%d].content", n-1)
+		if c := req.Messages[n-1].Content; !c.partsOK && c.set {
+			// A number, an object, a part whose text is not a string.
+			return agent.TurnRequest{}, 0, false, bad(field, "must be a string or an array of content parts (text, image_url, file)", "type")
+		}
+		return agent.TurnRequest{}, 0, false, bad(field, "must be text (a string or text parts), images (image_url parts) and files (file parts)", "format")
 	case err != nil:
 		return agent.TurnRequest{}, 0, false, err
 	case strings.TrimSpace(text) == "" && len(files) == 0:

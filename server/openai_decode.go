@@ -1,8 +1,9 @@
 package server
 
 import (
-	"encoding/json"
 	"net/http"
+
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/coachd/coachd"
 )
@@ -18,10 +19,10 @@ var errOAIBody = coachd.Invalid(coachd.FieldError{Message: "the body must be a J
 func decodeOAIRequest(r *http.Request, req *oaiRequest) error {
 	return decodeByMessage(r, req, errOAIBody,
 		func() { req.Messages = req.Messages[:0] },
-		func(msg []byte) error {
+		func(at jsontext.Pointer, msg []byte) error {
 			var m oaiMessage
-			if err := json.Unmarshal(msg, &m); err != nil {
-				return errOAIBody
+			if err := foreignUnmarshal(at, msg, &m, errOAIBody); err != nil {
+				return err
 			}
 			if n := len(req.Messages); n > 0 {
 				req.Messages[n-1].Content.dropData()

@@ -35,12 +35,13 @@ type oaiContent struct {
 	parts           []oaiPart
 	text            string
 	partsOK, textOK bool
+	set             bool // the message has content, of whatever JSON type
 }
 
 // UnmarshalJSON never fails: a content that is not one is the message's
 // to refuse (the last), or no text (any other).
 func (c *oaiContent) UnmarshalJSON(b []byte) error {
-	*c = oaiContent{}
+	*c = oaiContent{set: true}
 	var s string
 	switch {
 	case len(b) > 0 && b[0] != '[' && json.Unmarshal(b, &s) == nil: // an array is never a string

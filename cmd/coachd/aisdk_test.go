@@ -484,3 +484,18 @@ func runAISDKScript(t *testing.T, node, dir string, p *proc, script string, args
 	}
 	return raw
 }
+
+// TestAISDKChatBadPart: a chat whose history holds a value of the wrong
+// type (a text part's text a number) is refused naming that field, which
+// is what useChat shows as its error.
+func TestAISDKChatBadPart(t *testing.T) {
+	node, dir, _, p := startAISDK(t)
+	raw := runAISDKScript(t, node, dir, p, "badpart.mjs")
+	var out struct{ Error *string }
+	if err := json.Unmarshal(raw, &out); err != nil {
+		t.Fatalf("%s: %v", raw, err)
+	}
+	if out.Error == nil || !strings.HasPrefix(*out.Error, "messages[0].parts[0].text: must be a string") {
+		t.Errorf("useChat shows %s, want the field named", raw)
+	}
+}

@@ -75,7 +75,7 @@ func TestOpenAIClient(t *testing.T) {
 			Status                int
 			ToolCalls             any
 		}
-		BadModel, NoModel, ToolRequired, BadKey failure
+		BadModel, NoModel, ToolRequired, BadType, BadKey failure
 	}
 	if err := json.Unmarshal(raw, &out); err != nil {
 		t.Fatalf("%s: %v", raw, err)
@@ -128,6 +128,11 @@ func TestOpenAIClient(t *testing.T) {
 	}
 	if out.ToolRequired.Status != 400 || out.ToolRequired.Type != "invalid_request_error" || out.ToolRequired.Param != "tool_choice" {
 		t.Errorf("tool_choice required: %+v", out.ToolRequired)
+	}
+	// A value of the wrong type is named, as OpenAI's invalid_type is.
+	if b := out.BadType; b.Status != 400 || b.Type != "invalid_request_error" || b.Param != "messages[2].content" || b.Code != "type" ||
+		!strings.Contains(b.Message, "messages[2].content: must be a string") {
+		t.Errorf("a wrong type: %+v", b)
 	}
 	if out.BadKey.Status != 401 || out.BadKey.Code != "invalid_api_key" {
 		t.Errorf("bad key: %+v", out.BadKey)

@@ -55,6 +55,11 @@ try {
 try {
   await client.chat.completions.create({ model, messages: [{ role: 'user', content: 'x' }], tools, tool_choice: 'required' })
 } catch (e) { out.toolRequired = fail(e) }
+// A message a client built wrong (its content a number): the user reads
+// which field, and its code.
+try {
+  await client.chat.completions.create({ model, messages: [{ role: 'user', content: 'x' }, { role: 'assistant', content: 'y' }, { role: 'user', content: 5 }] })
+} catch (e) { out.badType = fail(e) }
 try {
   await new OpenAI({ baseURL: `${base}/v1`, apiKey: 'ck_wrong', maxRetries: 0 }).models.list()
 } catch (e) { out.badKey = fail(e) }
