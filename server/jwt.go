@@ -22,6 +22,8 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/coachd/coachd"
 )
 
 // JWTConfig lets an app's own identity provider vouch for its users: a
@@ -33,7 +35,8 @@ type JWTConfig struct {
 	Audience string
 	// Algorithms allowed (default RS256 and ES256); "none" and HMAC never are.
 	Algorithms []string
-	// Client fetches the key set (default: 10 s timeout).
+	// Client fetches the key set (default: 10 s timeout); it follows no
+	// redirect unless it has a CheckRedirect of its own.
 	Client *http.Client
 }
 
@@ -83,6 +86,10 @@ func newJWTVerifier(cfg JWTConfig) *jwtVerifier {
 	if cfg.Client == nil {
 		cfg.Client = &http.Client{Timeout: 10 * time.Second}
 	}
+	// The set is read from the URL configured, never where a redirect
+	// points (https to http, another host): whoever answered there would
+	// vouch for every user.
+	cfg.Client = coachd.NoRedirects(cfg.Client)
 	return &jwtVerifier{cfg: cfg}
 }
 
