@@ -26,6 +26,10 @@ type LimitHit struct {
 	Window time.Time
 	Per    time.Duration
 	Limit  int64
+	// PerMessage counts messages, not requests (the monthly message
+	// limit): a turn that runs a stored message again (a retry, or the
+	// message resent after its turn failed) is not counted in it.
+	PerMessage bool
 }
 
 // TurnAdmission is a turn's start, admitted in one write transaction.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"slices"
 
 	"github.com/coachd/coachd"
 )
@@ -101,7 +102,7 @@ func (r *Runner) admitOnce(ctx context.Context, req TurnRequest, held *heldTurn)
 	}
 	adm, err := st.AdmitTurn(ctx, coachd.TurnAdmission{
 		Owner: owner, Until: r.cfg.Clock.Now().Add(r.cfg.TurnLease), Seen: sess, Reserve: t.reservation(ctx, msg),
-		Stream: stream, Limits: req.Limits, Message: msg,
+		Stream: stream, Limits: admitLimits(req), Message: msg,
 		// Only a new message's admission: the other turns write before
 		// their first call (an answer, a retry's charge).
 		Behind: req.Behind && msg != nil,
@@ -266,6 +267,16 @@ func (t *Turn) storeFinal(ctx context.Context, final []*coachd.Message) {
 	if err := t.append(ctx, final...); err != nil {
 		t.res.StopReason = t.fail(err)
 	}
+}
+
+// admitLimits are the limits req's admission counts in: a turn that runs
+// its stored message again (Retry, a resend) counts in no per-message
+// limit, its message having been counted when it was sent.
+func admitLimits(req TurnRequest) []coachd.LimitHit {
+	if !req.Retry {
+		return req.Limits
+	}
+	return slices.DeleteFunc(slices.Clone(req.Limits), func(h coachd.LimitHit) bool { return h.PerMessage })
 }
 
 // resends reports whether the turn's message, or its answer to a paused

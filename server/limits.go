@@ -125,7 +125,7 @@ func (s *Server) limitHits(u *coachd.User, now time.Time) []coachd.LimitHit {
 		hits = append(hits, coachd.LimitHit{Key: rateKey(limitRate, rate.Per), Window: now.Truncate(rate.Per), Per: rate.Per, Limit: rate.N})
 	}
 	if monthly > 0 {
-		hits = append(hits, coachd.LimitHit{Key: limitMessages, Window: coachd.PeriodMonthly.Start(now), Limit: monthly})
+		hits = append(hits, coachd.LimitHit{Key: limitMessages, Window: coachd.PeriodMonthly.Start(now), Limit: monthly, PerMessage: true})
 	}
 	return hits
 }
