@@ -269,6 +269,20 @@ func (t *Turn) storeFinal(ctx context.Context, final []*coachd.Message) {
 	}
 }
 
+// ResendsRunning reports whether req, refused because a turn runs on its
+// session, sends that turn's own message again: the session's last user
+// message, with no reply yet (UnansweredAt). Its client lost the turn's
+// stream, which the server may not have noticed (seed 004's client gives
+// up on a quiet stream and "If disconnected, create a new request"); the
+// caller may stop the turn and run the message again (Wait).
+func (r *Runner) ResendsRunning(ctx context.Context, req TurnRequest) bool {
+	if !req.Resent || req.Wait || req.Retry || req.Answer != nil || req.Message == "" || len(req.Attachments) > 0 || req.SessionID == "" {
+		return false
+	}
+	h, err := r.History(ctx, req.User.ID, req.SessionID)
+	return err == nil && UnansweredAt(h, req.Message) >= 0
+}
+
 // admitLimits are the limits req's admission counts in: a turn that runs
 // its stored message again (Retry, a resend) counts in no per-message
 // limit, its message having been counted when it was sent.

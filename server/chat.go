@@ -75,9 +75,19 @@ func (s *Server) prepareTurn(r *http.Request) (*agent.Turn, error) {
 	return s.prepare(r, tr)
 }
 
-// prepare prepares a decoded chat turn.
+// prepare prepares a decoded chat turn. A message sent again while its
+// own turn still runs (agent.Runner.ResendsRunning) stops that turn, whose
+// client lost its stream, and runs the message again once it ended.
 func (s *Server) prepare(r *http.Request, tr agent.TurnRequest) (*agent.Turn, error) {
-	t, err := s.runner.Prepare(r.Context(), tr)
+	ctx := r.Context()
+	t, err := s.runner.Prepare(ctx, tr)
+	if coachd.ErrorCode(err) == coachd.ETURNINPROGRESS && s.runner.ResendsRunning(ctx, tr) {
+		// Not found: the turn ended meanwhile, and the session is free.
+		if serr := s.hub.Stop(ctx, tr.User.ID, tr.SessionID); serr == nil || coachd.ErrorCode(serr) == coachd.ENOTFOUND {
+			tr.Wait = true
+			t, err = s.runner.Prepare(ctx, tr)
+		}
+	}
 	if err != nil {
 		return nil, orNotFound(err, "session")
 	}
