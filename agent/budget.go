@@ -277,16 +277,23 @@ func (t *Turn) approvedFits(ctx context.Context, req *coachd.ModelRequest, resv 
 	if t.agent.Reserve != ReserveMax || t.ap.answer == nil {
 		return ""
 	}
-	in := mostTokens(req, t.tools.toolsJSONLen(req.Tools))
-	if tc, ok := t.model().(coachd.TokenCounter); ok && t.r.cfg.CountTokens {
-		if n, err := tc.CountTokens(ctx, req); err == nil {
-			in = n
-		}
-	}
-	if t.billed+t.maxCharge(req.Model, maxUsage(in, roundOutput(req))) > resv.Estimate {
+	if t.billed+t.maxCharge(req.Model, maxUsage(t.mostInput(ctx, req), roundOutput(req))) > resv.Estimate {
 		return TurnBudget
 	}
 	return ""
+}
+
+// mostInput is the input tokens a call asking req may bill, as the hold
+// prices a first round: counted (Config.CountTokens), or at its most from
+// its size (mostTokens), never at size / 4, which dense text (CJK, emoji,
+// base64) bills past.
+func (t *Turn) mostInput(ctx context.Context, req *coachd.ModelRequest) int64 {
+	if tc, ok := t.model().(coachd.TokenCounter); ok && t.r.cfg.CountTokens {
+		if n, err := tc.CountTokens(ctx, req); err == nil {
+			return n
+		}
+	}
+	return mostTokens(req, t.tools.toolsJSONLen(req.Tools))
 }
 
 // overHold is TurnBudget when, under reserve: max, the round req might
@@ -382,8 +389,9 @@ func addedSize(msgs []*coachd.Message) int {
 // hold was priced for the turn's rounds alone, and roundBudget checks
 // only the rounds after the first. The first round is priced on the
 // history as it is now, uncompacted, which the round after a summary
-// never exceeds.
-func (t *Turn) summaryFits(sum *coachd.ModelRequest) bool {
+// never exceeds. Both are priced as the hold prices a first round
+// (mostInput).
+func (t *Turn) summaryFits(ctx context.Context, sum *coachd.ModelRequest) bool {
 	t.mu.Lock()
 	resv := t.resv
 	t.mu.Unlock()
@@ -391,8 +399,8 @@ func (t *Turn) summaryFits(sum *coachd.ModelRequest) bool {
 		return true
 	}
 	round := t.modelRequest()
-	next := t.unit().Charge(t.r.priced(sum.Model), maxUsage(EstimateTokens(sum), sum.MaxTokens)) +
-		t.maxCharge(round.Model, maxUsage(EstimateTokens(round), round.MaxTokens))
+	next := t.unit().Charge(t.r.priced(sum.Model), maxUsage(t.mostInput(ctx, sum), sum.MaxTokens)) +
+		t.maxCharge(round.Model, maxUsage(t.mostInput(ctx, round), round.MaxTokens))
 	return t.billed+next <= resv.Estimate
 }
 

@@ -390,7 +390,7 @@ func (t *Turn) compact(ctx context.Context) {
 	req.NoHistoryCache = true
 	req.ToolChoice = &coachd.ToolChoice{Type: "none"}
 	req.MaxTokens, req.ThinkingBudget = summaryMaxTokens, 0
-	if !t.summaryFits(req) {
+	if !t.summaryFits(ctx, req) {
 		t.r.cfg.Logger.Info("compaction skipped: the summary does not fit the turn's reserve: max hold", "session", t.sess.ID)
 		return
 	}
