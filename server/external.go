@@ -294,7 +294,7 @@ func (s *Server) handleRecord(abort bool) http.Handler {
 			return
 		}
 		rec := coachd.TurnRecord{
-			SessionID: body.SessionID, ReservationID: body.ReservationID, Final: body.Final == nil || *body.Final, Abort: abort,
+			SessionID: body.SessionID, ReservationID: body.ReservationID, Final: body.final(), Abort: abort,
 			IdempotencyKey: key, RequestHash: requestHash(r.URL.Path, body),
 			// Seed 000 aborts when the model's stream threw, mid-reply or
 			// not, and says nothing of what it spent: a free turn counts.
@@ -354,6 +354,25 @@ func (s *Server) unanswered(ctx context.Context, userID, sessionID string, m *co
 	}
 	msgs, _, err := s.store.ListMessages(ctx, userID, sessionID, coachd.Page{Before: coachd.BeforeEnd, Limit: unansweredTail})
 	return err == nil && agent.UnansweredAt(msgs, m.Content) >= 0
+}
+
+// final is whether record settles the turn: as req.Final says, and when
+// it says nothing (seed 000 never does), unless its last message is the
+// user's tool results. The app's loop sends those to the model next: the
+// turn goes on, and its hold stays until the record of its reply (or an
+// abort, or the hold's expiry). Settled there, the rest of the hold went
+// back to the budget while the turn still spent it.
+func (req recordRequest) final() bool {
+	if req.Final != nil {
+		return *req.Final
+	}
+	if len(req.Messages) == 0 {
+		return true
+	}
+	last := req.Messages[len(req.Messages)-1]
+	return last.Role != coachd.RoleUser || !slices.ContainsFunc(last.ContentBlocks, func(b coachd.Block) bool {
+		return b.Type == coachd.BlockToolResult
+	})
 }
 
 // replied reports whether req records something the model said.
