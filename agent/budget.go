@@ -388,9 +388,10 @@ func addedSize(msgs []*coachd.Message) int {
 // sum and the first round after it fit what is left of the hold: the
 // hold was priced for the turn's rounds alone, and roundBudget checks
 // only the rounds after the first. The first round is priced on the
-// history as it is now, uncompacted, which the round after a summary
-// never exceeds. Both are priced as the hold prices a first round
-// (mostInput).
+// history as it is now, uncompacted, plus the summary it sends instead
+// of the turns summarized: up to the call's max_tokens, which a short
+// turn summarized at length exceeds. Both are priced as the hold prices
+// a first round (mostInput).
 func (t *Turn) summaryFits(ctx context.Context, sum *coachd.ModelRequest) bool {
 	t.mu.Lock()
 	resv := t.resv
@@ -400,7 +401,7 @@ func (t *Turn) summaryFits(ctx context.Context, sum *coachd.ModelRequest) bool {
 	}
 	round := t.modelRequest()
 	next := t.unit().Charge(t.r.priced(sum.Model), maxUsage(t.mostInput(ctx, sum), sum.MaxTokens)) +
-		t.maxCharge(round.Model, maxUsage(t.mostInput(ctx, round), round.MaxTokens))
+		t.maxCharge(round.Model, maxUsage(t.mostInput(ctx, round)+sum.MaxTokens+int64(len(summaryOpen+summaryClose)), round.MaxTokens))
 	return t.billed+next <= resv.Estimate
 }
 

@@ -358,6 +358,12 @@ const summarizeInstruction = "Summarize our conversation so far for your own lat
 	"what you know about the user, what was decided or done (files and notes saved), what tools found, and open threads. " +
 	"Plain prose; no greeting."
 
+// The summary's text is sent between these.
+const (
+	summaryOpen  = "<conversation_summary>\n"
+	summaryClose = "\n</conversation_summary>"
+)
+
 // compact runs before the turn's first round: when the history sent is
 // past SummarizeAfter, the turns before the last KeepTurns are summarized
 // by the model and the summary is stored. A failure is logged and the turn
@@ -406,7 +412,7 @@ func (t *Turn) compact(ctx context.Context) {
 	}
 	meta, _ := json.Marshal(summaryMeta{Kind: KindSummary, ThroughSeq: view[cut-1].Seq})
 	msg := &coachd.Message{Role: coachd.RoleUser, Metadata: meta, Usage: &resp.Usage,
-		Blocks: []coachd.Block{coachd.TextBlock("<conversation_summary>\n" + text + "\n</conversation_summary>")}}
+		Blocks: []coachd.Block{coachd.TextBlock(summaryOpen + text + summaryClose)}}
 	wctx, done := persistCtx(ctx)
 	defer done()
 	if err := t.r.cfg.Store.AppendMessages(wctx, t.req.User.ID, t.sess.ID, []*coachd.Message{msg}); err != nil {

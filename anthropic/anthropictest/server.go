@@ -31,8 +31,9 @@ type Server struct {
 	requests    []Request
 	cache       map[[32]byte]cacheEntry // prefixes written by earlier requests (cache.go)
 	clock       coachd.Clock
-	n           int   // messages served, for ids
-	count       int64 // SetCount: count_tokens answers this when > 0
+	n           int                  // messages served, for ids
+	count       int64                // SetCount: count_tokens answers this when > 0
+	counter     func(*Request) int64 // SetCounter
 	disconnects chan time.Time
 	norecord    bool        // SetRecording(false)
 	chaos       *chaosState // SetChaos
@@ -82,6 +83,14 @@ func (s *Server) SetCount(n int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.count = n
+}
+
+// SetCounter makes count_tokens answer f of each request (nil: as
+// SetCount says), for a test whose tokenizer is not a token per 4 bytes.
+func (s *Server) SetCounter(f func(*Request) int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.counter = f
 }
 
 // Enqueue adds replies, served in order, one per POST /v1/messages.
@@ -192,8 +201,11 @@ func (s *Server) countTokens(w http.ResponseWriter, r *http.Request) {
 		n = tokens(segs[len(segs)-1].size)
 	}
 	s.mu.Lock()
-	count := s.count
+	count, counter := s.count, s.counter
 	s.mu.Unlock()
+	if counter != nil {
+		count = max(counter(req), 1)
+	}
 	if count < 0 {
 		writeError(w, &apiError{status: 529, typ: "overloaded_error", msg: "Overloaded"}, reqID)
 		return
