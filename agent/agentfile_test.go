@@ -252,11 +252,25 @@ func TestAgentFileExpiryAndCommands(t *testing.T) {
 	if a := p.Agents[0]; a.SessionExpiry.Hours() != 12 || strings.Join(a.Commands, ";") != "go test ./...;pytest -q" {
 		t.Fatalf("agent %+v", a)
 	}
+	// -json given to the test binary (after -args) is its own flag, and a
+	// player's runs are not a review's evidence.
+	for _, front := range []string{
+		"tools: [run_command, record_decision]\ncommands: ['go test ./... -args -json']\n",
+		"tools: [run_command]\ncommands: ['go test -json ./...']\n",
+	} {
+		if _, err := write(front); err != nil {
+			t.Errorf("%q: %v", front, err)
+		}
+	}
 	for front, want := range map[string]string{
 		"session_expiry: soon\n":                        "agents/a.md:4: session_expiry must be a duration",
 		"tools: [run_command]\n":                        "run_command needs commands",
 		"commands: [make]\n":                            "commands is run_command's allow-list",
 		"tools: [run_command]\ncommands: [\"a\\tb\"]\n": "control character",
+		// go test -json's output is events, which run_command does not
+		// read: a review running only it could never approve.
+		"tools: [run_command, record_decision]\ncommands: ['go test -json ./...']\n":             "agents/a.md:5: command \"go test -json ./...\" asks go test for -json",
+		"tools: [run_command, record_decision]\ncommands: ['go -C sub test -json=true ./...']\n": "asks go test for -json",
 	} {
 		if _, err := write(front); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v, want %q", front, err, want)
