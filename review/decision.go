@@ -308,5 +308,8 @@ func (r *CommandRun) fault() string {
 	if r.TimedOut {
 		return "it did not finish: timed out"
 	}
+	if r.Tests == nil {
+		return fmt.Sprintf("exit code %d, no test result read", r.ExitCode)
+	}
 	return fmt.Sprintf("exit code %d, %d failed", r.ExitCode, r.Tests.Failed)
 }

@@ -7,6 +7,7 @@ package review
 import (
 	"encoding/json"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -79,15 +80,21 @@ func (t *Trace) lastTestRun() *CommandRun {
 	return nil
 }
 
-// failedTestRun is the last run_command whose output had test counts and
-// that failed (a test failed, it exited non-zero or timed out); nil when
-// none did. The code does not change within a review: a failure stands
-// whatever passes after it.
+// failedTestRun is the last test run (a run_command whose output had test
+// counts, or a go test command line) that failed (a test failed, it
+// exited non-zero or timed out); nil when none did. The code does not
+// change within a review: a failure stands whatever passes after it. A go
+// test killed before any package's result was printed (one hung before
+// its first test) has no counts, and failed all the same.
 func (t *Trace) failedTestRun() *CommandRun {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for i := len(t.calls) - 1; i >= 0; i-- {
-		if r := t.calls[i].Command; r != nil && r.Tests != nil && (r.ExitCode != 0 || r.TimedOut || r.Tests.Failed > 0) {
+		r := t.calls[i].Command
+		if r == nil || r.Tests == nil && goTestAt(strings.Fields(r.Command)) < 0 {
+			continue
+		}
+		if r.ExitCode != 0 || r.TimedOut || r.Tests != nil && r.Tests.Failed > 0 {
 			return r
 		}
 	}
