@@ -208,10 +208,18 @@ func (t decisionTool) Execute(_ context.Context, call coachd.ToolCall, _ coachd.
 		case !run.Passed():
 			return refuse("approval refused: the last test run (%s) did not pass (%s): record feedback instead", run.Command, run.fault())
 		}
-		// The counts an approval claims must be ones the coach's own run
-		// showed, not the player's (or the model's) say-so.
-		if c, got := d.Tests, run.Tests; c != nil && (c.Passed > got.Passed || c.Total > got.Passed+got.Failed+got.Skipped) {
-			return refuse("approval refused: tests_verified (total %d, passed %d) is more than the last test run of this review (%s) showed: %d passed, %d failed, %d skipped. Report the counts your own run shows", c.Total, c.Passed, run.Command, got.Passed, got.Failed, got.Skipped)
+		// The counts an approval claims must be ones a passing run of the
+		// coach's own showed, not the player's (or the model's) say-so.
+		if c := d.Tests; c != nil {
+			runs := tr.testRuns()
+			shown := func(r *CommandRun) bool {
+				got := r.Tests
+				return r.Passed() && c.Passed == got.Passed && c.Total >= got.Passed && c.Total <= got.Passed+got.Failed+got.Skipped
+			}
+			if !slices.ContainsFunc(runs, shown) {
+				return refuse("approval refused: tests_verified (total %d, passed %d) is not what a test run of this review showed; %s. "+
+					"Report the counts of one run you verified with, as it showed them (passed; total is passed plus skipped)", c.Total, c.Passed, shownCounts(runs))
+			}
 		}
 		var verified []string
 		for _, r := range slices.Concat(d.Requirements, d.Status) {
@@ -312,4 +320,17 @@ func (r *CommandRun) fault() string {
 		return fmt.Sprintf("exit code %d, no test result read", r.ExitCode)
 	}
 	return fmt.Sprintf("exit code %d, %d failed", r.ExitCode, r.Tests.Failed)
+}
+
+// shownCounts says what a review's test runs showed, the last 10.
+func shownCounts(runs []*CommandRun) string {
+	more := ""
+	if len(runs) > 10 {
+		more, runs = fmt.Sprintf(" (and %d earlier runs)", len(runs)-10), runs[len(runs)-10:]
+	}
+	shown := make([]string, len(runs))
+	for i, r := range runs {
+		shown[i] = fmt.Sprintf("%s: %d passed, %d failed, %d skipped", clip(r.Command, 200), r.Tests.Passed, r.Tests.Failed, r.Tests.Skipped)
+	}
+	return "its runs showed " + strings.Join(shown, "; ") + more
 }

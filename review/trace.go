@@ -80,6 +80,19 @@ func (t *Trace) lastTestRun() *CommandRun {
 	return nil
 }
 
+// testRuns are the run_commands whose output had test counts, in order.
+func (t *Trace) testRuns() []*CommandRun {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var runs []*CommandRun
+	for _, c := range t.calls {
+		if c.Command != nil && c.Command.Tests != nil {
+			runs = append(runs, c.Command)
+		}
+	}
+	return runs
+}
+
 // failedTestRun is the last test run (a run_command whose output had test
 // counts, or a go test command line) that failed (a test failed, it
 // exited non-zero or timed out); nil when none did. The code does not
