@@ -88,6 +88,9 @@ func (b *Build) Run(ctx context.Context, u *coachd.User, taskID string, requirem
 	if err != nil {
 		return nil, err
 	}
+	// Named now: a build that fails or is stopped leaves the player's
+	// work there too.
+	b.logf("copy: %s (the player works here; kept after the build)", dir)
 	if len(skipped) > 0 {
 		b.logf("copy: left out %d symbolic links that point outside the workspace: %s", len(skipped), strings.Join(skipped, ", "))
 	}
