@@ -86,6 +86,7 @@ func (b *Build) Run(ctx context.Context, u *coachd.User, taskID string, requirem
 	}
 	skipped, err := copyTree(src, dir)
 	if err != nil {
+		os.RemoveAll(dir) // a part copy, with no work of the player's in it
 		return nil, err
 	}
 	// Named now: a build that fails or is stopped leaves the player's
