@@ -75,6 +75,12 @@ func (b *Build) Run(ctx context.Context, u *coachd.User, taskID string, requirem
 	if scratch, err = privateDir(scratch, "autobuild's scratch directory"); err != nil {
 		return nil, err
 	}
+	// A copy made inside the workspace would be copied into itself.
+	if real, err := filepath.EvalSymlinks(src); err == nil {
+		if rel, err := filepath.Rel(real, scratch); err == nil && filepath.IsLocal(rel) || real == scratch {
+			return nil, coachd.Errorf(coachd.EINVALID, "autobuild's scratch directory %s is inside the workspace %s: each copy would be copied into itself; use a directory outside it", scratch, src)
+		}
+	}
 	if n, err := pruneScratch(scratch, time.Now().Add(-ScratchMaxAge)); err != nil {
 		b.logf("scratch: could not remove old copies: %v", err)
 	} else if n > 0 {
