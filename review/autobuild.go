@@ -75,13 +75,16 @@ func (b *Build) Run(ctx context.Context, u *coachd.User, taskID string, requirem
 	if scratch, err = privateDir(scratch, "autobuild's scratch directory"); err != nil {
 		return nil, err
 	}
-	// A copy made inside the workspace would be copied into itself.
-	if real, err := filepath.EvalSymlinks(src); err == nil {
-		if rel, err := filepath.Rel(real, scratch); err == nil && filepath.IsLocal(rel) || real == scratch {
-			return nil, coachd.Errorf(coachd.EINVALID, "autobuild's scratch directory %s is inside the workspace %s: each copy would be copied into itself; use a directory outside it", scratch, src)
-		}
+	real, err := filepath.EvalSymlinks(src)
+	if err != nil {
+		return nil, err
 	}
-	if n, err := pruneScratch(scratch, time.Now().Add(-ScratchMaxAge)); err != nil {
+	// A copy made inside the workspace would be copied into itself.
+	if rel, err := filepath.Rel(real, scratch); err == nil && filepath.IsLocal(rel) {
+		return nil, coachd.Errorf(coachd.EINVALID, "autobuild's scratch directory %s is inside the workspace %s: each copy would be copied into itself; use a directory outside it", scratch, src)
+	}
+	// The workspace may be an earlier build's copy, however old: kept.
+	if n, err := pruneScratch(scratch, time.Now().Add(-ScratchMaxAge), real); err != nil {
 		b.logf("scratch: could not remove old copies: %v", err)
 	} else if n > 0 {
 		b.logf("scratch: removed %d copies older than %s", n, ScratchMaxAge)

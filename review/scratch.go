@@ -21,9 +21,10 @@ const scratchPrefix = "coachd-autobuild-"
 
 // pruneScratch removes the scratch copies in scratch last changed before
 // cutoff: only directories named as autobuild names its copies, never a
-// symbolic link (nor what it points to; os.RemoveAll follows none). It
-// returns how many it removed.
-func pruneScratch(scratch string, cutoff time.Time) (int, error) {
+// symbolic link (nor what it points to; os.RemoveAll follows none), nor
+// the one that holds keep (the workspace being built from). It returns
+// how many it removed.
+func pruneScratch(scratch string, cutoff time.Time, keep string) (int, error) {
 	entries, err := os.ReadDir(scratch)
 	if err != nil {
 		return 0, err
@@ -35,6 +36,9 @@ func pruneScratch(scratch string, cutoff time.Time) (int, error) {
 		}
 		info, err := e.Info() // lstat: the entry itself
 		if err != nil || !info.IsDir() || !info.ModTime().Before(cutoff) {
+			continue
+		}
+		if rel, err := filepath.Rel(filepath.Join(scratch, e.Name()), keep); err == nil && filepath.IsLocal(rel) {
 			continue
 		}
 		if err := os.RemoveAll(filepath.Join(scratch, e.Name())); err != nil {
