@@ -130,11 +130,11 @@ func (b *Build) Run(ctx context.Context, u *coachd.User, taskID string, requirem
 		if res.Err != nil {
 			return out, res.Err
 		}
-		b.logf("turn %d: %s reviews", out.Turns, b.Reviewer.Agent)
 		run, err := b.Reviewer.Prepare(ctx, Request{User: u, TaskID: taskID, Requirements: requirements, PlayerReport: playerReport(res.Text), Dir: dir, Base: base})
 		if err != nil {
 			return out, err
 		}
+		b.logf("turn %d: %s reviews", out.Turns, run.agent.Name) // the pack's default coach too
 		rev, rres, err := run.Do(ctx, nopSink{})
 		if err != nil {
 			return out, err
