@@ -319,6 +319,11 @@ func (r *CommandRun) fault() string {
 	if r.Tests == nil {
 		return fmt.Sprintf("exit code %d, no test result read", r.ExitCode)
 	}
+	if r.ExitCode == 0 && r.Tests.Failed == 0 {
+		// Passed is false only because no test passed: the worker's tests
+		// skip themselves, or none ran.
+		return fmt.Sprintf("exit code 0, but no test passed in it: %d skipped, a run proves something only when its tests run", r.Tests.Skipped)
+	}
 	return fmt.Sprintf("exit code %d, %d failed", r.ExitCode, r.Tests.Failed)
 }
 

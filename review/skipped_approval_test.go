@@ -33,4 +33,9 @@ func TestApprovalAfterAllTestsSkipped(t *testing.T) {
 	if !res.IsError {
 		t.Fatalf("approval accepted after a run in which no test passed (every test skipped): %s", res.Content)
 	}
+	// The refusal says why, so the model can act: it read "did not pass
+	// (exit code 0, 0 failed)", as if nothing were wrong with the run.
+	if !strings.Contains(res.Content, "no test passed") || !strings.Contains(res.Content, "1 skipped") {
+		t.Errorf("refusal does not say that no test passed: %s", res.Content)
+	}
 }
