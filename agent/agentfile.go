@@ -302,11 +302,8 @@ func parseCommands(fm *frontMatter, cmds []string, tools []string) []string {
 			fm.bad(fm.itemLine(i, "commands"), "a command must be 1 to 200 characters")
 		case strings.ContainsFunc(raw, func(r rune) bool { return r < ' ' || r == 0x7f }):
 			fm.bad(fm.itemLine(i, "commands"), fmt.Sprintf("command %q has a control character", raw))
-		case slices.Contains(tools, DecisionTool) && goTestJSON(strings.Fields(c)):
-			// Its output is go's events, not the framed lines a review's
-			// run reads its test counts from: it could never approve.
-			fm.bad(fm.itemLine(i, "commands"), fmt.Sprintf("command %q asks go test for -json, whose events a review does not read: "+
-				"no run of it could show the tests passing. Drop -json (go test runs framed, as under -json, and its counts are parsed)", c))
+		case slices.Contains(tools, DecisionTool) && reviewGoTestProblem(strings.Fields(c)) != "":
+			fm.bad(fm.itemLine(i, "commands"), fmt.Sprintf("command %q %s", c, reviewGoTestProblem(strings.Fields(c))))
 		default:
 			out = append(out, c)
 		}

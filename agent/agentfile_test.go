@@ -271,6 +271,10 @@ func TestAgentFileExpiryAndCommands(t *testing.T) {
 		// read: a review running only it could never approve.
 		"tools: [run_command, record_decision]\ncommands: ['go test -json ./...']\n":             "agents/a.md:5: command \"go test -json ./...\" asks go test for -json",
 		"tools: [run_command, record_decision]\ncommands: ['go -C sub test -json=true ./...']\n": "asks go test for -json",
+		// Nor a go test that takes the place of the run's own test program
+		// (refused only once the review ran it).
+		"tools: [run_command, record_decision]\ncommands: ['go test -exec ./x ./...']\n":                "sets -exec",
+		"tools: [run_command, record_decision]\ncommands: ['go test ./... -args -test.memprofile=m']\n": "sets -test.memprofile",
 	} {
 		if _, err := write(front); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v, want %q", front, err, want)
