@@ -1,9 +1,11 @@
 package server
 
 import (
+	"encoding/base64"
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/coachd/coachd"
 )
@@ -22,8 +24,19 @@ func uiFiles(parts []uiPart) (files []attachmentRequest, probs *fileProblems) {
 			probs.add(i, "url", msg, "format")
 			continue
 		}
-		if mediaType == "" {
+		if untyped(mediaType) {
 			mediaType = p.MediaType
+		}
+		if untyped(mediaType) {
+			// A browser gives many files no type: what the bytes are.
+			var ok bool
+			if mediaType, ok = sniffHead(data); !ok {
+				probs.add(i, "url", "must be standard base64 (RFC 4648, padded)", "format")
+				continue
+			} else if mediaType == "" {
+				probs.add(i, "url", "is not a supported file: images png, jpeg, gif, webp; documents pdf, plain UTF-8 text", "media_type")
+				continue
+			}
 		}
 		kind := "image"
 		if !strings.HasPrefix(mediaType, "image/") {
@@ -36,6 +49,40 @@ func uiFiles(parts []uiPart) (files []attachmentRequest, probs *fileProblems) {
 		probs.addAttachment(fe)
 	}
 	return files, probs
+}
+
+// untyped reports whether mediaType says nothing of a file: a browser's
+// File.type is "" for many files, and FileReader makes that
+// application/octet-stream in the data: URL.
+func untyped(mediaType string) bool {
+	return mediaType == "" || strings.EqualFold(mediaType, "application/octet-stream")
+}
+
+// sniffHead is coachd.SniffMediaType of the first bytes of a file in
+// base64 (what its magic number, or its start as text, says), and ok
+// false when they are not base64. attachmentBlocks checks the whole file
+// against that type.
+func sniffHead(b64 string) (mediaType string, ok bool) {
+	const headLen = 4 << 10 // base64 of 3 KiB: any magic number, the sniffer's 512 bytes
+	cut := len(b64) > headLen
+	if cut {
+		b64 = b64[:headLen]
+	}
+	head, err := base64.StdEncoding.DecodeString(b64)
+	if err != nil {
+		return "", false
+	}
+	if cut { // a character the cut broke is not a reason to say "not text"
+		for j := len(head) - 1; j >= max(0, len(head)-utf8.UTFMax); j-- {
+			if utf8.RuneStart(head[j]) {
+				if !utf8.FullRune(head[j:]) {
+					head = head[:j]
+				}
+				break
+			}
+		}
+	}
+	return coachd.SniffMediaType(head), true
 }
 
 // fileProblems are the problems of a message's file parts. useChat shows
