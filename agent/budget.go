@@ -29,8 +29,9 @@ const holdMargin = time.Minute
 const TurnBudget = "budget_exhausted"
 
 // EstimateTokens estimates the input tokens of a request from its size:
-// a quarter of the characters of its system prompt, messages and tools as
-// JSON (the Messages API form), with images and PDFs priced apart.
+// a quarter of the bytes of its system prompt, messages and tools as JSON
+// (the Messages API form), but a token or more a character of text that
+// is not ASCII (denseText: CJK, emoji), with images and PDFs priced apart.
 func EstimateTokens(req *coachd.ModelRequest) int64 {
 	tools, _ := json.Marshal(req.Tools)
 	return estimateTokens(req, len(tools))
@@ -39,27 +40,33 @@ func EstimateTokens(req *coachd.ModelRequest) int64 {
 // estimateTokens is EstimateTokens with the length of the request's tools
 // as JSON given.
 func estimateTokens(req *coachd.ModelRequest, toolsLen int) int64 {
-	text, media := requestSize(req, toolsLen)
-	return coachd.TokensOfBytes(text) + media
+	var dense denseText
+	text, media := requestSize(req, toolsLen, &dense)
+	return coachd.TokensOfBytes(text-dense.bytes) + dense.tokens() + media
 }
 
 // mostTokens is the most input tokens the request req can bill, from its
 // size: a token for every byte of its text (a tokenizer's token is at
 // least a byte), images and PDFs as estimateTokens prices them.
 func mostTokens(req *coachd.ModelRequest, toolsLen int) int64 {
-	text, media := requestSize(req, toolsLen)
+	text, media := requestSize(req, toolsLen, nil)
 	return int64(text) + media
 }
 
 // requestSize is the bytes of text of req (its system prompt, messages
 // and tools as JSON, without the base64 of images and PDFs) and the
-// tokens of those images and PDFs, priced by the picture and the page.
-func requestSize(req *coachd.ModelRequest, toolsLen int) (int, int64) {
+// tokens of those images and PDFs, priced by the picture and the page;
+// the text of the system prompt and messages that is not ASCII is added
+// to dense when it is not nil.
+func requestSize(req *coachd.ModelRequest, toolsLen int, dense *denseText) (int, int64) {
 	n := 0
 	for _, b := range req.System {
 		n += len(b.Text)
+		if dense != nil {
+			addDense(dense, b.Text)
+		}
 	}
-	n += messagesJSONLen(req.Messages) + toolsLen // len(json.Marshal(req.Messages)), built for no message
+	n += messagesJSONSize(req.Messages, dense) + toolsLen // len(json.Marshal(req.Messages)), built for no message
 	data, media := attachmentTokens(req.Messages)
 	return n - data, media
 }

@@ -15,6 +15,12 @@ import (
 // allocates per message. It returns 0 when json.Marshal would fail, the
 // length of the nil that json.Marshal returns then.
 func messagesJSONLen(msgs []coachd.ModelMessage) int {
+	return messagesJSONSize(msgs, nil)
+}
+
+// messagesJSONSize is messagesJSONLen, adding the text of msgs that is
+// not ASCII to dense when it is not nil (a text document's too).
+func messagesJSONSize(msgs []coachd.ModelMessage, dense *denseText) int {
 	if msgs == nil {
 		return len("null")
 	}
@@ -36,12 +42,20 @@ func messagesJSONLen(msgs []coachd.ModelMessage) int {
 		for j := range m.Blocks {
 			if n1, ok := sourceAsIsLen(&m.Blocks[j], &scratch); ok {
 				n += n1
+				if dense != nil {
+					if typ, _, _ := coachd.AttachmentSent(m.Blocks[j]); typ == coachd.MediaText {
+						addDense(dense, m.Blocks[j].Source)
+					}
+				}
 				continue
 			}
 			var err error
 			scratch, err = m.Blocks[j].AppendJSON(scratch[:0])
 			if err != nil {
 				return 0
+			}
+			if dense != nil {
+				addDense(dense, scratch)
 			}
 			if m.Blocks[j].AsIs() {
 				n += len(scratch) // what json.Marshal writes for it
@@ -85,4 +99,35 @@ func htmlEscapeGrowth(b []byte) int {
 		}
 	}
 	return n
+}
+
+// denseText is the text of a request that is not ASCII, which the
+// tokenizer splits finer than English's four bytes a token: its bytes,
+// and the tokens it may bill in halves, by the length of each character
+// in UTF-8: two bytes (accented Latin, Cyrillic, Greek, Arabic, Hebrew) a
+// token, three (CJK, kana, Hangul, Indic scripts) a token and a half,
+// four (emoji) three tokens.
+type denseText struct {
+	bytes  int
+	halves int64
+}
+
+// tokens is the tokens d may bill.
+func (d denseText) tokens() int64 { return (d.halves + 1) / 2 }
+
+// addDense adds the characters of b that are not ASCII to d.
+func addDense[T ~string | ~[]byte](d *denseText, b T) {
+	for i := 0; i < len(b); i++ {
+		switch c := b[i]; {
+		case c < 0x80:
+			continue
+		case c >= 0xF0:
+			d.halves += 6
+		case c >= 0xE0:
+			d.halves += 3
+		case c >= 0xC0:
+			d.halves += 2
+		}
+		d.bytes++ // a continuation byte too
+	}
 }
