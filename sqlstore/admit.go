@@ -30,13 +30,21 @@ func (db *DB) ReadTurn(ctx context.Context, userID, sessionID string, after int6
 	if err != nil {
 		return nil, nil, err
 	}
-	msgs, err := reread(ctx, func() ([]*coachd.Message, error) {
-		return queryAll(ctx, tx, "list messages", scanMessage, turnMessagesSQL[tx.d], s.ID, s.ID, after)
+	rows, err := reread(ctx, func() ([]turnRow, error) {
+		return queryAll(ctx, tx, "list messages", scanTurnMessage, turnMessagesSQL[tx.d], s.ID, s.ID, after)
 	})
 	if err != nil {
 		return nil, nil, err
 	}
-	return s, msgs, tx.commit()
+	if err := tx.commit(); err != nil {
+		return nil, nil, err
+	}
+	msgs := make([]*coachd.Message, len(rows))
+	for i, r := range rows {
+		msgs[i] = r.msg
+	}
+	db.fillLite(ctx, rows) // old rows read whole: once (lite.go)
+	return s, msgs, nil
 }
 
 // AdmitTurn takes the session's turn lease for a.Owner and reserves the
@@ -409,13 +417,16 @@ func sameSession(now, seen *coachd.Session) bool {
 // of them (coachd.AttachmentsMaySend), from the sizes content_lite keeps
 // (dialect.attachmentSizes). Their count alone bounded nothing: 20
 // full-size photos are 80 MB, four times what a turn sends.
-var turnMessagesSQL = [...]string{dialectSQLite: turnMessages(dialectSQLite, ""), dialectPostgres: turnMessages(dialectPostgres, "")}
+// Each row ends with whether it has no content_lite (scanTurnMessage).
+var turnMessagesSQL = [...]string{dialectSQLite: turnMessages(dialectSQLite, "", true), dialectPostgres: turnMessages(dialectPostgres, "", true)}
 
 // forkMessagesSQL reads them so as of the session's first messages (args:
 // the session, n, the session, 0, n): what ForkSession copies.
-var forkMessagesSQL = [...]string{dialectSQLite: turnMessages(dialectSQLite, " AND seq <= ?"), dialectPostgres: turnMessages(dialectPostgres, " AND seq <= ?")}
+var forkMessagesSQL = [...]string{dialectSQLite: turnMessages(dialectSQLite, " AND seq <= ?", false), dialectPostgres: turnMessages(dialectPostgres, " AND seq <= ?", false)}
 
-func turnMessages(d dialect, upTo string) string {
+// turnMessages is the query of turnMessagesSQL, up to upTo, with the
+// flag column when noLite.
+func turnMessages(d dialect, upTo string, noLite bool) string {
 	count, sent := d.attachmentSizes("l.content_lite")
 	from := `(SELECT COALESCE(MIN(w.seq), 0) FROM (SELECT a.seq,
 			COALESCE(SUM(a.n) OVER newer, 0) AS newer_n, COALESCE(SUM(a.sent) OVER newer, 0) AS newer_sent
@@ -423,7 +434,10 @@ func turnMessages(d dialect, upTo string) string {
 			WHERE session_id = ?` + upTo + ` AND content_lite IS NOT NULL ORDER BY seq DESC LIMIT ` + strconv.Itoa(coachd.MaxHistoryAttachments) + `) l) a
 		WINDOW newer AS (ORDER BY a.seq DESC ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)) w
 		WHERE w.newer_n < ` + strconv.Itoa(coachd.MaxHistoryAttachments) + ` AND w.newer_sent < ` + strconv.Itoa(coachd.MaxHistoryAttachmentBytes) + `)`
-	return `SELECT ` + strings.Replace(messageColumns, "m.content_json",
-		`CASE WHEN m.content_lite IS NOT NULL AND m.seq < `+from+` THEN m.content_lite ELSE m.content_json END`, 1) +
-		` FROM messages m WHERE m.session_id = ? AND m.seq > ?` + strings.ReplaceAll(upTo, "seq", "m.seq") + ` ORDER BY m.seq`
+	cols := strings.Replace(messageColumns, "m.content_json",
+		`CASE WHEN m.content_lite IS NOT NULL AND m.seq < `+from+` THEN m.content_lite ELSE m.content_json END`, 1)
+	if noLite {
+		cols += `, m.content_lite IS NULL`
+	}
+	return `SELECT ` + cols + ` FROM messages m WHERE m.session_id = ? AND m.seq > ?` + strings.ReplaceAll(upTo, "seq", "m.seq") + ` ORDER BY m.seq`
 }
