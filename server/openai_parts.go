@@ -109,6 +109,15 @@ func (s *Server) oaiAttachments(ctx context.Context, userID string, i int, parts
 			}
 			return nil, coachd.Invalid(coachd.FieldError{Field: field, Message: msg, Code: "format"})
 		}
+		if untyped(mediaType) {
+			// A browser gives many files no type: what the bytes are.
+			var ok bool
+			if mediaType, ok = sniffHead(data); !ok {
+				return nil, coachd.Invalid(coachd.FieldError{Field: field, Message: "must be standard base64 (RFC 4648, padded)", Code: "format"})
+			} else if mediaType == "" {
+				return nil, coachd.Invalid(coachd.FieldError{Field: field, Message: "is not a supported file: images png, jpeg, gif, webp; documents pdf, plain UTF-8 text", Code: "media_type"})
+			}
+		}
 		if p.Type == "file" && !strings.HasPrefix(mediaType, "image/") {
 			kind = "document" // an image_url part holds an image only
 		}
