@@ -40,6 +40,7 @@ type DB struct {
 	obs     coachd.Observer       // see SetObserver
 	counts  *writeCounts          // SQLite: the writer's statements and pages
 	path    string                // SQLite: the file (Backup)
+	share   bool                  // see ShareDatabase
 
 	// committing, when set (tests), runs on a Postgres admission's
 	// commit goroutine (commitBehind) before its COMMIT.

@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"embed"
+	"errors"
 	"io/fs"
 	"path"
 	"sort"
@@ -73,6 +74,19 @@ func (db *DB) MigrateApplied(ctx context.Context) ([]string, error) {
 	if lock := tx.d.lockMigrations(); lock != "" {
 		if _, err := tx.exec(ctx, lock); err != nil {
 			return nil, internal(err, "migrate: lock")
+		}
+	}
+	// Checked under the lock: a coachd migrating the same empty database
+	// at once has either committed its schema_migrations or not begun.
+	if !db.share {
+		var ours, tables int
+		if err := tx.queryRow(ctx, tx.d.foreignQuery()).Scan(&ours, &tables); err != nil {
+			return nil, internal(err, "migrate: read the schema")
+		}
+		if ours == 0 && tables > 0 {
+			e := coachd.Errorf(coachd.ECONFLICT, "the database holds %d other tables and no coachd schema: not a coachd database", tables)
+			e.Err = ErrForeign
+			return nil, e
 		}
 	}
 	if _, err := tx.exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
@@ -158,17 +172,30 @@ func (db *DB) Blank(ctx context.Context) (bool, error) {
 // schema_migrations: another application's, not one coachd has yet to
 // migrate (an empty database is not foreign).
 func (db *DB) Foreign(ctx context.Context) (bool, error) {
-	q := `SELECT (SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'),
-		(SELECT count(*) FROM sqlite_master WHERE type = 'table')`
-	if db.dialect != dialectSQLite {
-		q = `SELECT count(*) FILTER (WHERE table_name = 'schema_migrations'), count(*)
-		FROM information_schema.tables WHERE table_schema = current_schema()`
-	}
 	var ours, tables int
-	if err := db.read.QueryRowContext(ctx, q).Scan(&ours, &tables); err != nil {
+	if err := db.read.QueryRowContext(ctx, db.dialect.foreignQuery()).Scan(&ours, &tables); err != nil {
 		return false, dbError(err, "read the schema")
 	}
 	return ours == 0 && tables > 0, nil
+}
+
+// ErrForeign is the cause of Migrate's refusal of a Foreign database.
+var ErrForeign = errors.New("not a coachd database")
+
+// ShareDatabase lets Migrate install coachd's tables in a Foreign
+// database, beside the other application's, which it refuses otherwise.
+// Call it before Migrate.
+func (db *DB) ShareDatabase() { db.share = true }
+
+// foreignQuery counts the tables named schema_migrations and all the
+// tables, in the database (SQLite) or the current schema (Postgres).
+func (d dialect) foreignQuery() string {
+	if d == dialectSQLite {
+		return `SELECT (SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'),
+		(SELECT count(*) FROM sqlite_master WHERE type = 'table')`
+	}
+	return `SELECT count(*) FILTER (WHERE table_name = 'schema_migrations'), count(*)
+		FROM information_schema.tables WHERE table_schema = current_schema()`
 }
 
 // CheckMigrations reports whether every embedded migration has been

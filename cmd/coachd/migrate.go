@@ -14,12 +14,18 @@ import (
 )
 
 func runMigrate(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("migrate", "Usage: coachd migrate [--db DSN]\n\nApplies the database migrations that have not run yet. Running it twice does nothing the second time.")
+	fs := newFlagSet("migrate", "Usage: coachd migrate [--db DSN] [--share-db]\n\nApplies the database migrations that have not run yet. Running it twice does nothing the second time.")
 	dsn := dbFlag(fs, getenv)
+	env := &envDefaults{getenv: getenv}
+	share := shareDBFlag(fs, env)
 	if done, err := parseFlags(fs, args, stdout, stderr); done || err != nil {
 		return err
 	}
-	db, names, err := openMigrated(ctx, *dsn)
+	if err := env.check(); err != nil {
+		fmt.Fprintf(stderr, "coachd migrate: %v\n", err)
+		return errUsage
+	}
+	db, names, err := openMigrated(ctx, *dsn, *share)
 	if err != nil {
 		return err
 	}
@@ -106,17 +112,34 @@ func openCurrentDB(ctx context.Context, dsn string, create bool) (*sqlstore.DB, 
 
 // openDB opens and migrates the database.
 func openDB(ctx context.Context, dsn string) (*sqlstore.DB, error) {
-	db, _, err := openMigrated(ctx, dsn)
+	db, _, err := openMigrated(ctx, dsn, false)
 	return db, err
 }
 
+// shareDBFlag adds --share-db, for serve and migrate.
+func shareDBFlag(fs *flag.FlagSet, env *envDefaults) *bool {
+	return fs.Bool("share-db", env.Bool("COACHD_SHARE_DB"),
+		"install coachd's tables in a database that already holds another application's, which is refused otherwise (env COACHD_SHARE_DB=1)")
+}
+
 // openMigrated is openDB, returning the names of the migrations applied.
-func openMigrated(ctx context.Context, dsn string) (*sqlstore.DB, []string, error) {
+// A database holding another application's tables is refused unless
+// share is set (--share-db).
+func openMigrated(ctx context.Context, dsn string, share bool) (*sqlstore.DB, []string, error) {
 	db, err := sqlstore.Open(ctx, dsn, coachd.SystemClock{})
 	if err != nil {
 		return nil, nil, fmt.Errorf("open database %s: %w", maskDSN(dsn), err)
 	}
+	if share {
+		db.ShareDatabase()
+	}
 	names, err := db.MigrateApplied(ctx)
+	if errors.Is(err, sqlstore.ErrForeign) {
+		db.Close()
+		return nil, nil, fmt.Errorf("database %s is not a coachd database (%s): check --db; to install coachd's tables beside "+
+			"the other application's, run coachd migrate --share-db once (on PostgreSQL, better: CREATE SCHEMA coachd and ?search_path=coachd in the URL)",
+			maskDSN(dsn), coachd.ErrorMessage(err))
+	}
 	if err != nil {
 		db.Close()
 		return nil, nil, fmt.Errorf("migrate %s: %w", maskDSN(dsn), err)

@@ -124,6 +124,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	env := &envDefaults{getenv: getenv}
 	fs.StringVar(&cfg.Addr, "addr", envOr(getenv, "COACHD_ADDR", "127.0.0.1:8080"), "listen address; port 0 picks a free port (env COACHD_ADDR)")
 	db := dbFlag(fs, getenv)
+	share := shareDBFlag(fs, env)
 	secretVar(fs, &cfg.AdminKey, "admin-key", getenv("COACHD_ADMIN_KEY"), "`key` for the admin routes /v1/users…; empty disables them (env COACHD_ADMIN_KEY)")
 	fs.BoolVar(&cfg.Demo, "demo", env.Bool("COACHD_DEMO"), "create a demo user if missing and print its API key (env COACHD_DEMO=1)")
 	fs.StringVar(&cfg.LogFormat, "log-format", envOr(getenv, "COACHD_LOG_FORMAT", "text"), "log format: text or json (env COACHD_LOG_FORMAT)")
@@ -239,7 +240,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		logger.Warn("ANTHROPIC_BASE_URL is set but ANTHROPIC_API_KEY is not: serving the offline demo model (set a key, or --provider anthropic)")
 	}
 
-	store, applied, err := openMigrated(ctx, cfg.DB)
+	store, applied, err := openMigrated(ctx, cfg.DB, *share)
 	if err != nil {
 		return err
 	}
