@@ -85,6 +85,9 @@ func Open(ctx context.Context, dsn string, clock coachd.Clock) (*DB, error) {
 	} else {
 		db.dialect, db.path = dialectSQLite, dsn
 		if err := createOwnerOnly(dsn); err != nil {
+			if perr := sqlitePathError(dsn); perr != nil {
+				return nil, perr
+			}
 			return nil, internal(err, "create sqlite %s", dsn)
 		}
 		wc, err := newStmtCacheConnector(sqliteDSN(dsn, true), true)
@@ -102,6 +105,9 @@ func Open(ctx context.Context, dsn string, clock coachd.Clock) (*DB, error) {
 		// reader opens it.
 		if err := pingWhileBusy(ctx, w); err != nil {
 			w.Close()
+			if perr := sqlitePathError(dsn); perr != nil {
+				return nil, perr
+			}
 			return nil, internal(err, "open sqlite %s", dsn)
 		}
 		rc, err := newStmtCacheConnector(sqliteDSN(dsn, false), false)

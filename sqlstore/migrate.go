@@ -101,6 +101,9 @@ func (db *DB) MigrateApplied(ctx context.Context) ([]string, error) {
 	// and every turn then failed. A statement that changes nothing still
 	// needs the write permission.
 	if _, err := tx.exec(ctx, `DELETE FROM schema_migrations WHERE 1 = 0`); err != nil {
+		if perr := sqlitePathError(db.path); db.path != "" && perr != nil {
+			return nil, perr
+		}
 		return nil, internal(err, "migrate: cannot write the database (read-only?)")
 	}
 	applied, err := appliedVersions(ctx, tx)
