@@ -79,6 +79,8 @@ func (c modelConfig) LogValue() slog.Value {
 		slog.String("provider", c.Provider), slog.String("anthropic_api_key", key),
 		slog.String("base_url", maskDSN(c.BaseURL)), slog.String("model", c.Model),
 		slog.Duration("timeout", c.Timeout), slog.Bool("prompt_cache", !c.NoCache),
+		slog.Bool("count_tokens", c.CountTokens), slog.Duration("turn_lease", c.TurnLease),
+		slog.Duration("heartbeat", c.Heartbeat), slog.Duration("demo_delay", c.DemoDelay),
 	)
 }
 

@@ -93,31 +93,6 @@ type serveConfig struct {
 	Pprof string
 }
 
-// LogValue masks secrets: the admin key and a database password never
-// reach the log.
-func (c serveConfig) LogValue() slog.Value {
-	admin := "(unset: admin routes disabled)"
-	if c.AdminKey != "" {
-		admin = "(set)"
-	}
-	return slog.GroupValue(
-		slog.String("addr", c.Addr),
-		slog.String("db", maskDSN(c.DB)),
-		slog.String("admin_key", admin),
-		slog.Bool("demo", c.Demo),
-		slog.String("log_format", c.LogFormat),
-		slog.Any("model", c.Model),
-		slog.Any("budget", c.Budget),
-		slog.Any("edge", c.Edge),
-		slog.Any("voice", c.Voice),
-		slog.String("pack", c.Pack),
-		slog.String("workspaces", c.Workspaces),
-		slog.String("webhook_allow", c.WebhookAllow),
-		slog.Bool("webhook_signing", c.WebhookSecret != ""),
-		slog.String("cors_origins", c.CORSOrigins),
-	)
-}
-
 func runServe(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) (retErr error) {
 	fs := newFlagSet("serve", "Usage: coachd serve [flags]\n\nStarts the HTTP API. Flags fall back to COACHD_* environment variables.")
 	var cfg serveConfig
