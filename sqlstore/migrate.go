@@ -2,8 +2,10 @@ package sqlstore
 
 import (
 	"context"
+	"database/sql"
 	"embed"
 	"errors"
+	"fmt"
 	"io/fs"
 	"path"
 	"sort"
@@ -78,16 +80,20 @@ func (db *DB) MigrateApplied(ctx context.Context) ([]string, error) {
 	}
 	// Checked under the lock: a coachd migrating the same empty database
 	// at once has either committed its schema_migrations or not begun.
-	if !db.share {
-		var ours, tables int
-		if err := tx.queryRow(ctx, tx.d.foreignQuery()).Scan(&ours, &tables); err != nil {
-			return nil, internal(err, "migrate: read the schema")
-		}
-		if ours == 0 && tables > 0 {
-			e := coachd.Errorf(coachd.ECONFLICT, "the database holds %d other tables and no coachd schema: not a coachd database", tables)
-			e.Err = ErrForeign
-			return nil, e
-		}
+	foreign, other, tables, err := scanForeign(tx.queryRow(ctx, tx.d.foreignQuery()))
+	if err != nil {
+		return nil, internal(err, "migrate: read the schema")
+	}
+	switch {
+	case other:
+		// Not even shared: its versions are not coachd's.
+		e := coachd.Errorf(coachd.ECONFLICT, "the database's schema_migrations table is another migration tool's, not coachd's: not a coachd database")
+		e.Err = ErrForeignTool
+		return nil, e
+	case foreign && !db.share:
+		e := coachd.Errorf(coachd.ECONFLICT, "the database holds %d other tables and no coachd schema: not a coachd database", tables)
+		e.Err = ErrForeign
+		return nil, e
 	}
 	if _, err := tx.exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
 		version    BIGINT PRIMARY KEY,
@@ -171,33 +177,56 @@ func (db *DB) Blank(ctx context.Context) (bool, error) {
 	return n == 0, nil
 }
 
-// Foreign reports whether the database holds tables but no
-// schema_migrations: another application's, not one coachd has yet to
-// migrate (an empty database is not foreign).
+// Foreign reports whether the database holds tables but not coachd's
+// schema_migrations (none, or another migration tool's): another
+// application's, not one coachd has yet to migrate (an empty database is
+// not foreign).
 func (db *DB) Foreign(ctx context.Context) (bool, error) {
-	var ours, tables int
-	if err := db.read.QueryRowContext(ctx, db.dialect.foreignQuery()).Scan(&ours, &tables); err != nil {
+	foreign, _, _, err := scanForeign(db.read.QueryRowContext(ctx, db.dialect.foreignQuery()))
+	if err != nil {
 		return false, dbError(err, "read the schema")
 	}
-	return ours == 0 && tables > 0, nil
+	return foreign, nil
 }
 
-// ErrForeign is the cause of Migrate's refusal of a Foreign database.
-var ErrForeign = errors.New("not a coachd database")
+// scanForeign reads foreignQuery's row: other is a schema_migrations
+// without coachd's columns (golang-migrate's, dbmate's, Rails'), foreign
+// a database with tables and no schema_migrations of coachd's.
+func scanForeign(row *sql.Row) (foreign, other bool, tables int, err error) {
+	var named, cols int
+	if err := row.Scan(&named, &cols, &tables); err != nil {
+		return false, false, 0, err
+	}
+	other = named > 0 && cols < 2
+	return other || (named == 0 && tables > 0), other, tables, nil
+}
+
+// ErrForeign is the cause of Migrate's refusal of a Foreign database;
+// ErrForeignTool, which is ErrForeign too, of one whose schema_migrations
+// is another migration tool's (refused even when shared).
+var (
+	ErrForeign     = errors.New("not a coachd database")
+	ErrForeignTool = fmt.Errorf("%w: another migration tool's schema_migrations", ErrForeign)
+)
 
 // ShareDatabase lets Migrate install coachd's tables in a Foreign
 // database, beside the other application's, which it refuses otherwise.
 // Call it before Migrate.
 func (db *DB) ShareDatabase() { db.share = true }
 
-// foreignQuery counts the tables named schema_migrations and all the
-// tables, in the database (SQLite) or the current schema (Postgres).
+// foreignQuery counts the tables named schema_migrations, their columns
+// coachd's has (name, applied_at) and all the tables, in the database
+// (SQLite) or the current schema (Postgres).
 func (d dialect) foreignQuery() string {
 	if d == dialectSQLite {
 		return `SELECT (SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'),
+		(SELECT count(*) FROM pragma_table_info('schema_migrations') WHERE name IN ('name', 'applied_at')),
 		(SELECT count(*) FROM sqlite_master WHERE type = 'table')`
 	}
-	return `SELECT count(*) FILTER (WHERE table_name = 'schema_migrations'), count(*)
+	return `SELECT count(*) FILTER (WHERE table_name = 'schema_migrations'),
+		(SELECT count(*) FROM information_schema.columns WHERE table_schema = current_schema()
+			AND table_name = 'schema_migrations' AND column_name IN ('name', 'applied_at')),
+		count(*)
 		FROM information_schema.tables WHERE table_schema = current_schema()`
 }
 

@@ -102,7 +102,7 @@ func openCurrentDB(ctx context.Context, dsn string, create bool) (*sqlstore.DB, 
 		foreign, ferr := db.Foreign(ctx)
 		db.Close()
 		if ferr == nil && foreign {
-			return nil, fmt.Errorf("database %s is not a coachd database (it has tables but no schema_migrations): check --db", maskDSN(dsn))
+			return nil, fmt.Errorf("database %s is not a coachd database (it has tables but no coachd schema_migrations): check --db", maskDSN(dsn))
 		}
 		return nil, fmt.Errorf("database %s is not at this coachd's schema (%s): run coachd migrate (or, for a newer schema, a newer coachd)",
 			maskDSN(dsn), coachd.ErrorMessage(err))
@@ -134,6 +134,12 @@ func openMigrated(ctx context.Context, dsn string, share bool) (*sqlstore.DB, []
 		db.ShareDatabase()
 	}
 	names, err := db.MigrateApplied(ctx)
+	if errors.Is(err, sqlstore.ErrForeignTool) {
+		db.Close()
+		return nil, nil, fmt.Errorf("database %s is not a coachd database (%s): check --db; coachd cannot share it "+
+			"(on PostgreSQL, give coachd a schema of its own: CREATE SCHEMA coachd and ?search_path=coachd in the URL)",
+			maskDSN(dsn), coachd.ErrorMessage(err))
+	}
 	if errors.Is(err, sqlstore.ErrForeign) {
 		db.Close()
 		return nil, nil, fmt.Errorf("database %s is not a coachd database (%s): check --db; to install coachd's tables beside "+
