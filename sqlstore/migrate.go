@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/coachd/coachd"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 //go:embed migrations/sqlite/*.sql migrations/postgres/*.sql
@@ -100,6 +101,9 @@ func (db *DB) MigrateApplied(ctx context.Context) ([]string, error) {
 		name       TEXT NOT NULL,
 		applied_at TEXT NOT NULL
 	)`); err != nil {
+		if e := db.mayNotCreate(ctx, err); e != nil {
+			return nil, e
+		}
 		return nil, internal(err, "migrate: create schema_migrations")
 	}
 	// Nothing else here writes to a database migrated already, so a file
@@ -130,6 +134,9 @@ func (db *DB) MigrateApplied(ctx context.Context) ([]string, error) {
 			continue
 		}
 		if _, err := tx.exec(ctx, m.sql); err != nil {
+			if e := db.mayNotCreate(ctx, err); e != nil {
+				return nil, e
+			}
 			return nil, internal(err, "migrate: apply %s", m.name)
 		}
 		if _, err := tx.exec(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)`,
@@ -162,6 +169,35 @@ func appliedVersions(ctx context.Context, tx *tx) (map[int64]bool, error) {
 		return nil, internal(err, "migrate: read schema_migrations")
 	}
 	return applied, nil
+}
+
+// mayNotCreate explains PostgreSQL's refusal of a migration's statement
+// to a user without the privilege (nil for any other error): since
+// PostgreSQL 15 only a database's owner may create tables in schema
+// public, and a user given a database it does not own fails at start.
+func (db *DB) mayNotCreate(ctx context.Context, err error) error {
+	var pe *pgconn.PgError
+	if db.dialect != dialectPostgres || !errors.As(err, &pe) || pe.Code != "42501" {
+		return nil
+	}
+	var user, schema string
+	// Not in the migration's transaction, which the error aborted.
+	if qerr := db.read.QueryRowContext(ctx, `SELECT current_user, coalesce(current_schema(), 'public')`).Scan(&user, &schema); qerr != nil {
+		return nil
+	}
+	e := coachd.Errorf(coachd.EINVALID, "database user %s may not create coachd's tables in schema %s: GRANT CREATE ON SCHEMA %s TO %s, or make %s the database's owner (PostgreSQL 15 and later let only the owner create tables in public)",
+		user, schema, pgIdent(schema), pgIdent(user), pgIdent(user))
+	e.Err = err
+	return e
+}
+
+// pgIdent is name as a PostgreSQL identifier: bare when it can be,
+// quoted otherwise.
+func pgIdent(name string) string {
+	if strings.Trim(name, "abcdefghijklmnopqrstuvwxyz0123456789_") == "" && name != "" && (name[0] < '0' || name[0] > '9') {
+		return name
+	}
+	return `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
 }
 
 // Blank reports whether a SQLite database has no tables at all: made a
