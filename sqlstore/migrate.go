@@ -101,7 +101,7 @@ func (db *DB) MigrateApplied(ctx context.Context) ([]string, error) {
 		name       TEXT NOT NULL,
 		applied_at TEXT NOT NULL
 	)`); err != nil {
-		if e := db.mayNotCreate(ctx, err); e != nil {
+		if e := db.cannotCreate(ctx, err); e != nil {
 			return nil, e
 		}
 		return nil, internal(err, "migrate: create schema_migrations")
@@ -134,7 +134,7 @@ func (db *DB) MigrateApplied(ctx context.Context) ([]string, error) {
 			continue
 		}
 		if _, err := tx.exec(ctx, m.sql); err != nil {
-			if e := db.mayNotCreate(ctx, err); e != nil {
+			if e := db.cannotCreate(ctx, err); e != nil {
 				return nil, e
 			}
 			return nil, internal(err, "migrate: apply %s", m.name)
@@ -171,22 +171,33 @@ func appliedVersions(ctx context.Context, tx *tx) (map[int64]bool, error) {
 	return applied, nil
 }
 
-// mayNotCreate explains PostgreSQL's refusal of a migration's statement
-// to a user without the privilege (nil for any other error): since
-// PostgreSQL 15 only a database's owner may create tables in schema
-// public, and a user given a database it does not own fails at start.
-func (db *DB) mayNotCreate(ctx context.Context, err error) error {
+// cannotCreate explains PostgreSQL's refusal of a migration's statement
+// to create a table (nil for any other error): a user without the
+// privilege (since PostgreSQL 15 only a database's owner may create
+// tables in schema public, and a user given a database it does not own
+// fails at start), or a search_path naming no schema that exists.
+func (db *DB) cannotCreate(ctx context.Context, err error) error {
 	var pe *pgconn.PgError
-	if db.dialect != dialectPostgres || !errors.As(err, &pe) || pe.Code != "42501" {
+	if db.dialect != dialectPostgres || !errors.As(err, &pe) || (pe.Code != "42501" && pe.Code != "3F000") {
 		return nil
 	}
-	var user, schema string
+	var user, schema, path string
 	// Not in the migration's transaction, which the error aborted.
-	if qerr := db.read.QueryRowContext(ctx, `SELECT current_user, coalesce(current_schema(), 'public')`).Scan(&user, &schema); qerr != nil {
+	if qerr := db.read.QueryRowContext(ctx, `SELECT current_user, coalesce(current_schema(), ''), current_setting('search_path')`).Scan(&user, &schema, &path); qerr != nil {
 		return nil
 	}
-	e := coachd.Errorf(coachd.EINVALID, "database user %s may not create coachd's tables in schema %s: GRANT CREATE ON SCHEMA %s TO %s, or make %s the database's owner (PostgreSQL 15 and later let only the owner create tables in public)",
-		user, schema, pgIdent(schema), pgIdent(user), pgIdent(user))
+	var e *coachd.Error
+	if pe.Code == "3F000" {
+		first, _, _ := strings.Cut(path, ",")
+		if first = strings.Trim(strings.TrimSpace(first), `"`); first == "$user" {
+			first = user
+		}
+		e = coachd.Errorf(coachd.EINVALID, "no schema of the search_path (%s) exists to create coachd's tables in: CREATE SCHEMA %s (as a user who may), or fix search_path in the URL",
+			path, pgIdent(first))
+	} else {
+		e = coachd.Errorf(coachd.EINVALID, "database user %s may not create coachd's tables in schema %s: GRANT CREATE ON SCHEMA %s TO %s, or make %s the database's owner (PostgreSQL 15 and later let only the owner create tables in public)",
+			user, schema, pgIdent(schema), pgIdent(user), pgIdent(user))
+	}
 	e.Err = err
 	return e
 }
