@@ -19,6 +19,7 @@ func runBackup(ctx context.Context, args []string, getenv func(string) string, s
 		"restore: stop coachd, delete the database's -wal and -shm files, put the copy\n"+
 		"in its place. For PostgreSQL use pg_dump.")
 	dsn := dbFlag(fs, getenv)
+	fs.Lookup("db").Usage = "the SQLite `file` to copy (env COACHD_DB); PostgreSQL is backed up with pg_dump"
 	out := fs.String("out", "", "the `file` to write; it must not exist")
 	if done, err := parseFlags(fs, args, stdout, stderr); done || err != nil {
 		return err
