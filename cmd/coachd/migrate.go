@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/coachd/coachd"
@@ -80,6 +81,9 @@ func openCurrentDB(ctx context.Context, dsn string, create bool) (*sqlstore.DB, 
 			if create && errors.Is(err, os.ErrNotExist) {
 				return openDB(ctx, dsn)
 			}
+			if dir := filepath.Dir(dsn); !isDir(dir) {
+				return nil, fmt.Errorf("database %s: directory %s does not exist (create it, or fix --db)", maskDSN(dsn), maskDSN(dir))
+			}
 			return nil, fmt.Errorf("database %s does not exist (coachd serve or coachd migrate creates it)", maskDSN(dsn))
 		}
 	}
@@ -108,6 +112,12 @@ func openCurrentDB(ctx context.Context, dsn string, create bool) (*sqlstore.DB, 
 			maskDSN(dsn), coachd.ErrorMessage(err))
 	}
 	return db, nil
+}
+
+// isDir reports whether path is a directory.
+func isDir(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.IsDir()
 }
 
 // openDB opens and migrates the database.
