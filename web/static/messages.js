@@ -147,6 +147,13 @@ export class AssistantView {
     this.hideTyping();
     this.setActivity(false);
     this.reconnecting(false);
+    // A call whose result never came (the turn was stopped, or its
+    // stream lost) is not running any more; a result followed again
+    // later still fills its card.
+    this.body.querySelectorAll('.tool-card[data-state="running"]').forEach((card) => {
+      card.dataset.state = 'stopped';
+      card.querySelector('.tool-status').replaceChildren('Stopped');
+    });
     if (this.body.childElementCount === 0) this.el.remove();
   }
 
