@@ -48,6 +48,10 @@ const state = {
   earlier: false, // that page is being read
 };
 
+// The tabs of this browser on one conversation: a turn one of them
+// starts, the others showing that conversation follow (see wire).
+const tabs = typeof BroadcastChannel === 'function' ? new BroadcastChannel('coachd.turns') : null;
+
 const transcript = new Transcript($('live'), $('scroller'), $('history'));
 const banner = new Banner($('banner-host'), { onRetry: () => retry() });
 const phase = new StreamPhase(onPhase);
@@ -540,6 +544,7 @@ async function runTurn(body, onAccepted = () => {}) {
     accepted = true;
     onAccepted();
     adoptSession(res.headers.get('X-Coachd-Session-Id'));
+    if (tabs && state.sessionId && !body.resumeAfter) tabs.postMessage({ session: state.sessionId });
     // A stream cut before its first event resumes from the turn's start.
     const turn = res.headers.get('X-Coachd-Turn');
     const handle = (event, data) => {
@@ -799,6 +804,17 @@ function wire() {
     if (state.api) signOut(key ? '' : 'You signed out in another tab.', false);
     if (key) signIn(key, false);
   });
+  // A turn started in another tab of this browser: the list gains or
+  // moves its conversation, and a tab idle on that conversation draws it
+  // again and follows the reply, instead of going on without it.
+  if (tabs) {
+    tabs.addEventListener('message', (e) => {
+      const id = e.data && e.data.session;
+      if (!state.api || typeof id !== 'string') return;
+      refreshSessions();
+      if (id === state.sessionId && phase.phase === Phase.idle && !state.loading) openSession(id);
+    });
+  }
   $('suggestions').replaceChildren(...SUGGESTIONS.map((s) => h('button', { type: 'button', class: 'suggestion', onclick: () => send(s) }, s)));
   drawIcons();
 }
