@@ -53,7 +53,7 @@ const state = {
 const tabs = typeof BroadcastChannel === 'function' ? new BroadcastChannel('coachd.turns') : null;
 
 const transcript = new Transcript($('live'), $('scroller'), $('history'));
-const banner = new Banner($('banner-host'), { onRetry: () => retry() });
+const banner = new Banner($('banner-host'), { onRetry: () => retry(), onFocusLost: () => focusComposer() });
 const phase = new StreamPhase(onPhase);
 let notes = null;
 const attachments = new Attachments({

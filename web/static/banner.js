@@ -53,16 +53,21 @@ export function describeError(err) {
 }
 
 export class Banner {
-  constructor(host, { onRetry = () => {} } = {}) {
+  // onFocusLost() gives the focus somewhere when the banner goes with
+  // it (its Dismiss or Retry pressed from the keyboard).
+  constructor(host, { onRetry = () => {}, onFocusLost = () => {} } = {}) {
     this.host = host;
     this.onRetry = onRetry;
+    this.onFocusLost = onFocusLost;
     this.timer = null;
   }
 
   clear() {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
+    const focused = this.host.contains(document.activeElement);
     this.host.replaceChildren();
+    if (focused) this.onFocusLost();
   }
 
   show(d) {
