@@ -518,6 +518,11 @@ func TestRetryAfterLostStreamFollows(t *testing.T) {
 	if n := e.faults.count("POST", "/v1/chat/stream"); n != 1 {
 		t.Errorf("%d chat requests, want 1: Retry sent the message again", n)
 	}
+	// One reply, written on where it was cut: not its second half in a
+	// reply of its own, starting mid-sentence.
+	if got := eval[[]string](e, `[...document.querySelectorAll(".msg.assistant")].map((m) => m.textContent)`); len(got) != 1 || got[0] != reply {
+		t.Errorf("replies on screen = %q, want one: %q", got, reply)
+	}
 	if n := len(e.fake.Requests()); n != 1 {
 		t.Errorf("the model was asked %d times, want once", n)
 	}

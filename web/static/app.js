@@ -34,6 +34,7 @@ const state = {
   lastTurn: null, // body of the last turn, for Retry
   lastAnswer: null, // {body, label} of the last answer sent, for Retry
   lastSend: null, // the last message sent (deliver), for Retry
+  cutView: null, // the reply a lost stream cut, which Retry writes on in
   resendable: false, // Retry would send lastTurn's body, files and all, again
   turnBase: 0, // tokens_used when the running turn began
   loading: '', // the session whose history is being loaded
@@ -527,7 +528,11 @@ async function runTurn(body, onAccepted = () => {}) {
   state.refused = ''; // the error code of a request refused before its stream
   const controller = new AbortController();
   state.controller = controller;
-  const view = transcript.startAssistant();
+  // Retry of a lost stream writes on in the reply it cut, when that is
+  // still the last thing drawn, not its rest in a reply of its own.
+  const cut = body.resumeAfter ? state.cutView : null;
+  state.cutView = null;
+  const view = cut && cut.el.parentNode === transcript.el && transcript.el.lastElementChild === cut.el ? cut : transcript.startAssistant();
   state.live = view;
   view.showTyping();
   const batcher = new TextBatcher((t) => view.text(t));
@@ -629,7 +634,10 @@ async function runTurn(body, onAccepted = () => {}) {
     });
   } catch (err) {
     batcher.flush();
-    if (accepted && err.resumeAfter && state.sessionId) state.lastTurn = { resumeAfter: err.resumeAfter };
+    if (accepted && err.resumeAfter && state.sessionId) {
+      state.lastTurn = { resumeAfter: err.resumeAfter };
+      state.cutView = view;
+    }
     state.resendable = !controller.signal.aborted && state.lastTurn === body;
     if (controller.signal.aborted) {
       view.note('Stopped', 'stopped');
