@@ -368,6 +368,10 @@ async function send(text) {
   autosize();
   showWelcome(false);
   focusComposer(); // from Send or a suggestion, both hidden now
+  // Sent again from the composer, the message refused last is this one:
+  // its "Not sent" copy goes, or it would show twice.
+  const prev = state.lastSend;
+  if (prev && prev.text === text && prev.bubble.classList.contains('failed')) prev.bubble.remove();
   const bubble = transcript.addUser(text, '', Attachments.previews(files));
   // A message instead of an answer dismisses a pending question (the
   // server records it so); its controls go quiet.
