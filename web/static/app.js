@@ -824,7 +824,16 @@ function wire() {
       const id = e.data && e.data.session;
       if (!state.api || typeof id !== 'string') return;
       refreshSessions();
-      if (id === state.sessionId && phase.phase === Phase.idle && !state.loading) openSession(id);
+      if (id !== state.sessionId || phase.phase !== Phase.idle || state.loading) return;
+      // That turn answers or dismisses an open question: what the user
+      // typed in it goes to the composer, unless that holds words.
+      const typed = [...$('transcript').querySelectorAll('.interaction:not(.inactive) :is(input, textarea)')]
+        .map((f) => f.value.trim()).filter(Boolean).join('\n');
+      if (typed && $('input').value.trim() === '') {
+        $('input').value = typed;
+        autosize();
+      }
+      openSession(id);
     });
   }
   $('suggestions').replaceChildren(...SUGGESTIONS.map((s) => h('button', { type: 'button', class: 'suggestion', onclick: () => send(s) }, s)));
