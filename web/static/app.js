@@ -786,6 +786,12 @@ function wire() {
       $('notes-open').focus();
       return;
     }
+    // So is the conversations drawer's (on a phone): it closes.
+    if (document.body.classList.contains('sidebar-open') && $('sidebar').contains(document.activeElement)) {
+      e.preventDefault();
+      closeSidebar();
+      return;
+    }
     if (phase.phase !== Phase.idle) { e.preventDefault(); stop(); return; }
     if (document.body.classList.contains('notes-open')) openNotes(false);
     else closeSidebar();
