@@ -38,6 +38,8 @@ const (
 	MaxInstructions = 64 << 10
 	// MaxSpeechChars is the speech endpoint's input limit.
 	MaxSpeechChars = 4096
+	// expirySkew is how far the provider's clock may be from ours.
+	expirySkew = 5 * time.Minute
 	// maxErrorBody bounds how much of a provider error is read (to log).
 	maxErrorBody = 16 << 10
 )
@@ -164,11 +166,18 @@ func (c *Client) Mint(ctx context.Context, req SessionRequest) (*Secret, error) 
 	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&out); err != nil || out.Value == "" || out.ExpiresAt <= 0 {
 		return nil, &coachd.Error{Code: coachd.EAPI, Message: "the voice provider sent an unreadable client secret", Err: err}
 	}
-	s := &Secret{Value: out.Value, ExpiresAt: time.Unix(out.ExpiresAt, 0).UTC(), Model: req.Model, Voice: req.Voice}
-	if out.Session.Model != "" {
-		s.Model = out.Session.Model
+	// An expiry outside what was asked for (give or take clock skew) is
+	// not a secret's: in milliseconds it is the year 50000.
+	exp, now := time.Unix(out.ExpiresAt, 0).UTC(), time.Now()
+	if exp.Before(now.Add(-expirySkew)) || exp.After(now.Add(c.cfg.SecretTTL+expirySkew)) {
+		return nil, coachd.Errorf(coachd.EAPI, "the voice provider sent a client secret with an unusable expiry")
 	}
-	if v := out.Session.Audio.Output.Voice; v != "" {
+	s := &Secret{Value: out.Value, ExpiresAt: exp, Model: req.Model, Voice: req.Voice}
+	// The provider's names are passed on and stored only when they are names.
+	if m := out.Session.Model; coachd.ValidVoiceModel(m) {
+		s.Model = m
+	}
+	if v := out.Session.Audio.Output.Voice; coachd.ValidVoice(v) {
 		s.Voice = v
 	}
 	return s, nil
