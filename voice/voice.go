@@ -163,7 +163,12 @@ func (c *Client) Mint(ctx context.Context, req SessionRequest) (*Secret, error) 
 	}
 	defer resp.Body.Close()
 	var out clientSecretResponse
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&out); err != nil || out.Value == "" || out.ExpiresAt <= 0 {
+	err = json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&out)
+	if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		// Headers came, the secret did not: slow, not garbled.
+		return nil, &coachd.Error{Code: coachd.ETIMEOUT, Message: "the voice provider did not answer in time", Err: err}
+	}
+	if err != nil || out.Value == "" || out.ExpiresAt <= 0 {
 		return nil, &coachd.Error{Code: coachd.EAPI, Message: "the voice provider sent an unreadable client secret", Err: err}
 	}
 	// An expiry outside what was asked for (give or take clock skew) is
