@@ -70,8 +70,10 @@ type Config struct {
 	SecretTTL time.Duration
 	// HTTPClient sends the requests; nil uses one with Timeout.
 	HTTPClient *http.Client
-	Timeout    time.Duration
-	Logger     *slog.Logger
+	// Timeout bounds a call until its answer starts, and a pause in
+	// streamed speech.
+	Timeout time.Duration
+	Logger  *slog.Logger
 }
 
 // Client calls the voice provider.
@@ -225,15 +227,30 @@ func (c *Client) Speech(ctx context.Context, req SpeechRequest) (io.ReadCloser, 
 		cancel()
 		return nil, "", err
 	}
-	return &cancelBody{ReadCloser: resp.Body, cancel: cancel}, ct, nil
+	// Audio that stops arriving for as long is cut: a stalled provider
+	// would hold the request (and its connection) for as long as the
+	// caller waits.
+	idle := time.AfterFunc(c.cfg.Timeout, cancel)
+	return &cancelBody{ReadCloser: resp.Body, cancel: cancel, idle: idle, timeout: c.cfg.Timeout}, ct, nil
 }
 
 type cancelBody struct {
 	io.ReadCloser
-	cancel context.CancelFunc
+	cancel  context.CancelFunc
+	idle    *time.Timer
+	timeout time.Duration
+}
+
+func (b *cancelBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if n > 0 {
+		b.idle.Reset(b.timeout)
+	}
+	return n, err
 }
 
 func (b *cancelBody) Close() error {
+	b.idle.Stop()
 	err := b.ReadCloser.Close()
 	b.cancel()
 	return err
