@@ -71,8 +71,10 @@ const transcriptWait = 2 * time.Second
 // sees it on the next turn. It takes the session's turn slot for the
 // write, queueing up to transcriptWait behind another transcript: while a
 // turn runs on the session it is ETURNINPROGRESS, never a message slipped
-// into the middle of a round.
-func (r *Runner) AppendTranscript(ctx context.Context, u *coachd.User, sessionID string, role coachd.Role, text string) (*coachd.Message, error) {
+// into the middle of a round. count, when not nil, counts the transcript
+// against the user's limits once the session takes it (a refused one is
+// not counted, as a refused turn is not); its error refuses it.
+func (r *Runner) AppendTranscript(ctx context.Context, u *coachd.User, sessionID string, role coachd.Role, text string, count func(context.Context) error) (*coachd.Message, error) {
 	if role != coachd.RoleUser && role != coachd.RoleAssistant {
 		return nil, coachd.Invalid(coachd.FieldError{Field: "role", Message: "must be user or assistant", Code: "enum"})
 	}
@@ -104,6 +106,11 @@ func (r *Runner) AppendTranscript(ctx context.Context, u *coachd.User, sessionID
 		return nil, coachd.Errorf(coachd.ECONFLICT, "session is %s; start a new session", sess.Status)
 	case sess.Pending != nil:
 		return nil, coachd.Errorf(coachd.ECONFLICT, "the session waits for an answer to %s; answer it or send a message first", sess.Pending.Name)
+	}
+	if count != nil {
+		if err := count(ctx); err != nil {
+			return nil, err
+		}
 	}
 	meta, _ := json.Marshal(map[string]string{"source": "voice"})
 	m := &coachd.Message{Role: role, Content: text, Blocks: []coachd.Block{coachd.TextBlock(text)}, Metadata: meta}

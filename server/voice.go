@@ -412,11 +412,12 @@ func (s *Server) handleTranscript() http.Handler {
 			s.Error(w, r, err)
 			return
 		}
-		if err := s.hitRate(r, "transcript_rate", transcriptRate(s.userRate(UserFrom(r.Context()))), "Transcript rate limit (%d messages per %s) reached; retry later."); err != nil {
-			s.Error(w, r, err)
-			return
+		// Counted once the session takes it: a transcript refused while a
+		// turn runs (409) is retried, and its retries use up nothing.
+		count := func(context.Context) error {
+			return s.hitRate(r, "transcript_rate", transcriptRate(s.userRate(UserFrom(r.Context()))), "Transcript rate limit (%d messages per %s) reached; retry later.")
 		}
-		m, err := s.runner.AppendTranscript(r.Context(), UserFrom(r.Context()), id, req.Role, req.Content)
+		m, err := s.runner.AppendTranscript(r.Context(), UserFrom(r.Context()), id, req.Role, req.Content, count)
 		if err != nil {
 			s.Error(w, r, orNotFound(err, "session"))
 			return
