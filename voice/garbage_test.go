@@ -62,3 +62,21 @@ func TestMintGarbageAnswer(t *testing.T) {
 		}
 	})
 }
+
+// TestMintLongerExpiryKept: a compatible provider that keeps its own
+// lifetime (an hour, within the API's two) for a secret asked to last
+// 10 s answers a usable secret; only an expiry past what any secret can
+// last is garbage.
+func TestMintLongerExpiryKept(t *testing.T) {
+	exp := time.Now().Add(time.Hour).Unix()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"value":"ek_x1","expires_at":%d}`, exp)
+	}))
+	t.Cleanup(srv.Close)
+	c := voice.New(voice.Config{APIKey: key, BaseURL: srv.URL, HTTPClient: srv.Client(), SecretTTL: 10 * time.Second})
+	s, err := c.Mint(context.Background(), voice.SessionRequest{})
+	if err != nil || s.ExpiresAt.Unix() != exp {
+		t.Fatalf("secret %+v, err %v; want the provider's expiry", s, err)
+	}
+}

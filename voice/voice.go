@@ -38,6 +38,8 @@ const (
 	MaxInstructions = 64 << 10
 	// MaxSpeechChars is the speech endpoint's input limit.
 	MaxSpeechChars = 4096
+	// maxSecretTTL is the longest a provider's secret lasts.
+	maxSecretTTL = 2 * time.Hour
 	// expirySkew is how far the provider's clock may be from ours.
 	expirySkew = 5 * time.Minute
 	// maxErrorBody bounds how much of a provider error is read (to log).
@@ -173,10 +175,11 @@ func (c *Client) Mint(ctx context.Context, req SessionRequest) (*Secret, error) 
 	if err != nil || out.Value == "" || out.ExpiresAt <= 0 {
 		return nil, &coachd.Error{Code: coachd.EAPI, Message: "the voice provider sent an unreadable client secret", Err: err}
 	}
-	// An expiry outside what was asked for (give or take clock skew) is
-	// not a secret's: in milliseconds it is the year 50000.
+	// An expiry past or beyond what any secret lasts (give or take clock
+	// skew) is not a secret's: in milliseconds it is the year 50000. A
+	// compatible provider may keep its own lifetime within that.
 	exp, now := time.Unix(out.ExpiresAt, 0).UTC(), time.Now()
-	if exp.Before(now.Add(-expirySkew)) || exp.After(now.Add(c.cfg.SecretTTL+expirySkew)) {
+	if exp.Before(now.Add(-expirySkew)) || exp.After(now.Add(max(c.cfg.SecretTTL, maxSecretTTL)+expirySkew)) {
 		return nil, coachd.Errorf(coachd.EAPI, "the voice provider sent a client secret with an unusable expiry")
 	}
 	s := &Secret{Value: out.Value, ExpiresAt: exp, Model: req.Model, Voice: req.Voice}
