@@ -245,13 +245,7 @@ func systemPrompt(a *Agent, d *contextData) (system, tail []coachd.Block) {
 	}
 	var parts, turn []string
 	spec := a.Context
-	var active []string
-	facts := d.facts(spec)
-	for _, s := range a.Skills {
-		if s.Matches(facts) {
-			active = append(active, s.Text())
-		}
-	}
+	active := activeSkills(a.Skills, d.facts(spec))
 	if len(active) > 0 {
 		parts = append(parts, "<active_skills>\n"+strings.Join(active, "\n")+"\n</active_skills>")
 	}

@@ -17,6 +17,11 @@ var SkillSections = []string{"Goal", "When to Use", "Context Needed", "Tools to 
 // turn its rule holds. Far above a real one (sage's are about 1 KB).
 const MaxSkillBytes = 32 << 10
 
+// MaxActiveSkillBytes bounds the skills a turn's rules add to its prompt,
+// together: room for two of the largest. Past it, the skills that hold
+// are named for load_skill instead (systemPrompt).
+const MaxActiveSkillBytes = 64 << 10
+
 // Skill is a goal-oriented piece of coaching guidance. Its one-line Summary
 // is always in the prompt; its Body is added when one of its When rules
 // matches the context, or when the model calls load_skill.
@@ -126,6 +131,28 @@ func sameDay(a, b time.Time) bool {
 // Matches reports whether any of the skill's rules holds.
 func (s *Skill) Matches(f *Facts) bool {
 	return slices.ContainsFunc(s.When, func(r Rule) bool { return r.Match(f) })
+}
+
+// activeSkills are the texts of the skills whose rules hold, in the order
+// the agent lists them, within MaxActiveSkillBytes together; the skills
+// past it are named for the model to load_skill.
+func activeSkills(skills []*Skill, f *Facts) []string {
+	var active, left []string
+	used := 0
+	for _, s := range skills {
+		if !s.Matches(f) {
+			continue
+		}
+		if text := s.Text(); used+len(text) <= MaxActiveSkillBytes {
+			active, used = append(active, text), used+len(text)
+		} else {
+			left = append(left, s.Name)
+		}
+	}
+	if len(left) > 0 {
+		active = append(active, "These skills also apply now but did not fit here: call load_skill for each you need: "+strings.Join(left, ", "))
+	}
+	return active
 }
 
 // strList is a YAML scalar or sequence of strings.
