@@ -99,7 +99,7 @@ func (fm *frontMatter) bad(line int, msg string) {
 // yamlErr reports a YAML error with its line numbers made file lines.
 func (fm *frontMatter) yamlErr(err error) {
 	for _, p := range yamlerr.Problems(err, fm.off) {
-		fm.bad(p.Line, p.Msg)
+		fm.bad(p.Line, yamlerr.Named(fm.root, p.Line-fm.off, p.Msg))
 	}
 }
 

@@ -75,7 +75,7 @@ func TestLoadPack(t *testing.T) {
 		}
 		got := pe.Error()
 		for _, want := range []string{
-			"agents/coach.md:7: cannot unmarshal", "agents/coach.md:6: unknown key \"bogus\"",
+			"agents/coach.md:7: max_tokens: \"lots\" is not an integer", "agents/coach.md:6: unknown key \"bogus\"",
 			"agents/other.md:2: name \"wrong\" must match the file name \"other\"", "agents/other.md:5: the system prompt",
 			"skills/s1.md:5: time_of_day \"brunch\"", "skills/s1.md:7: missing section \"## Guidance\"",
 			"skills/s2.md:1: must start with YAML front matter",

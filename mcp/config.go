@@ -100,7 +100,7 @@ var fileKeys = map[string]bool{"name": true, "command": true, "args": true, "env
 func ParseConfig(fileName string, data []byte, getenv func(string) string) (*Config, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, yamlerr.Error(fileName, err)
+		return nil, yamlerr.Error(fileName, nil, err)
 	}
 	if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
 		return nil, fmt.Errorf("%s:1: an MCP server file is a YAML mapping", fileName)
@@ -108,7 +108,7 @@ func ParseConfig(fileName string, data []byte, getenv func(string) string) (*Con
 	root := doc.Content[0]
 	var f file
 	if err := root.Decode(&f); err != nil {
-		return nil, yamlerr.Error(fileName, err)
+		return nil, yamlerr.Error(fileName, root, err)
 	}
 	var errs []error
 	bad := func(key, format string, args ...any) {

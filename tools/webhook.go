@@ -96,7 +96,7 @@ type webhookFile struct {
 func ParseWebhook(path string, data []byte, getenv func(string) string, policy *AddrPolicy) (*Webhook, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, yamlerr.Error(path, err)
+		return nil, yamlerr.Error(path, nil, err)
 	}
 	if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
 		return nil, fmt.Errorf("%s:1: a tool file is a YAML mapping", path)
@@ -104,7 +104,7 @@ func ParseWebhook(path string, data []byte, getenv func(string) string, policy *
 	root := doc.Content[0]
 	var f webhookFile
 	if err := root.Decode(&f); err != nil {
-		return nil, yamlerr.Error(path, err)
+		return nil, yamlerr.Error(path, root, err)
 	}
 	var errs []error
 	bad := func(key, format string, args ...any) {

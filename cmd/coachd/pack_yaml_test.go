@@ -34,7 +34,7 @@ func TestPackValidateYAMLSyntax(t *testing.T) {
 	for _, want := range []string{
 		"tools/hook.yaml:4: did not find expected ',' or '}'",
 		"tools/tab.yaml:2: found a tab character that violates indentation",
-		"tools/typed.yaml:4: cannot unmarshal !!str `lots` into int64",
+		"tools/typed.yaml:4: max_response_bytes: \"lots\" is not an integer",
 		"mcp/m.yaml:5: did not find expected key",
 		"data/d.yaml:3: did not find expected ',' or ']'",
 		"agents/coach.md:4: did not find expected ',' or ']'",

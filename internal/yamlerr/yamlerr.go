@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"gopkg.in/yaml.v3"
 )
 
 // Problem is one problem of a YAML error, at a 1-based line.
@@ -64,11 +66,12 @@ func isParser(msg string) bool {
 	return false
 }
 
-// Error is err as "file:line: message" lines, one per problem.
-func Error(file string, err error) error {
+// Error is err as "file:line: message" lines, one per problem; a type
+// error names its field under root (nil: a syntax error, no document).
+func Error(file string, root *yaml.Node, err error) error {
 	var lines []string
 	for _, p := range Problems(err, 0) {
-		lines = append(lines, fmt.Sprintf("%s:%d: %s", file, p.Line, p.Msg))
+		lines = append(lines, fmt.Sprintf("%s:%d: %s", file, p.Line, Named(root, p.Line, p.Msg)))
 	}
 	return fmt.Errorf("%s", strings.Join(lines, "\n"))
 }
