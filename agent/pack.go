@@ -197,12 +197,16 @@ func LoadPack(dir string, opts PackOptions) (*Pack, error) {
 			p.Data = d
 			for _, t := range d.Tools() {
 				name := t.Definition().Name
+				file, line := paths[0], 0
+				if o, ok := t.(interface{ Origin() (string, int) }); ok {
+					file, line = o.Origin() // a named query's or action's
+				}
 				if known[name] != nil {
-					problem(paths[0], 0, fmt.Sprintf("data tool %q is already defined (built-in or tools/%s.yaml)", name, name))
+					problem(file, line, fmt.Sprintf("data tool %q is already defined (built-in or tools/%s.yaml)", name, name))
 					continue
 				}
 				if err := check.Add(t); err != nil {
-					problem(paths[0], 0, err.Error())
+					problem(file, line, err.Error())
 					continue
 				}
 				known[name] = t

@@ -57,11 +57,11 @@ func (s *Set) buildTools() error {
 			if schema == nil {
 				schema = json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false}`)
 			}
-			s.tools = append(s.tools, &namedQuery{spec: q, t: s.tables[q.table], clock: s.clock, def: coachd.ToolDef{
+			s.tools = append(s.tools, &namedQuery{spec: q, path: src.spec.path, t: s.tables[q.table], clock: s.clock, def: coachd.ToolDef{
 				Name: q.name, Description: q.description, InputSchema: schema, Category: coachd.ToolInstant}})
 		}
 		for _, a := range src.spec.actions {
-			s.tools = append(s.tools, &actionTool{a: &action{spec: a, t: s.tables[a.table]}, clock: s.clock, def: coachd.ToolDef{
+			s.tools = append(s.tools, &actionTool{a: &action{spec: a, t: s.tables[a.table]}, path: src.spec.path, clock: s.clock, def: coachd.ToolDef{
 				Name: a.name, Description: a.description, InputSchema: a.inputSchema, Category: coachd.ToolInstant}})
 		}
 	}
@@ -159,10 +159,14 @@ func (q *queryData) plan(t *table, cols []string, where json.RawMessage, orderBy
 
 type namedQuery struct {
 	spec  *querySpec
+	path  string // its data file's
 	t     *table
 	clock coachd.Clock
 	def   coachd.ToolDef
 }
+
+// Origin is where the query is declared, for a pack problem naming it.
+func (q *namedQuery) Origin() (string, int) { return q.path, q.spec.line }
 
 func (q *namedQuery) Definition() coachd.ToolDef { return q.def }
 
@@ -203,9 +207,13 @@ func (q *namedQuery) Execute(ctx context.Context, call coachd.ToolCall, env coac
 
 type actionTool struct {
 	a     *action
+	path  string // its data file's
 	clock coachd.Clock
 	def   coachd.ToolDef
 }
+
+// Origin is where the action is declared, for a pack problem naming it.
+func (t *actionTool) Origin() (string, int) { return t.path, t.a.spec.line }
 
 func (t *actionTool) Definition() coachd.ToolDef { return t.def }
 
