@@ -27,6 +27,11 @@ func TestWhenRulesFoldedCaptures(t *testing.T) {
 		{"HasWaiting", agent.Rule{HasFile: []string{"capture"}}, append(folded, waiting...), true},
 		{"TodayFolded", agent.Rule{FileToday: []string{"capture"}}, folded, false},
 		{"MissingFolded", agent.Rule{MissingFile: []string{"capture"}}, folded, true},
+		// A folded capture's status is no status to act on (README: a
+		// folded capture counts for none of the conditions): a crisis
+		// skill held on every turn for a capture long processed.
+		{"StatusFolded", agent.Rule{FileStatus: []string{"in_crisis"}}, []*coachd.File{{Type: "capture", Name: "c3", UpdatedAt: evening,
+			Attributes: coachd.FileAttributes{Folded: true, Status: "in_crisis"}}}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := tc.rule.Match(&agent.Facts{Files: tc.files, Now: evening}); got != tc.want {

@@ -116,7 +116,7 @@ func (r Rule) Match(f *Facts) bool {
 	}
 	if len(r.FileStatus) > 0 {
 		return slices.ContainsFunc(f.Files, func(file *coachd.File) bool {
-			return (r.StatusType == "" || file.Type == r.StatusType) && slices.Contains(r.FileStatus, file.Attributes.Status)
+			return !file.Attributes.Folded && (r.StatusType == "" || file.Type == r.StatusType) && slices.Contains(r.FileStatus, file.Attributes.Status)
 		})
 	}
 	return true
