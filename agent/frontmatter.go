@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
 	"regexp"
@@ -48,6 +49,9 @@ type frontMatter struct {
 	body     string
 	bodyLine int
 	probs    *[]Problem
+	// typed are the lines of values of the wrong type: their field
+	// was left zero, which is no further problem to report there.
+	typed map[int]bool
 }
 
 // splitFrontMatter reads "---\nyaml\n---\nbody". It reports a problem and
@@ -93,23 +97,38 @@ func splitFrontMatter(file, text string, probs *[]Problem) *frontMatter {
 }
 
 func (fm *frontMatter) bad(line int, msg string) {
+	if fm.typed[line] {
+		return
+	}
 	*fm.probs = append(*fm.probs, Problem{File: fm.file, Line: line, Message: msg})
 }
 
 // yamlErr reports a YAML error with its line numbers made file lines.
 func (fm *frontMatter) yamlErr(err error) {
 	for _, p := range yamlerr.Problems(err, fm.off) {
-		fm.bad(p.Line, yamlerr.Named(fm.root, p.Line-fm.off, p.Msg))
+		msg := yamlerr.Named(fm.root, p.Line-fm.off, p.Msg)
+		fm.bad(p.Line, msg)
+		if msg != p.Msg {
+			if fm.typed == nil {
+				fm.typed = map[int]bool{}
+			}
+			fm.typed[p.Line] = true
+		}
 	}
 }
 
 // decode decodes the front matter into v, reporting unknown keys and
-// type errors. It returns false when v could not be filled.
+// type errors. It returns false when v could not be filled; a value of
+// the wrong type leaves its field zero and the rest filled, so the file's
+// other problems are reported with it.
 func (fm *frontMatter) decode(v any, keys []string) bool {
 	fm.checkKeys(fm.root, keys)
 	if err := fm.root.Decode(v); err != nil {
 		fm.yamlErr(err)
-		return false
+		// Only values of the wrong type: a duplicate key leaves the
+		// mapping undecoded.
+		var te *yaml.TypeError
+		return errors.As(err, &te) && !slices.ContainsFunc(te.Errors, func(e string) bool { return !strings.Contains(e, "cannot unmarshal") })
 	}
 	return true
 }

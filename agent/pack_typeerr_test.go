@@ -1,6 +1,7 @@
 package agent_test
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -46,5 +47,73 @@ func TestPackTypeErrorNamesFieldNode(t *testing.T) {
 	_, err := agent.LoadPack(dir, agent.PackOptions{Builtins: tools.Builtins()})
 	if want := "agents/a.md:5: tools: a mapping is not a list"; err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("missing %q in:\n%v", want, err)
+	}
+}
+
+// TestPackTypeErrorKeepsChecking: a value of the wrong type is one
+// problem among the file's others, which are all reported (README:
+// "every problem"). The file's other checks stopped at it: a misspelt
+// limits key was reported only after the type error was fixed.
+func TestPackTypeErrorKeepsChecking(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "agents"), 0o755)
+	os.WriteFile(filepath.Join(dir, "agents", "a.md"), []byte("---\nname: a\ndescription: d\nmax_tokens: lots\nlimits:\n  max_round: 3\ntools: [nope]\n---\nhi\n"), 0o644)
+	_, err := agent.LoadPack(dir, agent.PackOptions{Builtins: tools.Builtins()})
+	for _, want := range []string{
+		"agents/a.md:4: max_tokens: \"lots\" is not an integer",
+		"agents/a.md:6: unknown key \"max_round\"",
+		"agents/a.md:7: unknown tool \"nope\"",
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("missing %q in:\n%v", want, err)
+		}
+	}
+}
+
+// TestPackTypeErrorAnyKey: a value of any wrong shape under any key, at
+// the top or one level down, is a problem, never a panic, now that the
+// checks go on past it.
+func TestPackTypeErrorAnyKey(t *testing.T) {
+	keys := strings.Fields("action_tags arcs collaborates_with commands compaction context contracts default description fallback_model " +
+		"free_preview_turns limits max_tokens mcp model on_disconnect permissions provider requires_approval reserve session_expiry " +
+		"skills temperature thinking tools triggers voice mode time_of_day missing_file has_file file_today no_file_today checkin_due file_status status_file_type")
+	nested := map[string][]string{
+		"context":     strings.Fields("sections budgets checkin standing recent recent_days timezone"),
+		"contracts":   strings.Fields("must_call must_not must_not_call must_output max_repairs ordered"),
+		"limits":      strings.Fields("max_rounds max_duration tool_timeout max_tool_calls breaker_rounds"),
+		"compaction":  strings.Fields("shorten_after summarize_after keep_turns shorten_over"),
+		"permissions": {"default"},
+	}
+	var docs []string
+	for _, v := range []string{"lots", "[1, x]", "{a: 1}", "5", "true"} {
+		for _, k := range keys {
+			docs = append(docs, k+": "+v)
+			for _, n := range nested[k] {
+				docs = append(docs, k+":\n  "+n+": "+v)
+			}
+		}
+	}
+	for _, doc := range docs {
+		dir := t.TempDir()
+		os.MkdirAll(filepath.Join(dir, "agents"), 0o755)
+		os.MkdirAll(filepath.Join(dir, "skills"), 0o755)
+		os.WriteFile(filepath.Join(dir, "agents", "a.md"), []byte("---\nname: a\ndescription: d\nskills: [s]\n"+doc+"\n---\nhi\n"), 0o644)
+		os.WriteFile(filepath.Join(dir, "skills", "s.md"), []byte("---\nname: s\nsummary: x\nwhen:\n  - "+strings.ReplaceAll(doc, "\n", "\n  ")+"\n---\n## Goal\n"), 0o644)
+		if p, err := agent.LoadPack(dir, agent.PackOptions{Builtins: tools.Builtins()}); err == nil {
+			p.Close()
+		}
+	}
+}
+
+// TestPackTypeErrorOneProblem: the field a type error left zero is not
+// reported again as missing or malformed at the same line.
+func TestPackTypeErrorOneProblem(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "agents"), 0o755)
+	os.WriteFile(filepath.Join(dir, "agents", "a.md"), []byte("---\nname: a\ndescription: [d]\n---\nhi\n"), 0o644)
+	_, err := agent.LoadPack(dir, agent.PackOptions{Builtins: tools.Builtins()})
+	var pe *agent.PackError
+	if !errors.As(err, &pe) || len(pe.Problems) != 1 || pe.Problems[0].String() != "agents/a.md:3: description: a list is not a string" {
+		t.Fatalf("got %v, want one problem: agents/a.md:3: description: a list is not a string", err)
 	}
 }
