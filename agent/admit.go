@@ -246,16 +246,7 @@ func (t *Turn) finalStored(ctx context.Context, final []*coachd.Message) bool {
 	}
 	wctx, cancel := persistCtx(ctx)
 	defer cancel()
-	_, msgs, err := t.r.cfg.Store.ReadTurn(wctx, t.req.User.ID, t.sess.ID, t.sess.MessageCount)
-	if err != nil {
-		return false // storeFinal says why
-	}
-	for _, m := range msgs {
-		if m.ID == final[0].ID {
-			return true
-		}
-	}
-	return false
+	return t.storedAs(wctx, t.sess.ID, t.sess.MessageCount, final)
 }
 
 // storeFinal stores the reply finish held back; one that cannot be

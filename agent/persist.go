@@ -146,17 +146,34 @@ func (t *Turn) roundBehind(ctx context.Context, notes []*coachd.Note, msgs ...*c
 }
 
 // writeBehind runs write behind (see appendBehind) on copies of msgs.
+// A write that failed may have been made all the same (its COMMIT made
+// by the server, its answer lost on the way back: a restart, a
+// failover): when its messages are stored (storedAs, by the ids they
+// take here) it succeeded. Taken for failed, the turn ended with an
+// internal error though its round was stored, and the reply of the
+// model call after it, charged, never reached the user.
 func (t *Turn) writeBehind(ctx context.Context, write func(context.Context, []*coachd.Message) error, msgs []*coachd.Message) {
 	t.history = append(t.history, msgs...)
-	// The store fills in ids and seqs on what it writes: copies, so the
-	// turn may read its history meanwhile (a message not stored yet has
-	// seq 0); sync copies them back.
+	// The store fills in seqs on what it writes: copies, so the turn may
+	// read its history meanwhile (a message not stored yet has seq 0);
+	// sync copies them back.
 	copies := make([]*coachd.Message, len(msgs))
 	for i, m := range msgs {
 		c := *m
+		if c.ID == "" {
+			c.ID = coachd.NewID(coachd.PrefixMessage, t.r.cfg.Clock.Now())
+		}
 		copies[i] = &c
 	}
-	t.behind(ctx, func(wctx context.Context) error { return write(wctx, copies) })
+	sessionID, after := t.sess.ID, t.sess.MessageCount
+	t.behind(ctx, func(wctx context.Context) error {
+		err := write(wctx, copies)
+		if err != nil && t.storedAs(wctx, sessionID, after, copies) {
+			t.r.cfg.Logger.Warn("a write taken for failed was made; the turn goes on", "session", sessionID, "err", err)
+			return nil
+		}
+		return err
+	})
 	t.stored = append(t.stored, func() {
 		for i, m := range msgs {
 			if c := copies[i]; c.Seq != 0 {
@@ -184,6 +201,33 @@ func (t *Turn) behind(ctx context.Context, write func(context.Context) error) {
 		defer done()
 		w.err = write(wctx)
 	}()
+}
+
+// storedAs reports whether msgs, with their ids, are stored among the
+// session's messages after seq after, and if so gives them what the
+// store gave them (seq, time). Any goroutine may call it.
+func (t *Turn) storedAs(ctx context.Context, sessionID string, after int64, msgs []*coachd.Message) bool {
+	if len(msgs) == 0 || msgs[0].ID == "" {
+		return false
+	}
+	_, stored, err := t.r.cfg.Store.ReadTurn(ctx, t.req.User.ID, sessionID, after)
+	if err != nil {
+		return false // the write's own error says why
+	}
+	byID := make(map[string]*coachd.Message, len(stored))
+	for _, m := range stored {
+		byID[m.ID] = m
+	}
+	for _, m := range msgs {
+		if byID[m.ID] == nil {
+			return false
+		}
+	}
+	for _, m := range msgs {
+		s := byID[m.ID]
+		m.SessionID, m.Seq, m.CreatedAt = s.SessionID, s.Seq, s.CreatedAt
+	}
+	return true
 }
 
 // sync waits for the writes behind and returns the first failure, every

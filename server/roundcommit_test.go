@@ -28,10 +28,14 @@ func (a *armTool) Execute(context.Context, coachd.ToolCall, coachd.ToolEnv) (coa
 
 // TestRoundCommitLostPG: a tool round's write (behind the next model
 // call) whose COMMIT the server made but whose answer was lost on the
-// way back: the round is stored once (no second copy of its assistant
-// message or results, no "interrupted" result beside the real one), and
-// the turn's end leaves nothing held, no lease, the ledger equal to the
-// cache, and a history the next turn runs on.
+// way back. The turn took it for failed and ended with an internal error
+// before its reply's text: the next call, charged, was never shown and
+// never stored (only a retry got it, paying again). The turn now finds
+// the round stored by its ids and goes on: the reply reaches the user
+// and is stored, the round is stored once (no second copy of its
+// assistant message or results, no "interrupted" result beside the real
+// one), and the turn's end leaves nothing held, no lease, the ledger
+// equal to the cache, and a history the next turn runs on.
 func TestRoundCommitLostPG(t *testing.T) {
 	dsn, p := behindCutter(t)
 	arm := &armTool{p: p}
@@ -57,10 +61,20 @@ func TestRoundCommitLostPG(t *testing.T) {
 	default:
 		t.Fatalf("no COMMIT was cut: %s\n%s", outcome(s), s.raw)
 	}
-	// The turn fails (its write failed, as far as it knows) before any
-	// text of its reply reached the client.
-	if o := outcome(s); o != "error event" {
+	// The turn goes on: the round is stored, so its reply is the user's.
+	if o := outcome(s); o != "ok" {
 		t.Fatalf("the turn whose round's COMMIT was lost: %s\n%s", o, s.raw)
+	}
+	var text string
+	for _, ev := range s.named("content_delta") {
+		var d struct{ Text string }
+		if err := json.Unmarshal(ev.Data, &d); err != nil {
+			t.Fatal(err)
+		}
+		text += d.Text
+	}
+	if want := "Checking. Drive after five."; text != want {
+		t.Errorf("the turn sent %q, want %q", text, want)
 	}
 
 	count := func(q string) (n int) {
@@ -78,6 +92,9 @@ func TestRoundCommitLostPG(t *testing.T) {
 	}
 	if n := count(`SELECT count(*) FROM messages WHERE session_id = $1 AND content = 'and now?'`); n != 1 {
 		t.Errorf("the turn's message stored %d times, want once", n)
+	}
+	if n := count(`SELECT count(*) FROM messages WHERE session_id = $1 AND role = 'assistant' AND content = 'Drive after five.'`); n != 1 {
+		t.Errorf("the turn's reply stored %d times, want once", n)
 	}
 	e.mustNothingHeld(t)
 	// The turn's reservation is settled once, with all it spent: the
