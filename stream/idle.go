@@ -171,6 +171,7 @@ func (h *Hub) pollIdle() {
 		key, user, session string
 	}
 	var todo []due
+	var lastErrLogged time.Time
 	for now := range tick.C {
 		todo = todo[:0]
 		h.mu.Lock()
@@ -189,13 +190,21 @@ func (h *Hub) pollIdle() {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			tl, err := h.store.LatestTurn(ctx, d.user, d.session)
 			cancel()
+			// A look the database failed (a restart, a failover) leaves
+			// them parked, looked at again later: woken, their own read
+			// failed too and ended every idle stream at once, with no
+			// event. Any other failed look wakes them all: their read
+			// ends their stream with the error (a session gone).
+			down := coachd.ErrorCode(err) == coachd.EINTERNAL
+			if down && time.Since(lastErrLogged) > time.Minute {
+				lastErrLogged = time.Now()
+				h.logger.Warn("looking at an idle session's log failed; its followers stay parked", "session", d.session, "err", err)
+			}
 			var woken []*parked
 			h.mu.Lock()
 			if is := h.idle[d.key]; is != nil {
-				// A failed look wakes them all: their own read of the
-				// log ends their stream with the error (a session gone).
 				woken = h.wakeLocked(d.key, is, func(p *parked) bool {
-					return err != nil || tl.Turn != p.seen || (tl.Turn > 0 && !tl.Ended)
+					return err != nil && !down || err == nil && (tl.Turn != p.seen || (tl.Turn > 0 && !tl.Ended))
 				}, nil)
 				is.every = min(is.every*2, h.idlePoll())
 				is.next = time.Now().Add(is.every)
