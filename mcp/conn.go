@@ -236,7 +236,7 @@ func (s *Server) connect(ctx context.Context) (*sdk.ClientSession, error) {
 		cmd.Dir = s.cfg.Dir
 		cmd.Env = childEnv(s.cfg.Env)
 		cmd.Stderr = &logWriter{log: s.log, hide: s.hide}
-		t = &sdk.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}
+		t = newGroupTransport(cmd, 2*time.Second)
 	}
 	sess, err := client.Connect(ctx, t, nil)
 	if err != nil {

@@ -19,6 +19,9 @@ import (
 const fakeEnv = "COACHD_MCP_FAKE"
 
 func TestMain(m *testing.M) {
+	if os.Getenv(fakeEnv) == "orphan" {
+		orphan()
+	}
 	if os.Getenv(fakeEnv) == "stdio" {
 		// A slow start (a cold npx download, a JVM): answer nothing until then.
 		if d, err := time.ParseDuration(os.Getenv("COACHD_MCP_FAKE_DELAY")); err == nil {
@@ -83,6 +86,11 @@ func fakeServer() *sdk.Server {
 	add("bad.name", "A name the Messages API refuses.", func(context.Context, map[string]any, sdk.Meta) (*sdk.CallToolResult, error) {
 		return text("unreachable", false)
 	})
+	if os.Getenv(spawnEnv) != "" {
+		add("spawn", "Starts a helper process that outlives stdin's end.", func(context.Context, map[string]any, sdk.Meta) (*sdk.CallToolResult, error) {
+			return text(spawnOrphan())
+		})
+	}
 	return s
 }
 
