@@ -84,7 +84,10 @@ func NewCoachServer(ctx context.Context, b Backend, log *slog.Logger) (*sdk.Serv
 		name := spec.Name
 		srv.AddTool(&sdk.Tool{Name: name, Description: spec.Description, InputSchema: spec.InputSchema},
 			func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-				session, _ := req.Params.Meta[MetaSession].(string)
+				session, ok := req.Params.Meta[MetaSession].(string)
+				if v := req.Params.Meta[MetaSession]; v != nil && !ok {
+					return textResult(name+": _meta "+MetaSession+" must be a session id string (sess_...); nothing was done", true), nil
+				}
 				res, err := b.Execute(ctx, name, req.Params.Arguments, session)
 				if err != nil {
 					return textResult(name+": "+coachd.ErrorMessage(err), true), nil
