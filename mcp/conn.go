@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/coachd/coachd"
@@ -228,6 +229,7 @@ func (s *Server) connect(ctx context.Context) (*sdk.ClientSession, error) {
 		},
 	})
 	var t sdk.Transport
+	var started atomic.Pointer[sdk.ClientSession] // for a cut write (groupConn.Write)
 	if s.cfg.URL != "" {
 		t = &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: s.hc, MaxRetries: -1, DisableStandaloneSSE: true}
 	} else {
@@ -236,12 +238,19 @@ func (s *Server) connect(ctx context.Context) (*sdk.ClientSession, error) {
 		cmd.Dir = s.cfg.Dir
 		cmd.Env = childEnv(s.cfg.Env)
 		cmd.Stderr = &logWriter{log: s.log, hide: s.hide}
-		t = newGroupTransport(cmd, 2*time.Second)
+		gt := newGroupTransport(cmd, 2*time.Second)
+		gt.cut = func() {
+			if sess := started.Load(); sess != nil {
+				s.drop(sess, errWriteCut)
+			}
+		}
+		t = gt
 	}
 	sess, err := client.Connect(ctx, t, nil)
 	if err != nil {
 		return nil, fmt.Errorf("connect: %w", s.redact(err))
 	}
+	started.Store(sess)
 	return sess, nil
 }
 

@@ -31,7 +31,11 @@ func TestMain(m *testing.M) {
 			fmt.Fprintln(os.Stderr, "fake server: starting with token "+os.Getenv("MCP_FAKE_TOKEN")+" in "+os.Getenv("MCP_FAKE_DIR")+
 				", args "+strings.Join(os.Args[1:], " ")+", log level debug")
 		}
-		if err := fakeServer().Run(context.Background(), &sdk.StdioTransport{}); err != nil {
+		var t sdk.Transport = &sdk.StdioTransport{}
+		if os.Getenv(deafEnv) != "" {
+			t = &sdk.IOTransport{Reader: deafStdin(), Writer: os.Stdout}
+		}
+		if err := fakeServer().Run(context.Background(), t); err != nil {
 			fmt.Fprintln(os.Stderr, "fake server:", err)
 			os.Exit(1)
 		}

@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -23,13 +24,18 @@ import (
 // duration, or Close would signal a process already gone.
 const childWait = time.Second
 
-// groupTransport starts a stdio server in its own process group.
-type groupTransport struct{ *sdk.CommandTransport }
+// groupTransport starts a stdio server in its own process group. cut,
+// when set, is called when a write is cut (groupConn.Write), before the
+// connection is closed.
+type groupTransport struct {
+	*sdk.CommandTransport
+	cut func()
+}
 
 func newGroupTransport(cmd *exec.Cmd, terminate time.Duration) groupTransport {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.WaitDelay = childWait
-	return groupTransport{&sdk.CommandTransport{Command: cmd, TerminateDuration: terminate}}
+	return groupTransport{CommandTransport: &sdk.CommandTransport{Command: cmd, TerminateDuration: terminate}}
 }
 
 func (t groupTransport) Connect(ctx context.Context) (sdk.Connection, error) {
@@ -37,15 +43,46 @@ func (t groupTransport) Connect(ctx context.Context) (sdk.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &groupConn{Connection: c, pgid: t.Command.Process.Pid}, nil
+	return &groupConn{Connection: c, pgid: t.Command.Process.Pid, cut: t.cut}, nil
 }
 
 // groupConn kills the server's process group after its close.
 type groupConn struct {
 	sdk.Connection
 	pgid int
+	cut  func()
 	once sync.Once
 	err  error
+}
+
+// Write writes msg, and closes the connection when ctx ends first: the
+// SDK's write to the server's stdin does not heed ctx, so a request
+// larger than the pipe's buffer, to a server that stopped reading (busy
+// on one thing, or hung), blocked the call past its timeout, and every
+// later call behind the write's lock, for good. The server, which does
+// not read, is killed and the connection closed: the write fails, and
+// the next call starts the server again (cut forgets the session first).
+func (c *groupConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	var mu sync.Mutex
+	written := false
+	stop := context.AfterFunc(ctx, func() {
+		mu.Lock()
+		cut := !written
+		mu.Unlock()
+		if cut {
+			if c.cut != nil {
+				c.cut()
+			}
+			syscall.Kill(-c.pgid, syscall.SIGKILL)
+			c.Close()
+		}
+	})
+	defer stop()
+	err := c.Connection.Write(ctx, msg)
+	mu.Lock()
+	written = true
+	mu.Unlock()
+	return err
 }
 
 func (c *groupConn) Close() error {
@@ -61,3 +98,7 @@ func (c *groupConn) Close() error {
 	})
 	return c.err
 }
+
+// errWriteCut is why a session whose write was cut (groupConn.Write)
+// ended.
+var errWriteCut = errors.New("the server stopped reading its requests; it was stopped")
