@@ -30,6 +30,22 @@ func (h *harness) firstReservation() *coachd.Reservation {
 	return r
 }
 
+// lastReservation is the reservation of the user's last ledger row: the
+// last turn's.
+func (h *harness) lastReservation() *coachd.Reservation {
+	h.t.Helper()
+	ctx := context.Background()
+	rows, err := h.store.Ledger(ctx, h.user.ID)
+	if err != nil || len(rows) == 0 {
+		h.t.Fatalf("ledger %+v %v", rows, err)
+	}
+	r, err := h.store.FindReservation(ctx, h.user.ID, rows[len(rows)-1].ReservationID)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return r
+}
+
 // mustSettled asserts the ledger after one turn on a fresh user: the
 // invariant holds, nothing is held any more, the user was charged exactly
 // the turn's usage, and the turn's reservation ended in state want.

@@ -66,14 +66,7 @@ func testReserveMaxApprovedResult(t *testing.T, size int, stop string) {
 	ag.Limits = agent.Limits{MaxRounds: 2}
 	calls := len(h.fake.Requests())
 	res = h.turn(agent.TurnRequest{SessionID: res.SessionID, Answer: &agent.Answer{ToolUseID: "x1", Content: json.RawMessage(`"approve"`)}}, &sink{})
-	rows, err := h.store.Ledger(context.Background(), h.user.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := h.store.FindReservation(context.Background(), h.user.ID, rows[len(rows)-1].ReservationID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := h.lastReservation()
 	n := len(h.fake.Requests()) - calls
 	if r.Charged > r.Estimate {
 		t.Fatalf("stop %s after %d calls: charged %d of a %d hold", res.StopReason, n, r.Charged, r.Estimate)

@@ -1,7 +1,6 @@
 package agent_test
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -39,14 +38,7 @@ func TestReserveMaxCompaction(t *testing.T) {
 	if res.StopReason != coachd.TurnEndTurn {
 		t.Fatalf("stop %s %v", res.StopReason, res.Err)
 	}
-	rows, err := h.store.Ledger(context.Background(), h.user.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := h.store.FindReservation(context.Background(), h.user.ID, rows[len(rows)-1].ReservationID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := h.lastReservation()
 	if r.Charged > r.Estimate {
 		t.Fatalf("stop %s: charged %d of a %d hold (reserve: max must never overspend)", res.StopReason, r.Charged, r.Estimate)
 	}

@@ -119,14 +119,7 @@ func TestReserveMaxDenseWhileShortened(t *testing.T) {
 	calls.Store(0)
 	script.Store(&[]string{`{"what":"a"}`, `{"what":"b"}`, `{"what":"dense"}`})
 	res = h.turn(agent.TurnRequest{SessionID: res.SessionID, Message: "And now?"}, &sink{})
-	rows, err := h.store.Ledger(context.Background(), h.user.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := h.store.FindReservation(context.Background(), h.user.ID, rows[len(rows)-1].ReservationID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := h.lastReservation()
 	if calls.Load() < 3 {
 		t.Fatalf("stop %s after %d calls: the dense result was never read", res.StopReason, calls.Load())
 	}

@@ -1,7 +1,6 @@
 package agent_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -61,14 +60,7 @@ func TestReserveMaxDenseSummary(t *testing.T) {
 	if res.StopReason != coachd.TurnEndTurn {
 		t.Fatalf("stop %s %v", res.StopReason, res.Err)
 	}
-	rows, err := h.store.Ledger(context.Background(), h.user.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := h.store.FindReservation(context.Background(), h.user.ID, rows[len(rows)-1].ReservationID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := h.lastReservation()
 	if r.Charged > r.Estimate {
 		t.Fatalf("charged %d of a %d hold: the summary call overspent reserve: max", r.Charged, r.Estimate)
 	}
