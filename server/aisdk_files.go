@@ -29,12 +29,9 @@ func uiFiles(parts []uiPart) (files []attachmentRequest, probs *fileProblems) {
 		}
 		if untyped(mediaType) {
 			// A browser gives many files no type: what the bytes are.
-			var ok bool
-			if mediaType, ok = sniffHead(data); !ok {
-				probs.add(i, "url", "must be standard base64 (RFC 4648, padded)", "format")
-				continue
-			} else if mediaType == "" {
-				probs.add(i, "url", "is not a supported file: images png, jpeg, gif, webp; documents pdf, plain UTF-8 text", "media_type")
+			var fe *coachd.FieldError
+			if mediaType, fe = sniffUntyped(data); fe != nil {
+				probs.add(i, "url", fe.Message, fe.Code)
 				continue
 			}
 		}
@@ -56,6 +53,21 @@ func uiFiles(parts []uiPart) (files []attachmentRequest, probs *fileProblems) {
 // application/octet-stream in the data: URL.
 func untyped(mediaType string) bool {
 	return mediaType == "" || strings.EqualFold(mediaType, "application/octet-stream")
+}
+
+// sniffUntyped is the media type of a file in base64 whose part gave
+// none (untyped), from its first bytes (sniffHead); the problem, its
+// field left to the caller, when they are not base64 or not a kind
+// coachd takes.
+func sniffUntyped(b64 string) (string, *coachd.FieldError) {
+	mediaType, ok := sniffHead(b64)
+	switch {
+	case !ok:
+		return "", &coachd.FieldError{Message: "must be standard base64 (RFC 4648, padded)", Code: "format"}
+	case mediaType == "":
+		return "", &coachd.FieldError{Message: "is not a supported file: images png, jpeg, gif, webp; documents pdf, plain UTF-8 text", Code: "media_type"}
+	}
+	return mediaType, nil
 }
 
 // sniffHead is coachd.SniffMediaType of the first bytes of a file in

@@ -111,11 +111,10 @@ func (s *Server) oaiAttachments(ctx context.Context, userID string, i int, parts
 		}
 		if untyped(mediaType) {
 			// A browser gives many files no type: what the bytes are.
-			var ok bool
-			if mediaType, ok = sniffHead(data); !ok {
-				return nil, coachd.Invalid(coachd.FieldError{Field: field, Message: "must be standard base64 (RFC 4648, padded)", Code: "format"})
-			} else if mediaType == "" {
-				return nil, coachd.Invalid(coachd.FieldError{Field: field, Message: "is not a supported file: images png, jpeg, gif, webp; documents pdf, plain UTF-8 text", Code: "media_type"})
+			var fe *coachd.FieldError
+			if mediaType, fe = sniffUntyped(data); fe != nil {
+				fe.Field = field
+				return nil, coachd.Invalid(*fe)
 			}
 		}
 		if p.Type == "file" && !strings.HasPrefix(mediaType, "image/") {
