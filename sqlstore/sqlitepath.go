@@ -2,7 +2,6 @@ package sqlstore
 
 import (
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -73,5 +72,5 @@ func unwrapPath(err error) error {
 	if errors.As(err, &pe) {
 		return pe.Err
 	}
-	return fmt.Errorf("%w", err)
+	return err
 }
