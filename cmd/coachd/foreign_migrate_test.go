@@ -5,7 +5,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -22,18 +21,7 @@ import (
 // the same database (search_path) is not refused.
 func TestForeignDatabaseNotMigrated(t *testing.T) {
 	ctx := context.Background()
-	for _, c := range []struct{ driver, dsn string }{
-		{"sqlite", filepath.Join(t.TempDir(), "other.db")},
-		{"pgx", pgtest.NewDatabase(t)},
-	} {
-		raw, err := sql.Open(c.driver, c.dsn)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer raw.Close()
-		if _, err := raw.ExecContext(ctx, `CREATE TABLE invoices (id INTEGER PRIMARY KEY)`); err != nil {
-			t.Fatal(err)
-		}
+	for _, c := range otherAppDatabases(t, `CREATE TABLE invoices (id INTEGER PRIMARY KEY)`) {
 		tables := func() int {
 			t.Helper()
 			q := `SELECT count(*) FROM sqlite_master WHERE type = 'table'`
@@ -41,7 +29,7 @@ func TestForeignDatabaseNotMigrated(t *testing.T) {
 				q = `SELECT count(*) FROM information_schema.tables WHERE table_schema = 'public'`
 			}
 			var n int
-			if err := raw.QueryRowContext(ctx, q).Scan(&n); err != nil {
+			if err := c.raw.QueryRowContext(ctx, q).Scan(&n); err != nil {
 				t.Fatal(err)
 			}
 			return n
@@ -76,10 +64,6 @@ func TestForeignDatabaseNotMigrated(t *testing.T) {
 			t.Errorf("serve in a schema of its own: %v\n%s", err, out)
 		}
 	})
-}
-
-func errorsIsUsage(err error) bool {
-	return err != nil && strings.Contains(err.Error(), errUsage.Error())
 }
 
 // runUntilListening runs a coachd command; serve is stopped once it

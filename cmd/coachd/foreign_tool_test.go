@@ -2,13 +2,9 @@ package main
 
 import (
 	"context"
-	"database/sql"
 	"errors"
-	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/coachd/coachd/sqlstore/pgtest"
 )
 
 // TestForeignSchemaMigrationsTable: another application migrated with
@@ -21,31 +17,18 @@ import (
 // command says it is not a coachd database, and changes nothing.
 func TestForeignSchemaMigrationsTable(t *testing.T) {
 	ctx := context.Background()
-	for _, c := range []struct{ driver, dsn string }{
-		{"sqlite", filepath.Join(t.TempDir(), "other.db")},
-		{"pgx", pgtest.NewDatabase(t)},
-	} {
-		raw, err := sql.Open(c.driver, c.dsn)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer raw.Close()
-		for _, q := range []string{
-			`CREATE TABLE schema_migrations (version BIGINT NOT NULL PRIMARY KEY, dirty BOOLEAN NOT NULL)`,
-			`INSERT INTO schema_migrations VALUES (20240101120000, false)`,
-			`CREATE TABLE invoices (id INTEGER PRIMARY KEY)`,
-		} {
-			if _, err := raw.ExecContext(ctx, q); err != nil {
-				t.Fatal(err)
-			}
-		}
+	for _, c := range otherAppDatabases(t,
+		`CREATE TABLE schema_migrations (version BIGINT NOT NULL PRIMARY KEY, dirty BOOLEAN NOT NULL)`,
+		`INSERT INTO schema_migrations VALUES (20240101120000, false)`,
+		`CREATE TABLE invoices (id INTEGER PRIMARY KEY)`,
+	) {
 		for _, cmd := range [][]string{{"migrate"}, {"serve"}, {"migrate", "--share-db"}, {"doctor"}, {"users", "list"}} {
 			out, err := runUntilListening(t, append(cmd, "--db", c.dsn)...)
 			if err == nil || errors.Is(err, errUsage) || !strings.Contains(err.Error(), "not a coachd database") {
 				t.Errorf("%s: %v on a database another tool migrated: %v\n%s; want a refusal saying it is not a coachd database", c.driver, cmd, err, out)
 			}
 			var n int
-			if err := raw.QueryRowContext(ctx, `SELECT count(*) FROM schema_migrations`).Scan(&n); err != nil || n != 1 {
+			if err := c.raw.QueryRowContext(ctx, `SELECT count(*) FROM schema_migrations`).Scan(&n); err != nil || n != 1 {
 				t.Errorf("%s: %v changed the other tool's schema_migrations: %d rows, %v", c.driver, cmd, n, err)
 			}
 		}

@@ -19,19 +19,7 @@ import (
 // a usage error), on SQLite and on PostgreSQL.
 func TestForeignDatabaseNotToMigrate(t *testing.T) {
 	ctx := context.Background()
-	sqlitePath := filepath.Join(t.TempDir(), "other.db")
-	for _, c := range []struct{ driver, dsn string }{
-		{"sqlite", sqlitePath},
-		{"pgx", pgtest.NewDatabase(t)},
-	} {
-		raw, err := sql.Open(c.driver, c.dsn)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := raw.ExecContext(ctx, `CREATE TABLE invoices (id INTEGER PRIMARY KEY)`); err != nil {
-			t.Fatal(err)
-		}
-		raw.Close()
+	for _, c := range otherAppDatabases(t, `CREATE TABLE invoices (id INTEGER PRIMARY KEY)`) {
 		for _, cmd := range [][]string{{"doctor"}, {"users", "list"}, {"users", "create", "--name", "ada"}} {
 			out := &syncBuffer{}
 			err := run(ctx, append(append([]string{"coachd"}, cmd...), "--db", c.dsn), getenvFrom(nil), out, out)
@@ -41,4 +29,32 @@ func TestForeignDatabaseNotToMigrate(t *testing.T) {
 			}
 		}
 	}
+}
+
+// otherAppDB is another application's database: a SQLite file or a
+// Postgres database, and a connection to it of its own.
+type otherAppDB struct {
+	driver, dsn string
+	raw         *sql.DB
+}
+
+// otherAppDatabases makes a SQLite file and a Postgres database holding
+// what stmts make, another application's, not coachd's.
+func otherAppDatabases(t *testing.T, stmts ...string) []otherAppDB {
+	t.Helper()
+	dbs := []otherAppDB{{driver: "sqlite", dsn: filepath.Join(t.TempDir(), "other.db")}, {driver: "pgx", dsn: pgtest.NewDatabase(t)}}
+	for i := range dbs {
+		raw, err := sql.Open(dbs[i].driver, dbs[i].dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { raw.Close() })
+		for _, q := range stmts {
+			if _, err := raw.ExecContext(context.Background(), q); err != nil {
+				t.Fatal(err)
+			}
+		}
+		dbs[i].raw = raw
+	}
+	return dbs
 }
