@@ -244,14 +244,16 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 			}
 		}
 	}
-	sweepCtx, stopSweep := context.WithCancel(ctx)
-	defer stopSweep()
-	go sweep(sweepCtx, store, cfg.Budget.ReservationTTL, expiry, cfg.EventRetention, logger.With("component", "sweeper"))
+	// The store's setters run before anything uses it: the sweeper
+	// begins transactions at once.
 	m := metrics.New()
 	store.SetObserver(m)
 	if store.Dialect() == "sqlite" {
 		m.WatchWriter(store.WriteStats)
 	}
+	sweepCtx, stopSweep := context.WithCancel(ctx)
+	defer stopSweep()
+	go sweep(sweepCtx, store, cfg.Budget.ReservationTTL, expiry, cfg.EventRetention, logger.With("component", "sweeper"))
 	cfg.Model.unit = cfg.Budget.store().Unit
 	runner, err := newRunner(store, model, logger, pack, cfg.Model, m)
 	if err != nil {
