@@ -233,3 +233,67 @@ func (c *testCounter) counts() *TestCounts {
 	}
 	return t
 }
+
+// pythonName matches python, python3, python3.12.
+var pythonName = regexp.MustCompile(`^python(\d+(\.\d+)?)?$`)
+
+// testCommand reports whether argv runs tests: go test, pytest (or python
+// -m pytest), jest (or npx jest, node …/jest), or a package's test script
+// (npm, yarn or pnpm test, which runs jest or what the package names). A
+// run of one that exits non-zero or is killed failed, whether or not it
+// printed its counts (pytest and jest print them last).
+func testCommand(argv []string) bool {
+	if goTestAt(argv) >= 0 {
+		return true
+	}
+	if len(argv) == 0 {
+		return false
+	}
+	isPytest := func(s string) bool {
+		return s == "pytest" || s == "py.test" || s == "pytest-3" || s == "py.test-3"
+	}
+	name, args := filepath.Base(argv[0]), argv[1:]
+	// first is the first argument that is not a flag (after the
+	// flags that take a value, which are skipped with it).
+	first := func(valued ...string) (int, string) {
+		for i := 0; i < len(args); i++ {
+			switch a := args[i]; {
+			case slices.Contains(valued, a):
+				i++
+			case !strings.HasPrefix(a, "-"):
+				return i, a
+			}
+		}
+		return -1, ""
+	}
+	switch {
+	case isPytest(name) || name == "jest":
+		return true
+	case pythonName.MatchString(name):
+		for i := 0; i < len(args); i++ {
+			switch a := args[i]; {
+			case a == "-m":
+				return i+1 < len(args) && isPytest(args[i+1])
+			case strings.HasPrefix(a, "-m"):
+				return isPytest(a[2:])
+			case a == "-W" || a == "-X":
+				i++
+			case !strings.HasPrefix(a, "-"):
+				return false // a script
+			}
+		}
+	case name == "node":
+		_, a := first("-r", "--require", "--import")
+		return filepath.Base(a) == "jest" || filepath.Base(a) == "jest.js"
+	case name == "npx":
+		_, a := first("-p", "--package", "-c", "--call")
+		return a == "jest" || strings.HasPrefix(a, "jest@")
+	case name == "npm" || name == "yarn" || name == "pnpm":
+		i, a := first("--prefix", "-C", "--cwd", "--dir", "-w", "--workspace", "--filter")
+		if a == "run" || a == "run-script" {
+			return i+1 < len(args) && args[i+1] == "test"
+		}
+		return a == "test" || a == "t" || a == "tst"
+	}
+	return false
+}

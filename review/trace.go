@@ -94,17 +94,18 @@ func (t *Trace) testRuns() []*CommandRun {
 }
 
 // failedTestRun is the last test run (a run_command whose output had test
-// counts, or a go test command line) that failed (a test failed, it
-// exited non-zero or timed out); nil when none did. The code does not
-// change within a review: a failure stands whatever passes after it. A go
-// test killed before any package's result was printed (one hung before
-// its first test) has no counts, and failed all the same.
+// counts, or a test command line: testCommand) that failed (a test
+// failed, it exited non-zero or timed out); nil when none did. The code
+// does not change within a review: a failure stands whatever passes after
+// it. A go test killed before any package's result was printed (one hung
+// before its first test), or a pytest or jest killed before its summary,
+// has no counts, and failed all the same.
 func (t *Trace) failedTestRun() *CommandRun {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for i := len(t.calls) - 1; i >= 0; i-- {
 		r := t.calls[i].Command
-		if r == nil || r.Tests == nil && goTestAt(strings.Fields(r.Command)) < 0 {
+		if r == nil || r.Tests == nil && !testCommand(strings.Fields(r.Command)) {
 			continue
 		}
 		if r.ExitCode != 0 || r.TimedOut || r.Tests != nil && r.Tests.Failed > 0 {
