@@ -108,11 +108,16 @@ func (b *Build) Run(ctx context.Context, u *coachd.User, taskID string, requirem
 	if err != nil {
 		return nil, err
 	}
-	// The commit the coach's git_diff starts from: the player's commands
-	// can move HEAD (a test that commits the work tree shows "no changes").
+	// The commit the coach's git_diff starts from: the workspace as the
+	// build began, the user's uncommitted edits in it (they are not the
+	// player's), and not HEAD, which the player's commands can move (a
+	// test that commits the work tree shows "no changes").
 	base := ""
 	if fi, err := os.Lstat(filepath.Join(dir, ".git")); err == nil && fi.IsDir() {
-		base, _ = ws.commit(ctx, "HEAD")
+		if base, err = ws.snapshot(ctx); err != nil {
+			base, _ = ws.commit(ctx, "HEAD")
+			b.logf("copy: git_diff compares with HEAD, which may hold less than the workspace did: %v", err)
+		}
 	}
 	out := &BuildResult{Dir: dir}
 	session, msg := "", playerBrief(taskID, requirements)

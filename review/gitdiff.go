@@ -3,10 +3,12 @@ package review
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/coachd/coachd"
@@ -17,7 +19,7 @@ type gitDiff struct{ w *Workspace }
 func (gitDiff) Definition() coachd.ToolDef {
 	return coachd.ToolDef{
 		Name:        "git_diff",
-		Description: "Show how the workspace's files differ from its last commit (git diff against HEAD, or in a build against the commit the build started from, with a --stat summary first; files that commit does not have are not shown: list_files finds them); path narrows it.",
+		Description: "Show how the workspace's files differ from its last commit (git diff against HEAD, or in a build against the workspace as the build began, with a --stat summary first; files that commit does not have are not shown: list_files finds them); path narrows it.",
 		Category:    coachd.ToolInstant,
 		InputSchema: json.RawMessage(pathSchema),
 	}
@@ -120,4 +122,52 @@ func (t gitDiff) Execute(ctx context.Context, call coachd.ToolCall, _ coachd.Too
 		return coachd.ToolResult{Content: "no changes"}, nil
 	}
 	return coachd.ToolResult{Content: b.String()}, nil
+}
+
+// snapshot records the work tree as it is now as a commit in the
+// workspace's repository, for git_diff to compare with (autobuild's
+// start): HEAD's files as they are now (the user's uncommitted edits in
+// them) and the files git would add (not ignored). Its objects are
+// written into the repository's object store and nothing else of it is
+// touched: no ref, no index, no config. It is made in a private
+// repository like git_diff's, so no setting of the repository's runs.
+func (w *Workspace) snapshot(ctx context.Context) (string, error) {
+	priv, err := os.MkdirTemp("", "coachd-git-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(priv)
+	gitDir := filepath.Join(priv, "repo")
+	env := []string{"GIT_INDEX_FILE=" + filepath.Join(priv, "index"), "GIT_OBJECT_DIRECTORY=" + filepath.Join(w.dir, ".git", "objects"),
+		"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
+		"GIT_AUTHOR_NAME=coachd", "GIT_AUTHOR_EMAIL=autobuild@coachd.invalid", "GIT_COMMITTER_NAME=coachd", "GIT_COMMITTER_EMAIL=autobuild@coachd.invalid"}
+	git := func(args ...string) []string {
+		return append([]string{"git", "--git-dir=" + gitDir, "--work-tree=" + w.dir, "-c", "core.pager=cat", "--no-pager"}, args...)
+	}
+	if run := w.exec(ctx, []string{"git", "init", "-q", "--bare", gitDir}); run.ExitCode != 0 {
+		return "", fmt.Errorf("git init (exit %d): %s", run.ExitCode, clip(run.Output, 500))
+	}
+	head, _ := w.commit(ctx, "HEAD") // "": no commit yet, the snapshot is the first
+	steps := [][]string{git("add", "-A", "--", ".")}
+	if head != "" {
+		steps = slices.Insert(steps, 0, git("read-tree", head))
+	}
+	for _, argv := range steps {
+		if run := w.exec(ctx, argv, env...); run.ExitCode != 0 {
+			return "", fmt.Errorf("git %s (exit %d): %s", argv[6], run.ExitCode, clip(strings.ReplaceAll(run.Output, priv, "…"), 500))
+		}
+	}
+	tree := w.exec(ctx, git("write-tree"), env...)
+	if t := strings.TrimSpace(tree.Output); tree.ExitCode != 0 || !commitRe.MatchString(t) {
+		return "", fmt.Errorf("git write-tree (exit %d): %s", tree.ExitCode, clip(tree.Output, 500))
+	}
+	argv := git("commit-tree", strings.TrimSpace(tree.Output), "-m", "coachd autobuild: the workspace as the build began")
+	if head != "" {
+		argv = append(argv, "-p", head)
+	}
+	run := w.exec(ctx, argv, env...)
+	if c := strings.TrimSpace(run.Output); run.ExitCode == 0 && commitRe.MatchString(c) {
+		return c, nil
+	}
+	return "", fmt.Errorf("git commit-tree (exit %d): %s", run.ExitCode, clip(run.Output, 500))
 }
