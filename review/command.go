@@ -29,14 +29,18 @@ const outputKeep = 16 << 10
 
 // CommandRun is run_command's result.
 type CommandRun struct {
-	Command         string      `json:"command"`
-	ExitCode        int         `json:"exit_code"`
-	DurationMS      int64       `json:"duration_ms"`
-	TimedOut        bool        `json:"timed_out"`
-	Output          string      `json:"output"`
-	OutputBytes     int64       `json:"output_bytes"`
-	Tests           *TestCounts `json:"tests"`
-	NetworkIsolated bool        `json:"network_isolated"`
+	Command     string      `json:"command"`
+	ExitCode    int         `json:"exit_code"`
+	DurationMS  int64       `json:"duration_ms"`
+	TimedOut    bool        `json:"timed_out"`
+	Output      string      `json:"output"`
+	OutputBytes int64       `json:"output_bytes"`
+	Tests       *TestCounts `json:"tests"`
+	// Packages are the packages of go test's lines that passed ("ok",
+	// a test run) or have no test files: the ones the run covered (the
+	// first maxPackages).
+	Packages        []string `json:"packages,omitempty"`
+	NetworkIsolated bool     `json:"network_isolated"`
 
 	counts *TestCounts // of all the output, cut or not (exec)
 }
@@ -166,6 +170,7 @@ func (w *Workspace) exec(ctx context.Context, argv []string, env ...string) *Com
 		out.Write([]byte(fmt.Sprintf("\n[killed after %s: timeout]\n", w.opts.Timeout)))
 	}
 	run.Output, run.OutputBytes, run.counts = out.String(), out.total, out.lines.counts()
+	run.Packages = out.lines.pkgs
 	return run
 }
 

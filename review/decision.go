@@ -144,6 +144,7 @@ func (t validateTool) Execute(_ context.Context, call coachd.ToolCall, _ coachd.
 	}
 	t.tr.mu.Lock()
 	t.tr.validated = true
+	t.tr.playerFiles = in.Report.Files
 	if len(t.tr.requirements) == 0 {
 		t.tr.requirements = in.Requirements
 	}
@@ -177,7 +178,7 @@ func (decisionTool) Definition() coachd.ToolDef {
 	}
 }
 
-func (t decisionTool) Execute(_ context.Context, call coachd.ToolCall, _ coachd.ToolEnv) (coachd.ToolResult, error) {
+func (t decisionTool) Execute(ctx context.Context, call coachd.ToolCall, _ coachd.ToolEnv) (coachd.ToolResult, error) {
 	var d Decision
 	if err := json.Unmarshal(call.Input, &d); err != nil {
 		return refuse("invalid input: %v", err)
@@ -207,6 +208,14 @@ func (t decisionTool) Execute(_ context.Context, call coachd.ToolCall, _ coachd.
 			return refuse("approval refused: this review has not run the tests. Run them yourself with run_command, then decide")
 		case !run.Passed():
 			return refuse("approval refused: the last test run (%s) did not pass (%s): record feedback instead", run.Command, run.fault())
+		}
+		if missing := tr.untestedPackages(ctx); len(missing) > 0 {
+			more := ""
+			if len(missing) > 10 {
+				missing, more = missing[:10], fmt.Sprintf(" and %d more", len(missing)-10)
+			}
+			return refuse("approval refused: the change under review touches the Go packages %s%s, and no passing test run of this review ran their tests "+
+				"(the player's files_modified and, in a git workspace, what git shows changed): run the tests that cover them (go test ./... runs them all), then decide", strings.Join(missing, ", "), more)
 		}
 		// The counts an approval claims must be ones a passing run of the
 		// coach's own showed, not the player's (or the model's) say-so.

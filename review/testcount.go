@@ -21,10 +21,14 @@ type TestCounts struct {
 	PackagesFailed int `json:"packages_failed,omitempty"`
 }
 
+// maxPackages bounds CommandRun.Packages.
+const maxPackages = 1000
+
 var (
 	goTestLine   = regexp.MustCompile(`(?m)^\s*--- (PASS|FAIL|SKIP|BENCH): `)
 	goTestRun    = regexp.MustCompile(`^\s*=== RUN `)
 	goPkgOK      = regexp.MustCompile(`(?m)^ok  \t?\s*\S+.*$`)
+	goPkgNone    = regexp.MustCompile(`^\?\s+(\S+)\s+\[no test files\]`)
 	goPkgFail    = regexp.MustCompile(`(?m)^(FAIL\t\S+|FAIL\s+\S+\s+[\d.]+s|FAIL\s+\S+ \[build failed\]|FAIL\s+\S+ \[setup failed\])`)
 	pytestResult = regexp.MustCompile(`(?m)^(?:=+ )?((?:\d+ (?:passed|failed|skipped|errors?|xfailed|xpassed|deselected|warnings?)(?:, )?)+) in [\d.]+s`)
 	pytestCount  = regexp.MustCompile(`(\d+) (passed|failed|skipped|errors?)`)
@@ -60,6 +64,14 @@ type testCounter struct {
 	// still open at the end never finished (the binary exited in it).
 	framed bool
 	open   int
+	pkgs   []string // CommandRun.Packages
+}
+
+// covered notes the package of a go test package line.
+func (c *testCounter) covered(line string) {
+	if f := strings.Fields(line); len(f) > 1 && len(c.pkgs) < maxPackages {
+		c.pkgs = append(c.pkgs, f[1])
+	}
 }
 
 // framingMark starts the testing package's own lines under
@@ -157,7 +169,10 @@ func (c *testCounter) endLine() {
 	case goPkgOK.MatchString(line):
 		if !strings.Contains(line, "[no tests to run]") { // a package that ran no test proves nothing
 			c.ok++
+			c.covered(line)
 		}
+	case goPkgNone.MatchString(line):
+		c.covered(line)
 	case strings.HasPrefix(line, "panic: ") && !first:
 		c.panicked = true
 	case c.framed && !marked:

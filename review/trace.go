@@ -5,6 +5,7 @@
 package review
 
 import (
+	"context"
 	"encoding/json"
 	"slices"
 	"strings"
@@ -24,9 +25,14 @@ type Trace struct {
 	validated bool
 	// requirements are the review's: an approval names every one.
 	requirements []string
-	decision     json.RawMessage
-	approved     bool
-	now          func() time.Time
+	// ws is the workspace under review (NewWorkspace sets it) and
+	// playerFiles the files_modified of the player's report: an approval
+	// needs the packages changed tested (untestedPackages).
+	ws          *Workspace
+	playerFiles []string
+	decision    json.RawMessage
+	approved    bool
+	now         func() time.Time
 }
 
 // TraceEvent is one of the seed's trace events.
@@ -113,6 +119,34 @@ func (t *Trace) failedTestRun() *CommandRun {
 		}
 	}
 	return nil
+}
+
+// untestedPackages are the Go packages the change under review touches
+// (changedGoPackages) that no passing go test run of the review covered.
+// The seed approves only when all tests pass and the coach ran them: the
+// changed code's own tests among them, not another package's.
+func (t *Trace) untestedPackages(ctx context.Context) []string {
+	t.mu.Lock()
+	ws, files := t.ws, t.playerFiles
+	t.mu.Unlock()
+	if ws == nil {
+		return nil
+	}
+	covered := map[string]bool{}
+	for _, r := range t.testRuns() {
+		if r.Passed() && r.Tests.Framework == "go" {
+			for _, p := range r.Packages {
+				covered[p] = true
+			}
+		}
+	}
+	var missing []string
+	for _, p := range ws.changedGoPackages(ctx, files) {
+		if !covered[p] {
+			missing = append(missing, p)
+		}
+	}
+	return missing
 }
 
 // Decision is the decision recorded (nil if none) and whether it approves.

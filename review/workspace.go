@@ -69,7 +69,13 @@ func NewWorkspace(dir string, opts Options) (*Workspace, error) {
 	if opts.Timeout <= 0 {
 		opts.Timeout = 5 * time.Minute
 	}
-	return &Workspace{dir: abs, root: root, opts: opts}, nil
+	w := &Workspace{dir: abs, root: root, opts: opts}
+	if tr := opts.Trace; tr != nil {
+		tr.mu.Lock()
+		tr.ws = w
+		tr.mu.Unlock()
+	}
+	return w, nil
 }
 
 // open opens p for reading without blocking: a named pipe the worker

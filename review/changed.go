@@ -1,0 +1,166 @@
+package review
+
+import (
+	"context"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Bounds of the changed packages' check.
+const (
+	maxReportFiles = 1000    // of the player's files_modified read
+	maxGoMod       = 1 << 20 // bytes of a go.mod read for its module path
+)
+
+// changedGoPackages are the import paths of the Go packages the change
+// under review touches: the directories of the .go files the player's
+// report names (files) and, in a git workspace, of those git shows
+// changed since the base or not tracked there, whatever the report says;
+// each that still holds .go files and lies in a module of the workspace
+// (its nearest go.mod). The directories go test ./... skips (testdata,
+// vendor, names starting with . or _) are left out.
+func (w *Workspace) changedGoPackages(ctx context.Context, files []string) []string {
+	dirs := map[string]bool{}
+	for _, f := range slices.Concat(files[:min(len(files), maxReportFiles)], w.gitChanged(ctx)) {
+		if p, err := rel(strings.TrimSpace(f)); err == nil && strings.HasSuffix(p, ".go") {
+			dirs[path.Dir(p)] = true
+		}
+	}
+	var pkgs []string
+	for d := range dirs {
+		if goSkips(d) || !w.hasGo(d) {
+			continue
+		}
+		if pkg := w.importPath(d); pkg != "" {
+			pkgs = append(pkgs, pkg)
+		}
+	}
+	slices.Sort(pkgs)
+	return slices.Compact(pkgs)
+}
+
+// goSkips reports whether go test ./... leaves the directory d out.
+func goSkips(d string) bool {
+	for _, e := range strings.Split(d, "/") {
+		if e == "testdata" || e == "vendor" || strings.HasPrefix(e, "_") || strings.HasPrefix(e, ".") && e != "." {
+			return true
+		}
+	}
+	return false
+}
+
+// hasGo reports whether the directory d holds a Go file.
+func (w *Workspace) hasGo(d string) bool {
+	entries, err := fs.ReadDir(w.root.FS(), d)
+	if err != nil {
+		return false
+	}
+	for _, e := range entries {
+		n := e.Name()
+		if e.Type().IsRegular() && strings.HasSuffix(n, ".go") && !strings.HasPrefix(n, ".") && !strings.HasPrefix(n, "_") {
+			return true
+		}
+	}
+	return false
+}
+
+// importPath is the import path of the package in directory d: the
+// module path of the nearest go.mod at or above it in the workspace,
+// joined with d's path below it; "" when there is none.
+func (w *Workspace) importPath(d string) string {
+	for dir := d; ; dir = path.Dir(dir) {
+		if mod := w.modulePath(path.Join(dir, "go.mod")); mod != "" {
+			below := strings.TrimPrefix(strings.TrimPrefix(d, dir), "/")
+			if dir == "." {
+				below = d
+			}
+			if below == "." || below == "" {
+				return mod
+			}
+			return mod + "/" + below
+		}
+		if dir == "." {
+			return ""
+		}
+	}
+}
+
+// modulePath reads the module path of the go.mod at p ("" if none).
+func (w *Workspace) modulePath(p string) string {
+	f, fi, err := w.open(p)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	if !fi.Mode().IsRegular() {
+		return ""
+	}
+	data, _ := io.ReadAll(io.LimitReader(f, maxGoMod))
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "module"); ok && rest != "" && (rest[0] == ' ' || rest[0] == '\t') {
+			mod := strings.TrimSpace(rest)
+			if i := strings.Index(mod, "//"); i >= 0 {
+				mod = strings.TrimSpace(mod[:i])
+			}
+			if u, err := strconv.Unquote(mod); err == nil {
+				mod = u
+			}
+			return mod
+		}
+	}
+	return ""
+}
+
+// gitChanged are the .go files of a git workspace that differ from the
+// base commit (HEAD when none), or that it does not track. Like git_diff
+// it reads only the repository's commit and objects, in a private
+// repository of its own. nil when the workspace is not a git repository
+// or git fails. A list longer than the output kept (head and tail) is
+// read in part.
+func (w *Workspace) gitChanged(ctx context.Context) []string {
+	if fi, err := w.root.Lstat(".git"); err != nil || !fi.IsDir() || (gitDiff{w}).borrowsObjects() != "" {
+		return nil
+	}
+	rev := "HEAD"
+	if w.opts.Base != "" {
+		rev = w.opts.Base
+	}
+	head, _ := w.commit(ctx, rev)
+	priv, err := os.MkdirTemp("", "coachd-git-")
+	if err != nil {
+		return nil
+	}
+	defer os.RemoveAll(priv)
+	gitDir := filepath.Join(priv, "repo")
+	env := []string{"GIT_INDEX_FILE=" + filepath.Join(priv, "index"), "GIT_ALTERNATE_OBJECT_DIRECTORIES=" + filepath.Join(w.dir, ".git", "objects"),
+		"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null"}
+	git := func(args ...string) []string {
+		return append([]string{"git", "--git-dir=" + gitDir, "--work-tree=" + w.dir, "-c", "core.pager=cat", "--no-pager", "-c", "core.quotePath=false"}, args...)
+	}
+	if run := w.exec(ctx, []string{"git", "init", "-q", "--bare", gitDir}); run.ExitCode != 0 {
+		return nil
+	}
+	var lists [][]string // the commands that list files
+	if head != "" {
+		if run := w.exec(ctx, git("read-tree", head), env...); run.ExitCode != 0 {
+			return nil
+		}
+		lists = append(lists, git("diff", "--name-only", "--no-renames", "--no-ext-diff", "--no-textconv", head, "--", "*.go"))
+	}
+	lists = append(lists, git("ls-files", "--others", "--", "*.go"))
+	var files []string
+	for _, argv := range lists {
+		run := w.exec(ctx, argv, env...)
+		if run.ExitCode != 0 {
+			return nil
+		}
+		files = append(files, strings.Split(run.Output, "\n")...)
+	}
+	return files
+}
