@@ -56,14 +56,22 @@ func mostTokens(req *coachd.ModelRequest, toolsLen int) int64 {
 // requestSize is the bytes of text of req (its system prompt, messages
 // and tools as JSON, without the base64 of images and PDFs) and the
 // tokens of those images and PDFs, priced by the picture and the page;
-// the text of the system prompt and messages that is not ASCII is added
-// to dense when it is not nil.
+// the text of the system prompt, messages and tools that is not ASCII is
+// added to dense when it is not nil (a pack's tools described in Japanese
+// are sent, and billed, on every request as they are).
 func requestSize(req *coachd.ModelRequest, toolsLen int, dense *denseText) (int, int64) {
 	n := 0
 	for _, b := range req.System {
 		n += len(b.Text)
 		if dense != nil {
 			addDense(dense, b.Text)
+		}
+	}
+	if dense != nil {
+		for i := range req.Tools {
+			addDense(dense, req.Tools[i].Name)
+			addDense(dense, req.Tools[i].Description)
+			addDense(dense, req.Tools[i].InputSchema)
 		}
 	}
 	n += messagesJSONSize(req.Messages, dense) + toolsLen // len(json.Marshal(req.Messages)), built for no message
