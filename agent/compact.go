@@ -179,7 +179,9 @@ func shortenKeep(msgs []*coachd.Message, keep int) int {
 // one photo's bytes would pass every compaction threshold; so do those in
 // user messages' tool results (a tool's screenshot). Attachments older
 // than the window a history sends (limitAttachments) count as the note
-// sent instead.
+// sent instead. Text that is not ASCII counts as the hold counts it
+// (denseText): a history in Chinese bills about a token a character, and
+// at four bytes a token it would pass the compaction thresholds late.
 func historyTokens(msgs []*coachd.Message) int64 {
 	// Each attachment's source (megabytes) is read once: the first walk
 	// keeps what the second needs.
@@ -190,6 +192,8 @@ func historyTokens(msgs []*coachd.Message) int64 {
 	// their content (its text), read from its blocks so that it is the
 	// same whether a read left its attachments' data out or not.
 	var results map[[2]int]nestedResult
+	var dense denseText
+	var docs map[int]denseText // a text document's in a tool result, by its index in atts
 	for i, m := range msgs {
 		user := m.Role == coachd.RoleUser
 		for j, b := range m.Blocks {
@@ -209,7 +213,16 @@ func historyTokens(msgs []*coachd.Message) int64 {
 				typ, sent, ok := coachd.AttachmentSent(c)
 				if nested && !ok {
 					rest += blockLen(c) // the result's text
+					addBlockDense(&dense, c)
 					continue
+				}
+				if nested && ok && typ == coachd.MediaText {
+					if docs == nil {
+						docs = map[int]denseText{}
+					}
+					var d denseText
+					addDense(&d, c.Source)
+					docs[len(atts)] = d
 				}
 				atts = append(atts, sized{typ, sent, int32(pdfPages(c, typ)), ok})
 				if ok && user {
@@ -254,14 +267,17 @@ func historyTokens(msgs []*coachd.Message) int64 {
 						n, media = n+dn, media+t
 					} else {
 						n += atts[j].sent + 16
+						d := docs[j]
+						dense.bytes, dense.halves = dense.bytes+d.bytes, dense.halves+d.halves
 					}
 				}
 				continue
 			}
 			n += blockLen(b)
+			addBlockDense(&dense, b)
 		}
 	}
-	return coachd.TokensOfBytes(n) + media
+	return coachd.TokensOfBytes(n-dense.bytes) + dense.tokens() + media
 }
 
 // nestedResult is what historyTokens keeps of a tool result holding
@@ -272,6 +288,17 @@ type nestedResult struct{ end, rest int }
 // blockLen is about the bytes a block sends, but for an attachment's.
 func blockLen(b coachd.Block) int {
 	return len(b.Text) + len(b.Thinking) + len(b.Input) + len(b.Content) + len(b.Source) + len(b.Name) + 16
+}
+
+// addBlockDense adds to d the text of the parts of b that blockLen counts
+// that is not ASCII.
+func addBlockDense(d *denseText, b coachd.Block) {
+	addDense(d, b.Text)
+	addDense(d, b.Thinking)
+	addDense(d, b.Input)
+	addDense(d, b.Content)
+	addDense(d, b.Source)
+	addDense(d, b.Name)
 }
 
 // sized is what historyTokens keeps of an attachment from its one read.
