@@ -126,6 +126,8 @@ func checkAttachment(mediaType string, data []byte) (pages int, fe *FieldError) 
 	}
 	got := SniffMediaType(data)
 	switch {
+	case got == "" && excelWorkbook(data):
+		return 0, &FieldError{"data", "is an Excel workbook, which the model cannot read: save it as CSV (UTF-8) and attach that", "media_type"}
 	case got == "":
 		return 0, &FieldError{"data", "is not a supported file: images png, jpeg, gif, webp; documents pdf, plain UTF-8 text", "media_type"}
 	case got != mediaType:

@@ -35,7 +35,9 @@ func textTooLong(field string, n int) *FieldError {
 // text: text/* (text/markdown, text/csv, …), JSON, XML or YAML. The upload
 // route takes any file whose bytes are text as a text document (MediaText);
 // a door that reads a declared type (a data: URL's) takes these as one too,
-// and checks their bytes as text/plain.
+// and checks their bytes as text/plain. So it takes
+// application/vnd.ms-excel, the type Windows browsers give a .csv file:
+// its bytes decide, and a real workbook is refused (CheckAttachment).
 func TextDocumentType(mediaType string) bool {
 	t := strings.ToLower(mediaType)
 	typ, sub, ok := strings.Cut(t, "/")
@@ -48,7 +50,7 @@ func TextDocumentType(mediaType string) bool {
 		return false
 	}
 	switch sub {
-	case "json", "xml", "yaml", "x-yaml", "x-ndjson", "javascript", "sql", "x-sh": // as the web UI's mayUpload
+	case "json", "xml", "yaml", "x-yaml", "x-ndjson", "javascript", "sql", "x-sh", "vnd.ms-excel": // as the web UI's mayUpload
 		return true
 	}
 	for _, suffix := range []string{"+json", "+xml", "+yaml"} {

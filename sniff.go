@@ -45,6 +45,22 @@ func SniffMediaType(data []byte) string {
 	return ""
 }
 
+// excelWorkbook reports whether data is an Excel workbook: an Excel
+// 97-2003 file (an OLE2 compound file with a Workbook or Book stream,
+// named in UTF-16) or an .xlsx (a ZIP holding xl/workbook.xml). Windows
+// browsers type a .csv application/vnd.ms-excel, so a real workbook comes
+// as that type too, and its refusal says what to send instead.
+func excelWorkbook(data []byte) bool {
+	switch {
+	case bytes.HasPrefix(data, []byte("\xD0\xCF\x11\xE0\xA1\xB1\x1A\xE1")):
+		return bytes.Contains(data, []byte("W\x00o\x00r\x00k\x00b\x00o\x00o\x00k\x00")) ||
+			bytes.Contains(data, []byte("B\x00o\x00o\x00k\x00"))
+	case bytes.HasPrefix(data, []byte("PK\x03\x04")):
+		return bytes.Contains(data, []byte("xl/workbook.xml"))
+	}
+	return false
+}
+
 // isPlainText reports whether data is UTF-8 text that PostgreSQL TEXT can
 // hold and a reader sees whole: no NUL, no control characters besides
 // \t \n \f \r, no invisible bidi overrides (which would hide text from

@@ -16,10 +16,11 @@ export const TYPES = ['image/png', 'image/jpeg', 'image/gif', 'image/webp', 'app
 // mayUpload reports whether the server may take a file of this declared
 // type: it sniffs the bytes and takes any UTF-8 text as a text document,
 // so text types other than text/plain (text/markdown, text/csv,
-// application/json, …) and no type at all (an unknown extension) go to
+// application/json, …), no type at all (an unknown extension) and
+// application/vnd.ms-excel (what Windows browsers type a .csv as) go to
 // it to decide. Only types it never takes are refused here.
 export function mayUpload(type) {
-  return TYPES.includes(type) || type === '' || type.startsWith('text/') ||
+  return TYPES.includes(type) || type === '' || type.startsWith('text/') || type === 'application/vnd.ms-excel' ||
     /^application\/([\w.+-]+\+)?(json|xml|yaml|x-yaml|x-sh|javascript|x-ndjson|sql)$/.test(type);
 }
 
