@@ -65,7 +65,8 @@ func (t *Turn) loop(ctx context.Context, lim Limits) string {
 		uses := toolUses(resp.Blocks)
 		switch {
 		case last && len(uses) > 0:
-			// Calls it was not offered: answered as not run.
+			// Calls it was not offered: answered as not run (or left
+			// out, without room for their results).
 			return t.finish(ctx, resp, coachd.TurnSessionFull)
 		case resp.StopReason == coachd.StopRefusal:
 			return t.finish(ctx, resp, coachd.TurnRefusal)

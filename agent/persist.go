@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/coachd/coachd"
@@ -251,10 +252,25 @@ func (t *Turn) sync() error {
 }
 
 // finish stores a final response. Tool calls it holds (cut by max_tokens or
-// a refusal) are answered as interrupted so history stays valid.
+// a refusal, or made in a round offered none) are answered as interrupted
+// so history stays valid; with room in the session for the reply alone,
+// not their results too, the reply is stored without them (they were
+// never run) or, when they were all it said, not at all.
 func (t *Turn) finish(ctx context.Context, resp *coachd.ModelResponse, stop string) string {
+	calls := toolUses(resp.Blocks)
+	// The client saw these calls start (tool_call_started): each gets its
+	// end, as a call that ran would.
+	for _, c := range calls {
+		t.emit(coachd.Event{Type: coachd.EventToolResult, ToolUseID: c.ID, ToolName: c.Name, Result: "not run: the reply ended (" + stop + ") before this call was ready", IsError: true, Cut: true})
+	}
+	if len(calls) > 0 && t.room() < 2 {
+		resp, calls = withoutCalls(resp), nil
+		if coachd.BlocksText(resp.Blocks) == "" {
+			return stop
+		}
+	}
 	msgs := []*coachd.Message{t.assistantMessage(resp, false)}
-	if stop == coachd.TurnEndTurn && len(toolUses(resp.Blocks)) == 0 && t.held != nil {
+	if stop == coachd.TurnEndTurn && len(calls) == 0 && t.held != nil {
 		// The turn's last write: stored with its settlement (end).
 		if err := t.sync(); err != nil {
 			return t.fail(err)
@@ -262,18 +278,20 @@ func (t *Turn) finish(ctx context.Context, resp *coachd.ModelResponse, stop stri
 		t.final = msgs
 		return stop
 	}
-	if ids := toolUses(resp.Blocks); len(ids) > 0 {
-		msgs = append(msgs, &coachd.Message{Role: coachd.RoleUser, Blocks: interruptedCalls(ids)})
-		// The client saw these calls start (tool_call_started): each
-		// gets its end, as a call that ran would.
-		for _, c := range ids {
-			t.emit(coachd.Event{Type: coachd.EventToolResult, ToolUseID: c.ID, ToolName: c.Name, Result: "not run: the reply ended (" + stop + ") before this call was ready", IsError: true, Cut: true})
-		}
+	if len(calls) > 0 {
+		msgs = append(msgs, &coachd.Message{Role: coachd.RoleUser, Blocks: interruptedCalls(calls)})
 	}
 	if err := t.append(ctx, msgs...); err != nil {
 		return t.fail(err)
 	}
 	return stop
+}
+
+// withoutCalls is resp without its tool calls.
+func withoutCalls(resp *coachd.ModelResponse) *coachd.ModelResponse {
+	out := *resp
+	out.Blocks = slices.DeleteFunc(slices.Clone(resp.Blocks), func(b coachd.Block) bool { return b.Type == coachd.BlockToolUse })
+	return &out
 }
 
 // savePartial stores what the model said before the stream broke: its text,
