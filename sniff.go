@@ -46,15 +46,29 @@ func SniffMediaType(data []byte) string {
 }
 
 // excelWorkbook reports whether data is an Excel workbook: an Excel
-// 97-2003 file (an OLE2 compound file with a Workbook or Book stream,
-// named in UTF-16) or an .xlsx (a ZIP holding xl/workbook.xml). Windows
-// browsers type a .csv application/vnd.ms-excel, so a real workbook comes
-// as that type too, and its refusal says what to send instead.
+// 97-2003 file (an OLE2 compound file whose directory has a Workbook or,
+// Excel 5, Book stream) or an .xlsx (a ZIP holding xl/workbook.xml).
+// Windows browsers type a .csv application/vnd.ms-excel, so a real
+// workbook comes as that type too, and its refusal says what to send
+// instead.
 func excelWorkbook(data []byte) bool {
 	switch {
 	case bytes.HasPrefix(data, []byte("\xD0\xCF\x11\xE0\xA1\xB1\x1A\xE1")):
-		return bytes.Contains(data, []byte("W\x00o\x00r\x00k\x00b\x00o\x00o\x00k\x00")) ||
-			bytes.Contains(data, []byte("B\x00o\x00o\x00k\x00"))
+		// Directory entries are 128 bytes, in sectors after the 512-byte
+		// header: a UTF-16 name, its length at 0x40 (with its NUL), its
+		// type at 0x42 (2, a stream). Only an entry's name counts, not
+		// the same word in a document's text.
+		for i := 512; i+128 <= len(data); i += 128 {
+			e := data[i : i+128]
+			if e[0x42] != 2 {
+				continue
+			}
+			n := int(binary.LittleEndian.Uint16(e[0x40:]))
+			if name := e[:min(n, 64)]; bytes.Equal(name, []byte("W\x00o\x00r\x00k\x00b\x00o\x00o\x00k\x00\x00\x00")) ||
+				bytes.Equal(name, []byte("B\x00o\x00o\x00k\x00\x00\x00")) {
+				return true
+			}
+		}
 	case bytes.HasPrefix(data, []byte("PK\x03\x04")):
 		return bytes.Contains(data, []byte("xl/workbook.xml"))
 	}

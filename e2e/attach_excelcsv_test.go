@@ -52,6 +52,7 @@ func TestAttachExcelTypedCSV(t *testing.T) {
 		e := e.sub(t)
 		xls := append([]byte{0xD0, 0xCF, 0x11, 0xE0, 0xA1, 0xB1, 0x1A, 0xE1}, make([]byte, 1024-8)...)
 		copy(xls[512:], "W\x00o\x00r\x00k\x00b\x00o\x00o\x00k\x00")
+		xls[512+0x40], xls[512+0x42] = 18, 2 // its name's length; a stream
 		drop(e, xls, "runs.xls")
 		e.waitJS("the refusal", `document.getElementById("attach-error").textContent.includes("runs.xls")`)
 		if got := eval[string](e, `document.getElementById("attach-error").textContent`); !strings.Contains(got, "Excel workbook") {

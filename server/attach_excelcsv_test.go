@@ -23,6 +23,7 @@ func xlsFile() []byte {
 	for i, c := range "Workbook" {
 		b[512+2*i] = byte(c)
 	}
+	b[512+0x40], b[512+0x42] = 18, 2 // its name's length; a stream
 	return b
 }
 
