@@ -99,6 +99,15 @@ func loaderProblems(file string, err error, problem func(file string, line int, 
 // LoadPack reads and validates the pack in dir. Every problem found is
 // reported, as a *PackError, with file:line.
 func LoadPack(dir string, opts PackOptions) (*Pack, error) {
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return nil, &PackError{[]Problem{{File: dir, Message: "not a directory"}}}
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, &PackError{[]Problem{{File: dir, Message: unwrapPathErr(err).Error()}}}
+	}
+	defer root.Close()
+	pr := packRoot{root, dir}
 	p := &Pack{Dir: dir, agents: map[string]*Agent{}, skills: map[string]*Skill{}}
 	var probs []Problem
 	rel := func(path string) string {
@@ -114,7 +123,7 @@ func LoadPack(dir string, opts PackOptions) (*Pack, error) {
 	// file that cannot be read is a problem.
 	read := func(path string) (string, []byte, bool) {
 		file := rel(path)
-		data, err := readPackFile(path)
+		data, err := pr.readFile(path)
 		if err != nil {
 			problem(file, 0, err.Error())
 			return file, nil, false
@@ -127,7 +136,7 @@ func LoadPack(dir string, opts PackOptions) (*Pack, error) {
 	}
 	// readIfThere reads an optional file: absent is no problem.
 	readIfThere := func(path string) (string, []byte, bool) {
-		if _, err := os.Stat(path); err != nil {
+		if !pr.exists(path) {
 			return "", nil, false
 		}
 		return read(path)
@@ -141,16 +150,13 @@ func LoadPack(dir string, opts PackOptions) (*Pack, error) {
 		}
 		return splitFrontMatter(file, string(data), &probs), strings.TrimSuffix(filepath.Base(path), ".md")
 	}
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		return nil, &PackError{[]Problem{{File: dir, Message: "not a directory"}}}
-	}
 	// Tools first: agents name them.
 	known := map[string]coachd.Tool{}
 	for _, t := range opts.Builtins {
 		known[t.Definition().Name] = t
 	}
 	check, _ := NewToolset()
-	for _, path := range glob(dir, "tools", "*.yaml", "*.yml") {
+	for _, path := range pr.glob("tools", problem, "*.yaml", "*.yml") {
 		file, data, ok := read(path)
 		base := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(path), ".yaml"), ".yml")
 		if !ok {
@@ -184,7 +190,7 @@ func LoadPack(dir string, opts PackOptions) (*Pack, error) {
 			p.Tools = append(p.Tools, t)
 		}
 	}
-	if files := glob(dir, "data", "*.yaml", "*.yml"); len(files) > 0 {
+	if files := pr.glob("data", problem, "*.yaml", "*.yml"); len(files) > 0 {
 		var paths []string
 		for _, f := range files {
 			paths = append(paths, rel(f))
@@ -192,7 +198,7 @@ func LoadPack(dir string, opts PackOptions) (*Pack, error) {
 		d, err := loadData(dir, paths, opts.LoadData)
 		if err != nil {
 			loaderProblems(paths[0], err, problem)
-			markUnloadedData(known, files, rel)
+			markUnloadedData(known, files, rel, pr.readFile)
 		} else {
 			p.Data = d
 			for _, t := range d.Tools() {
@@ -214,7 +220,7 @@ func LoadPack(dir string, opts PackOptions) (*Pack, error) {
 			}
 		}
 	}
-	servers := loadMCP(dir, opts.LoadMCP, read, problem)
+	servers := loadMCP(pr.glob("mcp", problem, "*.yaml", "*.yml"), opts.LoadMCP, read, problem)
 	for _, s := range servers {
 		if _, failed := s.(unloadedMCP); !failed {
 			p.MCP = append(p.MCP, s)
@@ -225,7 +231,7 @@ func LoadPack(dir string, opts PackOptions) (*Pack, error) {
 	// told it is unknown, nor a file type judged without its permissions.
 	broken := map[string]bool{}
 	skillRefs := map[string]*Skill{}
-	for _, path := range glob(dir, "skills", "*.md") {
+	for _, path := range pr.glob("skills", problem, "*.md") {
 		fm, base := markdown(path)
 		var s *Skill
 		if fm != nil {
@@ -241,7 +247,7 @@ func LoadPack(dir string, opts PackOptions) (*Pack, error) {
 		}
 	}
 	maps.Copy(skillRefs, p.skills)
-	agentFiles := glob(dir, "agents", "*.md")
+	agentFiles := pr.glob("agents", problem, "*.md")
 	if len(agentFiles) == 0 {
 		problem("agents", 0, "a pack needs at least one agents/<name>.md")
 	}
@@ -345,20 +351,6 @@ func loadData(dir string, paths []string, load func(string, []string) (Data, err
 		return nil, fmt.Errorf("%s: data sources are not supported here", paths[0])
 	}
 	return load(dir, paths)
-}
-
-// glob lists the files of dir/sub whose names match one of patterns. The
-// names are matched, not the path: a pack's path may hold [ or *.
-func glob(dir, sub string, patterns ...string) []string {
-	entries, _ := os.ReadDir(filepath.Join(dir, sub))
-	var out []string
-	for _, e := range entries {
-		if slices.ContainsFunc(patterns, func(pat string) bool { ok, _ := filepath.Match(pat, e.Name()); return ok }) {
-			out = append(out, filepath.Join(dir, sub, e.Name()))
-		}
-	}
-	sort.Strings(out)
-	return out
 }
 
 // Agent resolves an agent by name; "" is the pack's default agent (the one

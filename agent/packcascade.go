@@ -30,11 +30,11 @@ func markUnloaded(known map[string]coachd.Tool, name, file string) {
 
 // markUnloadedData stands in the tools the data files at paths would have
 // provided had they loaded: query_data and each file's named queries and
-// actions. file names a path as problems do.
-func markUnloadedData(known map[string]coachd.Tool, paths []string, file func(string) string) {
+// actions. file names a path as problems do; read reads one.
+func markUnloadedData(known map[string]coachd.Tool, paths []string, file func(string) string, read func(string) ([]byte, error)) {
 	for _, p := range paths {
 		markUnloaded(known, "query_data", file(p))
-		b, err := readPackFile(p) // bounded: it may be why the file failed
+		b, err := read(p) // bounded: it may be why the file failed
 		if err != nil {
 			continue
 		}

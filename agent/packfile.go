@@ -2,8 +2,13 @@ package agent
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"slices"
+	"sort"
 	"unicode/utf8"
 
 	"github.com/coachd/coachd"
@@ -15,9 +20,75 @@ import (
 // real one, and what a mistaken path (a log, a binary) is refused at.
 const MaxPackFile = 1 << 20
 
-// readPackFile reads a pack file, refusing one over MaxPackFile without
+// packRoot reads a pack's files inside its directory (os.Root): links
+// are followed while they stay in it (a Kubernetes ConfigMap's ..data),
+// and a file or folder linked from elsewhere (skills/x.md to /etc/passwd)
+// is refused, never read. Paths are dir-joined, as glob lists them.
+type packRoot struct {
+	root *os.Root
+	dir  string
+}
+
+// name is path relative to the pack directory, as the root reads it.
+func (r packRoot) name(path string) string {
+	if rel, err := filepath.Rel(r.dir, path); err == nil {
+		return rel
+	}
+	return path
+}
+
+// readFile reads a pack file, refusing one over MaxPackFile without
 // reading it all.
-func readPackFile(path string) ([]byte, error) { return filecap.ReadFile(path, MaxPackFile) }
+func (r packRoot) readFile(path string) ([]byte, error) {
+	return filecap.ReadIn(r.root, r.name(path), MaxPackFile)
+}
+
+// exists tells whether path is there (a link leading out is: reading it
+// is the problem to report).
+func (r packRoot) exists(path string) bool {
+	_, err := r.root.Lstat(r.name(path))
+	return err == nil || !errors.Is(err, fs.ErrNotExist)
+}
+
+// glob lists the files of dir/sub whose names match one of patterns. The
+// names are matched, not the path: a pack's path may hold [ or *. A sub
+// that cannot be listed (a link out) is a problem; an absent one is none.
+func (r packRoot) glob(sub string, problem func(file string, line int, msg string), patterns ...string) []string {
+	d, err := r.root.Open(sub)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	var entries []fs.DirEntry
+	if err == nil {
+		entries, err = d.ReadDir(-1)
+		d.Close()
+	}
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		problem(sub, 0, unwrapPathErr(filecap.InRoot(err)).Error())
+		return nil
+	}
+	var out []string
+	for _, e := range entries {
+		if slices.ContainsFunc(patterns, func(pat string) bool { ok, _ := filepath.Match(pat, e.Name()); return ok }) {
+			out = append(out, filepath.Join(r.dir, sub, e.Name()))
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// unwrapPathErr is the OS's reason without the path (the problem names
+// the file).
+func unwrapPathErr(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
 
 // badText names what makes data unfit for a text file (a prompt the model
 // reads, YAML an operator wrote), with its line: invalid UTF-8 or a NUL

@@ -6,12 +6,12 @@ import (
 	"strings"
 )
 
-// loadMCP builds the pack's MCP servers from mcp/*.yaml, by name.
-func loadMCP(dir string, load func(string, []byte) (MCPServer, error), read func(string) (string, []byte, bool),
+// loadMCP builds the pack's MCP servers from files (mcp/*.yaml), by name.
+func loadMCP(files []string, load func(string, []byte) (MCPServer, error), read func(string) (string, []byte, bool),
 	problem func(file string, line int, msg string)) map[string]MCPServer {
 	out := map[string]MCPServer{}
 	prefixes := map[string]string{} // prefix → file
-	for _, path := range glob(dir, "mcp", "*.yaml", "*.yml") {
+	for _, path := range files {
 		file, data, ok := read(path)
 		base := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(path), ".yaml"), ".yml")
 		if !ok {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -31,15 +32,22 @@ func Load(ctx context.Context, dir string, paths []string, getenv func(string) s
 		clock = coachd.SystemClock{}
 	}
 	set := &Set{tables: map[string]*table{}, clock: clock}
+	// The pack's files, and a relative sqlite: path, are read inside it:
+	// no link or .. leads out (filecap.ErrLeadsOut).
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
 	var all []string
 	for _, path := range paths {
 		probs := &problems{path: path}
-		data, err := readFile(filepath.Join(dir, filepath.FromSlash(path)))
+		data, err := filecap.ReadIn(root, filepath.FromSlash(path), maxFile)
 		if err != nil {
 			probs.add(0, "%v", err)
 		} else if sp := parse(path, data, getenv, probs); sp != nil && len(probs.list) == 0 {
 			src := &Source{name: strings.TrimSuffix(filepath.Base(path), filepath.Ext(path)), spec: sp}
-			src.open(ctx, filepath.Join(dir, filepath.Dir(filepath.FromSlash(path))), probs)
+			src.open(ctx, root, filepath.Dir(filepath.FromSlash(path)), probs)
 			set.sources = append(set.sources, src)
 			for _, t := range src.tables {
 				if set.tables[t.name] != nil {
@@ -67,10 +75,6 @@ func Load(ctx context.Context, dir string, paths []string, getenv func(string) s
 // other files: far above a real one, and what a mistaken path (a log, a
 // dump) is refused at.
 const maxFile = 1 << 20
-
-// readFile reads a data file, refusing one over maxFile without reading
-// it all.
-func readFile(path string) ([]byte, error) { return filecap.ReadFile(path, maxFile) }
 
 // UserKeys maps each data source's name to what its scope columns hold
 // for a user: id, name or subject (user_key).

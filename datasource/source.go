@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/coachd/coachd"
+	"github.com/coachd/coachd/internal/filecap"
 	_ "github.com/jackc/pgx/v5/stdlib" // the postgres driver
 	_ "modernc.org/sqlite"             // the sqlite driver
 )
@@ -56,8 +57,9 @@ type table struct {
 func (t *table) readable(c string) bool { return slices.Contains(t.read, c) }
 
 // open opens the connections of s and checks its declarations against
-// the database; problems go to probs.
-func (s *Source) open(ctx context.Context, dir string, probs *problems) {
+// the database; problems go to probs. A relative sqlite: path is taken
+// from fileDir, the data file's directory inside the pack's root.
+func (s *Source) open(ctx context.Context, root *os.Root, fileDir string, probs *problems) {
 	dsn := s.spec.dsn
 	var roDSN, rwDSN, driver string
 	switch {
@@ -76,11 +78,10 @@ func (s *Source) open(ctx context.Context, dir string, probs *problems) {
 			probs.add(s.spec.dsnLine, "dsn: a SQLite file name without ?, # or %%")
 			return
 		}
-		if !filepath.IsAbs(file) {
-			file = filepath.Join(dir, file)
-		}
-		if abs, err := filepath.Abs(file); err == nil {
-			file = abs
+		var err error
+		if file, err = packPath(root, fileDir, file); err != nil {
+			probs.add(s.spec.dsnLine, "dsn: %s %v", filepath.Base(file), err)
+			return
 		}
 		if _, err := os.Stat(file); errors.Is(err, fs.ErrNotExist) {
 			probs.add(s.spec.dsnLine, "dsn: cannot open %s read-only: no such file (tried %s; a relative sqlite path is relative to the data file's directory)", filepath.Base(file), file)
@@ -122,6 +123,27 @@ func (s *Source) open(ctx context.Context, dir string, probs *problems) {
 		}
 	}
 	s.check(ctx, probs)
+}
+
+// packPath is the absolute path of a sqlite: file: an absolute one is
+// the operator's choice of the app's database; a relative one is taken
+// from fileDir and must stay inside the pack (root), through its links
+// too (filecap.ErrLeadsOut).
+func packPath(root *os.Root, fileDir, file string) (string, error) {
+	if !filepath.IsAbs(file) {
+		name := filepath.Join(fileDir, file)
+		if !filepath.IsLocal(name) {
+			return file, errors.New("leads out of the pack directory (a relative sqlite: path stays inside it; name a database elsewhere by its absolute path)")
+		}
+		if _, err := root.Stat(name); errors.Is(filecap.InRoot(err), filecap.ErrLeadsOut) {
+			return file, filecap.ErrLeadsOut
+		}
+		file = filepath.Join(root.Name(), name)
+	}
+	if abs, err := filepath.Abs(file); err == nil {
+		file = abs
+	}
+	return file, nil
 }
 
 // redact keeps a DSN's password out of an error.

@@ -3,10 +3,16 @@
 package filecap
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 )
+
+// ErrLeadsOut is the reason a name inside a root is refused when its
+// path, through its links, leaves the root (or passes an absolute link).
+var ErrLeadsOut = errors.New("leads out of the pack directory (a link in a pack must be relative and stay inside it)")
 
 // ReadFile reads the file at path, or refuses it when it is larger than
 // max bytes, having read at most max+1 of them.
@@ -15,6 +21,31 @@ func ReadFile(path string, max int64) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	return readCapped(f, max)
+}
+
+// ReadIn reads name inside root as ReadFile does: links are followed
+// only while they stay in root; one leading out is ErrLeadsOut.
+func ReadIn(root *os.Root, name string, max int64) ([]byte, error) {
+	f, err := root.Open(name)
+	if err != nil {
+		return nil, InRoot(err)
+	}
+	return readCapped(f, max)
+}
+
+// InRoot is err, an os.Root method's, with a path that left the root
+// told as ErrLeadsOut.
+func InRoot(err error) error {
+	var pe *fs.PathError
+	// os.Root's error for it is not exported; its text is stable.
+	if errors.As(err, &pe) && pe.Err != nil && pe.Err.Error() == "path escapes from parent" {
+		return ErrLeadsOut
+	}
+	return err
+}
+
+func readCapped(f *os.File, max int64) ([]byte, error) {
 	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, max+1))
 	if err != nil {
