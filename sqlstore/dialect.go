@@ -75,6 +75,11 @@ func otherDSN(dsn string) error {
 	if scheme, _, ok := strings.Cut(dsn, "://"); ok && scheme != "" && strings.Trim(scheme, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+.-") == "" {
 		return coachd.Errorf(coachd.EINVALID, "database: a %s:// URL is not read: use a postgres:// URL or a SQLite file path", scheme)
 	}
+	if SchemelessURL(dsn) {
+		// Not quoted: it holds a password.
+		return coachd.Errorf(coachd.EINVALID, "database: user:password@host is a URL without its scheme: write postgres://user:password@host:5432/dbname "+
+			"(a SQLite file whose name holds : and @ is written ./name)")
+	}
 	fields, known := strings.Fields(dsn), false
 	for _, f := range fields {
 		key, _, ok := strings.Cut(f, "=")
@@ -91,6 +96,22 @@ func otherDSN(dsn string) error {
 	}
 	return nil
 }
+
+// SchemelessURL reports whether dsn reads as a URL's user:password@host
+// without its scheme: a user name (no /) then : before the last @, and
+// not a path written as one (/…, ./…).
+func SchemelessURL(dsn string) bool {
+	if strings.Contains(dsn, "://") || strings.HasPrefix(dsn, "/") || strings.HasPrefix(dsn, ".") {
+		return false
+	}
+	user, _, ok := strings.Cut(dsn, ":")
+	return ok && user != "" && !strings.ContainsAny(user, "/ \t\n") && strings.LastIndexByte(dsn, '@') > len(user)
+}
+
+// CheckDSN refuses, opening nothing, a DSN Open would refuse for its
+// form (another scheme, key=value pairs, a URL without its scheme),
+// never quoting it: it may hold a password.
+func CheckDSN(dsn string) error { return otherDSN(dsn) }
 
 // sqliteDSN returns the modernc DSN for the SQLite file at path. Every
 // connection gets WAL, foreign keys and a busy timeout; writer connections

@@ -21,6 +21,8 @@ func TestOpenRefusesOtherDSNs(t *testing.T) {
 		"dbname=coachd password=s3cret",
 		"POSTGRES://coachd:s3cret@db/coachd",
 		"postgre://coachd:s3cret@db/coachd",
+		"coachd:s3cret@db:5432/coachd", // no scheme
+		"coachd:s3cret@db",
 	} {
 		db, err := sqlstore.Open(context.Background(), dsn, nil)
 		if err == nil {
@@ -34,4 +36,10 @@ func TestOpenRefusesOtherDSNs(t *testing.T) {
 	if files, _ := os.ReadDir("."); len(files) > 0 {
 		t.Errorf("Open created %s", files[0].Name())
 	}
+	// A SQLite file whose name holds : and @ is written as a path.
+	db, err := sqlstore.Open(context.Background(), "./a:b@c.db", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
 }

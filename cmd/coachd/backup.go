@@ -33,6 +33,9 @@ func runBackup(ctx context.Context, args []string, getenv func(string) string, s
 	if strings.Contains(*dsn, "://") {
 		return fmt.Errorf("backup copies SQLite databases: back PostgreSQL up with pg_dump")
 	}
+	if err := sqlstore.CheckDSN(*dsn); err != nil {
+		return fmt.Errorf("open database %s: %w", maskDSN(*dsn), err)
+	}
 	// Not openCurrentDB: a backup is what one takes before migrating, so
 	// any schema is copied; but a missing file is not made.
 	if _, err := os.Stat(*dsn); err != nil {
@@ -49,6 +52,6 @@ func runBackup(ctx context.Context, args []string, getenv func(string) string, s
 	if err := db.Backup(ctx, *out); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "backed up %s to %s\n", *dsn, *out)
+	fmt.Fprintf(stdout, "backed up %s to %s\n", maskDSN(*dsn), *out)
 	return nil
 }

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/coachd/coachd/sqlstore"
 )
 
 func main() {
@@ -270,6 +272,12 @@ func (u urlValue) Set(v string) error {
 // maskDSN hides the password of a URL (a postgres:// DSN, a gateway's base
 // URL); a file path is shown as is.
 func maskDSN(dsn string) string {
+	if sqlstore.SchemelessURL(dsn) {
+		// user:password@host/db, which Open refuses after serve logged
+		// it: masked from the user's ':' to the last '@', as below.
+		user, _, _ := strings.Cut(dsn, ":")
+		return user + ":xxxxx" + dsn[strings.LastIndexByte(dsn, '@'):]
+	}
 	if !strings.Contains(dsn, "://") {
 		// libpq's key=value form, which Open refuses after serve logged it.
 		return keywordPassword.ReplaceAllString(dsn, "${1}xxxxx")

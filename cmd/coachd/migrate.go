@@ -76,6 +76,9 @@ func withDB(ctx context.Context, fs *flag.FlagSet, args []string, getenv func(st
 // made and migrated when create is set (a first install: nothing runs on
 // it), refused otherwise.
 func openCurrentDB(ctx context.Context, dsn string, create bool) (*sqlstore.DB, error) {
+	if err := sqlstore.CheckDSN(dsn); err != nil {
+		return nil, fmt.Errorf("open database %s: %w", maskDSN(dsn), err)
+	}
 	if !strings.Contains(dsn, "://") {
 		if _, err := os.Stat(dsn); err != nil {
 			if create && errors.Is(err, os.ErrNotExist) {
