@@ -10,13 +10,18 @@ import (
 // OpenAI chat completion body or a useChat body is a 400 naming the field
 // and its code, in that door's error shape (OpenAI's param and code;
 // useChat's plain text, or coachd's JSON when asked for), not a bare
-// "the body must be ..." (an earlier OpenAI message's content is read for
-// its text only, as TestOAIContentShapes pins).
+// "the body must be ..."; an earlier OpenAI message's content too (null,
+// missing and parts of other types still read as no text).
 func TestForeignBodiesNameTheField(t *testing.T) {
 	e := MustChatEnv(t, nil)
 	t.Run("OpenAI", func(t *testing.T) {
 		for _, c := range []struct{ body, param, code string }{
 			{`{"model":"default","messages":[{"role":"user","content":"a"},{"role":"assistant","content":"b"},{"role":"user","content":5}]}`, "messages[2].content", "type"},
+			// An earlier message's too: read as no text, it changed the
+			// conversation's fingerprint (resends, edits).
+			{`{"model":"default","messages":[{"role":"user","content":5},{"role":"assistant","content":"b"},{"role":"user","content":"c"}]}`, "messages[0].content", "type"},
+			{`{"model":"default","messages":[{"role":"user","content":"a"},{"role":"assistant","content":{"text":"b"}},{"role":"user","content":"c"}]}`, "messages[1].content", "type"},
+			{`{"model":"default","messages":[{"role":"user","content":[{"type":"text","text":5}]},{"role":"assistant","content":"b"},{"role":"user","content":"c"}]}`, "messages[0].content", "type"},
 			{`{"model":"default","messages":[{"role":"user","content":{"text":"a"}}]}`, "messages[0].content", "type"},
 			{`{"model":"default","messages":[{"role":"user"}]}`, "messages[0].content", "format"},
 			{`{"model":"default","messages":[{"role":"user","content":[{"type":"text","text":5}]}]}`, "messages[0].content", "type"},

@@ -249,6 +249,13 @@ func (s *Server) oaiTurn(r *http.Request, req *oaiRequest) (tr agent.TurnRequest
 	if n == 0 || req.Messages[n-1].Role != "user" {
 		return agent.TurnRequest{}, 0, false, bad("messages", "must end with the user's new message", "required")
 	}
+	for i, m := range req.Messages[:n-1] {
+		if c := m.Content; c.set && !c.partsOK {
+			// Read as no text, it changed the conversation's fingerprint
+			// (resends and edits find their session by it).
+			return agent.TurnRequest{}, 0, false, bad(fmt.Sprintf("messages[%d].content", i), "must be a string or an array of content parts (text, image_url, file)", "type")
+		}
+	}
 	text, ok := req.Messages[n-1].text()
 	parts, _ := req.Messages[n-1].parts()
 	files, err := s.oaiAttachments(r.Context(), u.ID, n-1, parts)

@@ -38,8 +38,8 @@ type oaiContent struct {
 	set             bool // the message has content, of whatever JSON type
 }
 
-// UnmarshalJSON never fails: a content that is not one is the message's
-// to refuse (the last), or no text (any other).
+// UnmarshalJSON never fails: a content of the wrong JSON type is the
+// request's to refuse, naming its message (oaiTurn).
 func (c *oaiContent) UnmarshalJSON(b []byte) error {
 	*c = oaiContent{set: true}
 	var s string
