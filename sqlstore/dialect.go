@@ -50,6 +50,12 @@ func isPostgresDSN(dsn string) bool {
 // to back; a DSN's own idle_in_transaction_session_timeout is kept.
 const IdleInTransaction = 10 * time.Second
 
+// MigrateLockTimeout bounds how long a PostgreSQL migration's statement
+// waits for a lock another session holds (lock_timeout, unless the URL
+// sets its own): waiting, it hung the start silently, and every query
+// on the table queued behind its request.
+const MigrateLockTimeout = 10 * time.Second
+
 // pgSessionDSN is dsn with the settings the store's sessions need
 // (IdleInTransaction) as runtime parameters, unless dsn sets them.
 func pgSessionDSN(dsn string) string {

@@ -62,8 +62,24 @@ func (db *DB) Migrate(ctx context.Context) error {
 }
 
 // MigrateApplied is Migrate, returning the names of the migrations it
-// applied (none: the schema was up to date).
+// applied (none: the schema was up to date). On PostgreSQL a statement
+// waits for a lock at most MigrateLockTimeout (or the URL's own
+// lock_timeout): then the migration is rolled back with an error saying
+// what holds it up.
 func (db *DB) MigrateApplied(ctx context.Context) ([]string, error) {
+	var waited string // the lock_timeout in force
+	names, err := db.migrate(ctx, &waited)
+	if pe, ok := errors.AsType[*pgconn.PgError](err); ok && pe.Code == "55P03" {
+		e := coachd.Errorf(coachd.ETIMEOUT, "migrate: a lock the migration needs was not granted within %s (lock_timeout): another session holds it "+
+			"(a long transaction, a pg_dump, a psql session left in BEGIN: see pg_locks and pg_stat_activity); start coachd again once it ends, "+
+			"or set a longer lock_timeout in the URL", waited)
+		e.Err = pe
+		return nil, e
+	}
+	return names, err
+}
+
+func (db *DB) migrate(ctx context.Context, waited *string) ([]string, error) {
 	ms, err := db.dialect.migrations()
 	if err != nil {
 		return nil, err
@@ -77,6 +93,14 @@ func (db *DB) MigrateApplied(ctx context.Context) ([]string, error) {
 	if lock := tx.d.lockMigrations(); lock != "" {
 		if _, err := tx.exec(ctx, lock); err != nil {
 			return nil, internal(err, "migrate: lock")
+		}
+	}
+	if tx.d == dialectPostgres {
+		// Set after the advisory lock: a coachd migrating at once is
+		// waited for, a session holding a table is not.
+		if err := tx.queryRow(ctx, `SELECT set_config('lock_timeout', CASE current_setting('lock_timeout') WHEN '0' THEN ? ELSE current_setting('lock_timeout') END, true)`,
+			strconv.FormatInt(MigrateLockTimeout.Milliseconds(), 10)).Scan(waited); err != nil {
+			return nil, internal(err, "migrate: set lock_timeout")
 		}
 	}
 	// Checked under the lock: a coachd migrating the same empty database
