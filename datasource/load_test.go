@@ -224,7 +224,8 @@ func TestDSNSecret(t *testing.T) {
 	dir := t.TempDir()
 	os.MkdirAll(filepath.Join(dir, "data"), 0o755)
 	os.WriteFile(filepath.Join(dir, "data", "app.yaml"), []byte("dsn: sqlite:${APP_DB}\ntables:\n  events: {scope: user_id, columns: [id]}\n"), 0o644)
-	for _, db := range []string{"postgres://app:s3cret@db.internal", "postgres://app:s3cret@db.internal:5432/app"} {
+	for _, db := range []string{"postgres://app:s3cret@db.internal", "postgres://app:s3cret@db.internal:5432/app",
+		"app:s3cret@db.internal:5432/app", "app:s3cret@db.internal"} { // a URL without its scheme
 		_, err := datasource.Load(context.Background(), dir, []string{"data/app.yaml"}, func(string) string { return db }, nil)
 		if err == nil || strings.Contains(err.Error(), "s3cret") || !strings.Contains(err.Error(), "data/app.yaml:1: dsn: ") ||
 			!strings.Contains(err.Error(), "postgres://") {

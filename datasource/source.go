@@ -69,9 +69,10 @@ func (s *Source) open(ctx context.Context, root *os.Root, fileDir string, probs 
 	case strings.HasPrefix(dsn, "sqlite:"), strings.HasPrefix(dsn, "file:"):
 		s.dialect, driver = sqliteDialect, "sqlite"
 		file := strings.TrimPrefix(strings.TrimPrefix(dsn, "sqlite:"), "file:")
-		if strings.Contains(file, "://") {
+		if strings.Contains(file, "://") || schemelessURL(file) {
 			// Not echoed: the URL may carry a password.
-			probs.add(s.spec.dsnLine, "dsn: sqlite: takes a file name, not a URL; write a Postgres DSN as postgres://... without sqlite:")
+			probs.add(s.spec.dsnLine, "dsn: sqlite: takes a file name, not a URL; write a Postgres DSN as postgres://... without sqlite: "+
+				"(a SQLite file whose name holds : and @ is written ./name)")
 			return
 		}
 		if strings.ContainsAny(file, "?#%") || file == "" {
@@ -123,6 +124,17 @@ func (s *Source) open(ctx context.Context, root *os.Root, fileDir string, probs 
 		}
 	}
 	s.check(ctx, probs)
+}
+
+// schemelessURL reports whether a sqlite: file name reads as a URL's
+// user:password@host without its scheme (as sqlstore.SchemelessURL):
+// a user name (no /) then : before the last @, not written as a path.
+func schemelessURL(file string) bool {
+	if strings.HasPrefix(file, "/") || strings.HasPrefix(file, ".") {
+		return false
+	}
+	user, _, ok := strings.Cut(file, ":")
+	return ok && user != "" && !strings.ContainsAny(user, "/ \t\n") && strings.LastIndexByte(file, '@') > len(user)
 }
 
 // packPath is the absolute path of a sqlite: file: an absolute one is
