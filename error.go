@@ -29,6 +29,7 @@ const (
 	EAPI            = "api_error"              // other upstream failure; 502
 	ETIMEOUT        = "timeout"                // a deadline passed; 504
 	EINTERNAL       = "internal"               // a bug or an unexpected failure; 500
+	EUNAVAILABLE    = "unavailable"            // the database cannot be reached for now (restart, failover): retry; 503
 )
 
 // FieldError names one problem with one input field.

@@ -14,15 +14,15 @@ import (
 
 // whileDown runs write, a write that may run twice (a settlement of a
 // cumulative spend, a lease's release), again while the store could not
-// reach its database (a retryable internal error: a restart, a
-// failover), until ctx is done. Tried once, a turn that ended while the
+// reach its database (EUNAVAILABLE: a restart, a failover), until ctx
+// is done. Tried once, a turn that ended while the
 // database was restarting left its hold until it expired, its usage
 // never charged, and its session busy until its lease ran out.
 func whileDown(ctx context.Context, write func(context.Context) error) error {
 	return backoff.Do(ctx, 10*time.Millisecond, time.Second, func() (bool, error) {
 		err := write(ctx)
 		var e *coachd.Error
-		return err != nil && errors.As(err, &e) && e.Code == coachd.EINTERNAL && e.Retryable, err
+		return err != nil && errors.As(err, &e) && e.Code == coachd.EUNAVAILABLE, err
 	})
 }
 

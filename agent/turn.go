@@ -359,6 +359,9 @@ func (t *Turn) fail(err error) string {
 		// The client gets none of the store's wording, and what to quote:
 		// the line above names the session.
 		e = &coachd.Error{Code: coachd.EINTERNAL, Message: "internal error; quote session " + t.sess.ID + " when reporting it", Err: err}
+	case coachd.EUNAVAILABLE:
+		// Retryable, and said so to the client as it is.
+		t.r.cfg.Logger.Warn("turn failed: the database is unavailable", "session", t.sess.ID, "err", err)
 	case coachd.EUPSTREAMBUSY, coachd.EUPSTREAMAUTH, coachd.EAPI, coachd.ETIMEOUT:
 		t.r.cfg.Observer.UpstreamError(e.Code)
 		if !errors.Is(err, context.Canceled) {

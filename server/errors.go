@@ -32,6 +32,7 @@ var statuses = map[string]int{
 	coachd.EAPI:            http.StatusBadGateway,
 	coachd.ETIMEOUT:        http.StatusGatewayTimeout,
 	coachd.EINTERNAL:       http.StatusInternalServerError,
+	coachd.EUNAVAILABLE:    http.StatusServiceUnavailable, // the database, for now (retryable)
 
 	// The model's reply broke its agent's contract: its failure, named.
 	agent.EContractViolation: http.StatusBadGateway,
@@ -133,12 +134,14 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, err error) (*coa
 		log.Error("internal error", "method", r.Method, "path", r.URL.Path, "err", err)
 		e = &coachd.Error{Code: coachd.EINTERNAL, Message: "internal error; quote request id " + RequestIDFrom(r.Context()) + " when reporting it"}
 		status = http.StatusInternalServerError
+	case e.Code == coachd.EUNAVAILABLE:
+		log.Warn("database unavailable", "method", r.Method, "path", r.URL.Path, "err", err)
 	case status >= 500:
 		log.Warn("upstream error", "code", e.Code, "err", err)
 	}
 	if secs := e.RetryAfterSeconds(); secs > 0 {
 		w.Header().Set("Retry-After", strconv.FormatInt(secs, 10))
-	} else if e.Code == coachd.ERATELIMITED || e.Code == coachd.EUPSTREAMBUSY {
+	} else if e.Code == coachd.ERATELIMITED || e.Code == coachd.EUPSTREAMBUSY || e.Code == coachd.EUNAVAILABLE {
 		w.Header().Set("Retry-After", "1")
 	}
 	if status == http.StatusUnauthorized {

@@ -338,7 +338,7 @@ func (tx *tx) commit() error {
 		err = tx.Commit()
 	}
 	if err != nil {
-		return dbError(err, "commit")
+		return commitError(err)
 	}
 	tx.obs.DBTransaction(tx.kind, time.Since(tx.start))
 	return nil
@@ -361,7 +361,7 @@ func (tx *tx) commitBehind(hook func(*sql.Tx)) (func() error, error) {
 		tx.ended = true
 		var err error
 		if done, err = tx.g.commitBehind(context.Background()); err != nil {
-			return nil, dbError(err, "commit")
+			return nil, commitError(err)
 		}
 	default:
 		tx.ended = true // Rollback must not race the COMMIT
@@ -376,7 +376,7 @@ func (tx *tx) commitBehind(hook func(*sql.Tx)) (func() error, error) {
 	}
 	return sync.OnceValue(func() error {
 		if err := <-done; err != nil {
-			return dbError(err, "commit")
+			return commitError(err)
 		}
 		tx.obs.DBTransaction(tx.kind, time.Since(tx.start))
 		return nil
@@ -405,12 +405,16 @@ func (tx *tx) Rollback() error {
 // time returns a column value for t in the transaction's dialect.
 func (tx *tx) time(t time.Time) any { return tx.d.timeArg(t) }
 
-// internal wraps a driver error as EINTERNAL with context.
+// internal wraps a driver error as EINTERNAL with context, or as
+// EUNAVAILABLE when the server is not there or ended the connection
+// (serverGone: Postgres restarting, failing over): nothing was done,
+// and the same request may succeed in a moment.
 func internal(err error, format string, args ...any) error {
+	if serverGone(err) {
+		return &coachd.Error{Code: coachd.EUNAVAILABLE, Message: "the database is unavailable for now: retry in a moment",
+			Retryable: true, RetryAfter: time.Second, Err: fmt.Errorf(format+": %w", append(args, err)...)}
+	}
 	e := coachd.Errorf(coachd.EINTERNAL, format, args...)
-	// No connection could be made (Postgres restarting, failing over):
-	// nothing was done, and the same write may succeed in a moment.
-	e.Retryable = unreachable(err)
 	if storageFailed(err) {
 		// What an operator must act on, said in the log's first words.
 		e.Message += ": the database's storage is full or failing (free disk space, check the disk)"
@@ -452,6 +456,18 @@ func dbError(err error, what string, args ...any) error {
 	}
 	e.Err = err
 	return e
+}
+
+// commitError maps a COMMIT's failure. A connection lost during it
+// leaves unknown whether the server committed: that is never
+// EUNAVAILABLE, whose request may simply be sent again.
+func commitError(err error) error {
+	if serverGone(err) {
+		e := coachd.Errorf(coachd.EINTERNAL, "commit: the connection was lost; whether it committed is unknown")
+		e.Err = err
+		return e
+	}
+	return dbError(err, "commit")
 }
 
 // queryAll runs q in tx and scans every row; what names the read in

@@ -314,12 +314,24 @@ func connClosed(err error) bool {
 	return pgconn.SafeToRetry(err) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
 }
 
-// unreachable reports whether a driver error says no connection to the
-// Postgres server could be made: refused, or refused by a server
-// starting or shutting down (57P03).
-func unreachable(err error) bool {
+// serverGone reports whether a driver error says the Postgres server is
+// not there or ended the session before the statement could have taken
+// effect: no connection could be made (refused, or refused by a server
+// starting or shutting down: 57P03), nothing was sent (SafeToRetry), or
+// the server ended the connection (a shutdown, a crash, an operator's
+// terminate: 57P01, 57P02; a connection exception, class 08), which
+// rolls back what it was doing. A bare EOF, a connection cut with no
+// word, is not one: a statement it cut may have committed.
+func serverGone(err error) bool {
 	var ce *pgconn.ConnectError
-	return errors.As(err, &ce)
+	if errors.As(err, &ce) {
+		return true
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return strings.HasPrefix(pe.Code, "57P") || strings.HasPrefix(pe.Code, "08")
+	}
+	return pgconn.SafeToRetry(err)
 }
 
 // violation classifies a driver error as a constraint violation.

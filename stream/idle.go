@@ -195,7 +195,8 @@ func (h *Hub) pollIdle() {
 			// failed too and ended every idle stream at once, with no
 			// event. Any other failed look wakes them all: their read
 			// ends their stream with the error (a session gone).
-			down := coachd.ErrorCode(err) == coachd.EINTERNAL
+			code := coachd.ErrorCode(err)
+			down := code == coachd.EINTERNAL || code == coachd.EUNAVAILABLE
 			if down && time.Since(lastErrLogged) > time.Minute {
 				lastErrLogged = time.Now()
 				h.logger.Warn("looking at an idle session's log failed; its followers stay parked", "session", d.session, "err", err)
