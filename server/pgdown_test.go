@@ -1,13 +1,16 @@
 package server_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
 
+	"github.com/coachd/coachd"
 	"github.com/coachd/coachd/server"
 	"github.com/coachd/coachd/sqlstore/pgtest"
 )
@@ -90,4 +93,63 @@ func TestDatabaseDownAnswersRetryablePG(t *testing.T) {
 			t.Errorf("an empty message: status %d, retryable %v\n%s", resp.StatusCode, ev.Retryable, body)
 		}
 	})
+}
+
+// TestSessionStreamWhileDatabaseDownPG: a client that reconnected with
+// Last-Event-ID to a turn running on another replica, when Postgres
+// goes down, gets an error event in its route's dialect that says
+// retryable and carries the last event id it had; its stream ended with
+// no event.
+func TestSessionStreamWhileDatabaseDownPG(t *testing.T) {
+	pg := pgtest.NewServer(t)
+	e := mustChatEnvDepsOn(t, pg.NewDatabase(t), func(*server.Deps) {}, nil)
+	ctx := context.Background()
+	for _, tc := range []struct{ protocol, want string }{
+		{"coachd", `"type":"unavailable"`},
+		{"asp", `"code":"unavailable"`},
+	} {
+		t.Run(tc.protocol, func(t *testing.T) {
+			if tc.protocol != "coachd" {
+				pg.Start(t)
+			}
+			sid := e.session(e.alice)
+			// What a turn running on another replica has logged so far.
+			turn, err := e.db.BeginTurn(ctx, e.alice.ID, sid, "proc_elsewhere", 20)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := e.db.AppendEvents(ctx, e.alice.ID, sid, turn, []coachd.Event{
+				{Turn: turn, Seq: 1, Type: coachd.EventTurnStarted, SessionID: sid},
+				{Turn: turn, Seq: 2, Type: coachd.EventTextDelta, Text: "Halfway"},
+			}, false); err != nil {
+				t.Fatal(err)
+			}
+			req, _ := http.NewRequestWithContext(ctx, "GET", e.url+"/v1/sessions/"+sid+"/stream?protocol="+tc.protocol, nil)
+			req.Header.Set("Authorization", "Bearer "+e.alice.key)
+			req.Header.Set("Last-Event-ID", fmt.Sprintf("%d:1", turn))
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			br := bufio.NewReader(resp.Body)
+			var rest strings.Builder
+			for {
+				line, err := br.ReadString('\n')
+				if err != nil {
+					t.Fatalf("the stream ended before the turn's text: %v", err)
+				}
+				if strings.Contains(line, "Halfway") {
+					break
+				}
+			}
+			pg.Stop()
+			io.Copy(&rest, br)
+			wantID := fmt.Sprintf("%d:2", turn)
+			if !strings.Contains(rest.String(), tc.want) || !strings.Contains(rest.String(), `"retryable":true`) || !strings.Contains(rest.String(), wantID) {
+				t.Errorf("after the database went down the stream said:\n%s\nwant a retryable unavailable error naming %s", rest.String(), wantID)
+			}
+		})
+	}
+	pg.Start(t)
 }

@@ -15,7 +15,9 @@ import (
 // returns). A turn whose process stopped showing life for DeadAfter ends
 // with a retryable turn_interrupted error. On Shutdown the reader gets a
 // retryable server_shutdown error carrying the last id it was sent, and
-// Follow returns ErrShutdown.
+// Follow returns ErrShutdown; when the log cannot be read (the database
+// unavailable), a retryable unavailable error carrying it, and Follow
+// returns that error.
 func (h *Hub) Follow(ctx context.Context, userID, sessionID string, after coachd.EventID, turn int64, send func(coachd.Event) error) error {
 	return h.FollowBuffered(ctx, userID, sessionID, after, turn, send, func() error { return nil })
 }
@@ -51,8 +53,15 @@ func (h *Hub) FollowBuffered(ctx context.Context, userID, sessionID string, afte
 
 // follow sends events as Follow does until the session is idle: then it
 // returns where it stopped (everything flushed). Errors are Follow's.
-func (h *Hub) follow(ctx context.Context, userID, sessionID string, after coachd.EventID, turn int64, send func(coachd.Event) error, flush func() error) (*Idle, error) {
+func (h *Hub) follow(ctx context.Context, userID, sessionID string, after coachd.EventID, turn int64, send func(coachd.Event) error, flush func() error) (_ *Idle, err error) {
 	cur := after
+	defer func() {
+		if coachd.ErrorCode(err) == coachd.EUNAVAILABLE {
+			// The database is down (a restart, a failover): the reader
+			// is told to come back, and from where.
+			err = h.unavailable(err, cur, send)
+		}
+	}()
 	if turn > 0 && cur.Turn < turn {
 		cur = coachd.EventID{Turn: turn}
 	}
@@ -323,6 +332,16 @@ func (h *Hub) ending(err error, cur coachd.EventID, send func(coachd.Event) erro
 		Code: CodeShutdown, Message: "the server is restarting: reconnect with Last-Event-ID " + cur.String(),
 		Retryable: true, Extra: map[string]any{"last_event_id": cur.String()}}})
 	return ErrShutdown
+}
+
+// unavailable sends the reader, whose last event was cur, a retryable
+// unavailable error saying where to resume, and returns err.
+func (h *Hub) unavailable(err error, cur coachd.EventID, send func(coachd.Event) error) error {
+	h.logger.Warn("a session's follower ends: the database is unavailable", "last_event_id", cur.String(), "err", err)
+	send(coachd.Event{Type: coachd.EventError, Turn: cur.Turn, Seq: cur.Seq, Err: &coachd.Error{
+		Code: coachd.EUNAVAILABLE, Message: "the database is unavailable for now: reconnect with Last-Event-ID " + cur.String(),
+		Retryable: true, RetryAfter: time.Second, Extra: map[string]any{"last_event_id": cur.String()}}})
+	return err
 }
 
 // idlePoll is the longest wait between two reads of an idle session's log:
