@@ -2,11 +2,16 @@ package stream_test
 
 import (
 	"context"
+	"log/slog"
+	"runtime"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/coachd/coachd"
+	"github.com/coachd/coachd/internal/syncbuf"
 	"github.com/coachd/coachd/sqlstore/pgtest"
+	"github.com/coachd/coachd/stream"
 )
 
 // TestFollowWhileDatabaseDownPG: a reader following from the log a turn
@@ -49,5 +54,53 @@ func TestFollowWhileDatabaseDownPG(t *testing.T) {
 	}
 	if coachd.ErrorCode(err) != coachd.EUNAVAILABLE {
 		t.Errorf("Follow returned %v, want the unavailable error", err)
+	}
+}
+
+// TestTurnEndWaitsForDatabasePG: a turn whose end (turn_ended, its last
+// write to the log) meets Postgres down, back within the time the end
+// has, is logged whole: a reader on another replica gets the turn's
+// reply and its end. The write was tried once: the log never had the
+// end, and the turn's readers got turn_interrupted once it showed no
+// life for DeadAfter.
+func TestTurnEndWaitsForDatabasePG(t *testing.T) {
+	pg := pgtest.NewServer(t)
+	e := mustEnv(t, pg.NewDatabase(t))
+	logs := &syncbuf.Buffer{}
+	h := stream.NewHub(e.db, slog.New(slog.NewTextHandler(logs, nil)))
+	// Nothing but the turn's own writes reaches the log after the stop.
+	h.FlushEvery, h.AliveEvery = time.Millisecond, time.Hour
+	e.b.DeadAfter = 100 * time.Millisecond
+	ctx := context.Background()
+	sid := e.session(t)
+	l, err := h.Begin(ctx, e.user.ID, sid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Send(coachd.Event{Seq: 1, Type: coachd.EventTurnStarted, SessionID: sid})
+	l.Send(coachd.Event{Seq: 2, Type: coachd.EventTextDelta, Text: "Drive after five."})
+	for {
+		evs, err := e.db.Events(ctx, e.user.ID, sid, coachd.EventID{Turn: l.Turn()}, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(evs) == 2 {
+			break
+		}
+	}
+	pg.Stop()
+	ended := make(chan struct{})
+	go func() {
+		l.Send(coachd.Event{Seq: 3, Type: coachd.EventTurnEnded, StopReason: "end_turn"})
+		close(ended)
+	}()
+	for !strings.Contains(logs.String(), "event log") {
+		runtime.Gosched() // the end's first write failed
+	}
+	pg.Start(t)
+	<-ended
+	got := collect(t, e.b, e.user.ID, sid, coachd.EventID{}, 0)
+	if len(got) != 3 || got[1].Text != "Drive after five." || got[2].Type != coachd.EventTurnEnded || got[2].StopReason != "end_turn" {
+		t.Fatalf("a reader on another replica got %+v, want the turn's reply and its end\n%s", got, logs.String())
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/coachd/coachd"
+	"github.com/coachd/coachd/internal/backoff"
 )
 
 // Live is a turn running in this process. It is the turn's event sink:
@@ -167,7 +168,11 @@ func (l *Live) flushLoop() {
 
 // flush writes the events not yet logged; it also marks the turn alive
 // and learns whether a stop was asked for. A failure is retried at the
-// next flush; it is logged once a minute at most.
+// next flush; it is logged once a minute at most. The turn's last write
+// has no next flush: while the database is unavailable (a restart, a
+// failover) it is tried again, for up to endWait, so that the turn's
+// readers get its end rather than turn_interrupted (the write may land
+// twice: the log keeps each batch once).
 func (l *Live) flush(ctx context.Context) {
 	l.flushMu.Lock()
 	defer l.flushMu.Unlock()
@@ -175,9 +180,18 @@ func (l *Live) flush(ctx context.Context) {
 	batch := l.events[l.logged:len(l.events):len(l.events)]
 	ended, stored := l.ended, l.stored
 	l.mu.Unlock()
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, endWait)
 	defer cancel()
-	stop, err := l.hub.store.AppendEvents(ctx, l.user, l.session, l.turn, batch, ended)
+	var stop bool
+	err := backoff.Do(ctx, 10*time.Millisecond, 250*time.Millisecond, func() (bool, error) {
+		var err error
+		stop, err = l.hub.store.AppendEvents(ctx, l.user, l.session, l.turn, batch, ended)
+		if err != nil && time.Since(l.lastFlushErrLogged) > time.Minute {
+			l.lastFlushErrLogged = time.Now()
+			l.hub.logger.Error("event log", "session", l.session, "turn", l.turn, "err", err)
+		}
+		return ended && coachd.ErrorCode(err) == coachd.EUNAVAILABLE && (stored == nil || stored() == nil), err
+	})
 	if err != nil && stored != nil && stored() != nil {
 		// The admission, and the log's turn with it, was never stored
 		// (the write went with it, or found no turn): nothing of the
@@ -188,10 +202,6 @@ func (l *Live) flush(ctx context.Context) {
 		return
 	}
 	if err != nil {
-		if time.Since(l.lastFlushErrLogged) > time.Minute {
-			l.lastFlushErrLogged = time.Now()
-			l.hub.logger.Error("event log", "session", l.session, "turn", l.turn, "err", err)
-		}
 		if ended {
 			// The last write: do not leave the loop waiting for it.
 			l.mu.Lock()
@@ -207,6 +217,11 @@ func (l *Live) flush(ctx context.Context) {
 		l.stop(ErrStopRequested)
 	}
 }
+
+// endWait bounds a write to the log, the turn's last one retried while
+// the database is unavailable: as long as the turn's own end writes (its
+// reply stored, its budget settled) are retried.
+const endWait = 10 * time.Second
 
 // interrupted is the ending readers get for a turn that can no longer end
 // by itself, after its event seq: a retryable error, then turn_ended.
