@@ -18,8 +18,9 @@ import (
 // restart), the stream's last event was {"type":"internal","message":
 // "begin transaction"}: the store's wording, and nothing the user could
 // quote to the operator, where every other internal error says "quote
-// request id …". It now says internal error and names the session, which
-// the log line with the cause names too.
+// request id …". It is now a retryable unavailable error (the database
+// is down, for now) in words of its own, and the log line with the cause
+// names the session.
 func TestStreamInternalErrorIsGeneric(t *testing.T) {
 	dsn := pgtest.NewDatabase(t)
 	e := mustChatEnvOn(t, dsn)
@@ -56,15 +57,16 @@ func TestStreamInternalErrorIsGeneric(t *testing.T) {
 			return nil
 		})
 	var got struct {
-		Type    string `json:"type"`
-		Message string `json:"message"`
+		Type      string `json:"type"`
+		Message   string `json:"message"`
+		Retryable bool   `json:"retryable"`
 	}
 	json.Unmarshal(last.Data, &got)
-	if last.Name != "error" || got.Type != "internal" {
-		t.Fatalf("last event %s %s, want an internal error", last.Name, last.Data)
+	if last.Name != "error" || got.Type != "unavailable" || !got.Retryable {
+		t.Fatalf("last event %s %s, want a retryable unavailable error", last.Name, last.Data)
 	}
-	if !strings.HasPrefix(got.Message, "internal error") || sid == "" || !strings.Contains(got.Message, sid) {
-		t.Errorf("internal error message %q (session %s): want a generic one that names the session", got.Message, sid)
+	if !strings.HasPrefix(got.Message, "the database is unavailable") || sid == "" {
+		t.Errorf("error message %q (session %s): want the store's wording kept out", got.Message, sid)
 	}
 	if !strings.Contains(e.logs.String(), "session="+sid) {
 		t.Errorf("no log line names the session:\n%s", e.logs)
