@@ -182,15 +182,16 @@ func (l *Live) flush(ctx context.Context) {
 	l.mu.Unlock()
 	ctx, cancel := context.WithTimeout(ctx, endWait)
 	defer cancel()
-	var stop bool
+	var stop, waited bool
 	err := backoff.Do(ctx, 10*time.Millisecond, 250*time.Millisecond, func() (bool, error) {
 		var err error
 		stop, err = l.hub.store.AppendEvents(ctx, l.user, l.session, l.turn, batch, ended)
-		if err != nil && time.Since(l.lastFlushErrLogged) > time.Minute {
-			l.lastFlushErrLogged = time.Now()
-			l.hub.logger.Error("event log", "session", l.session, "turn", l.turn, "err", err)
+		again := ended && coachd.ErrorCode(err) == coachd.EUNAVAILABLE && (stored == nil || stored() == nil)
+		if again && !waited {
+			waited = true
+			l.hub.logger.Warn("event log: the turn's end waits for the database", "session", l.session, "turn", l.turn, "err", err)
 		}
-		return ended && coachd.ErrorCode(err) == coachd.EUNAVAILABLE && (stored == nil || stored() == nil), err
+		return again, err
 	})
 	if err != nil && stored != nil && stored() != nil {
 		// The admission, and the log's turn with it, was never stored
@@ -202,6 +203,10 @@ func (l *Live) flush(ctx context.Context) {
 		return
 	}
 	if err != nil {
+		if time.Since(l.lastFlushErrLogged) > time.Minute {
+			l.lastFlushErrLogged = time.Now()
+			l.hub.logger.Error("event log", "session", l.session, "turn", l.turn, "err", err)
+		}
 		if ended {
 			// The last write: do not leave the loop waiting for it.
 			l.mu.Lock()
