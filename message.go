@@ -123,4 +123,13 @@ type MessageService interface {
 	ListMessages(ctx context.Context, userID, sessionID string, page Page) ([]*Message, string, error)
 	// History returns all of the session's messages in seq order.
 	History(ctx context.Context, userID, sessionID string) ([]*Message, error)
+	// SetTurnStop records on a stored assistant message, the last reply
+	// of its turn, why the turn stopped when the model's own stop reason
+	// does not say (metadata.turn_stop_reason: max_rounds, deadline, ...),
+	// so history says what the turn's end did. ENOTFOUND when the user
+	// has no such assistant message in the session.
+	SetTurnStop(ctx context.Context, userID, sessionID, messageID, reason string) error
 }
+
+// MaxStopReasonLen bounds a stop reason SetTurnStop records.
+const MaxStopReasonLen = 64

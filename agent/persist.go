@@ -68,7 +68,43 @@ func (t *Turn) assistantMessage(resp *coachd.ModelResponse, partial bool) *coach
 		t.savedReply = true
 	}
 	t.res.Text += m.Content
+	t.lastReply = m
 	return m
+}
+
+// markStop records why the turn stopped on its last reply when the
+// model's stop reason there does not say it (a limit of the turn, a
+// stop, the budget): the history then says what the turn's end said.
+// The reply finish held back takes it before it is stored; one stored
+// already is marked in the store. A failure is logged: the turn's end
+// still said it.
+func (t *Turn) markStop(ctx context.Context, stop string) {
+	switch stop {
+	case "", coachd.TurnEndTurn, coachd.TurnAwaitingInput, coachd.TurnError, coachd.TurnMaxTokens, coachd.TurnRefusal:
+		return
+	}
+	m := t.lastReply
+	if m == nil {
+		return // the turn stored no reply to say it on
+	}
+	meta := map[string]json.RawMessage{}
+	if json.Unmarshal(m.Metadata, &meta) != nil || meta == nil {
+		meta = map[string]json.RawMessage{}
+	}
+	meta["turn_stop_reason"], _ = json.Marshal(stop)
+	raw, _ := json.Marshal(meta)
+	m.Metadata = raw // the turn's own message: its writes are done (sync)
+	if slices.Contains(t.final, m) {
+		return // stored by end, with it
+	}
+	if m.ID == "" || m.Seq == 0 {
+		return // never stored (a write that failed)
+	}
+	wctx, done := persistCtx(ctx)
+	defer done()
+	if err := t.r.cfg.Store.SetTurnStop(wctx, t.req.User.ID, t.sess.ID, m.ID, stop); err != nil {
+		t.r.cfg.Logger.Warn("recording the turn's stop reason", "session", t.sess.ID, "stop", stop, "err", err)
+	}
 }
 
 // append stores messages atomically, after the writes still behind, and

@@ -35,6 +35,7 @@ type Turn struct {
 	cost       float64 // usage in US dollars at list prices
 	res        Result
 	savedReply bool
+	lastReply  *coachd.Message // the turn's last assistant message (markStop)
 	// lastIn is the last round's real input tokens and lastSize the size
 	// of its request's parts, under reserve: max (noteInput).
 	lastIn   int64
@@ -157,6 +158,7 @@ func (t *Turn) Run(ctx context.Context, sink coachd.EventSink) *Result {
 		stop = t.fail(err)
 	}
 	t.res.StopReason = stop
+	t.markStop(ctx, stop)
 	// Everything is stored and settled: the session is free before the
 	// client hears the turn is over, so its next request finds it free.
 	t.end(ctx)

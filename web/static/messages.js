@@ -165,7 +165,8 @@ export class AssistantView {
 }
 
 // stopNote is what the end of a reply says when its turn stopped early
-// (message_end's stop_reason, or a stored reply's model stop_reason), or
+// (message_end's stop_reason, or a stored reply's turn_stop_reason or
+// model stop_reason), or
 // '' when it ended as replies do.
 export function stopNote(reason) {
   switch (reason) {
@@ -374,8 +375,11 @@ export class Transcript {
         }
       }
       view.roundBreak();
-      if (m.partial) view.note('Stopped before the reply was finished', 'stopped');
-      else if (m.metadata && stopNote(m.metadata.stop_reason)) view.note(stopNote(m.metadata.stop_reason), 'stopped');
+      // The turn's own stop reason (a limit, a stop) is stored on its
+      // last reply: it says what message_end said.
+      const meta = m.metadata || {};
+      const why = stopNote(meta.turn_stop_reason) || (m.partial ? 'Stopped before the reply was finished' : stopNote(meta.stop_reason));
+      if (why) view.note(why, 'stopped');
     }
     // A pending call whose tool_use is not in the loaded page still gets
     // its controls.
