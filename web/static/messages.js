@@ -183,13 +183,27 @@ export function stopNote(reason) {
   }
 }
 
+// STOPPED matches the result of a call the turn's end cut short: it was
+// running when the turn stopped (stored "interrupted: …"), or the reply
+// ended before it was ready ("not run: the reply ended …").
+const STOPPED = /^(interrupted: the turn ended before this tool returned|not run: the reply ended)/;
+
 // setToolResult fills a card with its result.
 export function setToolResult(c, content, isError, denied) {
-  const text = resultText(content);
+  const text = isError ? errorText(resultText(content)) : resultText(content);
   // A call the user denied did not fail: it never ran.
   if (denied || (isError && text.startsWith('The user denied this call'))) {
     c.card.dataset.state = 'denied';
     c.status.replaceChildren(icon('alert', 'icon'), 'Denied');
+    return;
+  }
+  // Nor did one the turn's end cut short: it was stopped, as a card
+  // still running when the turn ends is (AssistantView.finish), live
+  // and stored alike.
+  if (isError && STOPPED.test(text)) {
+    c.card.dataset.state = 'stopped';
+    c.status.replaceChildren('Stopped');
+    c.detail.append(h('div', { class: 'tool-label' }, 'Result'), h('pre', { class: 'tool-pre' }, text));
     return;
   }
   c.card.dataset.state = isError ? 'error' : 'done';
@@ -201,6 +215,18 @@ export function setToolResult(c, content, isError, denied) {
 export function setToolWaiting(c) {
   c.card.dataset.state = 'waiting';
   c.status.replaceChildren('Needs approval');
+}
+
+// errorText is a failed call's result as stored: the stream sends it
+// wrapped as {"error": true, "code", "message"}.
+function errorText(text) {
+  try {
+    const o = JSON.parse(text);
+    if (o && o.error === true && typeof o.message === 'string') return o.message;
+  } catch {
+    // not JSON: the text as it is
+  }
+  return text;
 }
 
 // resultText reads a tool_result content: a string, or a list of blocks.
