@@ -42,6 +42,13 @@ func TestLongConversationPages(t *testing.T) {
 		t.Error("the first message is drawn on opening")
 	}
 	first := drawn()
+	// Stored messages are drawn in place: none rises into it. The rise
+	// (4 px, 0.22 s) read mid-way moved the message in view by 4 px
+	// between two reads on a loaded machine, a frame late.
+	moving := `[...document.querySelectorAll("#history .msg")].filter((m) => getComputedStyle(m).animationName !== "none").length`
+	if n := eval[int](e, moving); n != 0 {
+		t.Errorf("%d stored messages drawn with an animation that moves them, want none", n)
+	}
 
 	// Scrolled near the top, the page before is drawn above, and what
 	// the reader looks at stays where it was.
@@ -52,6 +59,9 @@ func TestLongConversationPages(t *testing.T) {
 	// offset is not always where it was set to the pixel.
 	if after := eval[int](e, top); after < before-3 || after > before+3 {
 		t.Errorf("the message in view moved from %dpx to %dpx when the earlier page came", before, after)
+	}
+	if n := eval[int](e, moving); n != 0 {
+		t.Errorf("%d stored messages drawn with an animation that moves them after the earlier page came, want none", n)
 	}
 	// The button (for the keyboard, or a page too short to scroll).
 	n := drawn()
