@@ -148,6 +148,25 @@ func TestRules(t *testing.T) {
 		}
 	})
 
+	t.Run("ReflectQuestionToCoach", func(t *testing.T) {
+		// The browser UI's own suggestion: "you" is the coach, and
+		// mirrors to "I", as "me" does to "you".
+		r := MustRun(t, &coachd.ModelRequest{Messages: later(user("What do you remember about me?")), Tools: allTools})
+		if !strings.Contains(r.text, "“What do I remember about you?”") {
+			t.Errorf("text %q: want the question mirrored both ways", r.text)
+		}
+		for said, want := range map[string]string{
+			"Can you help me with your plan?":     "Can I help you with my plan?",
+			"Do you think that you are right?":    "Do I think that I am right?",
+			"Why did you tell me that you could?": "Why did I tell you that I could?",
+		} {
+			r = MustRun(t, &coachd.ModelRequest{Messages: later(user(said)), Tools: allTools})
+			if !strings.Contains(r.text, "“"+want+"”") {
+				t.Errorf("text %q: want %q, mirrored both ways", r.text, want)
+			}
+		}
+	})
+
 	t.Run("Reflect", func(t *testing.T) {
 		r := MustRun(t, &coachd.ModelRequest{Messages: later(user("I keep skipping my workouts when I'm tired.")), Tools: allTools})
 		if toolCall(r) != nil || r.resp.StopReason != coachd.StopEndTurn {

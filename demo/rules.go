@@ -205,22 +205,55 @@ func reflect(said string) string {
 	return fmt.Sprintf(openers[h%3], mirrored) + " " + nudges[(h/3)%3] + " " + questions[(h/9)%3]
 }
 
-// mirror turns first person into second person: "I need my sleep" →
-// "you need your sleep".
+// mirror turns first person into second person and second into first:
+// "I need my sleep" → "you need your sleep", "What do you remember about
+// me?" → "What do I remember about you?" (the coach is "you").
 func mirror(s string) string {
 	swap := map[string]string{
 		"i": "you", "me": "you", "my": "your", "mine": "yours", "myself": "yourself",
 		"am": "are", "i'm": "you're", "im": "you're", "i've": "you've", "i'll": "you'll", "i'd": "you'd",
 		"we": "you", "us": "you", "our": "your",
+		"your": "my", "yours": "mine", "yourself": "myself",
+		"you're": "I'm", "youre": "I'm", "you've": "I've", "you'll": "I'll", "you'd": "I'd",
 	}
 	fields := strings.Fields(s)
+	words := make([]string, len(fields)) // the words as said, for their neighbours
+	for i, f := range fields {
+		words[i] = strings.ToLower(strings.ReplaceAll(strings.TrimFunc(f, isPunct), "’", "'"))
+	}
+	at := func(i int) string {
+		if i < 0 || i >= len(words) {
+			return ""
+		}
+		return words[i]
+	}
 	for i, f := range fields {
 		core := strings.TrimFunc(f, isPunct)
-		if to, ok := swap[strings.ToLower(strings.ReplaceAll(core, "’", "'"))]; ok {
+		to, ok := swap[words[i]]
+		switch words[i] {
+		case "you":
+			// The subject first, after an auxiliary ("do you", "can
+			// you") or before one ("you are", "you can"); the object
+			// anywhere else.
+			to, ok = "me", true
+			if i == 0 || auxiliaries[at(i-1)] || (auxiliaries[at(i+1)] && at(i+1) != "that") {
+				to = "I"
+			}
+		case "are":
+			to, ok = "am", at(i-1) == "you" || at(i+1) == "you"
+		}
+		if ok {
 			fields[i] = strings.Replace(f, core, to, 1)
 		}
 	}
 	return strings.Join(fields, " ")
+}
+
+// auxiliaries are the verbs a question puts before its subject.
+var auxiliaries = map[string]bool{
+	"do": true, "does": true, "did": true, "can": true, "could": true, "will": true, "would": true,
+	"should": true, "shall": true, "may": true, "might": true, "must": true, "are": true, "were": true,
+	"have": true, "had": true, "if": true, "when": true, "that": true,
 }
 
 // summary describes the session for complete_session.
