@@ -1,6 +1,7 @@
 package server
 
 import (
+	"errors"
 	"net/http"
 	"time"
 
@@ -50,12 +51,17 @@ func (s *Server) checkLimits(r *http.Request) error {
 			return overRate(h, rate.Per, n, now, "Rate limit (%d requests per %s) reached; retry later.")
 		}
 		e := coachd.Errorf(coachd.ERATELIMITED, "Monthly message limit (%d) reached.", h.Limit)
+		e.Err = errMonthlyCap
 		e.RetryAfter = h.Window.AddDate(0, 1, 0).Sub(now)
 		e.Extra = map[string]any{"usage": n, "limit": h.Limit}
 		return e
 	}
 	return nil
 }
+
+// errMonthlyCap is the cause of checkLimits' refusal for the monthly
+// message limit: an allowance used up, unlike a rate the user may wait out.
+var errMonthlyCap = errors.New("monthly message limit reached")
 
 // limitedTools counts a tool execution against the user's tool rate, in
 // the database like limited; over it is 429 rate_limit_exceeded with

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -117,6 +118,11 @@ func (req preflightRequest) Valid(context.Context) []coachd.FieldError {
 
 func (s *Server) handlePreflight() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		capped := s.checkLimits(r)
+		if capped != nil && !errors.Is(capped, errMonthlyCap) {
+			s.Error(w, r, capped)
+			return
+		}
 		if s.runner == nil {
 			s.Error(w, r, coachd.Errorf(coachd.EAPI, "this server has no runner configured"))
 			return
@@ -124,6 +130,14 @@ func (s *Server) handlePreflight() http.Handler {
 		req, err := decode[preflightRequest](r)
 		if err != nil {
 			s.Error(w, r, err)
+			return
+		}
+		if capped != nil {
+			// An allowance used up, answered as the budget's refusal:
+			// seed 000's route shows its own 402 for it, where a 429
+			// made it throw (a 500). Nothing was read, held or created.
+			s.observer.Rejected(coachd.ERATELIMITED)
+			s.encode(w, r, http.StatusOK, refusedPreflight(req.SessionID, coachd.AsError(capped)))
 			return
 		}
 		pf, err := s.runner.Preflight(r.Context(), agent.PreflightRequest{
@@ -145,11 +159,12 @@ func (s *Server) handlePreflight() http.Handler {
 	})
 }
 
-// preflightRefused is a preflight the budget refused, answered 200: seed
-// 000's chatPreflight throws on any other status, and its route answers
-// its own 402 when budget_remaining is 0. Nothing is held (no
-// reservation_id, which record and abort refuse) and no session is
-// created; error is the budget_exhausted a 402 would carry.
+// preflightRefused is a preflight the budget or the monthly message
+// limit refused, answered 200: seed 000's chatPreflight throws on any
+// other status, and its route answers its own 402 when budget_remaining
+// is 0. Nothing is held (no reservation_id, which record and abort
+// refuse) and no session is created; error is the budget_exhausted a 402
+// would carry, or the monthly limit's rate_limit_exceeded (usage, limit).
 type preflightRefused struct {
 	SessionID       string                `json:"session_id"`
 	ReservationID   string                `json:"reservation_id"`
@@ -162,7 +177,7 @@ type preflightRefused struct {
 }
 
 // refusedPreflight answers a preflight in sessionID ("" for a new one)
-// that e, a budget_exhausted, refused.
+// that e, a budget_exhausted or the monthly limit's, refused.
 func refusedPreflight(sessionID string, e *coachd.Error) preflightRefused {
 	est, _ := e.Extra["estimated_tokens"].(int64)
 	return preflightRefused{SessionID: sessionID, EstimatedTokens: est, History: []coachd.ModelMessage{}, Error: errorValue(e)}

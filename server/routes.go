@@ -65,7 +65,7 @@ func (s *Server) routes() {
 	mux.Handle("GET /v1/tools", user(s.handleToolList()))
 	mux.Handle("GET /v1/tools/schema", user(s.handleToolList())) // seed 000's name for it
 	mux.Handle("POST /v1/tools/execute", user(s.limitedTools(s.handleToolExecute())))
-	mux.Handle("POST /v1/chat/preflight", user(s.limited(s.handlePreflight())))
+	mux.Handle("POST /v1/chat/preflight", user(s.handlePreflight())) // limits counted in it
 	// coachd as an MCP server (streamable HTTP, stateless): the user's tools and chat.
 	mux.Handle("POST /v1/mcp", user(s.handleMCP()))
 	mux.Handle("POST /v1/chat/record", user(s.handleRecord(false)))
