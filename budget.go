@@ -196,6 +196,13 @@ type ReserveRequest struct {
 	// store's expiry: a turn's own time limit, so that no hold expires
 	// under a turn still running (a round with a long tool).
 	Lasts time.Duration
+	// Supersede, for a new turn of an app's own loop (preflight), first
+	// finalizes the session's reservations that an earlier turn left
+	// open after it recorded spend, at what it recorded, unless a turn
+	// holds the session's lease: the loop stopped without a final record
+	// (seed 000 at MAX_STEPS), and its hold would otherwise stay until
+	// it expired. A later record of that turn still charges what it adds.
+	Supersede bool
 }
 
 // TurnRecord is what an app that runs its own loop reports: messages to

@@ -223,6 +223,10 @@ func (r *Runner) preflight(ctx context.Context, req PreflightRequest, sessionID 
 	res, err := st.Reserve(ctx, coachd.ReserveRequest{
 		UserID: req.User.ID, SessionID: sessionID, Agent: t.agent.Name,
 		Estimate: t.estimate(ctx, mreq), FreePreviewTurns: t.agent.FreePreviewTurns,
+		// The session's earlier turn that recorded rounds and never a
+		// final one (seed 000 at MAX_STEPS) ends here, at what it
+		// recorded: the app began the next.
+		Supersede: true,
 	})
 	if err != nil {
 		return nil, err

@@ -20,13 +20,33 @@ func (db *DB) Reserve(ctx context.Context, req coachd.ReserveRequest) (*coachd.R
 		return nil, coachd.Invalid(coachd.FieldError{Field: "estimate", Message: "must not be negative", Code: "range"})
 	}
 	req.Estimate = min(req.Estimate, db.budget.Unit.MaxTurn())
-	return writeTx(ctx, db, func(tx *tx) (*coachd.Reservation, error) {
+	// refused is the budget's refusal of a reservation that superseded
+	// an open one: answered once that settlement is committed, as the
+	// earlier turn ended all the same.
+	var refused error
+	r, err := writeTx(ctx, db, func(tx *tx) (*coachd.Reservation, error) {
+		refused = nil
 		st, err := db.lockBudget(ctx, tx, req.UserID)
 		if err != nil {
 			return nil, err
 		}
-		return db.reserve(ctx, tx, req, st)
+		settled := 0
+		if req.Supersede {
+			if settled, err = db.supersede(ctx, tx, req); err != nil {
+				return nil, err
+			}
+		}
+		r, err := db.reserve(ctx, tx, req, st)
+		if settled > 0 && coachd.ErrorCode(err) == coachd.EBUDGET {
+			refused = err
+			return nil, nil
+		}
+		return r, err
 	})
+	if err == nil && refused != nil {
+		return nil, refused
+	}
+	return r, err
 }
 
 // lockBudget takes the user's lock for a reservation: on Postgres with
