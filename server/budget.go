@@ -37,9 +37,17 @@ func (s *Server) limited(h http.Handler) http.Handler {
 // in limitHits' order (the windows a turn's admission counts in too): the
 // first one over is the answer.
 func (s *Server) checkLimits(r *http.Request) error {
+	return s.checkHits(r, func(coachd.LimitHit) bool { return true })
+}
+
+// checkHits is checkLimits counting only the limits that count says.
+func (s *Server) checkHits(r *http.Request, count func(coachd.LimitHit) bool) error {
 	u, now := UserFrom(r.Context()), s.clock.Now()
 	rate, _ := s.userLimits(u)
 	for _, h := range s.limitHits(u, now) {
+		if !count(h) {
+			continue
+		}
 		n, ok, err := s.store.HitLimit(r.Context(), u.ID, h)
 		if err != nil {
 			return err

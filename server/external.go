@@ -118,9 +118,12 @@ func (req preflightRequest) Valid(context.Context) []coachd.FieldError {
 
 func (s *Server) handlePreflight() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		capped := s.checkLimits(r)
-		if capped != nil && !errors.Is(capped, errMonthlyCap) {
-			s.Error(w, r, capped)
+		// The rate counts every request, before its body is read; a
+		// per-message limit the message, but not one sent again after its
+		// turn failed (seed 000 aborts it, then the user resends it),
+		// which was counted when it was first sent.
+		if err := s.checkHits(r, func(h coachd.LimitHit) bool { return !h.PerMessage }); err != nil {
+			s.Error(w, r, err)
 			return
 		}
 		if s.runner == nil {
@@ -130,6 +133,14 @@ func (s *Server) handlePreflight() http.Handler {
 		req, err := decode[preflightRequest](r)
 		if err != nil {
 			s.Error(w, r, err)
+			return
+		}
+		var capped error
+		if !s.preflightResent(r.Context(), req) {
+			capped = s.checkHits(r, func(h coachd.LimitHit) bool { return h.PerMessage })
+		}
+		if capped != nil && !errors.Is(capped, errMonthlyCap) {
+			s.Error(w, r, capped)
 			return
 		}
 		if capped != nil {
@@ -157,6 +168,16 @@ func (s *Server) handlePreflight() http.Handler {
 		}
 		s.encode(w, r, http.StatusOK, pf)
 	})
+}
+
+// preflightResent reports whether req sends again the message of its session's
+// last turn, which ended with no reply (unanswered).
+func (s *Server) preflightResent(ctx context.Context, req preflightRequest) bool {
+	if req.SessionID == "" || strings.TrimSpace(req.Message) == "" {
+		return false
+	}
+	m := &coachd.Message{Role: coachd.RoleUser, Blocks: []coachd.Block{coachd.TextBlock(req.Message)}, Content: req.Message}
+	return s.unanswered(ctx, UserFrom(ctx).ID, req.SessionID, m)
 }
 
 // preflightRefused is a preflight the budget or the monthly message
