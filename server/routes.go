@@ -90,8 +90,8 @@ func (s *Server) routes() {
 
 	// Voice (issue 12): secrets minted here, audio spoken by the provider.
 	mux.Handle("GET /v1/voice", user(s.handleVoiceInfo()))
-	mux.Handle("POST /v1/realtime/session", user(s.voiceOn(s.limited(s.handleRealtimeSession()))))
-	mux.Handle("POST /v1/realtime/token", user(s.voiceOn(s.limited(s.handleRealtimeSession())))) // seed 001's name for it
+	mux.Handle("POST /v1/realtime/session", user(s.voiceOn(s.handleRealtimeSession())))
+	mux.Handle("POST /v1/realtime/token", user(s.voiceOn(s.handleRealtimeSession()))) // seed 001's name for it
 	mux.Handle("POST /v1/tts", user(s.voiceOn(s.handleTTS())))
 	mux.Handle("POST /v1/sessions/{id}/messages", user(s.handleTranscript()))
 }

@@ -110,11 +110,17 @@ type realtimeResponse struct {
 
 // handleRealtimeSession mints a short-lived client secret for a realtime
 // voice session with the coach's instructions, voice and transcription
-// model. The caller's rate limit applies (limited) and their budget must
-// not be exhausted; the minted session is recorded. Without a session_id
-// a session is created, so that transcripts have somewhere to go.
+// model. Mints count at the caller's rate in a bucket of their own (a
+// mint sends the coach no message: it is no turn, nor one of the month's
+// messages) and their budget must not be exhausted; the minted session is
+// recorded. Without a session_id a session is created, so that
+// transcripts have somewhere to go.
 func (s *Server) handleRealtimeSession() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := s.hitRate(r, "voice_rate", s.userRate(UserFrom(r.Context())), "Voice session rate limit (%d requests per %s) reached; retry later."); err != nil {
+			s.Error(w, r, err)
+			return
+		}
 		plainTextAsJSON(r)
 		req, err := decodeOptional[realtimeRequest](r)
 		if err != nil {
