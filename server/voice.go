@@ -117,10 +117,6 @@ type realtimeResponse struct {
 // transcripts have somewhere to go.
 func (s *Server) handleRealtimeSession() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if err := s.hitRate(r, "voice_rate", s.userRate(UserFrom(r.Context())), "Voice session rate limit (%d requests per %s) reached; retry later."); err != nil {
-			s.Error(w, r, err)
-			return
-		}
 		plainTextAsJSON(r)
 		req, err := decodeOptional[realtimeRequest](r)
 		if err != nil {
@@ -134,6 +130,14 @@ func (s *Server) handleRealtimeSession() http.Handler {
 		}
 		ag, sess, err := s.voiceSession(ctx, u, req)
 		if err != nil {
+			s.Error(w, r, err)
+			return
+		}
+		// Counted last before the provider is asked, as a transcript is
+		// once the session takes it: a mint refused above (budget,
+		// session) is retried, and its retries use up nothing. The count
+		// is one conditional upsert, so concurrent mints cannot both pass.
+		if err := s.hitRate(r, "voice_rate", s.userRate(u), "Voice session rate limit (%d requests per %s) reached; retry later."); err != nil {
 			s.Error(w, r, err)
 			return
 		}
@@ -275,10 +279,6 @@ func (s *Server) handleTTS() http.Handler {
 			s.Error(w, r, err)
 			return
 		}
-		if err := s.hitRate(r, "tts_rate", s.userRate(UserFrom(r.Context())), "Speech rate limit (%d requests per %s) reached; retry later."); err != nil {
-			s.Error(w, r, err)
-			return
-		}
 		// The operator pays for speech as for a realtime secret: none for
 		// a user whose budget is used up.
 		if err := s.checkBudget(r.Context(), UserFrom(r.Context())); err != nil {
@@ -287,6 +287,11 @@ func (s *Server) handleTTS() http.Handler {
 		}
 		v, err := s.ttsVoice(r.Context(), UserFrom(r.Context()), req)
 		if err != nil {
+			s.Error(w, r, err)
+			return
+		}
+		// Counted once nothing above refused it, as a mint is.
+		if err := s.hitRate(r, "tts_rate", s.userRate(UserFrom(r.Context())), "Speech rate limit (%d requests per %s) reached; retry later."); err != nil {
 			s.Error(w, r, err)
 			return
 		}
