@@ -117,6 +117,15 @@ type MessageService interface {
 	// SessionID, Seq (contiguous, unique per session), CreatedAt, and ID
 	// when empty (a caller may choose a message's ID up front).
 	AppendMessages(ctx context.Context, userID, sessionID string, msgs []*Message) error
+	// AppendOnce is AppendMessages for a request its client may retry:
+	// the last of msgs, as stored, is kept under the user's once.Key in
+	// the same transaction, and a later call with the key appends nothing
+	// and returns that message (the key with another once.Hash is
+	// ECONFLICT). It returns nil when msgs were appended.
+	AppendOnce(ctx context.Context, userID, sessionID string, msgs []*Message, once Once) (*Message, error)
+	// FindOnce returns the message AppendOnce kept under the user's
+	// once.Key, nil when there is none; ECONFLICT for another once.Hash.
+	FindOnce(ctx context.Context, userID string, once Once) (*Message, error)
 	// ListMessages returns messages in seq order after the cursor, and
 	// the next page's cursor; with page.Before, the messages just before
 	// it, still in seq order, and the cursor of the page before them.
@@ -133,3 +142,10 @@ type MessageService interface {
 
 // MaxStopReasonLen bounds a stop reason SetTurnStop records.
 const MaxStopReasonLen = 64
+
+// Once names a write a client may send again: its Idempotency-Key
+// (scoped to the user) and a hash of the request it came with.
+type Once struct {
+	Key  string
+	Hash string
+}

@@ -73,14 +73,20 @@ const transcriptWait = 2 * time.Second
 // turn runs on the session it is ETURNINPROGRESS, never a message slipped
 // into the middle of a round. count, when not nil, counts the transcript
 // against the user's limits once the session takes it (a refused one is
-// not counted, as a refused turn is not); its error refuses it.
-func (r *Runner) AppendTranscript(ctx context.Context, u *coachd.User, sessionID string, role coachd.Role, text string, count func(context.Context) error) (*coachd.Message, error) {
+// not counted, as a refused turn is not); its error refuses it. With
+// once.Key, a transcript sent again under the key is answered with the
+// message first stored, and stores and counts nothing.
+func (r *Runner) AppendTranscript(ctx context.Context, u *coachd.User, sessionID string, role coachd.Role, text string, once coachd.Once, count func(context.Context) error) (*coachd.Message, error) {
 	if role != coachd.RoleUser && role != coachd.RoleAssistant {
 		return nil, coachd.Invalid(coachd.FieldError{Field: "role", Message: "must be user or assistant", Code: "enum"})
 	}
 	text = strings.TrimSpace(text)
 	if text == "" || utf8.RuneCountInString(text) > MaxTranscriptChars {
 		return nil, coachd.Invalid(coachd.FieldError{Field: "content", Message: fmt.Sprintf("must be 1 to %d characters", MaxTranscriptChars), Code: "length"})
+	}
+	// A retry is answered as the first was, even while a turn runs now.
+	if prev, err := r.findOnce(ctx, u, once); err != nil || prev != nil {
+		return prev, err
 	}
 	sess, err := r.cfg.Store.FindSession(ctx, u.ID, sessionID)
 	if err != nil {
@@ -107,6 +113,11 @@ func (r *Runner) AppendTranscript(ctx context.Context, u *coachd.User, sessionID
 	case sess.Pending != nil:
 		return nil, coachd.Errorf(coachd.ECONFLICT, "the session waits for an answer to %s; answer it or send a message first", sess.Pending.Name)
 	}
+	// Again under the slot: a copy sent at the same time was stored
+	// while this one queued for it.
+	if prev, err := r.findOnce(ctx, u, once); err != nil || prev != nil {
+		return prev, err
+	}
 	if count != nil {
 		if err := count(ctx); err != nil {
 			return nil, err
@@ -124,10 +135,19 @@ func (r *Runner) AppendTranscript(ctx context.Context, u *coachd.User, sessionID
 		msgs = []*coachd.Message{{Role: coachd.RoleUser, Content: VoiceStartText,
 			Blocks: []coachd.Block{coachd.TextBlock(VoiceStartText)}, Metadata: meta}, m}
 	}
-	if err := r.cfg.Store.AppendMessages(ctx, u.ID, sess.ID, msgs); err != nil {
-		return nil, err
+	prev, err := r.cfg.Store.AppendOnce(ctx, u.ID, sess.ID, msgs, once)
+	if err != nil || prev != nil {
+		return prev, err
 	}
 	return m, nil
+}
+
+// findOnce is the transcript stored under once.Key, nil without a key.
+func (r *Runner) findOnce(ctx context.Context, u *coachd.User, once coachd.Once) (*coachd.Message, error) {
+	if once.Key == "" {
+		return nil, nil
+	}
+	return r.cfg.Store.FindOnce(ctx, u.ID, once)
 }
 
 // VoiceStartText is the user message stored before a coach's first words

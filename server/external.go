@@ -318,15 +318,9 @@ func (s *Server) handleRecord(abort bool) http.Handler {
 			s.Error(w, r, err)
 			return
 		}
-		key := r.Header.Get("Idempotency-Key")
-		if len(key) > 200 {
-			s.Error(w, r, coachd.Invalid(coachd.FieldError{Field: "Idempotency-Key", Message: "must be at most 200 characters", Code: "length"}))
-			return
-		}
-		// HTTP lets bytes past ASCII through a header, which SQLite would
-		// store and Postgres refuse: the key is printable ASCII on both.
-		if strings.IndexFunc(key, func(c rune) bool { return c < 0x20 || c > 0x7e }) >= 0 {
-			s.Error(w, r, coachd.Invalid(coachd.FieldError{Field: "Idempotency-Key", Message: "must be printable ASCII", Code: "format"}))
+		key, err := idempotencyKey(r)
+		if err != nil {
+			s.Error(w, r, err)
 			return
 		}
 		rec := coachd.TurnRecord{
@@ -421,8 +415,22 @@ func (req recordRequest) replied() bool {
 	return false
 }
 
-func requestHash(path string, body recordRequest) string {
+func requestHash(path string, body any) string {
 	b, _ := json.Marshal(body)
 	sum := sha256.Sum256([]byte(strings.ToLower(path) + "\n" + string(b)))
 	return hex.EncodeToString(sum[:])
+}
+
+// idempotencyKey is the request's Idempotency-Key header, "" without one.
+func idempotencyKey(r *http.Request) (string, error) {
+	key := r.Header.Get("Idempotency-Key")
+	if len(key) > 200 {
+		return "", coachd.Invalid(coachd.FieldError{Field: "Idempotency-Key", Message: "must be at most 200 characters", Code: "length"})
+	}
+	// HTTP lets bytes past ASCII through a header, which SQLite would
+	// store and Postgres refuse: the key is printable ASCII on both.
+	if strings.IndexFunc(key, func(c rune) bool { return c < 0x20 || c > 0x7e }) >= 0 {
+		return "", coachd.Invalid(coachd.FieldError{Field: "Idempotency-Key", Message: "must be printable ASCII", Code: "format"})
+	}
+	return key, nil
 }

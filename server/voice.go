@@ -423,12 +423,20 @@ func (s *Server) handleTranscript() http.Handler {
 			s.Error(w, r, err)
 			return
 		}
+		// A voice client's retry after a network blip, with the same key,
+		// is answered as the first was and stored once.
+		key, err := idempotencyKey(r)
+		if err != nil {
+			s.Error(w, r, err)
+			return
+		}
+		once := coachd.Once{Key: key, Hash: requestHash(r.URL.Path, req)}
 		// Counted once the session takes it: a transcript refused while a
 		// turn runs (409) is retried, and its retries use up nothing.
 		count := func(context.Context) error {
 			return s.hitRate(r, "transcript_rate", transcriptRate(s.userRate(UserFrom(r.Context()))), "Transcript rate limit (%d messages per %s) reached; retry later.")
 		}
-		m, err := s.runner.AppendTranscript(r.Context(), UserFrom(r.Context()), id, req.Role, req.Content, count)
+		m, err := s.runner.AppendTranscript(r.Context(), UserFrom(r.Context()), id, req.Role, req.Content, once, count)
 		if err != nil {
 			s.Error(w, r, orNotFound(err, "session"))
 			return
