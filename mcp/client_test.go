@@ -230,7 +230,7 @@ func TestHTTPServerRestart(t *testing.T) {
 		mu.Unlock()
 		cur.ServeHTTP(w, r)
 	}))
-	defer ts.Close()
+	t.Cleanup(ts.Close) // after the client closes its event stream (Cleanups run last first)
 	s := mustServer(t, &Config{Name: "remote", Prefix: "fake", URL: ts.URL, Timeout: 3 * time.Second, MaxOutput: 4096},
 		Options{Backoff: Backoff{Base: 10 * time.Millisecond, Max: 100 * time.Millisecond}})
 	echo := mustTool(t, s, "fake__echo")

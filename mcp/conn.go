@@ -67,6 +67,8 @@ type Server struct {
 	sess     *sdk.ClientSession
 	tools    []coachd.Tool
 	listedAt time.Time
+	changes  int       // list changes the server announced (toolsChanged)
+	listGen  int       // changes when the last listing began
 	failures int       // consecutive failed starts or crashes
 	retryAt  time.Time // no start before this
 	starts   int
@@ -117,7 +119,11 @@ func NewServer(cfg *Config, opts Options) *Server {
 		if rt == nil {
 			rt = http.DefaultTransport
 		}
-		hc.Transport = headerTransport{h: cfg.Headers, next: rt}
+		wait := streamWait
+		if cfg.Timeout > 0 { // the connection's initialize and GET share it
+			wait = min(wait, cfg.Timeout/3)
+		}
+		hc.Transport = headerTransport{h: cfg.Headers, next: streamTransport{next: rt, wait: wait, log: s.log}}
 		s.hc = &hc
 	}
 	return s
@@ -223,15 +229,16 @@ func (s *Server) connect(ctx context.Context) (*sdk.ClientSession, error) {
 	client := sdk.NewClient(&sdk.Implementation{Name: "coachd", Version: "1"}, &sdk.ClientOptions{
 		Capabilities: &sdk.ClientCapabilities{},
 		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) {
-			s.mu.Lock()
-			s.tools = nil
-			s.mu.Unlock()
+			s.toolsChanged()
 		},
 	})
 	var t sdk.Transport
 	var started atomic.Pointer[sdk.ClientSession] // for a cut write (groupConn.Write)
 	if s.cfg.URL != "" {
-		t = &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: s.hc, MaxRetries: -1, DisableStandaloneSSE: true}
+		// The event stream carries the server's notifications; the SDK
+		// opens it again when it ends (at most 5 times in a row without
+		// an event, then the session ends and the next use starts anew).
+		t = &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: s.hc}
 	} else {
 		// Not exec.CommandContext: the process outlives this call.
 		cmd := exec.Command(s.cfg.Command, s.cfg.Args...)

@@ -45,7 +45,7 @@ func TestSecurityServerErrorTextBounded(t *testing.T) {
 		}
 		h.ServeHTTP(w, r)
 	}))
-	defer ts.Close()
+	t.Cleanup(ts.Close) // after the clients close their event streams
 	cfg, err := ParseConfig("mcp/crm.yaml", []byte("name: crm\nurl: "+ts.URL+"/mcp\n"), func(string) string { return "" })
 	if err != nil {
 		t.Fatal(err)

@@ -47,7 +47,7 @@ func TestSecurityHeaderSecretNotShown(t *testing.T) {
 		}
 		h.ServeHTTP(w, r)
 	}))
-	defer ts.Close()
+	t.Cleanup(ts.Close) // after the clients close their event streams
 	vars := map[string]string{"CRM_URL": ts.URL + "/mcp", "CRM_TOKEN": token}
 	cfg, err := ParseConfig("mcp/crm.yaml", []byte("name: crm\nurl: ${CRM_URL}\nheaders:\n  Authorization: Bearer ${CRM_TOKEN}\n"),
 		func(k string) string { return vars[k] })

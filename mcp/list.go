@@ -98,6 +98,10 @@ func (s *Server) listTools(ctx context.Context) ([]coachd.Tool, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mcp %s: %w", s.cfg.Name, err)
 	}
+	s.mu.Lock()
+	gen := s.changes
+	s.listGen = gen
+	s.mu.Unlock()
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 	defer cancel()
 	out, size, skipped, refused, read := []coachd.Tool{}, 0, 0, 0, 0
@@ -143,6 +147,9 @@ func (s *Server) listTools(ctx context.Context) ([]coachd.Tool, error) {
 	warn := whole && s.sess == sess && s.checkedStart != s.starts
 	if s.sess == sess {
 		s.tools, s.listedAt, s.checkedStart = out, time.Now(), s.starts
+		if s.changes != gen { // a change was announced meanwhile: list again on next use
+			s.listedAt = time.Time{}
+		}
 	}
 	s.mu.Unlock()
 	if warn {

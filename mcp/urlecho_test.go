@@ -45,7 +45,7 @@ func TestSecurityURLSecretEchoed(t *testing.T) {
 		}
 		h.ServeHTTP(w, r)
 	}))
-	defer ts.Close()
+	t.Cleanup(ts.Close) // after the clients close their event streams
 	vars := map[string]string{"CRM_URL": ts.URL, "CRM_KEY": key, "CRM_TOKEN": token}
 	cfg, err := ParseConfig("mcp/crm.yaml", []byte("name: crm\nurl: ${CRM_URL}/mcp/${CRM_KEY}?token=${CRM_TOKEN}\n"),
 		func(k string) string { return vars[k] })

@@ -29,7 +29,8 @@ func TestURLSecretNotShown(t *testing.T) {
 	s := mustServer(t, cfg, Options{Logger: slog.New(slog.NewTextHandler(&logs, nil)),
 		Backoff: Backoff{Base: time.Millisecond, Max: time.Millisecond}})
 	echo := mustTool(t, s, "fake__echo")
-	ts.Close() // the server goes away
+	ts.CloseClientConnections() // the server goes away (its event stream too)
+	ts.Close()
 	var shown []string
 	for range 3 {
 		res := call(t, echo, `{"text":"x"}`)

@@ -1,0 +1,84 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"time"
+)
+
+// A server announces a change of its tools with
+// notifications/tools/list_changed: over stdio on its output, over
+// streamable HTTP on the event stream the client opens with a GET (or,
+// from protocol 2026-07-28, subscriptions/listen). The change expires
+// the listed tools: the next turn lists them again.
+
+// toolsChanged expires the listed tools, and any listing under way
+// (its answer may predate the change). Logged once a listing, however
+// many notifications a server sends.
+func (s *Server) toolsChanged() {
+	s.mu.Lock()
+	first := s.changes == s.listGen
+	s.changes++
+	s.listedAt = time.Time{}
+	s.mu.Unlock()
+	if first {
+		s.log.Debug("mcp server's tool list changed")
+	}
+}
+
+// streamWait bounds the wait for the answer to the GET that opens an
+// HTTP server's event stream: the SDK waits for it while it connects,
+// and without a bound a server (or a buffering proxy) that never answers
+// it stalled the start for good. Past it the server is taken as one
+// without the stream: its changes show when its tools are listed again.
+const streamWait = 5 * time.Second
+
+// errStreamWait is why a GET was given up.
+var errStreamWait = errors.New("the event stream did not open in time")
+
+// streamTransport bounds the wait for a GET's answer (the event
+// stream's headers), not the stream itself.
+type streamTransport struct {
+	next http.RoundTripper
+	wait time.Duration
+	log  *slog.Logger
+}
+
+func (t streamTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Method != http.MethodGet {
+		return t.next.RoundTrip(r)
+	}
+	ctx, cancel := context.WithCancelCause(r.Context())
+	timer := time.AfterFunc(t.wait, func() { cancel(errStreamWait) })
+	resp, err := t.next.RoundTrip(r.WithContext(ctx))
+	timer.Stop()
+	if err != nil {
+		late := errors.Is(context.Cause(ctx), errStreamWait) && r.Context().Err() == nil
+		cancel(nil)
+		if !late {
+			return nil, err
+		}
+		// The SDK reads 405 as "no event stream here", and goes on.
+		t.log.Warn("mcp server's event stream did not open; its tool list changes show when its tools are listed again",
+			"waited", t.wait)
+		return &http.Response{Status: "405 Method Not Allowed", StatusCode: http.StatusMethodNotAllowed,
+			Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+	}
+	resp.Body = cancelBody{ReadCloser: resp.Body, cancel: cancel}
+	return resp, nil
+}
+
+// cancelBody ends its request's context when closed.
+type cancelBody struct {
+	io.ReadCloser
+	cancel context.CancelCauseFunc
+}
+
+func (b cancelBody) Close() error {
+	err := b.ReadCloser.Close()
+	b.cancel(nil)
+	return err
+}
