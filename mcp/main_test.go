@@ -22,6 +22,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(fakeEnv) == "orphan" {
 		orphan()
 	}
+	if os.Getenv(fakeEnv) == "parent" {
+		coachdLike()
+	}
 	if os.Getenv(fakeEnv) == "stdio" {
 		// A slow start (a cold npx download, a JVM): answer nothing until then.
 		if d, err := time.ParseDuration(os.Getenv("COACHD_MCP_FAKE_DELAY")); err == nil {
@@ -31,6 +34,7 @@ func TestMain(m *testing.M) {
 			fmt.Fprintln(os.Stderr, "fake server: starting with token "+os.Getenv("MCP_FAKE_TOKEN")+" in "+os.Getenv("MCP_FAKE_DIR")+
 				", args "+strings.Join(os.Args[1:], " ")+", log level debug")
 		}
+		holdLine()
 		var t sdk.Transport = &sdk.StdioTransport{}
 		if os.Getenv(deafEnv) != "" {
 			t = &sdk.IOTransport{Reader: deafStdin(), Writer: os.Stdout}

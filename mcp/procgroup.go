@@ -34,6 +34,7 @@ type groupTransport struct {
 
 func newGroupTransport(cmd *exec.Cmd, terminate time.Duration) groupTransport {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	dieWithParent(cmd.SysProcAttr)
 	cmd.WaitDelay = childWait
 	return groupTransport{CommandTransport: &sdk.CommandTransport{Command: cmd, TerminateDuration: terminate}}
 }
