@@ -69,6 +69,7 @@ type Server struct {
 	listedAt time.Time
 	changes  int       // list changes the server announced (toolsChanged)
 	listGen  int       // changes when the last listing began
+	streams  int       // event streams the connection opened (streamOpened)
 	failures int       // consecutive failed starts or crashes
 	retryAt  time.Time // no start before this
 	starts   int
@@ -123,7 +124,7 @@ func NewServer(cfg *Config, opts Options) *Server {
 		if cfg.Timeout > 0 { // the connection's initialize and GET share it
 			wait = min(wait, cfg.Timeout/3)
 		}
-		hc.Transport = headerTransport{h: cfg.Headers, next: streamTransport{next: rt, wait: wait, log: s.log}}
+		hc.Transport = headerTransport{h: cfg.Headers, next: streamTransport{next: rt, wait: wait, log: s.log, opened: s.streamOpened}}
 		s.hc = &hc
 	}
 	return s
@@ -232,6 +233,9 @@ func (s *Server) connect(ctx context.Context) (*sdk.ClientSession, error) {
 			s.toolsChanged()
 		},
 	})
+	s.mu.Lock()
+	s.streams = 0
+	s.mu.Unlock()
 	var t sdk.Transport
 	var started atomic.Pointer[sdk.ClientSession] // for a cut write (groupConn.Write)
 	if s.cfg.URL != "" {

@@ -42,9 +42,10 @@ var errStreamWait = errors.New("the event stream did not open in time")
 // streamTransport bounds the wait for a GET's answer (the event
 // stream's headers), not the stream itself.
 type streamTransport struct {
-	next http.RoundTripper
-	wait time.Duration
-	log  *slog.Logger
+	next   http.RoundTripper
+	wait   time.Duration
+	log    *slog.Logger
+	opened func() // called when a GET's event stream opens
 }
 
 func (t streamTransport) RoundTrip(r *http.Request) (*http.Response, error) {
@@ -68,6 +69,9 @@ func (t streamTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 			Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
 	}
 	resp.Body = cancelBody{ReadCloser: resp.Body, cancel: cancel}
+	if t.opened != nil && eventStream(resp) {
+		t.opened()
+	}
 	return resp, nil
 }
 
@@ -81,4 +85,21 @@ func (b cancelBody) Close() error {
 	err := b.ReadCloser.Close()
 	b.cancel(nil)
 	return err
+}
+
+// streamOpened counts the event streams a connection opened: one opened
+// again may have missed a change (the server keeps no events for a
+// stream that is down), so it stands for one.
+func (s *Server) streamOpened() {
+	s.mu.Lock()
+	s.streams++
+	again := s.streams > 1
+	if again {
+		s.changes++
+		s.listedAt = time.Time{}
+	}
+	s.mu.Unlock()
+	if again {
+		s.log.Debug("mcp server's event stream opened again; its tools are listed again")
+	}
 }

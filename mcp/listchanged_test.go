@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -157,5 +158,52 @@ func TestHTTPEventStreamNeverOpens(t *testing.T) {
 	}
 	if res := call(t, mustTool(t, s, "fake__echo"), `{"text":"hi"}`); res.IsError || !strings.HasPrefix(res.Content, "echo: hi") {
 		t.Fatalf("echo = %+v", res)
+	}
+}
+
+// TestHTTPToolListChangedWhileStreamDown: a change the server announces
+// while the event stream is down (a proxy's idle timeout ended it) is
+// lost with the stream, the server keeping no events: the stream the
+// client opens again must stand for a change.
+func TestHTTPToolListChangedWhileStreamDown(t *testing.T) {
+	srv := sdk.NewServer(&sdk.Implementation{Name: "live", Version: "1"},
+		&sdk.ServerOptions{SupportedProtocolVersions: []string{"2025-11-25"}})
+	handler := func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "ok"}}}, nil
+	}
+	srv.AddTool(&sdk.Tool{Name: "first", InputSchema: map[string]any{"type": "object"}}, handler)
+	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil)
+	cut, ended := make(chan struct{}), make(chan struct{})
+	var gets atomic.Int32
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			if gets.Add(1) == 1 {
+				ctx, cancel := context.WithCancel(r.Context())
+				go func() { <-cut; cancel() }()
+				h.ServeHTTP(w, r.WithContext(ctx))
+				close(ended)
+				return
+			}
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(ts.Close)
+	reopened := make(chan struct{}, 1)
+	log := slog.New(logSignal{msg: "mcp server's event stream opened again; its tools are listed again", c: reopened})
+	s := mustServer(t, &Config{Name: "live", Prefix: "live", URL: ts.URL, Timeout: 5 * time.Second, MaxOutput: 4096},
+		Options{Logger: log})
+	if got, want := toolNames(t, s), []string{"live__first"}; !slices.Equal(got, want) {
+		t.Fatalf("tools = %v, want %v", got, want)
+	}
+	close(cut)
+	<-ended
+	srv.AddTool(&sdk.Tool{Name: "second", InputSchema: map[string]any{"type": "object"}}, handler)
+	select {
+	case <-reopened:
+	case <-time.After(15 * time.Second):
+		t.Fatal("the event stream was not opened again")
+	}
+	if got, want := toolNames(t, s), []string{"live__first", "live__second"}; !slices.Equal(got, want) {
+		t.Fatalf("tools on the next turn = %v, want %v", got, want)
 	}
 }
