@@ -31,14 +31,7 @@ func TestBudgetEdgeEveryEntrypoint(t *testing.T) {
 		"postgres": pgtest.NewDatabase,
 	} {
 		t.Run(name, func(t *testing.T) {
-			ag := agent.DefaultAgent()
-			ag.Reserve, ag.MaxTokens, ag.Limits = agent.ReserveMax, 100, agent.Limits{MaxRounds: 1}
-			e := mustChatEnvDepsOn(t, dsn(t), func(d *server.Deps) { d.Limits = server.Limits{} }, ag)
-			// Billed as a tokenizer bills CJK: a token a character.
-			e.fake.SetScript(func(r *anthropictest.Request) anthropictest.Reply {
-				return anthropictest.Text("好的。", 5).WithUsage(coachd.Usage{InputTokens: denseInput(r.Raw), OutputTokens: 100})
-			})
-			msg := strings.Repeat("我每天早上开车去机场。", 40)
+			e, msg, post := mustBudgetEdgeEnv(t, dsn(t))
 			var pf preflightBody
 			if r := e.post(e.alice.key, "/v1/chat/preflight", fmt.Sprintf(`{"message":%q}`, msg), nil, &pf); r.status != 200 {
 				t.Fatalf("preflight %d %s", r.status, r.body)
@@ -53,18 +46,6 @@ func TestBudgetEdgeEveryEntrypoint(t *testing.T) {
 				t.Fatal(err)
 			}
 			body := fmt.Sprintf(`{"message":%q}`, msg)
-			post := func(path, body string) (int, string) {
-				req, _ := http.NewRequest("POST", e.url+path, strings.NewReader(body))
-				req.Header.Set("Content-Type", "application/json")
-				req.Header.Set("Authorization", "Bearer "+e.alice.key)
-				resp, err := http.DefaultClient.Do(req)
-				if err != nil {
-					return 0, err.Error()
-				}
-				defer resp.Body.Close()
-				b, _ := io.ReadAll(resp.Body)
-				return resp.StatusCode, string(b)
-			}
 			turns := []func() string{
 				func() string { st, b := post("/v1/chat/stream", body); return fmt.Sprint(st, " ", len(b)) },
 				func() string { st, b := post("/v1/chat/stream", body); return fmt.Sprint(st, " ", len(b)) },
@@ -97,6 +78,32 @@ func TestBudgetEdgeEveryEntrypoint(t *testing.T) {
 			}
 		})
 	}
+}
+
+// mustBudgetEdgeEnv is a chat server on dsn for turns at the budget's edge:
+// reserve: max, one round of 100 tokens, billed as a tokenizer bills CJK
+// (a token a character); msg is such a message and post sends a request
+// of alice's from any goroutine, returning its status and body.
+func mustBudgetEdgeEnv(t *testing.T, dsn string) (e *chatEnv, msg string, post func(path, body string) (int, string)) {
+	ag := agent.DefaultAgent()
+	ag.Reserve, ag.MaxTokens, ag.Limits = agent.ReserveMax, 100, agent.Limits{MaxRounds: 1}
+	e = mustChatEnvDepsOn(t, dsn, func(d *server.Deps) { d.Limits = server.Limits{} }, ag)
+	e.fake.SetScript(func(r *anthropictest.Request) anthropictest.Reply {
+		return anthropictest.Text("好的。", 5).WithUsage(coachd.Usage{InputTokens: denseInput(r.Raw), OutputTokens: 100})
+	})
+	post = func(path, body string) (int, string) {
+		req, _ := http.NewRequest("POST", e.url+path, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+e.alice.key)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return 0, err.Error()
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	return e, strings.Repeat("我每天早上开车去机场。", 40), post
 }
 
 // denseInput bills raw as a tokenizer bills CJK: a token a character,

@@ -3,17 +3,12 @@ package server_test
 import (
 	"context"
 	"fmt"
-	"io"
-	"net/http"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/coachd/coachd"
-	"github.com/coachd/coachd/agent"
-	"github.com/coachd/coachd/anthropic/anthropictest"
-	"github.com/coachd/coachd/server"
 	"github.com/coachd/coachd/sqlstore/pgtest"
 )
 
@@ -30,13 +25,7 @@ func TestBudgetEdgeOneSession(t *testing.T) {
 		"postgres": pgtest.NewDatabase,
 	} {
 		t.Run(name, func(t *testing.T) {
-			ag := agent.DefaultAgent()
-			ag.Reserve, ag.MaxTokens, ag.Limits = agent.ReserveMax, 100, agent.Limits{MaxRounds: 1}
-			e := mustChatEnvDepsOn(t, dsn(t), func(d *server.Deps) { d.Limits = server.Limits{} }, ag)
-			e.fake.SetScript(func(r *anthropictest.Request) anthropictest.Reply {
-				return anthropictest.Text("好的。", 5).WithUsage(coachd.Usage{InputTokens: denseInput(r.Raw), OutputTokens: 100})
-			})
-			msg := strings.Repeat("我每天早上开车去机场。", 40)
+			e, msg, post := mustBudgetEdgeEnv(t, dsn(t))
 			var open preflightBody
 			if r := e.post(e.alice.key, "/v1/chat/preflight", fmt.Sprintf(`{"message":%q}`, msg), nil, &open); r.status != 200 {
 				t.Fatalf("preflight %d %s", r.status, r.body)
@@ -55,18 +44,6 @@ func TestBudgetEdgeOneSession(t *testing.T) {
 			budget := spent + 2*open.EstimatedTokens + open.EstimatedTokens/2
 			if _, err := e.db.UpdateUser(context.Background(), e.alice.ID, coachd.UserUpdate{TokenBudget: &budget}); err != nil {
 				t.Fatal(err)
-			}
-			post := func(path, body string) (int, string) {
-				req, _ := http.NewRequest("POST", e.url+path, strings.NewReader(body))
-				req.Header.Set("Content-Type", "application/json")
-				req.Header.Set("Authorization", "Bearer "+e.alice.key)
-				resp, err := http.DefaultClient.Do(req)
-				if err != nil {
-					return 0, err.Error()
-				}
-				defer resp.Body.Close()
-				b, _ := io.ReadAll(resp.Body)
-				return resp.StatusCode, string(b)
 			}
 			same := fmt.Sprintf(`{"message":%q,"session_id":%q}`, msg, open.SessionID)
 			fresh := fmt.Sprintf(`{"message":%q}`, msg)
