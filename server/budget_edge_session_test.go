@@ -76,14 +76,17 @@ func TestBudgetEdgeOneSession(t *testing.T) {
 			if first.Charged != spent || st.TokensReserved != first.Held || st.TokensUsed+st.TokensReserved > budget {
 				t.Fatalf("used %d reserved %d of a %d budget, the open turn %+v; turns: %q", st.TokensUsed, st.TokensReserved, budget, first, out)
 			}
+			// Two holds fit at once; a third turn may be admitted too, once
+			// a stream turn has ended and settled at what it billed (less
+			// than its hold), so the bound is the budget's, checked above.
 			admitted := 0
 			for _, o := range out {
 				if strings.HasPrefix(o, "record 200") || strings.HasPrefix(o, "200") {
 					admitted++
 				}
 			}
-			if admitted == 0 || admitted > 2 {
-				t.Fatalf("%d turns admitted where two fit: %q", admitted, out)
+			if admitted == 0 {
+				t.Fatalf("no turn admitted: %q", out)
 			}
 		})
 	}
