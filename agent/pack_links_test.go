@@ -74,9 +74,9 @@ func TestSecurityPackLinks(t *testing.T) {
 	})
 	t.Run("OK/RelativeLinkInside", func(t *testing.T) {
 		dir := t.TempDir()
-		writePackFiles(t, dir, map[string]string{"agents/a.md": linkAgent, "shared/s.md": linkSkill})
+		writePackFiles(t, dir, map[string]string{"agents/a.md": linkAgent, "common/s.md": linkSkill})
 		os.MkdirAll(filepath.Join(dir, "skills"), 0o755)
-		mustSymlink(t, "../shared/s.md", filepath.Join(dir, "skills", "s.md"))
+		mustSymlink(t, "../common/s.md", filepath.Join(dir, "skills", "s.md"))
 		if _, err := agent.LoadPack(dir, agent.PackOptions{Builtins: tools.Builtins()}); err != nil {
 			t.Fatal(err)
 		}
@@ -108,8 +108,8 @@ func TestSecurityPackLinks(t *testing.T) {
 			func(string) string { return filepath.Join(outside, "notes.yaml") }},
 		{"ErrToolLinkOut", map[string]string{"agents/a.md": linkAgent, "skills/s.md": linkSkill, "tools/.keep": ""}, "tools/hook.yaml",
 			func(string) string { return filepath.Join(outside, "hook.yaml") }},
-		{"ErrAbsoluteLinkInside", map[string]string{"agents/a.md": linkAgent, "shared/s.md": linkSkill, "skills/.keep": ""}, "skills/s.md",
-			func(dir string) string { return filepath.Join(dir, "shared", "s.md") }},
+		{"ErrAbsoluteLinkInside", map[string]string{"agents/a.md": linkAgent, "common/s.md": linkSkill, "skills/.keep": ""}, "skills/s.md",
+			func(dir string) string { return filepath.Join(dir, "common", "s.md") }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
