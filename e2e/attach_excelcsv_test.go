@@ -1,12 +1,9 @@
 package e2e
 
 import (
-	"encoding/base64"
 	"encoding/json"
 	"strings"
 	"testing"
-
-	"github.com/chromedp/chromedp"
 
 	at "github.com/coachd/coachd/anthropic/anthropictest"
 )
@@ -20,13 +17,9 @@ func TestAttachExcelTypedCSV(t *testing.T) {
 	e := newEnv(t, 1280, 800)
 	e.fake.Enqueue(at.Text("Read it.", 0))
 	e.signIn()
-	drop := func(e *env, data []byte, name string) {
-		e.t.Helper()
-		eval[chromedp.Void](e, dropJS+`("`+base64.StdEncoding.EncodeToString(data)+`", "`+name+`", "application/vnd.ms-excel", 0)`)
-	}
 	t.Run("OK", func(t *testing.T) {
 		e := e.sub(t)
-		drop(e, []byte("day,km\nmon,5\n"), "runs.csv")
+		e.dropFile("day,km\nmon,5\n", "runs.csv", "application/vnd.ms-excel")
 		e.waitJS("the upload", `document.querySelectorAll("#attach-tray li:not(.uploading)").length === 1 || !document.getElementById("attach-error").hidden`)
 		if !eval[bool](e, `document.getElementById("attach-error").hidden`) {
 			t.Fatalf("refused: %s", eval[string](e, `document.getElementById("attach-error").textContent`))
@@ -53,7 +46,7 @@ func TestAttachExcelTypedCSV(t *testing.T) {
 		xls := append([]byte{0xD0, 0xCF, 0x11, 0xE0, 0xA1, 0xB1, 0x1A, 0xE1}, make([]byte, 1024-8)...)
 		copy(xls[512:], "W\x00o\x00r\x00k\x00b\x00o\x00o\x00k\x00")
 		xls[512+0x40], xls[512+0x42] = 18, 2 // its name's length; a stream
-		drop(e, xls, "runs.xls")
+		e.dropFile(string(xls), "runs.xls", "application/vnd.ms-excel")
 		e.waitJS("the refusal", `document.getElementById("attach-error").textContent.includes("runs.xls")`)
 		if got := eval[string](e, `document.getElementById("attach-error").textContent`); !strings.Contains(got, "Excel workbook") {
 			t.Errorf("error line %q, want the server's reason", got)

@@ -1,11 +1,8 @@
 package e2e
 
 import (
-	"encoding/base64"
 	"strings"
 	"testing"
-
-	"github.com/chromedp/chromedp"
 )
 
 // TestAttachFailedChip: a file the server refuses at upload stays in the
@@ -16,7 +13,7 @@ func TestAttachFailedChip(t *testing.T) {
 	e := newEnv(t, 1280, 800)
 	e.signIn()
 	long := strings.Repeat("a long log line\n", 150<<10/16)
-	eval[chromedp.Void](e, dropJS+`("`+base64.StdEncoding.EncodeToString([]byte(long))+`", "log.md", "text/markdown", 0)`)
+	e.dropFile(long, "log.md", "text/markdown")
 	e.waitJS("the refusal", `document.querySelectorAll("#attach-tray li.failed").length === 1`)
 	if got := eval[string](e, `document.querySelector("#attach-tray li.failed").className`); strings.Contains(got, "uploading") {
 		t.Errorf("the refused file's chip is %q, still shown as uploading", got)

@@ -18,7 +18,7 @@ func TestAttachLongNameFitsPhone(t *testing.T) {
 	e.run(chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2), chromedp.EmulateMobile))
 	e.fake.Enqueue(at.Text("Read it.", 0))
 	e.signIn()
-	eval[chromedp.Void](e, dropJS+`("aGVsbG8K", "a_really_long_file_name_without_spaces_for_the_weekly_training_plan_v2.txt", "text/plain", 0)`)
+	e.dropFile("hello\n", "a_really_long_file_name_without_spaces_for_the_weekly_training_plan_v2.txt", "text/plain")
 	e.waitJS("the upload", `document.querySelector("#attach-tray li:not(.uploading)") !== null`)
 	// A label on one line (12px text) is less than 24px tall.
 	oneLine := func(sel string) bool {

@@ -14,7 +14,7 @@ func TestAttachRemoveKeepsFocus(t *testing.T) {
 	e := newEnv(t, 1280, 800)
 	e.signIn()
 	for _, name := range []string{"a.txt", "b.txt"} {
-		eval[chromedp.Void](e, dropJS+`("aGVsbG8K", "`+name+`", "text/plain", 0)`)
+		e.dropFile("hello\n", name, "text/plain")
 	}
 	e.waitJS("both uploads", `document.querySelectorAll("#attach-tray li:not(.uploading)").length === 2`)
 	focused := `document.activeElement.id || document.activeElement.getAttribute("aria-label") || document.activeElement.tagName`

@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/json"
 	"image"
 	"image/color"
 	"image/png"
@@ -32,6 +33,14 @@ const dropJS = `((b64, name, type, size) => {
 	zone.dispatchEvent(new DragEvent("drop", { dataTransfer: dt, bubbles: true, cancelable: true }));
 })`
 
+// dropFile drops a file of data, named name and typed typ, onto the
+// composer (dropJS).
+func (e *env) dropFile(data, name, typ string) {
+	e.t.Helper()
+	args, _ := json.Marshal([]any{base64.StdEncoding.EncodeToString([]byte(data)), name, typ, 0})
+	eval[chromedp.Void](e, dropJS+`(...`+string(args)+`)`)
+}
+
 func TestAttachImage(t *testing.T) {
 	e := newEnv(t, 1280, 800)
 	img := image.NewRGBA(image.Rect(0, 0, 16, 16))
@@ -45,9 +54,6 @@ func TestAttachImage(t *testing.T) {
 	}
 	e.fake.Enqueue(at.Text("What a square.", 8))
 	e.signIn()
-	dropPNG := func(e *env, name string) {
-		eval[chromedp.Void](e, dropJS+`("`+base64.StdEncoding.EncodeToString(buf.Bytes())+`", "`+name+`", "image/png", 0)`)
-	}
 
 	t.Run("ErrOversize", func(t *testing.T) {
 		e := e.sub(t)
@@ -66,7 +72,7 @@ func TestAttachImage(t *testing.T) {
 
 	t.Run("ThumbnailAfterReload", func(t *testing.T) {
 		e := e.sub(t)
-		eval[chromedp.Void](e, dropJS+`("`+base64.StdEncoding.EncodeToString(buf.Bytes())+`", "square.png", "image/png", 0)`)
+		e.dropFile(buf.String(), "square.png", "image/png")
 		e.waitJS("the upload to finish", `document.querySelector("#attach-tray li:not(.uploading):not(.failed)") !== null`)
 		if !eval[bool](e, `document.getElementById("attach-error").hidden`) {
 			t.Fatalf("error shown: %s", eval[string](e, `document.getElementById("attach-error").textContent`))
@@ -97,14 +103,14 @@ func TestAttachImage(t *testing.T) {
 	t.Run("AttachDuringReply", func(t *testing.T) {
 		e := e.sub(t)
 		e.fake.Enqueue(at.Text("Two squares now, and more to say about them", 4).Paced(0, 20*time.Millisecond).StallAfter(8))
-		dropPNG(e, "first.png")
+		e.dropFile(buf.String(), "first.png", "image/png")
 		e.waitJS("the first upload", `document.querySelector("#attach-tray li:not(.uploading)")?.title === "first.png"`)
 		e.send("and this one?")
 		e.waitJS("the reply to start", `document.querySelectorAll(".msg.assistant").length === 2 && document.querySelectorAll(".msg.assistant")[1].textContent.includes("squares")`)
 		if names := eval[[]string](e, `[...document.querySelectorAll("#attach-tray li")].map((li) => li.title)`); len(names) != 0 {
 			t.Errorf("tray while the reply is written = %v, want the sent file gone", names)
 		}
-		dropPNG(e, "second.png")
+		e.dropFile(buf.String(), "second.png", "image/png")
 		e.waitJS("the second upload", `[...document.querySelectorAll("#attach-tray li:not(.uploading)")].some((li) => li.title === "second.png")`)
 		e.run(chromedp.Click(chromedp.CSS("#stop")))
 		e.waitIdle()

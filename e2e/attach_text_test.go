@@ -1,12 +1,9 @@
 package e2e
 
 import (
-	"encoding/base64"
 	"encoding/json"
 	"strings"
 	"testing"
-
-	"github.com/chromedp/chromedp"
 
 	at "github.com/coachd/coachd/anthropic/anthropictest"
 )
@@ -22,16 +19,12 @@ func TestAttachTextFiles(t *testing.T) {
 	e := newEnv(t, 1280, 800)
 	e.fake.Enqueue(at.Text("Read them all.", 0))
 	e.signIn()
-	drop := func(e *env, text, name, typ string) {
-		e.t.Helper()
-		eval[chromedp.Void](e, dropJS+`("`+base64.StdEncoding.EncodeToString([]byte(text))+`", "`+name+`", "`+typ+`", 0)`)
-	}
 	t.Run("TextTypes", func(t *testing.T) {
 		e := e.sub(t)
-		drop(e, "# Plan\n\n- run on Monday\n", "plan.md", "text/markdown")
-		drop(e, "day,km\nmon,5\n", "runs.csv", "text/csv")
-		drop(e, `{"goal":"5k"}`, "goal.json", "application/json")
-		drop(e, "shift notes\n", "shift.notes", "")
+		e.dropFile("# Plan\n\n- run on Monday\n", "plan.md", "text/markdown")
+		e.dropFile("day,km\nmon,5\n", "runs.csv", "text/csv")
+		e.dropFile(`{"goal":"5k"}`, "goal.json", "application/json")
+		e.dropFile("shift notes\n", "shift.notes", "")
 		e.waitJS("four uploads done", `document.querySelectorAll("#attach-tray li:not(.uploading)").length === 4 || !document.getElementById("attach-error").hidden`)
 		if !eval[bool](e, `document.getElementById("attach-error").hidden`) {
 			t.Fatalf("refused: %s", eval[string](e, `document.getElementById("attach-error").textContent`))
@@ -57,14 +50,14 @@ func TestAttachTextFiles(t *testing.T) {
 	t.Run("ErrRefused", func(t *testing.T) {
 		e := e.sub(t)
 		// A type the server never takes is refused here, without an upload.
-		drop(e, "PK\x03\x04", "plan.docx", "application/vnd.openxmlformats-officedocument.wordprocessingml.document")
+		e.dropFile("PK\x03\x04", "plan.docx", "application/vnd.openxmlformats-officedocument.wordprocessingml.document")
 		e.waitVisible("#attach-error")
 		if got := eval[string](e, `document.getElementById("attach-error").textContent`); !strings.Contains(got, "plan.docx") {
 			t.Errorf("error line %q does not name the file", got)
 		}
 		// An unknown type whose bytes are not text: the server says no, and
 		// the UI shows its word.
-		drop(e, "\x00\x01\x02binary", "blob.bin", "")
+		e.dropFile("\x00\x01\x02binary", "blob.bin", "")
 		e.waitJS("the refusal", `document.getElementById("attach-error").textContent.includes("blob.bin")`)
 		if got := eval[string](e, `document.getElementById("attach-error").textContent`); !strings.Contains(got, "not a supported file") {
 			t.Errorf("error line %q, want the server's reason", got)

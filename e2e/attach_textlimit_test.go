@@ -1,12 +1,9 @@
 package e2e
 
 import (
-	"encoding/base64"
 	"encoding/json"
 	"strings"
 	"testing"
-
-	"github.com/chromedp/chromedp"
 
 	at "github.com/coachd/coachd/anthropic/anthropictest"
 )
@@ -19,10 +16,6 @@ import (
 func TestAttachTextLimit(t *testing.T) {
 	e := newEnv(t, 1280, 800)
 	e.signIn()
-	drop := func(e *env, text, name, typ string) {
-		e.t.Helper()
-		eval[chromedp.Void](e, dropJS+`("`+base64.StdEncoding.EncodeToString([]byte(text))+`", "`+name+`", "`+typ+`", 0)`)
-	}
 	settled := `document.querySelectorAll("#attach-tray li").length > 0 && document.querySelectorAll("#attach-tray li.uploading:not(.failed)").length === 0`
 	ready := func(e *env) []string {
 		return eval[[]string](e, `[...document.querySelectorAll("#attach-tray li:not(.failed):not(.uploading)")].map((li) => li.title)`)
@@ -52,9 +45,9 @@ func TestAttachTextLimit(t *testing.T) {
 	}
 	t.Run("OneTooLong", func(t *testing.T) {
 		e := e.sub(t)
-		drop(e, "shift notes\n", "notes.txt", "text/plain")
-		drop(e, strings.Repeat("a long log line\n", 150<<10/16), "log.md", "text/markdown")
-		drop(e, "day,km\nmon,5\n", "runs.csv", "text/csv")
+		e.dropFile("shift notes\n", "notes.txt", "text/plain")
+		e.dropFile(strings.Repeat("a long log line\n", 150<<10/16), "log.md", "text/markdown")
+		e.dropFile("day,km\nmon,5\n", "runs.csv", "text/csv")
 		e.waitJS("the uploads to settle", settled)
 		if got := eval[string](e, `document.getElementById("attach-error").textContent`); !strings.Contains(got, "log.md") || !strings.Contains(got, "100 K") {
 			t.Errorf("error line = %q, want log.md refused for the 100 KB limit", got)
@@ -69,10 +62,10 @@ func TestAttachTextLimit(t *testing.T) {
 	t.Run("TogetherTooLong", func(t *testing.T) {
 		e := e.sub(t)
 		half := strings.Repeat("0123456789abcde\n", 60<<10/16) // 60 KiB: each fits, two do not
-		drop(e, half, "week1.txt", "text/plain")
+		e.dropFile(half, "week1.txt", "text/plain")
 		e.waitJS("the first upload", settled)
-		drop(e, half, "week2.txt", "text/plain")
-		drop(e, "shift notes\n", "notes.txt", "text/plain")
+		e.dropFile(half, "week2.txt", "text/plain")
+		e.dropFile("shift notes\n", "notes.txt", "text/plain")
 		e.waitJS("the uploads to settle", settled+` && document.querySelectorAll("#attach-tray li").length + (document.getElementById("attach-error").hidden ? 0 : 1) >= 3`)
 		if got := eval[string](e, `document.getElementById("attach-error").textContent`); !strings.Contains(got, "week2.txt") || !strings.Contains(got, "100 K") {
 			t.Errorf("error line = %q, want week2.txt refused for the 100 KB of text a message may hold", got)

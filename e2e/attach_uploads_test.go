@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"bytes"
-	"encoding/base64"
 	"fmt"
 	"image"
 	"image/png"
@@ -56,7 +55,7 @@ func TestAttachmentsFreeUploads(t *testing.T) {
 		t.Fatal(err)
 	}
 	drop := func(name string) {
-		eval[chromedp.Void](e, dropJS+`("`+base64.StdEncoding.EncodeToString(buf.Bytes())+`", "`+name+`", "image/png", 0)`)
+		e.dropFile(buf.String(), name, "image/png")
 		e.waitJS("the upload of "+name, `document.querySelector('#attach-tray li[title="`+name+`"]:is(:not(.uploading), .failed)') !== null`)
 		if !eval[bool](e, `document.getElementById("attach-error").hidden`) {
 			t.Fatalf("%s: %s", name, eval[string](e, `document.getElementById("attach-error").textContent`))
