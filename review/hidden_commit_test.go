@@ -25,18 +25,9 @@ const hideTest = "package slug\n\nimport (\n\t\"os\"\n\t\"os/exec\"\n\t\"testing
 // check). The coach's diff now starts from the commit the build started
 // from.
 func TestAutobuildDiffFromStart(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not installed")
-	}
 	e := newEnv(t)
 	src := sample(t, false)
-	for _, argv := range [][]string{{"init", "-q"}, {"add", "-A"}, {"-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "start"}} {
-		cmd := exec.Command("git", argv...)
-		cmd.Dir = src
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v %s", argv, err, out)
-		}
-	}
+	gitCommitAll(t, src)
 	var diff string
 	e.fake.SetScript(func(req *anthropictest.Request) anthropictest.Reply {
 		if isPlayer(req) {
@@ -71,5 +62,21 @@ func TestAutobuildDiffFromStart(t *testing.T) {
 	}
 	if !strings.Contains(diff, "slug.go") || !strings.Contains(diff, "dash") {
 		t.Fatalf("the coach's git_diff hid the player's changes: %q", diff)
+	}
+}
+
+// gitCommitAll makes dir a git repository with everything in it
+// committed, skipping the test where git is not installed.
+func gitCommitAll(t *testing.T, dir string) {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	for _, argv := range [][]string{{"init", "-q"}, {"add", "-A"}, {"-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "start"}} {
+		cmd := exec.Command("git", argv...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v %s", argv, err, out)
+		}
 	}
 }

@@ -20,18 +20,9 @@ import (
 // the player's work. It now compares with the workspace as it was when
 // the build began: only what the player changed.
 func TestAutobuildDiffLeavesUserEdits(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not installed")
-	}
 	e := newEnv(t)
 	src := sample(t, false)
-	for _, argv := range [][]string{{"init", "-q"}, {"add", "-A"}, {"-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "start"}} {
-		cmd := exec.Command("git", argv...)
-		cmd.Dir = src
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v %s", argv, err, out)
-		}
-	}
+	gitCommitAll(t, src)
 	f, err := os.OpenFile(filepath.Join(src, "REQUIREMENTS.md"), os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
