@@ -28,14 +28,7 @@ func TestHugeSchemaSkipped(t *testing.T) {
 	ts := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil))
 	t.Cleanup(ts.Close)
 	s := mustServer(t, &Config{Name: "bloat", Prefix: "bloat", URL: ts.URL, Timeout: 5 * time.Second, MaxOutput: 4096}, Options{})
-	list, err := s.Tools(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, tool := range list {
-		names = append(names, tool.Definition().Name)
-	}
+	names := toolNames(t, s)
 	if strings.Join(names, ",") != "bloat__small" {
 		t.Fatalf("tools = %v, want only bloat__small (a 440 KB schema offered to the model)", names)
 	}

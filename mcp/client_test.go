@@ -60,15 +60,7 @@ func TestTransports(t *testing.T) {
 				t.Fatalf("started before first use: %d", got)
 			}
 			t.Run("List", func(t *testing.T) {
-				list, err := s.Tools(context.Background())
-				if err != nil {
-					t.Fatal(err)
-				}
-				var names []string
-				for _, tool := range list {
-					names = append(names, tool.Definition().Name)
-				}
-				slices.Sort(names)
+				names := toolNames(t, s)
 				want := []string{"fake__crash", "fake__echo", "fake__env", "fake__fail", "fake__hang", "fake__huge", "fake__pid"}
 				if !slices.Equal(names, want) {
 					t.Fatalf("tools = %v, want %v (bad.name skipped)", names, want)
@@ -201,15 +193,7 @@ func TestAllowDeny(t *testing.T) {
 	cfg := stdioConfig(t)
 	cfg.Allow, cfg.Deny = []string{"e*", "fail"}, []string{"env"}
 	s := mustServer(t, cfg, Options{})
-	list, err := s.Tools(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, tool := range list {
-		names = append(names, tool.Definition().Name)
-	}
-	slices.Sort(names)
+	names := toolNames(t, s)
 	if want := []string{"fake__echo", "fake__fail"}; !slices.Equal(names, want) {
 		t.Fatalf("tools = %v, want %v", names, want)
 	}
