@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
 
@@ -27,16 +26,7 @@ func TestAttachExcelTypedCSV(t *testing.T) {
 		e.send("Here are my runs")
 		e.waitJS("the reply", `document.getElementById("transcript").textContent.includes("Read it.")`)
 		e.waitIdle()
-		reqs := e.fake.Requests()
-		msgs := reqs[len(reqs)-1].Messages()
-		var docs []string
-		for _, b := range msgs[len(msgs)-1].Blocks {
-			if b.Type == "document" {
-				var title string
-				json.Unmarshal(b.Extra["title"], &title)
-				docs = append(docs, title)
-			}
-		}
+		docs := e.sentDocuments()
 		if strings.Join(docs, ",") != "runs.csv" {
 			t.Errorf("documents sent to the model = %v, want runs.csv", docs)
 		}

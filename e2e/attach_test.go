@@ -41,6 +41,22 @@ func (e *env) dropFile(data, name, typ string) {
 	eval[chromedp.Void](e, dropJS+`(...`+string(args)+`)`)
 }
 
+// sentDocuments are the titles of the documents in the last message of
+// the model's last request.
+func (e *env) sentDocuments() []string {
+	reqs := e.fake.Requests()
+	msgs := reqs[len(reqs)-1].Messages()
+	var docs []string
+	for _, b := range msgs[len(msgs)-1].Blocks {
+		if b.Type == "document" {
+			var title string
+			json.Unmarshal(b.Extra["title"], &title)
+			docs = append(docs, title)
+		}
+	}
+	return docs
+}
+
 func TestAttachImage(t *testing.T) {
 	e := newEnv(t, 1280, 800)
 	img := image.NewRGBA(image.Rect(0, 0, 16, 16))

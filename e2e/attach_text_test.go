@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
 
@@ -33,16 +32,7 @@ func TestAttachTextFiles(t *testing.T) {
 		e.send("Here are my files")
 		e.waitJS("the reply", `document.getElementById("transcript").textContent.includes("Read them all.")`)
 		e.waitIdle()
-		reqs := e.fake.Requests()
-		msgs := reqs[len(reqs)-1].Messages()
-		var docs []string
-		for _, b := range msgs[len(msgs)-1].Blocks {
-			if b.Type == "document" {
-				var title string
-				json.Unmarshal(b.Extra["title"], &title)
-				docs = append(docs, title)
-			}
-		}
+		docs := e.sentDocuments()
 		if strings.Join(docs, ",") != "plan.md,runs.csv,goal.json,shift.notes" {
 			t.Errorf("documents sent to the model = %v, want the four files", docs)
 		}

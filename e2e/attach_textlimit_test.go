@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
 
@@ -31,17 +30,7 @@ func TestAttachTextLimit(t *testing.T) {
 		if got := eval[string](e, `document.getElementById("banner-host").textContent`); got != "" {
 			e.t.Errorf("banner %q, want the message sent", got)
 		}
-		reqs := e.fake.Requests()
-		msgs := reqs[len(reqs)-1].Messages()
-		var docs []string
-		for _, b := range msgs[len(msgs)-1].Blocks {
-			if b.Type == "document" {
-				var title string
-				json.Unmarshal(b.Extra["title"], &title)
-				docs = append(docs, title)
-			}
-		}
-		return docs
+		return e.sentDocuments()
 	}
 	t.Run("OneTooLong", func(t *testing.T) {
 		e := e.sub(t)
