@@ -26,6 +26,15 @@ func writePackFiles(t *testing.T, dir string, files map[string]string) {
 	}
 }
 
+// loadPackFiles loads, with the builtin tools, a pack of name → text
+// written to a directory of its own.
+func loadPackFiles(t *testing.T, files map[string]string) (*agent.Pack, error) {
+	t.Helper()
+	dir := t.TempDir()
+	writePackFiles(t, dir, files)
+	return agent.LoadPack(dir, agent.PackOptions{Builtins: tools.Builtins()})
+}
+
 func mustSymlink(t *testing.T, target, link string) {
 	t.Helper()
 	if err := os.Symlink(target, link); err != nil {

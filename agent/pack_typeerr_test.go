@@ -2,13 +2,10 @@ package agent_test
 
 import (
 	"errors"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/coachd/coachd/agent"
-	"github.com/coachd/coachd/tools"
 )
 
 // TestPackTypeErrorNamesField: a value of the wrong type in an agent or
@@ -17,13 +14,11 @@ import (
 // !!str `lots` into int64"): on a line of a flow mapping ({max_rounds:
 // 3, max_tool_calls: many}) an author could not tell which was meant.
 func TestPackTypeErrorNamesField(t *testing.T) {
-	dir := t.TempDir()
-	os.MkdirAll(filepath.Join(dir, "agents"), 0o755)
-	os.MkdirAll(filepath.Join(dir, "skills"), 0o755)
-	os.WriteFile(filepath.Join(dir, "agents", "a.md"), []byte("---\nname: a\ndescription: d\nskills: [s]\nmax_tokens: lots\nlimits: {max_rounds: 3, max_tool_calls: many}\n---\nhi\n"), 0o644)
-	os.WriteFile(filepath.Join(dir, "skills", "s.md"), []byte("---\nname: s\nsummary: one line\nwhen:\n  - checkin_due: maybe\n---\n"+
-		"## Goal\n## When to Use\n## Context Needed\n## Tools to Use\n## Constraints\n## Guidance\n"), 0o644)
-	_, err := agent.LoadPack(dir, agent.PackOptions{Builtins: tools.Builtins()})
+	_, err := loadPackFiles(t, map[string]string{
+		"agents/a.md": "---\nname: a\ndescription: d\nskills: [s]\nmax_tokens: lots\nlimits: {max_rounds: 3, max_tool_calls: many}\n---\nhi\n",
+		"skills/s.md": "---\nname: s\nsummary: one line\nwhen:\n  - checkin_due: maybe\n---\n" +
+			"## Goal\n## When to Use\n## Context Needed\n## Tools to Use\n## Constraints\n## Guidance\n",
+	})
 	if err == nil {
 		t.Fatal("the pack loaded")
 	}
@@ -41,10 +36,7 @@ func TestPackTypeErrorNamesField(t *testing.T) {
 // TestPackTypeErrorNamesFieldNode: a mapping given for a list is named
 // too.
 func TestPackTypeErrorNamesFieldNode(t *testing.T) {
-	dir := t.TempDir()
-	os.MkdirAll(filepath.Join(dir, "agents"), 0o755)
-	os.WriteFile(filepath.Join(dir, "agents", "a.md"), []byte("---\nname: a\ndescription: d\ntools:\n  save_note: yes\n---\nhi\n"), 0o644)
-	_, err := agent.LoadPack(dir, agent.PackOptions{Builtins: tools.Builtins()})
+	_, err := loadPackFiles(t, map[string]string{"agents/a.md": "---\nname: a\ndescription: d\ntools:\n  save_note: yes\n---\nhi\n"})
 	if want := "agents/a.md:5: tools: a mapping is not a list"; err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("missing %q in:\n%v", want, err)
 	}
@@ -55,10 +47,7 @@ func TestPackTypeErrorNamesFieldNode(t *testing.T) {
 // "every problem"). The file's other checks stopped at it: a misspelt
 // limits key was reported only after the type error was fixed.
 func TestPackTypeErrorKeepsChecking(t *testing.T) {
-	dir := t.TempDir()
-	os.MkdirAll(filepath.Join(dir, "agents"), 0o755)
-	os.WriteFile(filepath.Join(dir, "agents", "a.md"), []byte("---\nname: a\ndescription: d\nmax_tokens: lots\nlimits:\n  max_round: 3\ntools: [nope]\n---\nhi\n"), 0o644)
-	_, err := agent.LoadPack(dir, agent.PackOptions{Builtins: tools.Builtins()})
+	_, err := loadPackFiles(t, map[string]string{"agents/a.md": "---\nname: a\ndescription: d\nmax_tokens: lots\nlimits:\n  max_round: 3\ntools: [nope]\n---\nhi\n"})
 	for _, want := range []string{
 		"agents/a.md:4: max_tokens: \"lots\" is not an integer",
 		"agents/a.md:6: unknown key \"max_round\"",
@@ -94,12 +83,10 @@ func TestPackTypeErrorAnyKey(t *testing.T) {
 		}
 	}
 	for _, doc := range docs {
-		dir := t.TempDir()
-		os.MkdirAll(filepath.Join(dir, "agents"), 0o755)
-		os.MkdirAll(filepath.Join(dir, "skills"), 0o755)
-		os.WriteFile(filepath.Join(dir, "agents", "a.md"), []byte("---\nname: a\ndescription: d\nskills: [s]\n"+doc+"\n---\nhi\n"), 0o644)
-		os.WriteFile(filepath.Join(dir, "skills", "s.md"), []byte("---\nname: s\nsummary: x\nwhen:\n  - "+strings.ReplaceAll(doc, "\n", "\n  ")+"\n---\n## Goal\n"), 0o644)
-		if p, err := agent.LoadPack(dir, agent.PackOptions{Builtins: tools.Builtins()}); err == nil {
+		if p, err := loadPackFiles(t, map[string]string{
+			"agents/a.md": "---\nname: a\ndescription: d\nskills: [s]\n" + doc + "\n---\nhi\n",
+			"skills/s.md": "---\nname: s\nsummary: x\nwhen:\n  - " + strings.ReplaceAll(doc, "\n", "\n  ") + "\n---\n## Goal\n",
+		}); err == nil {
 			p.Close()
 		}
 	}
@@ -108,10 +95,7 @@ func TestPackTypeErrorAnyKey(t *testing.T) {
 // TestPackTypeErrorOneProblem: the field a type error left zero is not
 // reported again as missing or malformed at the same line.
 func TestPackTypeErrorOneProblem(t *testing.T) {
-	dir := t.TempDir()
-	os.MkdirAll(filepath.Join(dir, "agents"), 0o755)
-	os.WriteFile(filepath.Join(dir, "agents", "a.md"), []byte("---\nname: a\ndescription: [d]\n---\nhi\n"), 0o644)
-	_, err := agent.LoadPack(dir, agent.PackOptions{Builtins: tools.Builtins()})
+	_, err := loadPackFiles(t, map[string]string{"agents/a.md": "---\nname: a\ndescription: [d]\n---\nhi\n"})
 	var pe *agent.PackError
 	if !errors.As(err, &pe) || len(pe.Problems) != 1 || pe.Problems[0].String() != "agents/a.md:3: description: a list is not a string" {
 		t.Fatalf("got %v, want one problem: agents/a.md:3: description: a list is not a string", err)
