@@ -34,9 +34,11 @@ func TestAttachTextLimit(t *testing.T) {
 	}
 	t.Run("OneTooLong", func(t *testing.T) {
 		e := e.sub(t)
+		// The refused file goes last: a later drop starts the error line
+		// afresh, and the server's refusal may come back before it.
 		e.dropFile("shift notes\n", "notes.txt", "text/plain")
-		e.dropFile(strings.Repeat("a long log line\n", 150<<10/16), "log.md", "text/markdown")
 		e.dropFile("day,km\nmon,5\n", "runs.csv", "text/csv")
+		e.dropFile(strings.Repeat("a long log line\n", 150<<10/16), "log.md", "text/markdown")
 		e.waitJS("the uploads to settle", settled)
 		if got := eval[string](e, `document.getElementById("attach-error").textContent`); !strings.Contains(got, "log.md") || !strings.Contains(got, "100 K") {
 			t.Errorf("error line = %q, want log.md refused for the 100 KB limit", got)
@@ -53,8 +55,9 @@ func TestAttachTextLimit(t *testing.T) {
 		half := strings.Repeat("0123456789abcde\n", 60<<10/16) // 60 KiB: each fits, two do not
 		e.dropFile(half, "week1.txt", "text/plain")
 		e.waitJS("the first upload", settled)
-		e.dropFile(half, "week2.txt", "text/plain")
 		e.dropFile("shift notes\n", "notes.txt", "text/plain")
+		e.waitJS("the notes", settled+` && document.querySelectorAll("#attach-tray li").length === 2`)
+		e.dropFile(half, "week2.txt", "text/plain") // last, as log.md above
 		e.waitJS("the uploads to settle", settled+` && document.querySelectorAll("#attach-tray li").length + (document.getElementById("attach-error").hidden ? 0 : 1) >= 3`)
 		if got := eval[string](e, `document.getElementById("attach-error").textContent`); !strings.Contains(got, "week2.txt") || !strings.Contains(got, "100 K") {
 			t.Errorf("error line = %q, want week2.txt refused for the 100 KB of text a message may hold", got)
