@@ -217,6 +217,7 @@ type fault struct {
 	body, retryAfter string
 	hold             chan struct{} // not nil: pass the request on once closed
 	shutdownAfter    int           // > 0: end the stream after this many events as a server going down does
+	endType          string        // the error that ends it then: server_shutdown by default
 }
 
 // shutdownNext ends the next stream with this method and path prefix
@@ -229,10 +230,22 @@ func (f *faults) shutdownNext(method, prefix string, n int) {
 	f.next = append(f.next, fault{method: method, prefix: prefix, shutdownAfter: n})
 }
 
+// unavailableNext ends the next stream with this method and path prefix
+// after n events the way a follower that cannot read the event log (the
+// database down) ends it: with a retryable unavailable error carrying
+// the last event id. The turn goes on.
+func (f *faults) unavailableNext(method, prefix string, n int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.next = append(f.next, fault{method: method, prefix: prefix, shutdownAfter: n, endType: "unavailable"})
+}
+
 // shutdownWriter passes whole SSE frames through until it has passed
-// after events, then writes the shutdown notice and cuts the request.
+// after events, then writes the shutdown notice (or, with typ
+// unavailable, the database's) and cuts the request.
 type shutdownWriter struct {
 	http.ResponseWriter
+	typ           string
 	after, events int
 	buf           []byte
 	lastID        string
@@ -262,7 +275,11 @@ func (w *shutdownWriter) Write(p []byte) (int, error) {
 		}
 		io.WriteString(w.ResponseWriter, frame)
 		if w.events >= w.after {
-			fmt.Fprintf(w.ResponseWriter, "id: %s\nevent: error\ndata: {\"type\":\"server_shutdown\",\"message\":\"the server is restarting: reconnect with Last-Event-ID %s\",\"retryable\":true,\"last_event_id\":%q}\n\n", w.lastID, w.lastID, w.lastID)
+			if w.typ == "unavailable" {
+				fmt.Fprintf(w.ResponseWriter, "id: %s\nevent: error\ndata: {\"type\":\"unavailable\",\"message\":\"the database is unavailable for now: reconnect with Last-Event-ID %s\",\"retryable\":true,\"retry_after\":1,\"last_event_id\":%q}\n\n", w.lastID, w.lastID, w.lastID)
+			} else {
+				fmt.Fprintf(w.ResponseWriter, "id: %s\nevent: error\ndata: {\"type\":\"server_shutdown\",\"message\":\"the server is restarting: reconnect with Last-Event-ID %s\",\"retryable\":true,\"last_event_id\":%q}\n\n", w.lastID, w.lastID, w.lastID)
+			}
 			w.done = true
 			w.cut()
 		}
@@ -351,7 +368,17 @@ func (f *faults) wrap(next http.Handler) http.Handler {
 		if hit != nil && hit.shutdownAfter > 0 {
 			ctx, cut := context.WithCancel(r.Context())
 			defer cut()
-			next.ServeHTTP(&shutdownWriter{ResponseWriter: w, after: hit.shutdownAfter, cut: cut}, r.WithContext(ctx))
+			sw := &shutdownWriter{ResponseWriter: w, typ: hit.endType, after: hit.shutdownAfter, cut: cut}
+			// The proxy aborts the response when its request is cut (a
+			// panic with ErrAbortHandler), which resets the connection: the
+			// browser may then never read the notice. A server going down
+			// ends its stream after the notice; so does this one.
+			defer func() {
+				if v := recover(); v != nil && (v != http.ErrAbortHandler || !sw.done) {
+					panic(v)
+				}
+			}()
+			next.ServeHTTP(sw, r.WithContext(ctx))
 			return
 		}
 		if hit != nil && hit.hold != nil {

@@ -615,7 +615,11 @@ async function runTurn(body, onAccepted = () => {}) {
           batcher.flush();
           // A server going down hands the turn over: it goes on (on another
           // replica, or in the log), picked up again after the id given.
-          if (data.type === 'server_shutdown' && data.retryable) return { resumeAfter: data.last_event_id || '' };
+          // So does a stream whose log could not be read (the database
+          // away for a moment): the turn goes on, and is not sent again.
+          if (data.retryable && (data.type === 'server_shutdown' || (data.type === 'unavailable' && data.last_event_id))) {
+            return { resumeAfter: data.last_event_id || '', retryAfter: Number(data.retry_after) || 0 };
+          }
           // The server stored the message before the upstream failed:
           // Retry re-runs it instead of sending it a second time.
           if (!replied) state.lastTurn = { retry: true };

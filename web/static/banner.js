@@ -33,6 +33,9 @@ export function describeError(err) {
       return { type, title: 'That took too long', text: msg || 'The reply ran out of time.', retry: true };
     case 'api_error':
       return { type, title: 'The AI service had a problem', text: msg || 'Something went wrong upstream.', retry: true };
+    case 'unavailable':
+      // The server's message is for operators (the database, an event id).
+      return { type, title: 'The coach is briefly unavailable', text: 'Your conversation is safe. Try again in a moment.', retry: true };
     case 'network':
       return { type, title: 'Connection problem', text: msg, retry: true };
     case 'invalid_request':

@@ -17,8 +17,9 @@ function sleep(ms, signal) {
 
 // followTurn reads the turn's stream res. handle(event, data) is called
 // for every event and returns true at the turn's end (message_end, error),
-// or {resumeAfter: id} when the server ends the stream but not the turn
-// (server_shutdown). When the connection drops before the end,
+// or {resumeAfter: id, retryAfter: seconds} when the server ends the
+// stream but not the turn (server_shutdown, unavailable): the stream is
+// picked up again after id, no sooner than retryAfter. When the connection drops before the end,
 // resume(lastId) opens the stream again after the last event seen
 // (firstId before any), while canResume() holds, up to RECONNECTS times; reconnecting(on) shows it. A refused
 // resume throws its ApiError; a stream that ended before the turn did
@@ -39,13 +40,16 @@ export async function followTurn(res, firstId, opts) {
 
 async function follow(res, at, { handle, resume, canResume, reconnecting, signal }) {
   let ended = false;
+  let wait = 0; // ms the server asked to wait before the next resume
   const consume = async (r) => {
+    wait = 0;
     try {
       for await (const { event, data, id } of readEvents(r.body)) {
         if (id) at.lastId = id;
         const end = handle(event, data);
         if (end && end.resumeAfter !== undefined) {
           if (end.resumeAfter) at.lastId = end.resumeAfter;
+          wait = (end.retryAfter || 0) * 1000;
           return;
         }
         if (end) {
@@ -60,7 +64,7 @@ async function follow(res, at, { handle, resume, canResume, reconnecting, signal
   await consume(res);
   for (let n = 0; !ended && !signal.aborted && at.lastId && canResume() && n < RECONNECTS; n++) {
     reconnecting(true);
-    await sleep(Math.min(250 * 2 ** n, 4000), signal);
+    await sleep(Math.max(wait, Math.min(250 * 2 ** n, 4000)), signal);
     if (signal.aborted) break;
     try {
       await consume(await resume(at.lastId));
