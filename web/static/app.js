@@ -269,7 +269,7 @@ async function openSession(id, closed = '') {
     setEnded(Boolean(sess.status) && sess.status !== 'active');
     running = sess.running_turn || null;
     const upTo = running && running.message_id ? msgs.findIndex((m) => m.id === running.message_id) : -1;
-    transcript.renderHistory(upTo >= 0 ? msgs.slice(0, upTo) : msgs, sess.pending_interaction, { onAnswer: answer, onClosed: questionClosed, closed });
+    transcript.renderHistory(upTo >= 0 ? msgs.slice(0, upTo) : msgs, sess.pending_interaction, { onAnswer: answer, onClosed: questionClosed, closed, settled: !running });
     setBefore(prev);
     showWelcome(msgs.length === 0);
   } catch (err) {

@@ -287,7 +287,8 @@ export class Transcript {
   // cards; an answer to an interactive tool shows as the user's reply.
   // pending is the session's pending interaction, if any; opts.onAnswer
   // answers it. It closes at its expiry, and is drawn closed when it is
-  // opts.closed (the server refused an answer to it).
+  // opts.closed (the server refused an answer to it). opts.settled says
+  // no turn is running: a last message of the user's was not replied to.
   renderHistory(messages, pending, opts) {
     this.clear();
     this.first = messages[0] || null;
@@ -314,13 +315,16 @@ export class Transcript {
     const first = this.first;
     const carry = first && first.role === 'user'
       ? [{ ...first, content: '', content_blocks: blocksOf(first).filter((b) => b.type === 'tool_result') }] : [];
+    // The page's last message of the user's was not replied to when the
+    // message after the page starts a turn of its own.
+    const settled = Boolean(first && first.role === 'user' && !isSummary(first) && blocksOf(first).some(startsTurn));
     const main = this.el;
     const pinned = this.pinned;
     const fromBottom = this.scroller.scrollHeight - this.scroller.scrollTop;
     const page = h('div');
     this.el = page;
     try {
-      this.draw(messages.concat(carry), null, opts);
+      this.draw(messages.concat(carry), null, { ...opts, settled });
     } finally {
       this.el = main;
     }
@@ -341,6 +345,17 @@ export class Transcript {
   // draw appends messages to el.
   draw(messages, pending, opts) {
     let view = null;
+    // A turn that stored no reply (stopped, or failed, before the coach
+    // wrote a word) leaves the user's message, or answer, alone: it says
+    // so, where the reply would be, once the next one has come (or none
+    // is running).
+    let unanswered = false;
+    const noReply = () => {
+      if (!unanswered) return;
+      unanswered = false;
+      this.startAssistant().note(NO_REPLY, 'stopped');
+      view = null;
+    };
     const interactive = new Map(); // tool_use_id → {name, input, el}
     const drawPending = (v, data) => {
       const el = v.interaction(data, { ...opts, expiresAt: pending.expires_at });
@@ -350,7 +365,7 @@ export class Transcript {
     for (const m of messages) {
       // A compaction's summary is stored as a user message for the model;
       // the user never wrote it.
-      if (m.metadata && m.metadata.kind === 'summary') continue;
+      if (isSummary(m)) continue;
       const blocks = blocksOf(m);
       if (m.role === 'user') {
         let said = false;
@@ -362,21 +377,35 @@ export class Transcript {
             if (it) {
               const label = answerLabel(it.name, b.content);
               if (it.el) it.el.markAnswered(label, b.content);
-              if (label && !isDismissed(b)) { this.addUser(label, 'answer'); view = null; }
+              if (label && !isDismissed(b)) {
+                noReply();
+                this.addUser(label, 'answer');
+                view = null;
+                unanswered = true;
+              }
               continue;
             }
             const c = this.cards.get(b.tool_use_id);
             if (c) setToolResult(c, b.content, b.is_error);
           } else if (b.type === 'text' && b.text.trim() !== '') {
+            noReply();
             this.addUser(b.text, '', atts);
             atts = [];
             said = true;
           }
         }
-        if (atts.length > 0) { this.addUser('', '', atts); said = true; }
-        if (said) view = null;
+        if (atts.length > 0) {
+          noReply();
+          this.addUser('', '', atts);
+          said = true;
+        }
+        if (said) {
+          view = null;
+          unanswered = true;
+        }
         continue;
       }
+      unanswered = false;
       if (!view) view = this.startAssistant();
       for (const b of blocks) {
         switch (b.type) {
@@ -407,6 +436,7 @@ export class Transcript {
       const why = stopNote(meta.turn_stop_reason) || (m.partial ? 'Stopped before the reply was finished' : stopNote(meta.stop_reason));
       if (why) view.note(why, 'stopped');
     }
+    if (opts.settled && !pending) noReply();
     // A pending call whose tool_use is not in the loaded page still gets
     // its controls.
     if (pending && !interactive.has(pending.tool_use_id)) {
@@ -423,6 +453,20 @@ export class Transcript {
 function blocksOf(m) {
   if (Array.isArray(m.content_blocks) && m.content_blocks.length > 0) return m.content_blocks;
   return m.content ? [{ type: 'text', text: m.content }] : [];
+}
+
+// NO_REPLY stands where the reply to a message would be, when its turn
+// stored none: the history does not say why (Stop, a limit, an error).
+const NO_REPLY = 'The coach did not reply to this.';
+
+function isSummary(m) {
+  return Boolean(m.metadata && m.metadata.kind === 'summary');
+}
+
+// startsTurn reports whether a block of a user's message is something
+// they said (a new turn), not a result of the coach's tools.
+function startsTurn(b) {
+  return (b.type === 'text' && b.text.trim() !== '') || b.type === 'image' || b.type === 'document';
 }
 
 function isDismissed(b) {
