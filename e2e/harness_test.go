@@ -216,6 +216,8 @@ type fault struct {
 	status           int
 	body, retryAfter string
 	hold             chan struct{} // not nil: pass the request on once closed
+	holdAnswer       chan struct{} // not nil: pass the request on, and its answer once closed
+	answered         chan struct{} // closed when coachd has answered (holdAnswer)
 	shutdownAfter    int           // > 0: end the stream after this many events as a server going down does
 	endType          string        // the error that ends it then: server_shutdown by default
 }
@@ -305,6 +307,43 @@ func (f *faults) holdNext(method, prefix string) (release func()) {
 	return func() { once.Do(func() { close(hold) }) }
 }
 
+// holdAnswerNext passes the next request with this method and path
+// prefix on to coachd at once, but holds its answer on the way back until
+// release is called (or the browser gives up on it); answered is closed
+// once coachd has answered, its status and headers held.
+func (f *faults) holdAnswerNext(method, prefix string) (answered <-chan struct{}, release func()) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	hold, done := make(chan struct{}), make(chan struct{})
+	f.next = append(f.next, fault{method: method, prefix: prefix, holdAnswer: hold, answered: done})
+	var once sync.Once
+	return done, func() { once.Do(func() { close(hold) }) }
+}
+
+// heldAnswer holds a response's status and headers until hold is closed
+// or ctx is done.
+type heldAnswer struct {
+	http.ResponseWriter
+	ctx            context.Context
+	hold, answered chan struct{}
+	once           sync.Once
+}
+
+func (w *heldAnswer) WriteHeader(status int) {
+	w.once.Do(func() { close(w.answered) })
+	select {
+	case <-w.hold:
+	case <-w.ctx.Done():
+	}
+	w.ResponseWriter.WriteHeader(status)
+}
+
+func (w *heldAnswer) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
 // failNext makes the next request with this method and path prefix fail
 // with status and the API's JSON error body.
 func (f *faults) failNext(method, prefix string, status int) {
@@ -379,6 +418,10 @@ func (f *faults) wrap(next http.Handler) http.Handler {
 				}
 			}()
 			next.ServeHTTP(sw, r.WithContext(ctx))
+			return
+		}
+		if hit != nil && hit.holdAnswer != nil {
+			next.ServeHTTP(&heldAnswer{ResponseWriter: w, ctx: r.Context(), hold: hit.holdAnswer, answered: hit.answered}, r)
 			return
 		}
 		if hit != nil && hit.hold != nil {

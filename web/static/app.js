@@ -44,6 +44,8 @@ const state = {
   pickAgent: false, // there are coaches to choose from
   refused: '', // why the last turn's request was refused, if it was
   stopping: null, // the controller of a turn being stopped
+  asking: null, // the controller of a turn whose request awaits its answer
+  stopAsked: null, // that controller, when Stop was pressed meanwhile
   ended: false, // the open conversation is completed or expired
   before: '', // the cursor of the conversation's page before those drawn
   earlier: false, // that page is being read
@@ -497,9 +499,17 @@ const STOP_GRACE_MS = 3000;
 // stopped on the server, which ends the stream with what it stored: the
 // stream is read on to that end, for the page to show exactly the stored
 // reply (and no longer than STOP_GRACE_MS). now stops reading at once
-// too, as does a second stop.
+// too, as does a second stop. Pressed before the request was answered,
+// it waits for the answer (no longer than STOP_GRACE_MS): the server may
+// have stored the message and begun its turn, which cutting the request
+// would not stop; the answer names the conversation to stop it in.
 function stop(now = false) {
   const c = state.controller;
+  if (c && !now && state.asking === c && state.stopAsked !== c && phase.phase !== Phase.idle) {
+    state.stopAsked = c;
+    setTimeout(() => { if (state.asking === c) c.abort(); }, STOP_GRACE_MS);
+    return;
+  }
   if (!state.sessionId || phase.phase === Phase.idle || !c) {
     if (c) c.abort();
     return;
@@ -546,13 +556,18 @@ async function runTurn(body, onAccepted = () => {}) {
   let authFailed = false;
   let missed = false; // the event log lost some of the turn: reload it
   const toolsUsed = [];
+  state.asking = controller;
   try {
     // { resumeAfter } follows again a turn whose stream was lost.
     const res = body.resumeAfter ? await state.api.resume(state.sessionId, body.resumeAfter, controller.signal)
       : await state.api.chatStream(state.sessionId ? { ...body, session_id: state.sessionId } : body, controller.signal);
     accepted = true;
+    state.asking = null;
     onAccepted();
     adoptSession(res.headers.get('X-Coachd-Session-Id'));
+    // Stop was pressed while the request travelled: the turn it began
+    // is stopped now that its conversation is known.
+    if (state.stopAsked === controller) stop();
     if (tabs && state.sessionId && !body.resumeAfter) tabs.postMessage({ session: state.sessionId });
     // A stream cut before its first event resumes from the turn's start.
     const turn = res.headers.get('X-Coachd-Turn');
@@ -658,6 +673,7 @@ async function runTurn(body, onAccepted = () => {}) {
       banner.show(describeError(new ApiError(0, 'network', 'The connection dropped before the reply finished.')));
     }
   } finally {
+    if (state.asking === controller) state.asking = null;
     batcher.flush();
     phase.complete();
     view.finish();
