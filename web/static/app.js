@@ -41,6 +41,7 @@ const state = {
   shown: SESSIONS_PAGE, // how many sessions the sidebar lists
   moreSessions: false, // older sessions are left to list
   sessionsFailed: false, // the list could not be read
+  listRead: 0, // the sessions list reads asked for: only the last one's answer is drawn
   pickAgent: false, // there are coaches to choose from
   refused: '', // why the last turn's request was refused, if it was
   stopping: null, // the controller of a turn being stopped
@@ -188,16 +189,20 @@ async function loadAgents() {
 async function refreshSessions() {
   const api = state.api;
   if (!api) return;
+  // Reads overlap (a turn's end, a tab's turn, sign-in) and their answers
+  // come back in any order: one asked before the last would draw a list
+  // older than what is drawn.
+  const read = ++state.listRead;
   try {
     const res = await api.sessions(state.shown);
-    if (state.api !== api) return; // signed out meanwhile
+    if (state.api !== api || read !== state.listRead) return; // signed out, or read again, meanwhile
     state.sessions = res.sessions.sort((a, b) => String(b.updated_at).localeCompare(String(a.updated_at)));
     state.moreSessions = res.more;
     state.sessionsFailed = false;
     renderSessions();
   } catch (err) {
     if (err.status === 401) return onAuthError();
-    if (state.api !== api) return;
+    if (state.api !== api || read !== state.listRead) return;
     // A list that never came is not an empty one: the sidebar says so.
     state.sessionsFailed = true;
     renderSessions();
