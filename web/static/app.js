@@ -729,11 +729,17 @@ function onUsage(u) {
 }
 
 async function refreshMe() {
+  const api = state.api;
+  if (!api) return;
   try {
-    state.user = await state.api.me();
+    const user = await api.me();
+    // Signed out (or in as someone else) meanwhile: the answer is the
+    // user who left's, not for this page to show or keep.
+    if (state.api !== api) return;
+    state.user = user;
     renderBudget(state.user);
   } catch (err) {
-    if (err.status === 401) onAuthError();
+    if (err.status === 401 && state.api === api) onAuthError();
   }
 }
 
