@@ -1,6 +1,9 @@
 package e2e
 
 import (
+	"encoding/json"
+	"fmt"
+	"net/http"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -45,5 +48,48 @@ func TestStopBeforeReplyAfterReload(t *testing.T) {
 	e.waitJS("the stored reply", `document.getElementById("history").textContent.includes("Airport first.")`)
 	if got, want := eval[string](e, notes), "user:Plan my night | "+noReply+" | user:Where do I start? | coach:Airport first."; got != want {
 		t.Errorf("after the next turn = %q, want %q", got, want)
+	}
+}
+
+// TestNoReplyAtPageBoundary: a message that got no reply, the last of a
+// page of older messages, says so when that page is drawn above the one
+// after it (which starts with the user's next message); the page it
+// opened on draws no note for a message whose reply is there.
+func TestNoReplyAtPageBoundary(t *testing.T) {
+	e := newEnv(t, 1280, 800, "--rate-limit", "off")
+	e.signIn()
+	res := e.apiDo("POST", "/v1/sessions", `{"title":"Long one"}`, nil, http.StatusCreated)
+	var sess struct{ ID string }
+	if err := json.NewDecoder(res.Body).Decode(&sess); err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	record := func(role, content string) {
+		body := fmt.Sprintf(`{"role":%q,"content":%q,"source":"voice"}`, role, content)
+		e.apiDo("POST", "/v1/sessions/"+sess.ID+"/messages", body, nil, http.StatusCreated).Body.Close()
+	}
+	// 101 messages: the last page (100) starts at "Again".
+	record("user", "Hello")
+	record("user", "Again")
+	record("assistant", "Answer 0")
+	for i := 1; i <= 49; i++ {
+		record("user", fmt.Sprintf("Question %d", i))
+		record("assistant", fmt.Sprintf("Answer %d", i))
+	}
+	e.run(chromedp.Navigate(e.url + "/#/" + sess.ID))
+	e.waitJS("the last message", `document.getElementById("transcript").textContent.includes("Answer 49")`)
+	e.waitIdle()
+	notes := `document.querySelectorAll("#transcript .msg-note").length`
+	if n := eval[int](e, notes); n != 0 {
+		t.Errorf("%d notes on the last page, want none: every message there has its reply", n)
+	}
+	e.run(chromedp.Click(chromedp.CSS("#earlier-more")))
+	e.waitJS("the first page", `document.getElementById("transcript").textContent.includes("Hello")`)
+	head := `[...document.querySelectorAll(".msg")].slice(0, 4).map((m) => (m.classList.contains("user") ? "user:" : "coach:") + m.textContent).join(" | ")`
+	if got, want := eval[string](e, head), "user:Hello | coach:The coach did not reply to this. | user:Again | coach:Answer 0"; got != want {
+		t.Errorf("conversation's start = %q, want %q", got, want)
+	}
+	if n := eval[int](e, notes); n != 1 {
+		t.Errorf("%d notes in all, want 1", n)
 	}
 }
