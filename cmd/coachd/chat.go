@@ -13,6 +13,7 @@ import (
 
 	"github.com/coachd/coachd"
 	"github.com/coachd/coachd/client"
+	"github.com/coachd/coachd/stream"
 )
 
 // runChat is a terminal client: one turn when a message is given, a REPL
@@ -86,9 +87,10 @@ func (c *chatter) turn(ctx context.Context, req client.ChatRequest) error {
 		var pending *interaction
 		lastID, ended, restart := "", false, false
 		show := func(ev client.Event) error {
-			if id, ok := shutdownNotice(ev); ok {
-				// The server is going down; the turn's end is in its log
-				// for the next one to give: resume after id.
+			if id, ok := resumeNotice(ev); ok {
+				// The server is going down (the turn's end is in its log
+				// for the next one to give), or its database is, for now
+				// (the turn goes on): resume after id.
 				lastID, restart = id, true
 				return nil
 			}
@@ -103,15 +105,16 @@ func (c *chatter) turn(ctx context.Context, req client.ChatRequest) error {
 		if sid != "" {
 			c.session = sid
 		}
-		// A stream cut before the turn's end, or ended by the server's
-		// shutdown notice: the turn goes on (or its end is logged); pick
-		// it up after the last event shown.
-		for try := 0; try < 5 && ctx.Err() == nil && !ended && lastID != "" && c.session != "" && (isNetErr(err) || restart); try++ {
+		// A stream cut before the turn's end, ended by the server's
+		// notice to come back, or a reconnect answered "not now": the
+		// turn goes on (or its end is logged); pick it up after the last
+		// event shown.
+		for try := 0; try < 5 && ctx.Err() == nil && !ended && lastID != "" && c.session != "" && (isNetErr(err) || restart || retryLater(err) >= 0); try++ {
 			restart = false
 			fmt.Fprintln(c.errOut, "\n(reconnecting…)")
 			select {
 			case <-ctx.Done():
-			case <-time.After(time.Duration(250<<try) * time.Millisecond):
+			case <-time.After(max(time.Duration(250<<try)*time.Millisecond, retryLater(err))):
 			}
 			err = c.cl.Resume(ctx, c.session, lastID, client.StreamOptions{}, show)
 		}
@@ -142,9 +145,22 @@ func (c *chatter) turn(ctx context.Context, req client.ChatRequest) error {
 	}
 }
 
-// shutdownNotice reports the retryable server_shutdown error a server
-// going down ends its streams with, and the event id to resume after.
-func shutdownNotice(ev client.Event) (string, bool) {
+// retryLater reports how long the server said to wait (Retry-After, 0 if
+// it named no time) when it answered a reconnect with a retryable
+// refusal: its database unavailable for now, or the server going down.
+// It is -1 for anything else.
+func retryLater(err error) time.Duration {
+	var ce *coachd.Error
+	if errors.As(err, &ce) && (ce.Code == coachd.EUNAVAILABLE || ce.Code == stream.CodeShutdown) {
+		return ce.RetryAfter
+	}
+	return -1
+}
+
+// resumeNotice reports a retryable error that ends a stream with the
+// event id to resume after: server_shutdown (the server going down) or
+// unavailable (its database, for now), and that id.
+func resumeNotice(ev client.Event) (string, bool) {
 	if ev.Name != "error" {
 		return "", false
 	}
@@ -153,7 +169,7 @@ func shutdownNotice(ev client.Event) (string, bool) {
 		Retryable   bool   `json:"retryable"`
 		LastEventID string `json:"last_event_id"`
 	}
-	if json.Unmarshal(ev.Data, &e) != nil || e.Type != "server_shutdown" || !e.Retryable || e.LastEventID == "" {
+	if json.Unmarshal(ev.Data, &e) != nil || e.Type != stream.CodeShutdown && e.Type != coachd.EUNAVAILABLE || !e.Retryable || e.LastEventID == "" {
 		return "", false
 	}
 	return e.LastEventID, true

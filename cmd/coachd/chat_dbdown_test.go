@@ -1,0 +1,200 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/coachd/coachd/anthropic/anthropictest"
+	"github.com/coachd/coachd/sqlstore/pgtest"
+)
+
+// cutProxy forwards TCP connections to its target, as a load balancer in
+// front of replicas does: a test moves the target and cuts the open
+// connections (a network drop), and learns when the target answered.
+type cutProxy struct {
+	ln       net.Listener
+	target   atomic.Value // string
+	mu       sync.Mutex
+	conns    []net.Conn
+	answered chan string // the target of each connection whose first answer bytes arrived
+}
+
+func newCutProxy(t *testing.T, target string) *cutProxy {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &cutProxy{ln: ln, answered: make(chan string, 64)}
+	p.target.Store(target)
+	t.Cleanup(func() { ln.Close(); p.cut() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			to := p.target.Load().(string)
+			s, err := net.Dial("tcp", to)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			p.mu.Lock()
+			p.conns = append(p.conns, c, s)
+			p.mu.Unlock()
+			go func() { io.Copy(s, c); s.Close() }()
+			go func() {
+				defer c.Close()
+				buf := make([]byte, 32<<10)
+				first := true
+				for {
+					n, err := s.Read(buf)
+					if n > 0 {
+						if _, werr := c.Write(buf[:n]); werr != nil {
+							return
+						}
+						if first && bytes.HasPrefix(buf[:n], []byte("HTTP/1.1 200")) {
+							p.answered <- to
+						}
+						first = false
+					}
+					if err != nil {
+						return
+					}
+				}
+			}()
+		}
+	}()
+	return p
+}
+
+// cut closes every connection open through the proxy.
+func (p *cutProxy) cut() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range p.conns {
+		c.Close()
+	}
+	p.conns = nil
+}
+
+// TestChatResumesAfterDatabaseOutagePG: coachd chat, behind a load
+// balancer in front of two replicas sharing one Postgres, follows a turn
+// from the replica that does not run it (its stream was cut and picked up
+// there) when Postgres restarts. The follower ends with the retryable
+// unavailable error carrying last_event_id, and the replica answers
+// 503 unavailable while the database is down. coachd chat printed
+// "[error unavailable]" and returned as if the turn were over, while the
+// turn went on: the rest of the reply never reached the user. It now
+// reconnects after the event it showed last, and prints the reply whole.
+func TestChatResumesAfterDatabaseOutagePG(t *testing.T) {
+	pg := pgtest.NewServer(t)
+	dsn := pg.NewDatabase(t)
+	fake := anthropictest.NewServer()
+	defer fake.Close()
+	fake.Enqueue(
+		anthropictest.Blocks(anthropictest.TextBlock("Checking your notes.", 4), anthropictest.ToolUse("toolu_n", "list_notes", `{}`)),
+		anthropictest.Text("Leave at five.", 4))
+	// The turn's second model request waits for release: the turn runs
+	// through the outage.
+	held, release := make(chan struct{}), make(chan struct{})
+	var calls atomic.Int32
+	gate := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v1/messages" && calls.Add(1) == 2 {
+			close(held)
+			select {
+			case <-release:
+			case <-r.Context().Done():
+				return
+			}
+		}
+		fake.Handler().ServeHTTP(w, r)
+	}))
+	defer gate.Close()
+	defer func() {
+		select {
+		case <-release:
+		default:
+			close(release)
+		}
+	}()
+	env := map[string]string{"ANTHROPIC_API_KEY": "test", "ANTHROPIC_BASE_URL": gate.URL, "COACHD_ADDR": "127.0.0.1:0"}
+	a := MustServe(t, env, "--db", dsn, "--demo")
+	key := apiKeyRe.FindStringSubmatch(a.stdout.String())[1]
+	b := MustServe(t, env, "--db", dsn)
+	ua, _ := url.Parse(a.url)
+	ub, _ := url.Parse(b.url)
+	proxy := newCutProxy(t, ua.Host)
+
+	chatEnv := getenvFrom(map[string]string{"COACHD_URL": "http://" + proxy.ln.Addr().String(), "COACHD_KEY": key})
+	out, errOut := &syncBuffer{}, &syncBuffer{}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		done <- runChat(ctx, []string{"plan my day"}, chatEnv, strings.NewReader(""), out, errOut)
+	}()
+	select {
+	case <-held:
+	case err := <-done:
+		t.Fatalf("chat ended before the turn's second round: %v\n%s\n%s", err, out, errOut)
+	}
+	out.waitFor(t, regexp.MustCompile(`list_notes: `))
+	// The stream is cut; the balancer sends the reconnect to b, which
+	// follows the turn (running on a) from the log.
+	proxy.target.Store(ub.Host)
+	proxy.cut()
+	for to := range proxy.answered {
+		if to == ub.Host {
+			break
+		}
+	}
+	pg.Stop()
+	select {
+	case err := <-done:
+		t.Fatalf("chat gave up while the database was down: %v\nstdout %q\nstderr %q", err, out, errOut)
+	case <-waitMatch(errOut, regexp.MustCompile(`(?s)reconnecting.*reconnecting`)):
+	}
+	pg.Start(t)
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatalf("chat: %v\nstdout %q\nstderr %q", err, out, errOut)
+	}
+	got := out.String()
+	if strings.Contains(got, "[error") || strings.Count(got, "Leave at five.") != 1 || strings.Count(got, "Checking your notes.") != 1 {
+		t.Errorf("printed %q, want the reply whole, once, and no error", got)
+	}
+}
+
+// waitMatch returns a channel closed once b matches re.
+func waitMatch(b *syncBuffer, re *regexp.Regexp) <-chan struct{} {
+	c := make(chan struct{})
+	go func() {
+		for {
+			b.mu.Lock()
+			m := re.MatchString(b.buf.String())
+			if !m && b.grown == nil {
+				b.grown = make(chan struct{})
+			}
+			grown := b.grown
+			b.mu.Unlock()
+			if m {
+				close(c)
+				return
+			}
+			<-grown
+		}
+	}()
+	return c
+}
