@@ -236,12 +236,19 @@ func (s *Server) handleChatStreamGet() http.Handler {
 // stream of one error event, after a retry: of an hour. An EventSource
 // hands a status other than 200 to its error listener with no data (and
 // never reconnects), so the event is the only way it learns why; the
-// hint keeps it from reopening the stream every few seconds.
+// hint keeps it from reopening the stream every few seconds. The
+// database unavailable for now is the exception: the hint is the usual
+// one (at least the error's Retry-After), for the stream to come back
+// once the database does, not an hour later.
 func (s *Server) eventSourceError(w http.ResponseWriter, r *http.Request, dialect string, err error) {
 	e, _ := s.answer(w, r, err)
 	sw := sse.NewWriter(w, r, dialect, -1)
 	sw.SetWriteTimeout(s.writeTime)
-	sw.Retry(eventSourceRetry)
+	if e.Code == coachd.EUNAVAILABLE {
+		sw.Retry(max(retryHint, e.RetryAfter))
+	} else {
+		sw.Retry(eventSourceRetry)
+	}
 	sw.Send(coachd.Event{Type: coachd.EventError, Err: e})
 	sw.Close()
 }
