@@ -53,7 +53,9 @@ type TurnLog struct {
 	StartedAt time.Time // when it began
 	AliveAt   time.Time // the last sign of life of the process running it
 	// Silent is how long since AliveAt, by the clock that stamped it
-	// (the database's on Postgres): replicas' clocks may disagree.
+	// (the database's on Postgres): replicas' clocks may disagree. On
+	// Postgres it counts from the server's start when that is later: no
+	// turn could show life while it was down.
 	Silent time.Duration
 	Ended  bool // its last event (turn_ended) is in the log
 	// StopRequested asks the process running the turn to stop it.

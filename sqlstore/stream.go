@@ -312,15 +312,22 @@ func (db *DB) turnLog(ctx context.Context, userID, sessionID string, floor bool,
 	defer tx.Rollback()
 	var t coachd.TurnLog
 	// Silent is by the clock that stamped alive_at: on Postgres the
-	// database's, the one clock replicas share.
+	// database's, the one clock replicas share. It counts from the
+	// server's start at the earliest: while it was down (a restart) no
+	// turn could show life, and a turn alive all along, its next write
+	// a moment away, is not given up for it.
 	now, col := tx.now, ``
+	var up time.Time
 	dest := []any{&t.Turn, &t.Owner, timeCol{&t.StartedAt}, timeCol{&t.AliveAt}, &t.Ended, &t.StopRequested}
 	if tx.d == dialectPostgres {
-		col, dest = `, clock_timestamp()`, append(dest, timeCol{&now})
+		col, dest = `, clock_timestamp(), pg_postmaster_start_time()`, append(dest, timeCol{&now}, timeCol{&up})
 	}
 	err = tx.queryRow(ctx, `SELECT turn, owner, started_at, alive_at, ended, stop_requested`+col+` FROM turns
 		WHERE session_id = ? AND user_id = ? `+pick, append([]any{sessionID, userID}, args...)...).Scan(dest...)
 	t.Silent = max(now.Sub(t.AliveAt), 0)
+	if up.After(t.AliveAt) {
+		t.Silent = max(now.Sub(up), 0)
+	}
 	if errors.Is(err, sql.ErrNoRows) {
 		var n int64
 		err := tx.queryRow(ctx, `SELECT turn_floor FROM sessions WHERE id = ? AND user_id = ?`, sessionID, userID).Scan(&n)
