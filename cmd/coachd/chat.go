@@ -50,7 +50,11 @@ func runChat(ctx context.Context, args []string, getenv func(string) string, std
 		fmt.Fprint(stdout, "\nyou> ")
 		line, err := c.in.ReadString('\n')
 		if line = strings.TrimSpace(line); line != "" {
-			if err := c.turn(ctx, client.ChatRequest{Message: line}); err != nil {
+			if err := c.turn(ctx, client.ChatRequest{Message: line}); retryLater(err) >= 0 || coachd.ErrorCode(err) == coachd.ERATELIMITED || coachd.ErrorCode(err) == coachd.EUPSTREAMBUSY {
+				// Refused for now (the database, the server, a limit):
+				// the conversation goes on at the next prompt.
+				fmt.Fprintf(stderr, "coachd chat: %v\n", err)
+			} else if err != nil {
 				return err
 			}
 		}
@@ -146,9 +150,9 @@ func (c *chatter) turn(ctx context.Context, req client.ChatRequest) error {
 }
 
 // retryLater reports how long the server said to wait (Retry-After, 0 if
-// it named no time) when it answered a reconnect with a retryable
-// refusal: its database unavailable for now, or the server going down.
-// It is -1 for anything else.
+// it named no time) when it answered a request (a reconnect, a turn) with
+// a retryable refusal: its database unavailable for now, or the server
+// going down. It is -1 for anything else.
 func retryLater(err error) time.Duration {
 	var ce *coachd.Error
 	if errors.As(err, &ce) && (ce.Code == coachd.EUNAVAILABLE || ce.Code == stream.CodeShutdown) {

@@ -198,3 +198,57 @@ func waitMatch(b *syncBuffer, re *regexp.Regexp) <-chan struct{} {
 	}()
 	return c
 }
+
+// TestChatREPLGoesOnWhileDatabaseDownPG: a message typed at coachd chat's
+// prompt while Postgres restarts is refused, 503 unavailable, "retry in a
+// moment". The prompt ended there: chat exited with the error, and the
+// conversation's id, never shown at the prompt, with it. It now says
+// why and prompts again; the same message, sent again once the database
+// is back, gets its reply in the same conversation.
+func TestChatREPLGoesOnWhileDatabaseDownPG(t *testing.T) {
+	pg := pgtest.NewServer(t)
+	dsn := pg.NewDatabase(t)
+	fake := anthropictest.NewServer()
+	defer fake.Close()
+	fake.Enqueue(anthropictest.Text("Morning.", 4), anthropictest.Text("Leave at five.", 4))
+	env := map[string]string{"ANTHROPIC_API_KEY": "test", "ANTHROPIC_BASE_URL": fake.URL(), "COACHD_ADDR": "127.0.0.1:0"}
+	p := MustServe(t, env, "--db", dsn, "--demo")
+	key := apiKeyRe.FindStringSubmatch(p.stdout.String())[1]
+	chatEnv := getenvFrom(map[string]string{"COACHD_URL": p.url, "COACHD_KEY": key})
+	in, typed := io.Pipe()
+	out, errOut := &syncBuffer{}, &syncBuffer{}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- runChat(ctx, nil, chatEnv, in, out, errOut) }()
+	prompts := func(n int) {
+		t.Helper()
+		select {
+		case err := <-done:
+			t.Fatalf("chat ended: %v\nstdout %q\nstderr %q", err, out, errOut)
+		case <-waitMatch(out, regexp.MustCompile(`(?s)`+strings.Repeat(`you> .*`, n-1)+`you> `)):
+		}
+	}
+	prompts(1)
+	io.WriteString(typed, "good morning\n")
+	prompts(2)
+	pg.Stop()
+	io.WriteString(typed, "when should I drive?\n")
+	prompts(3)
+	pg.Start(t)
+	io.WriteString(typed, "when should I drive?\n")
+	prompts(4)
+	typed.Close()
+	if err := <-done; err != nil {
+		t.Fatalf("chat: %v\nstdout %q\nstderr %q", err, out, errOut)
+	}
+	if !strings.Contains(errOut.String(), "unavailable") || !strings.Contains(out.String(), "Leave at five.") {
+		t.Errorf("the refusal not said, or no reply after it:\nstdout %q\nstderr %q", out, errOut)
+	}
+	// The reply came in the same conversation: the model saw the
+	// first exchange.
+	reqs := fake.Requests()
+	if last := reqs[len(reqs)-1]; len(last.Messages()) != 3 {
+		t.Errorf("the message after the refusal went to a conversation of %d messages, want 3 (the same one)", len(last.Messages()))
+	}
+}
