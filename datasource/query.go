@@ -7,10 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // Bounds of one query_data request.
@@ -186,14 +189,17 @@ func clipTo(s string, n int) string {
 	return strings.ToValidUTF8(s, "")
 }
 
-// sql builds the statement and its arguments. Identifiers come from the
-// declaration only; every value is a parameter.
-func (q *selectSpec) sql() (string, []any) {
+// sql builds the statement and its arguments, with the column each
+// argument is compared with. Identifiers come from the declaration only;
+// every value is a parameter.
+func (q *selectSpec) sql() (string, []any, []string) {
 	s := q.t.src
 	var b strings.Builder
 	var args []any
+	var cols []string
+	col := ""
 	arg := func(v any) string {
-		args = append(args, v)
+		args, cols = append(args, v), append(cols, col)
 		return s.ph(len(args))
 	}
 	b.WriteString("SELECT ")
@@ -206,15 +212,17 @@ func (q *selectSpec) sql() (string, []any) {
 	b.WriteString(" FROM " + quote(q.t.name))
 	var where []string
 	if !q.t.shared {
+		col = q.t.scope
 		where = append(where, quote(q.t.scope)+" = "+arg(q.user))
 	}
 	for _, c := range q.conds {
-		col := quote(c.column)
+		col = c.column
+		quoted := quote(c.column)
 		switch c.op {
 		case "null":
-			where = append(where, col+" IS NULL")
+			where = append(where, quoted+" IS NULL")
 		case "notnull":
-			where = append(where, col+" IS NOT NULL")
+			where = append(where, quoted+" IS NOT NULL")
 		case "like":
 			where = append(where, likeText(c.column, c.args[0].(string), arg))
 		case "in":
@@ -222,9 +230,9 @@ func (q *selectSpec) sql() (string, []any) {
 			for i, a := range c.args {
 				ph[i] = arg(a)
 			}
-			where = append(where, col+" IN ("+strings.Join(ph, ", ")+")")
+			where = append(where, quoted+" IN ("+strings.Join(ph, ", ")+")")
 		default:
-			where = append(where, col+" "+c.op+" "+arg(c.args[0]))
+			where = append(where, quoted+" "+c.op+" "+arg(c.args[0]))
 		}
 	}
 	if len(where) > 0 {
@@ -244,7 +252,7 @@ func (q *selectSpec) sql() (string, []any) {
 	}
 	// One more row than asked says whether the result was cut.
 	fmt.Fprintf(&b, " LIMIT %d", q.limit+1)
-	return b.String(), args
+	return b.String(), args, cols
 }
 
 // run reads the rows on the read-only connection within the time cap and
@@ -264,10 +272,10 @@ func (q *selectSpec) run(ctx context.Context) (string, error) {
 		return "", err
 	}
 	defer tx.Rollback()
-	text, args := q.sql()
+	text, args, cols := q.sql()
 	rows, err := tx.QueryContext(ctx, text, args...)
 	if err != nil {
-		return "", timeoutOr(ctx, s, err)
+		return "", refusedValue(timeoutOr(ctx, s, err), cols)
 	}
 	defer rows.Close()
 	var out bytes.Buffer
@@ -298,7 +306,7 @@ func (q *selectSpec) run(ctx context.Context) (string, error) {
 		n++
 	}
 	if err := rows.Err(); err != nil {
-		return "", timeoutOr(ctx, s, err)
+		return "", refusedValue(timeoutOr(ctx, s, err), cols)
 	}
 	fmt.Fprintf(&out, `],"count":%d,"truncated":%t}`, n, truncated)
 	return out.String(), nil
@@ -311,6 +319,34 @@ func timeoutOr(ctx context.Context, s *Source, err error) error {
 		return bad("the query ran past its %s time limit and was stopped; narrow it with where or a smaller limit", s.spec.timeout)
 	}
 	return err
+}
+
+// encodeArgRe finds the argument pgx could not send ("failed to encode
+// args[2]: unable to encode true into binary format for int4 …").
+var encodeArgRe = regexp.MustCompile(`^failed to encode args\[(\d+)\]: `)
+
+// refusedValue names a where value Postgres could not take for its
+// column (its types are checked where SQLite's affinity takes anything:
+// a word for an integer, a time it cannot read, true for an integer) as
+// the model's to fix, with the database's words, which name the value
+// and the type, and the column when the driver could not send it. cols
+// are the statement's arguments' columns. Any other error is err.
+func refusedValue(err error, cols []string) error {
+	var pe *pgconn.PgError
+	msg := ""
+	switch {
+	case errors.As(err, &pe) && strings.HasPrefix(pe.Code, "22"): // data exception
+		msg = pe.Message
+	case err != nil && encodeArgRe.MatchString(err.Error()):
+		m := encodeArgRe.FindStringSubmatch(err.Error())
+		msg = err.Error()[len(m[0]):]
+		if i, _ := strconv.Atoi(m[1]); i < len(cols) {
+			msg = "where." + cols[i] + ": " + msg
+		}
+	default:
+		return err
+	}
+	return bad("the app's database refused a value of the query: %s; give each where value as the column's rows show it", clipTo(msg, 300))
 }
 
 // renderRow renders one row of t as a JSON object in column order; long
