@@ -25,7 +25,8 @@ func (t UpdateNote) Definition() coachd.ToolDef {
     "category": {"type": "string", "enum": ` + enumJSON(vocab(t.Vocab).Categories) + `},
     "title": {"type": "string", "minLength": 1, "maxLength": 200},
     "content": {"type": "string", "minLength": 1, "maxLength": 5000},
-    "importance": {"type": "integer", "minimum": 1, "maximum": 100}
+    "importance": {"type": "integer", "minimum": 1, "maximum": 100},
+    "market_slug": {"type": "string", "maxLength": 100, "pattern": "^[a-z0-9]+(-[a-z0-9]+)*$"}
   },
   "required": ["note_id"],
   "additionalProperties": false
@@ -41,6 +42,7 @@ func (UpdateNote) Execute(ctx context.Context, call coachd.ToolCall, env coachd.
 		Title      *string `json:"title"`
 		Content    *string `json:"content"`
 		Importance *int    `json:"importance"`
+		MarketSlug *string `json:"market_slug"`
 	}
 	if err := json.Unmarshal(call.Input, &in); err != nil {
 		return refuse("invalid input: " + err.Error())
@@ -50,6 +52,7 @@ func (UpdateNote) Execute(ctx context.Context, call coachd.ToolCall, env coachd.
 	}
 	n, err := env.Store.UpdateNote(ctx, env.User.ID, in.ID, coachd.NoteUpdate{
 		Type: in.Type, Category: in.Category, Title: in.Title, Content: in.Content, Importance: in.Importance,
+		MarketSlug: in.MarketSlug,
 	})
 	switch coachd.ErrorCode(err) {
 	case "":
