@@ -89,6 +89,29 @@ func decodeUIChatRequest(r *http.Request, req *uiChatRequest) error {
 // chatKey is the fingerprint that maps a useChat id to its session.
 func chatKey(id string) string { return "ai-sdk-chat:" + id }
 
+// chatFromKey is the fingerprint that says, for a chat that went on in a
+// new session (the coach completed the one before), how many of the
+// chat's user messages came before that session's first: its message
+// count, for the session it names (a fork of it too), since useChat
+// still sends the whole chat, and an edit or a Regenerate is found by
+// counting its user messages against the session's.
+func chatFromKey(id string) string { return "ai-sdk-chat-from:" + id }
+
+// chatFrom is how many of chat's user messages came before its session
+// id's first (chatFromKey); 0 when it holds them all.
+func (s *Server) chatFrom(ctx context.Context, userID, chat, id string) (int, error) {
+	from, n, _, err := s.store.FindFingerprint(ctx, userID, chatFromKey(chat))
+	switch {
+	case coachd.ErrorCode(err) == coachd.ENOTFOUND:
+		return 0, nil
+	case err != nil:
+		return 0, err
+	case from != id || n < 0:
+		return 0, nil // an earlier session's
+	}
+	return int(n), nil
+}
+
 // prepareUIChatTurn decodes useChat's body and prepares its turn. When
 // the turn goes on from a paused tool, the id of the assistant message
 // the client sent is the turn's Continues: the stream's start chunk, a
@@ -116,8 +139,12 @@ func (s *Server) prepareUIChatTurn(r *http.Request) (t *agent.Turn, err error) {
 	u := UserFrom(r.Context())
 	// handleChatStream, its one caller, waits for the admission (Behind).
 	tr := agent.TurnRequest{User: u, Agent: req.Agent, Behind: true}
+	from := 0 // the chat's user messages before its session's first
 	if id, _, _, err := s.store.FindFingerprint(r.Context(), u.ID, chatKey(req.ID)); err == nil {
 		tr.SessionID = id
+		if from, err = s.chatFrom(r.Context(), u.ID, req.ID, id); err != nil {
+			return nil, err
+		}
 	} else if coachd.ErrorCode(err) != coachd.ENOTFOUND {
 		return nil, err
 	}
@@ -129,7 +156,7 @@ func (s *Server) prepareUIChatTurn(r *http.Request) (t *agent.Turn, err error) {
 		// Regenerate: the chat may go on from an earlier point than its
 		// session reached. A body of the last message alone
 		// (prepareSendMessagesRequest) is the chat's next.
-		if tr.SessionID, err = s.uiBranch(r.Context(), u.ID, known, req.users, req.Trigger == "regenerate-message"); err != nil {
+		if tr.SessionID, err = s.uiBranch(r.Context(), u.ID, known, max(req.users-from, 0), req.Trigger == "regenerate-message"); err != nil {
 			return nil, orNotFound(err, "session")
 		}
 	}
@@ -217,9 +244,18 @@ func (s *Server) prepareUIChatTurn(r *http.Request) (t *agent.Turn, err error) {
 		return nil, orNotFound(err, "session")
 	}
 	if t.SessionID() != known {
+		if tr.SessionID == "" {
+			// A new session: it holds none of the chat's earlier messages
+			// (a fork holds what the session it copies held).
+			from = req.users
+		}
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), 5*time.Second)
 		defer cancel()
-		if err := s.store.SaveFingerprint(ctx, u.ID, chatKey(req.ID), t.SessionID(), -1); err != nil {
+		err := s.store.SaveFingerprint(ctx, u.ID, chatKey(req.ID), t.SessionID(), -1)
+		if err == nil && from > 0 {
+			err = s.store.SaveFingerprint(ctx, u.ID, chatFromKey(req.ID), t.SessionID(), int64(from))
+		}
+		if err != nil {
 			t.Close()
 			return nil, err
 		}
