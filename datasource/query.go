@@ -296,6 +296,11 @@ func (q *selectSpec) run(ctx context.Context) (string, error) {
 		}
 		row := renderRow(q.t, q.columns, vals)
 		if out.Len()+len(row) > MaxResultBytes-64 {
+			if n == 0 {
+				// Not even one row: "rows": [] would read as none.
+				return "", bad("one row of %s with its %d columns is more than a result holds (%d KiB): ask for fewer columns (query_data's columns)",
+					q.t.name, len(q.columns), MaxResultBytes>>10)
+			}
 			truncated = true
 			break
 		}
