@@ -278,6 +278,15 @@ func (s *Server) oaiTurn(r *http.Request, req *oaiRequest) (tr agent.TurnRequest
 	}
 	var match oaiMatch
 	found := false
+	if tr.SessionID == "" && n == 1 {
+		// The conversation's first message sent again after its turn
+		// failed before the coach replied (an SDK's retry of a 503): it
+		// goes on in the session that turn began, not in a new one.
+		if f, at := s.triedIn(r.Context(), u.ID, req, text, len(files)); f != nil {
+			tr.SessionID, tr.Message, tr.Attachments, tr.Retry = f.ID, "", nil, true
+			return tr, at, false, nil
+		}
+	}
 	if tr.SessionID == "" && n > 1 {
 		if match, found = s.findConversation(r.Context(), u.ID, req); found {
 			tr.SessionID = match.sessionID
@@ -300,17 +309,20 @@ func (s *Server) oaiTurn(r *http.Request, req *oaiRequest) (tr agent.TurnRequest
 				return agent.TurnRequest{}, 0, false, err
 			}
 		}
-		if upTo >= 0 && (match.shared || sess.MessageCount > upTo &&
-			!(sess.MessageCount == upTo+1 && sess.Pending == nil && s.resent(r.Context(), u.ID, sess, text, len(files)))) {
+		at := int64(0) // the seq of the request's own message, stored by a turn that failed
+		if sess.Pending == nil {
+			at = s.resentAt(r.Context(), u.ID, sess, text, len(files))
+		}
+		if upTo >= 0 && (match.shared || sess.MessageCount > upTo && at != upTo+1) {
 			// The client goes on from an earlier point of the session
 			// (Regenerate, an edited message), or from a conversation two
 			// chats share: the model must see the history the client
 			// shows, not the branch it left, nor the other chat's. It goes
 			// on in a new session holding the stored messages up to there;
 			// sent again (an SDK's retry), in the one it went on in then.
-			if f := s.forkMade(r.Context(), u.ID, req, text, len(files)); f != nil {
+			if f, at := s.triedIn(r.Context(), u.ID, req, text, len(files)); f != nil {
 				tr.SessionID, tr.Message, tr.Attachments, tr.Retry = f.ID, "", nil, true
-				return tr, f.MessageCount, false, nil
+				return tr, at, false, nil
 			}
 			fork, err := s.store.ForkSession(r.Context(), u.ID, sess.ID, upTo)
 			if err != nil {
@@ -338,34 +350,50 @@ func (s *Server) oaiTurn(r *http.Request, req *oaiRequest) (tr agent.TurnRequest
 		// once it expired, the text is a message (which dismisses it).
 		if a := textAnswer(sess.Pending, text, s.clock.Now()); a != nil {
 			tr.Message, tr.Answer = "", a
-		} else if sess.Pending == nil && s.resent(r.Context(), u.ID, sess, text, len(files)) {
+		} else if at > 0 {
 			// The request failed before the coach answered, and the
 			// client (an SDK's own retry, a chat UI's Regenerate) sends
-			// it again: its message is stored already.
+			// it again: its message is stored already, and the turn goes
+			// on from its tool rounds.
 			tr.Message, tr.Attachments, tr.Retry = "", nil, true
+			held = at
 		}
 	}
 	return tr, held, false, nil
 }
 
-// resent reports whether the session's last message is a user message
-// the coach never answered with text and n attachments: the request
-// whose turn failed before the model replied, sent again.
-func (s *Server) resent(ctx context.Context, userID string, sess *coachd.Session, text string, n int) bool {
+// resentAt is the seq of the session's last user message when it is text
+// with n attachments and its turn ended with no reply from the coach: at
+// most tool rounds after it (agent.UnansweredAt), nothing cut short. It
+// is the request whose turn failed, sent again; 0 when there is none.
+// The same words after a reply are a new message.
+func (s *Server) resentAt(ctx context.Context, userID string, sess *coachd.Session, text string, n int) int64 {
 	if sess.MessageCount == 0 {
-		return false
+		return 0
 	}
-	page := coachd.Page{Limit: 1} // seqs run 1..MessageCount
-	if sess.MessageCount > 1 {
-		page.Cursor = strconv.FormatInt(sess.MessageCount-1, 10)
-	}
-	msgs, _, err := s.store.ListMessages(ctx, userID, sess.ID, page)
-	if err != nil || len(msgs) == 0 {
-		return false
+	// The last message first: most often a reply, and the tail read
+	// only after a turn that ended without one.
+	msgs, _, err := s.store.ListMessages(ctx, userID, sess.ID, coachd.Page{Before: coachd.BeforeEnd, Limit: 1})
+	if err != nil || len(msgs) == 0 || msgs[len(msgs)-1].Role != coachd.RoleUser {
+		return 0 // a reply, even one cut short: the client has some of it
 	}
 	last := msgs[len(msgs)-1]
-	if last.Role != coachd.RoleUser || last.Content != text {
-		return false
+	if n == 0 && !last.OnlyBlocks(coachd.BlockToolResult) {
+		if agent.UnansweredAt(msgs, text) == 0 { // the user's own words
+			return last.Seq
+		}
+		return 0
+	}
+	if n == 0 {
+		msgs, _, err = s.store.ListMessages(ctx, userID, sess.ID, coachd.Page{Before: coachd.BeforeEnd, Limit: unansweredTail})
+		if i := agent.UnansweredAt(msgs, text); err == nil && i >= 0 {
+			return msgs[i].Seq
+		}
+		return 0
+	}
+	// With attachments, only as the session's last message.
+	if last.Content != text {
+		return 0
 	}
 	files := 0
 	for _, b := range last.Blocks {
@@ -374,10 +402,13 @@ func (s *Server) resent(ctx context.Context, userID string, sess *coachd.Session
 			files++
 		case coachd.BlockText:
 		default:
-			return false // a tool's result: a turn cut between rounds
+			return 0 // a tool's result: a turn cut between rounds
 		}
 	}
-	return files == n
+	if files != n {
+		return 0
+	}
+	return last.Seq
 }
 
 // chosenOption is the option of a show_options input the text picks: its

@@ -60,24 +60,25 @@ func (s *Server) findConversation(ctx context.Context, userID string, req *oaiRe
 	return oaiMatch{}, false
 }
 
-// forkMade is the session an earlier attempt of this very request went
+// triedIn is the session an earlier attempt of this very request went
 // on in, when its turn failed before the model replied (a busy model's
-// 503, which the SDKs retry by themselves): the session the request's
-// whole conversation was remembered with as that turn began, still
-// ending on its message, unanswered. Copied again, the request left
-// that copy behind, a session with a question never answered. Nil when
-// there is none.
-func (s *Server) forkMade(ctx context.Context, userID string, req *oaiRequest, text string, files int) *coachd.Session {
+// 503, which the SDKs retry by themselves), and the seq of the request's
+// message there: the session the request's whole conversation was
+// remembered with as that turn began, still ending on its message,
+// unanswered (but for tool rounds). Copied again (or, for a
+// conversation's first message, begun again), the request left that
+// session behind, a question never answered. Nil when there is none.
+func (s *Server) triedIn(ctx context.Context, userID string, req *oaiRequest, text string, files int) (*coachd.Session, int64) {
 	id, at, _, err := s.store.FindFingerprint(ctx, userID, fingerprint(req.Model, req.Messages, nil))
-	if err != nil {
-		return nil
+	if err != nil || at < 1 {
+		return nil, 0
 	}
 	sess, err := s.store.FindSession(ctx, userID, id)
-	if err != nil || sess.Status != coachd.SessionActive || sess.Pending != nil || sess.MessageCount != at ||
-		!s.resent(ctx, userID, sess, text, files) {
-		return nil
+	if err != nil || sess.Status != coachd.SessionActive || sess.Pending != nil ||
+		s.resentAt(ctx, userID, sess, text, files) != at {
+		return nil, 0
 	}
-	return sess
+	return sess, at
 }
 
 // holds is how many of sess's stored messages the client's conversation
