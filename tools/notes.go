@@ -117,11 +117,12 @@ func (ListNotes) Execute(ctx context.Context, call coachd.ToolCall, env coachd.T
 		Title      string `json:"title"`
 		Content    string `json:"content"`
 		Importance int    `json:"importance"`
+		MarketSlug string `json:"market_slug,omitempty"`
 		Pinned     bool   `json:"is_pinned,omitempty"`
 	}
 	out := make([]item, len(notes))
 	for i, n := range notes {
-		out[i] = item{n.ID, n.Type, n.Category, n.Title, n.Content, n.Importance, n.Pinned}
+		out[i] = item{n.ID, n.Type, n.Category, n.Title, n.Content, n.Importance, n.MarketSlug, n.Pinned}
 	}
 	return jsonResult(map[string]any{"count": len(out), "notes": out})
 }
