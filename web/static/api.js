@@ -73,12 +73,13 @@ export class Api {
     return h;
   }
 
-  async request(method, path, body) {
+  // request sends one call; extra holds more headers (an Idempotency-Key).
+  async request(method, path, body, extra = undefined) {
     let res;
     try {
       res = await fetch(this.base + path, {
         method,
-        headers: this.headers(body !== undefined),
+        headers: { ...this.headers(body !== undefined), ...extra },
         body: body === undefined ? undefined : JSON.stringify(body),
       });
     } catch (err) {

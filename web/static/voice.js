@@ -33,6 +33,25 @@ export function transcriptOf(ev) {
   return null;
 }
 
+// TRANSCRIPT_TRIES bounds the tries of one transcript post: with their
+// pauses, about as long as a turn may run.
+const TRANSCRIPT_TRIES = 8;
+
+// retryable says whether a failed transcript post may pass if sent again:
+// the network, a turn running on the session, the user's transcript rate,
+// a server briefly down. Anything else (the session ended or is gone, a
+// refused line) would fail the same way.
+function retryable(err) {
+  const status = err.status || 0;
+  return status === 0 || status === 429 || status >= 500 || (status === 409 && err.code === 'turn_in_progress');
+}
+
+// lineKey is a new transcript line's Idempotency-Key.
+function lineKey() {
+  if (globalThis.crypto && crypto.randomUUID) return `voice-${crypto.randomUUID()}`;
+  return `voice-${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`;
+}
+
 export class VoiceButton {
   // hooks: sessionId() → the open session ('' for none), adopt(id) when
   // a new session was made for the call, stored(id) after a transcript
@@ -42,6 +61,7 @@ export class VoiceButton {
     this.hooks = hooks;
     this.api = null;
     this.call = null; // {pc, stream, audio}
+    this.posting = Promise.resolve(); // the transcripts being stored, in order
     button.hidden = true;
     button.append(micIcon());
     button.addEventListener('click', () => (this.call ? this.stop() : this.start()));
@@ -106,17 +126,41 @@ export class VoiceButton {
     }
   }
 
-  async onEvent(call, data) {
+  // onEvent queues each finished transcript behind the ones heard before
+  // it, so that the session stores them in the order they were spoken.
+  onEvent(call, data) {
     let ev;
-    try { ev = JSON.parse(data); } catch { return; }
+    try { ev = JSON.parse(data); } catch { return this.posting; }
     const t = transcriptOf(ev);
-    if (!t || !t[1] || !t[1].trim()) return;
-    try {
-      await this.api.request('POST', `/v1/sessions/${encodeURIComponent(call.sessionId)}/messages`,
-        { role: t[0], content: t[1].trim().slice(0, 32000), source: 'voice' });
-      this.hooks.stored(call.sessionId);
-    } catch (err) {
-      this.error(err);
+    if (!t || !t[1] || !t[1].trim()) return this.posting;
+    const line = {
+      api: this.api, sessionId: call.sessionId, key: lineKey(),
+      body: { role: t[0], content: t[1].trim().slice(0, 32000), source: 'voice' },
+    };
+    this.posting = this.posting.then(() => this.post(line));
+    return this.posting;
+  }
+
+  // post stores one line, trying again while the failure may pass, with
+  // the line's own Idempotency-Key: a try whose answer was lost on the
+  // way back was stored, and its retry is answered without storing it
+  // again.
+  async post(line) {
+    const path = `/v1/sessions/${encodeURIComponent(line.sessionId)}/messages`;
+    for (let tries = 1; ; tries++) {
+      try {
+        await line.api.request('POST', path, line.body, { 'Idempotency-Key': line.key });
+        if (this.api === line.api) this.hooks.stored(line.sessionId);
+        return;
+      } catch (err) {
+        if (this.api !== line.api) return; // signed out: not this page's to show
+        if (tries >= TRANSCRIPT_TRIES || !retryable(err)) {
+          this.error(err);
+          return;
+        }
+        const wait = err.retryAfter > 0 ? Math.min(err.retryAfter, 60) * 1000 : Math.min(500 * 2 ** (tries - 1), 10000);
+        await new Promise((resolve) => setTimeout(resolve, wait));
+      }
     }
   }
 
