@@ -281,6 +281,12 @@ type LimitService interface {
 	// (LimitHit), unless the count already reached h.Limit. It returns
 	// the count and whether the event was allowed.
 	HitLimit(ctx context.Context, userID string, h LimitHit) (int64, bool, error)
+	// ReleaseLimit gives back one event HitLimit counted for h, ago (by
+	// the caller's clock) before now: the count of the window it was
+	// counted in goes down by one, never below zero. A request that
+	// failed for no fault of the user (their provider was down) is not
+	// held against them.
+	ReleaseLimit(ctx context.Context, userID string, h LimitHit, ago time.Duration) error
 	// SweepLimits deletes the windows that started before before and have
 	// ended: a later window of the same user and key was counted.
 	SweepLimits(ctx context.Context, before time.Time) error

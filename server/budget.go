@@ -87,16 +87,30 @@ func (s *Server) limitedTools(h http.Handler) http.Handler {
 // hitRate counts one request in the user's current window of rate under
 // key; msg formats the limit and the window length.
 func (s *Server) hitRate(r *http.Request, key string, rate coachd.RateLimit, msg string) error {
+	_, err := s.takeRate(r, key, rate, msg)
+	return err
+}
+
+// takeRate is hitRate, and returns a function that gives the request
+// back (ReleaseLimit), to call when it failed for no fault of the user.
+func (s *Server) takeRate(r *http.Request, key string, rate coachd.RateLimit, msg string) (giveBack func(), err error) {
 	if rate.Off() {
-		return nil
+		return func() {}, nil
 	}
 	u, now := UserFrom(r.Context()), s.clock.Now()
 	h := coachd.LimitHit{Key: rateKey(key, rate.Per), Window: now.Truncate(rate.Per), Per: rate.Per, Limit: rate.N}
 	n, ok, err := s.store.HitLimit(r.Context(), u.ID, h)
-	if err != nil || ok {
-		return err
+	if err != nil {
+		return nil, err
 	}
-	return overRate(h, rate.Per, n, now, msg)
+	if !ok {
+		return nil, overRate(h, rate.Per, n, now, msg)
+	}
+	return func() {
+		if err := s.store.ReleaseLimit(r.Context(), u.ID, h, s.clock.Now().Sub(now)); err != nil {
+			s.log(r).Warn("rate slot not given back", "limit", h.Key, "err", err)
+		}
+	}, nil
 }
 
 // overRate is the 429 of a rate window h of length per that the count n

@@ -136,8 +136,10 @@ func (s *Server) handleRealtimeSession() http.Handler {
 		// Counted last before the provider is asked, as a transcript is
 		// once the session takes it: a mint refused above (budget,
 		// session) is retried, and its retries use up nothing. The count
-		// is one conditional upsert, so concurrent mints cannot both pass.
-		if err := s.hitRate(r, "voice_rate", s.userRate(u), "Voice session rate limit (%d requests per %s) reached; retry later."); err != nil {
+		// is one conditional upsert, so concurrent mints cannot both pass;
+		// a mint the provider then fails is given back.
+		giveBack, err := s.takeRate(r, "voice_rate", s.userRate(u), "Voice session rate limit (%d requests per %s) reached; retry later.")
+		if err != nil {
 			s.Error(w, r, err)
 			return
 		}
@@ -151,6 +153,7 @@ func (s *Server) handleRealtimeSession() http.Handler {
 		}
 		secret, err := s.voice.Mint(ctx, sr)
 		if err != nil {
+			providerFailed(r, giveBack)
 			s.Error(w, r, err)
 			return
 		}
@@ -174,6 +177,16 @@ func (s *Server) handleRealtimeSession() http.Handler {
 			Agent: ag.Name, SessionID: sess.ID, ConnectURL: s.voice.BaseURL() + "/v1/realtime/calls",
 		})
 	})
+}
+
+// providerFailed gives back the rate slot of a request the voice provider
+// failed (down, 5xx, busy, too slow): the user was served nothing through
+// no fault of theirs, and one provider blip must not lock them out of
+// voice for the rest of the window. A client that went away is counted.
+func providerFailed(r *http.Request, giveBack func()) {
+	if r.Context().Err() == nil {
+		giveBack()
+	}
 }
 
 // plainTextAsJSON lets seed 001's client mint a secret: its fetch sends
@@ -290,13 +303,16 @@ func (s *Server) handleTTS() http.Handler {
 			s.Error(w, r, err)
 			return
 		}
-		// Counted once nothing above refused it, as a mint is.
-		if err := s.hitRate(r, "tts_rate", s.userRate(UserFrom(r.Context())), "Speech rate limit (%d requests per %s) reached; retry later."); err != nil {
+		// Counted once nothing above refused it, and given back when the
+		// provider fails it, as a mint is.
+		giveBack, err := s.takeRate(r, "tts_rate", s.userRate(UserFrom(r.Context())), "Speech rate limit (%d requests per %s) reached; retry later.")
+		if err != nil {
 			s.Error(w, r, err)
 			return
 		}
 		audio, ct, err := s.voice.Speech(r.Context(), voice.SpeechRequest{Text: req.Text, Voice: v, Format: req.Format})
 		if err != nil {
+			providerFailed(r, giveBack)
 			s.Error(w, r, err)
 			return
 		}

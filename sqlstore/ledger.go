@@ -197,6 +197,36 @@ func limitWindowArgs(args []any, tx *tx, l coachd.LimitHit) []any {
 	return append(args, tx.time(storeTime(l.Window)))
 }
 
+// ReleaseLimit gives back one event HitLimit counted for l, ago before
+// now. On SQLite the window is l's; on Postgres, for a limit with a
+// length, the one that held the database's clock ago, which is the one
+// HitLimit counted it in even when a window began since.
+func (db *DB) ReleaseLimit(ctx context.Context, userID string, l coachd.LimitHit, ago time.Duration) error {
+	_, err := retry(ctx, func() (struct{}, error) {
+		tx, err := db.beginAuto(ctx, true)
+		if err != nil {
+			return struct{}{}, err
+		}
+		defer tx.Rollback()
+		window, args := `?`, []any{userID, l.Key}
+		if tx.d == dialectPostgres {
+			window = releaseWindowPG
+			args = append(args, max(ago, 0).Microseconds())
+		}
+		if _, err := tx.exec(ctx, `UPDATE limit_windows SET hits = hits - 1
+			WHERE user_id = ? AND limit_key = ? AND window_start = `+window+` AND hits > 0`, limitWindowArgs(args, tx, l)...); err != nil {
+			return struct{}{}, dbError(err, "release %s", l.Key)
+		}
+		return struct{}{}, tx.commit()
+	})
+	return err
+}
+
+// releaseWindowPG is limitWindow on Postgres for the database's clock
+// some microseconds (the first argument) ago.
+const releaseWindowPG = `COALESCE(timestamptz 'epoch' + CAST(floor((extract(epoch FROM clock_timestamp()) * 1000000 - ?::bigint + 62135596800000000) / ?::bigint)
+		* ?::bigint - 62135596800000000 AS bigint) * interval '1 microsecond', ?::timestamptz)`
+
 // replicaSkew is how far replicas' clocks may be from the database's
 // for the sweeper to keep a window a replica still counts (SweepLimits).
 const replicaSkew = `interval '1 minute'`
