@@ -52,6 +52,14 @@ function lineKey() {
   return `voice-${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`;
 }
 
+// hangUp releases what a call holds so far: the microphone, the
+// connection, the speaker.
+function hangUp(call) {
+  if (call.stream) call.stream.getTracks().forEach((t) => t.stop());
+  if (call.pc) call.pc.close();
+  if (call.audio) call.audio.srcObject = null;
+}
+
 export class VoiceButton {
   // hooks: sessionId() → the open session ('' for none), adopt(id) when
   // a new session was made for the call, stored(id) after a transcript
@@ -60,7 +68,7 @@ export class VoiceButton {
     this.button = button;
     this.hooks = hooks;
     this.api = null;
-    this.call = null; // {pc, stream, audio}
+    this.call = null; // {pc, stream, audio, sessionId}, from the first tap
     this.posting = Promise.resolve(); // the transcripts being stored, in order
     button.hidden = true;
     button.append(micIcon());
@@ -82,25 +90,39 @@ export class VoiceButton {
     document.body.dataset.voice = info.enabled ? 'on' : 'off';
   }
 
+  // start sets up a call. The call is the button's from the first tap, so
+  // that a tap while it is still being set up (a secret being minted, the
+  // browser asking for the microphone) ends it; after each wait it goes
+  // on only while it is still the button's, and what it got meanwhile (a
+  // microphone allowed after the stop) is released.
   async start() {
+    const call = { pc: null, stream: null, audio: null, sessionId: '' };
+    this.call = call;
     this.setState('connecting');
-    let call = null;
+    const ours = () => this.call === call;
     try {
       const sid = this.hooks.sessionId();
       const minted = await this.api.request('POST', '/v1/realtime/session', sid ? { session_id: sid } : {});
+      if (!ours()) return;
       if (minted.session_id !== sid) this.hooks.adopt(minted.session_id);
-      call = { pc: new RTCPeerConnection(), stream: null, audio: new Audio(), sessionId: minted.session_id };
-      this.call = call;
+      call.sessionId = minted.session_id;
+      call.pc = new RTCPeerConnection();
+      call.audio = new Audio();
       call.audio.autoplay = true;
       call.pc.ontrack = (e) => { call.audio.srcObject = e.streams[0]; };
-      call.stream = await navigator.mediaDevices.getUserMedia({ audio: true });
+      const stream = await navigator.mediaDevices.getUserMedia({ audio: true });
+      if (!ours()) {
+        hangUp({ stream });
+        return;
+      }
+      call.stream = stream;
       call.stream.getTracks().forEach((t) => call.pc.addTrack(t, call.stream));
       const events = call.pc.createDataChannel('oai-events');
       events.onmessage = (e) => this.onEvent(call, e.data);
       // A call that drops (signal lost, the provider hung up) ends here:
       // the microphone is released and the driver told, not left live.
       const dropped = () => {
-        if (this.call !== call) return;
+        if (!ours()) return;
         this.stop();
         this.error(new Error('The voice call dropped; tap the microphone to talk again.'));
       };
@@ -117,9 +139,10 @@ export class VoiceButton {
       });
       if (!res.ok) throw new Error(`The voice provider refused the call (HTTP ${res.status}).`);
       await call.pc.setRemoteDescription({ type: 'answer', sdp: await res.text() });
-      if (this.call === call) this.setState('live');
+      if (ours()) this.setState('live');
     } catch (err) {
-      if (!call || this.call === call) {
+      // A call stopped meanwhile was hung up by stop; its failure is moot.
+      if (ours()) {
         this.stop();
         this.error(err);
       }
@@ -172,11 +195,7 @@ export class VoiceButton {
   stop() {
     const call = this.call;
     this.call = null;
-    if (call) {
-      if (call.stream) call.stream.getTracks().forEach((t) => t.stop());
-      call.pc.close();
-      call.audio.srcObject = null;
-    }
+    if (call) hangUp(call);
     this.setState('idle');
   }
 
