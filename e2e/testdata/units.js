@@ -444,6 +444,27 @@ tests['voice/a dropped call ends and frees the microphone'] = async () => {
   }
 };
 
+// A transcript longer than the server takes (32,000 characters, counted
+// as code points) is cut to fit, and never inside a character: an emoji
+// cut in half is a lone surrogate, which the server refuses as invalid
+// UTF-8, and the driver's whole line would be lost.
+tests['voice/a long line is cut between characters'] = async () => {
+  const { VoiceButton } = await import(at('/assets/voice.js'));
+  const sent = [];
+  const errors = [];
+  const api = { request: async (method, path, body) => { sent.push(body); return {}; } };
+  const b = new VoiceButton(document.createElement('button'), { sessionId: () => 'sess_1', adopt() {}, stored() {}, error: (e) => errors.push(String(e.message || e)) });
+  b.api = api;
+  const text = 'a'.repeat(31999) + '\u{1F697}' + 'b'.repeat(10);
+  await b.onEvent({ sessionId: 'sess_1' }, JSON.stringify({ type: 'conversation.item.input_audio_transcription.completed', transcript: text }));
+  eq(errors, [], 'no error');
+  eq(sent.length, 1, 'one post');
+  const content = sent[0].content;
+  eq(content.isWellFormed(), true, 'the line is well-formed UTF-16');
+  eq([...content].length, 32000, 'code points kept');
+  eq(content.endsWith('\u{1F697}'), true, 'the last character whole');
+};
+
 // A page of history ends where the server's bounds end it: 100 messages,
 // or sooner once its messages hold 32 MiB (a photo or a PDF makes a
 // message megabytes), so a boundary may fall between any two messages.

@@ -46,6 +46,16 @@ function retryable(err) {
   return status === 0 || status === 429 || status >= 500 || (status === 409 && err.code === 'turn_in_progress');
 }
 
+// MAX_LINE is the longest transcript the server takes, in characters
+// (code points).
+const MAX_LINE = 32000;
+
+// cut keeps the first n characters of text, never half of one: a
+// surrogate pair cut in two is not UTF-8, and the server refuses it.
+function cut(text, n) {
+  return text.length <= n ? text : Array.from(text).slice(0, n).join('');
+}
+
 // lineKey is a new transcript line's Idempotency-Key.
 function lineKey() {
   if (globalThis.crypto && crypto.randomUUID) return `voice-${crypto.randomUUID()}`;
@@ -158,7 +168,7 @@ export class VoiceButton {
     if (!t || !t[1] || !t[1].trim()) return this.posting;
     const line = {
       api: this.api, sessionId: call.sessionId, key: lineKey(),
-      body: { role: t[0], content: t[1].trim().slice(0, 32000), source: 'voice' },
+      body: { role: t[0], content: cut(t[1].trim(), MAX_LINE), source: 'voice' },
     };
     this.posting = this.posting.then(() => this.post(line));
     return this.posting;
