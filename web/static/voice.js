@@ -80,6 +80,7 @@ export class VoiceButton {
     this.api = null;
     this.call = null; // {pc, stream, audio, sessionId}, from the first tap
     this.posting = Promise.resolve(); // the transcripts being stored, in order
+    this.gone = ''; // the session that refused the call's lines
     button.hidden = true;
     button.append(micIcon());
     button.addEventListener('click', () => (this.call ? this.stop() : this.start()));
@@ -188,13 +189,28 @@ export class VoiceButton {
       } catch (err) {
         if (this.api !== line.api) return; // signed out: not this page's to show
         if (tries >= TRANSCRIPT_TRIES || !retryable(err)) {
-          this.error(err);
+          this.refused(line, err);
           return;
         }
         const wait = err.retryAfter > 0 ? Math.min(err.retryAfter, 60) * 1000 : Math.min(500 * 2 ** (tries - 1), 10000);
         await new Promise((resolve) => setTimeout(resolve, wait));
       }
     }
+  }
+
+  // refused shows why a line was not stored. A session that takes no
+  // more of the call's lines (deleted: 404; ended, or waiting for an
+  // answer: 409) ends the call, once: what the driver says next would be
+  // lost too. A turn that outran the retries does not.
+  refused(line, err) {
+    if (err.status !== 404 && (err.status !== 409 || err.code === 'turn_in_progress')) {
+      this.error(err);
+      return;
+    }
+    if (this.gone === line.sessionId) return; // told already
+    this.gone = line.sessionId;
+    if (this.call && this.call.sessionId === line.sessionId) this.stop();
+    this.error(new Error(`This conversation takes no more of the call (${err.message}); the call ended. Tap the microphone to talk again.`));
   }
 
   error(err) {
