@@ -11,18 +11,20 @@ import (
 // into the trace: a review stored as approved whose trace ends with a
 // failed run, its verdict and its evidence disagreeing.
 func TestRunAfterDecision(t *testing.T) {
-	dir := t.TempDir()
-	write(t, filepath.Join(dir, "results.txt"), "1 passed in 0.01s\n")
-	write(t, filepath.Join(dir, "flaky.txt"), "1 failed in 0.01s\n")
-	tools, tr := reviewTools(t, dir, "cat results.txt", "cat flaky.txt")
+	if testing.Short() {
+		t.Skip("runs go test")
+	}
+	dir := goModule(t, true)
+	write(t, filepath.Join(dir, "flaky_test.go"), "package m\n\nimport \"testing\"\n\nfunc TestFlaky(t *testing.T) { t.Fatal(\"flaked\") }\n")
+	tools, tr := reviewTools(t, dir, "go test -run TestAdd ./...", "go test -run TestFlaky ./...")
 	call(t, tools, ValidateTool, validateInput)
-	if res := call(t, tools, RunCommandTool, `{"command":"cat results.txt"}`); res.IsError {
+	if res := call(t, tools, RunCommandTool, `{"command":"go test -run TestAdd ./..."}`); res.IsError {
 		t.Fatalf("run: %+v", res)
 	}
 	if res := call(t, tools, DecisionTool, approveInput); res.IsError {
 		t.Fatalf("approve: %s", res.Content)
 	}
-	res := call(t, tools, RunCommandTool, `{"command":"cat flaky.txt"}`)
+	res := call(t, tools, RunCommandTool, `{"command":"go test -run TestFlaky ./..."}`)
 	if !res.IsError || !strings.Contains(res.Content, "decision is recorded") {
 		t.Errorf("a run after the decision: %s", res.Content)
 	}

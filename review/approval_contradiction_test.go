@@ -1,7 +1,6 @@
 package review
 
 import (
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -13,6 +12,9 @@ import (
 // independently, was checked only for tests_verified.failed and was
 // recorded.
 func TestApprovalContradictsItself(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go test")
+	}
 	head := `{"task_id":"TASK-001","decision":"approve","rationale":"Add adds.","requirements_verified":[{"requirement":"Add adds","status":"met","evidence":"TestAdd passes"}]`
 	for input, want := range map[string]string{
 		head + `,"tests_verified":{"total":2,"passed":2,"failed":0,"failures":["TestAddNegative panics"]}}`:     "tests_verified.failures",
@@ -20,11 +22,9 @@ func TestApprovalContradictsItself(t *testing.T) {
 		head + `,"contracts_honored":{"validate_implementation_called":true,"independent_verification":false}}`: "independent_verification",
 	} {
 		// A review whose test run passed: only the decision is wrong.
-		dir := t.TempDir()
-		write(t, filepath.Join(dir, "results.txt"), "1 passed in 0.01s\n")
-		tools, tr := reviewTools(t, dir, "cat results.txt")
+		tools, tr := reviewTools(t, goModule(t, true), "go test ./...")
 		call(t, tools, ValidateTool, validateInput)
-		if res := call(t, tools, RunCommandTool, `{"command":"cat results.txt"}`); res.IsError || !strings.Contains(res.Content, `"passed":1`) {
+		if res := call(t, tools, RunCommandTool, `{"command":"go test ./..."}`); res.IsError || !strings.Contains(res.Content, `"passed":1`) {
 			t.Fatalf("run: %+v", res)
 		}
 		if res := call(t, tools, DecisionTool, input); !res.IsError || !strings.Contains(res.Content, want) || !strings.Contains(res.Content, "give feedback instead") {

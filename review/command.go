@@ -117,6 +117,7 @@ func (w *Workspace) exec(ctx context.Context, argv []string, env ...string) *Com
 		defer os.RemoveAll(home)
 	}
 	out := &headTail{keep: outputKeep}
+	out.lines.kind = testFramework(argv)
 	argv, out.lines.framed = frameGoTest(argv)
 	if out.lines.framed {
 		xprog, err := testExec(home)

@@ -39,7 +39,7 @@ var (
 // ParseTestCounts reads go test, pytest or jest output; nil when none of
 // them is recognised. It runs in time linear in the output (RE2).
 func ParseTestCounts(out string) *TestCounts {
-	var c testCounter
+	c := testCounter{kind: anyFramework}
 	c.Write([]byte(out))
 	return c.counts()
 }
@@ -65,7 +65,20 @@ type testCounter struct {
 	framed bool
 	open   int
 	pkgs   []string // CommandRun.Packages
+	// kind is the framework whose counts are read (testFramework of the
+	// command line; "" reads none, anyFramework all): a command's
+	// output says how its own tests went, and nothing else does. cat of
+	// a file, or a package script in a Go module, that prints go test's
+	// lines ran no go test.
+	kind string
 }
+
+// anyFramework has testCounter read the output of any of them
+// (ParseTestCounts).
+const anyFramework = "any"
+
+// reads reports whether the counter reads framework f's lines.
+func (c *testCounter) reads(f string) bool { return c.kind == f || c.kind == anyFramework }
 
 // covered notes the package of a go test package line.
 func (c *testCounter) covered(line string) {
@@ -160,10 +173,14 @@ func (c *testCounter) endLine() {
 	first := !c.seenLine
 	c.seenLine = true
 	switch {
-	case !c.framed && jestTests.MatchString(line): // go test's output is go's
+	case !c.reads("go") && !c.reads("jest") && !c.reads("pytest"):
+		// Not a test run: its lines count for nothing.
+	case !c.framed && c.reads("jest") && jestTests.MatchString(line): // go test's output is go's
 		c.jest = line
-	case !c.framed && pytestResult.MatchString(line):
+	case !c.framed && c.reads("pytest") && pytestResult.MatchString(line):
 		c.pytest = line
+	case !c.reads("go"):
+		// Only a go test command line's output has go test's lines.
 	case goPkgFail.MatchString(line):
 		c.pkgBad++
 	case goPkgOK.MatchString(line):
@@ -252,20 +269,39 @@ func (c *testCounter) counts() *TestCounts {
 // pythonName matches python, python3, python3.12.
 var pythonName = regexp.MustCompile(`^python(\d+(\.\d+)?)?$`)
 
-// testCommand reports whether argv runs tests: go test, pytest (or python
-// -m pytest), jest (or npx jest, node …/jest), or a package's test script
-// (npm, yarn or pnpm test, which runs jest or what the package names). A
-// run of one that exits non-zero or is killed failed, whether or not it
-// printed its counts (pytest and jest print them last).
-func testCommand(argv []string) bool {
+// testCommand reports whether argv runs tests (testFramework): a run of
+// one that exits non-zero or is killed failed, whether or not it printed
+// its counts (pytest and jest print them last).
+func testCommand(argv []string) bool { return testFramework(argv) != "" }
+
+// testFramework is the test framework argv runs ("" when none): go for
+// go test, pytest for pytest (or python -m pytest), jest for jest (or npx
+// jest, node …/jest) and for a package's test script (npm, yarn or pnpm
+// test, which runs jest or what the package names). Its counts are read
+// from the run's output, and no other framework's: a package script
+// printing go test's lines ran no go test (go test runs as itself, its
+// lines framed and its binaries' ends checked).
+func testFramework(argv []string) string {
 	if goTestAt(argv) >= 0 {
-		return true
+		return "go"
 	}
 	if len(argv) == 0 {
-		return false
+		return ""
 	}
 	isPytest := func(s string) bool {
 		return s == "pytest" || s == "py.test" || s == "pytest-3" || s == "py.test-3"
+	}
+	pytest := func(ok bool) string {
+		if ok {
+			return "pytest"
+		}
+		return ""
+	}
+	jest := func(ok bool) string {
+		if ok {
+			return "jest"
+		}
+		return ""
 	}
 	name, args := filepath.Base(argv[0]), argv[1:]
 	// first is the first argument that is not a flag (after the
@@ -282,33 +318,35 @@ func testCommand(argv []string) bool {
 		return -1, ""
 	}
 	switch {
-	case isPytest(name) || name == "jest":
-		return true
+	case isPytest(name):
+		return "pytest"
+	case name == "jest":
+		return "jest"
 	case pythonName.MatchString(name):
 		for i := 0; i < len(args); i++ {
 			switch a := args[i]; {
 			case a == "-m":
-				return i+1 < len(args) && isPytest(args[i+1])
+				return pytest(i+1 < len(args) && isPytest(args[i+1]))
 			case strings.HasPrefix(a, "-m"):
-				return isPytest(a[2:])
+				return pytest(isPytest(a[2:]))
 			case a == "-W" || a == "-X":
 				i++
 			case !strings.HasPrefix(a, "-"):
-				return false // a script
+				return "" // a script
 			}
 		}
 	case name == "node":
 		_, a := first("-r", "--require", "--import")
-		return filepath.Base(a) == "jest" || filepath.Base(a) == "jest.js"
+		return jest(filepath.Base(a) == "jest" || filepath.Base(a) == "jest.js")
 	case name == "npx":
 		_, a := first("-p", "--package", "-c", "--call")
-		return a == "jest" || strings.HasPrefix(a, "jest@")
+		return jest(a == "jest" || strings.HasPrefix(a, "jest@"))
 	case name == "npm" || name == "yarn" || name == "pnpm":
 		i, a := first("--prefix", "-C", "--cwd", "--dir", "-w", "--workspace", "--filter")
 		if a == "run" || a == "run-script" {
-			return i+1 < len(args) && args[i+1] == "test"
+			return jest(i+1 < len(args) && args[i+1] == "test")
 		}
-		return a == "test" || a == "t" || a == "tst"
+		return jest(a == "test" || a == "t" || a == "tst")
 	}
-	return false
+	return ""
 }

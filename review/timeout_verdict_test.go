@@ -2,6 +2,7 @@ package review
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -62,8 +63,15 @@ func (l *eventLog) result(id string) (coachd.Event, bool) {
 // and its return until the turn has left it behind: the window of a run
 // that ends exactly at the timeout.
 func TestTimedOutRunIsNotAPass(t *testing.T) {
+	// A passing test run that ends at once: a script named jest that
+	// prints what jest prints (go test's build would outlast the tool
+	// timeout, and be killed unfinished).
 	dir := t.TempDir()
-	write(t, filepath.Join(dir, "results.txt"), "1 passed in 0.01s\n")
+	jest := filepath.Join(dir, "node_modules", ".bin", "jest")
+	write(t, jest, "#!/bin/sh\nprintf ' PASS  src/add.test.js\\n\\nTests:       1 passed, 1 total\\n' >&2\n")
+	if err := os.Chmod(jest, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	tr := NewTrace("TASK-001", "Add adds")
 	gate := make(chan struct{})
 	var calls atomic.Int32
@@ -75,7 +83,7 @@ func TestTimedOutRunIsNotAPass(t *testing.T) {
 		}
 		return time.Now()
 	}
-	ws, err := NewWorkspace(dir, Options{Commands: []string{"cat results.txt"}, Trace: tr})
+	ws, err := NewWorkspace(dir, Options{Commands: []string{"node_modules/.bin/jest"}, Trace: tr})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +115,7 @@ func TestTimedOutRunIsNotAPass(t *testing.T) {
 		t.Fatal(err)
 	}
 	fake.Enqueue(
-		anthropictest.Blocks(anthropictest.ToolUse("r1", RunCommandTool, `{"command":"cat results.txt"}`)),
+		anthropictest.Blocks(anthropictest.ToolUse("r1", RunCommandTool, `{"command":"node_modules/.bin/jest"}`)),
 		anthropictest.Blocks(anthropictest.ToolUse("v1", ValidateTool, validateInput)),
 		anthropictest.Blocks(anthropictest.ToolUse("d1", DecisionTool, approveInput)),
 		anthropictest.Text("Done.", 1),
