@@ -37,6 +37,17 @@ func TestTestCommand(t *testing.T) {
 		"npm run test":                  true,
 		"npm --silent test":             true,
 		"yarn test":                     true,
+		"yarn --cwd web test":           true,
+		"pnpm test":                     true,
+		"npm --prefix web test":         true,
+		"npm run test:unit":             true,
+		"npm run-script test:e2e":       true,
+		"yarn test:unit":                true,
+		"pnpm run test:unit":            true,
+		"pnpm -C web test:unit":         true,
+		"npm run testdata":              false,
+		"npm run test-server":           false,
+		"yarn testdata":                 false,
 		"python3 -m pip list":           false,
 		"python3 script.py -m pytest":   false,
 		"npx eslint .":                  false,
@@ -93,7 +104,8 @@ func TestApprovalAfterAKilledRunner(t *testing.T) {
 	// jest is not installed here: node_modules/.bin/jest is a script that
 	// prints what jest prints (the whole suite hangs after its first
 	// file), run through its launchers.
-	for _, c := range [][2]string{{"npx jest", "npx jest src/ok.test.js"}, {"npm test", "npm test -- src/ok.test.js"}} {
+	for _, c := range [][2]string{{"npx jest", "npx jest src/ok.test.js"}, {"npm test", "npm test -- src/ok.test.js"},
+		{"npm run test:unit", "npm run test:unit -- src/ok.test.js"}} {
 		t.Run(c[0], func(t *testing.T) {
 			for _, tool := range []string{"sh", "npm", "npx"} {
 				if _, err := exec.LookPath(tool); err != nil {
@@ -101,7 +113,7 @@ func TestApprovalAfterAKilledRunner(t *testing.T) {
 				}
 			}
 			dir := t.TempDir()
-			write(t, filepath.Join(dir, "package.json"), `{"name":"app","version":"1.0.0","private":true,"scripts":{"test":"jest"}}`+"\n")
+			write(t, filepath.Join(dir, "package.json"), `{"name":"app","version":"1.0.0","private":true,"scripts":{"test":"jest","test:unit":"jest"}}`+"\n")
 			jest := filepath.Join(dir, "node_modules", ".bin", "jest")
 			write(t, jest, "#!/bin/sh\n"+
 				"if [ $# -eq 0 ]; then\n"+

@@ -277,7 +277,8 @@ func testCommand(argv []string) bool { return testFramework(argv) != "" }
 // testFramework is the test framework argv runs ("" when none): go for
 // go test, pytest for pytest (or python -m pytest), jest for jest (or npx
 // jest, node …/jest) and for a package's test script (npm, yarn or pnpm
-// test, which runs jest or what the package names). Its counts are read
+// test, or run test:unit and the like, which run jest or what the
+// package names). Its counts are read
 // from the run's output, and no other framework's: a package script
 // printing go test's lines ran no go test (go test runs as itself, its
 // lines framed and its binaries' ends checked).
@@ -343,10 +344,14 @@ func testFramework(argv []string) string {
 		return jest(a == "jest" || strings.HasPrefix(a, "jest@"))
 	case name == "npm" || name == "yarn" || name == "pnpm":
 		i, a := first("--prefix", "-C", "--cwd", "--dir", "-w", "--workspace", "--filter")
+		// A test script: test, or one of its kind by the usual naming
+		// (test:unit, test:e2e).
+		script := func(s string) bool { return s == "test" || strings.HasPrefix(s, "test:") }
 		if a == "run" || a == "run-script" {
-			return jest(i+1 < len(args) && args[i+1] == "test")
+			return jest(i+1 < len(args) && script(args[i+1]))
 		}
-		return jest(a == "test" || a == "t" || a == "tst")
+		// yarn and pnpm run a script named as their command.
+		return jest(a == "test" || a == "t" || a == "tst" || name != "npm" && script(a))
 	}
 	return ""
 }
