@@ -185,7 +185,7 @@ func (t decisionTool) Execute(ctx context.Context, call coachd.ToolCall, _ coach
 	}
 	tr := t.tr
 	tr.mu.Lock()
-	validated, recorded, reqs := tr.validated, tr.decision != nil, tr.requirements
+	validated, recorded, reqs, running := tr.validated, tr.decision != nil, tr.requirements, tr.running
 	tr.mu.Unlock()
 	switch {
 	case !validated:
@@ -202,6 +202,10 @@ func (t decisionTool) Execute(ctx context.Context, call coachd.ToolCall, _ coach
 	if approve {
 		run, failed := tr.lastTestRun(), tr.failedTestRun()
 		switch {
+		case running > 0:
+			// One the turn left behind at its timeout, being stopped: it
+			// did not finish, and is a failed run once in the trace.
+			return refuse("approval refused: a test run of this review has not ended (the model was told it did not finish): it did not pass, and the code has not changed since: record feedback instead")
 		case failed != nil:
 			return refuse("approval refused: a test run of this review (%s) did not pass (%s), and the code has not changed since: record feedback instead", failed.Command, failed.fault())
 		case run == nil:

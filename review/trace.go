@@ -32,7 +32,11 @@ type Trace struct {
 	playerFiles []string
 	decision    json.RawMessage
 	approved    bool
-	now         func() time.Time
+	// running counts the test runs (testCommand) started and not yet in
+	// calls: one the turn left behind at its timeout runs on until it is
+	// stopped, and its outcome, timed out, is not known before.
+	running int
+	now     func() time.Time
 }
 
 // TraceEvent is one of the seed's trace events.

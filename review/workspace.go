@@ -426,6 +426,17 @@ type traced struct {
 func (traced) RecordsOutcome() {}
 
 func (t traced) Execute(ctx context.Context, call coachd.ToolCall, env coachd.ToolEnv) (coachd.ToolResult, error) {
+	var in struct{ Command string }
+	if call.Name == RunCommandTool && json.Unmarshal(call.Input, &in) == nil && testCommand(strings.Fields(in.Command)) {
+		t.tr.mu.Lock()
+		t.tr.running++
+		t.tr.mu.Unlock()
+		defer func() { // once it is in the trace
+			t.tr.mu.Lock()
+			t.tr.running--
+			t.tr.mu.Unlock()
+		}()
+	}
 	start := t.tr.now()
 	res, err := t.Tool.Execute(ctx, call, env)
 	c := TraceCall{Tool: call.Name, Input: clip(string(call.Input), 300), At: start.UTC(),
