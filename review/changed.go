@@ -18,17 +18,30 @@ const (
 	maxGoMod       = 1 << 20 // bytes of a go.mod read for its module path
 )
 
-// changedGoPackages are the import paths of the Go packages the change
-// under review touches: the directories of the .go files the player's
-// report names (files) and, in a git workspace, of those git shows
-// changed since the base or not tracked there, whatever the report says;
-// each that still holds .go files and lies in a module of the workspace
-// (its nearest go.mod). The directories go test ./... skips (testdata,
-// vendor, names starting with . or _) are left out.
-func (w *Workspace) changedGoPackages(ctx context.Context, files []string) []string {
-	dirs := map[string]bool{}
+// changedPaths are the workspace paths the change under review touches:
+// the files the player's report names (files) and, in a git workspace,
+// the Go, Python and JavaScript files git shows changed since the base or
+// not tracked there, whatever the report says. Sorted, each once.
+func (w *Workspace) changedPaths(ctx context.Context, files []string) []string {
+	var paths []string
 	for _, f := range slices.Concat(files[:min(len(files), maxReportFiles)], w.gitChanged(ctx)) {
-		if p, err := rel(strings.TrimSpace(f)); err == nil && strings.HasSuffix(p, ".go") {
+		if p, err := rel(strings.TrimSpace(f)); err == nil && p != "." {
+			paths = append(paths, p)
+		}
+	}
+	slices.Sort(paths)
+	return slices.Compact(paths)
+}
+
+// changedGoPackages are the import paths of the Go packages the change
+// under review touches (paths: changedPaths): the directories of its .go
+// files, each that still holds .go files and lies in a module of the
+// workspace (its nearest go.mod). The directories go test ./... skips
+// (testdata, vendor, names starting with . or _) are left out.
+func (w *Workspace) changedGoPackages(paths []string) []string {
+	dirs := map[string]bool{}
+	for _, p := range paths {
+		if strings.HasSuffix(p, ".go") {
 			dirs[path.Dir(p)] = true
 		}
 	}
@@ -117,7 +130,7 @@ func (w *Workspace) modulePath(p string) string {
 	return ""
 }
 
-// gitChanged are the .go files of a git workspace that differ from the
+// gitChanged are the .go files (and suiteKinds') of a git workspace that differ from the
 // base commit (HEAD when none), or that it does not track. Like git_diff
 // it reads only the repository's commit and objects, in a private
 // repository of its own. nil when the workspace is not a git repository
@@ -151,9 +164,9 @@ func (w *Workspace) gitChanged(ctx context.Context) []string {
 		if run := w.exec(ctx, git("read-tree", head), env...); run.ExitCode != 0 {
 			return nil
 		}
-		lists = append(lists, git("diff", "--name-only", "--no-renames", "--no-ext-diff", "--no-textconv", head, "--", "*.go"))
+		lists = append(lists, git(append([]string{"diff", "--name-only", "--no-renames", "--no-ext-diff", "--no-textconv", head, "--", "*.go"}, suitePathspecs()...)...))
 	}
-	lists = append(lists, git("ls-files", "--others", "--", "*.go"))
+	lists = append(lists, git(append([]string{"ls-files", "--others", "--", "*.go"}, suitePathspecs()...)...))
 	var files []string
 	for _, argv := range lists {
 		run := w.exec(ctx, argv, env...)

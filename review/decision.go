@@ -213,13 +213,18 @@ func (t decisionTool) Execute(ctx context.Context, call coachd.ToolCall, _ coach
 		case !run.Passed():
 			return refuse("approval refused: the last test run (%s) did not pass (%s): record feedback instead", run.Command, run.fault())
 		}
-		if missing := tr.untestedPackages(ctx); len(missing) > 0 {
+		changed := tr.changedPaths(ctx)
+		if missing := tr.untestedPackages(changed); len(missing) > 0 {
 			more := ""
 			if len(missing) > 10 {
 				missing, more = missing[:10], fmt.Sprintf(" and %d more", len(missing)-10)
 			}
 			return refuse("approval refused: the change under review touches the Go packages %s%s, and no passing test run of this review ran their tests "+
 				"(the player's files_modified and, in a git workspace, what git shows changed): run the tests that cover them (go test ./... runs them all), then decide", strings.Join(missing, ", "), more)
+		}
+		if missing := tr.untestedSuites(changed); len(missing) > 0 {
+			return refuse("approval refused: the change under review touches %s, and no passing test run of this review ran all of them "+
+				"(the player's files_modified and, in a git workspace, what git shows changed; a run of some of the tests, by file, name or pattern, does not say the others pass): run them, then decide", strings.Join(missing, "; "))
 		}
 		// The counts an approval claims must be ones a passing run of the
 		// coach's own showed, not the player's (or the model's) say-so.

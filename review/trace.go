@@ -125,13 +125,25 @@ func (t *Trace) failedTestRun() *CommandRun {
 	return nil
 }
 
-// untestedPackages are the Go packages the change under review touches
-// (changedGoPackages) that no passing go test run of the review covered.
-// The seed approves only when all tests pass and the coach ran them: the
-// changed code's own tests among them, not another package's.
-func (t *Trace) untestedPackages(ctx context.Context) []string {
+// changedPaths are the workspace paths the change under review touches
+// (Workspace.changedPaths); nil outside a workspace.
+func (t *Trace) changedPaths(ctx context.Context) []string {
 	t.mu.Lock()
 	ws, files := t.ws, t.playerFiles
+	t.mu.Unlock()
+	if ws == nil {
+		return nil
+	}
+	return ws.changedPaths(ctx, files)
+}
+
+// untestedPackages are the Go packages the change under review touches
+// (paths: changedPaths) that no passing go test run of the review
+// covered. The seed approves only when all tests pass and the coach ran
+// them: the changed code's own tests among them, not another package's.
+func (t *Trace) untestedPackages(paths []string) []string {
+	t.mu.Lock()
+	ws := t.ws
 	t.mu.Unlock()
 	if ws == nil {
 		return nil
@@ -145,7 +157,7 @@ func (t *Trace) untestedPackages(ctx context.Context) []string {
 		}
 	}
 	var missing []string
-	for _, p := range ws.changedGoPackages(ctx, files) {
+	for _, p := range ws.changedGoPackages(paths) {
 		if !covered[p] {
 			missing = append(missing, p)
 		}
