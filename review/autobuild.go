@@ -324,8 +324,9 @@ func copyTree(src, dst string) (skipped []string, err error) {
 	return skipped, err
 }
 
-// diffTrees is `git diff --no-index` from a to b, or a note when git is
-// not installed.
+// diffTrees is `git diff --no-index` from a to b, without the
+// repository's own files (noGitDir), or a note when git is not
+// installed.
 func diffTrees(ctx context.Context, a, b string) string {
 	a, _ = filepath.Abs(a)
 	b, _ = filepath.Abs(b)
@@ -333,7 +334,8 @@ func diffTrees(ctx context.Context, a, b string) string {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "git", "diff", "--no-index", "--no-color", "--no-ext-diff", "--no-textconv", "--text", "--", a, b)
 	out := &headOnly{keep: MaxDiffBytes}
-	cmd.Stdout = out
+	filter := &noGitDir{w: out, roots: []string{a, b}}
+	cmd.Stdout = filter
 	// HOME is the shared temporary directory, where anyone may leave a
 	// .gitconfig (or .config/git/attributes): no global or system settings
 	// are read, and none could run a diff program or hide a change.
@@ -342,6 +344,7 @@ func diffTrees(ctx context.Context, a, b string) string {
 	if err := cmd.Run(); err != nil && cmd.ProcessState == nil {
 		return fmt.Sprintf("(no diff: %v)", err)
 	}
+	filter.flush()
 	// git names the files a/<abs path> and b/<abs path> (an added file's
 	// a/ side by its path under b, a removed one's b/ side by its path
 	// under a; renames by bare paths): keep them relative.
