@@ -131,6 +131,7 @@ func (rv *Reviewer) Prepare(ctx context.Context, req Request) (*Run, error) {
 		return nil, err
 	}
 	tr := NewTrace(req.TaskID, req.Requirements...)
+	tr.reportFiles = reportedFiles(req.PlayerReport)
 	ws, err := NewWorkspace(req.Dir, Options{Commands: ag.Commands, Trace: tr, Base: req.Base})
 	if err != nil {
 		return nil, err
@@ -143,6 +144,18 @@ func (rv *Reviewer) Prepare(ctx context.Context, req Request) (*Run, error) {
 		return nil, err
 	}
 	return &Run{rv: rv, req: req, agent: ag, turn: turn, trace: tr}, nil
+}
+
+// reportedFiles are the files_modified of a player's report (none when
+// it names none, or not as a list of strings).
+func reportedFiles(report json.RawMessage) []string {
+	var r struct {
+		Files []string `json:"files_modified"`
+	}
+	if json.Unmarshal(report, &r) != nil {
+		return nil
+	}
+	return r.Files
 }
 
 // SessionID is the coach's session.

@@ -30,6 +30,9 @@ type Trace struct {
 	// needs the packages changed tested (untestedPackages).
 	ws          *Workspace
 	playerFiles []string
+	// reportFiles are the files_modified of the review request's own
+	// player report (Prepare): checked whatever the model relays.
+	reportFiles []string
 	decision    json.RawMessage
 	approved    bool
 	// running counts the test runs (testCommand) started and not yet in
@@ -129,7 +132,7 @@ func (t *Trace) failedTestRun() *CommandRun {
 // (Workspace.changedPaths); nil outside a workspace.
 func (t *Trace) changedPaths(ctx context.Context) []string {
 	t.mu.Lock()
-	ws, files := t.ws, t.playerFiles
+	ws, files := t.ws, slices.Concat(t.reportFiles, t.playerFiles)
 	t.mu.Unlock()
 	if ws == nil {
 		return nil
