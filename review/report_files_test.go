@@ -33,11 +33,13 @@ func TestApprovalReadsTheRequestsReport(t *testing.T) {
 		return coach(req) // validate_implementation with files_modified [slug.go], go test ./..., approve
 	})
 	dir := sample(t, true)
-	if err := os.MkdirAll(filepath.Join(dir, "app"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "app", "b.py"), []byte("def b():\n    return 2\n"), 0o644); err != nil {
-		t.Fatal(err)
+	for name, content := range map[string]string{"app/b.py": "def b():\n    return 2\n", "tests/test_b.py": "from app.b import b\n\ndef test_b():\n    assert b() == 2\n"} {
+		if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	run, err := e.rv.Prepare(context.Background(), review.Request{User: e.user, TaskID: "TASK-001", Requirements: requirements,
 		PlayerReport: json.RawMessage(`{"files_modified":["slug.go","app/b.py"]}`), Dir: dir})

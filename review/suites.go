@@ -1,6 +1,7 @@
 package review
 
 import (
+	"io/fs"
 	"path"
 	"path/filepath"
 	"slices"
@@ -38,6 +39,12 @@ func suitePathspecs() []string {
 // and jest (a test pattern, -t, -o); a package script run with --prefix
 // DIR (-C, --cwd, --dir) covers the files under DIR.
 func (t *Trace) untestedSuites(paths []string) []string {
+	t.mu.Lock()
+	ws := t.ws
+	t.mu.Unlock()
+	if ws == nil {
+		return nil
+	}
 	var runs []*CommandRun
 	for _, r := range t.testRuns() {
 		if r.Passed() {
@@ -48,7 +55,7 @@ func (t *Trace) untestedSuites(paths []string) []string {
 	for _, k := range suiteKinds {
 		var files []string
 		for _, p := range paths {
-			if !slices.Contains(k.exts, path.Ext(p)) || vendored(p) {
+			if !slices.Contains(k.exts, path.Ext(p)) || vendored(p) || !ws.hasSuite(k.framework, p) {
 				continue
 			}
 			covered := slices.ContainsFunc(runs, func(r *CommandRun) bool {
@@ -68,6 +75,44 @@ func (t *Trace) untestedSuites(paths []string) []string {
 		}
 	}
 	return missing
+}
+
+// hasSuite reports whether the changed file p can have framework's tests
+// to run: JavaScript in a package (a package.json in its directory or one
+// above it in the workspace), Python in a workspace with Python tests
+// (a test_*.py, *_test.py or conftest.py, the first maxCopyFiles entries
+// looked at). A Go module's embedded script, or a helper script where no
+// Python is tested, is like a Go package without test files.
+func (w *Workspace) hasSuite(framework, p string) bool {
+	if framework == "jest" {
+		for d := path.Dir(p); ; d = path.Dir(d) {
+			if fi, err := w.root.Lstat(path.Join(d, "package.json")); err == nil && fi.Mode().IsRegular() {
+				return true
+			}
+			if d == "." {
+				return false
+			}
+		}
+	}
+	found, n := false, 0
+	fs.WalkDir(w.root.FS(), ".", func(q string, d fs.DirEntry, err error) error {
+		if n++; found || n > maxCopyFiles {
+			return fs.SkipAll
+		}
+		if err != nil {
+			return nil // an unreadable directory: the others are looked at
+		}
+		name := d.Name()
+		if d.IsDir() {
+			if q != "." && (vendored(q+"/x") || name == "venv") {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		found = name == "conftest.py" || strings.HasSuffix(name, ".py") && (strings.HasPrefix(name, "test_") || strings.HasSuffix(name, "_test.py"))
+		return nil
+	})
+	return found
 }
 
 // vendored reports whether p is in a directory of installed or generated

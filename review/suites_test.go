@@ -120,3 +120,27 @@ func TestWholeSuite(t *testing.T) {
 		}
 	}
 }
+
+// TestApprovalOfFilesNoSuiteTests: a Go module's embedded web/app.js (no
+// package.json) or its scripts/gen.py (no Python tests anywhere) has no
+// jest or pytest suite to run: like a Go package without test files, a
+// change to it is not held to one, and go test ./... approves.
+func TestApprovalOfFilesNoSuiteTests(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go test")
+	}
+	dir := goModule(t, true)
+	write(t, filepath.Join(dir, "web", "app.js"), "export const x = 1;\n")
+	write(t, filepath.Join(dir, "scripts", "gen.py"), "print('gen')\n")
+	tools, _ := reviewTools(t, dir, "go test ./...")
+	validate := `{"task_id":"TASK-001","requirements":["Add adds"],"player_report":{"files_modified":["add.go","web/app.js","scripts/gen.py"]}}`
+	if res := call(t, tools, ValidateTool, validate); res.IsError {
+		t.Fatalf("validate: %+v", res)
+	}
+	if res := call(t, tools, RunCommandTool, `{"command":"go test ./..."}`); !strings.Contains(res.Content, `"exit_code":0`) {
+		t.Fatalf("run: %s", res.Content)
+	}
+	if res := call(t, tools, DecisionTool, approveUncounted); res.IsError {
+		t.Errorf("approval refused for files no suite tests: %s", res.Content)
+	}
+}
