@@ -64,7 +64,8 @@ type Config struct {
 	file        string // the file's name, and command's line in it, for CheckCommand
 	commandLine int
 	// hidden pairs each ${ENV} value of the headers, of the URL but its
-	// host and of an env variable or argument named like a credential with its
+	// host and of an env variable or argument named like a credential,
+	// and the password of a URL in any env value or argument, with its
 	// stand-in in what the server answers or prints: a server that
 	// quotes the key it was given must not hand it to the model, the
 	// user or logs.
@@ -156,6 +157,7 @@ func ParseConfig(fileName string, data []byte, getenv func(string) string) (*Con
 				}
 				return s
 			}, func(name string) { bad("args", "environment variable %s is not set", name) }))
+			c.hidden = append(c.hidden, envsecret.URLPassword(c.Args[i])...)
 		}
 		c.Env = map[string]string{}
 		for k, v := range f.Env {
@@ -170,6 +172,7 @@ func ParseConfig(fileName string, data []byte, getenv func(string) string) (*Con
 				}
 				return s
 			}, func(name string) { bad("env", "environment variable %s is not set", name) })
+			c.hidden = append(c.hidden, envsecret.URLPassword(c.Env[k])...)
 		}
 		if len(f.Headers) > 0 {
 			bad("headers", "headers go with url, not with a stdio command")

@@ -55,6 +55,25 @@ func URLValues(values []string, u *url.URL) []string {
 	return hidden
 }
 
+// URLPassword lists, as strings.Replacer pairs, the password of the URL
+// v holds, alone or as a flag's value (--db=postgres://u:pw@host/db), as
+// written and as decoded: a URL's password is a credential whatever its
+// variable or flag is named (DATABASE_URL), while its host still shows.
+func URLPassword(v string) []string {
+	for _, s := range []string{v, v[strings.IndexByte(v, '=')+1:]} {
+		u, err := url.Parse(s)
+		if err != nil || u.User == nil || !strings.Contains(s, "://") {
+			continue
+		}
+		hidden := URLValues(nil, u)
+		if _, raw, ok := strings.Cut(u.User.String(), ":"); ok && len(raw) >= MinLen && strings.Contains(s, raw) {
+			hidden = append(hidden, Hide(raw)...)
+		}
+		return hidden
+	}
+	return nil
+}
+
 // SecretName reports whether an environment variable's name says it
 // holds a credential (CRM_TOKEN, API_KEY, DB_PASSWORD, …): such a value
 // is hidden, while others (a directory, a log level) still show.
