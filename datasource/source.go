@@ -65,7 +65,12 @@ func (s *Source) open(ctx context.Context, root *os.Root, fileDir string, probs 
 	switch {
 	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
 		s.dialect, driver = postgresDialect, "pgx"
-		roDSN, rwDSN = dsn, dsn
+		pg, err := pgDSN(dsn)
+		if err != nil {
+			probs.add(s.spec.dsnLine, "dsn: %v", err)
+			return
+		}
+		roDSN, rwDSN = pg, pg
 	case strings.HasPrefix(dsn, "sqlite:"), strings.HasPrefix(dsn, "file:"):
 		s.dialect, driver = sqliteDialect, "sqlite"
 		file := strings.TrimPrefix(strings.TrimPrefix(dsn, "sqlite:"), "file:")

@@ -68,7 +68,11 @@ func Open(ctx context.Context, dsn string, clock coachd.Clock) (*DB, error) {
 	db.SetBudgetConfig(coachd.BudgetConfig{})
 	if isPostgresDSN(dsn) {
 		db.dialect = dialectPostgres
-		pool, err := sql.Open("pgx", pgSessionDSN(dsn))
+		pgDSN, err := pgSessionDSN(dsn)
+		if err != nil {
+			return nil, err
+		}
+		pool, err := sql.Open("pgx", pgDSN)
 		if err != nil {
 			return nil, internal(err, "open postgres")
 		}

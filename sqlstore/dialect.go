@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -57,17 +58,32 @@ const IdleInTransaction = 10 * time.Second
 const MigrateLockTimeout = 10 * time.Second
 
 // pgSessionDSN is dsn with the settings the store's sessions need
-// (IdleInTransaction) as runtime parameters, unless dsn sets them.
-func pgSessionDSN(dsn string) string {
+// (IdleInTransaction) as runtime parameters, unless dsn sets them, and
+// its password percent-encoded: a password may hold '@' (net/url and pgx
+// read the user info to the last one), and pgx quotes a URL it cannot
+// parse (a wrong sslmode, port or timeout) with the password masked only
+// up to its first '@'. A URL net/url cannot parse (nor then can pgx) is
+// refused without quoting it or net/url's reason, which may hold the
+// password (postgres://app:pw/x@host reads pw/x's start as a port).
+func pgSessionDSN(dsn string) (string, error) {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return "", coachd.Errorf(coachd.EINVALID, "database: not a valid postgres:// URL "+
+			"(write @ : / ? # and %% in a user name or password percent-encoded, @ as %%40)")
+	}
+	if pw, ok := u.User.Password(); ok {
+		u.User = url.UserPassword(u.User.Username(), pw)
+		dsn = u.String()
+	}
 	const key = "idle_in_transaction_session_timeout"
 	if strings.Contains(dsn, key) {
-		return dsn
+		return dsn, nil
 	}
 	sep := "?"
 	if strings.Contains(dsn, "?") {
 		sep = "&"
 	}
-	return dsn + sep + key + "=" + strconv.FormatInt(IdleInTransaction.Milliseconds(), 10)
+	return dsn + sep + key + "=" + strconv.FormatInt(IdleInTransaction.Milliseconds(), 10), nil
 }
 
 // otherDSN refuses a DSN meant for a database in a form coachd does not
