@@ -89,11 +89,14 @@ func (s *Source) open(ctx context.Context, root *os.Root, fileDir string, probs 
 			probs.add(s.spec.dsnLine, "dsn: %s %v", filepath.Base(file), err)
 			return
 		}
-		if _, err := os.Stat(file); errors.Is(err, fs.ErrNotExist) {
+		if st, err := os.Stat(file); errors.Is(err, fs.ErrNotExist) {
 			probs.add(s.spec.dsnLine, "dsn: cannot open %s read-only: no such file (tried %s; a relative sqlite path is relative to the data file's directory)", filepath.Base(file), file)
 			return
 		} else if err != nil {
 			probs.add(s.spec.dsnLine, "dsn: cannot open %s read-only: %v", filepath.Base(file), errors.Unwrap(err))
+			return
+		} else if !st.Mode().IsRegular() { // a named pipe's open waits for a writer
+			probs.add(s.spec.dsnLine, "dsn: %s is not a regular file", filepath.Base(file))
 			return
 		}
 		u := (&url.URL{Scheme: "file", Path: file}).String()

@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"syscall"
 )
 
 // ErrLeadsOut is the reason a name inside a root is refused when its
@@ -17,7 +18,7 @@ var ErrLeadsOut = errors.New("leads out of the pack directory (a link in a pack 
 // ReadFile reads the file at path, or refuses it when it is larger than
 // max bytes, having read at most max+1 of them.
 func ReadFile(path string, max int64) ([]byte, error) {
-	f, err := os.Open(path)
+	f, err := os.OpenFile(path, openFlags, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -27,12 +28,17 @@ func ReadFile(path string, max int64) ([]byte, error) {
 // ReadIn reads name inside root as ReadFile does: links are followed
 // only while they stay in root; one leading out is ErrLeadsOut.
 func ReadIn(root *os.Root, name string, max int64) ([]byte, error) {
-	f, err := root.Open(name)
+	f, err := root.OpenFile(name, openFlags, 0)
 	if err != nil {
 		return nil, InRoot(err)
 	}
 	return readCapped(f, max)
 }
+
+// openFlags open without waiting: a named pipe opened for reading waits
+// for a writer (a pack holding one hung its load, past SIGTERM), and
+// readCapped refuses anything but a regular file once it is open.
+const openFlags = os.O_RDONLY | syscall.O_NONBLOCK
 
 // InRoot is err, an os.Root method's, with a path that left the root
 // told as ErrLeadsOut.
@@ -47,6 +53,11 @@ func InRoot(err error) error {
 
 func readCapped(f *os.File, max int64) ([]byte, error) {
 	defer f.Close()
+	if st, err := f.Stat(); err != nil {
+		return nil, err
+	} else if !st.Mode().IsRegular() {
+		return nil, errors.New("is not a regular file")
+	}
 	data, err := io.ReadAll(io.LimitReader(f, max+1))
 	if err != nil {
 		return nil, err
