@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/coachd/coachd"
@@ -37,7 +38,9 @@ type modelConfig struct {
 
 func (c *modelConfig) register(fs *flag.FlagSet, env *envDefaults) {
 	getenv := env.getenv
-	c.APIKey = getenv("ANTHROPIC_API_KEY")
+	// Trimmed as the provider registry trims it: a key file's trailing
+	// newline would make every request fail (no header carries one).
+	c.APIKey = strings.TrimSpace(getenv("ANTHROPIC_API_KEY"))
 	c.getenv = getenv
 	def := "demo"
 	if c.APIKey != "" {

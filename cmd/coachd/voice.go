@@ -29,7 +29,8 @@ type voiceConfig struct {
 
 func (c *voiceConfig) register(fs *flag.FlagSet, env *envDefaults) {
 	getenv := env.getenv
-	c.APIKey = envOr(getenv, "COACHD_OPENAI_API_KEY", getenv("OPENAI_API_KEY"))
+	// Trimmed as --voice-key-file's is.
+	c.APIKey = strings.TrimSpace(envOr(getenv, "COACHD_OPENAI_API_KEY", getenv("OPENAI_API_KEY")))
 	fs.StringVar(&c.KeyFile, "voice-key-file", getenv("COACHD_OPENAI_API_KEY_FILE"),
 		"file holding the voice provider's API key (instead of COACHD_OPENAI_API_KEY or OPENAI_API_KEY); voice is off without a key (env COACHD_OPENAI_API_KEY_FILE)")
 	urlVar(fs, &c.ProviderURL, "voice-provider-url", envOr(getenv, "COACHD_VOICE_PROVIDER_URL", voice.DefaultBaseURL),
