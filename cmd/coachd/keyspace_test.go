@@ -38,3 +38,17 @@ func TestProviderKeyTrailingNewline(t *testing.T) {
 		t.Errorf("tts = %d %s", st, body)
 	}
 }
+
+// TestSecretFlagTrailingNewline: the admin key comes from the
+// environment the same way, newline and all; it then matched no request
+// (no header carries a line break), so every admin route answered 401
+// "invalid admin key". The secret flags' environment values (admin key,
+// COACHD_KEY) are trimmed, as the provider keys are.
+func TestSecretFlagTrailingNewline(t *testing.T) {
+	p := MustServe(t, map[string]string{"COACHD_ADMIN_KEY": "s3cret-admin\n"},
+		"--addr", "127.0.0.1:0", "--db", filepath.Join(t.TempDir(), "coachd.db"))
+	var users struct{ Users []any }
+	if st := call(t, "GET", p.url+"/v1/users", "s3cret-admin", "", nil, &users); st != 200 {
+		t.Errorf("GET /v1/users with the admin key = %d", st)
+	}
+}

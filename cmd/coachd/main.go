@@ -331,9 +331,11 @@ var keywordPassword = regexp.MustCompile(`(password\s*=\s*)('(?:[^'\\]|\\.)*'|\S
 
 // secretVar defines a string flag whose default comes from the
 // environment and is never printed: -h shows a flag's default, and a
-// key's would be shown to whoever reads the help.
+// key's would be shown to whoever reads the help. The value is trimmed:
+// one read from a file into the environment ends in a newline, which no
+// header can carry.
 func secretVar(fs *flag.FlagSet, p *string, name, value, usage string) {
-	*p = value
+	*p = strings.TrimSpace(value)
 	fs.Var(secretValue{p}, name, usage)
 }
 
