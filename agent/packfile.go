@@ -54,7 +54,7 @@ func (r packRoot) exists(path string) bool {
 // names are matched, not the path: a pack's path may hold [ or *. A sub
 // that cannot be listed (a link out) is a problem; an absent one is none.
 func (r packRoot) glob(sub string, problem func(file string, line int, msg string), patterns ...string) []string {
-	d, err := r.root.Open(sub)
+	d, err := filecap.OpenIn(r.root, sub)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}

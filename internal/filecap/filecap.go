@@ -35,6 +35,16 @@ func ReadIn(root *os.Root, name string, max int64) ([]byte, error) {
 	return readCapped(f, max)
 }
 
+// OpenIn opens name inside root as ReadIn does, without waiting: a
+// folder to list, which a named pipe in its place would not let go of.
+func OpenIn(root *os.Root, name string) (*os.File, error) {
+	f, err := root.OpenFile(name, openFlags, 0)
+	if err != nil {
+		return nil, InRoot(err)
+	}
+	return f, nil
+}
+
 // openFlags open without waiting: a named pipe opened for reading waits
 // for a writer (a pack holding one hung its load, past SIGTERM), and
 // readCapped refuses anything but a regular file once it is open.
