@@ -239,9 +239,10 @@ func (s *Server) connect(ctx context.Context) (*sdk.ClientSession, error) {
 	var t sdk.Transport
 	var started atomic.Pointer[sdk.ClientSession] // for a cut write (groupConn.Write)
 	if s.cfg.URL != "" {
-		// The event stream carries the server's notifications; the SDK
-		// opens it again when it ends (at most 5 times in a row without
-		// an event, then the session ends and the next use starts anew).
+		// The event stream carries the server's notifications; one that
+		// lasted is opened again under the SDK when it ends (resumeBody):
+		// the SDK's own reopening ends the session after 5 in a row
+		// without a new event id, a proxy's idle cuts among them.
 		t = &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: s.hc}
 	} else {
 		// Not exec.CommandContext: the process outlives this call.

@@ -52,6 +52,16 @@ func (t streamTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if r.Method != http.MethodGet {
 		return t.next.RoundTrip(r)
 	}
+	resp, err := t.open(r)
+	if err == nil && eventStream(resp) {
+		resp.Body = &resumeBody{t: t, req: r, body: resp.Body, since: time.Now()}
+	}
+	return resp, err
+}
+
+// open sends the GET that opens the event stream, its answer's wait
+// bounded.
+func (t streamTransport) open(r *http.Request) (*http.Response, error) {
 	ctx, cancel := context.WithCancelCause(r.Context())
 	timer := time.AfterFunc(t.wait, func() { cancel(errStreamWait) })
 	resp, err := t.next.RoundTrip(r.WithContext(ctx))
