@@ -251,9 +251,10 @@ func (s *Server) connect(ctx context.Context) (*sdk.ClientSession, error) {
 		cmd.Env = childEnv(s.cfg.Env)
 		cmd.Stderr = &logWriter{log: s.log, hide: s.hide}
 		gt := newGroupTransport(cmd, 2*time.Second)
-		gt.cut = func() {
+		gt.answerWait = s.cfg.Timeout
+		gt.cut = func(why error) {
 			if sess := started.Load(); sess != nil {
-				s.drop(sess, errWriteCut)
+				s.drop(sess, why)
 			}
 		}
 		t = gt

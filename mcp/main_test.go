@@ -22,6 +22,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(fakeEnv) == "orphan" {
 		orphan()
 	}
+	if os.Getenv(fakeEnv) == "raw" {
+		rawServer()
+	}
 	if os.Getenv(fakeEnv) == "parent" {
 		coachdLike()
 	}

@@ -25,11 +25,13 @@ import (
 const childWait = time.Second
 
 // groupTransport starts a stdio server in its own process group. cut,
-// when set, is called when a write is cut (groupConn.Write), before the
-// connection is closed.
+// when set, is called with the reason when the server is stopped for
+// not reading (groupConn), before the connection is closed.
 type groupTransport struct {
 	*sdk.CommandTransport
-	cut func()
+	cut func(error)
+	// answerWait bounds the write of an answer to the server's request.
+	answerWait time.Duration
 }
 
 func newGroupTransport(cmd *exec.Cmd, terminate time.Duration) groupTransport {
@@ -44,16 +46,27 @@ func (t groupTransport) Connect(ctx context.Context) (sdk.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &groupConn{Connection: c, pgid: t.Command.Process.Pid, cut: t.cut}, nil
+	return &groupConn{Connection: c, pgid: t.Command.Process.Pid, cut: t.cut, answerWait: t.answerWait}, nil
 }
 
 // groupConn kills the server's process group after its close.
 type groupConn struct {
 	sdk.Connection
 	pgid int
-	cut  func()
+	cut  func(error)
 	once sync.Once
 	err  error
+	// answerWait bounds an answer's write (zero: unbounded).
+	answerWait time.Duration
+}
+
+// stop kills the server and closes the connection, why first told to cut.
+func (c *groupConn) stop(why error) {
+	if c.cut != nil {
+		c.cut(why)
+	}
+	syscall.Kill(-c.pgid, syscall.SIGKILL)
+	c.Close()
 }
 
 // Write writes msg, and closes the connection when ctx ends first: the
@@ -63,7 +76,22 @@ type groupConn struct {
 // later call behind the write's lock, for good. The server, which does
 // not read, is killed and the connection closed: the write fails, and
 // the next call starts the server again (cut forgets the session first).
+//
+// An answer to the server's own request (ping, roots/list…) is written
+// with a context that never ends: to a server that reads nothing, it
+// waited for good, and so did Close (the SDK closes the connection once
+// the requests it is answering are done), a pack's reload or coachd's
+// shutdown with it. Its write is bounded by answerWait.
 func (c *groupConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	why := errWriteCut
+	if _, ok := msg.(*jsonrpc.Response); ok {
+		if c.answerWait > 0 {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, c.answerWait)
+			defer cancel()
+			why = errAnswerCut
+		}
+	}
 	var mu sync.Mutex
 	written := false
 	stop := context.AfterFunc(ctx, func() {
@@ -71,11 +99,7 @@ func (c *groupConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		cut := !written
 		mu.Unlock()
 		if cut {
-			if c.cut != nil {
-				c.cut()
-			}
-			syscall.Kill(-c.pgid, syscall.SIGKILL)
-			c.Close()
+			c.stop(why)
 		}
 	})
 	defer stop()
@@ -103,3 +127,6 @@ func (c *groupConn) Close() error {
 // errWriteCut is why a session whose write was cut (groupConn.Write)
 // ended.
 var errWriteCut = errors.New("the server stopped reading its requests; it was stopped")
+
+// errAnswerCut is why a session whose answer's write was cut ended.
+var errAnswerCut = errors.New("the server stopped reading the answers to its requests; it was stopped")
