@@ -4,6 +4,8 @@ import (
 	"context"
 	"log/slog"
 	"os"
+	"runtime"
+	"strings"
 	"testing"
 	"time"
 )
@@ -32,6 +34,40 @@ func (h logErrs) Handle(_ context.Context, r slog.Record) error {
 		}
 	}
 	return nil
+}
+
+// TestStdioServerFloodsUnreadRequests: a stdio server that sends
+// requests (pings) without end and reads none of their answers is
+// stopped once coachd holds maxAnswering of them. The SDK answered each
+// in a goroutine of its own, blocked for good on the full pipe: coachd
+// grew by thousands of goroutines and tens of MB a second, without end.
+func TestStdioServerFloodsUnreadRequests(t *testing.T) {
+	cfg := &Config{Name: "raw", Prefix: "raw", Command: os.Args[0], Dir: t.TempDir(),
+		Env: map[string]string{fakeEnv: "raw", rawEnv: "pingdeaf"}, Timeout: 10 * time.Second, MaxOutput: 4096}
+	stopped := make(chan string, 1)
+	s := mustServer(t, cfg, Options{Logger: slog.New(logErrs{msg: "mcp server stopped; it is restarted on next use", c: stopped})})
+	base := runtime.NumGoroutine()
+	if _, err := s.Tools(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.After(60 * time.Second)
+	for {
+		select {
+		case err := <-stopped:
+			if !strings.Contains(err, "requests without reading their answers") {
+				t.Fatalf("stopped for %q, want the unread requests named", err)
+			}
+			return
+		case <-tick.C:
+			if n := runtime.NumGoroutine() - base; n > 5000 {
+				t.Fatalf("coachd holds %d more goroutines answering a server that reads nothing", n)
+			}
+		case <-deadline:
+			t.Fatalf("the server flooding unread requests was not stopped; %d goroutines", runtime.NumGoroutine())
+		}
+	}
 }
 
 // TestStdioServerDeafToAnswersCloses: a stdio server that sent requests

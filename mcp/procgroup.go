@@ -3,9 +3,11 @@ package mcp
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -58,6 +60,32 @@ type groupConn struct {
 	err  error
 	// answerWait bounds an answer's write (zero: unbounded).
 	answerWait time.Duration
+	// answering counts the server's requests read and not yet answered.
+	answering atomic.Int64
+}
+
+// maxAnswering bounds the server's requests (ping, roots/list…) coachd
+// has read and not yet answered. The SDK answers each in a goroutine of
+// its own whose write to the server's stdin waits, when the server does
+// not read it, until answerWait: a server that sends requests without
+// end and reads no answers grew coachd by thousands of goroutines and
+// tens of MB a second until then (30 s by default). Past the bound it
+// is stopped.
+const maxAnswering = 1000
+
+// errNotAnswered is why a session whose server sent more than
+// maxAnswering requests it did not read the answers to ended.
+var errNotAnswered = fmt.Errorf("the server sent more than %d requests without reading their answers; it was stopped", maxAnswering)
+
+// Read reads the server's next message, and stops a server that sends
+// more requests than coachd can answer it (maxAnswering).
+func (c *groupConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	msg, err := c.Connection.Read(ctx)
+	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() && c.answering.Add(1) > maxAnswering {
+		c.stop(errNotAnswered)
+		return nil, errNotAnswered
+	}
+	return msg, err
 }
 
 // stop kills the server and closes the connection, why first told to cut.
@@ -85,6 +113,7 @@ func (c *groupConn) stop(why error) {
 func (c *groupConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	why := errWriteCut
 	if _, ok := msg.(*jsonrpc.Response); ok {
+		defer c.answering.Add(-1)
 		if c.answerWait > 0 {
 			var cancel context.CancelFunc
 			ctx, cancel = context.WithTimeout(ctx, c.answerWait)
