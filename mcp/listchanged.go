@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -40,7 +41,8 @@ const streamWait = 5 * time.Second
 var errStreamWait = errors.New("the event stream did not open in time")
 
 // streamTransport bounds the wait for a GET's answer (the event
-// stream's headers), not the stream itself.
+// stream's headers), not the stream itself, and for the answer to a POST
+// sent without a deadline.
 type streamTransport struct {
 	next   http.RoundTripper
 	wait   time.Duration
@@ -50,7 +52,20 @@ type streamTransport struct {
 
 func (t streamTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if r.Method != http.MethodGet {
-		return t.next.RoundTrip(r)
+		if _, ok := r.Context().Deadline(); ok || r.Method != http.MethodPost {
+			return t.next.RoundTrip(r)
+		}
+		// The SDK posts its answer to a server's request (a ping on the
+		// event stream) with a context that never ends, and closes only
+		// once it is done: a server that hung without answering that
+		// POST held the goroutine, and Close (a pack's reload, coachd's
+		// shutdown), for good. Past the wait the answer is given up (the
+		// SDK reads a failed POST as one that never left).
+		resp, late, err := t.bounded(r)
+		if late {
+			return nil, fmt.Errorf("the MCP server did not answer within %s", t.wait)
+		}
+		return resp, err
 	}
 	resp, err := t.open(r)
 	if err == nil && eventStream(resp) {
@@ -62,27 +77,34 @@ func (t streamTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // open sends the GET that opens the event stream, its answer's wait
 // bounded.
 func (t streamTransport) open(r *http.Request) (*http.Response, error) {
-	ctx, cancel := context.WithCancelCause(r.Context())
-	timer := time.AfterFunc(t.wait, func() { cancel(errStreamWait) })
-	resp, err := t.next.RoundTrip(r.WithContext(ctx))
-	timer.Stop()
-	if err != nil {
-		late := errors.Is(context.Cause(ctx), errStreamWait) && r.Context().Err() == nil
-		cancel(nil)
-		if !late {
-			return nil, err
-		}
+	resp, late, err := t.bounded(r)
+	if late {
 		// The SDK reads 405 as "no event stream here", and goes on.
 		t.log.Warn("mcp server's event stream did not open; its tool list changes show when its tools are listed again",
 			"waited", t.wait)
 		return &http.Response{Status: "405 Method Not Allowed", StatusCode: http.StatusMethodNotAllowed,
 			Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
 	}
-	resp.Body = cancelBody{ReadCloser: resp.Body, cancel: cancel}
-	if t.opened != nil && eventStream(resp) {
+	if err == nil && t.opened != nil && eventStream(resp) {
 		t.opened()
 	}
-	return resp, nil
+	return resp, err
+}
+
+// bounded sends r, its answer's headers awaited at most t.wait (late:
+// they were not), not its body.
+func (t streamTransport) bounded(r *http.Request) (resp *http.Response, late bool, err error) {
+	ctx, cancel := context.WithCancelCause(r.Context())
+	timer := time.AfterFunc(t.wait, func() { cancel(errStreamWait) })
+	resp, err = t.next.RoundTrip(r.WithContext(ctx))
+	timer.Stop()
+	if err != nil {
+		late = errors.Is(context.Cause(ctx), errStreamWait) && r.Context().Err() == nil
+		cancel(nil)
+		return nil, late, err
+	}
+	resp.Body = cancelBody{ReadCloser: resp.Body, cancel: cancel}
+	return resp, false, nil
 }
 
 // cancelBody ends its request's context when closed.
