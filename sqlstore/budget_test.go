@@ -256,6 +256,36 @@ func testBudget(t *testing.T, newDSN func(tb testing.TB) string) {
 		_, err = db.Record(ctx, u.ID, coachd.TurnRecord{SessionID: other.ID, ReservationID: r.ID})
 		wantCode(t, err, coachd.ECONFLICT)
 	})
+	t.Run("AbortAfterFinalRecord", func(t *testing.T) {
+		// The turn's final record stored its message; an abort after it
+		// sends that message again as partial, which is not stored twice.
+		// An abort of a turn not so ended stores its partial messages.
+		db, clock, u := setup(t, 1000)
+		s := MustCreateSession(t, db, u.ID)
+		partial := func() []*coachd.Message {
+			return []*coachd.Message{{Role: coachd.RoleUser, Blocks: []coachd.Block{coachd.TextBlock("hi")}, Partial: true}}
+		}
+		done := must[*coachd.Reservation](t)(db.Reserve(ctx, coachd.ReserveRequest{UserID: u.ID, SessionID: s.ID, Estimate: 300}))
+		must[*coachd.Reservation](t)(db.Record(ctx, u.ID, coachd.TurnRecord{SessionID: s.ID, ReservationID: done.ID, TokensUsed: 100, Final: true,
+			Messages: []*coachd.Message{{Role: coachd.RoleUser, Blocks: []coachd.Block{coachd.TextBlock("hi")}}, {Role: coachd.RoleAssistant, Blocks: []coachd.Block{coachd.TextBlock("hello")}}}}))
+		if got := must[*coachd.Reservation](t)(db.Record(ctx, u.ID, coachd.TurnRecord{SessionID: s.ID, ReservationID: done.ID, Abort: true, Messages: partial()})); got.State != coachd.ReservationFinalized {
+			t.Fatalf("abort after the final record: %+v", got)
+		}
+		if n := len(must[[]*coachd.Message](t)(db.History(ctx, u.ID, s.ID))); n != 2 {
+			t.Fatalf("messages = %d, want the record's 2", n)
+		}
+		mustStatus(t, db, u.ID, 100, 0)
+		// A turn whose hold expired under it, then aborted: its partial
+		// message is all that is left of it.
+		late := must[*coachd.Reservation](t)(db.Reserve(ctx, coachd.ReserveRequest{UserID: u.ID, SessionID: s.ID, Estimate: 300}))
+		clock.Add(coachd.DefaultReservationTTL + time.Second)
+		must[int](t)(db.ExpireReservations(ctx))
+		must[*coachd.Reservation](t)(db.Record(ctx, u.ID, coachd.TurnRecord{SessionID: s.ID, ReservationID: late.ID, Abort: true, Messages: partial()}))
+		if n := len(must[[]*coachd.Message](t)(db.History(ctx, u.ID, s.ID))); n != 3 {
+			t.Fatalf("messages = %d, want 3: the expired turn's partial message stored", n)
+		}
+		mustStatus(t, db, u.ID, 100, 0)
+	})
 	t.Run("Scoped", func(t *testing.T) {
 		db, _, u := setup(t, 1000)
 		v := budgetUser(t, db, 1000)

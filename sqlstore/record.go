@@ -69,7 +69,15 @@ func (db *DB) Record(ctx context.Context, userID string, rec coachd.TurnRecord) 
 				return nil, dbError(err, "idempotency key")
 			}
 		}
-		if err := appendInTx(ctx, tx, userID, rec.SessionID, rec.Messages, rows); err != nil {
+		msgs, msgRows := rec.Messages, rows
+		if rec.Abort && r.State == coachd.ReservationFinalized {
+			// A final record ended the turn and stored it. An abort after
+			// it (seed 000's route when its page went away as the reply
+			// ended, or the record's answer was lost) sends the turn's
+			// message again as partial: stored, it would stand twice.
+			msgs, msgRows = notPartial(msgs, rows)
+		}
+		if err := appendInTx(ctx, tx, userID, rec.SessionID, msgs, msgRows); err != nil {
 			if !sessionRefused(err) {
 				return nil, err
 			}
@@ -104,6 +112,18 @@ func (db *DB) Record(ctx context.Context, userID string, rec coachd.TurnRecord) 
 		return nil, refused
 	}
 	return res, nil
+}
+
+// notPartial is msgs and their rows without the partial ones.
+func notPartial(msgs []*coachd.Message, rows []messageRow) ([]*coachd.Message, []messageRow) {
+	var keep []*coachd.Message
+	var keepRows []messageRow
+	for i, m := range msgs {
+		if !m.Partial {
+			keep, keepRows = append(keep, m), append(keepRows, rows[i])
+		}
+	}
+	return keep, keepRows
 }
 
 // sessionRefused reports whether appending failed because the session
