@@ -33,6 +33,7 @@ type env struct {
 	fake   *anthropictest.Server
 	faults *faults
 	url    string // the proxy, which the browser uses
+	api    string // coachd itself: the API as another device calls it (apiDo)
 	key    string // the demo user's API key
 	ctx    context.Context
 }
@@ -70,7 +71,7 @@ func newEnv(t *testing.T, width, height int, args ...string) *env {
 	ctx := newBrowser(t, width, height)
 	tctx, cancel := context.WithTimeout(ctx, testTimeout)
 	t.Cleanup(cancel)
-	return &env{t: t, fake: fake, faults: f, url: front.URL, key: key, ctx: tctx}
+	return &env{t: t, fake: fake, faults: f, url: front.URL, api: base, key: key, ctx: tctx}
 }
 
 // startCoachd runs `coachd serve --demo` on a free port with a fresh
