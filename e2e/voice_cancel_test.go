@@ -1,13 +1,9 @@
 package e2e
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/chromedp/chromedp"
-
-	"github.com/coachd/coachd/voice/voicetest"
 )
 
 // heldCall is fakeCall's stand-in for the microphone and WebRTC stack,
@@ -75,16 +71,7 @@ const liveMics = `window.__tracks.filter((t) => t.live).length`
 // on the page to stop them; a tap while the browser asked for the
 // microphone left the microphone on once allowed.
 func TestVoiceStopWhileConnecting(t *testing.T) {
-	const key = "sk-e2e-voice-key-0123456789"
-	provider := voicetest.New(t, key)
-	keyFile := filepath.Join(t.TempDir(), "openai.key")
-	if err := os.WriteFile(keyFile, []byte(key+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	e := newEnv(t, 1280, 800, "--voice-provider-url", provider.URL, "--voice-key-file", keyFile)
-	e.signIn()
-	e.waitJS("voice checked", `document.body.dataset.voice === "on"`)
-	e.waitVisible("#mic")
+	e, _ := newVoiceEnv(t)
 	e.run(chromedp.Evaluate[chromedp.Void](heldCall))
 	state := `document.getElementById("mic").dataset.state`
 

@@ -2,14 +2,10 @@ package e2e
 
 import (
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
-
-	"github.com/coachd/coachd/voice/voicetest"
 )
 
 // TestVoiceCallEndsWithSession: a call whose session stops taking its
@@ -18,20 +14,8 @@ import (
 // refused (404, 409) and lost, each with a toast of its own, the
 // microphone live.
 func TestVoiceCallEndsWithSession(t *testing.T) {
-	const key = "sk-e2e-voice-key-0123456789"
-	provider := voicetest.New(t, key)
-	keyFile := filepath.Join(t.TempDir(), "openai.key")
-	if err := os.WriteFile(keyFile, []byte(key+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	e := newEnv(t, 1280, 800, "--voice-provider-url", provider.URL, "--voice-key-file", keyFile)
-	e.signIn()
-	e.waitJS("voice checked", `document.body.dataset.voice === "on"`)
-	e.waitVisible("#mic")
-	e.run(chromedp.Evaluate[chromedp.Void](fakeCall))
-	e.run(chromedp.Click(chromedp.CSS("#mic")))
-	e.waitJS("the call", `document.getElementById("mic").dataset.state === "live" && location.hash.startsWith("#/sess_")`)
-	sid := eval[string](e, `location.hash.slice(2)`)
+	e, _ := newVoiceEnv(t)
+	sid := e.startCall()
 	e.apiDo("DELETE", "/v1/sessions/"+sid, "", nil, http.StatusNoContent).Body.Close()
 
 	e.run(chromedp.Evaluate[chromedp.Void](`window.__dc.onmessage({ data: JSON.stringify({ type: "conversation.item.input_audio_transcription.completed", transcript: "Where should I drive tonight?" }) })`))

@@ -3,13 +3,9 @@ package e2e
 import (
 	"encoding/json"
 	"net/http"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/chromedp/chromedp"
-
-	"github.com/coachd/coachd/voice/voicetest"
 )
 
 // fakeCall stands in for the browser's microphone and WebRTC stack (the
@@ -50,20 +46,8 @@ const fakeCall = `(() => {
 // line was stored) is sent again with the same Idempotency-Key, and the
 // line is stored once; the next line has a key of its own.
 func TestVoiceTranscriptRetry(t *testing.T) {
-	const key = "sk-e2e-voice-key-0123456789"
-	provider := voicetest.New(t, key)
-	keyFile := filepath.Join(t.TempDir(), "openai.key")
-	if err := os.WriteFile(keyFile, []byte(key+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	e := newEnv(t, 1280, 800, "--voice-provider-url", provider.URL, "--voice-key-file", keyFile)
-	e.signIn()
-	e.waitJS("voice checked", `document.body.dataset.voice === "on"`)
-	e.waitVisible("#mic")
-	e.run(chromedp.Evaluate[chromedp.Void](fakeCall))
-	e.run(chromedp.Click(chromedp.CSS("#mic")))
-	e.waitJS("the call", `document.getElementById("mic").dataset.state === "live" && location.hash.startsWith("#/sess_")`)
-	sid := eval[string](e, `location.hash.slice(2)`)
+	e, _ := newVoiceEnv(t)
+	sid := e.startCall()
 
 	hear := func(typ, text string) {
 		ev, _ := json.Marshal(map[string]string{"type": typ, "transcript": text})

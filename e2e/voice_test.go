@@ -24,16 +24,7 @@ func TestVoiceButton(t *testing.T) {
 		}
 	})
 	t.Run("ShownWithVoice", func(t *testing.T) {
-		const key = "sk-e2e-voice-key-0123456789"
-		provider := voicetest.New(t, key)
-		keyFile := filepath.Join(t.TempDir(), "openai.key")
-		if err := os.WriteFile(keyFile, []byte(key+"\n"), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		e := newEnv(t, 1280, 800, "--voice-provider-url", provider.URL, "--voice-key-file", keyFile)
-		e.signIn()
-		e.waitJS("voice checked", `document.body.dataset.voice === "on"`)
-		e.waitVisible("#mic")
+		e, provider := newVoiceEnv(t)
 		// Start a conversation so there is a session to talk in.
 		e.fake.Enqueue(anthropictest.Text("Hello from the coach.", 5))
 		e.send("hi")
@@ -65,12 +56,41 @@ func TestVoiceButton(t *testing.T) {
 			t.Fatalf("the provider minted %d secrets", n)
 		}
 		reqs := provider.Requests()
-		if reqs[0].Authorization != "Bearer "+key {
+		if reqs[0].Authorization != "Bearer "+voiceKey {
 			t.Fatalf("the provider got %q", reqs[0].Authorization)
 		}
 		// The browser saw the secret, never the key.
-		if strings.Contains(eval[string](e, `document.documentElement.outerHTML + JSON.stringify(localStorage)`), key) {
+		if strings.Contains(eval[string](e, `document.documentElement.outerHTML + JSON.stringify(localStorage)`), voiceKey) {
 			t.Fatal("the provider key reached the page")
 		}
 	})
+}
+
+// voiceKey is the fake provider's key (newVoiceEnv).
+const voiceKey = "sk-e2e-voice-key-0123456789"
+
+// newVoiceEnv starts coachd with voice on, against a fake provider,
+// and signs in: the microphone shows.
+func newVoiceEnv(t *testing.T) (*env, *voicetest.Server) {
+	t.Helper()
+	provider := voicetest.New(t, voiceKey)
+	keyFile := filepath.Join(t.TempDir(), "openai.key")
+	if err := os.WriteFile(keyFile, []byte(voiceKey+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, 1280, 800, "--voice-provider-url", provider.URL, "--voice-key-file", keyFile)
+	e.signIn()
+	e.waitJS("voice checked", `document.body.dataset.voice === "on"`)
+	e.waitVisible("#mic")
+	return e, provider
+}
+
+// startCall starts a call through fakeCall's stand-ins for the
+// microphone and WebRTC and returns its session's id.
+func (e *env) startCall() string {
+	e.t.Helper()
+	e.run(chromedp.Evaluate[chromedp.Void](fakeCall))
+	e.run(chromedp.Click(chromedp.CSS("#mic")))
+	e.waitJS("the call", `document.getElementById("mic").dataset.state === "live" && location.hash.startsWith("#/sess_")`)
+	return eval[string](e, `location.hash.slice(2)`)
 }
