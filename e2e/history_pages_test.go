@@ -17,21 +17,14 @@ import (
 func TestLongConversationPages(t *testing.T) {
 	e := newEnv(t, 1280, 800, "--rate-limit", "off")
 	e.signIn()
-	res := e.apiDo("POST", "/v1/sessions", `{"title":"Long one"}`, nil, http.StatusCreated)
-	var sess struct{ ID string }
-	if err := json.NewDecoder(res.Body).Decode(&sess); err != nil {
-		t.Fatal(err)
-	}
-	res.Body.Close()
+	sessID, record := e.recordedSession("Long one")
 	const pairs = 125
 	for i := 1; i <= pairs; i++ {
-		for _, m := range [][2]string{{"user", "Question"}, {"assistant", "Answer"}} {
-			body := fmt.Sprintf(`{"role":%q,"content":"%s %d","source":"voice"}`, m[0], m[1], i)
-			e.apiDo("POST", "/v1/sessions/"+sess.ID+"/messages", body, nil, http.StatusCreated).Body.Close()
-		}
+		record("user", fmt.Sprintf("Question %d", i))
+		record("assistant", fmt.Sprintf("Answer %d", i))
 	}
 	reads := e.faults.count("GET", "/v1/sessions")
-	e.run(chromedp.Navigate(e.url + "/#/" + sess.ID))
+	e.run(chromedp.Navigate(e.url + "/#/" + sessID))
 	e.waitJS("the last message", `document.getElementById("transcript").textContent.includes("Answer 125")`)
 	e.waitIdle()
 	drawn := func() int { return eval[int](e, `document.querySelectorAll(".msg").length`) }
@@ -104,21 +97,12 @@ func TestLongConversationPages(t *testing.T) {
 func TestEarlierPageJoinsItsTurn(t *testing.T) {
 	e := newEnv(t, 1280, 800, "--rate-limit", "off")
 	e.signIn()
-	res := e.apiDo("POST", "/v1/sessions", `{"title":"One long reply"}`, nil, http.StatusCreated)
-	var sess struct{ ID string }
-	if err := json.NewDecoder(res.Body).Decode(&sess); err != nil {
-		t.Fatal(err)
-	}
-	res.Body.Close()
-	post := func(role, text string) {
-		body := fmt.Sprintf(`{"role":%q,"content":%q,"source":"voice"}`, role, text)
-		e.apiDo("POST", "/v1/sessions/"+sess.ID+"/messages", body, nil, http.StatusCreated).Body.Close()
-	}
+	sessID, post := e.recordedSession("One long reply")
 	post("user", "Tell me everything")
 	for i := 1; i <= 101; i++ { // one more than a page
 		post("assistant", fmt.Sprintf("Round %d.", i))
 	}
-	e.run(chromedp.Navigate(e.url + "/#/" + sess.ID))
+	e.run(chromedp.Navigate(e.url + "/#/" + sessID))
 	e.waitJS("the last round", `document.getElementById("transcript").textContent.includes("Round 101.")`)
 	e.waitIdle()
 	e.waitVisible("#earlier-more")
@@ -138,19 +122,12 @@ func TestEarlierPageJoinsItsTurn(t *testing.T) {
 func TestEarlierPagesKeepFocus(t *testing.T) {
 	e := newEnv(t, 1280, 800, "--rate-limit", "off")
 	e.signIn()
-	res := e.apiDo("POST", "/v1/sessions", `{"title":"Long one"}`, nil, http.StatusCreated)
-	var sess struct{ ID string }
-	if err := json.NewDecoder(res.Body).Decode(&sess); err != nil {
-		t.Fatal(err)
-	}
-	res.Body.Close()
+	sessID, record := e.recordedSession("Long one")
 	for i := 1; i <= 110; i++ { // three pages of 100
-		for _, m := range [][2]string{{"user", "Question"}, {"assistant", "Answer"}} {
-			body := fmt.Sprintf(`{"role":%q,"content":"%s %d","source":"voice"}`, m[0], m[1], i)
-			e.apiDo("POST", "/v1/sessions/"+sess.ID+"/messages", body, nil, http.StatusCreated).Body.Close()
-		}
+		record("user", fmt.Sprintf("Question %d", i))
+		record("assistant", fmt.Sprintf("Answer %d", i))
 	}
-	e.run(chromedp.Navigate(e.url + "/#/" + sess.ID))
+	e.run(chromedp.Navigate(e.url + "/#/" + sessID))
 	e.waitJS("the last message", `document.getElementById("transcript").textContent.includes("Answer 110")`)
 	e.waitIdle()
 	e.waitVisible("#earlier-more")
@@ -164,5 +141,22 @@ func TestEarlierPagesKeepFocus(t *testing.T) {
 	e.waitJS("the first page", `document.getElementById("earlier-more").hidden`)
 	if got := eval[string](e, `document.activeElement.closest(".msg")?.textContent || document.activeElement.tagName`); got != "Question 1" {
 		t.Errorf("focus on %q after the last page came, want the first message", got)
+	}
+}
+
+// recordedSession creates a session titled title and returns its id and
+// a function that stores a message in it (as a voice line: no turn).
+func (e *env) recordedSession(title string) (string, func(role, content string)) {
+	e.t.Helper()
+	res := e.apiDo("POST", "/v1/sessions", fmt.Sprintf(`{"title":%q}`, title), nil, http.StatusCreated)
+	var sess struct{ ID string }
+	if err := json.NewDecoder(res.Body).Decode(&sess); err != nil {
+		e.t.Fatal(err)
+	}
+	res.Body.Close()
+	return sess.ID, func(role, content string) {
+		e.t.Helper()
+		body := fmt.Sprintf(`{"role":%q,"content":%q,"source":"voice"}`, role, content)
+		e.apiDo("POST", "/v1/sessions/"+sess.ID+"/messages", body, nil, http.StatusCreated).Body.Close()
 	}
 }

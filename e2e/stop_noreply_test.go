@@ -1,9 +1,7 @@
 package e2e
 
 import (
-	"encoding/json"
 	"fmt"
-	"net/http"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -58,16 +56,7 @@ func TestStopBeforeReplyAfterReload(t *testing.T) {
 func TestNoReplyAtPageBoundary(t *testing.T) {
 	e := newEnv(t, 1280, 800, "--rate-limit", "off")
 	e.signIn()
-	res := e.apiDo("POST", "/v1/sessions", `{"title":"Long one"}`, nil, http.StatusCreated)
-	var sess struct{ ID string }
-	if err := json.NewDecoder(res.Body).Decode(&sess); err != nil {
-		t.Fatal(err)
-	}
-	res.Body.Close()
-	record := func(role, content string) {
-		body := fmt.Sprintf(`{"role":%q,"content":%q,"source":"voice"}`, role, content)
-		e.apiDo("POST", "/v1/sessions/"+sess.ID+"/messages", body, nil, http.StatusCreated).Body.Close()
-	}
+	sessID, record := e.recordedSession("Long one")
 	// 101 messages: the last page (100) starts at "Again".
 	record("user", "Hello")
 	record("user", "Again")
@@ -76,7 +65,7 @@ func TestNoReplyAtPageBoundary(t *testing.T) {
 		record("user", fmt.Sprintf("Question %d", i))
 		record("assistant", fmt.Sprintf("Answer %d", i))
 	}
-	e.run(chromedp.Navigate(e.url + "/#/" + sess.ID))
+	e.run(chromedp.Navigate(e.url + "/#/" + sessID))
 	e.waitJS("the last message", `document.getElementById("transcript").textContent.includes("Answer 49")`)
 	e.waitIdle()
 	notes := `document.querySelectorAll("#transcript .msg-note").length`
