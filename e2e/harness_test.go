@@ -33,7 +33,6 @@ type env struct {
 	fake   *anthropictest.Server
 	faults *faults
 	url    string // the proxy, which the browser uses
-	api    string // coachd itself: the API as another device calls it (apiDo)
 	key    string // the demo user's API key
 	ctx    context.Context
 }
@@ -71,7 +70,7 @@ func newEnv(t *testing.T, width, height int, args ...string) *env {
 	ctx := newBrowser(t, width, height)
 	tctx, cancel := context.WithTimeout(ctx, testTimeout)
 	t.Cleanup(cancel)
-	return &env{t: t, fake: fake, faults: f, url: front.URL, api: base, key: key, ctx: tctx}
+	return &env{t: t, fake: fake, faults: f, url: front.URL, key: key, ctx: tctx}
 }
 
 // startCoachd runs `coachd serve --demo` on a free port with a fresh
@@ -368,6 +367,11 @@ func (f *faults) count(method, prefix string) int {
 
 func (f *faults) wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// coachd may answer (a stream's first event) before the proxy has
+		// read the request's body to its end; net/http would then read
+		// the rest itself and close the body under the proxy, which cuts
+		// the request to coachd, and with it the stream.
+		_ = http.NewResponseController(w).EnableFullDuplex()
 		f.mu.Lock()
 		if f.counted == nil {
 			f.counted = map[string]int{}

@@ -14,14 +14,10 @@ import (
 	at "github.com/coachd/coachd/anthropic/anthropictest"
 )
 
-// apiDo sends a request to the API as the demo user and wants status,
-// straight to coachd as another device would: not through the proxy the
-// browser's faults are played on. (Through it, under load, one POST
-// stream in about forty ended after its first event with the proxy's
-// read from coachd cut, and the next POST met the turn still running.)
+// apiDo sends a request to the API as the demo user and wants status.
 func (e *env) apiDo(method, path, body string, header map[string]string, status int) *http.Response {
 	e.t.Helper()
-	req, err := http.NewRequest(method, e.api+path, strings.NewReader(body))
+	req, err := http.NewRequest(method, e.url+path, strings.NewReader(body))
 	if err != nil {
 		e.t.Fatal(err)
 	}
