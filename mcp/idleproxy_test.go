@@ -30,6 +30,9 @@ func idleProxy(t *testing.T, target string, idle time.Duration, gets chan<- stru
 	rp.FlushInterval = -1
 	rp.ErrorLog = nil
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// A server may answer a POST before the proxy read its body to
+		// the end; net/http must leave that body to the proxy.
+		_ = http.NewResponseController(w).EnableFullDuplex()
 		if r.Method != http.MethodGet {
 			rp.ServeHTTP(w, r)
 			return
