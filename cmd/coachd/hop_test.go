@@ -23,7 +23,10 @@ const hopEnv = "COACHD_TEST_HOP_UPSTREAM"
 // runHop serves the proxy on a loopback port and prints its URL. Each
 // request goes upstream as it came; the answer comes back as it arrives,
 // flushed after every read. (httputil.ReverseProxy cut about 0.6 % of the
-// fake's streams short, "unexpected EOF" at the client; this does not.)
+// fake's streams short, "unexpected EOF" at the client: net/http closed
+// the request body under it when the answer began before the transport
+// had read that body to its end. The hop is full duplex, which leaves the
+// body to it.)
 func runHop(upstream string) int {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.MaxIdleConnsPerHost = 128 // as coachd's upstream transport
@@ -35,6 +38,7 @@ func runHop(upstream string) int {
 	}
 	fmt.Printf("hop on http://%s\n", ln.Addr())
 	fmt.Fprintln(os.Stderr, http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_ = http.NewResponseController(w).EnableFullDuplex()
 		req, err := http.NewRequestWithContext(r.Context(), r.Method, upstream+r.URL.RequestURI(), r.Body)
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusBadGateway)
