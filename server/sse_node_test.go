@@ -5,20 +5,18 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
-	"net"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/coachd/coachd"
 	"github.com/coachd/coachd/anthropic/anthropictest"
 	"github.com/coachd/coachd/client"
+	"github.com/coachd/coachd/internal/cutproxy"
 )
 
 // TestIndependentSSEClient reads a streamed turn with the eventsource npm
@@ -78,50 +76,6 @@ func sameShape(t *testing.T, a, b []byte) bool {
 	return mustJSONString(t, ma) == mustJSONString(t, mb)
 }
 
-// cutProxy forwards TCP connections to addr until cut closes them all.
-type cutProxy struct {
-	ln    net.Listener
-	mu    sync.Mutex
-	conns []net.Conn
-}
-
-func newCutProxy(t *testing.T, addr string) *cutProxy {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &cutProxy{ln: ln}
-	t.Cleanup(func() { ln.Close(); p.cut() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			s, err := net.Dial("tcp", addr)
-			if err != nil {
-				c.Close()
-				continue
-			}
-			p.mu.Lock()
-			p.conns = append(p.conns, c, s)
-			p.mu.Unlock()
-			go func() { io.Copy(s, c); s.Close() }()
-			go func() { io.Copy(c, s); c.Close() }()
-		}
-	}()
-	return p
-}
-
-func (p *cutProxy) cut() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, c := range p.conns {
-		c.Close()
-	}
-	p.conns = nil
-}
-
 // TestEventSourceFollowsAcrossCut: an EventSource client (the eventsource
 // package under Node) follows a session with GET and a stream token; its
 // connection is cut mid-reply; it reconnects by itself with Last-Event-ID
@@ -139,8 +93,8 @@ func TestEventSourceFollowsAcrossCut(t *testing.T) {
 		t.Fatalf("token: %d %s", r.status, r.body)
 	}
 	u, _ := url.Parse(e.url)
-	proxy := newCutProxy(t, u.Host)
-	cmd := exec.Command(node, filepath.Join(dir, "follow.mjs"), "http://"+proxy.ln.Addr().String()+tok.StreamURL)
+	proxy := cutproxy.New(t, u.Host)
+	cmd := exec.Command(node, filepath.Join(dir, "follow.mjs"), proxy.URL()+tok.StreamURL)
 	cmd.Dir = dir
 	stdout, _ := cmd.StdoutPipe()
 	cmd.Stderr = os.Stderr
@@ -194,7 +148,7 @@ func TestEventSourceFollowsAcrossCut(t *testing.T) {
 			text.WriteString(d.Text)
 			if !cut {
 				cut = true
-				proxy.cut()
+				proxy.Cut()
 			}
 		}
 		if l.Event == "message_end" {

@@ -1,93 +1,21 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/coachd/coachd/anthropic/anthropictest"
+	"github.com/coachd/coachd/internal/cutproxy"
 	"github.com/coachd/coachd/sqlstore/pgtest"
 )
-
-// cutProxy forwards TCP connections to its target, as a load balancer in
-// front of replicas does: a test moves the target and cuts the open
-// connections (a network drop), and learns when the target answered.
-type cutProxy struct {
-	ln       net.Listener
-	target   atomic.Value // string
-	mu       sync.Mutex
-	conns    []net.Conn
-	answered chan string // the target of each connection whose first answer bytes arrived
-}
-
-func newCutProxy(t *testing.T, target string) *cutProxy {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &cutProxy{ln: ln, answered: make(chan string, 64)}
-	p.target.Store(target)
-	t.Cleanup(func() { ln.Close(); p.cut() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			to := p.target.Load().(string)
-			s, err := net.Dial("tcp", to)
-			if err != nil {
-				c.Close()
-				continue
-			}
-			p.mu.Lock()
-			p.conns = append(p.conns, c, s)
-			p.mu.Unlock()
-			go func() { io.Copy(s, c); s.Close() }()
-			go func() {
-				defer c.Close()
-				buf := make([]byte, 32<<10)
-				first := true
-				for {
-					n, err := s.Read(buf)
-					if n > 0 {
-						if _, werr := c.Write(buf[:n]); werr != nil {
-							return
-						}
-						if first && bytes.HasPrefix(buf[:n], []byte("HTTP/1.1 200")) {
-							p.answered <- to
-						}
-						first = false
-					}
-					if err != nil {
-						return
-					}
-				}
-			}()
-		}
-	}()
-	return p
-}
-
-// cut closes every connection open through the proxy.
-func (p *cutProxy) cut() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, c := range p.conns {
-		c.Close()
-	}
-	p.conns = nil
-}
 
 // TestChatResumesAfterDatabaseOutagePG: coachd chat, behind a load
 // balancer in front of two replicas sharing one Postgres, follows a turn
@@ -135,9 +63,9 @@ func TestChatResumesAfterDatabaseOutagePG(t *testing.T) {
 	b := MustServe(t, env, "--db", dsn)
 	ua, _ := url.Parse(a.url)
 	ub, _ := url.Parse(b.url)
-	proxy := newCutProxy(t, ua.Host)
+	proxy := cutproxy.New(t, ua.Host)
 
-	chatEnv := getenvFrom(map[string]string{"COACHD_URL": "http://" + proxy.ln.Addr().String(), "COACHD_KEY": key})
+	chatEnv := getenvFrom(map[string]string{"COACHD_URL": proxy.URL(), "COACHD_KEY": key})
 	out, errOut := &syncBuffer{}, &syncBuffer{}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -153,9 +81,9 @@ func TestChatResumesAfterDatabaseOutagePG(t *testing.T) {
 	out.waitFor(t, regexp.MustCompile(`list_notes: `))
 	// The stream is cut; the balancer sends the reconnect to b, which
 	// follows the turn (running on a) from the log.
-	proxy.target.Store(ub.Host)
-	proxy.cut()
-	for to := range proxy.answered {
+	proxy.Retarget(ub.Host)
+	proxy.Cut()
+	for to := range proxy.Answered {
 		if to == ub.Host {
 			break
 		}

@@ -10,11 +10,11 @@ import (
 	"regexp"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/coachd/coachd/anthropic/anthropictest"
+	"github.com/coachd/coachd/internal/cutproxy"
 )
 
 // dropOnce is a TCP proxy that cuts its first connection once the server
@@ -106,39 +106,6 @@ func TestChatReconnects(t *testing.T) {
 	}
 }
 
-// switchProxy forwards TCP connections to its target, which a test moves
-// from one server to the next (a restart behind a fixed address).
-type switchProxy struct {
-	ln     net.Listener
-	target atomic.Value // string
-}
-
-func newSwitchProxy(t *testing.T, target string) *switchProxy {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &switchProxy{ln: ln}
-	p.target.Store(target)
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			s, err := net.Dial("tcp", p.target.Load().(string))
-			if err != nil {
-				c.Close()
-				continue
-			}
-			go func() { io.Copy(s, c); s.Close() }()
-			go func() { io.Copy(c, s); c.Close() }()
-		}
-	}()
-	return p
-}
-
 // TestChatResumesAfterRestart: the server is stopped mid-reply; its
 // stream ends with the retryable server_shutdown notice. coachd chat does
 // not print it as the turn's error: it reconnects, and the restarted
@@ -151,10 +118,10 @@ func TestChatResumesAfterRestart(t *testing.T) {
 	a := MustServe(t, env, "--db", db, "--demo", "--shutdown-grace", "200ms")
 	key := apiKeyRe.FindStringSubmatch(a.stdout.String())[1]
 	u, _ := url.Parse(a.url)
-	proxy := newSwitchProxy(t, u.Host)
+	proxy := cutproxy.New(t, u.Host)
 	fake.Enqueue(anthropictest.Text("Halfway through a long answer", 4).StallAfter(6))
 
-	chatEnv := getenvFrom(map[string]string{"COACHD_URL": "http://" + proxy.ln.Addr().String(), "COACHD_KEY": key})
+	chatEnv := getenvFrom(map[string]string{"COACHD_URL": proxy.URL(), "COACHD_KEY": key})
 	out, errOut := &syncBuffer{}, &syncBuffer{}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -168,7 +135,7 @@ func TestChatResumesAfterRestart(t *testing.T) {
 	}
 	b := MustServe(t, env, "--db", db)
 	ub, _ := url.Parse(b.url)
-	proxy.target.Store(ub.Host)
+	proxy.Retarget(ub.Host)
 
 	if err := <-done; err != nil {
 		t.Fatalf("chat: %v\n%s\n%s", err, out, errOut)
