@@ -6,13 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/coachd/coachd"
 	"github.com/coachd/coachd/internal/backoff"
+	"github.com/coachd/coachd/internal/envsecret"
 	"github.com/jackc/pgx/v5/pgconn"
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -59,21 +59,13 @@ const MigrateLockTimeout = 10 * time.Second
 
 // pgSessionDSN is dsn with the settings the store's sessions need
 // (IdleInTransaction) as runtime parameters, unless dsn sets them, and
-// its password percent-encoded: a password may hold '@' (net/url and pgx
-// read the user info to the last one), and pgx quotes a URL it cannot
-// parse (a wrong sslmode, port or timeout) with the password masked only
-// up to its first '@'. A URL net/url cannot parse (nor then can pgx) is
-// refused without quoting it or net/url's reason, which may hold the
-// password (postgres://app:pw/x@host reads pw/x's start as a port).
+// its password percent-encoded (envsecret.EscapePassword). A URL net/url
+// cannot parse (nor then can pgx) is refused without quoting it.
 func pgSessionDSN(dsn string) (string, error) {
-	u, err := url.Parse(dsn)
-	if err != nil {
+	dsn, ok := envsecret.EscapePassword(dsn)
+	if !ok {
 		return "", coachd.Errorf(coachd.EINVALID, "database: not a valid postgres:// URL "+
 			"(write @ : / ? # and %% in a user name or password percent-encoded, @ as %%40)")
-	}
-	if pw, ok := u.User.Password(); ok {
-		u.User = url.UserPassword(u.User.Username(), pw)
-		dsn = u.String()
 	}
 	const key = "idle_in_transaction_session_timeout"
 	if strings.Contains(dsn, key) {

@@ -1,5 +1,6 @@
 // Package envsecret says which of a pack file's ${ENV} values are secrets
-// to hide in what an endpoint answers (webhook tools, MCP servers).
+// to hide in what an endpoint answers (webhook tools, MCP servers), and
+// escapes a database URL's password for the driver (EscapePassword).
 package envsecret
 
 import (
@@ -85,4 +86,23 @@ func SecretName(name string) bool {
 		}
 	}
 	return false
+}
+
+// EscapePassword is rawURL with its password percent-encoded, for a
+// driver to be handed: a password may hold '@' (net/url and pgx read the
+// user info to the last one), and pgx quotes a URL it cannot parse (a
+// wrong sslmode, port or timeout) with the password masked only up to its
+// first '@'. ok is false when net/url cannot parse rawURL (nor then can
+// pgx); its reason is not given, since it may hold the password
+// (postgres://app:pw/x@host reads pw/x's start as a port).
+func EscapePassword(rawURL string) (escaped string, ok bool) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return "", false
+	}
+	if pw, set := u.User.Password(); set {
+		u.User = url.UserPassword(u.User.Username(), pw)
+		return u.String(), true
+	}
+	return rawURL, true
 }
