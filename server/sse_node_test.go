@@ -85,16 +85,10 @@ func TestEventSourceFollowsAcrossCut(t *testing.T) {
 	e := MustChatEnv(t, nil)
 	ctx := context.Background()
 	sess := e.MustSession(e.alice)
-	r := e.post(e.alice.key, "/v1/sessions/"+sess.ID+"/stream-token", ``, nil, nil)
-	var tok struct {
-		StreamURL string `json:"stream_url"`
-	}
-	if json.Unmarshal(r.body, &tok); r.status != 201 {
-		t.Fatalf("token: %d %s", r.status, r.body)
-	}
+	_, streamURL := e.mintStreamToken(t, e.alice.key, sess.ID)
 	u, _ := url.Parse(e.url)
 	proxy := cutproxy.New(t, u.Host)
-	cmd := exec.Command(node, filepath.Join(dir, "follow.mjs"), proxy.URL()+tok.StreamURL)
+	cmd := exec.Command(node, filepath.Join(dir, "follow.mjs"), proxy.URL()+streamURL)
 	cmd.Dir = dir
 	stdout, _ := cmd.StdoutPipe()
 	cmd.Stderr = os.Stderr

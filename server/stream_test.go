@@ -55,6 +55,21 @@ func TestStreamEventIDs(t *testing.T) {
 	}
 }
 
+// mintStreamToken mints a stream token for key's session sessID and
+// returns it and its stream_url.
+func (e *chatEnv) mintStreamToken(t *testing.T, key, sessID string) (token, streamURL string) {
+	t.Helper()
+	r := e.post(key, "/v1/sessions/"+sessID+"/stream-token", ``, nil, nil)
+	var tok struct {
+		Token     string `json:"token"`
+		StreamURL string `json:"stream_url"`
+	}
+	if err := json.Unmarshal(r.body, &tok); r.status != 201 || err != nil {
+		t.Fatalf("mint: %d %s", r.status, r.body)
+	}
+	return tok.Token, tok.StreamURL
+}
+
 // follow opens GET /v1/sessions/{id}/stream and returns the events read
 // until one named until (or the stream's end).
 func (e *chatEnv) follow(ctx context.Context, t *testing.T, path, key, lastID, until string) ([]client.Event, int) {
@@ -224,19 +239,15 @@ func TestStreamToken(t *testing.T) {
 	if s := e.chat(ctx, e.alice.key, "", `{"message":"go","session_id":"`+sess.ID+`"}`); s.status != 200 {
 		t.Fatal(s.status)
 	}
-	r := e.post(e.alice.key, "/v1/sessions/"+sess.ID+"/stream-token", ``, nil, nil)
-	var tok struct {
-		Token     string `json:"token"`
-		StreamURL string `json:"stream_url"`
+	token, streamURL := e.mintStreamToken(t, e.alice.key, sess.ID)
+	if !strings.HasPrefix(token, "st_") {
+		t.Fatalf("minted %q", token)
 	}
-	if err := json.Unmarshal(r.body, &tok); r.status != 201 || err != nil || !strings.HasPrefix(tok.Token, "st_") {
-		t.Fatalf("mint: %d %s", r.status, r.body)
-	}
-	evs, status := e.follow(ctx, t, tok.StreamURL+"&last_event_id=0:0", "", "", "message_end")
+	evs, status := e.follow(ctx, t, streamURL+"&last_event_id=0:0", "", "", "message_end")
 	if status != 200 || textOf(evs) != "Token holders see this." {
 		t.Errorf("with the token: %d %q", status, textOf(evs))
 	}
-	if _, status := e.follow(ctx, t, "/v1/sessions/"+other.ID+"/stream?token="+tok.Token, "", "", ""); status != 401 {
+	if _, status := e.follow(ctx, t, "/v1/sessions/"+other.ID+"/stream?token="+token, "", "", ""); status != 401 {
 		t.Errorf("the token on another session: %d", status)
 	}
 	if _, status := e.follow(ctx, t, "/v1/sessions/"+sess.ID+"/stream?token=st_forged", "", "", ""); status != 401 {

@@ -2,7 +2,6 @@ package server_test
 
 import (
 	"context"
-	"encoding/json"
 	"testing"
 	"time"
 
@@ -20,16 +19,10 @@ func TestStreamEndsWhenKeyRevoked(t *testing.T) {
 	e := MustChatEnv(t, nil)
 	ctx := context.Background()
 	sess := e.MustSession(e.alice)
-	r := e.post(e.alice.key, "/v1/sessions/"+sess.ID+"/stream-token", ``, nil, nil)
-	var tok struct {
-		StreamURL string `json:"stream_url"`
-	}
-	if err := json.Unmarshal(r.body, &tok); r.status != 201 || err != nil {
-		t.Fatalf("mint: %d %s", r.status, r.body)
-	}
+	_, streamURL := e.mintStreamToken(t, e.alice.key, sess.ID)
 	paths := map[string][2]string{
 		"key":   {"/v1/sessions/" + sess.ID + "/stream", e.alice.key},
-		"token": {tok.StreamURL, ""},
+		"token": {streamURL, ""},
 	}
 	got := map[string]chan []client.Event{}
 	for name, p := range paths {

@@ -27,15 +27,9 @@ func TestEventSourceDatabaseDownPG(t *testing.T) {
 	e := mustChatEnvOn(t, pg.NewDatabase(t))
 	ctx := context.Background()
 	sess := e.MustSession(e.alice)
-	r := e.post(e.alice.key, "/v1/sessions/"+sess.ID+"/stream-token", ``, nil, nil)
-	var tok struct {
-		StreamURL string `json:"stream_url"`
-	}
-	if json.Unmarshal(r.body, &tok); r.status != 201 {
-		t.Fatalf("token: %d %s", r.status, r.body)
-	}
+	_, streamURL := e.mintStreamToken(t, e.alice.key, sess.ID)
 	pg.Stop()
-	cmd := exec.Command(node, filepath.Join(dir, "follow.mjs"), e.url+tok.StreamURL)
+	cmd := exec.Command(node, filepath.Join(dir, "follow.mjs"), e.url+streamURL)
 	cmd.Dir = dir
 	stdout, _ := cmd.StdoutPipe()
 	cmd.Stderr = os.Stderr

@@ -22,13 +22,7 @@ func TestStreamTokenEventSource(t *testing.T) {
 	node, dir := needSSEClient(t)
 	e := MustChatEnv(t, nil)
 	sess, other := e.MustSession(e.alice), e.MustSession(e.alice)
-	r := e.post(e.alice.key, "/v1/sessions/"+sess.ID+"/stream-token", ``, nil, nil)
-	var tok struct {
-		Token string `json:"token"`
-	}
-	if err := json.Unmarshal(r.body, &tok); r.status != 201 || err != nil {
-		t.Fatalf("mint: %d %s", r.status, r.body)
-	}
+	token, _ := e.mintStreamToken(t, e.alice.key, sess.ID)
 	shown := func(t *testing.T, path string) string {
 		t.Helper()
 		cmd := exec.Command(node, filepath.Join(dir, "streamtoken.mjs"), e.url+path)
@@ -53,33 +47,27 @@ func TestStreamTokenEventSource(t *testing.T) {
 		}
 	})
 	t.Run("ErrTokenOtherSession", func(t *testing.T) {
-		if got := shown(t, "/v1/sessions/"+other.ID+"/stream?token="+tok.Token); !strings.Contains(got, "stream token") {
+		if got := shown(t, "/v1/sessions/"+other.ID+"/stream?token="+token); !strings.Contains(got, "stream token") {
 			t.Errorf("shown %q, want the token refused", got)
 		}
 	})
 	t.Run("ErrSessionMalformed", func(t *testing.T) {
-		if got := shown(t, "/v1/sessions/sess_nope/stream?token="+tok.Token); !strings.Contains(got, "not found") {
+		if got := shown(t, "/v1/sessions/sess_nope/stream?token="+token); !strings.Contains(got, "not found") {
 			t.Errorf("shown %q, want the session not found", got)
 		}
 	})
 	t.Run("ErrLastEventID", func(t *testing.T) {
-		if got := shown(t, "/v1/sessions/"+sess.ID+"/stream?last_event_id=x&token="+tok.Token); !strings.Contains(got, "last_event_id") {
+		if got := shown(t, "/v1/sessions/"+sess.ID+"/stream?last_event_id=x&token="+token); !strings.Contains(got, "last_event_id") {
 			t.Errorf("shown %q, want last_event_id named", got)
 		}
 	})
 	t.Run("ErrSessionDeleted", func(t *testing.T) {
 		gone := e.MustSession(e.alice)
-		r := e.post(e.alice.key, "/v1/sessions/"+gone.ID+"/stream-token", ``, nil, nil)
-		var tok struct {
-			StreamURL string `json:"stream_url"`
-		}
-		if err := json.Unmarshal(r.body, &tok); r.status != 201 || err != nil {
-			t.Fatalf("mint: %d %s", r.status, r.body)
-		}
+		_, streamURL := e.mintStreamToken(t, e.alice.key, gone.ID)
 		if r := e.do(request{method: "DELETE", path: "/v1/sessions/" + gone.ID, key: e.alice.key}); r.status != 204 {
 			t.Fatalf("delete: %d %s", r.status, r.body)
 		}
-		if got := shown(t, tok.StreamURL); got == "" {
+		if got := shown(t, streamURL); got == "" {
 			t.Error("shown nothing")
 		}
 	})
