@@ -2,9 +2,10 @@ package review_test
 
 import (
 	"context"
-	"github.com/coachd/coachd/review"
 	"strings"
 	"testing"
+
+	"github.com/coachd/coachd/review"
 )
 
 // TestAutobuildDiffLeavesGitOut: autobuild's diff, printed after the

@@ -2,9 +2,10 @@ package review
 
 import (
 	"encoding/json"
-	"github.com/coachd/coachd"
 	"strings"
 	"testing"
+
+	"github.com/coachd/coachd"
 )
 
 // TestRecordDecisionRequirementsStatus: seed 003's record_decision takes
