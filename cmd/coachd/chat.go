@@ -28,6 +28,7 @@ func runChat(ctx context.Context, args []string, getenv func(string) string, std
 	secretVar(fs, key, "key", getenv("COACHD_KEY"), "your API `key`, ck_… (env COACHD_KEY)")
 	sid := fs.String("session", "", "continue this session")
 	agentName := fs.String("agent", "", "agent for a new session")
+	reconnectFor := fs.Duration("reconnect-for", time.Minute, "give up reconnecting to a turn after this long without an event")
 	if done, err := parseFlagsArgs(fs, args, stdout, stderr); done || err != nil {
 		return err
 	}
@@ -35,7 +36,12 @@ func runChat(ctx context.Context, args []string, getenv func(string) string, std
 		fmt.Fprintln(stderr, "coachd chat: --key (or COACHD_KEY) is required")
 		return errUsage
 	}
-	c := &chatter{cl: client.New(*base, *key, nil), session: *sid, agent: *agentName, in: bufio.NewReader(stdin), out: stdout, errOut: stderr}
+	if *reconnectFor <= 0 {
+		fmt.Fprintln(stderr, "coachd chat: --reconnect-for must be positive")
+		return errUsage
+	}
+	c := &chatter{cl: client.New(*base, *key, nil), session: *sid, agent: *agentName, reconnectFor: *reconnectFor,
+		in: bufio.NewReader(stdin), out: stdout, errOut: stderr}
 	if msg := strings.Join(fs.Args(), " "); msg != "" {
 		err := c.turn(ctx, client.ChatRequest{Message: msg})
 		if c.session != "" && (err == nil || c.session != *sid) {
@@ -69,9 +75,12 @@ type chatter struct {
 	cl      *client.Client
 	session string
 	agent   string
-	in      *bufio.Reader
-	out     io.Writer
-	errOut  io.Writer // notices: reconnecting
+	// reconnectFor bounds the reconnects to a turn: how long without an
+	// event before chat gives up.
+	reconnectFor time.Duration
+	in           *bufio.Reader
+	out          io.Writer
+	errOut       io.Writer // notices: reconnecting
 }
 
 // isNetErr reports a stream lost on the way (not an error the server
@@ -89,15 +98,18 @@ func (c *chatter) turn(ctx context.Context, req client.ChatRequest) error {
 	for {
 		req.SessionID, req.Agent = c.session, c.agent
 		var pending *interaction
-		lastID, ended, restart := "", false, false
+		lastID, ended := "", false
+		var notice error // the server's notice to resume, ending the stream
+		news := time.Now()
 		show := func(ev client.Event) error {
-			if id, ok := resumeNotice(ev); ok {
+			if id, e := resumeNotice(ev); e != nil {
 				// The server is going down (the turn's end is in its log
 				// for the next one to give), or its database is, for now
 				// (the turn goes on): resume after id.
-				lastID, restart = id, true
+				lastID, notice = id, e
 				return nil
 			}
+			news = time.Now()
 			lastID, ended = ev.ID, ev.Name == "message_end" || ev.Name == "error"
 			p, err := c.show(ev)
 			if p != nil {
@@ -112,13 +124,24 @@ func (c *chatter) turn(ctx context.Context, req client.ChatRequest) error {
 		// A stream cut before the turn's end, ended by the server's
 		// notice to come back, or a reconnect answered "not now": the
 		// turn goes on (or its end is logged); pick it up after the last
-		// event shown.
-		for try := 0; try < 5 && ctx.Err() == nil && !ended && lastID != "" && c.session != "" && (isNetErr(err) || restart || retryLater(err) >= 0); try++ {
-			restart = false
+		// event shown. A restart or a failover may take a while: the
+		// waits grow to 5 s (at least the server's Retry-After), and chat
+		// gives up after reconnectFor without an event since the stream
+		// was lost.
+		news = time.Now()
+		for try := 0; ctx.Err() == nil && !ended && lastID != "" && c.session != "" && (isNetErr(err) || notice != nil || retryLater(err) >= 0); try++ {
+			if notice != nil {
+				err, notice = notice, nil
+			}
+			wait := max(min(time.Duration(250<<min(try, 5))*time.Millisecond, 5*time.Second), retryLater(err))
+			if time.Since(news)+wait > c.reconnectFor {
+				err = fmt.Errorf("chat: gave up reconnecting after %s without news of the turn: %w", c.reconnectFor, err)
+				break
+			}
 			fmt.Fprintln(c.errOut, "\n(reconnecting…)")
 			select {
 			case <-ctx.Done():
-			case <-time.After(max(time.Duration(250<<try)*time.Millisecond, retryLater(err))):
+			case <-time.After(wait):
 			}
 			err = c.cl.Resume(ctx, c.session, lastID, client.StreamOptions{}, show)
 		}
@@ -163,20 +186,22 @@ func retryLater(err error) time.Duration {
 
 // resumeNotice reports a retryable error that ends a stream with the
 // event id to resume after: server_shutdown (the server going down) or
-// unavailable (its database, for now), and that id.
-func resumeNotice(ev client.Event) (string, bool) {
+// unavailable (its database, for now), as an error, and that id.
+func resumeNotice(ev client.Event) (string, error) {
 	if ev.Name != "error" {
-		return "", false
+		return "", nil
 	}
 	var e struct {
 		Type        string `json:"type"`
+		Message     string `json:"message"`
 		Retryable   bool   `json:"retryable"`
+		RetryAfter  int64  `json:"retry_after"`
 		LastEventID string `json:"last_event_id"`
 	}
 	if json.Unmarshal(ev.Data, &e) != nil || e.Type != stream.CodeShutdown && e.Type != coachd.EUNAVAILABLE || !e.Retryable || e.LastEventID == "" {
-		return "", false
+		return "", nil
 	}
-	return e.LastEventID, true
+	return e.LastEventID, &coachd.Error{Code: e.Type, Message: e.Message, Retryable: true, RetryAfter: time.Duration(e.RetryAfter) * time.Second}
 }
 
 type interaction struct {
