@@ -126,6 +126,7 @@ func (h *Hub) follow(ctx context.Context, userID, sessionID string, after coachd
 		return false, false, nil
 	}
 	var givenUp int64
+	var silence watch
 	// settled is the latest turn the previous look at the log found
 	// ended (0: none), -1 if it found one running. The session is idle
 	// once a read of the log after such a look found nothing new and
@@ -195,7 +196,7 @@ func (h *Hub) follow(ctx context.Context, userID, sessionID string, after coachd
 		if err != nil {
 			return nil, err
 		}
-		if tl.Turn > 0 && !tl.Ended && tl.Turn >= cur.Turn && tl.Turn != givenUp && tl.Silent > h.DeadAfter {
+		if tl.Turn > 0 && !tl.Ended && tl.Turn >= cur.Turn && tl.Turn != givenUp && silence.dead(tl, h.DeadAfter) {
 			givenUp = tl.Turn
 			if err := h.giveUp(ctx, userID, sessionID, tl, cur); err != nil {
 				return nil, err
@@ -271,12 +272,13 @@ func (h *Hub) followLive(ctx context.Context, l *Live, out func(coachd.Event) (b
 // when its process shows no life for DeadAfter. cur is the reader's place.
 func (h *Hub) turnLogged(ctx context.Context, userID, sessionID string, n int64, cur coachd.EventID) error {
 	var timer *time.Timer
+	var silence watch
 	for {
 		tl, err := h.store.TurnLogAt(ctx, userID, sessionID, n)
 		if err != nil || tl.Turn == 0 || tl.Ended {
 			return err
 		}
-		if tl.Silent > h.DeadAfter {
+		if silence.dead(tl, h.DeadAfter) {
 			return h.giveUp(ctx, userID, sessionID, tl, cur)
 		}
 		if timer == nil {
@@ -293,6 +295,32 @@ func (h *Hub) turnLogged(ctx context.Context, userID, sessionID string, n int64,
 		case <-timer.C:
 		}
 	}
+}
+
+// watch is a reader's view of a running turn's silence. The database's
+// clock alone (TurnLog.Silent) also counts time the turn's process could
+// not write: a failover to a standby (whose postmaster started long ago),
+// a partition between that process and the database. A reader that looks
+// first just after it, or after its own reads stalled, would give up a
+// turn whose next sign of life is a moment away; so the turn must also
+// have stayed silent for deadAfter while this reader watched.
+type watch struct {
+	turn        int64
+	alive       time.Time // the turn's last sign of life, as last seen
+	since, seen time.Time // when the reader began watching it so; its last look
+}
+
+// dead reports whether the turn tl, as the reader sees it now, shows no
+// life for deadAfter.
+func (w *watch) dead(tl coachd.TurnLog, deadAfter time.Duration) bool {
+	now := time.Now()
+	if w.turn != tl.Turn || !w.alive.Equal(tl.AliveAt) || now.Sub(w.seen) > deadAfter/2 {
+		// A new turn, a sign of life, or a gap in the reader's own
+		// looks (it could not read): watching begins again.
+		w.turn, w.alive, w.since = tl.Turn, tl.AliveAt, now
+	}
+	w.seen = now
+	return tl.Silent > deadAfter && now.Sub(w.since) > deadAfter
 }
 
 // giveUp logs the interrupted ending of the turn tl, whose process shows
