@@ -11,10 +11,11 @@ import (
 
 // internal wraps a driver error as EINTERNAL with context, or as
 // EUNAVAILABLE when the server is not there or ended the connection
-// (serverGone: Postgres restarting, failing over): nothing was done,
-// and the same request may succeed in a moment.
+// (serverGone: Postgres restarting, failing over), or is read-only for
+// now (a failover under way): nothing was done, and the same request may
+// succeed in a moment.
 func internal(err error, format string, args ...any) error {
-	if serverGone(err) {
+	if serverGone(err) || readOnlyServer(err) {
 		return &coachd.Error{Code: coachd.EUNAVAILABLE, Message: "the database is unavailable for now: retry in a moment",
 			Retryable: true, RetryAfter: time.Second, Err: fmt.Errorf(format+": %w", append(args, err)...)}
 	}

@@ -342,6 +342,14 @@ func serverGone(err error) bool {
 	return pgconn.SafeToRetry(err)
 }
 
+// readOnlyServer reports whether a driver error is Postgres refusing a
+// write because it is read-only (25006): during a failover, a standby not
+// yet promoted or a primary being demoted. The write did nothing.
+func readOnlyServer(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "25006"
+}
+
 // violation classifies a driver error as a constraint violation.
 func violation(err error) int {
 	var se *sqlite.Error
