@@ -56,9 +56,10 @@ func runChat(ctx context.Context, args []string, getenv func(string) string, std
 		fmt.Fprint(stdout, "\nyou> ")
 		line, err := c.in.ReadString('\n')
 		if line = strings.TrimSpace(line); line != "" {
-			if err := c.turn(ctx, client.ChatRequest{Message: line}); retryLater(err) >= 0 || coachd.ErrorCode(err) == coachd.ERATELIMITED || coachd.ErrorCode(err) == coachd.EUPSTREAMBUSY {
-				// Refused for now (the database, the server, a limit):
-				// the conversation goes on at the next prompt.
+			if err := c.turn(ctx, client.ChatRequest{Message: line}); refusedForNow(err) {
+				// Refused for now (the database, the server, a limit,
+				// the session's turn still running): the conversation
+				// goes on at the next prompt.
 				fmt.Fprintf(stderr, "coachd chat: %v\n", err)
 			} else if err != nil {
 				return err
@@ -182,6 +183,17 @@ func retryLater(err error) time.Duration {
 		return ce.RetryAfter
 	}
 	return -1
+}
+
+// refusedForNow reports an error that may clear by the next prompt:
+// retryLater's, a limit, the model busy, or a turn still running on the
+// session (another client's, or one chat gave up following).
+func refusedForNow(err error) bool {
+	switch coachd.ErrorCode(err) {
+	case coachd.ERATELIMITED, coachd.EUPSTREAMBUSY, coachd.ETURNINPROGRESS:
+		return true
+	}
+	return retryLater(err) >= 0
 }
 
 // resumeNotice reports a retryable error that ends a stream with the
