@@ -26,6 +26,16 @@ const (
 // sweeper (or the user's next Reserve) releases them.
 const DefaultReservationTTL = 5 * time.Minute
 
+// RoundHoldTTL is how long the hold of a turn that an app's own loop
+// keeps open lasts from its record of a tool round (at most the store's
+// expiry): the loop sends the round's results to the model next and
+// records again within a round, one model request (coachd's own loop
+// gives one up after 2 minutes) and its tools. A loop that stopped
+// there (seed 000 at MAX_STEPS) never records again, and its hold gives
+// the budget back then rather than after the whole expiry; a later
+// record still charges what the turn spent.
+const RoundHoldTTL = 2 * time.Minute
+
 // MaxTurnTokens bounds the tokens of one turn: an estimate to reserve and
 // a turn's cumulative usage. A 1M-token context for 50 rounds still fits
 // under it, and sums of such values stay far from int64 overflow, which a

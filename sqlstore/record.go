@@ -96,6 +96,11 @@ func (db *DB) Record(ctx context.Context, userID string, rec coachd.TurnRecord) 
 		if err := db.settleWith(ctx, tx, r, spend, mode); err != nil {
 			return nil, err
 		}
+		if mode == settleCharge {
+			if err := db.holdRound(ctx, tx, r); err != nil {
+				return nil, err
+			}
+		}
 		if rec.IdempotencyKey != "" && refused == nil {
 			resp, _ := json.Marshal(r)
 			if _, err := tx.exec(ctx, `INSERT INTO idempotency_keys (user_id, idem_key, request_hash, response, created_at) VALUES (?, ?, ?, ?, ?)`,
@@ -112,6 +117,37 @@ func (db *DB) Record(ctx context.Context, userID string, rec coachd.TurnRecord) 
 		return nil, refused
 	}
 	return res, nil
+}
+
+// holdRound makes the hold of r, which a record kept open (the app's
+// loop goes on), last coachd.RoundHoldTTL from now when that is shorter
+// than the store's expiry: a charge moved it on by the whole expiry, and
+// a loop that stopped after the record (seed 000 at MAX_STEPS) held the
+// budget until then. Not while coachd runs a turn of its own in the
+// session (its lease), whose hold is its own to time, as supersede.
+func (db *DB) holdRound(ctx context.Context, tx *tx, r *coachd.Reservation) error {
+	d := min(coachd.RoundHoldTTL, db.budget.TTL)
+	if r.State != coachd.ReservationActive || d >= db.budget.TTL {
+		return nil
+	}
+	q := `UPDATE reservations SET expires_at = ` + leaseUntil[tx.d] + ` WHERE id = ? AND state = 'active'
+		AND NOT EXISTS (SELECT 1 FROM sessions s WHERE s.id = reservations.session_id AND s.turn_owner IS NOT NULL AND NOT (s.` + leaseOver[tx.d] + `))`
+	args := leaseOverArgs([]any{leaseArg(tx, tx.now.Add(d)), r.ID}, tx)
+	if tx.d == dialectPostgres {
+		err := tx.queryRow(ctx, q+` RETURNING expires_at`, args...).Scan(timeCol{&r.ExpiresAt})
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return dbError(err, "hold reservation")
+		}
+		return nil
+	}
+	res, err := tx.exec(ctx, q, args...)
+	if err != nil {
+		return dbError(err, "hold reservation")
+	}
+	if n, err := res.RowsAffected(); err == nil && n == 1 {
+		r.ExpiresAt = storeTime(tx.now.Add(d))
+	}
+	return nil
 }
 
 // notPartial is msgs and their rows without the partial ones.
