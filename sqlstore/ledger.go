@@ -19,12 +19,18 @@ func (db *DB) BudgetStatus(ctx context.Context, userID string) (*coachd.BudgetSt
 	}
 	defer tx.Rollback()
 	st := &coachd.BudgetStatus{Unit: db.budget.Unit}
+	// Holds past their expiry are not held: the next reservation
+	// releases them before it checks the budget (expireUser), so they
+	// are left out here too, sweeper or not.
+	var stale int64
 	if err := tx.queryRow(ctx, `SELECT token_budget, tokens_used, tokens_reserved, period_start,
-		CAST(COALESCE((SELECT SUM(l.raw_tokens) FROM ledger l WHERE l.user_id = u.id AND l.period_start = u.period_start), 0) AS BIGINT)
-		FROM users u WHERE id = ?`, userID).
-		Scan(&st.TokenBudget, &st.TokensUsed, &st.TokensReserved, timeCol{&st.PeriodStart}, &st.RawTokensUsed); err != nil {
+		CAST(COALESCE((SELECT SUM(l.raw_tokens) FROM ledger l WHERE l.user_id = u.id AND l.period_start = u.period_start), 0) AS BIGINT),
+		CAST(COALESCE((SELECT SUM(r.held) FROM reservations r WHERE r.user_id = u.id AND r.state = 'active' AND NOT r.free_preview AND r.`+holdOver[tx.d]+`), 0) AS BIGINT)
+		FROM users u WHERE id = ?`, append(leaseOverArgs(nil, tx), userID)...).
+		Scan(&st.TokenBudget, &st.TokensUsed, &st.TokensReserved, timeCol{&st.PeriodStart}, &st.RawTokensUsed, &stale); err != nil {
 		return nil, dbError(err, "user %q", userID)
 	}
+	st.TokensReserved = max(st.TokensReserved-stale, 0)
 	if start := storeTime(db.budget.Period.Start(tx.now)); st.PeriodStart.Before(start) {
 		st.PeriodStart, st.TokensUsed, st.RawTokensUsed = start, 0, 0
 	}
