@@ -2,6 +2,7 @@ package coachd
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"strings"
 	"time"
@@ -98,4 +99,21 @@ type StreamService interface {
 	// on record, expired or not: rotating or revoking its user's key
 	// deletes it (and pruning, once expired).
 	StreamTokenKept(ctx context.Context, tokenHash, sessionID string) (bool, error)
+	// FindTurnKey returns the turn the user's chat request was admitted
+	// under key (StreamStart.Key), while the log keeps that turn;
+	// ENOTFOUND otherwise.
+	FindTurnKey(ctx context.Context, userID, key string) (TurnKey, error)
 }
+
+// TurnKey is a logged turn a client named with its request's
+// Idempotency-Key, and the hash of that request.
+type TurnKey struct {
+	SessionID string
+	Turn      int64
+	Hash      string
+}
+
+// ErrTurnKeyTaken is AdmitTurn's answer when its StreamStart.Key was
+// taken meanwhile (the same request, twice at once): nothing was taken,
+// and the caller follows the turn FindTurnKey names.
+var ErrTurnKeyTaken = errors.New("coachd: the turn's idempotency key is taken")

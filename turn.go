@@ -69,6 +69,10 @@ type TurnAdmission struct {
 type StreamStart struct {
 	Owner string
 	Keep  int
+	// Key, when set, is the client's Idempotency-Key for the turn's
+	// request (Hash, that request's hash): kept with the turn for as long
+	// as the log keeps it, unique per user (ErrTurnKeyTaken).
+	Key, Hash string
 }
 
 // Admission is an admitted turn: its reservation and, when asked for, the

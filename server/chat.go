@@ -80,8 +80,14 @@ func (s *Server) prepareTurn(r *http.Request) (*agent.Turn, error) {
 // client lost its stream, and runs the message again once it ended.
 func (s *Server) prepare(r *http.Request, tr agent.TurnRequest) (*agent.Turn, error) {
 	ctx := r.Context()
+	// A message with its Idempotency-Key is kept under it; sent again, it
+	// follows its turn (followKeyed) and never stops it.
+	ck := chatKeyFrom(ctx)
+	if ck != nil && tr.Stream != nil {
+		tr.Stream.Key, tr.Stream.Hash = ck.key, ck.hash
+	}
 	t, err := s.runner.Prepare(ctx, tr)
-	if coachd.ErrorCode(err) == coachd.ETURNINPROGRESS && s.runner.ResendsRunning(ctx, tr) {
+	if coachd.ErrorCode(err) == coachd.ETURNINPROGRESS && ck == nil && s.runner.ResendsRunning(ctx, tr) {
 		// Not found: the turn ended meanwhile, and the session is free.
 		if serr := s.hub.Stop(ctx, tr.User.ID, tr.SessionID); serr == nil || coachd.ErrorCode(serr) == coachd.ENOTFOUND {
 			tr.Wait = true

@@ -146,6 +146,19 @@ func (s *Server) handleChatStream() http.Handler {
 			s.StreamError(w, r, dialect, err)
 			return
 		}
+		// A message sent again with its Idempotency-Key follows the turn
+		// it was admitted as (resend.go); without the header nothing is
+		// read here. The ai-sdk dialect's chat id is its own key.
+		var ck *resendKey
+		if dialect != sse.AISDK {
+			if r, ck, err = withChatKey(r); err != nil {
+				s.StreamError(w, r, dialect, err)
+				return
+			}
+			if ck != nil && s.followKeyed(w, r, dialect, ck) {
+				return
+			}
+		}
 		var t *agent.Turn
 		if dialect == sse.AISDK {
 			if err = s.checkLimits(r); err == nil {
@@ -153,6 +166,15 @@ func (s *Server) handleChatStream() http.Handler {
 			}
 		} else {
 			t, err = s.prepareLimitedTurn(r)
+		}
+		if ck != nil && (errors.Is(err, coachd.ErrTurnKeyTaken) || coachd.ErrorCode(err) == coachd.ETURNINPROGRESS) &&
+			s.followKeyed(w, r, dialect, ck) {
+			return // the same request, admitted meanwhile
+		}
+		if errors.Is(err, coachd.ErrTurnKeyTaken) {
+			// Admitted by a request whose commit is not seen yet.
+			err = &coachd.Error{Code: coachd.ETURNINPROGRESS, Retryable: true,
+				Message: "this message (its Idempotency-Key) is being started by another request: send it again"}
 		}
 		if err != nil {
 			s.StreamError(w, r, dialect, err)
