@@ -33,6 +33,10 @@ type StreamOptions struct {
 	// OnDisconnect is continue or cancel: what the turn does if this
 	// client leaves ("" lets the server decide: continue for coachd).
 	OnDisconnect string
+	// IdempotencyKey, when set, names the message: sent again with the
+	// same key and body, it gets its turn's events again, not a second
+	// turn (ChatStream only).
+	IdempotencyKey string
 }
 
 // ChatStream runs a turn and calls fn for each event as it arrives, until
@@ -54,6 +58,9 @@ func (c *Client) ChatStream(ctx context.Context, req ChatRequest, opt StreamOpti
 	hreq, err := c.newRequest(ctx, http.MethodPost, withQuery("/v1/chat/stream", q), req, "text/event-stream")
 	if err != nil {
 		return "", err
+	}
+	if opt.IdempotencyKey != "" {
+		hreq.Header.Set("Idempotency-Key", opt.IdempotencyKey)
 	}
 	resp, err := c.hc.Do(hreq)
 	if err != nil {

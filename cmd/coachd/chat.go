@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -118,7 +119,22 @@ func (c *chatter) turn(ctx context.Context, req client.ChatRequest) error {
 			}
 			return err
 		}
-		sid, err := c.cl.ChatStream(ctx, req, client.StreamOptions{}, show)
+		// One key per message, kept across its retries: a message sent
+		// again after its answer was lost gets that answer, not a second
+		// turn.
+		opt := client.StreamOptions{IdempotencyKey: "chat_" + rand.Text()}
+		sid, err := c.cl.ChatStream(ctx, req, opt, show)
+		// The request lost before any event: sent again, the same.
+		for try := 0; try < 5 && ctx.Err() == nil && lastID == "" && isNetErr(err); try++ {
+			fmt.Fprintln(c.errOut, "\n(reconnecting…)")
+			select {
+			case <-ctx.Done():
+			case <-time.After(time.Duration(250<<try) * time.Millisecond):
+			}
+			if ctx.Err() == nil {
+				sid, err = c.cl.ChatStream(ctx, req, opt, show)
+			}
+		}
 		if sid != "" {
 			c.session = sid
 		}
