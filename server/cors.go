@@ -14,7 +14,7 @@ import (
 const (
 	corsMethods = "GET, POST, PUT, PATCH, DELETE, OPTIONS"
 	corsHeaders = "Authorization, Content-Type, Accept, Idempotency-Key, Last-Event-ID, X-Coachd-Session-Id"
-	corsExpose  = "X-Coachd-Session-Id, X-Coachd-Turn, X-Coachd-Events-Missed, X-Request-Id, Retry-After"
+	corsExpose  = "X-Coachd-Session-Id, X-Coachd-Turn, X-Coachd-Events-Missed, Idempotent-Replayed, X-Request-Id, Retry-After"
 )
 
 // withCORS answers preflights for allowed origins and marks their

@@ -62,8 +62,9 @@ func TestCORS(t *testing.T) {
 	}
 	// A stream's headers a client needs to resume it (the session, the
 	// turn a stream cut before its first event resumes from, and that a
-	// resume missed events the log no longer has).
-	for _, h := range []string{"X-Coachd-Session-Id", "X-Coachd-Turn", "X-Coachd-Events-Missed"} {
+	// resume missed events the log no longer has), and that a message
+	// sent again with its Idempotency-Key got its first turn's events.
+	for _, h := range []string{"X-Coachd-Session-Id", "X-Coachd-Turn", "X-Coachd-Events-Missed", "Idempotent-Replayed"} {
 		if !strings.Contains(r.Header.Get("Access-Control-Expose-Headers"), h) {
 			t.Errorf("Expose-Headers %q lacks %s", r.Header.Get("Access-Control-Expose-Headers"), h)
 		}
