@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"time"
+	"unicode"
 )
 
 // Role is who wrote a message.
@@ -148,4 +149,19 @@ const MaxStopReasonLen = 64
 type Once struct {
 	Key  string
 	Hash string
+}
+
+// Blank reports whether s shows nothing to a reader: it holds only
+// spaces, control and format characters (zero-width spaces and joiners,
+// the BOM, word joiners, bidi marks, soft hyphens), combining marks with
+// nothing to sit on, and the other default-ignorable fillers (Hangul
+// fillers, the combining grapheme joiner). Such a message says nothing,
+// yet would be stored and sent to the model; it is as empty as "".
+func Blank(s string) bool {
+	for _, r := range s {
+		if !unicode.IsSpace(r) && !unicode.In(r, unicode.Cc, unicode.Cf, unicode.Mn, unicode.Me, unicode.Zs, unicode.Zl, unicode.Zp, unicode.Other_Default_Ignorable_Code_Point) {
+			return false
+		}
+	}
+	return true
 }

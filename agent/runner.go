@@ -191,7 +191,7 @@ func (req *TurnRequest) Valid() []coachd.FieldError {
 		errs = append(errs, coachd.FieldError{Field: "retry", Message: "goes alone: it re-runs the stored message", Code: "exclusive"})
 	case req.Retry && req.SessionID == "":
 		errs = append(errs, coachd.FieldError{Field: "session_id", Message: "is required with retry", Code: "required"})
-	case !req.Retry && strings.TrimSpace(req.Message) == "" && req.Answer == nil && len(req.Attachments) == 0:
+	case !req.Retry && coachd.Blank(req.Message) && req.Answer == nil && len(req.Attachments) == 0:
 		errs = append(errs, coachd.FieldError{Field: "message", Message: "message, attachments, tool_result or retry is required", Code: "required"})
 	}
 	if len(req.Attachments) > coachd.MaxAttachments {

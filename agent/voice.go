@@ -81,7 +81,7 @@ func (r *Runner) AppendTranscript(ctx context.Context, u *coachd.User, sessionID
 		return nil, coachd.Invalid(coachd.FieldError{Field: "role", Message: "must be user or assistant", Code: "enum"})
 	}
 	text = strings.TrimSpace(text)
-	if text == "" || utf8.RuneCountInString(text) > MaxTranscriptChars {
+	if coachd.Blank(text) || utf8.RuneCountInString(text) > MaxTranscriptChars {
 		return nil, coachd.Invalid(coachd.FieldError{Field: "content", Message: fmt.Sprintf("must be 1 to %d characters", MaxTranscriptChars), Code: "length"})
 	}
 	// A retry is answered as the first was, even while a turn runs now.

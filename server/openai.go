@@ -269,7 +269,7 @@ func (s *Server) oaiTurn(r *http.Request, req *oaiRequest) (tr agent.TurnRequest
 		return agent.TurnRequest{}, 0, false, bad(field, "must be text (a string or text parts), images (image_url parts) and files (file parts)", "format")
 	case err != nil:
 		return agent.TurnRequest{}, 0, false, err
-	case strings.TrimSpace(text) == "" && len(files) == 0:
+	case coachd.Blank(text) && len(files) == 0:
 		return agent.TurnRequest{}, 0, false, bad("messages", "the last message must have text, an image or a file", "required")
 	}
 	tr = agent.TurnRequest{User: u, Agent: req.Model, Message: text, Attachments: files, SessionID: r.Header.Get("X-Coachd-Session-Id")}

@@ -264,8 +264,8 @@ type ttsRequest struct {
 
 func (req ttsRequest) Valid(context.Context) []coachd.FieldError {
 	var errs []coachd.FieldError
-	if n := utf8.RuneCountInString(req.Text); strings.TrimSpace(req.Text) == "" || n > voice.MaxSpeechChars {
-		errs = append(errs, coachd.FieldError{Field: "text", Message: "must be 1 to 4096 characters, not only spaces", Code: "length"})
+	if n := utf8.RuneCountInString(req.Text); coachd.Blank(req.Text) || n > voice.MaxSpeechChars {
+		errs = append(errs, coachd.FieldError{Field: "text", Message: "must be 1 to 4096 characters, not only spaces or invisible characters", Code: "length"})
 	}
 	if req.Voice != "" && !coachd.ValidVoice(req.Voice) {
 		errs = append(errs, coachd.FieldError{Field: "voice", Message: "must be one of " + strings.Join(coachd.Voices, ", "), Code: "enum"})
@@ -399,8 +399,8 @@ func (req transcriptRequest) Valid(context.Context) []coachd.FieldError {
 	if req.Role != coachd.RoleUser && req.Role != coachd.RoleAssistant {
 		errs = append(errs, coachd.FieldError{Field: "role", Message: "must be user or assistant", Code: "enum"})
 	}
-	if strings.TrimSpace(req.Content) == "" || utf8.RuneCountInString(req.Content) > agent.MaxTranscriptChars {
-		errs = append(errs, coachd.FieldError{Field: "content", Message: "must be 1 to 32000 characters, not only spaces", Code: "length"})
+	if coachd.Blank(req.Content) || utf8.RuneCountInString(req.Content) > agent.MaxTranscriptChars {
+		errs = append(errs, coachd.FieldError{Field: "content", Message: "must be 1 to 32000 characters, not only spaces or invisible characters", Code: "length"})
 	}
 	if req.Source != "voice" {
 		errs = append(errs, coachd.FieldError{Field: "source", Message: "must be voice (transcripts of a voice conversation)", Code: "enum"})

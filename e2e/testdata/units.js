@@ -465,6 +465,24 @@ tests['voice/a long line is cut between characters'] = async () => {
   eq(content.endsWith('\u{1F697}'), true, 'the last character whole');
 };
 
+// A transcript of only invisible characters (a zero-width space, a
+// BOM, a stray combining mark: what a transcription of a cough may hold)
+// is no line: the server refuses it as empty, so it is not posted, and
+// the driver sees no error for it. Words around such characters are.
+tests['voice/an invisible line is not posted'] = async () => {
+  const { VoiceButton } = await import(at('/assets/voice.js'));
+  const sent = [];
+  const errors = [];
+  const api = { request: async (method, path, body) => { sent.push(body); return {}; } };
+  const b = new VoiceButton(document.createElement('button'), { sessionId: () => 'sess_1', adopt() {}, stored() {}, error: (e) => errors.push(String(e.message || e)) });
+  b.api = api;
+  for (const text of ['\u200b', '\ufeff\u2060', ' \u200b\u200d ', '\u0301\u0308', '\u3164', '\u200e\u00ad', 'caf\u0065\u0301 \u200b']) {
+    await b.onEvent({ sessionId: 'sess_1' }, JSON.stringify({ type: 'conversation.item.input_audio_transcription.completed', transcript: text }));
+  }
+  eq(errors, [], 'no error');
+  eq(sent.map((l) => l.content), ['caf\u0065\u0301 \u200b'], 'only the line with words posted');
+};
+
 // A page of history ends where the server's bounds end it: 100 messages,
 // or sooner once its messages hold 32 MiB (a photo or a PDF makes a
 // message megabytes), so a boundary may fall between any two messages.

@@ -46,6 +46,12 @@ function retryable(err) {
   return status === 0 || status === 429 || status >= 500 || (status === 409 && err.code === 'turn_in_progress');
 }
 
+// INVISIBLE matches a line with nothing a reader sees: spaces, control
+// and format characters (zero-width spaces and joiners, the BOM, bidi
+// marks), combining marks with nothing to sit on, Hangul fillers. The
+// server refuses such a line as empty (coachd.Blank), so it is not sent.
+const INVISIBLE = /^[\s\p{Cc}\p{Cf}\p{Mn}\p{Me}\p{Z}\p{Default_Ignorable_Code_Point}]*$/u;
+
 // MAX_LINE is the longest transcript the server takes, in characters
 // (code points).
 const MAX_LINE = 32000;
@@ -166,7 +172,7 @@ export class VoiceButton {
     let ev;
     try { ev = JSON.parse(data); } catch { return this.posting; }
     const t = transcriptOf(ev);
-    if (!t || !t[1] || !t[1].trim()) return this.posting;
+    if (!t || typeof t[1] !== 'string' || INVISIBLE.test(t[1])) return this.posting;
     const line = {
       api: this.api, sessionId: call.sessionId, key: lineKey(),
       body: { role: t[0], content: cut(t[1].trim(), MAX_LINE), source: 'voice' },
