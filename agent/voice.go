@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -153,3 +154,88 @@ func (r *Runner) findOnce(ctx context.Context, u *coachd.User, once coachd.Once)
 // VoiceStartText is the user message stored before a coach's first words
 // in a session that starts by voice.
 const VoiceStartText = "(voice conversation started)"
+
+// Bounds of what a voice coach is told at mint besides its instructions
+// (VoiceContext), in bytes.
+const (
+	// MaxVoiceContext bounds the whole context, tags included.
+	MaxVoiceContext = voiceNotesBytes + voiceHistoryBytes + 512
+	// voiceNotesBytes is the notes' share, as the text coach's notes
+	// section; voiceHistoryBytes the conversation's.
+	voiceNotesBytes   = 4000
+	voiceHistoryBytes = 8000
+	// voiceLineBytes bounds one message's text in the conversation.
+	voiceLineBytes = 1500
+	// voiceHistoryMessages is how many of the session's last messages are
+	// read: enough for the few spoken lines that fit.
+	voiceHistoryMessages = 24
+)
+
+// VoiceContext is what a realtime voice coach is told after its
+// instructions, so that it knows what the text coach knows: the user's
+// notes, pinned and most important first (it has no tools to list
+// them), and the end of the session's conversation, so that a call
+// started in a conversation continues it. Both are read for u only,
+// sanitised as the text coach's context is, and bounded together by
+// MaxVoiceContext; sessionID "" (a new session) has no conversation. It
+// is "" when there is nothing to tell.
+func (r *Runner) VoiceContext(ctx context.Context, u *coachd.User, sessionID string) (string, error) {
+	notes, _, err := r.cfg.Store.ListNotes(ctx, u.ID, coachd.NoteFilter{}, coachd.Page{Limit: 50})
+	if err != nil {
+		return "", err
+	}
+	var msgs []*coachd.Message
+	if sessionID != "" {
+		if msgs, _, err = r.cfg.Store.ListMessages(ctx, u.ID, sessionID, coachd.Page{Before: coachd.BeforeEnd, Limit: voiceHistoryMessages}); err != nil {
+			return "", err
+		}
+	}
+	var parts []string
+	if s := noteList(notes, voiceNotesBytes, newReader(voiceNotesBytes, voiceNotesBytes)); s != "" {
+		// A note's title and text each fill the room left: cut the list
+		// to its share as the text coach's notes section is.
+		parts = append(parts, "<notes>\nWhat you know about the user, from your notes:\n"+strings.TrimRight(clip(s, voiceNotesBytes, 0), "\n")+"\n</notes>")
+	}
+	if s := spokenHistory(msgs); s != "" {
+		parts = append(parts, "<conversation_so_far>\nThis call continues the conversation below (newest last); do not repeat it.\n"+s+"</conversation_so_far>")
+	}
+	return strings.Join(parts, "\n\n"), nil
+}
+
+// spokenHistory is the text of the newest of msgs (in seq order), one
+// line each, the newest kept whole up to voiceLineBytes and older lines
+// while voiceHistoryBytes lasts; tool calls, results and attachments are
+// left out.
+func spokenHistory(msgs []*coachd.Message) string {
+	var lines []string
+	room := voiceHistoryBytes
+	for i := len(msgs) - 1; i >= 0 && room > 0; i-- {
+		m := msgs[i]
+		var text []string
+		for _, b := range m.Blocks {
+			if b.Type == coachd.BlockText && !coachd.Blank(b.Text) {
+				text = append(text, b.Text)
+			}
+		}
+		t := strings.Join(text, " ")
+		if len(m.Blocks) == 0 {
+			t = m.Content
+		}
+		if t == VoiceStartText || coachd.Blank(t) {
+			continue
+		}
+		who := "User"
+		if m.Role == coachd.RoleAssistant {
+			who = "Coach"
+		}
+		rd := &reader{left: 2 * voiceLineBytes}
+		line := who + ": " + oneLine(rd.text(t, min(voiceLineBytes, room))) + "\n"
+		if len(line) > room {
+			break
+		}
+		room -= len(line)
+		lines = append(lines, line)
+	}
+	slices.Reverse(lines)
+	return strings.Join(lines, "")
+}

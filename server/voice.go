@@ -133,6 +133,11 @@ func (s *Server) handleRealtimeSession() http.Handler {
 			s.Error(w, r, err)
 			return
 		}
+		instr, err := s.voiceInstructions(ctx, u, ag, sess.ID)
+		if err != nil {
+			s.Error(w, r, err)
+			return
+		}
 		// Counted last before the provider is asked, as a transcript is
 		// once the session takes it: a mint refused above (budget,
 		// session) is retried, and its retries use up nothing. The count
@@ -143,7 +148,7 @@ func (s *Server) handleRealtimeSession() http.Handler {
 			s.Error(w, r, err)
 			return
 		}
-		sr := voice.SessionRequest{Instructions: ag.VoiceInstructions()}
+		sr := voice.SessionRequest{Instructions: instr}
 		if v := ag.Voice; v != nil {
 			sr.Model, sr.Voice, sr.TranscriptionModel = v.Model, v.Voice, v.TranscriptionModel
 		}
@@ -177,6 +182,22 @@ func (s *Server) handleRealtimeSession() http.Handler {
 			Agent: ag.Name, SessionID: sess.ID, ConnectURL: s.voice.BaseURL() + "/v1/realtime/calls",
 		})
 	})
+}
+
+// voiceInstructions is what the realtime coach is told: the agent's voice
+// instructions, then what the text coach would know (the user's notes,
+// the session's conversation so far: agent.Runner.VoiceContext), when it
+// fits in what the provider takes.
+func (s *Server) voiceInstructions(ctx context.Context, u *coachd.User, ag *agent.Agent, sessionID string) (string, error) {
+	instr := ag.VoiceInstructions()
+	if s.runner == nil {
+		return instr, nil
+	}
+	more, err := s.runner.VoiceContext(ctx, u, sessionID)
+	if err != nil || more == "" || len(instr)+2+len(more) > voice.MaxInstructions {
+		return instr, err
+	}
+	return instr + "\n\n" + more, nil
 }
 
 // providerFailed gives back the rate slot of a request the voice provider
