@@ -124,7 +124,7 @@ func (s *Server) handleRealtimeSession() http.Handler {
 			return
 		}
 		u, ctx := UserFrom(r.Context()), r.Context()
-		if err := s.checkBudget(ctx, u); err != nil {
+		if err := s.checkBudget(ctx, u, "a voice session"); err != nil {
 			s.Error(w, r, err)
 			return
 		}
@@ -219,8 +219,8 @@ func plainTextAsJSON(r *http.Request) {
 }
 
 // checkBudget refuses a user whose token budget is used up, as a turn
-// would be refused.
-func (s *Server) checkBudget(ctx context.Context, u *coachd.User) error {
+// would be refused; what names what was asked for ("a voice session").
+func (s *Server) checkBudget(ctx context.Context, u *coachd.User, what string) error {
 	st, err := s.store.BudgetStatus(ctx, u.ID)
 	if err != nil {
 		return err
@@ -228,7 +228,7 @@ func (s *Server) checkBudget(ctx context.Context, u *coachd.User) error {
 	if st.Remaining > 0 {
 		return nil
 	}
-	e := coachd.Errorf(coachd.EBUDGET, "Token budget exhausted: no tokens remain for a voice session.")
+	e := coachd.Errorf(coachd.EBUDGET, "Token budget exhausted: no tokens remain for %s.", what)
 	if st.TokenBudget == 0 {
 		e = coachd.Errorf(coachd.EBUDGET, "This account has no token budget.")
 	}
@@ -315,7 +315,7 @@ func (s *Server) handleTTS() http.Handler {
 		}
 		// The operator pays for speech as for a realtime secret: none for
 		// a user whose budget is used up.
-		if err := s.checkBudget(r.Context(), UserFrom(r.Context())); err != nil {
+		if err := s.checkBudget(r.Context(), UserFrom(r.Context()), "speech"); err != nil {
 			s.Error(w, r, err)
 			return
 		}
