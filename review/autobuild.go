@@ -93,7 +93,7 @@ func (b *Build) Run(ctx context.Context, u *coachd.User, taskID string, requirem
 	if err != nil {
 		return nil, err
 	}
-	skipped, err := copyTree(src, dir)
+	skipped, pointers, err := copyTree(src, dir)
 	if err != nil {
 		os.RemoveAll(dir) // a part copy, with no work of the player's in it
 		return nil, err
@@ -104,9 +104,18 @@ func (b *Build) Run(ctx context.Context, u *coachd.User, taskID string, requirem
 	if len(skipped) > 0 {
 		b.logf("copy: left out %d symbolic links that point outside the workspace: %s", len(skipped), strings.Join(skipped, ", "))
 	}
+	if len(pointers) > 0 {
+		b.logf("copy: left out %d .git files that point to a repository outside the workspace (a worktree's or a submodule's), so that no git command run in the copy changes it: %s", len(pointers), strings.Join(pointers, ", "))
+	}
 	ws, err := NewWorkspace(dir, Options{Commands: player.Commands, Write: true})
 	if err != nil {
 		return nil, err
+	}
+	if slices.Contains(pointers, ".git") {
+		// The copy gets a repository of its own, for git_diff's start.
+		if run := ws.exec(ctx, []string{"git", "init", "-q"}, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null"); run.ExitCode != 0 {
+			b.logf("copy: no repository of its own (git init exit %d): %s", run.ExitCode, clip(run.Output, 500))
+		}
 	}
 	// The commit the coach's git_diff starts from: the workspace as the
 	// build began, the user's uncommitted edits in it (they are not the
@@ -276,8 +285,9 @@ func playerReport(text string) json.RawMessage {
 // (a repository's README -> docs/README.md, node_modules/.bin): never
 // followed. The others (absolute, or out of src: in the copy they would
 // reach the original or beyond) are left out, and returned by their path
-// in src.
-func copyTree(src, dst string) (skipped []string, err error) {
+// in src; so are the .git files that point out of src (gitFileLeaves),
+// in pointers.
+func copyTree(src, dst string) (skipped, pointers []string, err error) {
 	files, total := 0, int64(0)
 	err = filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -319,9 +329,13 @@ func copyTree(src, dst string) (skipped []string, err error) {
 		if err != nil {
 			return err
 		}
+		if d.Name() == ".git" && gitFileLeaves(rel, data) {
+			pointers = append(pointers, rel)
+			return nil
+		}
 		return os.WriteFile(target, data, info.Mode().Perm())
 	})
-	return skipped, err
+	return skipped, pointers, err
 }
 
 // diffTrees is `git diff --no-index` from a to b, without the

@@ -6,9 +6,10 @@ import (
 )
 
 // noGitDir passes on a `git diff --no-index` of the trees roots but the
-// sections of a repository's own files (.git/…, by their a/ path): the
-// build writes its snapshot commit's objects there, and what the player
-// did is the rest. A section is told by its "diff --git" line's start.
+// sections of a repository's own files (.git/…, or a .git file, by their
+// a/ path): the build writes its snapshot commit's objects there, and
+// what the player did is the rest. A section is told by its "diff --git"
+// line's start.
 type noGitDir struct {
 	w     io.Writer
 	roots []string
@@ -60,7 +61,11 @@ func (f *noGitDir) Write(p []byte) (int, error) {
 			rest = bytes.TrimPrefix(rest, []byte(`"`))
 			f.skip = false
 			for _, r := range f.roots {
-				f.skip = f.skip || bytes.HasPrefix(rest, []byte("a"+r+"/.git/"))
+				// .git/… or a .git file (a worktree's pointer, left out
+				// of a build's copy): the next byte is /, a space or the
+				// quote that ends the path.
+				after, ok := bytes.CutPrefix(rest, []byte("a"+r+"/.git"))
+				f.skip = f.skip || ok && len(after) > 0 && bytes.IndexByte([]byte(`/ "`), after[0]) >= 0
 			}
 		}
 		if !f.skip {
