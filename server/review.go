@@ -43,6 +43,8 @@ func (req reviewRequest) Valid(context.Context) []coachd.FieldError {
 	}
 	if p := req.PlayerReport; len(p) > 0 && (len(p) > maxPlayerReportLen || p[0] != '{') {
 		errs = append(errs, coachd.FieldError{Field: "player_report", Message: "must be a JSON object of at most 64 KiB", Code: "format"})
+	} else {
+		errs = append(errs, review.CheckPlayerReport(p)...)
 	}
 	if req.Workspace == "" {
 		errs = append(errs, coachd.FieldError{Field: "workspace", Message: "is required: one of your directories under the server's workspaces root", Code: "required"})

@@ -140,6 +140,9 @@ func runReview(ctx context.Context, args []string, getenv func(string) string, s
 		if err := json.Unmarshal(data, &m); err != nil {
 			return fmt.Errorf("--player-report %s: not a JSON object: %v", *report, err)
 		}
+		if errs := review.CheckPlayerReport(data); len(errs) > 0 {
+			return fmt.Errorf("--player-report %s: %s", *report, errs[0])
+		}
 		pr = data
 	}
 	rv, u, reqs, closeDB, err := l.open(ctx, "review", stderr)
