@@ -130,7 +130,8 @@ func (w *Workspace) modulePath(p string) string {
 	return ""
 }
 
-// gitChanged are the .go files (and suiteKinds') of a git workspace that differ from the
+// gitChanged are the .go files (and suiteKinds', and the test harness's:
+// harnessNames) of a git workspace that differ from the
 // base commit (HEAD when none), or that it does not track. Like git_diff
 // it reads only the repository's commit and objects, in a private
 // repository of its own. nil when the workspace is not a git repository
@@ -164,9 +165,9 @@ func (w *Workspace) gitChanged(ctx context.Context) []string {
 		if run := w.exec(ctx, git("read-tree", head), env...); run.ExitCode != 0 {
 			return nil
 		}
-		lists = append(lists, git(append([]string{"diff", "--name-only", "--no-renames", "--no-ext-diff", "--no-textconv", head, "--", "*.go"}, suitePathspecs()...)...))
+		lists = append(lists, git(append([]string{"diff", "--name-only", "--no-renames", "--no-ext-diff", "--no-textconv", head, "--", "*.go"}, slices.Concat(suitePathspecs(), harnessPathspecs())...)...))
 	}
-	lists = append(lists, git(append([]string{"ls-files", "--others", "--", "*.go"}, suitePathspecs()...)...))
+	lists = append(lists, git(append([]string{"ls-files", "--others", "--", "*.go"}, slices.Concat(suitePathspecs(), harnessPathspecs())...)...))
 	var files []string
 	for _, argv := range lists {
 		run := w.exec(ctx, argv, env...)

@@ -50,6 +50,14 @@ const DecisionSchema = `{
       },
       "required": ["file", "issue"]
     }},
+    "test_config_reviewed": {"type": "array", "maxItems": 100, "items": {
+      "type": "object",
+      "properties": {
+        "file": {"type": "string", "minLength": 1, "maxLength": 1000},
+        "note": {"type": "string", "minLength": 1, "maxLength": 2000}
+      },
+      "required": ["file", "note"]
+    }},
     "contracts_honored": {"type": "object", "properties": {
       "validate_implementation_called": {"type": "boolean"},
       "record_decision_called": {"type": "boolean"},
@@ -86,7 +94,10 @@ type Decision struct {
 		Failures, Missing     []string
 	} `json:"tests_verified"`
 	FeedbackItems []json.RawMessage `json:"feedback_items"`
-	Contracts     *struct {
+	// ConfigReviewed names the test harness files of the change the
+	// coach read (unreviewedHarness).
+	ConfigReviewed []ConfigReviewed `json:"test_config_reviewed"`
+	Contracts      *struct {
 		Independent *bool `json:"independent_verification"`
 	} `json:"contracts_honored"`
 }
@@ -172,7 +183,9 @@ func (decisionTool) Definition() coachd.ToolDef {
 	return coachd.ToolDef{
 		Name: DecisionTool,
 		Description: "Record your decision, last: approve only when every requirement is met and the tests you ran with run_command passed; " +
-			"otherwise feedback, with one feedback item per issue (file, line when known, a specific issue, a suggestion, a severity).",
+			"otherwise feedback, with one feedback item per issue (file, line when known, a specific issue, a suggestion, a severity). " +
+			"An approval of a change that touches a test harness file (conftest.py, pytest.ini, pyproject.toml, setup.cfg, tox.ini, package.json, jest.config.*) " +
+			"names each in test_config_reviewed, with what you checked: such a file decides what a test run reports.",
 		Category:    coachd.ToolLifecycle,
 		InputSchema: json.RawMessage(DecisionSchema),
 	}
@@ -225,6 +238,9 @@ func (t decisionTool) Execute(ctx context.Context, call coachd.ToolCall, _ coach
 		if missing := tr.untestedSuites(changed); len(missing) > 0 {
 			return refuse("approval refused: the change under review touches %s, and no passing test run of this review ran all of them "+
 				"(the player's files_modified and, in a git workspace, what git shows changed; a run of some of the tests, by file, name or pattern, does not say the others pass): run them, then decide", strings.Join(missing, "; "))
+		}
+		if missing := unreviewedHarness(changed, d.ConfigReviewed); len(missing) > 0 {
+			return refuse("%s", harnessRefusal(missing))
 		}
 		// The counts an approval claims must be ones a passing run of the
 		// coach's own showed, not the player's (or the model's) say-so.
