@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -111,8 +112,11 @@ func (b *Build) Run(ctx context.Context, u *coachd.User, taskID string, requirem
 	if err != nil {
 		return nil, err
 	}
-	if slices.Contains(pointers, ".git") {
-		// The copy gets a repository of its own, for git_diff's start.
+	if _, err := os.Lstat(filepath.Join(dir, ".git")); errors.Is(err, fs.ErrNotExist) {
+		// The copy gets a repository of its own (its .git left out, or
+		// none): else git, run there, finds the first one above it (the
+		// scratch directory's, in a home kept in git), and the snapshot
+		// below is git_diff's start.
 		if run := ws.exec(ctx, []string{"git", "init", "-q"}, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null"); run.ExitCode != 0 {
 			b.logf("copy: no repository of its own (git init exit %d): %s", run.ExitCode, clip(run.Output, 500))
 		}
