@@ -149,6 +149,10 @@ func parse(path string, data []byte, getenv func(string) string, probs *problems
 		case "dsn":
 			s.dsnLine = v.Line
 			s.dsn = coachd.ExpandEnv(v.Value, getenv, func(name string) {
+				if coachd.OwnEnv(name) {
+					probs.add(v.Line, "dsn: %s", coachd.EnvProblem(name))
+					return
+				}
 				probs.add(v.Line, "dsn: environment variable %s is not set (write ${%s:-default} for a default)", name, name)
 			})
 			if s.dsn == "" {

@@ -121,7 +121,7 @@ func ParseConfig(fileName string, data []byte, getenv func(string) string) (*Con
 		}
 	}
 	resolve := func(key, s string) string {
-		return coachd.ExpandEnv(s, getenv, func(name string) { bad(key, "environment variable %s is not set", name) })
+		return coachd.ExpandEnv(s, getenv, func(name string) { bad(key, "%s", coachd.EnvProblem(name)) })
 	}
 	c := &Config{Name: f.Name, Prefix: f.Prefix, Timeout: DefaultTimeout, MaxOutput: DefaultMaxOutput, Headers: http.Header{},
 		file: fileName, commandLine: keyLine(root, "command")}
@@ -156,7 +156,7 @@ func ParseConfig(fileName string, data []byte, getenv func(string) string) (*Con
 					c.hidden = append(c.hidden, envsecret.Hide(s)...)
 				}
 				return s
-			}, func(name string) { bad("args", "environment variable %s is not set", name) }))
+			}, func(name string) { bad("args", "%s", coachd.EnvProblem(name)) }))
 			c.hidden = append(c.hidden, envsecret.URLPassword(c.Args[i])...)
 		}
 		c.Env = map[string]string{}
@@ -171,7 +171,7 @@ func ParseConfig(fileName string, data []byte, getenv func(string) string) (*Con
 					c.hidden = append(c.hidden, envsecret.Hide(s)...)
 				}
 				return s
-			}, func(name string) { bad("env", "environment variable %s is not set", name) })
+			}, func(name string) { bad("env", "%s", coachd.EnvProblem(name)) })
 			c.hidden = append(c.hidden, envsecret.URLPassword(c.Env[k])...)
 		}
 		if len(f.Headers) > 0 {
@@ -183,7 +183,7 @@ func ParseConfig(fileName string, data []byte, getenv func(string) string) (*Con
 			s := getenv(name)
 			urlValues = append(urlValues, s)
 			return s
-		}, func(name string) { bad("url", "environment variable %s is not set", name) })
+		}, func(name string) { bad("url", "%s", coachd.EnvProblem(name)) })
 		if u, err := url.Parse(c.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			bad("url", "url must be an absolute http or https URL")
 		} else {
@@ -200,7 +200,7 @@ func ParseConfig(fileName string, data []byte, getenv func(string) string) (*Con
 					c.hidden = append(c.hidden, envsecret.Hide(s)...)
 				}
 				return s
-			}, func(name string) { bad("headers", "environment variable %s is not set", name) })
+			}, func(name string) { bad("headers", "%s", coachd.EnvProblem(name)) })
 			if strings.ContainsAny(v, "\r\n") {
 				bad("headers", "header %s has a line break", k)
 			}

@@ -150,14 +150,14 @@ func ParseWebhook(path string, data []byte, getenv func(string) string, policy *
 		bad("method", "method must be GET, POST, PUT, PATCH or DELETE")
 	}
 	resolve := func(key, s string) string {
-		return coachd.ExpandEnv(s, getenv, func(name string) { bad(key, "environment variable %s is not set", name) })
+		return coachd.ExpandEnv(s, getenv, func(name string) { bad(key, "%s", coachd.EnvProblem(name)) })
 	}
 	var urlValues []string // the URL's ${ENV} values
 	w.url = coachd.ExpandEnv(f.URL, func(name string) string {
 		s := getenv(name)
 		urlValues = append(urlValues, s)
 		return s
-	}, func(name string) { bad("url", "environment variable %s is not set", name) })
+	}, func(name string) { bad("url", "%s", coachd.EnvProblem(name)) })
 	var hidden []string
 	if u, err := url.Parse(w.url); f.URL == "" || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		bad("url", "url must be an absolute http or https URL")
@@ -178,7 +178,7 @@ func ParseWebhook(path string, data []byte, getenv func(string) string, policy *
 				hidden = append(hidden, envsecret.Hide(s)...)
 			}
 			return s
-		}, func(name string) { bad("headers", "environment variable %s is not set", name) }))
+		}, func(name string) { bad("headers", "%s", coachd.EnvProblem(name)) }))
 	}
 	w.hide = strings.NewReplacer(hidden...)
 	if f.Secret != "" {
