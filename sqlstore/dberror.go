@@ -13,14 +13,19 @@ import (
 // EUNAVAILABLE when the server is not there or ended the connection
 // (serverGone: Postgres restarting, failing over), or is read-only for
 // now (a failover under way): nothing was done, and the same request may
-// succeed in a moment.
+// succeed in a moment. A connection Postgres refused (refusal:
+// credentials, a missing database) is EINTERNAL saying what to fix.
 func internal(err error, format string, args ...any) error {
 	if serverGone(err) || readOnlyServer(err) {
 		return &coachd.Error{Code: coachd.EUNAVAILABLE, Message: "the database is unavailable for now: retry in a moment",
 			Retryable: true, RetryAfter: time.Second, Err: fmt.Errorf(format+": %w", append(args, err)...)}
 	}
 	e := coachd.Errorf(coachd.EINTERNAL, format, args...)
-	if storageFailed(err) {
+	if why := refusal(err); why != "" {
+		// Not EUNAVAILABLE: retrying will not fix credentials, and the
+		// operator reads what to fix first.
+		e.Message += ": " + why
+	} else if storageFailed(err) {
 		// What an operator must act on, said in the log's first words.
 		e.Message += ": the database's storage is full or failing (free disk space, check the disk)"
 	}

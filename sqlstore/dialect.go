@@ -331,6 +331,9 @@ func connClosed(err error) bool {
 // rolls back what it was doing. A bare EOF, a connection cut with no
 // word, is not one: a statement it cut may have committed.
 func serverGone(err error) bool {
+	if refusal(err) != "" {
+		return false
+	}
 	var ce *pgconn.ConnectError
 	if errors.As(err, &ce) {
 		return true
@@ -348,6 +351,28 @@ func serverGone(err error) bool {
 func readOnlyServer(err error) bool {
 	var pe *pgconn.PgError
 	return errors.As(err, &pe) && pe.Code == "25006"
+}
+
+// refusal says what is wrong when Postgres refused coachd's connection
+// for a reason waiting will not fix, and "" for any other error: the
+// login (SQLSTATE class 28: no such role, a wrong password, a role that
+// may not log in, pg_hba.conf), a database that does not exist (3D000),
+// or a role denied CONNECT on it (42501 at connect).
+func refusal(err error) string {
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) {
+		return ""
+	}
+	var ce *pgconn.ConnectError
+	switch {
+	case strings.HasPrefix(pe.Code, "28"):
+		return "the database refused coachd's login (no such role, a wrong password, or a role that may not log in): check the user and password of --db"
+	case pe.Code == "3D000":
+		return "the database named in --db does not exist: create it or check its name"
+	case pe.Code == "42501" && errors.As(err, &ce):
+		return "the database refused coachd's connection (its role lacks CONNECT on the database): grant it, or check --db"
+	}
+	return ""
 }
 
 // violation classifies a driver error as a constraint violation.
