@@ -191,7 +191,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		}
 	}()
 	setGCPercent(logger)
-	stopTracing, err := setupTracing(ctx, cfg.OTLPEndpoint)
+	stopTracing, err := setupTracing(ctx, cfg.OTLPEndpoint, logger)
 	if err != nil {
 		fmt.Fprintf(stderr, "coachd serve: %v\n", err)
 		return errUsage
