@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/url"
 	"regexp"
+	"strings"
 	"sync"
 	"time"
 
@@ -29,10 +30,18 @@ func setupTracing(ctx context.Context, endpoint string, logger *slog.Logger) (fu
 	// The exporter takes anything: a URL without a scheme or a host (or
 	// with a scheme it does not speak) exported nothing, or elsewhere,
 	// without a word.
-	if u, err := url.Parse(endpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+	u, err := url.Parse(endpoint)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("--otlp-endpoint must be an http(s) URL like http://collector:4318, not %q", maskDSN(endpoint))
 	}
-	exp, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(endpoint))
+	// The endpoint is a base URL, as OTEL_EXPORTER_OTLP_ENDPOINT is: the
+	// exporter posts to a URL's path as is, and a collector takes traces
+	// at /v1/traces only (http://collector:4318 exported to "/", a 404).
+	if !strings.HasSuffix(u.Path, "/v1/traces") {
+		u.Path = strings.TrimSuffix(u.Path, "/") + "/v1/traces"
+		u.RawPath = ""
+	}
+	exp, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(u.String()))
 	if err != nil {
 		return nil, fmt.Errorf("--otlp-endpoint: %w", err)
 	}
