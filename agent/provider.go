@@ -84,6 +84,13 @@ func parseProvider(fm *frontMatter, n yaml.Node) Provider {
 		fm.bad(line("api_key_env"), fmt.Sprintf("api_key_env is for anthropic and openai; %s uses its platform's credentials", p.Name))
 	case p.APIKeyEnv != "" && !envNameRe.MatchString(p.APIKeyEnv):
 		fm.bad(line("api_key_env"), "api_key_env is the name of an environment variable, like OPENAI_API_KEY (not the key)")
+	case coachd.OwnEnv(p.APIKeyEnv):
+		// Leaving it out is how an agent uses coachd's own model key.
+		fm.bad(line("api_key_env"), "api_key_env: "+coachd.EnvProblem(p.APIKeyEnv))
+	case p.Name == ProviderAnthropic && p.BaseURL != "" && p.APIKeyEnv == "":
+		// coachd's own ANTHROPIC_API_KEY goes to ANTHROPIC_BASE_URL only,
+		// never to a host a pack names.
+		fm.bad(line("base_url"), "base_url needs api_key_env naming the key for that server: coachd's own ANTHROPIC_API_KEY is not sent to a pack's base_url")
 	}
 	switch {
 	case p.Region != "" && keyed:

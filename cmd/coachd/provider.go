@@ -102,7 +102,12 @@ func (p *providers) build(spec agent.Provider) (coachd.Model, error) {
 		log.Info("model provider ready", "base_url", maskDSN(base))
 		return anthropic.New(anthropic.Config{APIKey: key, BaseURL: base, Model: p.mc.Model, Timeout: timeout, NoCache: p.mc.NoCache, Untraced: p.mc.untraced}), nil
 	case agent.ProviderOpenAI:
-		key := env("OPENAI_API_KEY") // optional: local servers take none
+		// Optional: local servers take none. coachd's own OPENAI_API_KEY
+		// goes to OPENAI_BASE_URL only, never to a pack's base_url.
+		var key string
+		if spec.BaseURL == "" {
+			key = env("OPENAI_API_KEY")
+		}
 		if spec.APIKeyEnv != "" {
 			if key = env(spec.APIKeyEnv); key == "" {
 				return nil, fmt.Errorf("provider openai: %s is not set", spec.APIKeyEnv)
