@@ -106,7 +106,7 @@ func (s *Source) open(ctx context.Context, root *os.Root, fileDir string, probs 
 		probs.add(s.spec.dsnLine, "dsn must start with sqlite:, file: or postgres://")
 		return
 	}
-	ro, err := sql.Open(driver, roDSN)
+	ro, err := openDB(driver, roDSN)
 	if err == nil {
 		err = ro.PingContext(ctx)
 	}
@@ -120,7 +120,7 @@ func (s *Source) open(ctx context.Context, root *os.Root, fileDir string, probs 
 	ro.SetMaxOpenConns(8)
 	s.ro = ro
 	if len(s.spec.actions) > 0 {
-		rw, err := sql.Open(driver, rwDSN)
+		rw, err := openDB(driver, rwDSN)
 		if err == nil {
 			err = rw.PingContext(ctx)
 		}
