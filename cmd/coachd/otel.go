@@ -41,6 +41,9 @@ func setupTracing(ctx context.Context, endpoint string, logger *slog.Logger) (fu
 		u.Path = strings.TrimSuffix(u.Path, "/") + "/v1/traces"
 		u.RawPath = ""
 	}
+	// Before the exporter, which logs what it cannot parse of the
+	// OTEL_EXPORTER_OTLP_* environment as it is made.
+	otel.SetLogger(newOTelLog(logger))
 	exp, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(u.String()))
 	if err != nil {
 		return nil, fmt.Errorf("--otlp-endpoint: %w", err)
