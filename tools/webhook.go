@@ -172,13 +172,19 @@ func ParseWebhook(path string, data []byte, getenv func(string) string, policy *
 			bad("headers", "invalid header name %q", k)
 			continue
 		}
-		w.headers.Set(k, coachd.ExpandEnv(v, func(name string) string {
+		v = coachd.ExpandEnv(v, func(name string) string {
 			s := getenv(name)
 			if len(s) >= minHidden {
 				hidden = append(hidden, envsecret.Hide(s)...)
 			}
 			return s
-		}, func(name string) { bad("headers", "%s", coachd.EnvProblem(name)) }))
+		}, func(name string) { bad("headers", "%s", coachd.EnvProblem(name)) })
+		if strings.ContainsAny(v, "\r\n") {
+			// A key read from a file keeps its newline: every call would
+			// fail with "invalid header field value".
+			bad("headers", "header %s has a line break", k)
+		}
+		w.headers.Set(k, v)
 	}
 	w.hide = strings.NewReplacer(hidden...)
 	if f.Secret != "" {
