@@ -34,6 +34,17 @@ func setupTracing(ctx context.Context, endpoint string, logger *slog.Logger) (fu
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("--otlp-endpoint must be an http(s) URL like http://collector:4318, not %q", maskDSN(endpoint))
 	}
+	// The exporter sends a URL's host and path only: credentials in it
+	// were dropped without a word, and the collector refused every export.
+	const credentials = "give the collector's credentials as headers: OTEL_EXPORTER_OTLP_HEADERS=Authorization=Basic%20<base64>,api-key=<key>"
+	if u.RawQuery != "" {
+		return nil, fmt.Errorf("--otlp-endpoint %s: the exporter sends no query from the URL; %s",
+			(&url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path}).String(), credentials)
+	}
+	if u.User != nil {
+		logger.Warn("--otlp-endpoint: the exporter sends no user or password from the URL; "+credentials,
+			"component", "otel", "otlp_endpoint", maskDSN(endpoint))
+	}
 	// The endpoint is a base URL, as OTEL_EXPORTER_OTLP_ENDPOINT is: the
 	// exporter posts to a URL's path as is, and a collector takes traces
 	// at /v1/traces only (http://collector:4318 exported to "/", a 404).

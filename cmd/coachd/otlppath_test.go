@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 
@@ -56,5 +57,29 @@ func TestOTLPEndpointPath(t *testing.T) {
 			t.Errorf("--otlp-endpoint %s exported to %q, want %q", endpoint, paths, want)
 		}
 		mu.Unlock()
+	}
+}
+
+// TestOTLPEndpointCredentials: the exporter sends only a URL's host and
+// path: a query key (?api-key=…) or a user and password in
+// --otlp-endpoint were dropped without a word, the config line showed
+// them (masked) as if in use, and the collector refused every export. A
+// query is now a start error, a password a warning, each saying where
+// credentials go, without them.
+func TestOTLPEndpointCredentials(t *testing.T) {
+	var logged strings.Builder
+	logger := slog.New(slog.NewTextHandler(&logged, nil))
+	_, err := setupTracing(context.Background(), "https://otlp.example.com/otlp?api-key=tok-not-shown", logger)
+	if err == nil || !strings.Contains(err.Error(), "OTEL_EXPORTER_OTLP_HEADERS") || strings.Contains(err.Error(), "tok-not-shown") {
+		t.Errorf("a query: error %v, want where credentials go, without them", err)
+	}
+	stop, err := setupTracing(context.Background(), "https://instance:tok-not-shown@otlp.example.com", logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop(context.Background())
+	if !strings.Contains(logged.String(), "level=WARN") || !strings.Contains(logged.String(), "OTEL_EXPORTER_OTLP_HEADERS") ||
+		strings.Contains(logged.String(), "tok-not-shown") {
+		t.Errorf("a password: logged %q, want a warning saying where credentials go, without them", logged.String())
 	}
 }
