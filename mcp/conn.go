@@ -237,13 +237,20 @@ func (s *Server) connect(ctx context.Context) (*sdk.ClientSession, error) {
 	s.streams = 0
 	s.mu.Unlock()
 	var t sdk.Transport
-	var started atomic.Pointer[sdk.ClientSession] // for a cut write (groupConn.Write)
+	var started atomic.Pointer[sdk.ClientSession] // for a cut write (groupConn.Write) or a flood (answerTransport)
+	cut := func(why error) {
+		if sess := started.Load(); sess != nil {
+			s.drop(sess, why)
+		}
+	}
 	if s.cfg.URL != "" {
 		// The event stream carries the server's notifications; one that
 		// lasted is opened again under the SDK when it ends (resumeBody):
 		// the SDK's own reopening ends the session after 5 in a row
 		// without a new event id, a proxy's idle cuts among them.
-		t = &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: s.hc}
+		hc := *s.hc
+		hc.Transport = newAnswerTransport(s.hc.Transport, cut)
+		t = &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: &hc}
 	} else {
 		// Not exec.CommandContext: the process outlives this call.
 		cmd := exec.Command(s.cfg.Command, s.cfg.Args...)
@@ -252,11 +259,7 @@ func (s *Server) connect(ctx context.Context) (*sdk.ClientSession, error) {
 		cmd.Stderr = &logWriter{log: s.log, hide: s.hide}
 		gt := newGroupTransport(cmd, 2*time.Second)
 		gt.answerWait = s.cfg.Timeout
-		gt.cut = func(why error) {
-			if sess := started.Load(); sess != nil {
-				s.drop(sess, why)
-			}
-		}
+		gt.cut = cut
 		t = gt
 	}
 	sess, err := client.Connect(ctx, t, nil)

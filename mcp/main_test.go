@@ -25,6 +25,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(fakeEnv) == "raw" {
 		rawServer()
 	}
+	if os.Getenv(fakeEnv) == "rawhttp" {
+		rawHTTPServer()
+	}
 	if os.Getenv(fakeEnv) == "parent" {
 		coachdLike()
 	}
