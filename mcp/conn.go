@@ -124,7 +124,7 @@ func NewServer(cfg *Config, opts Options) *Server {
 		if cfg.Timeout > 0 { // the connection's initialize and GET share it
 			wait = min(wait, cfg.Timeout/3)
 		}
-		hc.Transport = headerTransport{h: cfg.Headers, next: streamTransport{next: rt, wait: wait, log: s.log, opened: s.streamOpened}}
+		hc.Transport = headerTransport{h: cfg.Headers, next: streamTransport{next: rt, wait: wait, log: s.log, opened: s.streamOpened, backoff: s.backoff}}
 		s.hc = &hc
 	}
 	return s

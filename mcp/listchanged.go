@@ -44,10 +44,11 @@ var errStreamWait = errors.New("the event stream did not open in time")
 // stream's headers), not the stream itself, and for the answer to a POST
 // sent without a deadline.
 type streamTransport struct {
-	next   http.RoundTripper
-	wait   time.Duration
-	log    *slog.Logger
-	opened func() // called when a GET's event stream opens
+	next    http.RoundTripper
+	wait    time.Duration
+	log     *slog.Logger
+	opened  func()  // called when a GET's event stream opens
+	backoff Backoff // between event streams that end without an event (resumeBody)
 }
 
 func (t streamTransport) RoundTrip(r *http.Request) (*http.Response, error) {

@@ -18,8 +18,12 @@ import (
 // itself, under the SDK, when a stream that lasted ends between events.
 
 // streamMinLife is how long an event stream must have lasted to be
-// opened again at once when it ends: one that ends sooner (a server
-// that closes it at once) is left to the SDK, which gives up.
+// opened again when it ends: one that ends sooner (a server that closes
+// it at once) is left to the SDK, which gives up. The first of a run of
+// streams that brought no event is opened again at once (a proxy's idle
+// cut); each next one after the server's backoff, growing: a server
+// that ended every stream a little after streamMinLife was asked for a
+// new one each second, for as long as it ran.
 const streamMinLife = time.Second
 
 // maxStreamRetry bounds the wait a server's retry field asks for.
@@ -37,6 +41,8 @@ type resumeBody struct {
 	since time.Time
 	tail  sseTail
 	err   error // the stream's end, returned after the bytes read with it
+	quiet int   // streams in a row that ended without an event
+	seen  int   // tail.events when the current stream opened
 }
 
 func (b *resumeBody) Read(p []byte) (int, error) {
@@ -64,7 +70,19 @@ func (b *resumeBody) resume() bool {
 	if ctx.Err() != nil || time.Since(b.since) < streamMinLife || !b.tail.between() {
 		return false
 	}
-	if d := min(b.tail.retry, maxStreamRetry); d > 0 {
+	if b.tail.events > b.seen || time.Since(b.since) >= b.t.backoff.Max {
+		b.quiet = 0 // a stream that lasted the longest wait is no flood
+	}
+	b.quiet++
+	d := min(b.tail.retry, maxStreamRetry)
+	if b.quiet > 1 {
+		d = max(d, b.t.backoff.delay(b.quiet-1))
+		if b.quiet == 2 {
+			b.t.log.Warn("mcp server's event stream keeps ending without an event; it is opened again after a growing wait",
+				"lasted", time.Since(b.since).Round(time.Millisecond), "wait", d)
+		}
+	}
+	if d > 0 {
 		t := time.NewTimer(d)
 		select {
 		case <-t.C:
@@ -86,8 +104,8 @@ func (b *resumeBody) resume() bool {
 		return false
 	}
 	b.body.Close()
-	b.body, b.since = resp.Body, time.Now()
-	b.t.log.Debug("mcp server's event stream ended; opened again", "err", b.err)
+	b.body, b.since, b.seen = resp.Body, time.Now(), b.tail.events
+	b.t.log.Debug("mcp server's event stream ended; opened again", "err", b.err, "quiet_streams", b.quiet)
 	return true
 }
 
@@ -100,6 +118,8 @@ type sseTail struct {
 	n       int    // the current line's length
 	cr      bool   // the last line ended with \r (a \n may follow)
 	pending bool   // a field was read since the last blank line
+	data    bool   // a data field was read since the last blank line
+	events  int    // events with data (messages) the stream brought
 	id      string
 	retry   time.Duration
 }
@@ -130,7 +150,10 @@ func (s *sseTail) endLine() {
 	defer func() { s.line, s.n = s.line[:0], 0 }()
 	switch {
 	case s.n == 0: // a blank line ends the event
-		s.pending = false
+		if s.data {
+			s.events++
+		}
+		s.pending, s.data = false, false
 		return
 	case line[0] == ':': // a comment
 		return
@@ -139,6 +162,8 @@ func (s *sseTail) endLine() {
 	name, value, _ := bytes.Cut(line, []byte(":"))
 	value = bytes.TrimPrefix(value, []byte(" "))
 	switch string(name) {
+	case "data": // the SDK skips an event whose data is empty
+		s.data = s.data || len(value) > 0
 	case "id":
 		if whole && bytes.IndexByte(value, 0) < 0 {
 			s.id = string(value)

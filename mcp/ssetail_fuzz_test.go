@@ -4,8 +4,8 @@ import "testing"
 
 // FuzzSSETail: sseTail reads an event stream in whatever pieces the
 // network hands it. Read in two pieces cut anywhere, a stream leaves the
-// same state as read whole: whether it is between events, its last id and
-// its retry. No input panics, and a retry stays within maxStreamRetry.
+// same state as read whole: whether it is between events, its last id,
+// its retry and its count of events with data. No input panics, and a retry stays within maxStreamRetry.
 func FuzzSSETail(f *testing.F) {
 	f.Add([]byte("id: 7\ndata: {}\n\n"), uint(3))
 	f.Add([]byte("retry: 2500\r\nid: a\r\n\r\n: ping\r\n"), uint(9))
@@ -17,9 +17,9 @@ func FuzzSSETail(f *testing.F) {
 		at := int(cut % uint(len(data)+1))
 		split.scan(data[:at])
 		split.scan(data[at:])
-		if whole.between() != split.between() || whole.id != split.id || whole.retry != split.retry {
-			t.Fatalf("whole: between %v id %q retry %v; cut at %d: between %v id %q retry %v",
-				whole.between(), whole.id, whole.retry, at, split.between(), split.id, split.retry)
+		if whole.between() != split.between() || whole.id != split.id || whole.retry != split.retry || whole.events != split.events {
+			t.Fatalf("whole: between %v id %q retry %v events %d; cut at %d: between %v id %q retry %v events %d",
+				whole.between(), whole.id, whole.retry, whole.events, at, split.between(), split.id, split.retry, split.events)
 		}
 		if whole.retry < 0 || whole.retry > maxStreamRetry {
 			t.Fatalf("retry %v", whole.retry)
