@@ -81,6 +81,7 @@ func fakeServer() *sdk.Server {
 		return text("the widget is broken", true)
 	})
 	add("hang", "Never answers.", func(ctx context.Context, _ map[string]any, _ sdk.Meta) (*sdk.CallToolResult, error) {
+		fmt.Fprintln(os.Stderr, "hang: called") // the call is under way (TestCloseEndsCallUnderWay)
 		<-ctx.Done()
 		return nil, ctx.Err()
 	})

@@ -84,6 +84,12 @@ func (t *Tool) Execute(ctx context.Context, call coachd.ToolCall, env coachd.Too
 	s := t.srv
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 	defer cancel()
+	// Close (a pack's reload, coachd's shutdown) ends the call: the SDK
+	// closes a connection only once its calls are done, and Close, and
+	// the turn, waited for the call's whole timeout.
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	defer context.AfterFunc(s.bg, func() { stop(errStopped) })()
 	sess, err := s.session(ctx)
 	if err != nil {
 		return errResult("%s is unavailable: %v", t.def.Name, err), nil
@@ -102,6 +108,10 @@ func (t *Tool) Execute(ctx context.Context, call coachd.ToolCall, env coachd.Too
 	start := time.Now()
 	res, err := sess.CallTool(ctx, &sdk.CallToolParams{Meta: meta, Name: t.remote, Arguments: args})
 	if err != nil {
+		if errors.Is(context.Cause(ctx), errStopped) {
+			s.log.Warn("mcp tool call ended: the server was stopped", "tool", t.def.Name)
+			return errResult("%s was stopped while it ran: its MCP server was shut down or reloaded (the call may have run)", t.def.Name), nil
+		}
 		if ctx.Err() != nil {
 			s.log.Warn("mcp tool timed out", "tool", t.def.Name, "after", time.Since(start).Round(time.Millisecond))
 			return errResult("%s did not answer within %s", t.def.Name, time.Since(start).Round(time.Second)), nil
@@ -114,6 +124,9 @@ func (t *Tool) Execute(ctx context.Context, call coachd.ToolCall, env coachd.Too
 	s.succeeded()
 	return coachd.ToolResult{Content: resultText(res, s.cfg.MaxOutput, s.hide), IsError: res.IsError}, nil
 }
+
+// errStopped ends the calls under way when their server is closed.
+var errStopped = errors.New("the MCP server was stopped")
 
 func errResult(format string, args ...any) coachd.ToolResult {
 	return coachd.ToolResult{Content: fmt.Sprintf(format, args...), IsError: true}
