@@ -312,9 +312,16 @@ func (s *Server) Close() error {
 func (s *Server) broken(sess *sdk.ClientSession, err error) {
 	if errors.Is(err, sdk.ErrConnectionClosed) || errors.Is(err, sdk.ErrSessionMissing) || errors.Is(err, io.EOF) ||
 		errors.Is(err, io.ErrUnexpectedEOF) || strings.Contains(err.Error(), "connection closed") ||
-		strings.Contains(err.Error(), "session not found") {
+		strings.Contains(err.Error(), "session not found") || frameTooLarge(err) {
 		s.drop(sess, err)
 	}
+}
+
+// frameTooLarge reports whether err is the SDK's refusal of a stdio
+// frame over sdk.DefaultMaxLineLength (its error is not exported): the
+// connection reads no more, and is dropped at once.
+func frameTooLarge(err error) bool {
+	return strings.Contains(err.Error(), "frame exceeded the configured maximum line length")
 }
 
 // redact replaces the server's URL in err's text by its origin: the HTTP

@@ -2,9 +2,11 @@ package mcp
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 )
 
@@ -13,7 +15,8 @@ import (
 // Once it listed its tools, "pingdeaf" sends pings without end and reads
 // nothing more (their answers included); "deaf" sends 1000 pings (their
 // answers, 200-byte ids, are more than a pipe holds), says so on stderr,
-// and reads nothing more.
+// and reads nothing more; "giant" answers a call whose arguments name
+// "giant" with a 20 MB line.
 const rawEnv = "COACHD_MCP_RAW"
 
 func rawServer() {
@@ -57,6 +60,10 @@ func rawServer() {
 				select {}
 			}
 		case "tools/call":
+			if os.Getenv(rawEnv) == "giant" && bytes.Contains(in.Bytes(), []byte(`"giant"`)) {
+				reply(map[string]any{"content": []any{map[string]any{"type": "text", "text": strings.Repeat("x", 20<<20)}}})
+				continue
+			}
 			reply(map[string]any{"content": []any{map[string]any{"type": "text", "text": "ok"}}})
 		case "ping":
 			reply(map[string]any{})

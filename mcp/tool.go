@@ -117,6 +117,10 @@ func (t *Tool) Execute(ctx context.Context, call coachd.ToolCall, env coachd.Too
 			return errResult("%s did not answer within %s", t.def.Name, time.Since(start).Round(time.Second)), nil
 		}
 		s.broken(sess, err)
+		if frameTooLarge(err) {
+			s.log.Warn("mcp tool call failed", "tool", t.def.Name, "err", err)
+			return errResult("%s failed: the MCP server's answer is larger than %d bytes", t.def.Name, sdk.DefaultMaxLineLength), nil
+		}
 		err = s.redact(err)
 		s.log.Warn("mcp tool call failed", "tool", t.def.Name, "err", err)
 		return errResult("%s failed: %s", t.def.Name, truncate(err.Error(), 300)), nil
