@@ -560,6 +560,7 @@ async function runTurn(body, onAccepted = () => {}) {
   let replied = false; // the coach said something before an error
   let authFailed = false;
   let missed = false; // the event log lost some of the turn: reload it
+  let gone = ''; // the conversation, deleted elsewhere while the turn ran
   const toolsUsed = [];
   state.asking = controller;
   try {
@@ -640,6 +641,12 @@ async function runTurn(body, onAccepted = () => {}) {
           if (data.retryable && (data.type === 'server_shutdown' || (data.type === 'unavailable' && data.last_event_id))) {
             return { resumeAfter: data.last_event_id || '', retryAfter: Number(data.retry_after) || 0 };
           }
+          // The conversation was deleted elsewhere (another tab, the
+          // API) while its reply was written: there is nothing to retry.
+          if (data.type === 'not_found' && state.sessionId) {
+            gone = state.sessionId;
+            return true;
+          }
           // The server stored the message before the upstream failed:
           // Retry re-runs it instead of sending it a second time.
           if (!replied) state.lastTurn = { retry: true };
@@ -669,6 +676,8 @@ async function runTurn(body, onAccepted = () => {}) {
     state.resendable = !controller.signal.aborted && state.lastTurn === body;
     if (controller.signal.aborted) {
       view.note('Stopped', 'stopped');
+    } else if (accepted && err instanceof ApiError && err.code === 'not_found' && state.sessionId) {
+      gone = state.sessionId; // deleted while its reply was followed
     } else if (err instanceof ApiError) {
       if (!accepted) state.refused = err.code;
       if (err.status === 401) authFailed = true;
@@ -689,6 +698,9 @@ async function runTurn(body, onAccepted = () => {}) {
   if (authFailed) onAuthError();
   else if (accepted) afterTurn(toolsUsed);
   if (missed && state.sessionId && !controller.signal.aborted) openSession(state.sessionId);
+  if (gone && gone === state.sessionId) {
+    sessionGone('This conversation was deleted, maybe in another tab, while the coach was replying. Send a message to start a new conversation.');
+  }
   return accepted;
 }
 
