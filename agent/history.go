@@ -20,7 +20,8 @@ const InterruptedText = "interrupted: the turn ended before this tool returned; 
 //     without a signature (cut mid-stream) and messages left with no
 //     blocks are dropped;
 //   - a partial reply (a stream that broke) another assistant message
-//     follows was run again (TurnRequest.RetryPartial) and is left out;
+//     follows (after the results of the calls it was cut in, if any) was
+//     run again (TurnRequest.RetryPartial) and is left out, with them;
 //   - consecutive messages of one role are merged;
 //   - it starts with a user message;
 //   - every tool_use is answered by a tool_result in the next user message
@@ -33,9 +34,21 @@ const InterruptedText = "interrupted: the turn ended before this tool returned; 
 // The stored messages are not changed.
 func History(msgs []*coachd.Message, truncate map[string][]string) []coachd.ModelMessage {
 	out := make([]coachd.ModelMessage, 0, len(msgs))
+	skip := 0
 	for i, m := range msgs {
-		if m.Partial && m.Role == coachd.RoleAssistant && i+1 < len(msgs) && msgs[i+1].Role == coachd.RoleAssistant {
+		if skip > 0 {
+			skip--
 			continue
+		}
+		if m.Partial && m.Role == coachd.RoleAssistant {
+			n := 1 // the broken reply, and the results of the calls it was cut in
+			if i+1 < len(msgs) && msgs[i+1].Role == coachd.RoleUser && msgs[i+1].OnlyBlocks(coachd.BlockToolResult) {
+				n = 2
+			}
+			if i+n < len(msgs) && msgs[i+n].Role == coachd.RoleAssistant {
+				skip = n - 1
+				continue
+			}
 		}
 		blocks := cleanBlocks(m.Role, m.Blocks)
 		if len(blocks) == 0 {
@@ -58,6 +71,22 @@ func History(msgs []*coachd.Message, truncate map[string][]string) []coachd.Mode
 		}
 	}
 	return out
+}
+
+// brokenReply is how many of h's last messages are a reply that broke
+// off (a stream cut, a stop): its partial assistant message (1) and, when
+// it was cut in tool calls, the message of their "interrupted" results
+// after it (2). 0 when h does not end with one.
+func brokenReply(h []*coachd.Message) int {
+	n := len(h)
+	switch {
+	case n > 1 && h[n-1].Role == coachd.RoleAssistant && h[n-1].Partial:
+		return 1
+	case n > 2 && h[n-2].Role == coachd.RoleAssistant && h[n-2].Partial &&
+		h[n-1].Role == coachd.RoleUser && h[n-1].OnlyBlocks(coachd.BlockToolResult):
+		return 2
+	}
+	return 0
 }
 
 // cleanBlocks returns the blocks of in a role can send. When it keeps

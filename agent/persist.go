@@ -331,20 +331,37 @@ func withoutCalls(resp *coachd.ModelResponse) *coachd.ModelResponse {
 }
 
 // savePartial stores what the model said before the stream broke: its text,
-// marked partial. Unfinished tool calls and unsigned thinking are dropped.
+// marked partial. Unsigned thinking is dropped, and so are unfinished tool
+// calls, but for a turn stopped (Stop, the client gone) while the model
+// wrote one: the user saw its card (tool_call_started), which a reload
+// would lose. It is kept, answered as interrupted as finish answers a
+// call cut by max_tokens, so history stays valid; without room for the
+// result, it is dropped too.
 func (t *Turn) savePartial(ctx context.Context, resp *coachd.ModelResponse) {
+	stopped := errors.Is(ctx.Err(), context.Canceled)
 	var blocks []coachd.Block
 	for _, b := range resp.Blocks {
-		if b.Type == coachd.BlockText && b.Text != "" {
+		if (b.Type == coachd.BlockText && b.Text != "") || (stopped && b.Type == coachd.BlockToolUse && b.ID != "") {
 			blocks = append(blocks, b)
 		}
 	}
-	if len(blocks) == 0 {
-		return
-	}
 	part := *resp
 	part.Blocks = blocks
-	if err := t.append(ctx, t.assistantMessage(&part, true)); err != nil {
+	calls := toolUses(blocks)
+	for _, c := range calls {
+		t.emit(coachd.Event{Type: coachd.EventToolResult, ToolUseID: c.ID, ToolName: c.Name, Result: "not run: the reply ended before this call was ready", IsError: true, Cut: true})
+	}
+	if len(calls) > 0 && t.room() < 2 {
+		part, calls = *withoutCalls(&part), nil
+	}
+	if len(part.Blocks) == 0 {
+		return
+	}
+	msgs := []*coachd.Message{t.assistantMessage(&part, true)}
+	if len(calls) > 0 {
+		msgs = append(msgs, &coachd.Message{Role: coachd.RoleUser, Blocks: interruptedCalls(calls)})
+	}
+	if err := t.append(ctx, msgs...); err != nil {
 		t.r.cfg.Logger.Error("storing partial reply", "session", t.sess.ID, "err", err)
 	}
 }

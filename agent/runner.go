@@ -282,9 +282,9 @@ func (t *Turn) checkSession() error {
 	}
 	if t.req.Retry {
 		h := t.history
-		if n := len(h); t.req.RetryPartial && n > 1 && h[n-1].Role == coachd.RoleAssistant && h[n-1].Partial {
+		if k := brokenReply(h); t.req.RetryPartial && k > 0 {
 			// Clipped: the array may be the history cache's.
-			h = slices.Clip(h[:n-1])
+			h = slices.Clip(h[:len(h)-k])
 			t.history = h
 		}
 		if s.Pending != nil || len(h) == 0 || h[len(h)-1].Role != coachd.RoleUser {
