@@ -188,6 +188,12 @@ export function stopNote(reason) {
 // ended before it was ready ("not run: the reply ended …").
 const STOPPED = /^(interrupted: the turn ended before this tool returned|not run: the reply ended)/;
 
+// cutShort reports whether a tool_result is that of a call the turn's end
+// cut short (STOPPED).
+function cutShort(b) {
+  return Boolean(b.is_error) && STOPPED.test(errorText(resultText(b.content)));
+}
+
 // setToolResult fills a card with its result.
 export function setToolResult(c, content, isError, denied) {
   const text = isError ? errorText(resultText(content)) : resultText(content);
@@ -374,6 +380,16 @@ export class Transcript {
           if (b.type === 'image' || b.type === 'document') { atts.push(attachmentView(b)); continue; }
           if (b.type === 'tool_result') {
             const it = interactive.get(b.tool_use_id);
+            if (it && cutShort(b)) {
+              // A question the reply's end cut short (Stop, the length
+              // limit) was never asked, live: nor is it here, and its
+              // "interrupted" result is not the user's answer. A call
+              // waiting for approval keeps its card, stopped.
+              if (it.el) it.el.remove();
+              const c = this.cards.get(b.tool_use_id);
+              if (c) setToolResult(c, b.content, b.is_error);
+              continue;
+            }
             if (it) {
               const label = answerLabel(it.name, b.content);
               if (it.el) it.el.markAnswered(label, b.content);
