@@ -137,8 +137,11 @@ export class AssistantView {
     }
   }
 
+  // note ends the reply with why it ended early: in view, as its last
+  // line was, unless the reader scrolled up.
   note(text, cls = '') {
     this.body.append(h('div', { class: `msg-note ${cls}` }, text));
+    this.transcript.stick();
   }
 
   // finish ends a live turn: no indicator stays behind, and a turn that
