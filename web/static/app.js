@@ -478,7 +478,7 @@ function questionClosed(typed) {
   focusComposer();
 }
 
-function retry() {
+async function retry() {
   if (!state.lastTurn || phase.phase !== Phase.idle) return;
   focusComposer(); // the Retry pressed goes with its banner
   // An answer refused before its stream goes again as an answer: drawn
@@ -490,11 +490,13 @@ function retry() {
   }
   // So does a message: drawn as sent, out of the composer and the tray.
   const m = state.lastSend;
-  if (state.refused && m && m.body === state.lastTurn) {
-    deliver(m);
-    return;
+  const resend = Boolean(state.refused && m && m.body === state.lastTurn);
+  const ok = await (resend ? deliver(m) : runTurn(state.lastTurn));
+  // The conversation was deleted elsewhere meanwhile: as a message sent
+  // to it, Retry opens a new one and says why.
+  if (!ok && state.refused === 'not_found' && state.sessionId) {
+    sessionGone(resend ? undefined : 'This conversation was deleted, maybe in another tab. Send a message to start a new conversation.');
   }
-  runTurn(state.lastTurn);
 }
 
 // STOP_GRACE_MS bounds how long a stopped turn's stream is read on.
