@@ -4,11 +4,8 @@ import (
 	"context"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"path/filepath"
-	"regexp"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -25,27 +22,8 @@ func TestChatREPLGoesOnWhileTurnRuns(t *testing.T) {
 	fake := anthropictest.NewServer()
 	defer fake.Close()
 	fake.Enqueue(anthropictest.Text("Leave at five.", 4), anthropictest.Text("Anything else?", 4))
-	held, release := make(chan struct{}), make(chan struct{})
-	var calls atomic.Int32
-	gate := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/v1/messages" && calls.Add(1) == 1 {
-			close(held)
-			select {
-			case <-release:
-			case <-r.Context().Done():
-				return
-			}
-		}
-		fake.Handler().ServeHTTP(w, r)
-	}))
-	defer gate.Close()
-	released := false
-	defer func() {
-		if !released {
-			close(release)
-		}
-	}()
-	env := map[string]string{"ANTHROPIC_API_KEY": "test", "ANTHROPIC_BASE_URL": gate.URL, "COACHD_ADDR": "127.0.0.1:0"}
+	gate, held, release := holdModelCall(t, fake, 1)
+	env := map[string]string{"ANTHROPIC_API_KEY": "test", "ANTHROPIC_BASE_URL": gate, "COACHD_ADDR": "127.0.0.1:0"}
 	p := MustServe(t, env, "--db", filepath.Join(t.TempDir(), "c.db"), "--demo")
 	key := apiKeyRe.FindStringSubmatch(p.stdout.String())[1]
 
@@ -67,34 +45,17 @@ func TestChatREPLGoesOnWhileTurnRuns(t *testing.T) {
 	<-held
 
 	chatEnv := getenvFrom(map[string]string{"COACHD_URL": p.url, "COACHD_KEY": key})
-	in, typed := io.Pipe()
-	out, errOut := &syncBuffer{}, &syncBuffer{}
-	done := make(chan error, 1)
-	go func() { done <- runChat(ctx, []string{"--session", sid}, chatEnv, in, out, errOut) }()
-	prompts := func(n int) {
-		t.Helper()
-		select {
-		case err := <-done:
-			t.Fatalf("chat ended: %v\nstdout %q\nstderr %q", err, out, errOut)
-		case <-waitMatch(out, regexp.MustCompile(`(?s)`+strings.Repeat(`you> .*`, n-1)+`you> `)):
-		}
-	}
-	prompts(1)
-	io.WriteString(typed, "anything else?\n")
-	prompts(2)
+	c := startREPL(ctx, []string{"--session", sid}, chatEnv)
+	c.prompts(t, 1)
+	c.say(t, "anything else?", 2)
 	// The other client's turn ends.
-	close(release)
-	released = true
+	release()
 	if b, _ := io.ReadAll(resp.Body); !strings.Contains(string(b), `"stop_reason":"end_turn"`) {
 		t.Fatalf("the other client's turn: %s", b)
 	}
-	io.WriteString(typed, "anything else?\n")
-	prompts(3)
-	typed.Close()
-	if err := <-done; err != nil {
-		t.Fatalf("chat: %v\nstdout %q\nstderr %q", err, out, errOut)
-	}
-	if !strings.Contains(errOut.String(), "turn_in_progress") || !strings.Contains(out.String(), "Anything else?") {
-		t.Errorf("the refusal not said, or no reply after it:\nstdout %q\nstderr %q", out, errOut)
+	c.say(t, "anything else?", 3)
+	c.end(t)
+	if !strings.Contains(c.err.String(), "turn_in_progress") || !strings.Contains(c.out.String(), "Anything else?") {
+		t.Errorf("the refusal not said, or no reply after it:\nstdout %q\nstderr %q", c.out, c.err)
 	}
 }

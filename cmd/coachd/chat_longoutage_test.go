@@ -2,12 +2,9 @@ package main
 
 import (
 	"context"
-	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,7 +16,7 @@ import (
 // followedTurnPG is a turn running on replica a, behind a load balancer
 // whose reconnects go to replica b (which follows the turn from the log),
 // with coachd chat showing it; the turn's second model request is held
-// until release is closed.
+// until release is called.
 type followedTurnPG struct {
 	pg       *pgtest.Server
 	out, err *syncBuffer
@@ -36,28 +33,8 @@ func startFollowedTurnPG(t *testing.T, chatArgs ...string) *followedTurnPG {
 	fake.Enqueue(
 		anthropictest.Blocks(anthropictest.TextBlock("Checking your notes.", 4), anthropictest.ToolUse("toolu_n", "list_notes", `{}`)),
 		anthropictest.Text("Leave at five.", 4))
-	held, released := make(chan struct{}), make(chan struct{})
-	var calls atomic.Int32
-	gate := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/v1/messages" && calls.Add(1) == 2 {
-			close(held)
-			select {
-			case <-released:
-			case <-r.Context().Done():
-				return
-			}
-		}
-		fake.Handler().ServeHTTP(w, r)
-	}))
-	t.Cleanup(gate.Close)
-	var once atomic.Bool
-	release := func() {
-		if once.CompareAndSwap(false, true) {
-			close(released)
-		}
-	}
-	t.Cleanup(release)
-	env := map[string]string{"ANTHROPIC_API_KEY": "test", "ANTHROPIC_BASE_URL": gate.URL, "COACHD_ADDR": "127.0.0.1:0"}
+	gate, held, release := holdModelCall(t, fake, 2)
+	env := map[string]string{"ANTHROPIC_API_KEY": "test", "ANTHROPIC_BASE_URL": gate, "COACHD_ADDR": "127.0.0.1:0"}
 	a := MustServe(t, env, "--db", dsn, "--demo")
 	key := apiKeyRe.FindStringSubmatch(a.stdout.String())[1]
 	b := MustServe(t, env, "--db", dsn)
@@ -88,20 +65,16 @@ func startFollowedTurnPG(t *testing.T, chatArgs ...string) *followedTurnPG {
 	return f
 }
 
-// TestChatWaitsOutLongDatabaseOutagePG: Postgres down for longer than
-// coachd chat's five reconnects (about 8 s) while the replica answers
-// 503 unavailable with Retry-After: chat gave up with "the database is
-// unavailable for now: retry in a moment" and exit 1, though the turn
-// went on and a restart or failover often takes longer. It now keeps
-// reconnecting, backing off, and prints the reply whole once the
-// database is back.
-func TestChatWaitsOutLongDatabaseOutagePG(t *testing.T) {
-	f := startFollowedTurnPG(t)
+// outlast stops Postgres until chat has reconnected n times, starts it
+// again, lets the turn go on, and wants chat to print the reply whole,
+// once, and no error.
+func (f *followedTurnPG) outlast(t *testing.T, n int) {
+	t.Helper()
 	f.pg.Stop()
 	select {
 	case err := <-f.done:
 		t.Fatalf("chat gave up while the database was down: %v\nstdout %q\nstderr %q", err, f.out, f.err)
-	case <-waitMatch(f.err, regexp.MustCompile(`(?s)`+strings.Repeat(`reconnecting.*`, 7))):
+	case <-waitMatch(f.err, regexp.MustCompile(`(?s)`+strings.Repeat(`reconnecting.*`, n))):
 	}
 	f.pg.Start(t)
 	f.release()
@@ -112,6 +85,17 @@ func TestChatWaitsOutLongDatabaseOutagePG(t *testing.T) {
 	if strings.Contains(got, "[error") || strings.Count(got, "Leave at five.") != 1 || strings.Count(got, "Checking your notes.") != 1 {
 		t.Errorf("printed %q, want the reply whole, once, and no error", got)
 	}
+}
+
+// TestChatWaitsOutLongDatabaseOutagePG: Postgres down for longer than
+// coachd chat's five reconnects (about 8 s) while the replica answers
+// 503 unavailable with Retry-After: chat gave up with "the database is
+// unavailable for now: retry in a moment" and exit 1, though the turn
+// went on and a restart or failover often takes longer. It now keeps
+// reconnecting, backing off, and prints the reply whole once the
+// database is back.
+func TestChatWaitsOutLongDatabaseOutagePG(t *testing.T) {
+	startFollowedTurnPG(t).outlast(t, 7)
 }
 
 // TestChatGivesUpReconnectingPG: with the database down for good, coachd
