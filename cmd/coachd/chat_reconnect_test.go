@@ -1,82 +1,17 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"io"
-	"net"
 	"net/url"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/coachd/coachd/anthropic/anthropictest"
 	"github.com/coachd/coachd/internal/cutproxy"
 )
-
-// dropOnce is a TCP proxy that cuts its first connection once the server
-// has sent a content_delta through it: a network drop mid-reply.
-type dropOnce struct {
-	ln      net.Listener
-	mu      sync.Mutex
-	dropped bool
-	conns   int
-}
-
-func newDropOnce(t *testing.T, target string) *dropOnce {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := &dropOnce{ln: ln}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			s, err := net.Dial("tcp", target)
-			if err != nil {
-				c.Close()
-				continue
-			}
-			d.mu.Lock()
-			d.conns++
-			d.mu.Unlock()
-			go func() { io.Copy(s, c); s.Close() }()
-			go func() {
-				defer c.Close()
-				buf := make([]byte, 32<<10)
-				for {
-					n, err := s.Read(buf)
-					if n > 0 {
-						if _, werr := c.Write(buf[:n]); werr != nil {
-							return
-						}
-						d.mu.Lock()
-						cut := !d.dropped && bytes.Contains(buf[:n], []byte("event: content_delta"))
-						if cut {
-							d.dropped = true
-						}
-						d.mu.Unlock()
-						if cut {
-							s.Close()
-							return
-						}
-					}
-					if err != nil {
-						return
-					}
-				}
-			}()
-		}
-	}()
-	return d
-}
 
 // TestChatReconnects: coachd chat loses its stream mid-reply; it says it
 // is reconnecting, picks the turn up after the last event it showed, and
@@ -88,18 +23,19 @@ func TestChatReconnects(t *testing.T) {
 	p := MustServe(t, env, "--db", filepath.Join(t.TempDir(), "c.db"), "--demo")
 	key := apiKeyRe.FindStringSubmatch(p.stdout.String())[1]
 	u, _ := url.Parse(p.url)
-	proxy := newDropOnce(t, u.Host)
+	proxy := cutproxy.New(t, u.Host)
+	proxy.CutOnce("event: content_delta") // a network drop mid-reply
 	reply := "Leave at five, queue at the airport, then take the downtown lunch wave."
 	fake.Enqueue(anthropictest.Text(reply, 4).Paced(0, 15*time.Millisecond))
-	chatEnv := getenvFrom(map[string]string{"COACHD_URL": "http://" + proxy.ln.Addr().String(), "COACHD_KEY": key})
+	chatEnv := getenvFrom(map[string]string{"COACHD_URL": proxy.URL(), "COACHD_KEY": key})
 	out, errOut := &syncBuffer{}, &syncBuffer{}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := runChat(ctx, []string{"plan my day"}, chatEnv, strings.NewReader(""), out, errOut); err != nil {
 		t.Fatalf("%v\n%s\n%s", err, out, errOut)
 	}
-	if !proxy.dropped || !strings.Contains(errOut.String(), "(reconnecting…)") {
-		t.Fatalf("no drop or no notice: dropped %v, stderr %q", proxy.dropped, errOut)
+	if proxy.Cuts() != 1 || !strings.Contains(errOut.String(), "(reconnecting…)") {
+		t.Fatalf("no drop or no notice: %d cut, stderr %q", proxy.Cuts(), errOut)
 	}
 	if got := strings.TrimSpace(out.String()); got != reply {
 		t.Errorf("printed %q, want %q", got, reply)

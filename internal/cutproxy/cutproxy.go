@@ -1,8 +1,9 @@
 // Package cutproxy is a TCP proxy for tests of clients that must live
 // through a dropped connection: it forwards each connection to its target,
 // as a load balancer in front of replicas does, until Cut closes them all
-// (a network drop). A test may move the target between connections and
-// learn when a target began to answer.
+// (a network drop). A test may move the target between connections,
+// learn when a target began to answer, and have one answer cut on its
+// way (CutOnce).
 package cutproxy
 
 import (
@@ -23,6 +24,8 @@ type Proxy struct {
 	// Answered receives the target of each connection whose answer began
 	// with an HTTP 200 (up to 64 waiting; more are not kept).
 	Answered chan string
+	once     atomic.Pointer[[]byte] // CutOnce's marker
+	cuts     atomic.Int32
 }
 
 // New starts a proxy to target (host:port) on a loopback port; it stops
@@ -56,6 +59,30 @@ func (p *Proxy) Cut() {
 	p.conns = nil
 }
 
+// CutOnce closes the first answer from now on that holds marker, once,
+// after passing on the read that held it (a network drop mid-reply).
+// With an empty marker it closes the first answer to begin, before any
+// byte of it reaches the client: the server did the work, and its
+// client never heard.
+func (p *Proxy) CutOnce(marker string) {
+	m := []byte(marker)
+	p.once.Store(&m)
+}
+
+// Cuts is how many answers CutOnce closed.
+func (p *Proxy) Cuts() int { return int(p.cuts.Load()) }
+
+// cutHere reports whether CutOnce's marker, still unspent, is met by b
+// (before is whether b is still to be passed on), and spends it.
+func (p *Proxy) cutHere(b []byte, before bool) bool {
+	m := p.once.Load()
+	if m == nil || (len(*m) == 0) != before || !bytes.Contains(b, *m) || !p.once.CompareAndSwap(m, nil) {
+		return false
+	}
+	p.cuts.Add(1)
+	return true
+}
+
 func (p *Proxy) serve() {
 	for {
 		c, err := p.ln.Accept()
@@ -85,7 +112,15 @@ func (p *Proxy) answer(c, s net.Conn, to string) {
 	for {
 		n, err := s.Read(buf)
 		if n > 0 {
+			if p.cutHere(buf[:n], true) {
+				s.Close()
+				return
+			}
 			if _, werr := c.Write(buf[:n]); werr != nil {
+				return
+			}
+			if p.cutHere(buf[:n], false) {
+				s.Close()
 				return
 			}
 			if first && bytes.HasPrefix(buf[:n], []byte("HTTP/1.1 200")) {
