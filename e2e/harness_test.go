@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -165,6 +166,7 @@ func servesUI(t *testing.T, base string) bool {
 type faults struct {
 	mu      sync.Mutex
 	next    []fault
+	cuts    []*cut         // cutAnswers
 	counted map[string]int // "METHOD path-prefix" → requests seen
 	streams map[*http.Request]context.CancelFunc
 	changed chan struct{} // closed, and replaced, when a stream ends
@@ -320,6 +322,50 @@ func (f *faults) holdAnswerNext(method, prefix string) (answered <-chan struct{}
 	return done, func() { once.Do(func() { close(hold) }) }
 }
 
+// cutAnswers passes the requests with this method and path prefix on to
+// coachd, and cuts the browser's connection as coachd answers each, before
+// its status and headers, until stop is called: the request was taken (a
+// chat turn admitted and running) while the browser sees a network error,
+// however often it sends it again by itself. answered is closed once
+// coachd has answered the first.
+func (f *faults) cutAnswers(method, prefix string) (answered <-chan struct{}, stop func()) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c := &cut{method: method, prefix: prefix, answered: make(chan struct{})}
+	f.cuts = append(f.cuts, c)
+	return c.answered, func() {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		f.cuts = slices.DeleteFunc(f.cuts, func(x *cut) bool { return x == c })
+	}
+}
+
+type cut struct {
+	method, prefix string
+	answered       chan struct{}
+	once           sync.Once
+}
+
+// cutAnswer cuts the connection at the response's status: nothing of it
+// reaches the browser.
+type cutAnswer struct {
+	http.ResponseWriter
+	cut *cut
+}
+
+func (w *cutAnswer) WriteHeader(int) {
+	w.cut.once.Do(func() { close(w.cut.answered) })
+	// net/http closes the connection without a response.
+	panic(http.ErrAbortHandler)
+}
+
+func (w *cutAnswer) Write([]byte) (int, error) {
+	w.WriteHeader(http.StatusOK)
+	return 0, io.ErrClosedPipe
+}
+
+func (w *cutAnswer) Flush() {}
+
 // heldAnswer holds a response's status and headers until hold is closed
 // or ctx is done.
 type heldAnswer struct {
@@ -408,7 +454,17 @@ func (f *faults) wrap(next http.Handler) http.Handler {
 				break
 			}
 		}
+		var cutting *cut
+		for _, c := range f.cuts {
+			if c.method == r.Method && strings.HasPrefix(r.URL.Path, c.prefix) {
+				cutting = c
+			}
+		}
 		f.mu.Unlock()
+		if cutting != nil {
+			next.ServeHTTP(&cutAnswer{ResponseWriter: w, cut: cutting}, r)
+			return
+		}
 		if hit != nil && hit.shutdownAfter > 0 {
 			ctx, cut := context.WithCancel(r.Context())
 			defer cut()

@@ -8,6 +8,7 @@ const { renderMarkdown, renderSafe, safeURL, MAX_DEPTH, INLINE_MAX, MAX_COLUMNS 
 const { answers, answerLabel } = await import(at('/assets/interactions.js'));
 const { sortNotes } = await import(at('/assets/notes.js'));
 const { describeError } = await import(at('/assets/banner.js'));
+const { chatKey, chatAnswered, newKey } = await import(at('/assets/api.js'));
 
 const eq = (got, want, what) => {
   const g = JSON.stringify(got), w = JSON.stringify(want);
@@ -291,6 +292,28 @@ export const tests = {
     for (const t of ['turn_in_progress', 'api_error', 'invalid_request', 'timeout', 'internal']) {
       if (!describeError({ type: t }).title) throw new Error(`no title for ${t}`);
     }
+  },
+  'api/one key per request, kept for its same JSON': () => {
+    const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+    const msg = { message: 'ok' }, again = { message: 'ok' };
+    const first = chatKey(msg, '{"message":"ok"}');
+    eq(uuid.test(first), true, `key ${first} is a UUID`);
+    eq(chatKey(msg, '{"message":"ok"}'), first, 'Retry of the same JSON keeps its key');
+    eq(chatKey(again, '{"message":"ok"}') === first, false, 'the same words sent again get a new key');
+    // The server refuses a key sent again with another body (409).
+    const joined = chatKey(msg, '{"message":"ok","session_id":"sess_1"}');
+    eq(joined === first, false, 'a changed body gets a new key');
+    eq(chatKey(msg, '{"message":"ok","session_id":"sess_1"}'), joined, 'kept for that body then');
+    // Answered, its turn was seen: sent again, it asks for a new one.
+    chatAnswered(msg);
+    eq(chatKey(msg, '{"message":"ok","session_id":"sess_1"}') === joined, false, 'a new key once answered');
+  },
+  'api/a key without crypto.randomUUID': () => {
+    // Served over plain HTTP on a LAN address, the page has no randomUUID.
+    const plain = { getRandomValues: (b) => crypto.getRandomValues(b) };
+    const a = newKey(plain), b = newKey(plain);
+    const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+    eq([uuid.test(a), uuid.test(b), a === b], [true, true, false], `keys ${a} ${b}`);
   },
 };
 

@@ -61,6 +61,40 @@ export function takeKeyFromURL(storageKey) {
   return true;
 }
 
+// The Idempotency-Key each request was last sent with, and its JSON.
+const chatKeys = new WeakMap();
+
+// chatKey is the Idempotency-Key to send request's body json with: the
+// one it was sent with before when that was this very JSON and its
+// answer never came (chatAnswered), a new one otherwise. The server
+// refuses a key sent again with another body (409), and a new request,
+// even of the same words, is a new turn.
+export function chatKey(request, json) {
+  const k = chatKeys.get(request);
+  if (k && k.json === json) return k.key;
+  const key = newKey();
+  chatKeys.set(request, { json, key });
+  return key;
+}
+
+// chatAnswered forgets request's key once the server has answered it:
+// the turn it started was seen, and sent again (Retry of a reply that
+// failed) the request is for a new turn, not that one's replay.
+export function chatAnswered(request) {
+  chatKeys.delete(request);
+}
+
+// newKey is a random UUID. crypto.randomUUID exists in secure contexts
+// only; a UI served over plain HTTP on a LAN address makes its own.
+export function newKey(c = crypto) {
+  if (typeof c.randomUUID === 'function') return c.randomUUID();
+  const b = c.getRandomValues(new Uint8Array(16));
+  b[6] = (b[6] & 0x0f) | 0x40;
+  b[8] = (b[8] & 0x3f) | 0x80;
+  const hex = [...b].map((x) => x.toString(16).padStart(2, '0')).join('');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
 export class Api {
   constructor(key, base = '') {
     this.key = key;
@@ -139,14 +173,19 @@ export class Api {
   // chatStream starts a turn and returns the streaming Response; errors
   // before the stream (402, 409, 429, …) throw ApiError. The turn goes on
   // on the server if the connection drops (resume picks it up); stop()
-  // ends it.
-  async chatStream(body, signal) {
+  // ends it. of is the UI's request (a message, an answer) that body
+  // sends: sent again (Retry) with the same JSON, it carries the same
+  // Idempotency-Key, and a turn the server took before its answer was
+  // lost is replayed instead of run twice.
+  async chatStream(body, signal, of = body) {
+    const json = JSON.stringify(body);
     const res = await fetch(`${this.base}/v1/chat/stream?protocol=coachd`, {
       method: 'POST',
-      headers: { ...this.headers(true), Accept: 'text/event-stream' },
-      body: JSON.stringify(body),
+      headers: { ...this.headers(true), Accept: 'text/event-stream', 'Idempotency-Key': chatKey(of, json) },
+      body: json,
       signal,
     });
+    if (res.ok) chatAnswered(of);
     if (!res.ok) throw await errorFrom(res);
     return res;
   }

@@ -440,12 +440,13 @@ function sessionGone(text = 'This conversation was deleted, maybe in another tab
 }
 
 // answer sends the user's answer to an interactive tool; it resolves true
-// once the resumed turn has started.
-async function answer(toolUseId, content, label) {
+// once the resumed turn has started. again is the body of the answer
+// Retry sends again (and its key with it).
+async function answer(toolUseId, content, label, again = null) {
   if (phase.phase !== Phase.idle || !state.sessionId) return false;
   const bubble = transcript.addUser(label, 'answer');
   focusComposer(); // the answer's controls are disabled now
-  const body = { tool_result: { tool_use_id: toolUseId, content } };
+  const body = again || { tool_result: { tool_use_id: toolUseId, content } };
   state.lastAnswer = { body, label }; // for Retry
   // Sent from Retry, not from the question, its controls are live still:
   // once the answer is taken they show it.
@@ -485,7 +486,7 @@ async function retry() {
   // as the user's, its question closed.
   const a = state.lastAnswer;
   if (state.refused && a && a.body === state.lastTurn) {
-    answer(a.body.tool_result.tool_use_id, a.body.tool_result.content, a.label);
+    answer(a.body.tool_result.tool_use_id, a.body.tool_result.content, a.label, a.body);
     return;
   }
   // So does a message: drawn as sent, out of the composer and the tray.
@@ -568,7 +569,7 @@ async function runTurn(body, onAccepted = () => {}) {
   try {
     // { resumeAfter } follows again a turn whose stream was lost.
     const res = body.resumeAfter ? await state.api.resume(state.sessionId, body.resumeAfter, controller.signal)
-      : await state.api.chatStream(state.sessionId ? { ...body, session_id: state.sessionId } : body, controller.signal);
+      : await state.api.chatStream(state.sessionId ? { ...body, session_id: state.sessionId } : body, controller.signal, body);
     accepted = true;
     state.asking = null;
     onAccepted();
@@ -686,6 +687,10 @@ async function runTurn(body, onAccepted = () => {}) {
       else banner.show(describeError(err));
     } else {
       console.error('coachd: turn failed', err);
+      // The request's answer was lost: the server may have taken the
+      // message or not. Retry sends it again as sent (with its key, a
+      // turn taken is replayed, not run twice).
+      if (!accepted) state.refused = 'network';
       banner.show(describeError(new ApiError(0, 'network', 'The connection dropped before the reply finished.')));
     }
   } finally {
