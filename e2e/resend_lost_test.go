@@ -147,3 +147,47 @@ func TestRetryLostAnswerToQuestion(t *testing.T) {
 		t.Errorf("the model was called %d times, want 2 (the question, the reply)", got)
 	}
 }
+
+// TestResendLostFromComposer: a message whose answer was lost is marked
+// "Not sent" and put back in the composer, as a refused one is; sent
+// again from there (Enter, not Retry), it went as a new message, and the
+// server, which had taken the first, stored it twice and answered twice.
+// What the page put back, sent unchanged, is that same message again.
+func TestResendLostFromComposer(t *testing.T) {
+	e := newEnv(t, 1280, 800)
+	e.fake.Enqueue(at.Text("Once only.", 0))
+	e.signIn()
+	answered, stop := e.faults.cutAnswers("POST", "/v1/chat/stream")
+	defer stop()
+	e.send("Plan my week")
+	select {
+	case <-answered:
+	case <-e.ctx.Done():
+		t.Fatal("coachd never answered the chat request")
+	}
+	e.waitVisible(".banner-retry")
+	e.waitIdle()
+	stop()
+	if got := eval[string](e, `document.getElementById("input").value`); got != "Plan my week" {
+		t.Fatalf("composer %q after the lost answer, want the message back", got)
+	}
+	e.run(chromedp.Focus(chromedp.CSS("#input")), pressEnter())
+	e.waitJS("the reply", `document.getElementById("transcript").textContent.includes("Once only.")`)
+	e.waitIdle()
+	if got := eval[[]string](e, `[...document.querySelectorAll(".msg.user")].map((m) => m.textContent)`); len(got) != 1 || got[0] != "Plan my week" {
+		t.Errorf("user messages on screen = %q, want the one sent, once", got)
+	}
+	if got := eval[int](e, `document.getElementById("transcript").textContent.split("Once only.").length - 1`); got != 1 {
+		t.Errorf("the reply on screen %d times, want once", got)
+	}
+	if got := len(e.fake.Requests()); got != 1 {
+		t.Errorf("the model was called %d times, want once", got)
+	}
+	res := e.apiDo("GET", "/v1/sessions", "", nil, http.StatusOK)
+	var list struct{ Sessions []struct{ ID string } }
+	err := json.NewDecoder(res.Body).Decode(&list)
+	res.Body.Close()
+	if err != nil || len(list.Sessions) != 1 {
+		t.Errorf("sessions = %+v, %v; want one", list, err)
+	}
+}

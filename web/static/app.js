@@ -378,14 +378,19 @@ async function send(text) {
   // Sent again from the composer, the message refused last is this one:
   // its "Not sent" copy goes, or it would show twice.
   const prev = state.lastSend;
-  if (prev && prev.text === text && prev.bubble.classList.contains('failed')) prev.bubble.remove();
+  const again = prev && prev.text === text && prev.bubble.classList.contains('failed');
+  if (again) prev.bubble.remove();
   const bubble = transcript.addUser(text, '', Attachments.previews(files));
   // A message instead of an answer dismisses a pending question (the
   // server records it so); its controls go quiet.
   const open = [...document.querySelectorAll('.interaction:not(.inactive)')];
-  const body = files.length > 0 ? { message: text, attachments: Attachments.refs(files) } : { message: text };
+  let body = files.length > 0 ? { message: text, attachments: Attachments.refs(files) } : { message: text };
   // A new conversation goes to the coach picked.
   if (!state.sessionId && state.pickAgent) body.agent = $('agent').value;
+  // The message whose answer was lost, sent unchanged from the composer
+  // it was put back in, is that request again, as from Retry: with its
+  // key, a turn the server took is replayed, not run twice.
+  if (again && state.refused === 'network' && state.lastTurn === prev.body && JSON.stringify(body) === JSON.stringify(prev.body)) body = prev.body;
   const accepted = await deliver({ body, text, bubble, files, open });
   if (!accepted) {
     bubble.classList.add('failed');
