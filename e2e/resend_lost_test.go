@@ -12,6 +12,24 @@ import (
 	at "github.com/coachd/coachd/anthropic/anthropictest"
 )
 
+// loseAnswer runs act, whose chat request coachd takes and answers, and
+// cuts that answer (and the browser's own resends of the request) on the
+// network before any of it reaches the page, until the page offers
+// Retry.
+func (e *env) loseAnswer(act func()) {
+	e.t.Helper()
+	answered, stop := e.faults.cutAnswers("POST", "/v1/chat/stream")
+	defer stop()
+	act()
+	select {
+	case <-answered:
+	case <-e.ctx.Done():
+		e.t.Fatal("coachd never answered the chat request")
+	}
+	e.waitVisible(".banner-retry")
+	e.waitIdle()
+}
+
 // TestRetryLostAnswer: the answer to a message is lost on the network
 // before any of it reached the page (coachd took the message and ran its
 // turn), and the user presses Retry. The page sent no Idempotency-Key,
@@ -29,17 +47,7 @@ func TestRetryLostAnswer(t *testing.T) {
 	lostThenRetried := func(text, reply string) {
 		t.Helper()
 		e.fake.Enqueue(at.Text(reply, 0))
-		answered, stop := e.faults.cutAnswers("POST", "/v1/chat/stream")
-		defer stop()
-		e.send(text)
-		select {
-		case <-answered:
-		case <-e.ctx.Done():
-			t.Fatal("coachd never answered the chat request")
-		}
-		e.waitVisible(".banner-retry")
-		e.waitIdle()
-		stop()
+		e.loseAnswer(func() { e.send(text) })
 		e.run(chromedp.Click(chromedp.CSS(".banner-retry")))
 		e.waitJS("the reply", `document.getElementById("transcript").textContent.includes(`+strconv.Quote(reply)+`)`)
 		e.waitIdle()
@@ -117,17 +125,7 @@ func TestRetryLostAnswer(t *testing.T) {
 func TestRetryLostAnswerToQuestion(t *testing.T) {
 	e := newEnv(t, 1280, 800)
 	e.askTime()
-	answered, stop := e.faults.cutAnswers("POST", "/v1/chat/stream")
-	defer stop()
-	e.run(chromedp.Click(chromedp.CSS(`.interaction .pill[data-value="Lunch"]`)))
-	select {
-	case <-answered:
-	case <-e.ctx.Done():
-		t.Fatal("coachd never answered the chat request")
-	}
-	e.waitVisible(".banner-retry")
-	e.waitIdle()
-	stop()
+	e.loseAnswer(func() { e.run(chromedp.Click(chromedp.CSS(`.interaction .pill[data-value="Lunch"]`))) })
 	e.run(chromedp.Click(chromedp.CSS(".banner-retry")))
 	e.waitJS("the reply", `document.getElementById("transcript").textContent.includes("Morning it is.")`)
 	e.waitIdle()
@@ -157,17 +155,7 @@ func TestResendLostFromComposer(t *testing.T) {
 	e := newEnv(t, 1280, 800)
 	e.fake.Enqueue(at.Text("Once only.", 0))
 	e.signIn()
-	answered, stop := e.faults.cutAnswers("POST", "/v1/chat/stream")
-	defer stop()
-	e.send("Plan my week")
-	select {
-	case <-answered:
-	case <-e.ctx.Done():
-		t.Fatal("coachd never answered the chat request")
-	}
-	e.waitVisible(".banner-retry")
-	e.waitIdle()
-	stop()
+	e.loseAnswer(func() { e.send("Plan my week") })
 	if got := eval[string](e, `document.getElementById("input").value`); got != "Plan my week" {
 		t.Fatalf("composer %q after the lost answer, want the message back", got)
 	}
