@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -38,6 +39,23 @@ func (e *env) apiDo(method, path, body string, header map[string]string, status 
 		e.t.Fatalf("%s %s: %s %s", method, path, res.Status, b)
 	}
 	return res
+}
+
+// oneSession wants the user to hold one conversation, with the page on
+// it, and returns its id.
+func (e *env) oneSession() string {
+	e.t.Helper()
+	res := e.apiDo("GET", "/v1/sessions", "", nil, http.StatusOK)
+	var list struct{ Sessions []struct{ ID string } }
+	err := json.NewDecoder(res.Body).Decode(&list)
+	res.Body.Close()
+	if err != nil || len(list.Sessions) != 1 {
+		e.t.Fatalf("sessions = %+v, %v; want one", list, err)
+	}
+	if got, want := eval[string](e, `location.hash`), "#/"+list.Sessions[0].ID; got != want {
+		e.t.Errorf("page at %q, want the conversation %q", got, want)
+	}
+	return list.Sessions[0].ID
 }
 
 // TestEventsMissedReloads: the stream of a reply is lost, and by the time

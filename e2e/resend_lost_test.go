@@ -72,19 +72,9 @@ func TestRetryLostAnswer(t *testing.T) {
 		if got := len(e.fake.Requests()); got != calls {
 			t.Errorf("the model was called %d times, want %d", got, calls)
 		}
-		res := e.apiDo("GET", "/v1/sessions", "", nil, http.StatusOK)
-		var list struct{ Sessions []struct{ ID string } }
-		err := json.NewDecoder(res.Body).Decode(&list)
-		res.Body.Close()
-		if err != nil || len(list.Sessions) != 1 {
-			t.Fatalf("sessions = %+v, %v; want one", list, err)
-		}
-		if got, want := eval[string](e, `location.hash`), "#/"+list.Sessions[0].ID; got != want {
-			t.Errorf("page at %q, want the conversation %q", got, want)
-		}
-		res = e.apiDo("GET", "/v1/sessions/"+list.Sessions[0].ID+"/messages", "", nil, http.StatusOK)
+		res := e.apiDo("GET", "/v1/sessions/"+e.oneSession()+"/messages", "", nil, http.StatusOK)
 		var page struct{ Messages []struct{ Role string } }
-		err = json.NewDecoder(res.Body).Decode(&page)
+		err := json.NewDecoder(res.Body).Decode(&page)
 		res.Body.Close()
 		n := 0
 		for _, m := range page.Messages {
@@ -171,11 +161,5 @@ func TestResendLostFromComposer(t *testing.T) {
 	if got := len(e.fake.Requests()); got != 1 {
 		t.Errorf("the model was called %d times, want once", got)
 	}
-	res := e.apiDo("GET", "/v1/sessions", "", nil, http.StatusOK)
-	var list struct{ Sessions []struct{ ID string } }
-	err := json.NewDecoder(res.Body).Decode(&list)
-	res.Body.Close()
-	if err != nil || len(list.Sessions) != 1 {
-		t.Errorf("sessions = %+v, %v; want one", list, err)
-	}
+	e.oneSession()
 }

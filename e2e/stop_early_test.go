@@ -41,21 +41,11 @@ func TestStopBeforeAnswer(t *testing.T) {
 	}
 
 	// The server agrees: one conversation, its turn not running.
-	res := e.apiDo("GET", "/v1/sessions", "", nil, http.StatusOK)
-	var list struct{ Sessions []struct{ ID string } }
-	err := json.NewDecoder(res.Body).Decode(&list)
-	res.Body.Close()
-	if err != nil || len(list.Sessions) != 1 {
-		t.Fatalf("sessions = %+v, %v; want one", list, err)
-	}
-	if got, want := eval[string](e, `location.hash`), "#/"+list.Sessions[0].ID; got != want {
-		t.Errorf("page at %q, want the conversation %q", got, want)
-	}
-	res = e.apiDo("GET", "/v1/sessions/"+list.Sessions[0].ID, "", nil, http.StatusOK)
+	res := e.apiDo("GET", "/v1/sessions/"+e.oneSession(), "", nil, http.StatusOK)
 	var sess struct {
 		RunningTurn *struct{ Turn int64 } `json:"running_turn"`
 	}
-	err = json.NewDecoder(res.Body).Decode(&sess)
+	err := json.NewDecoder(res.Body).Decode(&sess)
 	res.Body.Close()
 	if err != nil || sess.RunningTurn != nil {
 		t.Errorf("the conversation's turn still runs after Stop (%v)", err)
