@@ -3,7 +3,6 @@ package review_test
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/json"
 	"fmt"
 	"io/fs"
 	"os"
@@ -37,17 +36,7 @@ func TestAutobuildWorktreeCopyOwnRepo(t *testing.T) {
 	var diff string
 	e.fake.SetScript(func(req *anthropictest.Request) anthropictest.Reply {
 		if isPlayer(req) {
-			switch step(req) {
-			case 0:
-				in, _ := json.Marshal(map[string]string{"path": "slug.go", "content": fixedSlug})
-				return anthropictest.Blocks(anthropictest.ToolUse("toolu_w1", "write_file", string(in)))
-			case 1:
-				in, _ := json.Marshal(map[string]string{"path": "hide_test.go", "content": hideTest})
-				return anthropictest.Blocks(anthropictest.ToolUse("toolu_w2", "write_file", string(in)))
-			case 2:
-				return anthropictest.Blocks(anthropictest.ToolUse("toolu_w3", "run_command", `{"command":"go test ./..."}`))
-			}
-			return anthropictest.Text(`{"files_modified":["slug.go"],"tests_written":[]}`, 20)
+			return committingPlayer(req, `{"files_modified":["slug.go"],"tests_written":[]}`, [2]string{"slug.go", fixedSlug}, [2]string{"hide_test.go", hideTest})
 		}
 		switch step(req) {
 		case 0:

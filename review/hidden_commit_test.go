@@ -3,6 +3,7 @@ package review_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os/exec"
 	"strings"
 	"testing"
@@ -31,17 +32,7 @@ func TestAutobuildDiffFromStart(t *testing.T) {
 	var diff string
 	e.fake.SetScript(func(req *anthropictest.Request) anthropictest.Reply {
 		if isPlayer(req) {
-			switch step(req) {
-			case 0:
-				in, _ := json.Marshal(map[string]string{"path": "slug.go", "content": fixedSlug})
-				return anthropictest.Blocks(anthropictest.ToolUse("toolu_w1", "write_file", string(in)))
-			case 1:
-				in, _ := json.Marshal(map[string]string{"path": "hide_test.go", "content": hideTest})
-				return anthropictest.Blocks(anthropictest.ToolUse("toolu_w2", "write_file", string(in)))
-			case 2:
-				return anthropictest.Blocks(anthropictest.ToolUse("toolu_w3", "run_command", `{"command":"go test ./..."}`))
-			}
-			return anthropictest.Text(`{"files_modified":["slug.go"],"tests_written":[]}`, 20)
+			return committingPlayer(req, `{"files_modified":["slug.go"],"tests_written":[]}`, [2]string{"slug.go", fixedSlug}, [2]string{"hide_test.go", hideTest})
 		}
 		if step(req) == 0 {
 			return anthropictest.Blocks(anthropictest.ToolUse("toolu_g", "git_diff", `{}`))
@@ -79,4 +70,19 @@ func gitCommitAll(t *testing.T, dir string) {
 			t.Fatalf("git %v: %v %s", argv, err, out)
 		}
 	}
+}
+
+// committingPlayer is a player that writes files ({path, content}, one a
+// step), then runs go test ./... (a hide_test.go among them commits the
+// work tree, as a worker's test may), then reports report.
+func committingPlayer(req *anthropictest.Request, report string, files ...[2]string) anthropictest.Reply {
+	n := step(req)
+	switch {
+	case n < len(files):
+		in, _ := json.Marshal(map[string]string{"path": files[n][0], "content": files[n][1]})
+		return anthropictest.Blocks(anthropictest.ToolUse(fmt.Sprintf("toolu_w%d", n+1), "write_file", string(in)))
+	case n == len(files):
+		return anthropictest.Blocks(anthropictest.ToolUse(fmt.Sprintf("toolu_w%d", n+1), "run_command", `{"command":"go test ./..."}`))
+	}
+	return anthropictest.Text(report, 20)
 }

@@ -2,7 +2,6 @@ package review_test
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -30,14 +29,7 @@ func TestAutobuildCopyInsideRepo(t *testing.T) {
 	before := treeSum(t, filepath.Join(scratch, ".git"))
 	e.fake.SetScript(func(req *anthropictest.Request) anthropictest.Reply {
 		if isPlayer(req) {
-			switch step(req) {
-			case 0:
-				in, _ := json.Marshal(map[string]string{"path": "hide_test.go", "content": hideTest})
-				return anthropictest.Blocks(anthropictest.ToolUse("toolu_w1", "write_file", string(in)))
-			case 1:
-				return anthropictest.Blocks(anthropictest.ToolUse("toolu_w2", "run_command", `{"command":"go test ./..."}`))
-			}
-			return anthropictest.Text(`{"files_modified":["hide_test.go"],"tests_written":[]}`, 20)
+			return committingPlayer(req, `{"files_modified":["hide_test.go"],"tests_written":[]}`, [2]string{"hide_test.go", hideTest})
 		}
 		return anthropictest.Text("No decision.", 5)
 	})
