@@ -2,7 +2,6 @@ package server_test
 
 import (
 	"context"
-	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
@@ -38,22 +37,7 @@ func TestSeed000MaxStepsNewConversation(t *testing.T) {
 			if _, err := e.db.UpdateUser(context.Background(), e.alice.ID, coachd.UserUpdate{TokenBudget: &budget}); err != nil {
 				t.Fatal(err)
 			}
-			pending := "how do I rank up?"
-			var last time.Time
-			for step := range maxSteps {
-				id := fmt.Sprintf("toolu_%02d", step)
-				body := fmt.Sprintf(`{"session_id":%q,"reservation_id":%q,"messages":[
-					{"role":"user","content_blocks":[{"type":"text","text":%q}],"content_text":%q},
-					{"role":"assistant","content_blocks":[{"type":"tool_use","id":%q,"name":"get_rank_benchmarks","input":{"rank":"diamond"}}],"content_text":""},
-					{"role":"user","content_blocks":[{"type":"tool_result","tool_use_id":%q,"content":{"rank":"diamond"}}],"content_text":""}],
-					"tokens_used":%d,"estimated_tokens":%d,"is_free_preview":false}`,
-					pf.SessionID, pf.ReservationID, pending, pending, id, id, spent*int64(step+1)/maxSteps, est)
-				last = time.Now()
-				if r := e.post(e.alice.key, "/v1/chat/record", body, nil, nil); r.status != 200 {
-					t.Fatalf("record of round %d: %d %s", step, r.status, r.body)
-				}
-				pending = ""
-			}
+			last := seed000MaxSteps(t, e, pf, "how do I rank up?", maxSteps, spent)
 			// MAX_STEPS: nothing more reaches coachd.
 			if r := e.post(e.alice.key, "/v1/chat/preflight", `{"message":"new question"}`, nil, nil); !budgetRefused(r) {
 				t.Fatalf("a new conversation right after the last record: %d %s, want refused", r.status, r.body)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/coachd/coachd"
 	"github.com/coachd/coachd/server"
@@ -30,20 +31,7 @@ func TestSeed000MaxStepsNextTurn(t *testing.T) {
 	if r := e.do(request{method: "PATCH", path: "/v1/users/" + e.alice.ID, key: adminKey, body: fmt.Sprintf(`{"token_budget":%d}`, budget)}); r.status != 200 {
 		t.Fatalf("patch budget %d %s", r.status, r.body)
 	}
-	pending := "how do I rank up?"
-	for step := range maxSteps {
-		id := fmt.Sprintf("toolu_%02d", step)
-		body := fmt.Sprintf(`{"session_id":%q,"reservation_id":%q,"messages":[
-			{"role":"user","content_blocks":[{"type":"text","text":%q}],"content_text":%q},
-			{"role":"assistant","content_blocks":[{"type":"tool_use","id":%q,"name":"get_rank_benchmarks","input":{"rank":"diamond"}}],"content_text":""},
-			{"role":"user","content_blocks":[{"type":"tool_result","tool_use_id":%q,"content":{"rank":"diamond"}}],"content_text":""}],
-			"tokens_used":%d,"estimated_tokens":%d,"is_free_preview":false}`,
-			pf.SessionID, pf.ReservationID, pending, pending, id, id, spent*int64(step+1)/maxSteps, est)
-		if r := e.post(e.alice.key, "/v1/chat/record", body, nil, nil); r.status != 200 {
-			t.Fatalf("record of round %d: %d %s", step, r.status, r.body)
-		}
-		pending = ""
-	}
+	seed000MaxSteps(t, e, pf, "how do I rank up?", maxSteps, spent)
 	// MAX_STEPS: nothing more reaches coachd. The next message:
 	var next preflightBody
 	r := e.post(e.alice.key, "/v1/chat/preflight", fmt.Sprintf(`{"message":"so what now?","session_id":%q}`, pf.SessionID), nil, &next)
@@ -67,4 +55,30 @@ func TestSeed000MaxStepsNextTurn(t *testing.T) {
 	if drift, err := e.db.CheckLedger(context.Background()); err != nil || len(drift) > 0 {
 		t.Fatalf("ledger: %+v %v", drift, err)
 	}
+}
+
+// seed000MaxSteps records maxSteps tool rounds of seed 000's route for
+// the turn pf admitted (route.ts lines 650-661: each record ends with the
+// user's tool results, which keeps the reservation open), spent tokens
+// in all, as the route does before it stops at MAX_STEPS with no final
+// record and no abort. It returns when it sent the last record.
+func seed000MaxSteps(t *testing.T, e *chatEnv, pf preflightBody, question string, maxSteps int, spent int64) time.Time {
+	t.Helper()
+	pending := question
+	var last time.Time
+	for step := range maxSteps {
+		id := fmt.Sprintf("toolu_%02d", step)
+		body := fmt.Sprintf(`{"session_id":%q,"reservation_id":%q,"messages":[
+			{"role":"user","content_blocks":[{"type":"text","text":%q}],"content_text":%q},
+			{"role":"assistant","content_blocks":[{"type":"tool_use","id":%q,"name":"get_rank_benchmarks","input":{"rank":"diamond"}}],"content_text":""},
+			{"role":"user","content_blocks":[{"type":"tool_result","tool_use_id":%q,"content":{"rank":"diamond"}}],"content_text":""}],
+			"tokens_used":%d,"estimated_tokens":%d,"is_free_preview":false}`,
+			pf.SessionID, pf.ReservationID, pending, pending, id, id, spent*int64(step+1)/int64(maxSteps), pf.EstimatedTokens)
+		last = time.Now()
+		if r := e.post(e.alice.key, "/v1/chat/record", body, nil, nil); r.status != 200 {
+			t.Fatalf("record of round %d: %d %s", step, r.status, r.body)
+		}
+		pending = ""
+	}
+	return last
 }
