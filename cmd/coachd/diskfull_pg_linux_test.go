@@ -78,37 +78,50 @@ func TestDiskFullPG(t *testing.T) {
 		SELECT 'msg_fill_' || g, $1, 1000000 + g, 'user', repeat('x', 1800), now() FROM generate_series(1, 9000) g`, filler); err != nil {
 		t.Fatal(err)
 	}
+	// Four such rows fill a page: 9,000 left the file's last page with
+	// room for a reply and more (one row on it), and a backend
+	// with no page of the table in hand (one the server's pool opened
+	// after its last insert there) tries the last page before it
+	// extends the file: the turn whose reply cannot be stored stored it,
+	// or the one whose question cannot be admitted was (7 messages, want
+	// 4). The last page is filled up: no page has room for more than a
+	// short question.
 	var size int64
-	if err := rawDB.QueryRowContext(ctx, `SELECT pg_relation_size('messages')`).Scan(&size); err != nil {
-		t.Fatal(err)
+	for pad := 0; ; pad++ {
+		var rows int
+		if err := rawDB.QueryRowContext(ctx, `SELECT pg_relation_size('messages'), (SELECT count(*) FROM messages
+			WHERE ctid >= format('(%s,0)', pg_relation_size('messages')/8192 - 1)::tid)`).Scan(&size, &rows); err != nil {
+			t.Fatal(err)
+		}
+		if rows >= 4 {
+			break
+		}
+		if _, err := rawDB.ExecContext(ctx, `INSERT INTO messages (id, session_id, seq, role, content, created_at)
+			SELECT 'msg_pad_' || $2::int, $1, 2000000 + $2::int, 'user', repeat('x', 1800), now()`, filler, pad); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if size <= 16<<20 {
 		t.Fatalf("messages is %d bytes, want more than a WAL segment", size)
 	}
-	// The backends serving the database now, and the postmaster for
-	// those it starts meanwhile.
-	var pids []int
-	rows, err := rawDB.QueryContext(ctx, `SELECT pid FROM pg_stat_activity WHERE datname = current_database()`)
-	if err != nil {
+	// The postmaster first, then every process it started: a backend
+	// starts with its postmaster's limit, so one started from then on
+	// has it, and one started before is among its children. Listing the
+	// database's backends first and the postmaster last left a gap: a
+	// backend the server's pool opened meanwhile (or one still starting,
+	// not yet in pg_stat_activity) stored what the test says cannot be.
+	var backend int
+	if err := rawDB.QueryRowContext(ctx, `SELECT pg_backend_pid()`).Scan(&backend); err != nil {
 		t.Fatal(err)
 	}
-	for rows.Next() {
-		var pid int
-		if err := rows.Scan(&pid); err != nil {
-			t.Fatal(err)
-		}
-		pids = append(pids, pid)
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	if len(pids) == 0 {
-		t.Fatal("no backend serves the database")
-	}
-	pids = append(pids, parentPID(t, pids[0]))
+	postmaster := parentPID(t, backend)
 	limit := func(cur uint64) error {
-		for _, pid := range pids {
-			if err := limitFileSize(pid, cur); err != nil {
+		if err := limitFileSize(postmaster, cur); err != nil {
+			return err
+		}
+		for _, pid := range childPIDs(t, postmaster) {
+			// One that exited since it was listed needs no limit.
+			if err := limitFileSize(pid, cur); err != nil && !exited(pid) {
 				return err
 			}
 		}
@@ -224,4 +237,36 @@ func parentPID(t *testing.T, pid int) int {
 	}
 	t.Fatalf("no PPid in /proc/%d/status", pid)
 	return 0
+}
+
+// childPIDs lists the processes whose parent is ppid.
+func childPIDs(t *testing.T, ppid int) []int {
+	t.Helper()
+	dirs, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Skipf("cannot list processes: %v", err)
+	}
+	var pids []int
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+		if err != nil {
+			continue // it exited
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "PPid:"); ok && strings.TrimSpace(v) == strconv.Itoa(ppid) {
+				pids = append(pids, pid)
+			}
+		}
+	}
+	return pids
+}
+
+// exited reports whether process pid is gone.
+func exited(pid int) bool {
+	_, err := os.Stat(fmt.Sprintf("/proc/%d", pid))
+	return os.IsNotExist(err)
 }
