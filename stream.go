@@ -70,7 +70,8 @@ type StreamService interface {
 	BeginTurn(ctx context.Context, userID, sessionID, owner string, keep int) (int64, error)
 	// AppendEvents adds events of a turn (in order, Turn and Seq set),
 	// marks the turn alive, and ended when ended is set. It reports
-	// whether a stop was requested.
+	// whether a stop was requested, or the turn had ended before (its
+	// readers gave it up): no event of it is added then.
 	AppendEvents(ctx context.Context, userID, sessionID string, turn int64, events []Event, ended bool) (stop bool, err error)
 	// Events returns at most limit of the session's logged events after
 	// the given id, in order.

@@ -207,10 +207,14 @@ func (db *DB) AppendEvents(ctx context.Context, userID, sessionID string, turn i
 			return false, dbError(err, "append events")
 		}
 	}
+	// The turn is told to stop also when its readers gave it up before
+	// this write (it ended, and this is not its end): RETURNING sees the
+	// row as updated, where ended is the old one unless this write ends
+	// it.
 	var stop bool
 	if err := tx.queryRow(ctx, `UPDATE turns SET alive_at = ?, ended = ended OR ?
-		WHERE session_id = ? AND turn = ? AND user_id = ? RETURNING stop_requested`,
-		tx.time(tx.now), ended, sessionID, turn, userID).Scan(&stop); err != nil {
+		WHERE session_id = ? AND turn = ? AND user_id = ? RETURNING stop_requested OR (ended AND NOT ?)`,
+		tx.time(tx.now), ended, sessionID, turn, userID, ended).Scan(&stop); err != nil {
 		return false, dbError(err, "append events")
 	}
 	return stop, tx.commit()
@@ -229,7 +233,8 @@ func (db *DB) appendEventsPG(ctx context.Context, userID, sessionID string, turn
 	var stop bool
 	// o is the turn before the UPDATE (every part of one statement sees
 	// the same snapshot): the batch goes in only while the turn has not
-	// ended, as on SQLite.
+	// ended, as on SQLite, and a turn that had ended (its readers gave it
+	// up) is told to stop.
 	if err := tx.queryRow(ctx, `WITH o AS (
 			SELECT ended FROM turns WHERE session_id = ? AND turn = ? AND user_id = ?
 		), t AS (
@@ -240,8 +245,8 @@ func (db *DB) appendEventsPG(ctx context.Context, userID, sessionID string, turn
 			SELECT t.session_id, t.turn, ?, ? FROM t, o WHERE ? AND NOT o.ended
 			ON CONFLICT (session_id, turn, last_seq) DO NOTHING
 		)
-		SELECT stop_requested FROM t`,
-		sessionID, turn, userID, ended, sessionID, turn, userID, last, data, data != "").Scan(&stop); err != nil {
+		SELECT t.stop_requested OR (o.ended AND NOT ?) FROM t, o`,
+		sessionID, turn, userID, ended, sessionID, turn, userID, last, data, data != "", ended).Scan(&stop); err != nil {
 		return false, dbError(err, "append events")
 	}
 	return stop, tx.commit()
