@@ -73,6 +73,11 @@ type StreamService interface {
 	// whether a stop was requested, or the turn had ended before (its
 	// readers gave it up): no event of it is added then.
 	AppendEvents(ctx context.Context, userID, sessionID string, turn int64, events []Event, ended bool) (stop bool, err error)
+	// GiveUpTurn logs events as the ending of a turn whose process shows
+	// no life, and ends it, only while it has not ended and its last sign
+	// of life is still aliveAt (TurnLog.AliveAt as the reader saw it);
+	// it reports whether it did.
+	GiveUpTurn(ctx context.Context, userID, sessionID string, turn int64, aliveAt time.Time, events []Event) (bool, error)
 	// Events returns at most limit of the session's logged events after
 	// the given id, in order.
 	Events(ctx context.Context, userID, sessionID string, after EventID, limit int) ([]Event, error)

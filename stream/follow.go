@@ -197,12 +197,17 @@ func (h *Hub) follow(ctx context.Context, userID, sessionID string, after coachd
 			return nil, err
 		}
 		if tl.Turn > 0 && !tl.Ended && tl.Turn >= cur.Turn && tl.Turn != givenUp && silence.dead(tl, h.DeadAfter) {
-			givenUp = tl.Turn
-			if err := h.giveUp(ctx, userID, sessionID, tl, cur); err != nil {
+			given, err := h.giveUp(ctx, userID, sessionID, tl, cur)
+			if err != nil {
 				return nil, err
 			}
-			settled = -1
-			continue
+			if given {
+				givenUp = tl.Turn
+				settled = -1
+				continue
+			}
+			// It showed life (or ended) since: watched again, after
+			// the wait below.
 		}
 		if err := flush(); err != nil {
 			return nil, err
@@ -279,7 +284,9 @@ func (h *Hub) turnLogged(ctx context.Context, userID, sessionID string, n int64,
 			return err
 		}
 		if silence.dead(tl, h.DeadAfter) {
-			return h.giveUp(ctx, userID, sessionID, tl, cur)
+			if given, err := h.giveUp(ctx, userID, sessionID, tl, cur); err != nil || given {
+				return err
+			}
 		}
 		if timer == nil {
 			timer = time.NewTimer(h.PollEvery)
@@ -326,8 +333,9 @@ func (w *watch) dead(tl coachd.TurnLog, deadAfter time.Duration) bool {
 // giveUp logs the interrupted ending of the turn tl, whose process shows
 // no life, so that every reader of the turn sees the same: after the
 // turn's last event in the log (cur is the reader's place, in the turn or
-// before it).
-func (h *Hub) giveUp(ctx context.Context, userID, sessionID string, tl coachd.TurnLog, cur coachd.EventID) error {
+// before it). It reports false when the turn showed life or ended since
+// tl was read: then nothing is logged.
+func (h *Hub) giveUp(ctx context.Context, userID, sessionID string, tl coachd.TurnLog, cur coachd.EventID) (bool, error) {
 	last := coachd.EventID{Turn: tl.Turn}
 	if cur.Turn == tl.Turn {
 		last = cur
@@ -335,7 +343,7 @@ func (h *Hub) giveUp(ctx context.Context, userID, sessionID string, tl coachd.Tu
 	for {
 		evs, err := h.store.Events(ctx, userID, sessionID, last, pageSize)
 		if err != nil {
-			return err
+			return false, err
 		}
 		for _, ev := range evs {
 			if ev.Turn == tl.Turn {
@@ -346,9 +354,11 @@ func (h *Hub) giveUp(ctx context.Context, userID, sessionID string, tl coachd.Tu
 			break
 		}
 	}
-	h.logger.Warn("turn given up: its process shows no life", "session", sessionID, "turn", tl.Turn, "alive_at", tl.AliveAt)
-	_, err := h.store.AppendEvents(ctx, userID, sessionID, tl.Turn, interrupted(tl.Turn, last.Seq, "the server running this turn stopped"), true)
-	return err
+	given, err := h.store.GiveUpTurn(ctx, userID, sessionID, tl.Turn, tl.AliveAt, interrupted(tl.Turn, last.Seq, "the server running this turn stopped"))
+	if given {
+		h.logger.Warn("turn given up: its process shows no life", "session", sessionID, "turn", tl.Turn, "alive_at", tl.AliveAt)
+	}
+	return given, err
 }
 
 // ending turns Shutdown into the reader's last event.

@@ -183,3 +183,72 @@ func waitEvents(t *testing.T, e *env, sid string, n int) {
 		}
 	}
 }
+
+// TestGiveUpRacesTheWriter: a reader judged a turn dead, and the turn's
+// process logs more of it before the reader logs the turn's interrupted
+// ending: the ending must not go in (the turn is alive, and its ending
+// would come before events logged after it). The give-up holds only
+// while the turn shows no life since the reader looked.
+func TestGiveUpRacesTheWriter(t *testing.T) {
+	for name, dsn := range map[string]func() string{
+		"sqlite":   func() string { return filepath.Join(t.TempDir(), "c.db") },
+		"postgres": func() string { return pgtest.NewDatabase(t) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			e := mustEnv(t, dsn())
+			ctx := context.Background()
+			sid := e.session(t)
+			turn := e.halfTurn(t, sid, "proc_slow")
+			looked, err := e.db.TurnLogAt(ctx, e.user.ID, sid, turn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The writer comes back between the reader's look and its
+			// give-up.
+			if _, err := e.db.AppendEvents(ctx, e.user.ID, sid, turn, []coachd.Event{
+				{Turn: turn, Seq: 3, Type: coachd.EventTextDelta, Text: " a"},
+				{Turn: turn, Seq: 4, Type: coachd.EventTextDelta, Text: " b"},
+				{Turn: turn, Seq: 5, Type: coachd.EventTextDelta, Text: " c"},
+			}, false); err != nil {
+				t.Fatal(err)
+			}
+			ending := []coachd.Event{
+				{Turn: turn, Seq: 3, Type: coachd.EventError, Err: &coachd.Error{Code: stream.CodeInterrupted, Retryable: true}},
+				{Turn: turn, Seq: 4, Type: coachd.EventTurnEnded, StopReason: coachd.TurnError},
+			}
+			given, err := e.db.GiveUpTurn(ctx, e.user.ID, sid, turn, looked.AliveAt, ending)
+			if err != nil {
+				t.Fatal(err)
+			}
+			now, err := e.db.TurnLogAt(ctx, e.user.ID, sid, turn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if given || now.Ended {
+				t.Errorf("given up %v, ended %v: the turn showed life after the reader looked", given, now.Ended)
+			}
+			// Judged again, with nothing since: it goes in.
+			if given, err = e.db.GiveUpTurn(ctx, e.user.ID, sid, turn, now.AliveAt, []coachd.Event{
+				{Turn: turn, Seq: 6, Type: coachd.EventError, Err: &coachd.Error{Code: stream.CodeInterrupted, Retryable: true}},
+				{Turn: turn, Seq: 7, Type: coachd.EventTurnEnded, StopReason: coachd.TurnError},
+			}); err != nil || !given {
+				t.Fatalf("given up %v, %v; want the silent turn given up", given, err)
+			}
+			evs, err := e.db.Events(ctx, e.user.ID, sid, coachd.EventID{}, 100)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, ev := range evs {
+				if ev.Seq != int64(i+1) {
+					t.Fatalf("the log holds %+v, want seqs 1..7 in order", evs)
+				}
+			}
+			if n := len(evs); n != 7 || evs[n-1].Type != coachd.EventTurnEnded {
+				t.Errorf("the log holds %+v, want the given-up end last", evs)
+			}
+			if tl, err := e.db.TurnLogAt(ctx, e.user.ID, sid, turn); err != nil || !tl.Ended {
+				t.Errorf("after the give-up: %+v, %v", tl, err)
+			}
+		})
+	}
+}
