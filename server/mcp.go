@@ -112,6 +112,13 @@ func (b *mcpBackend) Chat(ctx context.Context, in mcp.ChatInput) (*mcp.ChatOutpu
 	}
 	defer live.Finish()
 	defer cancel(nil)
+	// The SDK runs a call apart from its HTTP request, whose end (the
+	// client gone, or a desktop client's cancel through coachd mcp) it
+	// does not pass on; MCP cannot resume a reply. The turn follows the
+	// client, as a cancel disconnect does, unless the agent says continue.
+	if disconnectPolicy("", "mcp", t.Agent()) == agent.OnDisconnectCancel {
+		defer context.AfterFunc(b.r.Context(), func() { cancel(errClientGone) })()
+	}
 	c := &collector{}
 	res := t.Run(ctx, teeSink{live, c})
 	if res.Err != nil && res.Text == "" {
