@@ -1,16 +1,19 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/coachd/coachd"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -249,11 +252,55 @@ type sentTransport struct{ next http.RoundTripper }
 
 func (t sentTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	resp, err := t.next.RoundTrip(r)
+	if err == nil && resp.StatusCode >= 400 && resp.StatusCode < 500 {
+		// coachd refused the request before it read a JSON-RPC message
+		// (a key revoked, a body too large…): nothing ran.
+		if refused := refusal(resp); refused != nil {
+			return nil, refused
+		}
+		return resp, nil
+	}
 	var op *net.OpError
 	if sent, ok := r.Context().Value(sentKey{}).(*atomic.Bool); ok && !(errors.As(err, &op) && op.Op == "dial") {
 		sent.Store(true)
 	}
 	return resp, err
+}
+
+// refusedError is coachd's refusal of a request before any JSON-RPC
+// message of it was read: its status and the API's error body.
+type refusedError struct {
+	Status  int
+	Code    string // the API's error code (unauthorized, too_large…)
+	Message string
+}
+
+func (e *refusedError) Error() string {
+	return fmt.Sprintf("coachd refused the request (%d %s): %s", e.Status, e.Code, e.Message)
+}
+
+// refusal reads resp's body as the API's error ({"error": {code,
+// message}}) and returns it, the body closed; an answer of another shape
+// (a JSON-RPC error, which the SDK reads) is left to be read whole.
+func refusal(resp *http.Response) *refusedError {
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	// What was read is put back before the rest, for the SDK.
+	resp.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(body), resp.Body), resp.Body}
+	var e struct {
+		JSONRPC string `json:"jsonrpc"`
+		Error   struct {
+			Code    string `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if err != nil || json.Unmarshal(body, &e) != nil || e.JSONRPC != "" || e.Error.Code == "" {
+		return nil
+	}
+	resp.Body.Close()
+	return &refusedError{Status: resp.StatusCode, Code: e.Error.Code, Message: coachd.UpstreamText(e.Error.Message, coachd.MaxUpstreamText)}
 }
 
 func (r *remote) close() {
