@@ -318,11 +318,33 @@ func (s *Server) broken(sess *sdk.ClientSession, err error) {
 }
 
 // frameTooLarge reports whether err is the SDK's refusal of a stdio
-// frame over sdk.DefaultMaxLineLength (its error is not exported): the
-// connection reads no more, and is dropped at once.
+// frame over sdk.DefaultMaxLineLength: the connection reads no more, and
+// is dropped at once.
 func frameTooLarge(err error) bool {
-	return strings.Contains(err.Error(), "frame exceeded the configured maximum line length")
+	return errFrameTooLarge != nil && errors.Is(err, errFrameTooLarge)
 }
+
+// errFrameTooLarge is the error the SDK's stdio connection reads when a
+// frame is over its limit. The SDK does not export it: it is had here
+// from a connection refusing a frame over a limit of one byte, so that
+// it is known as a value, not by its text (which a server's own error
+// may quote).
+var errFrameTooLarge = func() error {
+	ctx := context.Background()
+	c, err := (&sdk.IOTransport{Reader: io.NopCloser(strings.NewReader("[1]\n")), Writer: nopWriteCloser{}, MaxLineLength: 1}).Connect(ctx)
+	if err != nil {
+		return nil
+	}
+	defer c.Close()
+	_, err = c.Read(ctx)
+	return err
+}()
+
+// nopWriteCloser writes nothing.
+type nopWriteCloser struct{}
+
+func (nopWriteCloser) Write(p []byte) (int, error) { return len(p), nil }
+func (nopWriteCloser) Close() error                { return nil }
 
 // redact replaces the server's URL in err's text by its origin: the HTTP
 // client quotes the URL, whose path or query may hold a key from ${ENV},
