@@ -86,6 +86,11 @@ func (b *mcpBackend) Chat(ctx context.Context, in mcp.ChatInput) (*mcp.ChatOutpu
 	if err := b.s.checkLimits(b.r); err != nil {
 		return nil, err
 	}
+	if coachd.Blank(in.Message) {
+		// The chat tool has no attachments, answer or retry: its message
+		// is its one required field.
+		return nil, coachd.Invalid(coachd.FieldError{Field: "message", Message: "is required: what the user says to the coach", Code: "required"})
+	}
 	if in.Agent == "" && in.SessionID == "" {
 		in.Agent = b.agent
 	}
