@@ -506,6 +506,40 @@ tests['voice/an invisible line is not posted'] = async () => {
   eq(sent.map((l) => l.content), ['caf\u0065\u0301 \u200b'], 'only the line with words posted');
 };
 
+// The provider transcribes the driver's speech apart from the coach's
+// reply ("transcription runs asynchronously with Response creation"), so
+// the driver's line may come after the reply to it. The lines are stored
+// in the order they were spoken, which the provider gives as it adds the
+// conversation's items (input_audio_buffer.committed,
+// conversation.item.added with previous_item_id), not as their
+// transcripts came: else the session, and the next turn's history, read
+// the answer before the question. A transcription that failed holds up
+// nothing after it.
+tests['voice/lines are stored in the order they were spoken'] = async () => {
+  const { VoiceButton } = await import(at('/assets/voice.js'));
+  const sent = [];
+  const errors = [];
+  const api = { request: async (method, path, body) => { sent.push(`${body.role}: ${body.content}`); return {}; } };
+  const b = new VoiceButton(document.createElement('button'), { sessionId: () => 'sess_1', adopt() {}, stored() {}, error: (e) => errors.push(String(e.message || e)) });
+  b.api = api;
+  const call = { sessionId: 'sess_1' };
+  const hear = (ev) => b.onEvent(call, JSON.stringify(ev));
+  await hear({ type: 'input_audio_buffer.committed', item_id: 'item_u1', previous_item_id: null });
+  await hear({ type: 'conversation.item.added', previous_item_id: 'item_u1', item: { id: 'item_u1', type: 'message', role: 'user', content: [{ type: 'input_audio' }] } });
+  await hear({ type: 'conversation.item.added', previous_item_id: 'item_u1', item: { id: 'item_a1', type: 'message', role: 'assistant', content: [] } });
+  await hear({ type: 'response.output_audio_transcript.done', item_id: 'item_a1', content_index: 0, transcript: 'The airport, after five.' });
+  await hear({ type: 'response.done', response: { output: [{ id: 'item_a1' }] } });
+  eq(sent, [], 'the reply waits for the question it answers');
+  await hear({ type: 'conversation.item.input_audio_transcription.completed', item_id: 'item_u1', content_index: 0, transcript: 'Where should I drive tonight?' });
+  // The next question is not transcribed at all; its reply is stored.
+  await hear({ type: 'input_audio_buffer.committed', item_id: 'item_u2', previous_item_id: 'item_a1' });
+  await hear({ type: 'conversation.item.added', previous_item_id: 'item_u2', item: { id: 'item_a2', type: 'message', role: 'assistant', content: [] } });
+  await hear({ type: 'response.output_audio_transcript.done', item_id: 'item_a2', content_index: 0, transcript: 'Downtown, after the game.' });
+  await hear({ type: 'conversation.item.input_audio_transcription.failed', item_id: 'item_u2', content_index: 0, error: { message: 'unintelligible' } });
+  eq(errors, [], 'no error');
+  eq(sent, ['user: Where should I drive tonight?', 'assistant: The airport, after five.', 'assistant: Downtown, after the game.'], 'lines stored');
+};
+
 // A page of history ends where the server's bounds end it: 100 messages,
 // or sooner once its messages hold 32 MiB (a photo or a PDF makes a
 // message megabytes), so a boundary may fall between any two messages.

@@ -62,6 +62,21 @@ function cut(text, n) {
   return text.length <= n ? text : Array.from(text).slice(0, n).join('');
 }
 
+// The provider transcribes the driver's speech apart from the coach's
+// reply to it ("transcription runs asynchronously with Response
+// creation"), so the driver's line may come after the reply. Posted as
+// they came, the session, and the next turn's history, would read the
+// answer before the question. The provider gives the conversation's
+// order as it adds each item (input_audio_buffer.committed and
+// conversation.item.added, after previous_item_id), so a line is held
+// until every item spoken before it is settled: its transcript came, its
+// transcription failed, its response ended, it was deleted, or HOLD_MS
+// passed (a transcript lost on the way holds up nothing for long). At
+// most MAX_HELD items are held; a line whose event names no item is
+// posted after those held.
+const HOLD_MS = 15000;
+const MAX_HELD = 64;
+
 // lineKey is a new transcript line's Idempotency-Key.
 function lineKey() {
   if (globalThis.crypto && crypto.randomUUID) return `voice-${crypto.randomUUID()}`;
@@ -166,18 +181,87 @@ export class VoiceButton {
     }
   }
 
-  // onEvent queues each finished transcript behind the ones heard before
-  // it, so that the session stores them in the order they were spoken.
+  // onEvent follows the order of the call's items and queues each
+  // finished transcript behind the lines spoken before it, so that the
+  // session stores them in the order they were spoken.
   onEvent(call, data) {
     let ev;
     try { ev = JSON.parse(data); } catch { return this.posting; }
+    if (!ev || typeof ev !== 'object') return this.posting;
+    switch (ev.type) {
+      case 'input_audio_buffer.committed':
+        this.place(call, ev.item_id, ev.previous_item_id, true);
+        break;
+      case 'conversation.item.added':
+      case 'conversation.item.created': {
+        const item = ev.item || {};
+        if (item.type === 'message' && (item.role === 'user' || item.role === 'assistant')) {
+          // A typed user item has no transcript to wait for.
+          const spoken = item.role === 'assistant' || (Array.isArray(item.content) && item.content.some((c) => c && c.type === 'input_audio'));
+          this.place(call, item.id, ev.previous_item_id, spoken);
+        }
+        break;
+      }
+      case 'conversation.item.input_audio_transcription.failed':
+      case 'conversation.item.deleted':
+        this.settle(call, ev.item_id);
+        break;
+      case 'response.done':
+        for (const o of (ev.response && Array.isArray(ev.response.output) && ev.response.output) || []) this.settle(call, o && o.id);
+        break;
+    }
     const t = transcriptOf(ev);
-    if (!t || typeof t[1] !== 'string' || INVISIBLE.test(t[1])) return this.posting;
-    const line = {
-      api: this.api, sessionId: call.sessionId, key: lineKey(),
-      body: { role: t[0], content: cut(t[1].trim(), MAX_LINE), source: 'voice' },
-    };
-    this.posting = this.posting.then(() => this.post(line));
+    if (t) {
+      if (typeof t[1] !== 'string' || INVISIBLE.test(t[1])) {
+        this.settle(call, ev.item_id);
+      } else {
+        const it = this.place(call, ev.item_id, null, false);
+        it.waiting = false;
+        it.lines.push({
+          api: this.api, sessionId: call.sessionId, key: lineKey(),
+          body: { role: t[0], content: cut(t[1].trim(), MAX_LINE), source: 'voice' },
+        });
+      }
+    }
+    return this.flush(call);
+  }
+
+  // place returns the call's held item id, putting it after the held
+  // item previous (else last) when it is not held yet; waiting says a
+  // transcript of it is to come.
+  place(call, id, previous, waiting) {
+    if (!call.items) call.items = [];
+    const items = call.items;
+    const find = (x) => (typeof x === 'string' && x !== '' ? items.find((it) => it.id === x) : null);
+    const held = find(id);
+    if (held) return held;
+    const it = { id, lines: [], waiting };
+    const after = find(previous);
+    items.splice(after ? items.indexOf(after) + 1 : items.length, 0, it);
+    if (waiting) {
+      setTimeout(() => {
+        it.waiting = false;
+        this.flush(call);
+      }, HOLD_MS);
+    }
+    return it;
+  }
+
+  // settle says no transcript of the held item id is to come.
+  settle(call, id) {
+    const it = call.items && typeof id === 'string' && id !== '' ? call.items.find((x) => x.id === id) : null;
+    if (it) it.waiting = false;
+  }
+
+  // flush queues the lines of the call's items from the first on, while
+  // no earlier item waits for its transcript.
+  flush(call) {
+    const items = call.items || [];
+    while (items.length > 0 && (!items[0].waiting || items.length > MAX_HELD)) {
+      for (const line of items.shift().lines) {
+        this.posting = this.posting.then(() => this.post(line));
+      }
+    }
     return this.posting;
   }
 
@@ -227,7 +311,12 @@ export class VoiceButton {
   stop() {
     const call = this.call;
     this.call = null;
-    if (call) hangUp(call);
+    if (call) {
+      hangUp(call);
+      // No transcript comes after the call: what it holds is posted now.
+      for (const it of call.items || []) it.waiting = false;
+      this.flush(call);
+    }
     this.setState('idle');
   }
 
