@@ -59,6 +59,31 @@ func (a *Agent) VoiceInstructions() string {
 	return a.Prompt + "\n\n" + a.Voice.Instructions
 }
 
+// maxVoiceToolNames bounds how many of the agent's tools VoiceNoTools
+// names.
+const maxVoiceToolNames = 12
+
+// VoiceNoTools tells a realtime voice coach that it has none of the
+// agent's tools: the session is minted without them (the provider runs
+// the call, and no tool call would come back to coachd to be run), while
+// the agent's prompt may tell it to use them ("list_notes to recall
+// it"). A coach not told so promises notes it cannot save and lookups it
+// cannot make.
+func (a *Agent) VoiceNoTools() string {
+	names := a.Tools[:min(len(a.Tools), maxVoiceToolNames)]
+	which := "any tool"
+	if len(names) > 0 {
+		which += " (not " + strings.Join(names, ", ")
+		if len(names) < len(a.Tools) {
+			which += ", …"
+		}
+		which += ")"
+	}
+	return "<voice_call>\nThis is a live voice call, and in it you have no tools: you cannot call " + which +
+		", so do not offer to, and do not say you saved, looked up or changed anything. Answer from what you are told here; " +
+		"what is said in the call is kept in the conversation.\n</voice_call>"
+}
+
 // MaxTranscriptChars bounds one transcript message.
 const MaxTranscriptChars = MaxMessageChars
 

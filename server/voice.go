@@ -185,11 +185,15 @@ func (s *Server) handleRealtimeSession() http.Handler {
 }
 
 // voiceInstructions is what the realtime coach is told: the agent's voice
-// instructions, then what the text coach would know (the user's notes,
+// instructions, that it has no tools in the call (agent.VoiceNoTools),
+// then what the text coach would know (the user's notes,
 // the session's conversation so far: agent.Runner.VoiceContext), when it
 // fits in what the provider takes.
 func (s *Server) voiceInstructions(ctx context.Context, u *coachd.User, ag *agent.Agent, sessionID string) (string, error) {
 	instr := ag.VoiceInstructions()
+	if note := ag.VoiceNoTools(); len(instr)+2+len(note) <= voice.MaxInstructions {
+		instr += "\n\n" + note
+	}
 	if s.runner == nil {
 		return instr, nil
 	}
