@@ -100,6 +100,10 @@ type Page struct {
 	// just before it: BeforeEnd for the last page, or the cursor a
 	// previous such page returned for the one before it.
 	Before string
+	// OmitAttachments (ListMessages only) reads the messages' attachments
+	// without their data (OmitAttachmentData), for a reader of their
+	// words: not megabytes of photos per message.
+	OmitAttachments bool
 }
 
 // BeforeEnd is the Before of a listing's last page.

@@ -192,7 +192,8 @@ const (
 	// voiceLineBytes bounds one message's text in the conversation.
 	voiceLineBytes = 1500
 	// voiceHistoryMessages is how many of the session's last messages are
-	// read: enough for the few spoken lines that fit.
+	// read, without their attachments' data: enough for the few spoken
+	// lines that fit.
 	voiceHistoryMessages = 24
 )
 
@@ -211,7 +212,7 @@ func (r *Runner) VoiceContext(ctx context.Context, u *coachd.User, sessionID str
 	}
 	var msgs []*coachd.Message
 	if sessionID != "" {
-		if msgs, _, err = r.cfg.Store.ListMessages(ctx, u.ID, sessionID, coachd.Page{Before: coachd.BeforeEnd, Limit: voiceHistoryMessages}); err != nil {
+		if msgs, _, err = r.cfg.Store.ListMessages(ctx, u.ID, sessionID, coachd.Page{Before: coachd.BeforeEnd, Limit: voiceHistoryMessages, OmitAttachments: true}); err != nil {
 			return "", err
 		}
 	}

@@ -15,6 +15,19 @@ import (
 
 const messageColumns = `m.id, m.session_id, m.seq, m.role, m.content, m.content_json, m.metadata, m.usage_json, m.partial, m.created_at`
 
+// liteColumns are messageColumns with the blocks read without attachment
+// data where a message has any (content_lite; a row stored before it
+// has none and is read whole).
+var liteColumns = strings.Replace(messageColumns, "m.content_json", "COALESCE(m.content_lite, m.content_json)", 1)
+
+// columnsFor are the columns a listing of page reads.
+func columnsFor(page coachd.Page) string {
+	if page.OmitAttachments {
+		return liteColumns
+	}
+	return messageColumns
+}
+
 func scanMessage(row interface{ Scan(...any) error }) (*coachd.Message, error) {
 	m := &coachd.Message{}
 	var blocks, metadata, usage []byte
@@ -347,7 +360,7 @@ func (db *DB) ListMessages(ctx context.Context, userID, sessionID string, page c
 		return nil, "", err
 	}
 	defer tx.Rollback()
-	msgs, full, err := listMessages(ctx, tx, userID, sessionID, after, limit+1, maxPageBytes)
+	msgs, full, err := listMessages(ctx, tx, userID, sessionID, columnsFor(page), after, limit+1, maxPageBytes)
 	if err != nil {
 		return nil, "", err
 	}
@@ -373,20 +386,20 @@ func (db *DB) History(ctx context.Context, userID, sessionID string) ([]*coachd.
 		return nil, err
 	}
 	defer tx.Rollback()
-	msgs, _, err := listMessages(ctx, tx, userID, sessionID, 0, 0, 0)
+	msgs, _, err := listMessages(ctx, tx, userID, sessionID, messageColumns, 0, 0, 0)
 	if err != nil {
 		return nil, err
 	}
 	return msgs, tx.commit()
 }
 
-// listMessages reads up to limit messages (all when limit is 0) after seq,
-// and stops early, full, once they hold maxBytes (0: no bound; see
-// Message.Bytes). The join scopes the read to the user, so only an empty
+// listMessages reads cols of up to limit messages (all when limit is 0)
+// after seq, and stops early, full, once they hold maxBytes (0: no bound;
+// see Message.Bytes). The join scopes the read to the user, so only an empty
 // result needs a second look to tell a session without more messages (an
 // empty list) from a missing or foreign one (ENOTFOUND).
-func listMessages(ctx context.Context, tx *tx, userID, sessionID string, after int64, limit, maxBytes int) (msgs []*coachd.Message, full bool, err error) {
-	q := `SELECT ` + messageColumns + ` FROM messages m JOIN sessions s ON s.id = m.session_id
+func listMessages(ctx context.Context, tx *tx, userID, sessionID, cols string, after int64, limit, maxBytes int) (msgs []*coachd.Message, full bool, err error) {
+	q := `SELECT ` + cols + ` FROM messages m JOIN sessions s ON s.id = m.session_id
 		WHERE m.session_id = ? AND s.user_id = ? AND m.seq > ? ORDER BY m.seq`
 	args := []any{sessionID, userID, after}
 	if limit > 0 {

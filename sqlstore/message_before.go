@@ -33,7 +33,7 @@ func (db *DB) listMessagesBefore(ctx context.Context, userID, sessionID string, 
 	}
 	defer tx.Rollback()
 	// Newest first, one more than the page: it says an earlier page is left.
-	msgs, full, err := queryMessages(ctx, tx, userID, sessionID, maxPageBytes, `SELECT `+messageColumns+` FROM messages m
+	msgs, full, err := queryMessages(ctx, tx, userID, sessionID, maxPageBytes, `SELECT `+columnsFor(page)+` FROM messages m
 		JOIN sessions s ON s.id = m.session_id
 		WHERE m.session_id = ? AND s.user_id = ? AND m.seq < ? ORDER BY m.seq DESC LIMIT ?`,
 		sessionID, userID, before, limit+1)
