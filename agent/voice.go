@@ -231,7 +231,7 @@ func (r *Runner) VoiceContext(ctx context.Context, u *coachd.User, sessionID str
 // spokenHistory is the text of the newest of msgs (in seq order), one
 // line each, the newest kept whole up to voiceLineBytes and older lines
 // while voiceHistoryBytes lasts; tool calls, results and attachments are
-// left out.
+// left out, and a compaction's summary is told as one.
 func spokenHistory(msgs []*coachd.Message) string {
 	var lines []string
 	room := voiceHistoryBytes
@@ -253,6 +253,12 @@ func spokenHistory(msgs []*coachd.Message) string {
 		who := "User"
 		if m.Role == coachd.RoleAssistant {
 			who = "Coach"
+		}
+		if _, ok := summaryOf(m); ok {
+			// A compaction's summary is stored as a user message: the
+			// coach's words about earlier turns, not the user's.
+			who = "Summary of earlier turns"
+			t = strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(t), strings.TrimSpace(summaryOpen)), strings.TrimSpace(summaryClose))
 		}
 		rd := &reader{left: 2 * voiceLineBytes}
 		line := who + ": " + oneLine(rd.text(t, min(voiceLineBytes, room))) + "\n"
