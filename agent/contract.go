@@ -56,6 +56,15 @@ func (c *Contracts) SetMustOutput(schema json.RawMessage) error {
 	return nil
 }
 
+// FinalOutput is Result.Output of a turn that ended (end_turn) with a
+// last reply saying text: nil without a must_output contract.
+func (c *Contracts) FinalOutput(text string) json.RawMessage {
+	if c.output == nil {
+		return nil
+	}
+	return json.RawMessage(trimOutput(text))
+}
+
 // turnState is what the runner keeps per turn for the pack features:
 // the assembled system prompt, the contract bookkeeping and action-tag
 // calls waiting to be recorded on the next assistant message.
@@ -115,7 +124,12 @@ func (t *Turn) endViolations(resp *coachd.ModelResponse) []coachd.FieldError {
 // finalOutput is the reply's text without a ```json fence around it: the
 // must_output object when the contract holds (Result.Output).
 func finalOutput(resp *coachd.ModelResponse) string {
-	text := strings.TrimSpace(coachd.BlocksText(resp.Blocks))
+	return trimOutput(coachd.BlocksText(resp.Blocks))
+}
+
+// trimOutput is a reply's text without the ```json fence around it.
+func trimOutput(text string) string {
+	text = strings.TrimSpace(text)
 	return strings.TrimSpace(strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(text, "```json"), "```"), "```"))
 }
 

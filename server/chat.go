@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strings"
 	"sync"
@@ -147,7 +148,25 @@ func streamDialect(r *http.Request) string {
 // handleChat runs a turn and answers with one JSON document.
 func (s *Server) handleChat() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// A message sent again with its Idempotency-Key is answered
+		// with the turn it was admitted as (resend.go), as on the
+		// stream; without the header nothing is read here.
+		r, ck, err := withChatKey(r)
+		if err != nil {
+			s.Error(w, r, err)
+			return
+		}
+		if ck != nil && s.answerKeyed(w, r, ck) {
+			return
+		}
 		t, err := s.prepareLimitedTurn(r)
+		if ck != nil && (errors.Is(err, coachd.ErrTurnKeyTaken) || coachd.ErrorCode(err) == coachd.ETURNINPROGRESS) &&
+			s.answerKeyed(w, r, ck) {
+			return // the same request, admitted meanwhile
+		}
+		if errors.Is(err, coachd.ErrTurnKeyTaken) {
+			err = errKeyStarting
+		}
 		if err != nil {
 			s.Error(w, r, err)
 			return
@@ -161,20 +180,25 @@ func (s *Server) handleChat() http.Handler {
 		defer cancel(nil)
 		c := &collector{}
 		res := t.Run(ctx, teeSink{live, c})
-		if res.Err != nil && res.Text == "" && len(res.ToolCalls) == 0 {
-			s.Error(w, r, res.Err)
-			return
-		}
-		out := chatResponse{Result: res, Interaction: c.interaction}
-		if res.Err != nil {
-			out.Error = &errorObject{Code: res.Err.Code, Message: res.Err.Message, Details: res.Err.Details}
-		} else if cut := s.drainCut(res.StopReason); cut != nil {
-			// Not a user's stop: the reply is cut short by a restart.
-			out.Error = &errorObject{Code: cut.Code, Message: "the server is restarting: the reply was cut short (stored, marked partial)"}
-		}
-		w.Header().Set("X-Coachd-Session-Id", res.SessionID)
-		s.encode(w, r, http.StatusOK, out)
+		s.answerChat(w, r, res, c.interaction)
 	})
+}
+
+// answerChat answers POST /v1/chat with a turn's result.
+func (s *Server) answerChat(w http.ResponseWriter, r *http.Request, res *agent.Result, in *interaction) {
+	if res.Err != nil && res.Text == "" && len(res.ToolCalls) == 0 {
+		s.Error(w, r, res.Err)
+		return
+	}
+	out := chatResponse{Result: res, Interaction: in}
+	if res.Err != nil {
+		out.Error = &errorObject{Code: res.Err.Code, Message: res.Err.Message, Details: res.Err.Details}
+	} else if cut := s.drainCut(res.StopReason); cut != nil {
+		// Not a user's stop: the reply is cut short by a restart.
+		out.Error = &errorObject{Code: cut.Code, Message: "the server is restarting: the reply was cut short (stored, marked partial)"}
+	}
+	w.Header().Set("X-Coachd-Session-Id", res.SessionID)
+	s.encode(w, r, http.StatusOK, out)
 }
 
 type chatResponse struct {

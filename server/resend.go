@@ -8,8 +8,10 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/coachd/coachd"
+	"github.com/coachd/coachd/agent"
 	"github.com/coachd/coachd/sse"
 )
 
@@ -48,9 +50,20 @@ func withChatKey(r *http.Request) (*http.Request, *resendKey, error) {
 	if json.Compact(&c, b) != nil {
 		return r, nil, nil
 	}
-	k := &resendKey{key: key, hash: requestHash(r.URL.Path, json.RawMessage(c.Bytes()))}
+	// Hashed as the stream's whichever door it came through: the same
+	// message resent through the other door is the same request.
+	k := &resendKey{key: key, hash: requestHash(chatKeyPath, json.RawMessage(c.Bytes()))}
 	return r.WithContext(context.WithValue(r.Context(), chatKeyContext{}, k)), k, nil
 }
+
+// errKeyStarting answers a keyed chat request whose key was taken by an
+// admission whose commit is not seen yet (the same request, twice at once).
+var errKeyStarting = &coachd.Error{Code: coachd.ETURNINPROGRESS, Retryable: true,
+	Message: "this message (its Idempotency-Key) is being started by another request: send it again"}
+
+// chatKeyPath is the path a chat request's key is hashed with, on both
+// doors (POST /v1/chat/stream and POST /v1/chat).
+const chatKeyPath = "/v1/chat/stream"
 
 type errReader struct{ err error }
 
@@ -68,13 +81,9 @@ func (e errReader) Read([]byte) (int, error) {
 // error too); false when the key names no turn (yet).
 func (s *Server) followKeyed(w http.ResponseWriter, r *http.Request, dialect string, ck *resendKey) bool {
 	u := UserFrom(r.Context())
-	k, err := s.store.FindTurnKey(r.Context(), u.ID, ck.key)
-	if coachd.ErrorCode(err) == coachd.ENOTFOUND {
+	k, found, err := s.keyedTurn(r.Context(), u.ID, ck)
+	if !found {
 		return false
-	}
-	if err == nil && k.Hash != ck.hash {
-		err = &coachd.Error{Code: coachd.ECONFLICT, Message: "Idempotency-Key was already used for a different request",
-			Details: []coachd.FieldError{{Field: "Idempotency-Key", Message: "was sent with another body: send a new message with a new key", Code: "reused"}}}
 	}
 	after := coachd.EventID{Turn: k.Turn}
 	if last := r.Header.Get("Last-Event-ID"); err == nil && last != "" {
@@ -105,4 +114,85 @@ func (s *Server) followKeyed(w http.ResponseWriter, r *http.Request, dialect str
 	}
 	sw.Close()
 	return true
+}
+
+// keyedTurn is the user's turn ck names: found is false when it names
+// none (yet); a turn of another request (body) is ECONFLICT.
+func (s *Server) keyedTurn(ctx context.Context, userID string, ck *resendKey) (k coachd.TurnKey, found bool, err error) {
+	k, err = s.store.FindTurnKey(ctx, userID, ck.key)
+	if coachd.ErrorCode(err) == coachd.ENOTFOUND {
+		return k, false, nil
+	}
+	if err == nil && k.Hash != ck.hash {
+		err = &coachd.Error{Code: coachd.ECONFLICT, Message: "Idempotency-Key was already used for a different request",
+			Details: []coachd.FieldError{{Field: "Idempotency-Key", Message: "was sent with another body: send a new message with a new key", Code: "reused"}}}
+	}
+	return k, true, err
+}
+
+// answerKeyed is followKeyed for POST /v1/chat: it answers with the
+// turn's result, rebuilt from its logged events once the turn ended
+// (waiting for it while it runs), as the turn's own request answered.
+func (s *Server) answerKeyed(w http.ResponseWriter, r *http.Request, ck *resendKey) bool {
+	u := UserFrom(r.Context())
+	k, found, err := s.keyedTurn(r.Context(), u.ID, ck)
+	if !found {
+		return false
+	}
+	var release func()
+	if err == nil {
+		release, err = s.streams.acquire(u.ID)
+	}
+	if err != nil {
+		s.Error(w, r, err)
+		return true
+	}
+	defer release()
+	rb := &loggedResult{res: agent.Result{SessionID: k.SessionID}}
+	if err := s.hub.Follow(r.Context(), u.ID, k.SessionID, coachd.EventID{Turn: k.Turn}, k.Turn, rb.Send); err != nil {
+		s.Error(w, r, err)
+		return true
+	}
+	res := &rb.res
+	if res.StopReason == coachd.TurnEndTurn && s.runner != nil {
+		if sess, err := s.store.FindSession(r.Context(), u.ID, k.SessionID); err == nil {
+			if ag, ok := s.runner.Agent(sess.Agent); ok {
+				res.Output = ag.Contracts.FinalOutput(rb.last.String())
+			}
+		}
+	}
+	w.Header().Set("Idempotent-Replayed", "true")
+	s.answerChat(w, r, res, rb.interaction)
+	return true
+}
+
+// loggedResult rebuilds a turn's agent.Result from its logged events.
+type loggedResult struct {
+	collector
+	res  agent.Result
+	last strings.Builder // the text of the turn's last round
+}
+
+func (l *loggedResult) Send(ev coachd.Event) error {
+	l.collector.Send(ev)
+	res := &l.res
+	switch ev.Type {
+	case coachd.EventTurnStarted:
+		res.MessageID = ev.MessageID
+	case coachd.EventTextDelta:
+		res.Text += ev.Text
+		l.last.WriteString(ev.Text)
+	case coachd.EventRoundBoundary:
+		l.last.Reset()
+	case coachd.EventToolCallReady:
+		res.ToolCalls = append(res.ToolCalls, coachd.ToolCall{ID: ev.ToolUseID, Name: ev.ToolName, Input: ev.Input})
+	case coachd.EventError:
+		res.Err = ev.Err
+	case coachd.EventTurnEnded:
+		res.StopReason, res.LatencyMS = ev.StopReason, ev.LatencyMS
+		if u := ev.Usage; u != nil {
+			res.Usage, res.Billed = u.Usage, u.Billed
+		}
+	}
+	return nil
 }

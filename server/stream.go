@@ -173,8 +173,7 @@ func (s *Server) handleChatStream() http.Handler {
 		}
 		if errors.Is(err, coachd.ErrTurnKeyTaken) {
 			// Admitted by a request whose commit is not seen yet.
-			err = &coachd.Error{Code: coachd.ETURNINPROGRESS, Retryable: true,
-				Message: "this message (its Idempotency-Key) is being started by another request: send it again"}
+			err = errKeyStarting
 		}
 		if err != nil {
 			s.StreamError(w, r, dialect, err)

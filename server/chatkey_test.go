@@ -1,0 +1,222 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/coachd/coachd/agent"
+	"github.com/coachd/coachd/anthropic/anthropictest"
+	"github.com/coachd/coachd/internal/cutproxy"
+	"github.com/coachd/coachd/server"
+)
+
+// postChat sends POST /v1/chat to base with an Idempotency-Key (none when
+// key is ""); err is the request's failure (no answer heard).
+func postChat(ctx context.Context, t *testing.T, base, apiKey, key, body string) (response, error) {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/chat", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+apiKey)
+	if key != "" {
+		req.Header.Set("Idempotency-Key", key)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return response{}, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return response{status: resp.StatusCode, header: resp.Header, body: b}, err
+}
+
+// mustPostChat is postChat that must be answered 200.
+func mustPostChat(t *testing.T, base, apiKey, key, body string) (response, map[string]any) {
+	t.Helper()
+	r, err := postChat(context.Background(), t, base, apiKey, key, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.status != http.StatusOK {
+		t.Fatalf("status %d: %s", r.status, r.body)
+	}
+	var out map[string]any
+	if err := json.Unmarshal(r.body, &out); err != nil {
+		t.Fatal(err)
+	}
+	return r, out
+}
+
+// TestChatResendWithKey: POST /v1/chat, the JSON door, honours the
+// Idempotency-Key as the stream does. A client whose answer was lost
+// (the connection cut as the answer began) sends its message again with
+// its key: it gets the first turn's result, with Idempotent-Replayed,
+// and the message is stored once, the model asked once. Without the
+// key's support it was a second turn.
+func TestChatResendWithKey(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, dsn string) {
+		e := mustChatEnvDepsOn(t, dsn, func(*server.Deps) {}, nil)
+		const body = `{"message":"ok"}`
+
+		t.Run("OK", func(t *testing.T) {
+			p := cutproxy.New(t, strings.TrimPrefix(e.url, "http://"))
+			p.CutOnce("")
+			e.fake.Enqueue(anthropictest.Text("Fine, see you tomorrow.", 6))
+			if _, err := postChat(context.Background(), t, p.URL(), e.alice.key, "json-1", body); err == nil {
+				t.Fatal("the cut answer was heard")
+			}
+			again, out := mustPostChat(t, e.url, e.alice.key, "json-1", body)
+			if got := again.header.Get("Idempotent-Replayed"); got != "true" {
+				t.Errorf("Idempotent-Replayed = %q, want true", got)
+			}
+			if got, want := out["text"], "Fine, see you tomorrow."; got != want {
+				t.Errorf("resent: text %v, want %q", got, want)
+			}
+			sid, _ := out["session_id"].(string)
+			if again.header.Get("X-Coachd-Session-Id") != sid || sid == "" {
+				t.Errorf("resent: session %q, header %q", sid, again.header.Get("X-Coachd-Session-Id"))
+			}
+			if n := len(e.fake.Requests()); n != 1 {
+				t.Errorf("the model was asked %d times, want 1", n)
+			}
+			if n := userMessages(t, e, e.alice.ID, sid, "ok"); n != 1 {
+				t.Errorf("the message is stored %d times, want 1", n)
+			}
+		})
+
+		t.Run("SameResult", func(t *testing.T) {
+			e.fake.Enqueue(anthropictest.Text("Same again.", 6))
+			first, want := mustPostChat(t, e.url, e.alice.key, "json-2", body)
+			if first.header.Get("Idempotent-Replayed") != "" {
+				t.Error("the first request is marked replayed")
+			}
+			_, got := mustPostChat(t, e.url, e.alice.key, "json-2", "{\n  \"message\": \"ok\"\n}")
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("resent:\n%v\nwant the first answer\n%v", got, want)
+			}
+		})
+
+		t.Run("ErrKeyOtherBody", func(t *testing.T) {
+			before := len(e.fake.Requests())
+			e.fake.Enqueue(anthropictest.Text("Sure.", 6))
+			mustPostChat(t, e.url, e.alice.key, "json-3", body)
+			r, err := postChat(context.Background(), t, e.url, e.alice.key, "json-3", `{"message":"not ok"}`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.status != http.StatusConflict || r.errorCode() != "conflict" || !strings.Contains(string(r.body), "Idempotency-Key") {
+				t.Errorf("the key with another body: %d %s, want 409 conflict naming Idempotency-Key", r.status, r.body)
+			}
+			if n := len(e.fake.Requests()) - before; n != 1 {
+				t.Errorf("the model was asked %d times, want 1", n)
+			}
+		})
+
+		t.Run("OtherUsersKey", func(t *testing.T) {
+			e.fake.Enqueue(anthropictest.Text("Alice's.", 6), anthropictest.Text("Bob's.", 6))
+			_, a := mustPostChat(t, e.url, e.alice.key, "json-shared", body)
+			rb, b := mustPostChat(t, e.url, e.bob.key, "json-shared", body)
+			if rb.header.Get("Idempotent-Replayed") != "" || a["text"] != "Alice's." || b["text"] != "Bob's." {
+				t.Errorf("alice %v, bob %v (replayed %q): want each their own turn", a["text"], b["text"], rb.header.Get("Idempotent-Replayed"))
+			}
+		})
+
+		// A key is the message's, whichever door it was sent through
+		// first: the other door answers with that turn, in its shape.
+		t.Run("KeySharedByDoors", func(t *testing.T) {
+			before := len(e.fake.Requests())
+			e.fake.Enqueue(anthropictest.Text("Streamed.", 6), anthropictest.Text("Returned.", 6))
+			evs := postKeyed(context.Background(), t, e.url, e.alice.key, "door-1", "", body).until(t, "")
+			if r, out := mustPostChat(t, e.url, e.alice.key, "door-1", body); out["text"] != "Streamed." || r.header.Get("Idempotent-Replayed") != "true" {
+				t.Errorf("the streamed turn's key on /v1/chat: %s, want its text, replayed", r.body)
+			}
+			_, out := mustPostChat(t, e.url, e.alice.key, "door-2", body)
+			s := postKeyed(context.Background(), t, e.url, e.alice.key, "door-2", "", body)
+			if got := replyText(t, s.until(t, "")); got != "Returned." || out["text"] != "Returned." || s.resp.Header.Get("Idempotent-Replayed") != "true" {
+				t.Errorf("the JSON turn's key on the stream: %q, want Returned., replayed", got)
+			}
+			if n := len(e.fake.Requests()) - before; n != 2 || replyText(t, evs) != "Streamed." {
+				t.Errorf("the model was asked %d times, want 2", n)
+			}
+		})
+	})
+}
+
+// TestChatResendWhileRunning: the message sent again to POST /v1/chat
+// with its key while its turn still runs waits for that turn and answers
+// with its result, instead of a 409 or a second turn.
+func TestChatResendWhileRunning(t *testing.T) {
+	g := resendGate{started: make(chan struct{}), release: make(chan struct{})}
+	e := MustChatEnv(t, nil, g)
+	e.fake.Enqueue(
+		anthropictest.Blocks(anthropictest.TextBlock("Let me look. ", 4), anthropictest.ToolUse("toolu_g", "gate", `{}`)),
+		anthropictest.Text("All done.", 4),
+	)
+	const body = `{"message":"check it"}`
+	type answer struct {
+		r   response
+		err error
+	}
+	firstc := make(chan answer, 1)
+	go func() {
+		r, err := postChat(context.Background(), t, e.url, e.alice.key, "run-json", body)
+		firstc <- answer{r, err}
+	}()
+	<-g.started
+	againc := make(chan answer, 1)
+	go func() {
+		r, err := postChat(context.Background(), t, e.url, e.alice.key, "run-json", body)
+		againc <- answer{r, err}
+	}()
+	// The resend follows the turn: it is on the stream's limits' books
+	// (or answered) before the gate opens.
+	close(g.release)
+	first, again := <-firstc, <-againc
+	if first.err != nil || again.err != nil {
+		t.Fatal(first.err, again.err)
+	}
+	if again.r.status != http.StatusOK || again.r.header.Get("Idempotent-Replayed") != "true" {
+		t.Fatalf("resent while running: %d %s, want 200 replayed", again.r.status, again.r.body)
+	}
+	var a, b map[string]any
+	json.Unmarshal(first.r.body, &a)
+	json.Unmarshal(again.r.body, &b)
+	if !reflect.DeepEqual(a, b) || b["text"] != "Let me look. All done." {
+		t.Errorf("resent:\n%s\nwant the first answer\n%s", again.r.body, first.r.body)
+	}
+	if n := len(e.fake.Requests()); n != 2 {
+		t.Errorf("the model was asked %d times, want 2 (the tool round and the reply)", n)
+	}
+	if n := userMessages(t, e, e.alice.ID, a["session_id"].(string), "check it"); n != 1 {
+		t.Errorf("the message is stored %d times, want 1", n)
+	}
+}
+
+// TestChatResendOutput: an agent's must_output object is part of the
+// turn's answer; resent, the answer is the same, output included (the
+// last reply's, after a repaired one).
+func TestChatResendOutput(t *testing.T) {
+	ag := agent.DefaultAgent()
+	if err := ag.Contracts.SetMustOutput(json.RawMessage(`{"type":"object","required":["decision"]}`)); err != nil {
+		t.Fatal(err)
+	}
+	ag.Contracts.MaxRepairs = 1
+	e := MustChatEnv(t, ag)
+	e.fake.Enqueue(
+		anthropictest.Text("Looks fine to me.", 6),
+		anthropictest.Text("```json\n{\"decision\": \"approve\"}\n```", 6),
+	)
+	const body = `{"message":"check it"}`
+	_, want := mustPostChat(t, e.url, e.alice.key, "out-1", body)
+	if want["output"] == nil {
+		t.Fatalf("the first answer has no output: %v", want)
+	}
+	r, got := mustPostChat(t, e.url, e.alice.key, "out-1", body)
+	if !reflect.DeepEqual(got, want) || r.header.Get("Idempotent-Replayed") != "true" {
+		t.Errorf("resent:\n%v\nwant the first answer\n%v", got, want)
+	}
+}
