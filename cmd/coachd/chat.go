@@ -29,7 +29,7 @@ func runChat(ctx context.Context, args []string, getenv func(string) string, std
 	secretVar(fs, key, "key", getenv("COACHD_KEY"), "your API `key`, ck_… (env COACHD_KEY)")
 	sid := fs.String("session", "", "continue this session")
 	agentName := fs.String("agent", "", "agent for a new session")
-	reconnectFor := fs.Duration("reconnect-for", time.Minute, "give up reconnecting to a turn after this long without an event")
+	reconnectFor := fs.Duration("reconnect-for", time.Minute, "give up reconnecting to a turn after this long without an event (and sending a one-shot message refused for now)")
 	if done, err := parseFlagsArgs(fs, args, stdout, stderr); done || err != nil {
 		return err
 	}
@@ -44,6 +44,7 @@ func runChat(ctx context.Context, args []string, getenv func(string) string, std
 	c := &chatter{cl: client.New(*base, *key, nil), session: *sid, agent: *agentName, reconnectFor: *reconnectFor,
 		in: bufio.NewReader(stdin), out: stdout, errOut: stderr}
 	if msg := strings.Join(fs.Args(), " "); msg != "" {
+		c.oneShot = true
 		err := c.turn(ctx, client.ChatRequest{Message: msg})
 		if c.session != "" && (err == nil || c.session != *sid) {
 			// On stderr, so stdout stays the reply: continue with
@@ -83,6 +84,10 @@ type chatter struct {
 	in           *bufio.Reader
 	out          io.Writer
 	errOut       io.Writer // notices: reconnecting
+
+	// oneShot is a message given on the command line: one refused for
+	// now is sent again (the prompt says why and prompts again).
+	oneShot bool
 }
 
 // isNetErr reports a stream lost on the way (not an error the server
@@ -130,6 +135,25 @@ func (c *chatter) turn(ctx context.Context, req client.ChatRequest) error {
 			select {
 			case <-ctx.Done():
 			case <-time.After(time.Duration(250<<try) * time.Millisecond):
+			}
+			if ctx.Err() == nil {
+				sid, err = c.cl.ChatStream(ctx, req, opt, show)
+			}
+		}
+		// A message given on the command line, refused for now (the
+		// database or the server going down) or still unreachable: no
+		// one is at a prompt to send it again, so chat does, with its
+		// key, as it reconnects to a turn: for up to reconnectFor.
+		for try, since := 0, time.Now(); c.oneShot && ctx.Err() == nil && lastID == "" && (isNetErr(err) || retryLater(err) >= 0); try++ {
+			wait := max(min(time.Duration(250<<min(try, 5))*time.Millisecond, 5*time.Second), retryLater(err))
+			if time.Since(since)+wait > c.reconnectFor {
+				err = fmt.Errorf("chat: gave up sending the message after %s: %w", c.reconnectFor, err)
+				break
+			}
+			fmt.Fprintln(c.errOut, "\n(retrying…)")
+			select {
+			case <-ctx.Done():
+			case <-time.After(wait):
 			}
 			if ctx.Err() == nil {
 				sid, err = c.cl.ChatStream(ctx, req, opt, show)
