@@ -2,17 +2,22 @@ package server_test
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/coachd/coachd"
 	"github.com/coachd/coachd/agent"
 	"github.com/coachd/coachd/anthropic/anthropictest"
+	"github.com/coachd/coachd/client"
 	"github.com/coachd/coachd/internal/cutproxy"
 	"github.com/coachd/coachd/server"
+	"github.com/coachd/coachd/sqlstore/pgtest"
 )
 
 // postChat sends POST /v1/chat to base with an Idempotency-Key (none when
@@ -218,5 +223,161 @@ func TestChatResendOutput(t *testing.T) {
 	r, got := mustPostChat(t, e.url, e.alice.key, "out-1", body)
 	if !reflect.DeepEqual(got, want) || r.header.Get("Idempotent-Replayed") != "true" {
 		t.Errorf("resent:\n%v\nwant the first answer\n%v", got, want)
+	}
+}
+
+// TestChatFirstMessageRaceWithKeyPG: a conversation's first message (no
+// session_id) sent several times at once with one key, as a client
+// retrying on a timeout may, through either door. The requests are held
+// where each has found no turn under the key and creates its session
+// (the sessions table locked), then let go together: each creates a
+// session and asks for its admission; one keeps the key, the others roll
+// back, drop their session, and answer with the kept turn (or tell their
+// client to send again while its commit is not yet seen, which then
+// answers it). One session, one stored message, one model call.
+func TestChatFirstMessageRaceWithKeyPG(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	e := mustChatEnvDepsOn(t, dsn, func(*server.Deps) {}, nil)
+	admin, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	for _, door := range []string{"stream", "json"} {
+		t.Run(door, func(t *testing.T) {
+			ctx := context.Background()
+			before, _, err := e.db.ListSessions(ctx, e.alice.ID, coachd.Page{Limit: 100})
+			if err != nil {
+				t.Fatal(err)
+			}
+			asked := len(e.fake.Requests())
+			reply := "Only once, " + door + "."
+			e.fake.Enqueue(anthropictest.Text(reply, 4)) // a second turn: the fake's echo
+			body := `{"message":"race ` + door + `"}`
+			hold, err := admin.BeginTx(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer hold.Rollback()
+			if _, err := hold.Exec(`LOCK TABLE sessions IN SHARE MODE`); err != nil {
+				t.Fatal(err)
+			}
+			const n = 6
+			texts := make(chan string, n)
+			for range n {
+				go func() { texts <- sendUntilAnswered(t, e, door, "race-"+door, body) }()
+			}
+			for waiting := 0; waiting < n; {
+				if err := admin.QueryRowContext(ctx, `SELECT COUNT(*) FROM pg_stat_activity
+					WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting); err != nil {
+					t.Fatal(err)
+				}
+				if len(texts) > 0 {
+					t.Fatalf("a request was answered before it created its session: %q", <-texts)
+				}
+			}
+			if err := hold.Commit(); err != nil {
+				t.Fatal(err)
+			}
+			for range n {
+				if got := <-texts; got != reply {
+					t.Errorf("answered %q, want %q", got, reply)
+				}
+			}
+			after, _, err := e.db.ListSessions(ctx, e.alice.ID, coachd.Page{Limit: 100})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(after) != len(before)+1 {
+				t.Fatalf("%d sessions created, want 1", len(after)-len(before))
+			}
+			if got := userMessages(t, e, e.alice.ID, after[0].ID, "race "+door); got != 1 {
+				t.Errorf("the message is stored %d times, want 1", got)
+			}
+			if got := len(e.fake.Requests()) - asked; got != 1 {
+				t.Errorf("the model was asked %d times, want 1", got)
+			}
+		})
+	}
+}
+
+// sendUntilAnswered sends a keyed first message through door (stream
+// or json) until it is answered 200, sending it again on a retryable
+// turn_in_progress, and returns the reply's text ("" after a failure).
+func sendUntilAnswered(t *testing.T, e *chatEnv, door, key, body string) string {
+	for range 1000 {
+		if door == "stream" {
+			k := postKeyedNoFatal(t, e.url, e.alice.key, key, body)
+			if k == nil {
+				return ""
+			}
+			if k.status == http.StatusConflict && strings.Contains(k.body, "turn_in_progress") {
+				continue
+			}
+			if k.status != http.StatusOK {
+				t.Errorf("stream: %d %s", k.status, k.body)
+				return ""
+			}
+			return k.text
+		}
+		r, err := postChat(context.Background(), t, e.url, e.alice.key, key, body)
+		if err != nil {
+			t.Error(err)
+			return ""
+		}
+		if r.status == http.StatusConflict && r.errorCode() == "turn_in_progress" {
+			continue
+		}
+		var out struct{ Text string }
+		if r.status != http.StatusOK || json.Unmarshal(r.body, &out) != nil {
+			t.Errorf("json: %d %s", r.status, r.body)
+			return ""
+		}
+		return out.Text
+	}
+	t.Error("still refused after 1000 tries")
+	return ""
+}
+
+// streamAnswer is a keyed stream request's answer: its status, and its
+// reply's text, or its error body.
+type streamAnswer struct {
+	status     int
+	text, body string
+}
+
+// postKeyedNoFatal is postKeyed read whole, for other goroutines than
+// the test's (no Fatal): nil after a failure, reported.
+func postKeyedNoFatal(t *testing.T, base, apiKey, key, body string) *streamAnswer {
+	req, _ := http.NewRequest(http.MethodPost, base+"/v1/chat/stream", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+apiKey)
+	req.Header.Set("Idempotency-Key", key)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Error(err)
+		return nil
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(resp.Body)
+		return &streamAnswer{status: resp.StatusCode, body: string(b)}
+	}
+	er := client.NewEventReader(resp.Body)
+	var sb strings.Builder
+	for {
+		ev, err := er.Next()
+		if errors.Is(err, io.EOF) {
+			return &streamAnswer{status: resp.StatusCode, text: sb.String()}
+		}
+		if err != nil {
+			t.Error(err)
+			return nil
+		}
+		if ev.Name == "content_delta" {
+			var d struct{ Text string }
+			json.Unmarshal(ev.Data, &d)
+			sb.WriteString(d.Text)
+		}
 	}
 }
