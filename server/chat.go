@@ -171,7 +171,14 @@ func (s *Server) handleChat() http.Handler {
 			s.Error(w, r, err)
 			return
 		}
-		live, ctx, cancel, err := s.beginLive(r.Context(), t)
+		ctx := r.Context()
+		if ck != nil {
+			// Its client comes back with the key for the turn's result
+			// (answerKeyed): the turn goes on without it, as a stream's
+			// does (on_disconnect: continue), instead of ending aborted.
+			ctx = context.WithoutCancel(ctx)
+		}
+		live, ctx, cancel, err := s.beginLive(ctx, t)
 		if err != nil {
 			s.Error(w, r, err)
 			return

@@ -381,3 +381,45 @@ func postKeyedNoFatal(t *testing.T, base, apiKey, key, body string) *streamAnswe
 		}
 	}
 }
+
+// TestChatKeyedOutlivesClient: a keyed POST /v1/chat whose client lost
+// its connection mid-turn comes back with its key for the turn's
+// result. The turn stopped with the connection (the JSON door's turn was
+// the request's), so the key answered "aborted" and a reply cut short,
+// forever: the key says its client will come back, and the turn now
+// goes on (as on the stream, on_disconnect: continue) for it to find.
+func TestChatKeyedOutlivesClient(t *testing.T) {
+	g := resendGate{started: make(chan struct{}), release: make(chan struct{})}
+	e := MustChatEnv(t, nil, g)
+	e.fake.Enqueue(
+		anthropictest.Blocks(anthropictest.TextBlock("Let me look. ", 4), anthropictest.ToolUse("toolu_g", "gate", `{}`)),
+		anthropictest.Text("All done.", 4),
+	)
+	const body = `{"message":"check it"}`
+	ctx, drop := context.WithCancel(context.Background())
+	lost := make(chan error, 1)
+	go func() {
+		_, err := postChat(ctx, t, e.url, e.alice.key, "gone-1", body)
+		lost <- err
+	}()
+	<-g.started
+	drop() // the client's network goes
+	if err := <-lost; err == nil {
+		t.Fatal("the dropped request was answered")
+	}
+	againc := make(chan response, 1)
+	go func() {
+		r, err := postChat(context.Background(), t, e.url, e.alice.key, "gone-1", body)
+		if err != nil {
+			t.Error(err)
+		}
+		againc <- r
+	}()
+	close(g.release)
+	again := <-againc
+	var out map[string]any
+	json.Unmarshal(again.body, &out)
+	if again.status != http.StatusOK || out["stop_reason"] != "end_turn" || out["text"] != "Let me look. All done." {
+		t.Errorf("resent after the client left: %d %s, want the whole turn", again.status, again.body)
+	}
+}
