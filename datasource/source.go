@@ -65,7 +65,7 @@ func (s *Source) open(ctx context.Context, root *os.Root, fileDir string, probs 
 	switch {
 	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
 		s.dialect, driver = postgresDialect, "pgx"
-		pg, err := pgDSN(dsn)
+		pg, err := pgDSN(dsn, root, fileDir)
 		if err != nil {
 			probs.add(s.spec.dsnLine, "dsn: %v", err)
 			return
