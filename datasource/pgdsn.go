@@ -76,10 +76,11 @@ func pgPackFiles(dsn string, root *os.Root, fileDir string) (string, error) {
 // openDB opens dsn with driver. A Postgres DSN logs in with the password
 // it carries itself, or none: the driver's libpq defaults would add
 // coachd's own PGPASSWORD or passfile entry, sent to whatever host the
-// pack names (in clear, if that server asks so). Nor does it send
-// coachd's client certificate (~/.postgresql, PGSSLCERT), and pgx reads
-// only the keys net/url found (pgPackFiles checked them): where the two
-// parsers disagree, pgx refuses before it reads any file.
+// pack names (in clear, if that server asks so). It dials no Unix
+// socket (unixSocket) and sends no client certificate of coachd's
+// (~/.postgresql, PGSSLCERT); pgx reads only the keys net/url found
+// (pgPackFiles checked them): where the two parsers disagree, pgx
+// refuses before it reads any file.
 func openDB(driver, dsn string) (*sql.DB, error) {
 	if driver != "pgx" {
 		return sql.Open(driver, dsn)
@@ -99,6 +100,9 @@ func openDB(driver, dsn string) (*sql.DB, error) {
 	if err != nil {
 		return nil, err
 	}
+	if unixSocket(cfg) {
+		return nil, errors.New("a Unix socket (a host that is a path, or no host: the local socket) logs in as coachd's own OS user: name a TCP host (127.0.0.1 for this machine)")
+	}
 	cfg.SSLCertMode = "disable"
 	cfg.Password = ""
 	if uerr == nil {
@@ -110,4 +114,18 @@ func openDB(driver, dsn string) (*sql.DB, error) {
 		}
 	}
 	return stdlib.OpenDB(*cfg), nil
+}
+
+// unixSocket reports whether cfg dials a Unix socket, where the server's
+// peer authentication takes coachd's OS user for the login.
+func unixSocket(cfg *pgx.ConnConfig) bool {
+	if n, _ := pgconn.NetworkAddress(cfg.Host, cfg.Port); n == "unix" {
+		return true
+	}
+	for _, fb := range cfg.Fallbacks {
+		if n, _ := pgconn.NetworkAddress(fb.Host, fb.Port); n == "unix" {
+			return true
+		}
+	}
+	return false
 }
