@@ -79,6 +79,12 @@ func parseProvider(fm *frontMatter, n yaml.Node) Provider {
 		}
 	}
 	keyed := p.Name == ProviderAnthropic || p.Name == ProviderOpenAI
+	if p.BaseURL != "" && !keyed {
+		// No key of its own to send there: the SDK would sign for the
+		// pack's host with the server's (a Bedrock API key, an AWS
+		// session token, a Google access token).
+		fm.bad(line("base_url"), fmt.Sprintf("base_url is for anthropic and openai: %s signs with coachd's own cloud credentials, sent to the platform's own endpoint only", p.Name))
+	}
 	switch {
 	case p.APIKeyEnv != "" && !keyed:
 		fm.bad(line("api_key_env"), fmt.Sprintf("api_key_env is for anthropic and openai; %s uses its platform's credentials", p.Name))

@@ -68,6 +68,8 @@ func TestAgentProvider(t *testing.T) {
 			"e": "provider:\n  name: openai\n  token: abc\nmodel: gpt-5.1\n",
 			"f": "model: gpt-5.1\n",
 			"g": "provider: openai\nmodel: \"gpt 5; rm -rf\"\n",
+			"h": "provider:\n  name: bedrock\n  base_url: https://gateway.example\nmodel: x\n",
+			"i": "provider: {name: vertex, base_url: \"https://gateway.example\"}\nmodel: x\n",
 		})
 		_, err := agent.LoadPack(dir, agent.PackOptions{Builtins: tools.Builtins()})
 		if err == nil {
@@ -84,6 +86,8 @@ func TestAgentProvider(t *testing.T) {
 			`agents/e.md:6: unknown key "token"`,
 			`agents/f.md:4: unknown model "gpt-5.1"`,
 			`agents/g.md:5: model "gpt 5; rm -rf" is not a model id`,
+			"agents/h.md:6: base_url is for anthropic and openai: bedrock signs with coachd's own cloud credentials",
+			"agents/i.md:4: base_url is for anthropic and openai: vertex signs with coachd's own cloud credentials",
 		} {
 			if !strings.Contains(got, want) {
 				t.Errorf("missing %q in:\n%s", want, got)

@@ -88,6 +88,12 @@ func (p *providers) build(spec agent.Provider) (coachd.Model, error) {
 	ctx := context.Background()
 	log := p.logger.With("component", "model", "provider", spec.Name)
 	timeout := p.mc.Timeout
+	if spec.BaseURL != "" && (spec.Name == agent.ProviderBedrock || spec.Name == agent.ProviderVertex) {
+		// Only a pack names one (agent.parseProvider refuses it too): the
+		// SDK would sign for its host with coachd's own AWS or Google
+		// credentials.
+		return nil, fmt.Errorf("provider %s: base_url is for anthropic and openai; %s signs with coachd's own cloud credentials", spec.Name, spec.Name)
+	}
 	switch spec.Name {
 	case agent.ProviderAnthropic:
 		keyEnv := spec.APIKeyEnv
