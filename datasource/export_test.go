@@ -16,3 +16,6 @@ func ExecReadOnly(s *Set, stmt string) error {
 	}
 	return tx.Commit()
 }
+
+// OwnTables lists coachd's own tables, which no data source declares.
+var OwnTables = ownTables

@@ -211,7 +211,7 @@ func (s *Source) columns(ctx context.Context, name string) (map[string]string, m
 // actions against them.
 func (s *Source) check(ctx context.Context, probs *problems) {
 	byName := map[string]*table{}
-	for _, ts := range s.spec.tables {
+	for _, ts := range s.appTables(ctx, probs) {
 		cols, required, err := s.columns(ctx, ts.name)
 		if err != nil {
 			probs.add(ts.line, "table %s: %v", ts.name, err)
