@@ -92,7 +92,11 @@ func New(cfg Config) *Model {
 // WithJSONDel): each request's WithRequestBody replaces the body they
 // would have changed (body.go).
 func newClient(cfg Config, extra ...option.RequestOption) sdk.Client {
-	var opts []option.RequestOption
+	// The SDK reads nothing from the environment: without
+	// ANTHROPIC_API_KEY there it adds ANTHROPIC_AUTH_TOKEN, a profile's
+	// credentials or ANTHROPIC_CUSTOM_HEADERS, coachd's own, to a
+	// pack's base_url too. cmd/coachd passes every setting itself.
+	opts := []option.RequestOption{option.WithoutEnvironmentDefaults()}
 	if cfg.APIKey != "" {
 		opts = append(opts, option.WithAPIKey(cfg.APIKey))
 	}
