@@ -16,6 +16,8 @@ var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-[^}]*)?\}`)
 // under another name.
 var ownEnv = []string{
 	"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY",
+	// What the Bedrock model signs with (the AWS default chain).
+	"AWS_BEARER_TOKEN_BEDROCK", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN",
 	"COACHD_ADMIN_KEY", "COACHD_KEY", "COACHD_DB", "COACHD_OPENAI_API_KEY",
 	"COACHD_WEBHOOK_SECRET", "COACHD_OTLP_ENDPOINT", "DATABASE_URL", "PGPASSWORD",
 	"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_HEADERS",
