@@ -168,6 +168,11 @@ func ParseWebhook(path string, data []byte, getenv func(string) string, policy *
 		hidden = envsecret.URLValues(urlValues, u)
 	}
 	for k, v := range f.Headers {
+		// A header's problem is on its own line, not on headers:.
+		line := subKeyLine(root, "headers", k)
+		bad := func(_, format string, args ...any) {
+			errs = append(errs, fmt.Errorf("%s:%d: %s", path, line, fmt.Sprintf(format, args...)))
+		}
 		if k == "" || strings.ContainsAny(k, " :\r\n") {
 			bad("headers", "invalid header name %q", k)
 			continue
@@ -235,6 +240,17 @@ func keyLine(m *yaml.Node, key string) int {
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		if m.Content[i].Value == key {
 			return m.Content[i].Line
+		}
+	}
+	return m.Line
+}
+
+// subKeyLine is the line of sub in the mapping under key (key's line
+// when either is absent).
+func subKeyLine(m *yaml.Node, key, sub string) int {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return keyLine(m.Content[i+1], sub)
 		}
 	}
 	return m.Line

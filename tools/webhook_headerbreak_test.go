@@ -20,7 +20,7 @@ func TestWebhookHeaderLineBreak(t *testing.T) {
 	if err == nil {
 		t.Fatal("a header with a line break loaded")
 	}
-	if want := "tools/lookup_zone.yaml:4: header Authorization has a line break"; !strings.Contains(err.Error(), want) {
+	if want := "tools/lookup_zone.yaml:5: header Authorization has a line break"; !strings.Contains(err.Error(), want) {
 		t.Errorf("error %q, want %q", err, want)
 	}
 	if strings.Contains(err.Error(), key) {

@@ -119,7 +119,7 @@ func TestWebhook(t *testing.T) {
 			t.Fatal("no error")
 		}
 		for _, want := range []string{"tools/bad.yaml:1: name must be", "tools/bad.yaml:2: url must be", "tools/bad.yaml:3: method must be",
-			"tools/bad.yaml:4: environment variable MISSING is not set", "tools/bad.yaml:6: unknown key \"bogus\"", "tools/bad.yaml:7: timeout"} {
+			"tools/bad.yaml:5: environment variable MISSING is not set", "tools/bad.yaml:6: unknown key \"bogus\"", "tools/bad.yaml:7: timeout"} {
 			if !strings.Contains(err.Error(), want) {
 				t.Errorf("missing %q in:\n%v", want, err)
 			}

@@ -35,9 +35,9 @@ func TestSecurityPackCloudSecretRefused(t *testing.T) {
 	out := stdout.String() + stderr.String() + err.Error()
 	for _, want := range []string{
 		"agents/a.md:7: api_key_env: ${AWS_SECRET_ACCESS_KEY} is coachd's own secret",
-		"tools/zone.yaml:4: ${AWS_BEARER_TOKEN_BEDROCK} is coachd's own secret",
-		"tools/zone.yaml:4: ${AWS_ACCESS_KEY_ID} is coachd's own secret",
-		"tools/zone.yaml:4: ${AWS_SESSION_TOKEN} is coachd's own secret",
+		"tools/zone.yaml:5: ${AWS_BEARER_TOKEN_BEDROCK} is coachd's own secret",
+		"tools/zone.yaml:6: ${AWS_ACCESS_KEY_ID} is coachd's own secret",
+		"tools/zone.yaml:7: ${AWS_SESSION_TOKEN} is coachd's own secret",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("missing %q in:\n%s", want, out)

@@ -41,7 +41,7 @@ func TestSecurityPackOwnSecretRefused(t *testing.T) {
 	}
 	out := stdout.String() + stderr.String() + err.Error()
 	for _, want := range []string{
-		"tools/zone.yaml:4: ${ANTHROPIC_API_KEY} is coachd's own secret",
+		"tools/zone.yaml:5: ${ANTHROPIC_API_KEY} is coachd's own secret",
 		"tools/peek.yaml:3: ${COACHD_ADMIN_KEY} is coachd's own secret",
 		"mcp/crm.yaml:3: ${COACHD_WEBHOOK_SECRET} is coachd's own secret",
 		"mcp/crm.yaml:4: ${COACHD_ADMIN_KEY} is coachd's own secret",
