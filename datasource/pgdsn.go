@@ -53,24 +53,33 @@ func pgPackFiles(dsn string, root *os.Root, fileDir string) (string, error) {
 	if !q.Has("sslrootcert") {
 		return dsn, nil
 	}
-	var cas []string
-	for _, ca := range q["sslrootcert"] {
-		if ca != "system" {
-			if filepath.IsAbs(ca) {
-				return "", errors.New("sslrootcert names a file outside the pack: write system, or a file inside the pack relative to the data file")
-			}
-			if ca, err = packPath(root, fileDir, ca); err != nil {
-				return "", fmt.Errorf("sslrootcert %s %v", filepath.Base(ca), err)
-			}
-			if st, err := os.Stat(ca); err != nil || !st.Mode().IsRegular() {
-				return "", fmt.Errorf("sslrootcert %s is not a file inside the pack (tried %s)", filepath.Base(ca), ca)
-			}
+	// Only sslrootcert is rewritten, in the query as written: pgx, as
+	// libpq, reads no + as a space, so the rest is left alone.
+	params := strings.Split(u.RawQuery, "&")
+	for i, p := range params {
+		k, ca, _ := strings.Cut(p, "=")
+		if k, err = url.QueryUnescape(k); err != nil || k != "sslrootcert" {
+			continue
 		}
-		cas = append(cas, ca)
+		if ca, err = url.PathUnescape(ca); err != nil {
+			return "", errors.New("sslrootcert is not a valid URL query value")
+		}
+		if ca == "system" {
+			continue
+		}
+		if filepath.IsAbs(ca) {
+			return "", errors.New("sslrootcert names a file outside the pack: write system, or a file inside the pack relative to the data file")
+		}
+		if ca, err = packPath(root, fileDir, ca); err != nil {
+			return "", fmt.Errorf("sslrootcert %s %v", filepath.Base(ca), err)
+		}
+		if st, err := os.Stat(ca); err != nil || !st.Mode().IsRegular() {
+			return "", fmt.Errorf("sslrootcert %s is not a file inside the pack (tried %s)", filepath.Base(ca), ca)
+		}
+		params[i] = "sslrootcert=" + strings.ReplaceAll(url.PathEscape(ca), "&", "%26")
 	}
-	q["sslrootcert"] = cas
 	before, _, _ := strings.Cut(dsn, "?")
-	return before + "?" + q.Encode(), nil
+	return before + "?" + strings.Join(params, "&"), nil
 }
 
 // openDB opens dsn with driver. A Postgres DSN logs in with the password

@@ -97,10 +97,12 @@ func tlsPG(t *testing.T, cert tls.Certificate) (addr string, conns chan bool) {
 				}
 				conns <- len(tc.ConnectionState().PeerCertificates) > 0
 				be := pgproto3.NewBackend(tc, tc)
-				if _, err := be.ReceiveStartupMessage(); err != nil {
+				msg, err = be.ReceiveStartupMessage()
+				sm, ok := msg.(*pgproto3.StartupMessage)
+				if err != nil || !ok {
 					return
 				}
-				be.Send(&pgproto3.ErrorResponse{Severity: "FATAL", Code: "28000", Message: "no login here"})
+				be.Send(&pgproto3.ErrorResponse{Severity: "FATAL", Code: "28000", Message: "no login here for " + sm.Parameters["application_name"]})
 				be.Flush()
 			}()
 		}
@@ -203,8 +205,8 @@ func TestSecurityDSNNoHostFiles(t *testing.T) {
 		}
 		// The server's certificate is its own CA: verify-ca passes with
 		// it, and the login is refused by the server, not by coachd.
-		err = load(t, "postgres://app@"+addr+"/app?sslmode=verify-ca&sslrootcert=ca.crt", map[string]string{"ca.crt": string(ca)})
-		if !strings.Contains(err.Error(), "no login here") {
+		err = load(t, "postgres://app@"+addr+"/app?sslmode=verify-ca&sslrootcert=ca.crt&application_name=coach%20app+1", map[string]string{"ca.crt": string(ca)})
+		if !strings.Contains(err.Error(), "no login here for coach app+1") {
 			t.Errorf("got %v", err)
 		}
 		certSent(t)
