@@ -108,6 +108,13 @@ func (b *Build) Run(ctx context.Context, u *coachd.User, taskID string, requirem
 	if len(pointers) > 0 {
 		b.logf("copy: left out %d .git files that point to a repository outside the workspace (a worktree's or a submodule's), so that no git command run in the copy changes it: %s", len(pointers), strings.Join(pointers, ", "))
 	}
+	// The copy as the build began, to find what the player changed: its
+	// report and the copy's git are its own to write (its tests can take
+	// .git away).
+	start, err := treeManifest(dir)
+	if err != nil {
+		return nil, fmt.Errorf("autobuild: reading the copy %s: %w", dir, err)
+	}
 	ws, err := NewWorkspace(dir, Options{Commands: player.Commands, Write: true})
 	if err != nil {
 		return nil, err
@@ -148,7 +155,14 @@ func (b *Build) Run(ctx context.Context, u *coachd.User, taskID string, requirem
 		if res.Err != nil {
 			return out, res.Err
 		}
-		run, err := b.Reviewer.Prepare(ctx, Request{User: u, TaskID: taskID, Requirements: requirements, PlayerReport: playerReport(res.Text), Dir: dir, Base: base})
+		changed, unknown := []string(nil), ""
+		if now, err := treeManifest(dir); err != nil {
+			unknown = err.Error()
+		} else {
+			changed = now.changedSince(start)
+		}
+		run, err := b.Reviewer.Prepare(ctx, Request{User: u, TaskID: taskID, Requirements: requirements, PlayerReport: playerReport(res.Text),
+			Dir: dir, Base: base, Changed: changed, Unknown: unknown})
 		if err != nil {
 			return out, err
 		}

@@ -19,12 +19,13 @@ const (
 )
 
 // changedPaths are the workspace paths the change under review touches:
-// the files the player's report names (files) and, in a git workspace,
+// the files the player's report names (files), the ones autobuild saw
+// the player change (seen: Request.Changed) and, in a git workspace,
 // the Go, Python and JavaScript files git shows changed since the base or
 // not tracked there, whatever the report says. Sorted, each once.
-func (w *Workspace) changedPaths(ctx context.Context, files []string) []string {
+func (w *Workspace) changedPaths(ctx context.Context, files, seen []string) []string {
 	var paths []string
-	for _, f := range slices.Concat(files[:min(len(files), maxReportFiles)], w.gitChanged(ctx)) {
+	for _, f := range slices.Concat(files[:min(len(files), maxReportFiles)], seen, w.gitChanged(ctx)) {
 		if p, err := rel(strings.TrimSpace(f)); err == nil && p != "." {
 			paths = append(paths, p)
 		}

@@ -198,7 +198,7 @@ func (t decisionTool) Execute(ctx context.Context, call coachd.ToolCall, _ coach
 	}
 	tr := t.tr
 	tr.mu.Lock()
-	validated, recorded, reqs, running := tr.validated, tr.decision != nil, tr.requirements, tr.running
+	validated, recorded, reqs, running, unknown := tr.validated, tr.decision != nil, tr.requirements, tr.running, tr.buildUnknown
 	tr.mu.Unlock()
 	switch {
 	case !validated:
@@ -225,6 +225,9 @@ func (t decisionTool) Execute(ctx context.Context, call coachd.ToolCall, _ coach
 			return refuse("approval refused: this review has not run the tests. Run them yourself with run_command, then decide")
 		case !run.Passed():
 			return refuse("approval refused: the last test run (%s) did not pass (%s): record feedback instead", run.Command, run.fault())
+		case unknown != "":
+			return refuse("approval refused: what the player changed could not be compared with the workspace as the build began (%s), "+
+				"so what the tests ran is not known to be the change: record feedback instead", unknown)
 		}
 		changed := tr.changedPaths(ctx)
 		if missing := tr.untestedPackages(changed); len(missing) > 0 {
@@ -233,11 +236,11 @@ func (t decisionTool) Execute(ctx context.Context, call coachd.ToolCall, _ coach
 				missing, more = missing[:10], fmt.Sprintf(" and %d more", len(missing)-10)
 			}
 			return refuse("approval refused: the change under review touches the Go packages %s%s, and no passing test run of this review ran their tests "+
-				"(the player's files_modified and, in a git workspace, what git shows changed): run the tests that cover them (go test ./... runs them all), then decide", strings.Join(missing, ", "), more)
+				"(the player's files_modified, in a build what it was seen to change, and, in a git workspace, what git shows changed): run the tests that cover them (go test ./... runs them all), then decide", strings.Join(missing, ", "), more)
 		}
 		if missing := tr.untestedSuites(changed); len(missing) > 0 {
 			return refuse("approval refused: the change under review touches %s, and no passing test run of this review ran all of them "+
-				"(the player's files_modified and, in a git workspace, what git shows changed; a run of some of the tests, by file, name or pattern, does not say the others pass): run them, then decide", strings.Join(missing, "; "))
+				"(the player's files_modified, in a build what it was seen to change, and, in a git workspace, what git shows changed; a run of some of the tests, by file, name or pattern, does not say the others pass): run them, then decide", strings.Join(missing, "; "))
 		}
 		if missing := unreviewedHarness(changed, d.ConfigReviewed); len(missing) > 0 {
 			return refuse("%s", harnessRefusal(missing))

@@ -43,6 +43,13 @@ type Request struct {
 	// Base is the commit git_diff compares with ("" is the workspace's
 	// HEAD): in autobuild, the scratch copy's HEAD before the player ran.
 	Base string
+	// Changed are, in autobuild, the paths the player's turns changed,
+	// added or removed, found by comparing the scratch copy with itself
+	// as the build began (treeManifest): part of the change under review
+	// whatever the player's report or git says. Unknown says why they
+	// could not be read ("" when they were): no approval is taken then.
+	Changed []string
+	Unknown string
 }
 
 // Workspace resolves a workspace name from userID's request to a
@@ -132,6 +139,7 @@ func (rv *Reviewer) Prepare(ctx context.Context, req Request) (*Run, error) {
 	}
 	tr := NewTrace(req.TaskID, req.Requirements...)
 	tr.reportFiles = reportedFiles(req.PlayerReport)
+	tr.buildFiles, tr.buildUnknown = req.Changed, req.Unknown
 	ws, err := NewWorkspace(req.Dir, Options{Commands: ag.Commands, Trace: tr, Base: req.Base})
 	if err != nil {
 		return nil, err

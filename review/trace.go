@@ -33,8 +33,12 @@ type Trace struct {
 	// reportFiles are the files_modified of the review request's own
 	// player report (Prepare): checked whatever the model relays.
 	reportFiles []string
-	decision    json.RawMessage
-	approved    bool
+	// buildFiles are the paths autobuild saw the player change
+	// (Request.Changed), buildUnknown why it could not ("": it could).
+	buildFiles   []string
+	buildUnknown string
+	decision     json.RawMessage
+	approved     bool
 	// running counts the test runs (testCommand) started and not yet in
 	// calls: one the turn left behind at its timeout runs on until it is
 	// stopped, and its outcome, timed out, is not known before.
@@ -132,12 +136,12 @@ func (t *Trace) failedTestRun() *CommandRun {
 // (Workspace.changedPaths); nil outside a workspace.
 func (t *Trace) changedPaths(ctx context.Context) []string {
 	t.mu.Lock()
-	ws, files := t.ws, slices.Concat(t.reportFiles, t.playerFiles)
+	ws, files, seen := t.ws, slices.Concat(t.reportFiles, t.playerFiles), t.buildFiles
 	t.mu.Unlock()
 	if ws == nil {
 		return nil
 	}
-	return ws.changedPaths(ctx, files)
+	return ws.changedPaths(ctx, files, seen)
 }
 
 // untestedPackages are the Go packages the change under review touches
