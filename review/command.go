@@ -253,7 +253,7 @@ func killLeft(ns, mark string) {
 }
 
 // scrubbedEnv is the environment of a command: no secrets (nothing of the
-// server's own environment but PATH), a throwaway HOME, and Go, Python and
+// server's own environment but PATH's absolute entries), a throwaway HOME, and Go, Python and
 // Node kept offline, with the operator's Go caches so builds are warm.
 // go test runs verbose (GOFLAGS -v): without it, go hides the output of a
 // package whose test binary exits 0, and a worker's TestMain that ends
@@ -275,11 +275,26 @@ func scrubbedEnv(home string) []string {
 		modcache = filepath.Join(build.Default.GOPATH, "pkg", "mod")
 	}
 	return []string{
-		"PATH=" + os.Getenv("PATH"), "HOME=" + home, "TMPDIR=" + home, "LANG=C.UTF-8", "CI=1",
+		"PATH=" + absolutePath(os.Getenv("PATH")), "HOME=" + home, "TMPDIR=" + home, "LANG=C.UTF-8", "CI=1",
 		"GOCACHE=" + gocache, "GOMODCACHE=" + modcache, "GOPATH=" + filepath.Join(home, "go"),
 		"GOFLAGS=-mod=mod -v -count=1", "GOWORK=off", "GOPROXY=off", "GOTOOLCHAIN=local", "GOTELEMETRY=off",
 		"PIP_NO_INDEX=1", "npm_config_offline=true", "NO_COLOR=1",
 	}
+}
+
+// absolutePath is the PATH list without its relative entries: a command
+// runs in the workspace, where a relative entry ("bin", or an empty one,
+// which a shell takes for the current directory) would find the worker's
+// own programs first (a jest that prints a passing summary) in every
+// program the command starts: npm's script shell, a test's subprocess.
+func absolutePath(list string) string {
+	var keep []string
+	for _, d := range filepath.SplitList(list) {
+		if filepath.IsAbs(d) {
+			keep = append(keep, d)
+		}
+	}
+	return strings.Join(keep, string(filepath.ListSeparator))
 }
 
 // headTail keeps the first and last keep bytes written, and counts the
