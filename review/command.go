@@ -253,7 +253,8 @@ func killLeft(ns, mark string) {
 }
 
 // scrubbedEnv is the environment of a command: no secrets (nothing of the
-// server's own environment but PATH's absolute entries), a throwaway HOME, and Go, Python and
+// server's own environment but PATH's absolute entries), a throwaway HOME
+// (Python's bytecode cache in it), and Go, Python and
 // Node kept offline, with the operator's Go caches so builds are warm.
 // go test runs verbose (GOFLAGS -v): without it, go hides the output of a
 // package whose test binary exits 0, and a worker's TestMain that ends
@@ -279,6 +280,12 @@ func scrubbedEnv(home string) []string {
 		"GOCACHE=" + gocache, "GOMODCACHE=" + modcache, "GOPATH=" + filepath.Join(home, "go"),
 		"GOFLAGS=-mod=mod -v -count=1", "GOWORK=off", "GOPROXY=off", "GOTOOLCHAIN=local", "GOTELEMETRY=off",
 		"PIP_NO_INDEX=1", "npm_config_offline=true", "NO_COLOR=1",
+		// Python's bytecode, and pytest's rewritten tests', is the run's
+		// own: a __pycache__ left in the workspace runs instead of its
+		// source when its header matches the source's size and mtime,
+		// which a worker can forge (a hook compiled, an innocent file
+		// put back).
+		"PYTHONPYCACHEPREFIX=" + filepath.Join(home, "pycache"),
 	}
 }
 
