@@ -242,7 +242,10 @@ func (t decisionTool) Execute(ctx context.Context, call coachd.ToolCall, _ coach
 			return refuse("approval refused: the change under review touches %s, and no passing test run of this review ran all of them "+
 				"(the player's files_modified, in a build what it was seen to change, and, in a git workspace, what git shows changed; a run of some of the tests, by file, name or pattern, does not say the others pass): run them, then decide", strings.Join(missing, "; "))
 		}
-		if missing := unreviewedHarness(changed, d.ConfigReviewed); len(missing) > 0 {
+		tr.mu.Lock()
+		seen := tr.buildFiles
+		tr.mu.Unlock()
+		if missing := unreviewedHarness(changed, seen, d.ConfigReviewed); len(missing) > 0 {
 			return refuse("%s", harnessRefusal(missing))
 		}
 		// The counts an approval claims must be ones a passing run of the

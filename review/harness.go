@@ -35,8 +35,10 @@ func isHarness(p string) bool {
 // but a dependency's (vendored: git lists node_modules' untracked files
 // too), that the decision's test_config_reviewed does not name: a test run's
 // pass is what the change's own harness says it is, so an approval must
-// say the coach read each one.
-func unreviewedHarness(paths []string, reviewed []ConfigReviewed) []string {
+// say the coach read each one. Installed code that autobuild saw the
+// player change (seen: Request.Changed) is harness too: node_modules'
+// jest, a virtualenv's pytest or plugins run the tests.
+func unreviewedHarness(paths, seen []string, reviewed []ConfigReviewed) []string {
 	var names []string
 	for _, r := range reviewed {
 		if p, err := rel(strings.TrimSpace(r.File)); err == nil {
@@ -45,11 +47,20 @@ func unreviewedHarness(paths []string, reviewed []ConfigReviewed) []string {
 	}
 	var missing []string
 	for _, p := range paths {
-		if isHarness(p) && !vendored(p) && !slices.Contains(names, p) {
+		harness := isHarness(p) && !vendored(p) || vendored(p) && !cached(p) && slices.Contains(seen, p)
+		if harness && !slices.Contains(names, p) {
 			missing = append(missing, p)
 		}
 	}
 	return missing
+}
+
+// cached reports whether p is in a cache no command of the coach's reads:
+// Python's bytecode (scrubbedEnv's PYTHONPYCACHEPREFIX) and pytest's
+// cache (read for --lf, which runs part of the suite).
+func cached(p string) bool {
+	dirs := strings.Split(path.Dir(p), "/")
+	return slices.Contains(dirs, "__pycache__") || slices.Contains(dirs, ".pytest_cache")
 }
 
 // ConfigReviewed is one entry of a decision's test_config_reviewed: a
@@ -67,7 +78,7 @@ func harnessRefusal(missing []string) string {
 		missing, more = missing[:10], fmt.Sprintf(" and %d more", len(missing)-10)
 	}
 	return fmt.Sprintf("approval refused: the change under review touches %s%s, which decides what a test run reports "+
-		"(a conftest.py hook, a pytest or jest setting, or a package.json test script can make failing tests read as passing), "+
+		"(a conftest.py hook, a pytest or jest setting, a package.json test script, or installed code the run loads, such as node_modules' jest, can make failing tests read as passing), "+
 		"so a passing run does not prove the tests pass: read each one and, if it does not alter the results, name it in "+
 		"test_config_reviewed ({\"file\", \"note\": what you checked}); otherwise record feedback", strings.Join(missing, ", "), more)
 }
