@@ -3,7 +3,10 @@ package review
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/coachd/coachd"
 )
@@ -18,8 +21,11 @@ const maxReportList = maxReportFiles
 // at most 1000 strings, files_modified's each a path inside the workspace
 // (the approval's test runs must cover them), implementation_notes a
 // string (null, like a field left out, is none). A report in another shape would be taken silently, its files
-// left out of that check. Other fields are the player's own and pass on
-// to the coach as they are. An empty report is none.
+// left out of that check. So would one of these fields misspelt
+// (files_modifed, filesModified): a field a letter or two, or only case
+// and separators, away from one of them is refused, naming the field it
+// means. Other fields are the player's own and pass on to the coach as
+// they are. An empty report is none.
 func CheckPlayerReport(report json.RawMessage) []coachd.FieldError {
 	if len(report) == 0 {
 		return nil
@@ -70,5 +76,68 @@ func CheckPlayerReport(report json.RawMessage) []coachd.FieldError {
 			}
 		}
 	}
+	keys := slices.Sorted(maps.Keys(m))
+	for _, k := range keys {
+		if want := misspelt(k); want != "" {
+			errs = append(errs, coachd.FieldError{Field: "player_report." + k,
+				Message: fmt.Sprintf("unknown field; did you mean %q? (the seed's report reads files_modified, tests_written, implementation_notes and concerns)", want),
+				Code:    "unknown"})
+		}
+	}
 	return errs
+}
+
+// reportFields are the fields of a player's report the seed's contract
+// reads.
+var reportFields = []string{"files_modified", "tests_written", "implementation_notes", "concerns"}
+
+// misspelt is the contract field (reportFields) k is a misspelling of:
+// not one of them, but the same once case, '_', '-' and spaces are
+// dropped, or within two edits (a letter added, dropped, changed, or two
+// swapped) of one; "" when k is none's.
+func misspelt(k string) string {
+	if slices.Contains(reportFields, k) || len(k) > 40 {
+		return ""
+	}
+	fold := func(s string) string {
+		return strings.Map(func(r rune) rune {
+			if r == '_' || r == '-' || r == ' ' {
+				return -1
+			}
+			return unicode.ToLower(r)
+		}, s)
+	}
+	for _, f := range reportFields {
+		if editDistance(fold(k), fold(f)) <= 2 {
+			return f
+		}
+	}
+	return ""
+}
+
+// editDistance is the optimal string alignment distance of a and b, by
+// runes: insertions, deletions, substitutions and swaps of neighbours.
+func editDistance(a, b string) int {
+	x, y := []rune(a), []rune(b)
+	d := make([][]int, len(x)+1)
+	for i := range d {
+		d[i] = make([]int, len(y)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
+	}
+	for i := 1; i <= len(x); i++ {
+		for j := 1; j <= len(y); j++ {
+			cost := 1
+			if x[i-1] == y[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && x[i-1] == y[j-2] && x[i-2] == y[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(x)][len(y)]
 }
