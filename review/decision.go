@@ -184,7 +184,7 @@ func (decisionTool) Definition() coachd.ToolDef {
 		Name: DecisionTool,
 		Description: "Record your decision, last: approve only when every requirement is met and the tests you ran with run_command passed; " +
 			"otherwise feedback, with one feedback item per issue (file, line when known, a specific issue, a suggestion, a severity). " +
-			"An approval of a change that touches a test harness file (conftest.py, pytest.ini, pyproject.toml, setup.cfg, tox.ini, package.json, jest.config.*) " +
+			"An approval of a change that touches a test harness file (conftest.py, pytest.ini, pyproject.toml, setup.cfg, tox.ini, package.json, jest.config.*, .npmrc, .yarnrc.yml) " +
 			"names each in test_config_reviewed, with what you checked: such a file decides what a test run reports.",
 		Category:    coachd.ToolLifecycle,
 		InputSchema: json.RawMessage(DecisionSchema),

@@ -12,8 +12,13 @@ import (
 // into a pass, pytest's settings (pytest.ini, pyproject.toml, setup.cfg,
 // tox.ini) can load such a plugin or deselect tests, and a package.json
 // test script or jest config can print jest's summary without running
-// anything. sitecustomize.py runs in every Python started there.
-var harnessNames = []string{"conftest.py", "pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini", "package.json", "sitecustomize.py", "usercustomize.py"}
+// anything. sitecustomize.py runs in every Python started there. npm
+// (and pnpm) read a project's .npmrc, yarn its .yarnrc or .yarnrc.yml,
+// for every script: node-options preloads a module into each node process
+// (one can rewrite jest's summary and exit code), script-shell or
+// yarnPath replaces what runs the script.
+var harnessNames = []string{"conftest.py", "pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini", "package.json", "sitecustomize.py", "usercustomize.py",
+	".npmrc", ".yarnrc", ".yarnrc.yml"}
 
 // harnessPathspecs are harnessNames (and jest's configs) as git
 // pathspecs, for gitChanged: ones its other pathspecs may not match.
