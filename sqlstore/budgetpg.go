@@ -53,7 +53,7 @@ func (db *DB) applyPG(ctx context.Context, tx *tx, r *coachd.Reservation, q stri
 // r's expiry (holdExtend).
 func settleWiths(setRes string) string {
 	return `r AS (` + setRes + ` RETURNING id, expires_at),
-		u AS (` + chargeUserSet + ` AND EXISTS (SELECT 1 FROM r)` + chargeUserReturning + `),
+		u AS (` + chargeUserSet + ` AND EXISTS (SELECT 1 FROM r)` + chargeUserReturning[dialectPostgres] + `),
 		l AS (` + ledgerInsert + ` SELECT ?, ?, ?, ?, ?, ?, ?, ?, ? FROM r)`
 }
 
@@ -66,25 +66,47 @@ var applySQL = [2]string{
 }
 
 func (db *DB) settleArgs(resArgs []any, tx *tx, r *coachd.Reservation, c resChange) []any {
-	return append(resArgs, tx.time(r.PeriodStart), c.diff, c.heldDelta, r.UserID,
+	return append(resArgs, tx.time(r.PeriodStart), c.diff, c.heldDelta, r.UserID, r.ID,
 		r.UserID, r.ID, c.diff, c.heldDelta, c.reason, tx.time(r.PeriodStart), tx.time(tx.now), c.rawDiff, string(db.budget.Unit))
 }
 
 // The budget's two writes besides the reservation's, shared by apply and
 // applyPG (and ledgerInsert by reserve's Postgres statement).
 const (
-	// chargeUser adds a settlement to the user's totals (used only while
-	// the reservation's period is the user's current one) and returns
-	// them; args: period start, used delta, reserved delta, user id.
-	chargeUser    = chargeUserSet + chargeUserReturning
 	chargeUserSet = `UPDATE users SET
 		tokens_used = tokens_used + CASE WHEN period_start = ? THEN CAST(? AS BIGINT) ELSE 0 END,
 		tokens_reserved = tokens_reserved + ? WHERE id = ?`
-	chargeUserReturning = ` RETURNING token_budget, tokens_used, tokens_reserved`
-	ledgerInsert        = `INSERT INTO ledger (user_id, reservation_id, used_delta, reserved_delta, reason, period_start, created_at, raw_tokens, unit)`
+	ledgerInsert = `INSERT INTO ledger (user_id, reservation_id, used_delta, reserved_delta, reason, period_start, created_at, raw_tokens, unit)`
 	// ledgerRow writes one ledger row; args in ledgerInsert's column order.
 	ledgerRow = ledgerInsert + ` VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
 )
+
+var (
+	// chargeUser adds a settlement to the user's totals (used only while
+	// the reservation's period is the user's current one) and returns
+	// them (chargeUserReturning); args: period start, used delta,
+	// reserved delta, user id, then liveReserved's.
+	chargeUser = chargeUserSet + chargeUserReturning[dialectSQLite]
+	// chargeUserReturning[d] reads back the user's totals in dialect d,
+	// what is reserved as liveReserved counts it.
+	chargeUserReturning = [...]string{
+		dialectSQLite:   ` RETURNING token_budget, tokens_used, ` + liveReserved[dialectSQLite] + ` AS tokens_reserved`,
+		dialectPostgres: ` RETURNING token_budget, tokens_used, ` + liveReserved[dialectPostgres] + ` AS tokens_reserved`,
+	}
+	// liveReserved[d] is, of a users row, its tokens_reserved without the
+	// holds past their expiry that nothing released yet (no sweep, no
+	// reservation of the user since), as BudgetStatus counts it: the
+	// budget_remaining a settlement answers is what GET /v1/me says then.
+	// The reservation being settled is left out of those (its hold is
+	// the one the settlement set, which a Postgres statement's snapshot
+	// does not show yet). Args: that reservation's id, holdOver's.
+	liveReserved = [...]string{dialectSQLite: liveReservedOf(dialectSQLite), dialectPostgres: liveReservedOf(dialectPostgres)}
+)
+
+func liveReservedOf(d dialect) string {
+	return `tokens_reserved - CAST(COALESCE((SELECT SUM(x.held) FROM reservations x WHERE x.user_id = users.id
+		AND x.state = 'active' AND NOT x.free_preview AND x.id <> ? AND x.` + holdOver[d] + `), 0) AS BIGINT)`
+}
 
 // reserveHeldPG is, on Postgres, reserveSQL and insertReservation of r in
 // one statement, one round trip: the hold on the user's row, then the

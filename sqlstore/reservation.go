@@ -265,8 +265,8 @@ func (db *DB) apply(ctx context.Context, tx *tx, r *coachd.Reservation, s coachd
 	// Usage is charged to the period the reservation was made in: it moves
 	// the cached total only while that period is still the user's current.
 	var budget, used, reserved int64
-	if err := tx.queryRow(ctx, chargeUser,
-		tx.time(r.PeriodStart), c.diff, c.heldDelta, r.UserID).Scan(&budget, &used, &reserved); err != nil {
+	if err := tx.queryRow(ctx, chargeUser, leaseOverArgs([]any{tx.time(r.PeriodStart), c.diff, c.heldDelta, r.UserID, r.ID}, tx)...).
+		Scan(&budget, &used, &reserved); err != nil {
 		return false, dbError(err, "charge user")
 	}
 	r.SetRemaining(budget, used, reserved)
@@ -378,11 +378,12 @@ func (db *DB) addLedger(ctx context.Context, tx *tx, r *coachd.Reservation, used
 	return nil
 }
 
-// remaining sets r.Remaining from the user's row.
+// remaining sets r.Remaining from the user's row (what is reserved as
+// liveReserved counts it).
 func remaining(ctx context.Context, tx *tx, r *coachd.Reservation) error {
 	var budget, used, reserved int64
-	if err := tx.queryRow(ctx, `SELECT token_budget, tokens_used, tokens_reserved FROM users WHERE id = ?`, r.UserID).
-		Scan(&budget, &used, &reserved); err != nil {
+	if err := tx.queryRow(ctx, `SELECT token_budget, tokens_used, `+liveReserved[tx.d]+` FROM users WHERE id = ?`,
+		append(leaseOverArgs([]any{r.ID}, tx), r.UserID)...).Scan(&budget, &used, &reserved); err != nil {
 		return dbError(err, "user %q", r.UserID)
 	}
 	r.SetRemaining(budget, used, reserved)
