@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
 
 	"github.com/coachd/coachd"
 )
@@ -39,12 +40,13 @@ func (db *DB) Record(ctx context.Context, userID string, rec coachd.TurnRecord) 
 		mode = settleFinalize
 	}
 	// refused is the session's refusal of the messages (sessionRefused),
-	// answered once the settlement is committed.
-	var refused error
+	// answered once the settlement is committed; lapsed the budget's
+	// refusal to hold again a turn whose hold ran out (rehold).
+	var refused, lapsed error
 	// budgetTx locks the user first: a concurrent retry with the same key
 	// waits there and then finds the key below.
 	res, err := budgetTx(ctx, db, userID, func(tx *tx) (*coachd.Reservation, error) {
-		refused = nil
+		refused, lapsed = nil, nil
 		r, err := findReservation(ctx, tx, userID, rec.ReservationID)
 		if err != nil {
 			return nil, err
@@ -60,11 +62,14 @@ func (db *DB) Record(ctx context.Context, userID string, rec coachd.TurnRecord) 
 			case err == nil && hash != rec.RequestHash:
 				return nil, coachd.Errorf(coachd.ECONFLICT, "Idempotency-Key was already used for a different request")
 			case err == nil:
-				prev := &coachd.Reservation{}
-				if err := json.Unmarshal([]byte(resp), prev); err != nil {
+				prev := recordReply{Reservation: &coachd.Reservation{}}
+				if err := json.Unmarshal([]byte(resp), &prev); err != nil {
 					return nil, internal(err, "decode idempotent response")
 				}
-				return prev, nil
+				if prev.Lapsed != "" {
+					lapsed = lapsedError(prev.Lapsed, prev.Reservation)
+				}
+				return prev.Reservation, nil
 			case !errors.Is(err, sql.ErrNoRows):
 				return nil, dbError(err, "idempotency key")
 			}
@@ -97,12 +102,26 @@ func (db *DB) Record(ctx context.Context, userID string, rec coachd.TurnRecord) 
 			return nil, err
 		}
 		if mode == settleCharge {
+			if r.State == coachd.ReservationExpired && !r.FreePreview {
+				held, err := db.rehold(ctx, tx, r)
+				if err != nil {
+					return nil, err
+				}
+				if !held {
+					lapsed = lapsedError(lapsedMessage(r), r)
+				}
+			}
 			if err := db.holdRound(ctx, tx, r); err != nil {
 				return nil, err
 			}
 		}
 		if rec.IdempotencyKey != "" && refused == nil {
-			resp, _ := json.Marshal(r)
+			// The messages are stored: a retry answers as this did.
+			reply := recordReply{Reservation: r}
+			if lapsed != nil {
+				reply.Lapsed = lapsed.(*coachd.Error).Message
+			}
+			resp, _ := json.Marshal(reply)
 			if _, err := tx.exec(ctx, `INSERT INTO idempotency_keys (user_id, idem_key, request_hash, response, created_at) VALUES (?, ?, ?, ?, ?)`,
 				userID, rec.IdempotencyKey, rec.RequestHash, string(resp), tx.time(tx.now)); err != nil {
 				return nil, dbError(err, "store idempotency key")
@@ -116,7 +135,68 @@ func (db *DB) Record(ctx context.Context, userID string, rec coachd.TurnRecord) 
 	if refused != nil {
 		return nil, refused
 	}
+	if lapsed != nil {
+		return nil, lapsed
+	}
 	return res, nil
+}
+
+// recordReply is a record's answer as its idempotency key keeps it: the
+// reservation, and Lapsed, the message of the budget's refusal to hold
+// the turn again (rehold), which a retry answers again.
+type recordReply struct {
+	*coachd.Reservation
+	Lapsed string `json:"lapsed,omitempty"`
+}
+
+// rehold holds again the rest of r's estimate, r being a turn whose hold
+// ran out and was released (an expired reservation) while the app's loop
+// still ran it: a round longer than coachd.RoundHoldTTL. The record that
+// says the loop goes on (a charge) finds it so, and the loop may not go
+// on spending beside the turns that were given the room meanwhile: it
+// holds again when the budget has room for the rest (the user's other
+// stale holds released first, as a reservation does), and reports false,
+// holding nothing, when it has not. The caller holds the user's lock.
+func (db *DB) rehold(ctx context.Context, tx *tx, r *coachd.Reservation) (bool, error) {
+	if _, err := db.expireUser(ctx, tx, r.UserID); err != nil {
+		return false, err
+	}
+	rest := max(r.Estimate-r.Charged, 0)
+	res, err := tx.exec(ctx, reserveSQL, rest, r.UserID, rest, rest)
+	if err != nil {
+		return false, dbError(err, "hold reservation again")
+	}
+	if n, err := res.RowsAffected(); err != nil || n != 1 {
+		if err != nil {
+			return false, dbError(err, "hold reservation again")
+		}
+		return false, remaining(ctx, tx, r)
+	}
+	// Until holdRound times it as a round's.
+	until := tx.now.Add(db.budget.TTL)
+	if _, err := tx.exec(ctx, `UPDATE reservations SET state = 'active', held = ?, expires_at = `+leaseUntil[tx.d]+`, updated_at = ? WHERE id = ?`,
+		rest, leaseArg(tx, until), tx.time(tx.now), r.ID); err != nil {
+		return false, dbError(err, "hold reservation again")
+	}
+	r.State, r.Held, r.ExpiresAt = coachd.ReservationActive, rest, storeTime(until)
+	if err := db.addLedger(ctx, tx, r, 0, rest, 0, "reserve"); err != nil {
+		return false, err
+	}
+	return true, remaining(ctx, tx, r)
+}
+
+// lapsedMessage says why rehold could not hold r again.
+func lapsedMessage(r *coachd.Reservation) string {
+	return fmt.Sprintf("Token budget exhausted: this turn's hold ran out before this record (a round longer than it) and the budget has no room to hold it again: "+
+		"%d tokens remain and the rest of the turn needs about %d. The round is stored and charged; end the turn.",
+		r.Remaining, max(r.Estimate-r.Charged, 0))
+}
+
+// lapsedError is rehold's refusal, msg, of the turn of r.
+func lapsedError(msg string, r *coachd.Reservation) error {
+	e := coachd.Errorf(coachd.EBUDGET, "%s", msg)
+	e.Extra = map[string]any{"remaining": r.Remaining, "estimated_tokens": max(r.Estimate-r.Charged, 0)}
+	return e
 }
 
 // holdRound makes the hold of r, which a record kept open (the app's
