@@ -66,8 +66,8 @@ var applySQL = [2]string{
 }
 
 func (db *DB) settleArgs(resArgs []any, tx *tx, r *coachd.Reservation, c resChange) []any {
-	return append(resArgs, tx.time(r.PeriodStart), c.diff, c.heldDelta, r.UserID, r.ID,
-		r.UserID, r.ID, c.diff, c.heldDelta, c.reason, tx.time(r.PeriodStart), tx.time(tx.now), c.rawDiff, string(db.budget.Unit))
+	args := db.liveArgs(append(resArgs, tx.time(r.PeriodStart), c.diff, c.heldDelta, r.UserID), tx, r)
+	return append(args, r.UserID, r.ID, c.diff, c.heldDelta, c.reason, tx.time(r.PeriodStart), tx.time(tx.now), c.rawDiff, string(db.budget.Unit))
 }
 
 // The budget's two writes besides the reservation's, shared by apply and
@@ -85,13 +85,13 @@ var (
 	// chargeUser adds a settlement to the user's totals (used only while
 	// the reservation's period is the user's current one) and returns
 	// them (chargeUserReturning); args: period start, used delta,
-	// reserved delta, user id, then liveReserved's.
+	// reserved delta, user id, then liveArgs'.
 	chargeUser = chargeUserSet + chargeUserReturning[dialectSQLite]
 	// chargeUserReturning[d] reads back the user's totals in dialect d,
-	// what is reserved as liveReserved counts it.
+	// what is used and reserved as liveUsed and liveReserved count them.
 	chargeUserReturning = [...]string{
-		dialectSQLite:   ` RETURNING token_budget, tokens_used, ` + liveReserved[dialectSQLite] + ` AS tokens_reserved`,
-		dialectPostgres: ` RETURNING token_budget, tokens_used, ` + liveReserved[dialectPostgres] + ` AS tokens_reserved`,
+		dialectSQLite:   ` RETURNING token_budget, ` + liveUsed + ` AS tokens_used, ` + liveReserved[dialectSQLite] + ` AS tokens_reserved`,
+		dialectPostgres: ` RETURNING token_budget, ` + liveUsed + ` AS tokens_used, ` + liveReserved[dialectPostgres] + ` AS tokens_reserved`,
 	}
 	// liveReserved[d] is, of a users row, its tokens_reserved without the
 	// holds past their expiry that nothing released yet (no sweep, no
@@ -102,6 +102,19 @@ var (
 	// does not show yet). Args: that reservation's id, holdOver's.
 	liveReserved = [...]string{dialectSQLite: liveReservedOf(dialectSQLite), dialectPostgres: liveReservedOf(dialectPostgres)}
 )
+
+// liveUsed is, of a users row, its tokens_used in the current budget
+// period: none while the row still counts one that ended (no
+// reservation rolled it since), as BudgetStatus counts it. Arg: the
+// current period's start.
+const liveUsed = `CASE WHEN period_start < ? THEN 0 ELSE tokens_used END`
+
+// liveArgs appends the args of liveUsed and liveReserved, for the
+// settlement of r, to args.
+func (db *DB) liveArgs(args []any, tx *tx, r *coachd.Reservation) []any {
+	args = append(args, tx.time(storeTime(db.budget.Period.Start(tx.now))), r.ID)
+	return leaseOverArgs(args, tx)
+}
 
 func liveReservedOf(d dialect) string {
 	return `tokens_reserved - CAST(COALESCE((SELECT SUM(x.held) FROM reservations x WHERE x.user_id = users.id

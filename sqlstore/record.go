@@ -170,7 +170,7 @@ func (db *DB) rehold(ctx context.Context, tx *tx, r *coachd.Reservation) (bool, 
 		if err != nil {
 			return false, dbError(err, "hold reservation again")
 		}
-		return false, remaining(ctx, tx, r)
+		return false, db.remaining(ctx, tx, r)
 	}
 	// Until holdRound times it as a round's.
 	until := tx.now.Add(db.budget.TTL)
@@ -182,7 +182,7 @@ func (db *DB) rehold(ctx context.Context, tx *tx, r *coachd.Reservation) (bool, 
 	if err := db.addLedger(ctx, tx, r, 0, rest, 0, "reserve"); err != nil {
 		return false, err
 	}
-	return true, remaining(ctx, tx, r)
+	return true, db.remaining(ctx, tx, r)
 }
 
 // lapsedMessage says why rehold could not hold r again.

@@ -2,8 +2,6 @@ package sqlstore_test
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"testing"
 	"time"
 
@@ -79,21 +77,6 @@ func TestRecordLapsedHold(t *testing.T) {
 			})
 		})
 	}
-}
-
-// toolRound is the record of round n of a turn of an app's own loop: the
-// model's tool call and its result (after the user's words, in the first).
-func toolRound(sessionID, reservationID string, n int, used int64, words string) coachd.TurnRecord {
-	id := fmt.Sprintf("toolu_%d", n)
-	var msgs []*coachd.Message
-	if words != "" {
-		msgs = append(msgs, &coachd.Message{Role: coachd.RoleUser, Blocks: []coachd.Block{coachd.TextBlock(words)}})
-	}
-	msgs = append(msgs,
-		&coachd.Message{Role: coachd.RoleAssistant, Blocks: []coachd.Block{{Type: coachd.BlockToolUse, ID: id, Name: "get_rank", Input: json.RawMessage(`{}`)}}},
-		&coachd.Message{Role: coachd.RoleUser, Blocks: []coachd.Block{coachd.ToolResultBlock(id, `{"rank":"diamond"}`, false)}})
-	return coachd.TurnRecord{SessionID: sessionID, ReservationID: reservationID, TokensUsed: used, Messages: msgs,
-		IdempotencyKey: fmt.Sprintf("repeat %s %d", reservationID, n), RequestHash: fmt.Sprint(n)}
 }
 
 // messageCount is how many messages the user's session holds.

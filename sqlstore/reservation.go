@@ -178,7 +178,7 @@ func (db *DB) settleWith(ctx context.Context, tx *tx, r *coachd.Reservation, s c
 	if err != nil || known {
 		return err
 	}
-	return remaining(ctx, tx, r)
+	return db.remaining(ctx, tx, r)
 }
 
 // findReservation reads the user's reservation. Every write to a
@@ -265,7 +265,7 @@ func (db *DB) apply(ctx context.Context, tx *tx, r *coachd.Reservation, s coachd
 	// Usage is charged to the period the reservation was made in: it moves
 	// the cached total only while that period is still the user's current.
 	var budget, used, reserved int64
-	if err := tx.queryRow(ctx, chargeUser, leaseOverArgs([]any{tx.time(r.PeriodStart), c.diff, c.heldDelta, r.UserID, r.ID}, tx)...).
+	if err := tx.queryRow(ctx, chargeUser, db.liveArgs([]any{tx.time(r.PeriodStart), c.diff, c.heldDelta, r.UserID}, tx, r)...).
 		Scan(&budget, &used, &reserved); err != nil {
 		return false, dbError(err, "charge user")
 	}
@@ -378,12 +378,12 @@ func (db *DB) addLedger(ctx context.Context, tx *tx, r *coachd.Reservation, used
 	return nil
 }
 
-// remaining sets r.Remaining from the user's row (what is reserved as
-// liveReserved counts it).
-func remaining(ctx context.Context, tx *tx, r *coachd.Reservation) error {
+// remaining sets r.Remaining from the user's row (what is used and
+// reserved as liveUsed and liveReserved count them).
+func (db *DB) remaining(ctx context.Context, tx *tx, r *coachd.Reservation) error {
 	var budget, used, reserved int64
-	if err := tx.queryRow(ctx, `SELECT token_budget, tokens_used, `+liveReserved[tx.d]+` FROM users WHERE id = ?`,
-		append(leaseOverArgs([]any{r.ID}, tx), r.UserID)...).Scan(&budget, &used, &reserved); err != nil {
+	if err := tx.queryRow(ctx, `SELECT token_budget, `+liveUsed+`, `+liveReserved[tx.d]+` FROM users WHERE id = ?`,
+		append(db.liveArgs(nil, tx, r), r.UserID)...).Scan(&budget, &used, &reserved); err != nil {
 		return dbError(err, "user %q", r.UserID)
 	}
 	r.SetRemaining(budget, used, reserved)
@@ -451,7 +451,7 @@ func (db *DB) FindReservation(ctx context.Context, userID, id string) (*coachd.R
 	if err != nil {
 		return nil, err
 	}
-	if err := remaining(ctx, tx, r); err != nil {
+	if err := db.remaining(ctx, tx, r); err != nil {
 		return nil, err
 	}
 	return r, tx.commit()

@@ -45,7 +45,7 @@ func (db *DB) settleKnown(ctx context.Context, tx *tx, k *coachd.Reservation, s 
 		return nil, err
 	}
 	if !known {
-		if err := remaining(ctx, tx, &r); err != nil {
+		if err := db.remaining(ctx, tx, &r); err != nil {
 			return nil, err
 		}
 	}
