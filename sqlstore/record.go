@@ -155,10 +155,14 @@ type recordReply struct {
 // says the loop goes on (a charge) finds it so, and the loop may not go
 // on spending beside the turns that were given the room meanwhile: it
 // holds again when the budget has room for the rest (the user's other
-// stale holds released first, as a reservation does), and reports false,
-// holding nothing, when it has not. The caller holds the user's lock.
+// stale holds released and a new period begun first, as a reservation
+// does), and reports false, holding nothing, when it has not. The caller
+// holds the user's lock.
 func (db *DB) rehold(ctx context.Context, tx *tx, r *coachd.Reservation) (bool, error) {
 	if _, err := db.expireUser(ctx, tx, r.UserID); err != nil {
+		return false, err
+	}
+	if err := db.rollPeriod(ctx, tx, r.UserID); err != nil {
 		return false, err
 	}
 	rest := max(r.Estimate-r.Charged, 0)

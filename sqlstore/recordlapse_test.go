@@ -88,3 +88,35 @@ func messageCount(tb testing.TB, db *sqlstore.DB, u *coachd.User, sessionID stri
 	}
 	return len(msgs)
 }
+
+// TestRecordLapsedHoldNewPeriod: a turn whose hold ran out as the
+// budget period turned is held again against the new period's budget,
+// not refused for the ended one's spend, which the user's row keeps
+// until a reservation rolls it (none came since).
+func TestRecordLapsedHoldNewPeriod(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			ctx := context.Background()
+			clock := newClock()
+			db := MustOpen(t, b.newDSN(t), clock)
+			db.SetBudgetConfig(coachd.BudgetConfig{Period: coachd.PeriodMonthly, TTL: coachd.DefaultReservationTTL})
+			u := budgetUser(t, db, 1000)
+			first, next := mustSession(t, db, u), mustSession(t, db, u)
+			passTime(t, db, clock, time.Date(2026, 3, 31, 23, 50, 0, 0, time.UTC).Sub(clock.Now()))
+			r := must[*coachd.Reservation](t)(db.Reserve(ctx, coachd.ReserveRequest{UserID: u.ID, SessionID: first.ID, Agent: "coach", Estimate: 300, Supersede: true}))
+			passTime(t, db, clock, 4*time.Minute)
+			must[*coachd.Reservation](t)(db.Record(ctx, u.ID, toolRound(first.ID, r.ID, 1, 50, "how do I rank up?")))
+			// The next round is long: its hold runs out, and another
+			// session spends the rest of March's budget.
+			passTime(t, db, clock, coachd.RoundHoldTTL+time.Minute)
+			o := must[*coachd.Reservation](t)(db.Reserve(ctx, coachd.ReserveRequest{UserID: u.ID, SessionID: next.ID, Agent: "coach", Estimate: 900}))
+			must[*coachd.Reservation](t)(db.Finalize(ctx, u.ID, o.ID, 900))
+			passTime(t, db, clock, 4*time.Minute) // 1 April, 00:01
+			got := must[*coachd.Reservation](t)(db.Record(ctx, u.ID, toolRound(first.ID, r.ID, 2, 100, "")))
+			if got.State != coachd.ReservationActive || got.Held != 200 {
+				t.Fatalf("record in April: %s holding %d, want active holding 200", got.State, got.Held)
+			}
+			mustStatus(t, db, u.ID, 0, 200) // April's: the round is March's
+		})
+	}
+}
