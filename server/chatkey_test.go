@@ -423,3 +423,34 @@ func TestChatKeyedOutlivesClient(t *testing.T) {
 		t.Errorf("resent after the client left: %d %s, want the whole turn", again.status, again.body)
 	}
 }
+
+// TestChatResendApprovedCall: the turn that answers an approval runs the
+// approved call (its tool_calls), though the call was announced in the
+// turn that paused. Sent again with its key, the answer is the same,
+// the call included; a denied call is in neither.
+func TestChatResendApprovedCall(t *testing.T) {
+	for _, c := range []struct {
+		name, answer string
+		calls        int
+	}{
+		{"Approved", `{"approved":true}`, 1},
+		{"Denied", `{"approved":false,"reason":"too much"}`, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e, _ := mustApprovalEnv(t)
+			refundRound(e)
+			_, paused := mustPostChat(t, e.url, e.alice.key, "pause-1", `{"message":"refund me"}`)
+			sid, _ := paused["session_id"].(string)
+			e.fake.Enqueue(anthropictest.Text("Done.", 3))
+			body := `{"session_id":"` + sid + `","tool_result":{"tool_use_id":"toolu_r","content":` + c.answer + `}}`
+			_, want := mustPostChat(t, e.url, e.alice.key, "answer-1", body)
+			if calls, _ := want["tool_calls"].([]any); len(calls) != c.calls {
+				t.Fatalf("the first answer's tool_calls: %v, want %d", want["tool_calls"], c.calls)
+			}
+			r, got := mustPostChat(t, e.url, e.alice.key, "answer-1", body)
+			if !reflect.DeepEqual(got, want) || r.header.Get("Idempotent-Replayed") != "true" {
+				t.Errorf("resent:\n%s\nwant the first answer\n%v", r.body, want)
+			}
+		})
+	}
+}

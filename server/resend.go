@@ -186,6 +186,14 @@ func (l *loggedResult) Send(ev coachd.Event) error {
 		l.last.Reset()
 	case coachd.EventToolCallReady:
 		res.ToolCalls = append(res.ToolCalls, coachd.ToolCall{ID: ev.ToolUseID, Name: ev.ToolName, Input: ev.Input})
+	case coachd.EventToolResult:
+		// An approved call runs in the turn that answers its approval,
+		// announced in the turn that paused: its result alone, with its
+		// input, says it ran (agent.Turn.decide). A denied one
+		// did not.
+		if ev.Input != nil && !ev.Denied {
+			res.ToolCalls = append(res.ToolCalls, coachd.ToolCall{ID: ev.ToolUseID, Name: ev.ToolName, Input: ev.Input})
+		}
 	case coachd.EventError:
 		res.Err = ev.Err
 	case coachd.EventTurnEnded:
