@@ -454,3 +454,70 @@ func TestChatResendApprovedCall(t *testing.T) {
 		})
 	}
 }
+
+// TestResendEndedTurnTakesNoStreamSlot: a turn that ended, sent again
+// with its key, is answered from the log at once: it holds none of the
+// user's stream slots (--max-streams-per-user), as its first request
+// held none. A client with its session streams open (one here, the
+// limit) that resends a lost answer gets it, on either door, not 429
+// "too many open streams".
+func TestResendEndedTurnTakesNoStreamSlot(t *testing.T) {
+	g := resendGate{started: make(chan struct{}), release: make(chan struct{})}
+	e := mustChatEnvDeps(t, func(d *server.Deps) { d.MaxStreamsPerUser = 1 }, nil, g)
+	const body = `{"message":"ok"}`
+	e.fake.Enqueue(anthropictest.Text("Answered.", 6))
+	_, want := mustPostChat(t, e.url, e.alice.key, "slot-1", body)
+	sid, _ := want["session_id"].(string)
+
+	req, _ := http.NewRequest(http.MethodGet, e.url+"/v1/sessions/"+sid+"/stream", nil)
+	req.Header.Set("Authorization", "Bearer "+e.alice.key)
+	req.Header.Set("Accept", "text/event-stream")
+	follow, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer follow.Body.Close()
+	if follow.StatusCode != http.StatusOK {
+		t.Fatalf("the session stream: %d", follow.StatusCode)
+	}
+	// The slot is taken: a second session stream is refused.
+	second, err := http.DefaultClient.Do(req.Clone(context.Background()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	second.Body.Close()
+	if second.StatusCode != http.StatusTooManyRequests {
+		t.Fatalf("a second session stream: %d, want 429 (the limit is 1)", second.StatusCode)
+	}
+
+	r, got := mustPostChat(t, e.url, e.alice.key, "slot-1", body)
+	if !reflect.DeepEqual(got, want) || r.header.Get("Idempotent-Replayed") != "true" {
+		t.Errorf("resent to /v1/chat:\n%s\nwant the first answer\n%v", r.body, want)
+	}
+	s := postKeyedNoFatal(t, e.url, e.alice.key, "slot-1", body)
+	if s == nil || s.status != http.StatusOK || s.text != "Answered." {
+		t.Errorf("resent to /v1/chat/stream: %+v, want 200 and its reply", s)
+	}
+
+	// A resend of a turn still running follows it, as a session stream
+	// does, and counts as one.
+	e.fake.Enqueue(
+		anthropictest.Blocks(anthropictest.TextBlock("Let me look. ", 4), anthropictest.ToolUse("toolu_g", "gate", `{}`)),
+		anthropictest.Text("All done.", 4),
+	)
+	running := `{"session_id":"` + sid + `","message":"check it"}`
+	firstc := make(chan error, 1)
+	go func() {
+		_, err := postChat(context.Background(), t, e.url, e.alice.key, "slot-2", running)
+		firstc <- err
+	}()
+	<-g.started
+	r, err = postChat(context.Background(), t, e.url, e.alice.key, "slot-2", running)
+	close(g.release)
+	if err != nil || r.status != http.StatusTooManyRequests {
+		t.Errorf("resent while its turn runs, the slot taken: %d %s %v, want 429", r.status, r.body, err)
+	}
+	if err := <-firstc; err != nil {
+		t.Fatal(err)
+	}
+}

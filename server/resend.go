@@ -94,7 +94,7 @@ func (s *Server) followKeyed(w http.ResponseWriter, r *http.Request, dialect str
 	}
 	var release func()
 	if err == nil {
-		release, err = s.streams.acquire(u.ID)
+		release, err = s.replaySlot(r.Context(), u.ID, k)
 	}
 	if err != nil {
 		s.StreamError(w, r, dialect, err)
@@ -130,6 +130,19 @@ func (s *Server) keyedTurn(ctx context.Context, userID string, ck *resendKey) (k
 	return k, true, err
 }
 
+// replaySlot takes one of the user's stream slots for a keyed resend
+// that follows its turn while it runs, as a session stream does. A turn
+// that ended is answered from the log at once and takes none: its first
+// request took none, and a client resending lost answers while its
+// session streams are open would be refused "too many open streams" for
+// a turn that is over.
+func (s *Server) replaySlot(ctx context.Context, userID string, k coachd.TurnKey) (release func(), err error) {
+	if tl, err := s.store.TurnLogAt(ctx, userID, k.SessionID, k.Turn); err == nil && tl.Turn == k.Turn && tl.Ended {
+		return func() {}, nil
+	}
+	return s.streams.acquire(userID)
+}
+
 // answerKeyed is followKeyed for POST /v1/chat: it answers with the
 // turn's result, rebuilt from its logged events once the turn ended
 // (waiting for it while it runs), as the turn's own request answered.
@@ -141,7 +154,7 @@ func (s *Server) answerKeyed(w http.ResponseWriter, r *http.Request, ck *resendK
 	}
 	var release func()
 	if err == nil {
-		release, err = s.streams.acquire(u.ID)
+		release, err = s.replaySlot(r.Context(), u.ID, k)
 	}
 	if err != nil {
 		s.Error(w, r, err)
