@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -331,17 +332,23 @@ func withoutCalls(resp *coachd.ModelResponse) *coachd.ModelResponse {
 }
 
 // savePartial stores what the model said before the stream broke: its text,
-// marked partial. Unsigned thinking is dropped, and so are unfinished tool
-// calls, but for a turn stopped (Stop, the client gone) while the model
-// wrote one: the user saw its card (tool_call_started), which a reload
-// would lose. It is kept, answered as interrupted as finish answers a
-// call cut by max_tokens, so history stays valid; without room for the
-// result, it is dropped too.
+// marked partial. Unsigned thinking is dropped. A tool call the model was
+// writing when the turn was stopped (Stop, the client gone) or the
+// upstream broke the stream (an error event, a cut, a malformed input)
+// is kept: the user saw its card (tool_call_started), which a reload
+// would lose. It is answered as interrupted, as finish answers a call
+// cut by max_tokens, so history stays valid, with an input the API takes
+// (an object); without room for the result, it is dropped.
 func (t *Turn) savePartial(ctx context.Context, resp *coachd.ModelResponse) {
-	stopped := errors.Is(ctx.Err(), context.Canceled)
 	var blocks []coachd.Block
 	for _, b := range resp.Blocks {
-		if (b.Type == coachd.BlockText && b.Text != "") || (stopped && b.Type == coachd.BlockToolUse && b.ID != "") {
+		switch {
+		case b.Type == coachd.BlockText && b.Text != "":
+			blocks = append(blocks, b)
+		case b.Type == coachd.BlockToolUse && b.ID != "":
+			if in := bytes.TrimSpace(b.Input); len(in) == 0 || in[0] != '{' || !coachd.ValidJSON(in) {
+				b.Input = json.RawMessage(`{}`)
+			}
 			blocks = append(blocks, b)
 		}
 	}

@@ -148,13 +148,23 @@ func TestStreamBadInputThroughRunner(t *testing.T) {
 			} else if u.TokensUsed <= 0 || u.TokensUsed > 100_000 {
 				t.Fatalf("the failed turn charged %d tokens", u.TokensUsed)
 			}
-			for _, m := range h.history(res.SessionID) {
+			// The broken round's call, whose card the client showed, is
+			// kept (a reload shows it) but never run: it is answered
+			// "interrupted", with an input the API takes.
+			msgs := h.history(res.SessionID)
+			for i, m := range msgs {
 				if !utf8.ValidString(m.Content) {
 					t.Fatalf("stored message %d is not valid UTF-8", m.Seq)
 				}
 				for _, b := range m.Blocks {
-					if b.Type == coachd.BlockToolUse && b.ID == "toolu_half" {
-						t.Fatalf("the broken round's tool_use was stored: %+v", b)
+					if b.Type != coachd.BlockToolUse || b.ID != "toolu_half" {
+						continue
+					}
+					if !m.Partial || !strings.HasPrefix(string(b.Input), "{") {
+						t.Fatalf("the broken round's tool_use was stored as %+v in a reply partial=%v, want an object input in a partial reply", b, m.Partial)
+					}
+					if i+1 >= len(msgs) || len(msgs[i+1].Blocks) != 1 || msgs[i+1].Blocks[0].ToolUseID != "toolu_half" || msgs[i+1].Blocks[0].ResultText() != agent.InterruptedText {
+						t.Fatalf("the broken round's tool_use is not answered interrupted: %+v", msgs[i+1:])
 					}
 				}
 			}
