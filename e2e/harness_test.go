@@ -220,6 +220,7 @@ type fault struct {
 	hold             chan struct{} // not nil: pass the request on once closed
 	holdAnswer       chan struct{} // not nil: pass the request on, and its answer once closed
 	answered         chan struct{} // closed when coachd has answered (holdAnswer)
+	cutHeld          bool          // holdAnswer: cut the answer on the network once released
 	shutdownAfter    int           // > 0: end the stream after this many events as a server going down does
 	endType          string        // the error that ends it then: server_shutdown by default
 }
@@ -314,10 +315,22 @@ func (f *faults) holdNext(method, prefix string) (release func()) {
 // release is called (or the browser gives up on it); answered is closed
 // once coachd has answered, its status and headers held.
 func (f *faults) holdAnswerNext(method, prefix string) (answered <-chan struct{}, release func()) {
+	return f.holdAnswer(method, prefix, false)
+}
+
+// holdAnswerThenCutNext is holdAnswerNext whose answer, at release, is
+// cut on the network instead of passed on: coachd took the request (a
+// chat turn admitted and running) while the browser, which waited for
+// the answer meanwhile, sees a network error.
+func (f *faults) holdAnswerThenCutNext(method, prefix string) (answered <-chan struct{}, cut func()) {
+	return f.holdAnswer(method, prefix, true)
+}
+
+func (f *faults) holdAnswer(method, prefix string, cut bool) (answered <-chan struct{}, release func()) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	hold, done := make(chan struct{}), make(chan struct{})
-	f.next = append(f.next, fault{method: method, prefix: prefix, holdAnswer: hold, answered: done})
+	f.next = append(f.next, fault{method: method, prefix: prefix, holdAnswer: hold, answered: done, cutHeld: cut})
 	var once sync.Once
 	return done, func() { once.Do(func() { close(hold) }) }
 }
@@ -372,6 +385,7 @@ type heldAnswer struct {
 	http.ResponseWriter
 	ctx            context.Context
 	hold, answered chan struct{}
+	cut            bool // cut the connection at release instead
 	once           sync.Once
 }
 
@@ -380,6 +394,10 @@ func (w *heldAnswer) WriteHeader(status int) {
 	select {
 	case <-w.hold:
 	case <-w.ctx.Done():
+	}
+	if w.cut {
+		// net/http closes the connection without a response.
+		panic(http.ErrAbortHandler)
 	}
 	w.ResponseWriter.WriteHeader(status)
 }
@@ -482,7 +500,7 @@ func (f *faults) wrap(next http.Handler) http.Handler {
 			return
 		}
 		if hit != nil && hit.holdAnswer != nil {
-			next.ServeHTTP(&heldAnswer{ResponseWriter: w, ctx: r.Context(), hold: hit.holdAnswer, answered: hit.answered}, r)
+			next.ServeHTTP(&heldAnswer{ResponseWriter: w, ctx: r.Context(), hold: hit.holdAnswer, answered: hit.answered, cut: hit.cutHeld}, r)
 			return
 		}
 		if hit != nil && hit.hold != nil {

@@ -3,7 +3,7 @@
 
 import { Api, ApiError, takeKeyFromURL } from './api.js';
 import { StreamPhase, TextBatcher, Phase } from './stream.js';
-import { followTurn } from './follow.js';
+import { followTurn, askAgain } from './follow.js';
 import { Transcript, setToolResult, setToolWaiting, stopNote } from './messages.js';
 import { isInteractive } from './interactions.js';
 import { NotesPanel } from './notes.js';
@@ -573,8 +573,15 @@ async function runTurn(body, onAccepted = () => {}) {
   state.asking = controller;
   try {
     // { resumeAfter } follows again a turn whose stream was lost.
+    // A request whose answer is lost after Stop was pressed is asked
+    // again (askAgain): the server may have begun the turn to stop.
+    const req = state.sessionId ? { ...body, session_id: state.sessionId } : body;
     const res = body.resumeAfter ? await state.api.resume(state.sessionId, body.resumeAfter, controller.signal)
-      : await state.api.chatStream(state.sessionId ? { ...body, session_id: state.sessionId } : body, controller.signal, body);
+      : await askAgain(() => state.api.chatStream(req, controller.signal, body), {
+        signal: controller.signal,
+        again: () => state.stopAsked === controller,
+        reconnecting: (on) => view.reconnecting(on),
+      });
     accepted = true;
     state.asking = null;
     onAccepted();

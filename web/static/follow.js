@@ -77,3 +77,27 @@ async function follow(res, at, { handle, resume, canResume, reconnecting, signal
     throw new TypeError('the stream ended before the turn did');
   }
 }
+
+// askAgain sends a turn's request with send() and, when its answer is
+// lost on the network (not refused by the server) while again() holds,
+// sends it again, up to RECONNECTS times; reconnecting(on) shows it.
+// Sent again with its Idempotency-Key, the request is answered with the
+// turn it began, if the server took it: Stop pressed before the answer
+// came stops that turn, instead of leaving it running unseen.
+export async function askAgain(send, { signal, again, reconnecting }) {
+  let shown = false;
+  try {
+    for (let n = 0; ; n++) {
+      try {
+        return await send();
+      } catch (err) {
+        if (err instanceof ApiError || signal.aborted || !again() || n >= RECONNECTS) throw err;
+      }
+      shown = true;
+      reconnecting(true);
+      await sleep(Math.min(250 * 2 ** n, 4000), signal);
+    }
+  } finally {
+    if (shown) reconnecting(false);
+  }
+}
