@@ -276,6 +276,7 @@ async function openSession(id, closed = '') {
     setEnded(Boolean(sess.status) && sess.status !== 'active');
     running = sess.running_turn || null;
     const upTo = running && running.message_id ? msgs.findIndex((m) => m.id === running.message_id) : -1;
+    if (running) running = { ...running, again: sentAgain(upTo >= 0 ? msgs.slice(0, upTo) : msgs) };
     transcript.renderHistory(upTo >= 0 ? msgs.slice(0, upTo) : msgs, sess.pending_interaction, { onAnswer: answer, onClosed: questionClosed, closed, settled: !running });
     setBefore(prev);
     showWelcome(msgs.length === 0);
@@ -290,7 +291,24 @@ async function openSession(id, closed = '') {
       updateSend();
     }
   }
-  if (running && state.sessionId === id && !state.loading) runTurn({ resumeAfter: running.last_event_id });
+  if (running && state.sessionId === id && !state.loading) runTurn({ resumeAfter: running.last_event_id, again: running.again });
+}
+
+// sentAgain is the request that sends the running turn's message again,
+// the last of msgs the user wrote (msgs end before the turn's reply): a
+// text, without files. Retry sends it when the followed turn fails after
+// the coach replied; the server runs the message's turn again, storing
+// it once. null for an answer, or a message with files.
+function sentAgain(msgs) {
+  for (let i = msgs.length - 1; i >= 0; i--) {
+    const m = msgs[i];
+    if (m.role !== 'user') continue;
+    const blocks = Array.isArray(m.content_blocks) && m.content_blocks.length > 0 ? m.content_blocks : [{ type: 'text', text: m.content || '' }];
+    if (!blocks.every((b) => b.type === 'text')) return null;
+    const text = blocks.map((b) => b.text).join('').trim();
+    return text ? { message: text } : null;
+  }
+  return null;
 }
 
 // setBefore notes the cursor of the page before those drawn ('' when
@@ -663,8 +681,12 @@ async function runTurn(body, onAccepted = () => {}) {
             return true;
           }
           // The server stored the message before the upstream failed:
-          // Retry re-runs it instead of sending it a second time.
+          // Retry re-runs it instead of sending it a second time. A
+          // followed turn (a reload, a lost stream) that failed after the
+          // coach replied is not followed again, to the same error: its
+          // message is sent again (the server runs it again, stored once).
           if (!replied) state.lastTurn = { retry: true };
+          else if (body.resumeAfter) state.lastTurn = body.again || { retry: true };
           state.resendable = state.lastTurn === body;
           banner.show(describeError(data));
           return true;
@@ -685,7 +707,7 @@ async function runTurn(body, onAccepted = () => {}) {
   } catch (err) {
     batcher.flush();
     if (accepted && err.resumeAfter && state.sessionId) {
-      state.lastTurn = { resumeAfter: err.resumeAfter };
+      state.lastTurn = { resumeAfter: err.resumeAfter, again: body.resumeAfter ? body.again : body.message !== undefined && body };
       state.cutView = view;
     }
     state.resendable = !controller.signal.aborted && state.lastTurn === body;
