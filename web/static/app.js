@@ -551,7 +551,16 @@ function stop(now = false) {
   }
   state.stopping = c;
   const abort = () => c.abort();
-  state.api.stopTurn(state.sessionId).then(() => setTimeout(abort, STOP_GRACE_MS), abort);
+  // A stop refused, or whose request failed, may not have stopped the
+  // turn: it goes on on the server, and the page follows it on, to the
+  // reply stored, rather than say "Stopped" under a reply that is not;
+  // Stop may be pressed again.
+  state.api.stopTurn(state.sessionId).then(() => setTimeout(abort, STOP_GRACE_MS), (err) => {
+    if (state.stopping !== c || c.signal.aborted) return;
+    state.stopping = null;
+    if (err.status === 401) onAuthError();
+    else toast('The reply could not be stopped. Press Stop to try again.', 'error');
+  });
 }
 
 // leave stops following the running turn without stopping it: the reply
