@@ -20,7 +20,8 @@ type chatRequest struct {
 	SessionID  string        `json:"session_id"`
 	Agent      string        `json:"agent"`
 	ToolResult *agent.Answer `json:"tool_result"`
-	// Retry re-runs the session's last turn that failed before a reply.
+	// Retry re-runs the session's last turn that failed before a reply,
+	// or in one: a reply that broke off is left out (RetryPartial).
 	Retry bool `json:"retry"`
 	// Attachments are images and documents for the model (attach.go).
 	Attachments []attachmentRequest `json:"attachments"`
@@ -49,7 +50,7 @@ func (req chatRequest) Valid(context.Context) []coachd.FieldError {
 func (req chatRequest) turn(u *coachd.User, wait bool) agent.TurnRequest {
 	return agent.TurnRequest{
 		User: u, SessionID: req.SessionID, Agent: req.Agent,
-		Message: req.Message, Answer: req.ToolResult, Wait: wait, Retry: req.Retry,
+		Message: req.Message, Answer: req.ToolResult, Wait: wait, Retry: req.Retry, RetryPartial: req.Retry,
 		// Seeds 000 and 002 send a message again after an error.
 		Resent:  true,
 		Context: replayContext(req.ReplayID),

@@ -694,7 +694,9 @@ async function runTurn(body, onAccepted = () => {}) {
           // followed turn (a reload, a lost stream) that failed after the
           // coach replied is not followed again, to the same error: its
           // message is sent again (the server runs it again, stored once).
-          if (!replied) state.lastTurn = { retry: true };
+          // A message with files is run again too: sent again, the
+          // server would store it a second time.
+          if (!replied || body.attachments) state.lastTurn = { retry: true };
           else if (body.resumeAfter) state.lastTurn = body.again || { retry: true };
           state.resendable = state.lastTurn === body;
           banner.show(describeError(data));
@@ -716,7 +718,7 @@ async function runTurn(body, onAccepted = () => {}) {
   } catch (err) {
     batcher.flush();
     if (accepted && err.resumeAfter && state.sessionId) {
-      state.lastTurn = { resumeAfter: err.resumeAfter, again: body.resumeAfter ? body.again : body.message !== undefined && body };
+      state.lastTurn = { resumeAfter: err.resumeAfter, again: body.resumeAfter ? body.again : body.message !== undefined && !body.attachments && body };
       state.cutView = view;
     }
     state.resendable = !controller.signal.aborted && state.lastTurn === body;
