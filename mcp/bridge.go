@@ -40,13 +40,17 @@ func Bridge(ctx context.Context, endpoint, key string, t sdk.Transport, hc *http
 	}
 	r := &remote{endpoint: endpoint, hc: &h}
 	defer r.close()
-	srv := sdk.NewServer(&sdk.Implementation{Name: "coachd", Version: "1"}, nil)
+	// Tools are announced with listChanged even while none is known: a
+	// desktop client may start the bridge before coachd, and hears of
+	// coachd's tools when it answers.
+	srv := sdk.NewServer(&sdk.Implementation{Name: "coachd", Version: "1"}, &sdk.ServerOptions{
+		Capabilities: &sdk.ServerCapabilities{Logging: &sdk.LoggingCapabilities{}, Tools: &sdk.ToolCapabilities{ListChanged: true}}})
 	b := &bridgeTools{r: r, srv: srv, have: map[string]string{}}
 	n, err := b.sync(ctx)
-	if err != nil {
-		return err
-	}
-	if n == 0 {
+	switch {
+	case err != nil && !unreachable(err):
+		return err // coachd answered, and refused (a wrong key, a redirect…)
+	case err == nil && n == 0:
 		return errors.New("the server offers no tools")
 	}
 	// coachd's list changes as a pack's MCP servers start and stop: ask
@@ -54,8 +58,17 @@ func Bridge(ctx context.Context, endpoint, key string, t sdk.Transport, hc *http
 	// reaches the client (the SDK sends notifications/tools/list_changed).
 	srv.AddReceivingMiddleware(func(next sdk.MethodHandler) sdk.MethodHandler {
 		return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
-			if method == "tools/list" {
+			switch {
+			case method == "tools/list":
 				b.sync(ctx) // on failure the last list is served
+			case method == "tools/call" && !b.synced.Load():
+				// coachd has not answered yet: no tool is known.
+				if _, err := b.sync(ctx); err != nil {
+					if unreachable(err) {
+						return nil, fmt.Errorf("coachd is not reachable at %s: the call was not sent (%w)", endpoint, err)
+					}
+					return nil, err
+				}
 			}
 			return next(ctx, method, req)
 		}
@@ -66,8 +79,21 @@ func Bridge(ctx context.Context, endpoint, key string, t sdk.Transport, hc *http
 	return srv.Run(ctx, t)
 }
 
-// bridgeRelist is how often the bridge asks coachd for its tool list.
-const bridgeRelist = time.Minute
+// bridgeRelist is how often the bridge asks coachd for its tool list;
+// until coachd first answers, it asks after bridgeRetryMin, doubling up
+// to bridgeRetryMax.
+const (
+	bridgeRelist   = time.Minute
+	bridgeRetryMin = 250 * time.Millisecond
+	bridgeRetryMax = 10 * time.Second
+)
+
+// unreachable reports whether err is a failure to reach coachd (nothing
+// listens at the URL, the network is down), not coachd's answer.
+func unreachable(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && !errors.As(err, new(*refusedError))
+}
 
 // bridgeTools keeps the bridge's tools those coachd lists.
 type bridgeTools struct {
@@ -75,6 +101,8 @@ type bridgeTools struct {
 	srv  *sdk.Server
 	mu   sync.Mutex
 	have map[string]string // name → the tool as coachd listed it (JSON)
+	// synced is set once coachd has listed its tools.
+	synced atomic.Bool
 }
 
 // sync lists coachd's tools and adds, replaces and removes the bridge's
@@ -119,11 +147,23 @@ func (b *bridgeTools) sync(ctx context.Context) (int, error) {
 	if len(gone) > 0 {
 		b.srv.RemoveTools(gone...)
 	}
+	b.synced.Store(true)
 	return len(b.have), nil
 }
 
-// every syncs each period until ctx ends.
+// every syncs each period until ctx ends; until coachd first answers,
+// sooner, with a bounded backoff.
 func (b *bridgeTools) every(ctx context.Context, period time.Duration) {
+	for wait := bridgeRetryMin; !b.synced.Load(); wait = min(2*wait, bridgeRetryMax) {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+		sctx, cancel := context.WithTimeout(ctx, period)
+		b.sync(sctx)
+		cancel()
+	}
 	tick := time.NewTicker(period)
 	defer tick.Stop()
 	for {
