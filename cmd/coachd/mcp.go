@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/coachd/coachd/mcp"
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // runMCP is "coachd mcp": coachd as an MCP server over stdio, for desktop
@@ -39,13 +38,8 @@ func runMCP(ctx context.Context, args []string, getenv func(string) string, stdi
 	if *agentName != "" {
 		u.RawQuery = url.Values{"agent": {*agentName}}.Encode()
 	}
-	t := &sdk.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}}
-	if err := mcp.Bridge(ctx, u.String(), *key, t, nil); err != nil && ctx.Err() == nil {
+	if err := mcp.Bridge(ctx, u.String(), *key, mcp.StdioTransport(stdin, stdout), nil); err != nil && ctx.Err() == nil {
 		return fmt.Errorf("coachd mcp: %w", err)
 	}
 	return nil
 }
-
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }

@@ -1,0 +1,115 @@
+package mcp
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// StdioTransport is the SDK's stdio transport (one JSON-RPC message a
+// line) over in and out, for `coachd mcp`, with its input read a line at
+// a time first: a line that is not JSON, or longer than the SDK's frame
+// limit, is answered with a parse error (-32700, id null), and one that
+// is JSON but not a JSON-RPC message with an invalid request (-32600):
+// the SDK would end the connection on either, unanswered. Good lines
+// pass as they are.
+func StdioTransport(in io.Reader, out io.Writer) sdk.Transport {
+	return stdioTransport(in, out, sdk.DefaultMaxLineLength)
+}
+
+func stdioTransport(in io.Reader, out io.Writer, limit int) sdk.Transport {
+	w := &lockedWriter{w: out}
+	pr, pw := io.Pipe()
+	go func() { pw.CloseWithError(filterLines(in, pw, w, limit)) }()
+	// The lines are bounded here: the SDK's own bound is off (-1).
+	return &sdk.IOTransport{Reader: pr, Writer: w, MaxLineLength: -1}
+}
+
+// filterLines copies in's good lines to good and answers bad ones on w,
+// until in ends (nil at EOF) or good is closed.
+func filterLines(in io.Reader, good io.Writer, w io.Writer, limit int) error {
+	br := bufio.NewReaderSize(in, 64<<10)
+	var line []byte
+	long := false
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if !long {
+			line = append(line, chunk...)
+			if len(line) > limit+1 { // +1: the newline
+				line, long = line[:0], true
+			}
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		if err != nil && err != io.EOF {
+			return err
+		}
+		if long {
+			writeError(w, nil, jsonrpc.CodeParseError, fmt.Sprintf("parse error: the line is longer than %d bytes", limit))
+		} else if len(bytes.TrimSpace(line)) > 0 {
+			if id, code, msg := check(line); code != 0 {
+				writeError(w, id, code, msg)
+			} else if _, werr := good.Write(line); werr != nil {
+				return werr
+			}
+		}
+		line, long = line[:0], false
+		if err == io.EOF {
+			return nil
+		}
+	}
+}
+
+// check returns the JSON-RPC error a line is answered with (code 0: none)
+// and the id to answer it with.
+func check(line []byte) (id any, code int64, msg string) {
+	if !json.Valid(line) {
+		return nil, jsonrpc.CodeParseError, "parse error: the line is not JSON"
+	}
+	var msgs []json.RawMessage
+	if json.Unmarshal(line, &msgs) != nil {
+		msgs = []json.RawMessage{line}
+	} else if len(msgs) == 0 {
+		return nil, jsonrpc.CodeInvalidRequest, "invalid request: an empty batch"
+	}
+	for _, raw := range msgs {
+		if _, err := jsonrpc.DecodeMessage(raw); err != nil {
+			var m struct{ ID any }
+			if json.Unmarshal(raw, &m) == nil && len(msgs) == 1 {
+				switch m.ID.(type) {
+				case string, float64:
+					id = m.ID
+				}
+			}
+			return id, jsonrpc.CodeInvalidRequest, "invalid request: " + err.Error()
+		}
+	}
+	return nil, 0, ""
+}
+
+func writeError(w io.Writer, id any, code int64, msg string) {
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": code, "message": msg}})
+	w.Write(append(b, '\n'))
+}
+
+// lockedWriter is out, shared by the SDK's answers and the filter's: each
+// Write (one whole line) goes out alone.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+func (l *lockedWriter) Close() error { return nil }
