@@ -92,8 +92,15 @@ const (
 // listens at the URL, the network is down), not coachd's answer.
 func unreachable(err error) bool {
 	var op *net.OpError
-	return errors.As(err, &op) && !errors.As(err, new(*refusedError))
+	var ua unavailableError
+	return (errors.As(err, &op) || errors.As(err, &ua)) && !errors.As(err, new(*refusedError))
 }
+
+// unavailableError is a 502 or 503 on a request that is not a call: a
+// proxy's answer for a coachd that is not up, or coachd not ready.
+type unavailableError string
+
+func (e unavailableError) Error() string { return "coachd is unavailable: " + string(e) }
 
 // bridgeTools keeps the bridge's tools those coachd lists.
 type bridgeTools struct {
@@ -300,8 +307,16 @@ func (t sentTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		}
 		return resp, nil
 	}
+	sent, ok := r.Context().Value(sentKey{}).(*atomic.Bool)
+	if err == nil && !ok && (resp.StatusCode == http.StatusBadGateway || resp.StatusCode == http.StatusServiceUnavailable) {
+		// A proxy in front of a coachd that is not up (or coachd not
+		// ready), on a request that is not a call: waited for as for a
+		// coachd that does not listen.
+		resp.Body.Close()
+		return nil, unavailableError(resp.Status)
+	}
 	var op *net.OpError
-	if sent, ok := r.Context().Value(sentKey{}).(*atomic.Bool); ok && !(errors.As(err, &op) && op.Op == "dial") {
+	if ok && !(errors.As(err, &op) && op.Op == "dial") {
 		sent.Store(true)
 	}
 	return resp, err
