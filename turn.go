@@ -121,7 +121,11 @@ type TurnEnd struct {
 	// fails the whole write.
 	Notes []*Note
 	// Messages, when any, are appended next (as AppendMessages, which
-	// fills them in once stored).
+	// fills them in once stored). With LogTurn they are stored only
+	// while that turn of the session's event log has not ended, checked
+	// in the write that stores them: a turn its readers gave up (they
+	// told their clients it was interrupted) stores none, and they are
+	// left as they came (Seq 0), the rest of the write made all the same.
 	Messages []*Message
 	// ReservationID is settled with Spend as Mode says (Settle); ""
 	// settles none.
@@ -136,7 +140,8 @@ type TurnEnd struct {
 	ReservationSeen *Reservation
 	// Owner's lease is released (ReleaseTurn); "" releases none.
 	Owner string
-	// LogTurn and LogKeep, when both are set, apply the event log's
+	// LogTurn is the turn's number in the session's event log (0: none),
+	// which fences Messages. LogTurn and LogKeep, when both are set, apply the event log's
 	// retention at the turn's end instead of its admission (StreamStart's
 	// Keep): the session's logged turns up to LogTurn - LogKeep go. A
 	// turn that does not end here (closed unrun, a crash, an EndTurn that

@@ -226,11 +226,15 @@ func (t *Turn) end(ctx context.Context) {
 			t.settle(ctx)
 			return err // the lease is released alone
 		}
-		t.history = append(t.history, final...)
-		t.r.hist.ended(t.req.User.ID, sess, t.history)
 		t.mu.Lock()
 		t.resv, t.settled = r, true
 		t.mu.Unlock()
+		if err := givenUp(final); err != nil {
+			t.res.StopReason = t.fail(err) // settled and released: only the reply is not stored
+			return nil
+		}
+		t.history = append(t.history, final...)
+		t.r.hist.ended(t.req.User.ID, sess, t.history)
 		return nil
 	})
 }

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -116,10 +117,40 @@ func (t *Turn) append(ctx context.Context, msgs ...*coachd.Message) error {
 	}
 	wctx, done := persistCtx(ctx)
 	defer done()
-	if err := t.r.cfg.Store.AppendMessages(wctx, t.req.User.ID, t.sess.ID, msgs); err != nil {
+	if err := t.store(wctx, msgs); err != nil {
 		return err
 	}
 	t.history = append(t.history, msgs...)
+	return nil
+}
+
+// errGivenUp fails a turn whose messages were not stored because its
+// readers gave it up (a partition between its process and the database
+// longer than their wait): they told their clients turn_interrupted
+// (stream.CodeInterrupted), and so is its own.
+var errGivenUp = &coachd.Error{Code: "turn_interrupted", Retryable: true,
+	Message: "the turn was interrupted: its server lost the database for too long, and its reply was not stored"}
+
+// store appends msgs (as AppendMessages). A turn of the event log stores
+// them only while the log's turn has not ended (TurnEnd.LogTurn, checked
+// in the same write): none is stored once its readers gave it up, which
+// is errGivenUp.
+func (t *Turn) store(ctx context.Context, msgs []*coachd.Message) error {
+	if t.streamTurn == 0 {
+		return t.r.cfg.Store.AppendMessages(ctx, t.req.User.ID, t.sess.ID, msgs)
+	}
+	if _, _, err := t.r.cfg.Store.EndTurn(ctx, t.req.User.ID, coachd.TurnEnd{SessionID: t.sess.ID, Messages: msgs, LogTurn: t.streamTurn}); err != nil {
+		return err
+	}
+	return givenUp(msgs)
+}
+
+// givenUp is errGivenUp when msgs, written with their log's turn as
+// fence, were not stored (TurnEnd.Messages left as they came).
+func givenUp(msgs []*coachd.Message) error {
+	if len(msgs) > 0 && msgs[0].Seq == 0 {
+		return errGivenUp
+	}
 	return nil
 }
 
@@ -136,9 +167,7 @@ type writeBehind struct {
 // its first text), and tools, pauses, synchronous writes and the turn's
 // end wait for them too. A failed write fails the turn at that point.
 func (t *Turn) appendBehind(ctx context.Context, msgs ...*coachd.Message) {
-	t.writeBehind(ctx, func(wctx context.Context, copies []*coachd.Message) error {
-		return t.r.cfg.Store.AppendMessages(wctx, t.req.User.ID, t.sess.ID, copies)
-	}, msgs)
+	t.writeBehind(ctx, t.store, msgs)
 }
 
 // roundBehind stores a tool round like appendBehind and, in the same
@@ -161,8 +190,8 @@ func (t *Turn) roundBehind(ctx context.Context, notes []*coachd.Note, msgs ...*c
 			return
 		}
 		t.writeBehind(ctx, func(wctx context.Context, copies []*coachd.Message) error {
-			_, _, err := t.r.cfg.Store.EndTurn(wctx, t.req.User.ID, coachd.TurnEnd{SessionID: t.sess.ID, Notes: notes, Messages: copies})
-			return err
+			_, _, err := t.r.cfg.Store.EndTurn(wctx, t.req.User.ID, coachd.TurnEnd{SessionID: t.sess.ID, Notes: notes, Messages: copies, LogTurn: t.streamTurn})
+			return cmp.Or(err, givenUp(copies))
 		}, msgs)
 		return
 	}
@@ -171,10 +200,13 @@ func (t *Turn) roundBehind(ctx context.Context, notes []*coachd.Note, msgs ...*c
 	t.writeBehind(ctx, func(wctx context.Context, copies []*coachd.Message) error {
 		res, _, err := t.r.cfg.Store.EndTurn(wctx, t.req.User.ID, coachd.TurnEnd{
 			SessionID: t.sess.ID, Notes: notes, Messages: copies, ReservationID: id, ReservationSeen: resv, Spend: spend,
-			Mode: coachd.SettleCharge,
+			Mode: coachd.SettleCharge, LogTurn: t.streamTurn,
 		})
 		if err != nil {
 			return err
+		}
+		if err := givenUp(copies); err != nil {
+			return err // charged all the same
 		}
 		t.mu.Lock()
 		t.resv = res

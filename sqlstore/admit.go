@@ -196,7 +196,7 @@ func (db *DB) admitTurn(ctx context.Context, tx *tx, a coachd.TurnAdmission, req
 				r.ids, err = insertRows(ctx, tx, req.SessionID, msgs, rows, r.first)
 			}
 		} else {
-			r.ids, r.first, _, err = insertMessages(ctx, tx, req.UserID, req.SessionID, msgs, rows, "", false, nil)
+			r.ids, r.first, _, err = insertMessages(ctx, tx, req.UserID, req.SessionID, msgs, rows, "", false, nil, 0)
 		}
 		if err != nil {
 			return r, err
@@ -309,7 +309,7 @@ func (db *DB) EndTurn(ctx context.Context, userID string, e coachd.TurnEnd) (*co
 	var first int64
 	var now time.Time
 	var sess *coachd.Session
-	r, err := writeTx(ctx, db, func(tx *tx) (*coachd.Reservation, error) {
+	end := func(tx *tx) (*coachd.Reservation, error) {
 		// The user's lock first, as every budget write takes it, and the
 		// reservation read after it unless the caller's copy is used: it
 		// is settled without a read while it is still the stored one
@@ -353,7 +353,7 @@ func (db *DB) EndTurn(ctx context.Context, userID string, e coachd.TurnEnd) (*co
 		if len(e.Messages) > 0 {
 			// The lease goes in the statement that stores the reply: one
 			// round trip fewer on Postgres.
-			if ids, first, sess, err = insertMessages(ctx, tx, userID, e.SessionID, e.Messages, rows, e.Owner, lock, also); err != nil {
+			if ids, first, sess, err = insertMessages(ctx, tx, userID, e.SessionID, e.Messages, rows, e.Owner, lock, also, e.LogTurn); err != nil {
 				return nil, err
 			}
 			now, released = tx.now, true
@@ -391,7 +391,16 @@ func (db *DB) EndTurn(ctx context.Context, userID string, e coachd.TurnEnd) (*co
 			}
 		}
 		return r, nil
-	})
+	}
+	r, err := writeTx(ctx, db, end)
+	if errors.Is(err, errTurnEnded) {
+		// The turn's readers gave it up (they told their clients it was
+		// interrupted): none of its messages is stored, left as they
+		// came, but the rest is done (its spend settled, its lease
+		// released), the write made again without them.
+		e.Messages = nil
+		r, err = writeTx(ctx, db, end)
+	}
 	if err != nil {
 		return nil, nil, err
 	}

@@ -1,6 +1,7 @@
 package sqlstore
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -145,7 +146,7 @@ func (db *DB) AppendMessages(ctx context.Context, userID, sessionID string, msgs
 		return err
 	}
 	defer tx.Rollback()
-	ids, first, _, err := insertMessages(ctx, tx, userID, sessionID, msgs, rows, "", false, nil)
+	ids, first, _, err := insertMessages(ctx, tx, userID, sessionID, msgs, rows, "", false, nil, 0)
 	if err != nil {
 		return err
 	}
@@ -167,8 +168,11 @@ func (db *DB) AppendMessages(ctx context.Context, userID, sessionID string, msgs
 // messages are inserted by that statement too (appendSQL), and with lock
 // it takes the user's lock (lockUser's) first: the caller then must not
 // have taken it. With settle as well (up to insertBatch messages) the
-// statement then makes that settlement (appendSettleSQL).
-func insertMessages(ctx context.Context, tx *tx, userID, sessionID string, msgs []*coachd.Message, rows []messageRow, release string, lock bool, settle *settleFold) ([]string, int64, *coachd.Session, error) {
+// statement then makes that settlement (appendSettleSQL). With fence (a
+// turn of the session's event log; 0 for none) the statement stores
+// nothing unless that turn has not ended (fenced), and then
+// insertMessages is errTurnEnded.
+func insertMessages(ctx context.Context, tx *tx, userID, sessionID string, msgs []*coachd.Message, rows []messageRow, release string, lock bool, settle *settleFold, fence int64) ([]string, int64, *coachd.Session, error) {
 	// Reserving the seqs takes the session row's lock on Postgres (and the
 	// database write lock on SQLite): concurrent appends queue here.
 	n := int64(len(msgs))
@@ -180,7 +184,11 @@ func insertMessages(ctx context.Context, tx *tx, userID, sessionID string, msgs 
 		}
 	}
 	k := 0
-	args := make([]any, 0, 10+8*len(msgs))
+	args := make([]any, 0, 13+8*len(msgs))
+	pgFence := fence > 0 && tx.d == dialectPostgres
+	if pgFence {
+		args = append(args, sessionID, fence, userID)
+	}
 	if lock && folded {
 		k = 1
 		args = append(args, userID)
@@ -192,6 +200,9 @@ func insertMessages(ctx context.Context, tx *tx, userID, sessionID string, msgs 
 		args = append(args, release, release)
 	}
 	args = append(args, sessionID, userID, n, coachd.MaxMessagesPerSession)
+	if fence > 0 && !pgFence {
+		args = append(args, sessionID, fence, userID)
+	}
 	q := appendSQL[0][r][0]
 	var ids []string
 	var next int64
@@ -206,6 +217,9 @@ func insertMessages(ctx context.Context, tx *tx, userID, sessionID string, msgs 
 			dest = append(dest, settle.dest...)
 		}
 	}
+	if fence > 0 {
+		q = fenced(tx.d, q)
+	}
 	var sess *coachd.Session
 	var err error
 	if release == "" {
@@ -216,6 +230,11 @@ func insertMessages(ctx context.Context, tx *tx, userID, sessionID string, msgs 
 	if errors.Is(err, sql.ErrNoRows) {
 		if _, ferr := findSession(ctx, tx, userID, sessionID); ferr != nil {
 			return nil, 0, nil, ferr
+		}
+		if fence > 0 {
+			if live, err := turnLive(ctx, tx, userID, sessionID, fence); err != nil || !live {
+				return nil, 0, nil, cmp.Or(err, errTurnEnded)
+			}
 		}
 		return nil, 0, nil, coachd.Errorf(coachd.ECONFLICT, "the session is full (%d messages): start a new session", coachd.MaxMessagesPerSession)
 	}

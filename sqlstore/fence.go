@@ -1,0 +1,57 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"strings"
+)
+
+// errTurnEnded is insertMessages' answer when its fence (the event log's
+// turn) had ended: its readers gave the turn up.
+var errTurnEnded = errors.New("the event log's turn has ended")
+
+// The fence of a turn's messages, checked in the statement that reserves
+// their seqs (appendSQL): they go in only while the log's turn is the
+// user's and has not ended. On Postgres the turn's row is updated (a
+// sign of life, as the turn's log writes stamp), so a give-up
+// (GiveUpTurn, which ends the turn only while alive_at is the one its
+// reader judged) and the messages' write are ordered by the row's lock:
+// whichever comes second sees the first. A read alone would let both
+// through, each from its own snapshot. On SQLite the write lock orders
+// them.
+const (
+	fencePG   = `f AS (UPDATE turns SET alive_at = clock_timestamp() WHERE session_id = ? AND turn = ? AND user_id = ? AND NOT ended RETURNING 1)`
+	fenceLite = ` AND EXISTS (SELECT 1 FROM turns WHERE session_id = ? AND turn = ? AND user_id = ? AND NOT ended)`
+	fenceAt   = `message_count + ? <= ?`
+)
+
+// fenced is insertMessages' statement q with the fence of the log's
+// turn: on Postgres a WITH before q's own, whose args go first; on
+// SQLite a condition at the end of q's UPDATE (q is that UPDATE), whose
+// args go last.
+func fenced(d dialect, q string) string {
+	if d == dialectPostgres {
+		q = strings.Replace(q, fenceAt, fenceAt+` AND EXISTS (SELECT 1 FROM f)`, 1)
+		if rest, ok := strings.CutPrefix(q, `WITH `); ok {
+			return `WITH ` + fencePG + `, ` + rest
+		}
+		return `WITH ` + fencePG + ` ` + q
+	}
+	return strings.Replace(q, fenceAt, fenceAt+fenceLite, 1)
+}
+
+// turnLive reports whether the session's logged turn is the user's and
+// has not ended.
+func turnLive(ctx context.Context, tx *tx, userID, sessionID string, turn int64) (bool, error) {
+	var one int
+	err := tx.queryRow(ctx, `SELECT 1 FROM turns WHERE session_id = ? AND turn = ? AND user_id = ? AND NOT ended`,
+		sessionID, turn, userID).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, dbError(err, "read turn %d", turn)
+	}
+	return true, nil
+}
