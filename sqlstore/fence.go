@@ -41,6 +41,30 @@ func fenced(d dialect, q string) string {
 	return strings.Replace(q, fenceAt, fenceAt+fenceLite, 1)
 }
 
+// fencedAppendSQL[d] and fencedSettleSQL[d] are appendSQL's and
+// appendSettleSQL's statements fenced in dialect d, made once.
+var fencedAppendSQL, fencedSettleSQL = func() (qs [2][2][2][insertBatch + 1]string, ss [2][2][insertBatch + 1]string) {
+	for _, d := range []dialect{dialectSQLite, dialectPostgres} {
+		for k := range appendSQL {
+			for r := range appendSQL[k] {
+				for n, q := range appendSQL[k][r] {
+					if q != "" {
+						qs[d][k][r][n] = fenced(d, q)
+					}
+				}
+			}
+		}
+		for r := range appendSettleSQL {
+			for n, q := range appendSettleSQL[r] {
+				if q != "" {
+					ss[d][r][n] = fenced(d, q)
+				}
+			}
+		}
+	}
+	return qs, ss
+}()
+
 // turnLive reports whether the session's logged turn is the user's and
 // has not ended.
 func turnLive(ctx context.Context, tx *tx, userID, sessionID string, turn int64) (bool, error) {

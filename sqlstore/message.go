@@ -203,22 +203,23 @@ func insertMessages(ctx context.Context, tx *tx, userID, sessionID string, msgs 
 	if fence > 0 && !pgFence {
 		args = append(args, sessionID, fence, userID)
 	}
-	q := appendSQL[0][r][0]
+	qs, ss := &appendSQL, &appendSettleSQL
+	if fence > 0 {
+		qs, ss = &fencedAppendSQL[tx.d], &fencedSettleSQL[tx.d]
+	}
+	q := qs[0][r][0]
 	var ids []string
 	var next int64
 	dest := []any{&next}
 	if folded {
 		ids = messageIDs(msgs, tx.now)
-		q = appendSQL[k][r][n]
+		q = qs[k][r][n]
 		args = appendMessageArgs(args, tx, msgs, rows, ids)
 		if settle != nil && k == 1 {
-			q = appendSettleSQL[r][n]
+			q = ss[r][n]
 			args = append(args, settle.args...)
 			dest = append(dest, settle.dest...)
 		}
-	}
-	if fence > 0 {
-		q = fenced(tx.d, q)
 	}
 	var sess *coachd.Session
 	var err error
