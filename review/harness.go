@@ -33,7 +33,7 @@ func harnessPathspecs() []string {
 // isHarness reports whether the workspace path p is a harness file.
 func isHarness(p string) bool {
 	base := path.Base(p)
-	return slices.Contains(harnessNames, base) || strings.HasPrefix(base, "jest.config.")
+	return slices.Contains(harnessNames, base) || strings.HasPrefix(base, "jest.config.") || pyShadowing(p)
 }
 
 // unreviewedHarness are the harness files among paths (changedPaths),
@@ -83,7 +83,7 @@ func harnessRefusal(missing []string) string {
 		missing, more = missing[:10], fmt.Sprintf(" and %d more", len(missing)-10)
 	}
 	return fmt.Sprintf("approval refused: the change under review touches %s%s, which decides what a test run reports "+
-		"(a conftest.py hook, a pytest or jest setting, a package.json test script, or installed code the run loads, such as node_modules' jest, can make failing tests read as passing), "+
+		"(a conftest.py hook, a pytest or jest setting, a package.json test script, a module python -m pytest imports in place of pytest's own or the standard library's, or installed code the run loads, such as node_modules' jest, can make failing tests read as passing), "+
 		"so a passing run does not prove the tests pass: read each one and, if it does not alter the results, name it in "+
 		"test_config_reviewed ({\"file\", \"note\": what you checked}); otherwise record feedback", strings.Join(missing, ", "), more)
 }
