@@ -23,7 +23,7 @@ var harnessNames = []string{"conftest.py", "pytest.ini", "pyproject.toml", "setu
 // harnessPathspecs are harnessNames (and jest's configs) as git
 // pathspecs, for gitChanged: ones its other pathspecs may not match.
 func harnessPathspecs() []string {
-	specs := []string{"*jest.config.json"}
+	specs := []string{"*jest.config.json", "*.babelrc", "*.babelrc.json", "*babel.config.json"}
 	for _, n := range harnessNames {
 		specs = append(specs, "*"+n)
 	}
@@ -33,7 +33,7 @@ func harnessPathspecs() []string {
 // isHarness reports whether the workspace path p is a harness file.
 func isHarness(p string) bool {
 	base := path.Base(p)
-	return slices.Contains(harnessNames, base) || strings.HasPrefix(base, "jest.config.") || pyShadowing(p)
+	return slices.Contains(harnessNames, base) || strings.HasPrefix(base, "jest.config.") || babelConfig(base) || pyShadowing(p)
 }
 
 // unreviewedHarness are the harness files among paths (changedPaths),
@@ -42,8 +42,9 @@ func isHarness(p string) bool {
 // pass is what the change's own harness says it is, so an approval must
 // say the coach read each one. Installed code that autobuild saw the
 // player change (seen: Request.Changed) is harness too: node_modules'
-// jest, a virtualenv's pytest or plugins run the tests.
-func unreviewedHarness(paths, seen []string, reviewed []ConfigReviewed) []string {
+// jest, a virtualenv's pytest or plugins run the tests. So are the files
+// a jest config names (jestNamed): its setup files, transforms, reporters.
+func unreviewedHarness(paths, seen, jestNamed []string, reviewed []ConfigReviewed) []string {
 	var names []string
 	for _, r := range reviewed {
 		if p, err := rel(strings.TrimSpace(r.File)); err == nil {
@@ -52,7 +53,7 @@ func unreviewedHarness(paths, seen []string, reviewed []ConfigReviewed) []string
 	}
 	var missing []string
 	for _, p := range paths {
-		harness := isHarness(p) && !vendored(p) || vendored(p) && !cached(p) && slices.Contains(seen, p)
+		harness := isHarness(p) && !vendored(p) || slices.Contains(jestNamed, p) || vendored(p) && !cached(p) && slices.Contains(seen, p)
 		if harness && !slices.Contains(names, p) {
 			missing = append(missing, p)
 		}
@@ -83,7 +84,7 @@ func harnessRefusal(missing []string) string {
 		missing, more = missing[:10], fmt.Sprintf(" and %d more", len(missing)-10)
 	}
 	return fmt.Sprintf("approval refused: the change under review touches %s%s, which decides what a test run reports "+
-		"(a conftest.py hook, a pytest or jest setting, a package.json test script, a module python -m pytest imports in place of pytest's own or the standard library's, or installed code the run loads, such as node_modules' jest, can make failing tests read as passing), "+
+		"(a conftest.py hook, a pytest or jest setting, a package.json test script, a module python -m pytest imports in place of pytest's own or the standard library's, a jest setup file, transform or reporter its config names, a babel config, or installed code the run loads, such as node_modules' jest, can make failing tests read as passing), "+
 		"so a passing run does not prove the tests pass: read each one and, if it does not alter the results, name it in "+
 		"test_config_reviewed ({\"file\", \"note\": what you checked}); otherwise record feedback", strings.Join(missing, ", "), more)
 }
