@@ -129,12 +129,14 @@ func (w *Workspace) exec(ctx context.Context, argv []string, env ...string) *Com
 	// The run's mark, inherited by every process it starts: what left the
 	// process group is found by it after the run.
 	mark := "COACHD_RUN=" + rand.Text()
+	pyc, done := w.pycachePrefix(home)
+	defer done()
 	start := time.Now()
 	isolated := true
 	var cmd *exec.Cmd
 	for attempt := 0; ; attempt++ {
 		cmd = exec.CommandContext(ctx, argv[0], argv[1:]...)
-		cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = w.dir, append(append(scrubbedEnv(home), env...), mark), out, out
+		cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = w.dir, append(append(scrubbedEnv(home), append(env, "PYTHONPYCACHEPREFIX="+pyc)...), mark), out, out
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		if isolated {
 			isolate(cmd.SysProcAttr)
@@ -281,7 +283,7 @@ func scrubbedEnv(home string) []string {
 		"GOFLAGS=-mod=mod -v -count=1", "GOWORK=off", "GOPROXY=off", "GOTOOLCHAIN=local", "GOTELEMETRY=off",
 		"PIP_NO_INDEX=1", "npm_config_offline=true", "NO_COLOR=1",
 		// Python's bytecode, and pytest's rewritten tests', is the run's
-		// own: a __pycache__ left in the workspace runs instead of its
+		// own (or its review's: Workspace.pycachePrefix): a __pycache__ left in the workspace runs instead of its
 		// source when its header matches the source's size and mtime,
 		// which a worker can forge (a hook compiled, an innocent file
 		// put back).

@@ -128,6 +128,7 @@ type Run struct {
 	agent *agent.Agent
 	turn  *agent.Turn
 	trace *Trace
+	ws    *Workspace
 }
 
 // Prepare checks a review and prepares the coach's turn, its tools bound
@@ -149,9 +150,10 @@ func (rv *Reviewer) Prepare(ctx context.Context, req Request) (*Run, error) {
 		Bound: append(ws.Tools(), DecisionTools(tr)...),
 	})
 	if err != nil {
+		ws.Close()
 		return nil, err
 	}
-	return &Run{rv: rv, req: req, agent: ag, turn: turn, trace: tr}, nil
+	return &Run{rv: rv, req: req, agent: ag, turn: turn, trace: tr, ws: ws}, nil
 }
 
 // reportedFiles are the files_modified of a player's report (none when
@@ -173,6 +175,7 @@ func (r *Run) SessionID() string { return r.turn.SessionID() }
 // (nil if none) and the trace. The turn's result says why it ended.
 func (r *Run) Do(ctx context.Context, sink coachd.EventSink) (*coachd.Review, *agent.Result, error) {
 	res := r.turn.Run(ctx, sink)
+	r.ws.Close() // the review's runs are over
 	decision, approved := r.trace.Decision()
 	trace := storedTrace(r.trace)
 	rev := &coachd.Review{

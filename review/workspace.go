@@ -54,6 +54,7 @@ type Workspace struct {
 	dir  string
 	root *os.Root
 	opts Options
+	pyc  pycache // the review's bytecode (pycachePrefix)
 }
 
 // NewWorkspace opens dir as a workspace.
