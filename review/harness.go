@@ -23,7 +23,10 @@ var harnessNames = []string{"conftest.py", "pytest.ini", "pyproject.toml", "setu
 // harnessPathspecs are harnessNames (and jest's configs) as git
 // pathspecs, for gitChanged: ones its other pathspecs may not match.
 func harnessPathspecs() []string {
-	specs := []string{"*jest.config.json", "*.babelrc", "*.babelrc.json", "*babel.config.json"}
+	specs := []string{"*jest.config.json", "*.babelrc", "*.babelrc.json", "*babel.config.json",
+		// Sourceless modules that can shadow pytest's or the standard
+		// library's (pyShadowing): at the top, or a package's __init__.
+		":(glob)*.pyc", ":(glob)*.so", ":(glob)*/__init__.pyc", ":(glob)*/__init__*.so"}
 	for _, n := range harnessNames {
 		specs = append(specs, "*"+n)
 	}

@@ -1,7 +1,6 @@
 package review
 
 import (
-	"path"
 	"strings"
 )
 
@@ -10,19 +9,22 @@ import (
 // pytest puts the workspace first on sys.path (so does pytest.ini's
 // pythonpath = .), before the standard library and site-packages, so a
 // top-level pytest.py, _pytest/ package or json.py is imported instead of
-// the real one, and can print any summary and exit 0. Only the
+// the real one, and can print any summary and exit 0: its source, its
+// sourceless bytecode (pytest.pyc) or an extension module. Only the
 // workspace's top level: a module inside a package is imported by its
 // package's name. The standard library's test package is left out: a
 // project's tests often live in test/, and pytest imports no test module.
 func pyShadowing(p string) bool {
 	top, rest, sub := strings.Cut(p, "/")
-	if !sub {
-		var ok bool
-		if top, ok = strings.CutSuffix(top, ".py"); !ok {
-			return false
-		}
-	} else if path.Ext(rest) != ".py" {
+	file := top
+	if sub {
+		file = rest
+	}
+	if !strings.HasSuffix(file, ".py") && !strings.HasSuffix(file, ".pyc") && !strings.HasSuffix(file, ".so") {
 		return false
+	}
+	if !sub {
+		top, _, _ = strings.Cut(top, ".") // re.py, re.pyc, re.cpython-312-x86_64-linux-gnu.so
 	}
 	_, ok := pyShadowNames[top]
 	return ok
