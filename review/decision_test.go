@@ -18,6 +18,7 @@ func reviewTools(t *testing.T, dir string, commands ...string) (map[string]coach
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { ws.Close() }) // the review's bytecode
 	m := map[string]coachd.Tool{}
 	for _, tool := range append(ws.Tools(), DecisionTools(tr)...) {
 		m[tool.Definition().Name] = tool

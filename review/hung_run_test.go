@@ -28,6 +28,7 @@ func TestApprovalAfterAHungRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { ws.Close() }) // the review's bytecode
 	tools := map[string]coachd.Tool{}
 	for _, tool := range append(ws.Tools(), DecisionTools(tr)...) {
 		tools[tool.Definition().Name] = tool

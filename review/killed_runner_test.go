@@ -80,6 +80,7 @@ func TestApprovalAfterAKilledRunner(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		t.Cleanup(func() { ws.Close() }) // the review's bytecode
 		tools := toolMap(ws, tr)
 		if res := call(t, tools, ValidateTool, validateInput); res.IsError {
 			t.Fatalf("validate: %+v", res)

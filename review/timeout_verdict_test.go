@@ -87,6 +87,7 @@ func TestTimedOutRunIsNotAPass(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { ws.Close() }) // the review's bytecode
 	ctx := context.Background()
 	db, err := sqlstore.Open(ctx, filepath.Join(t.TempDir(), "coachd.db"), coachd.SystemClock{})
 	if err != nil {
