@@ -10,10 +10,12 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/coachd/coachd"
+	"github.com/coachd/coachd/agent"
 	"github.com/coachd/coachd/examples"
 	"github.com/coachd/coachd/review"
 	"github.com/coachd/coachd/server"
@@ -100,6 +102,12 @@ func (l *localFlags) open(ctx context.Context, name string, stderr io.Writer) (r
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}
+	if l.model.Provider == "demo" && !coachHasProvider(pack, l.agent) {
+		store.Close()
+		fmt.Fprintf(stderr, "coachd %s: the offline demo model cannot review (it never calls validate_implementation or record_decision): "+
+			"set ANTHROPIC_API_KEY (ANTHROPIC_BASE_URL for another endpoint, such as coachd fake-anthropic), or --provider openai, bedrock or vertex\n", name)
+		return nil, nil, nil, nil, errUsage
+	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	runner, err := newRunner(store, model, logger, pack, l.model, nil)
 	if err != nil {
@@ -116,6 +124,18 @@ func (l *localFlags) open(ctx context.Context, name string, stderr io.Writer) (r
 	}
 	rv = &review.Reviewer{Runner: runner, Store: store, Agent: l.agent, Agents: pack.Agents, Logger: logger}
 	return rv, u, reqs, func() { store.Close() }, nil
+}
+
+// coachHasProvider says whether the coach agent (the named one, else the
+// pack's first with record_decision) names a provider of its own, and so
+// does not run on the server's demo model.
+func coachHasProvider(pack *agent.Pack, name string) bool {
+	for _, a := range pack.Agents {
+		if name == a.Name || name == "" && slices.Contains(a.Tools, review.DecisionTool) {
+			return a.Provider != (agent.Provider{})
+		}
+	}
+	return true // no such coach: the reviewer says so
 }
 
 // runReview is "coachd review": one review of a directory, from the
