@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 
 	"github.com/coachd/coachd"
 	"github.com/coachd/coachd/server"
@@ -41,6 +42,23 @@ func announceDemo(ctx context.Context, store *sqlstore.DB, baseURL string, budge
 	fmt.Fprintf(stdout, "demo user %s\nAPI key: %s\nopen %s/#key=%s to chat in your browser\ntry: curl -H 'Authorization: Bearer %s' %s/v1/me\n",
 		u.ID, key, baseURL, key, key, baseURL)
 	return nil
+}
+
+// demoURL is the URL the demo lines print for a server listening on
+// actual (ln.Addr) as addr (--addr) asked: a loopback address when addr
+// names no host or an unspecified one (0.0.0.0, ::), which browsers refuse
+// to open and Windows cannot connect to.
+func demoURL(addr, actual string) string {
+	host, _, _ := net.SplitHostPort(addr)
+	_, port, err := net.SplitHostPort(actual)
+	if ip := net.ParseIP(host); err == nil && (host == "" || ip != nil && ip.IsUnspecified()) {
+		loopback := "127.0.0.1"
+		if ip != nil && ip.To4() == nil {
+			loopback = "::1"
+		}
+		return "http://" + net.JoinHostPort(loopback, port)
+	}
+	return "http://" + actual
 }
 
 // findUserByName returns the first user called name, or nil. It scans

@@ -338,7 +338,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	ln = server.LimitListener(ln, cfg.Edge.MaxConns)
 	addr := ln.Addr().String()
 	if cfg.Demo {
-		if err := announceDemo(ctx, store, "http://"+addr, cfg.Budget.DefaultBudget, stdout); err != nil {
+		if err := announceDemo(ctx, store, demoURL(cfg.Addr, addr), cfg.Budget.DefaultBudget, stdout); err != nil {
 			ln.Close()
 			return fmt.Errorf("demo user: %w", err)
 		}
