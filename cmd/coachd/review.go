@@ -138,6 +138,14 @@ func coachHasProvider(pack *agent.Pack, name string) bool {
 	return true // no such coach: the reviewer says so
 }
 
+// anyCoachHasProvider says whether some agent of the pack with
+// record_decision, one a review may ask for, names a provider of its own.
+func anyCoachHasProvider(pack *agent.Pack) bool {
+	return slices.ContainsFunc(pack.Agents, func(a *agent.Agent) bool {
+		return slices.Contains(a.Tools, review.DecisionTool) && a.Provider != (agent.Provider{})
+	})
+}
+
 // runReview is "coachd review": one review of a directory, from the
 // terminal. It prints the decision; exit code 0 is approve, 1 feedback.
 func runReview(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {

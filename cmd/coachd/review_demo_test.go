@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -42,5 +44,43 @@ func TestReviewNeedsModel(t *testing.T) {
 		if !errors.Is(err, errUsage) || !strings.Contains(errOut.String(), "demo model cannot") || !strings.Contains(errOut.String(), "ANTHROPIC_API_KEY") {
 			t.Errorf("%s: err %v\nstdout %s\nstderr %s", strings.Join(cmd[1:], " "), err, out, errOut)
 		}
+	}
+}
+
+// TestServeReviewsNeedModel: serve --workspaces with a pack whose coach
+// runs on the demo model answered every POST /v1/reviews with a 502
+// contract_violation; it is refused at start, as --workspaces without a
+// pack is.
+func TestServeReviewsNeedModel(t *testing.T) {
+	ws := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pr, pw := io.Pipe()
+	errOut := &syncBuffer{}
+	done, listening := make(chan error, 1), make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			if listeningRe.MatchString(sc.Text()) {
+				close(listening)
+			}
+		}
+	}()
+	go func() {
+		err := run(ctx, []string{"coachd", "serve", "--db", filepath.Join(t.TempDir(), "c.db"), "--addr", "127.0.0.1:0",
+			"--pack", autobuildDir, "--workspaces", ws}, getenvFrom(nil), pw, errOut)
+		pw.Close()
+		done <- err
+	}()
+	var err error
+	select {
+	case err = <-done:
+	case <-listening:
+		cancel()
+		<-done
+		t.Fatalf("serve started reviews on the demo model:\n%s", errOut)
+	}
+	if !errors.Is(err, errUsage) || !strings.Contains(errOut.String(), "demo model cannot review") {
+		t.Fatalf("err %v\nstderr %s", err, errOut)
 	}
 }

@@ -269,6 +269,11 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 			fmt.Fprintf(stderr, "coachd serve: --workspaces %s is not a directory\n", cfg.Workspaces)
 			return errUsage
 		}
+		if cfg.Model.Provider == "demo" && !anyCoachHasProvider(pack) {
+			fmt.Fprintln(stderr, "coachd serve: --workspaces: the offline demo model cannot review (it never calls validate_implementation or record_decision): "+
+				"set ANTHROPIC_API_KEY, or --provider openai, bedrock or vertex, or leave --workspaces out")
+			return errUsage
+		}
 		if err := review.SharedAbove(cfg.Workspaces); err != nil {
 			logger.Warn("--workspaces is not private: a review's tests read files another user could leave there", "reason", coachd.ErrorMessage(err))
 		}
