@@ -61,3 +61,28 @@ func TestReadmeCommands(t *testing.T) {
 		}
 	}
 }
+
+// TestReadmeServeEnv: the README says every flag of serve has an
+// environment fallback named after it (COACHD_ADDR for --addr); a flag
+// whose variable is named otherwise (-h says which) is named in the
+// README, or a user setting COACHD_<FLAG> gets a warning, not the setting.
+func TestReadmeServeEnv(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, errOut := &syncBuffer{}, &syncBuffer{}
+	run(context.Background(), []string{"coachd", "serve", "-h"}, getenvFrom(nil), out, errOut)
+	re := regexp.MustCompile(`(?m)^\s+-([a-z][a-z-]*)\b[^\n]*\n[^\n]*\(env ([A-Z_]+)`)
+	n := 0
+	for _, m := range re.FindAllStringSubmatch(out.String(), -1) {
+		n++
+		flag, env := m[1], m[2]
+		if env != "COACHD_"+strings.ToUpper(strings.ReplaceAll(flag, "-", "_")) && !strings.Contains(string(readme), env) {
+			t.Errorf("--%s reads %s, which the README does not name", flag, env)
+		}
+	}
+	if n < 30 {
+		t.Fatalf("found %d flags with a variable in serve -h:\n%s", n, out)
+	}
+}
