@@ -11,7 +11,7 @@ import { describeError, Banner } from './banner.js';
 import { h, humanize, toast } from './ui.js';
 import { Attachments } from './attach.js';
 import { VoiceButton } from './voice.js';
-import { usedAfter, renderBudget, renderSessions as renderSessionList, drawIcons } from './header.js';
+import { renderBudget, renderSessions as renderSessionList, drawIcons } from './header.js';
 
 const KEY = 'coachd.key';
 const SESSIONS_PAGE = 50; // sessions the sidebar lists, and adds a click
@@ -36,7 +36,6 @@ const state = {
   lastSend: null, // the last message sent (deliver), for Retry
   cutView: null, // the reply a lost stream cut, which Retry writes on in
   resendable: false, // Retry would send lastTurn's body, files and all, again
-  turnBase: 0, // tokens_used when the running turn began
   loading: '', // the session whose history is being loaded
   shown: SESSIONS_PAGE, // how many sessions the sidebar lists
   moreSessions: false, // older sessions are left to list
@@ -590,7 +589,6 @@ async function runTurn(body, onAccepted = () => {}) {
   state.live = view;
   view.showTyping();
   const batcher = new TextBatcher((t) => view.text(t));
-  state.turnBase = state.user ? state.user.tokens_used : 0;
   let accepted = false;
   let replied = false; // the coach said something before an error
   let authFailed = false;
@@ -664,7 +662,7 @@ async function runTurn(body, onAccepted = () => {}) {
           missed = true;
           return true;
         case 'session_changed': onSessionChanged(data); break;
-        case 'usage': onUsage(data); break;
+        case 'usage': onUsage(); break;
         case 'message_end': {
           batcher.flush();
           // A turn that stopped early says why: a reply cut short must
@@ -786,20 +784,28 @@ async function afterTurn(toolsUsed) {
 
 // ---- budget ---------------------------------------------------------------------
 
-function onUsage(u) {
-  if (!state.user) return;
-  state.user.tokens_used = usedAfter(state.user, u, state.turnBase);
-  renderBudget(state.user);
+// onUsage reads the user again when the running turn reports its usage:
+// the event's budget_remaining leaves out what every turn under way holds
+// (other tabs', an app's own loop's), which is not spent, so the header
+// is drawn from GET /v1/me, used and held apart.
+function onUsage() {
+  if (state.user) refreshMe();
 }
+
+let meAsked = 0; // reads of the user asked for
+let meShown = 0; // the last of them drawn
 
 async function refreshMe() {
   const api = state.api;
   if (!api) return;
+  const n = ++meAsked;
   try {
     const user = await api.me();
     // Signed out (or in as someone else) meanwhile: the answer is the
-    // user who left's, not for this page to show or keep.
-    if (state.api !== api) return;
+    // user who left's, not for this page to show or keep. An answer
+    // overtaken by a later read's is older than what is drawn.
+    if (state.api !== api || n < meShown) return;
+    meShown = n;
     state.user = user;
     renderBudget(state.user);
   } catch (err) {

@@ -5,32 +5,31 @@ import { h, icon, relTime, formatTokens } from './ui.js';
 
 const $ = (id) => document.getElementById(id);
 
-// usedAfter is the user's tokens_used after a usage event of the running
-// turn, which began at turnBase.
-export function usedAfter(user, u, turnBase) {
-  const budget = user.token_budget;
-  if (typeof u.budget_remaining === 'number' && budget > 0) return Math.max(0, budget - u.budget_remaining);
-  if (typeof u.tokens_used === 'number') return turnBase + u.tokens_used;
-  return user.tokens_used;
-}
-
 // renderBudget shows how much of the budget u (the signed-in user, or
-// null) has used.
+// null: GET /v1/me's answer) has used, and apart from it what the turns
+// under way hold (this page's, other tabs', an app's own loop's): held
+// tokens are not spent, and go back to the budget as those turns settle.
 export function renderBudget(u) {
   const box = $('budget');
   if (!u) { box.hidden = true; return; }
-  const used = u.tokens_used || 0;
+  const st = u.budget || {};
+  const used = (typeof st.tokens_used === 'number' ? st.tokens_used : u.tokens_used) || 0;
+  const held = st.tokens_reserved || 0;
   const budget = u.token_budget || 0;
   // No budget and nothing used yet: nothing worth a place in the header.
-  box.hidden = budget <= 0 && used <= 0;
+  box.hidden = budget <= 0 && used <= 0 && held <= 0;
+  box.dataset.used = String(used);
+  box.dataset.held = String(held);
   box.querySelector('.budget-bar').hidden = budget <= 0;
   const pct = budget > 0 ? Math.min(100, (used / budget) * 100) : 0;
   $('budget-fill').style.width = `${pct}%`;
+  $('budget-held').style.width = `${budget > 0 ? Math.min(100 - pct, (held / budget) * 100) : 0}%`;
   box.dataset.level = pct >= 95 ? 'danger' : pct >= 80 ? 'warn' : 'ok';
   $('budget-text').textContent = budget > 0 ? `${formatTokens(used)} / ${formatTokens(budget)}` : `${formatTokens(used)} tokens used`;
-  box.title = budget > 0
+  const heldText = held > 0 ? `; ${held.toLocaleString()} held by replies under way` : '';
+  box.title = (budget > 0
     ? `${used.toLocaleString()} of ${budget.toLocaleString()} tokens used this period`
-    : `${used.toLocaleString()} tokens used`;
+    : `${used.toLocaleString()} tokens used`) + heldText;
 }
 
 // renderSessions draws the conversation list, current marked, and the
