@@ -747,6 +747,9 @@ async function runTurn(body, onAccepted = () => {}) {
   }
   if (authFailed) onAuthError();
   else if (accepted) afterTurn(toolsUsed);
+  // Refused for the budget: it was spent or held elsewhere (another tab,
+  // an app's own loop), and the header says so beside the banner.
+  else if (state.refused === 'budget_exhausted') refreshMe();
   if (missed && state.sessionId && !controller.signal.aborted) openSession(state.sessionId);
   if (gone && gone === state.sessionId) {
     sessionGone('This conversation was deleted, maybe in another tab, while the coach was replying. Send a message to start a new conversation.');
