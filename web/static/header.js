@@ -25,11 +25,24 @@ export function renderBudget(u) {
   $('budget-fill').style.width = `${pct}%`;
   $('budget-held').style.width = `${budget > 0 ? Math.min(100 - pct, (held / budget) * 100) : 0}%`;
   box.dataset.level = pct >= 95 ? 'danger' : pct >= 80 ? 'warn' : 'ok';
+  // With --budget-unit usd the amounts are micro-dollars, not tokens.
+  if (st.unit === 'usd') {
+    $('budget-text').textContent = budget > 0 ? `${usd(used)} / ${usd(budget)}` : `${usd(used)} used`;
+    box.title = (budget > 0 ? `${usd(used)} of ${usd(budget)} used this period` : `${usd(used)} used`) +
+      (held > 0 ? `; ${usd(held)} held by replies under way` : '');
+    return;
+  }
   $('budget-text').textContent = budget > 0 ? `${formatTokens(used)} / ${formatTokens(budget)}` : `${formatTokens(used)} tokens used`;
   const heldText = held > 0 ? `; ${held.toLocaleString()} held by replies under way` : '';
   box.title = (budget > 0
     ? `${used.toLocaleString()} of ${budget.toLocaleString()} tokens used this period`
     : `${used.toLocaleString()} tokens used`) + heldText;
+}
+
+// usd writes micro-dollars as dollars: cents, or to a hundredth of a
+// cent below one.
+function usd(micro) {
+  return `$${(micro / 1e6).toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: micro > 0 && micro < 1e4 ? 4 : 2 })}`;
 }
 
 // renderSessions draws the conversation list, current marked, and the
