@@ -20,3 +20,18 @@ func TestBudgetUSDHeader(t *testing.T) {
 		t.Errorf("header %q, title %q; want $0.00 / $2.50, in dollars", text, title)
 	}
 }
+
+// TestBudgetUSDRefused: a turn refused for a usd budget had its banner
+// say "needs about 14,000 tokens and only 1,500 are left": micro-dollars
+// named tokens. It says dollars.
+func TestBudgetUSDRefused(t *testing.T) {
+	e := newEnv(t, 1280, 800, "--budget-unit", "usd", "--default-budget", "1500")
+	e.signIn()
+	e.send("Hello")
+	e.waitVisible(`.banner[data-type=budget_exhausted]`)
+	e.waitIdle()
+	got := eval[string](e, `document.querySelector(".banner").textContent`)
+	if strings.Contains(got, "tokens") || !strings.Contains(got, "$0.0015") {
+		t.Errorf("banner = %q, want it to say $0.0015 is left, in dollars", got)
+	}
+}

@@ -697,7 +697,7 @@ async function runTurn(body, onAccepted = () => {}) {
           if (!replied || body.attachments) state.lastTurn = { retry: true };
           else if (body.resumeAfter) state.lastTurn = body.again || { retry: true };
           state.resendable = state.lastTurn === body;
-          banner.show(describeError(data));
+          banner.show(describeError(data, budgetUnit()));
           return true;
         default: // unknown events are ignored, so the server can add more
       }
@@ -727,7 +727,7 @@ async function runTurn(body, onAccepted = () => {}) {
     } else if (err instanceof ApiError) {
       if (!accepted) state.refused = err.code;
       if (err.status === 401) authFailed = true;
-      else banner.show(describeError(err));
+      else banner.show(describeError(err, budgetUnit()));
     } else {
       console.error('coachd: turn failed', err);
       // The request's answer was lost: the server may have taken the
@@ -793,6 +793,11 @@ async function afterTurn(toolsUsed) {
 // is drawn from GET /v1/me, used and held apart.
 function onUsage() {
   if (state.user) refreshMe();
+}
+
+// budgetUnit is what the user's budget counts: tokens, weighted or usd.
+function budgetUnit() {
+  return (state.user && state.user.budget && state.user.budget.unit) || 'tokens';
 }
 
 let meAsked = 0; // reads of the user asked for

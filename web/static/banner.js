@@ -1,10 +1,11 @@
 // Error banners: one clear message per error type, from an HTTP error
 // (ApiError) or a stream `error` event ({type, message, retry_after}).
 
-import { h, icon } from './ui.js';
+import { h, icon, formatUSD } from './ui.js';
 
-// describeError maps an error to what the banner says and offers.
-export function describeError(err) {
+// describeError maps an error to what the banner says and offers; unit
+// is what the user's budget counts (GET /v1/me's budget.unit).
+export function describeError(err, unit = 'tokens') {
   const type = err.code || err.type || 'internal';
   const retryAfter = Number(err.retryAfter ?? err.retry_after) || 0;
   const msg = err.message || '';
@@ -15,12 +16,19 @@ export function describeError(err) {
       // which may be much: then the budget is not used up.
       const left = Number(err.remaining) || 0;
       const need = Number(err.estimated_tokens) || 0;
+      if (left > 0 && unit === 'usd') {
+        const text = need > left
+          ? `This reply may cost about ${formatUSD(need)} and only ${formatUSD(left)} is left in your budget for this period.`
+          : `Only ${formatUSD(left)} is left in your budget for this period, not enough for this reply.`;
+        return { type, title: 'Not enough budget left', text: `${text} ${later}` };
+      }
       if (left > 0) {
         const text = need > left
           ? `This reply needs about ${need.toLocaleString()} tokens and only ${left.toLocaleString()} are left in your budget for this period.`
           : `Only ${left.toLocaleString()} tokens are left in your budget for this period, not enough for this reply.`;
         return { type, title: 'Not enough budget left', text: `${text} ${later}` };
       }
+      if (unit === 'usd') return { type, title: 'Budget used up', text: `You have used all the money in your budget for this period. ${later}` };
       return { type, title: 'Token budget used up', text: `You have used all the tokens in your budget for this period. ${later}` };
     }
     case 'rate_limit_exceeded':

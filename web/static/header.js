@@ -1,7 +1,7 @@
 // The parts of the page drawn from plain data: the token budget in the
 // header, the list of conversations in the sidebar, the buttons' icons.
 
-import { h, icon, relTime, formatTokens } from './ui.js';
+import { h, icon, relTime, formatTokens, formatUSD as usd } from './ui.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -37,12 +37,6 @@ export function renderBudget(u) {
   box.title = (budget > 0
     ? `${used.toLocaleString()} of ${budget.toLocaleString()} tokens used this period`
     : `${used.toLocaleString()} tokens used`) + heldText;
-}
-
-// usd writes micro-dollars as dollars: cents, or to a hundredth of a
-// cent below one.
-function usd(micro) {
-  return `$${(micro / 1e6).toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: micro > 0 && micro < 1e4 ? 4 : 2 })}`;
 }
 
 // renderSessions draws the conversation list, current marked, and the

@@ -90,6 +90,13 @@ export function formatTokens(n) {
   return String(n);
 }
 
+// formatUSD writes micro-dollars (a --budget-unit usd amount) as
+// dollars: cents, or to a hundredth of a cent below one.
+export function formatUSD(micro) {
+  micro = Number(micro) || 0;
+  return `$${(micro / 1e6).toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: micro > 0 && micro < 1e4 ? 4 : 2 })}`;
+}
+
 // toast shows a short message at the bottom of the screen.
 export function toast(text, kind = 'info') {
   const host = document.getElementById('toasts');
