@@ -746,7 +746,11 @@ async function runTurn(body, onAccepted = () => {}) {
     phase.finish();
   }
   if (authFailed) onAuthError();
-  else if (accepted) afterTurn(toolsUsed);
+  else if (accepted) {
+    afterTurn(toolsUsed);
+    // The other tabs' headers show what this turn held and spent.
+    if (tabs) tabs.postMessage({ ended: state.sessionId });
+  }
   // Refused for the budget: it was spent or held elsewhere (another tab,
   // an app's own loop), and the header says so beside the banner.
   else if (state.refused === 'budget_exhausted') refreshMe();
@@ -936,8 +940,11 @@ function wire() {
   // again and follows the reply, instead of going on without it.
   if (tabs) {
     tabs.addEventListener('message', (e) => {
-      const id = e.data && e.data.session;
-      if (!state.api || typeof id !== 'string') return;
+      if (!state.api || !e.data) return;
+      // Its hold, then its spend: the header says them, as GET /v1/me.
+      if (e.data.session || e.data.ended) refreshMe();
+      const id = e.data.session;
+      if (typeof id !== 'string') return;
       refreshSessions();
       if (id !== state.sessionId || phase.phase !== Phase.idle || state.loading) return;
       // That turn answers or dismisses an open question: what the user
