@@ -73,6 +73,11 @@ type StreamStart struct {
 	// request (Hash, that request's hash): kept with the turn for as long
 	// as the log keeps it, unique per user (ErrTurnKeyTaken).
 	Key, Hash string
+	// Replaces, when set, is the turn of the same session the key named
+	// and released (it failed with a retryable error): the key names this
+	// turn instead, a retry of the same request storing no message again,
+	// unless the key moved meanwhile (ErrTurnKeyTaken).
+	Replaces int64
 }
 
 // Admission is an admitted turn: its reservation and, when asked for, the

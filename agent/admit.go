@@ -89,7 +89,7 @@ func (r *Runner) admitOnce(ctx context.Context, req TurnRequest, held *heldTurn)
 	if stream != nil && stream.Keep > 0 {
 		// The log's retention is applied by the turn's end (EndTurn),
 		// not on the way to the first text.
-		stream = &coachd.StreamStart{Owner: stream.Owner, Key: stream.Key, Hash: stream.Hash}
+		stream = &coachd.StreamStart{Owner: stream.Owner, Key: stream.Key, Hash: stream.Hash, Replaces: stream.Replaces}
 	}
 	// A new message (not a retry, not an answer to a paused tool) is
 	// stored with the admission: one write before the model call where

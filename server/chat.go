@@ -87,6 +87,14 @@ func (s *Server) prepare(r *http.Request, tr agent.TurnRequest) (*agent.Turn, er
 	ck := chatKeyFrom(ctx)
 	if ck != nil && tr.Stream != nil {
 		tr.Stream.Key, tr.Stream.Hash = ck.key, ck.hash
+		if k := ck.released; k != nil {
+			// A new attempt of the released turn: its message, stored,
+			// runs again in its session (Resent), the key moved to it.
+			tr.Stream.Replaces = k.Turn
+			if tr.SessionID == "" {
+				tr.SessionID = k.SessionID
+			}
+		}
 	}
 	t, err := s.runner.Prepare(ctx, tr)
 	if coachd.ErrorCode(err) == coachd.ETURNINPROGRESS && ck == nil && s.runner.ResendsRunning(ctx, tr) {

@@ -18,7 +18,13 @@ import (
 // resendKey is a chat request's Idempotency-Key and its body's hash: the
 // same key with the same body again is the same request, sent again by a
 // client that lost its answer.
-type resendKey struct{ key, hash string }
+type resendKey struct {
+	key, hash string
+	// released is the key's turn when it ended failing with a retryable
+	// error (keyedTurn): the request runs again, as a retry of that
+	// turn's message in its session (prepare).
+	released *coachd.TurnKey
+}
 
 type chatKeyContext struct{}
 
@@ -117,7 +123,11 @@ func (s *Server) followKeyed(w http.ResponseWriter, r *http.Request, dialect str
 }
 
 // keyedTurn is the user's turn ck names: found is false when it names
-// none (yet); a turn of another request (body) is ECONFLICT.
+// none (yet), or one that failed with a retryable error (ck.released);
+// a turn of another request (body) is ECONFLICT. Asked again after the
+// new attempt's admission was refused (the key moved meanwhile, or the
+// message could not run again without being stored twice), it answers
+// the turn the key names, the released one too.
 func (s *Server) keyedTurn(ctx context.Context, userID string, ck *resendKey) (k coachd.TurnKey, found bool, err error) {
 	k, err = s.store.FindTurnKey(ctx, userID, ck.key)
 	if coachd.ErrorCode(err) == coachd.ENOTFOUND {
@@ -127,7 +137,44 @@ func (s *Server) keyedTurn(ctx context.Context, userID string, ck *resendKey) (k
 		err = &coachd.Error{Code: coachd.ECONFLICT, Message: "Idempotency-Key was already used for a different request",
 			Details: []coachd.FieldError{{Field: "Idempotency-Key", Message: "was sent with another body: send a new message with a new key", Code: "reused"}}}
 	}
+	if err == nil && ck.released == nil && s.retryable(ctx, userID, k) {
+		ck.released = &k
+		return k, false, nil
+	}
 	return k, true, err
+}
+
+// retryable reports whether the key's turn ended failing with a
+// retryable error (the model busy, Retry-After): its key is released for
+// a new attempt, as an idempotency key is after a failure the client is
+// told to retry, instead of answering that failure to every retry. A
+// success, a turn still running and a failure that is not retryable (a
+// refused request, a contract broken) are answered again (replayed).
+func (s *Server) retryable(ctx context.Context, userID string, k coachd.TurnKey) bool {
+	tl, err := s.store.TurnLogAt(ctx, userID, k.SessionID, k.Turn)
+	if err != nil || tl.Turn != k.Turn || !tl.Ended {
+		return false
+	}
+	after := coachd.EventID{Turn: k.Turn}
+	var failed *coachd.Error
+	for {
+		evs, err := s.store.Events(ctx, userID, k.SessionID, after, 500)
+		if err != nil {
+			return false
+		}
+		for _, ev := range evs {
+			if ev.Turn != k.Turn {
+				return failed != nil && failed.Retryable
+			}
+			if ev.Type == coachd.EventError {
+				failed = ev.Err
+			}
+			after = coachd.EventID{Turn: ev.Turn, Seq: ev.Seq}
+		}
+		if len(evs) < 500 {
+			return failed != nil && failed.Retryable
+		}
+	}
 }
 
 // replaySlot takes one of the user's stream slots for a keyed resend

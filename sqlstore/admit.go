@@ -184,7 +184,7 @@ func (db *DB) admitTurn(ctx context.Context, tx *tx, a coachd.TurnAdmission, req
 		r.adm.StreamTurn, err = beginTurn(ctx, tx, req.UserID, req.SessionID, a.Stream.Owner, a.Stream.Keep)
 	}
 	if err == nil && a.Stream != nil && a.Stream.Key != "" {
-		err = keepTurnKey(ctx, tx, req.UserID, req.SessionID, r.adm.StreamTurn, a.Stream)
+		err = keepTurnKey(ctx, tx, req.UserID, req.SessionID, r.adm.StreamTurn, a.Stream, msgs == nil)
 	}
 	if err != nil {
 		return r, err
