@@ -245,7 +245,7 @@ func (t decisionTool) Execute(ctx context.Context, call coachd.ToolCall, _ coach
 		tr.mu.Lock()
 		seen := tr.buildFiles
 		tr.mu.Unlock()
-		if missing := unreviewedHarness(changed, seen, tr.jestNamed(changed), d.ConfigReviewed); len(missing) > 0 {
+		if missing := unreviewedHarness(changed, seen, slices.Concat(tr.jestNamed(changed), tr.pyShadowed(changed)), d.ConfigReviewed); len(missing) > 0 {
 			return refuse("%s", harnessRefusal(missing))
 		}
 		// The counts an approval claims must be ones a passing run of the

@@ -45,9 +45,11 @@ func isHarness(p string) bool {
 // pass is what the change's own harness says it is, so an approval must
 // say the coach read each one. Installed code that autobuild saw the
 // player change (seen: Request.Changed) is harness too: node_modules'
-// jest, a virtualenv's pytest or plugins run the tests. So are the files
-// a jest config names (jestNamed): its setup files, transforms, reporters.
-func unreviewedHarness(paths, seen, jestNamed []string, reviewed []ConfigReviewed) []string {
+// jest, a virtualenv's pytest or plugins run the tests. So are named:
+// the files a jest config names (jestNamed), its setup files, transforms,
+// reporters, and the modules that take the standard library's place from
+// a directory pytest puts on sys.path (pyShadowed).
+func unreviewedHarness(paths, seen, named []string, reviewed []ConfigReviewed) []string {
 	var names []string
 	for _, r := range reviewed {
 		if p, err := rel(strings.TrimSpace(r.File)); err == nil {
@@ -56,7 +58,7 @@ func unreviewedHarness(paths, seen, jestNamed []string, reviewed []ConfigReviewe
 	}
 	var missing []string
 	for _, p := range paths {
-		harness := isHarness(p) && !vendored(p) || slices.Contains(jestNamed, p) || vendored(p) && !cached(p) && slices.Contains(seen, p)
+		harness := isHarness(p) && !vendored(p) || slices.Contains(named, p) || vendored(p) && !cached(p) && slices.Contains(seen, p)
 		if harness && !slices.Contains(names, p) {
 			missing = append(missing, p)
 		}

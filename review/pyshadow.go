@@ -1,6 +1,7 @@
 package review
 
 import (
+	"path"
 	"strings"
 )
 
@@ -28,6 +29,59 @@ func pyShadowing(p string) bool {
 	}
 	_, ok := pyShadowNames[top]
 	return ok
+}
+
+// pyShadowed are the paths among changed (changedPaths) that take the
+// place of pytest's or the standard library's module from below the
+// workspace's top: pytest puts the directory of a test module (or
+// conftest.py) that is in no package first on sys.path, so a
+// tests/fractions.py runs when a test imports fractions. A directory
+// with an __init__.py is a package, whose modules go by its name.
+func (w *Workspace) pyShadowed(changed []string) []string {
+	var shadowing []string
+	for _, p := range changed {
+		if vendored(p) || cached(p) {
+			continue
+		}
+		parts := strings.Split(p, "/")
+		for i := 1; i < len(parts); i++ {
+			name := parts[i]
+			if i == len(parts)-1 {
+				if !strings.HasSuffix(name, ".py") && !strings.HasSuffix(name, ".pyc") && !strings.HasSuffix(name, ".so") {
+					break
+				}
+				name, _, _ = strings.Cut(name, ".")
+			}
+			if _, ok := pyShadowNames[name]; ok && !w.pyPackage(strings.Join(parts[:i], "/")) {
+				shadowing = append(shadowing, p)
+				break
+			}
+		}
+	}
+	return shadowing
+}
+
+// pyPackage reports whether the workspace directory d is a Python
+// package: its __init__ is there, source or bytecode.
+func (w *Workspace) pyPackage(d string) bool {
+	for _, init := range []string{"__init__.py", "__init__.pyc"} {
+		if _, err := w.root.Lstat(path.Join(d, init)); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// pyShadowed is Workspace.pyShadowed of the review's workspace; nil
+// outside one.
+func (t *Trace) pyShadowed(changed []string) []string {
+	t.mu.Lock()
+	ws := t.ws
+	t.mu.Unlock()
+	if ws == nil {
+		return nil
+	}
+	return ws.pyShadowed(changed)
 }
 
 // pyShadowNames are pytest's modules, its dependencies', and the standard
