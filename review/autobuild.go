@@ -119,6 +119,7 @@ func (b *Build) Run(ctx context.Context, u *coachd.User, taskID string, requirem
 	if err != nil {
 		return nil, err
 	}
+	defer ws.Close()
 	if _, err := os.Lstat(filepath.Join(dir, ".git")); errors.Is(err, fs.ErrNotExist) {
 		// The copy gets a repository of its own (its .git left out, or
 		// none): else git, run there, finds the first one above it (the

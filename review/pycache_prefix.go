@@ -1,6 +1,7 @@
 package review
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"sync"
@@ -49,16 +50,18 @@ func (w *Workspace) pycachePrefix(home string) (string, func()) {
 	}
 }
 
-// Close ends the workspace's use: the review's bytecode is removed, once
-// its last run ended. Runs after it have their own again.
+// Close ends the workspace's use: its directory is closed, and the
+// review's bytecode is removed, once its last run ended. Runs after it
+// have their own again.
 func (w *Workspace) Close() error {
+	err := w.root.Close()
 	w.pyc.mu.Lock()
 	defer w.pyc.mu.Unlock()
 	w.pyc.closed = true
 	if w.pyc.running == 0 {
-		return w.pyc.remove()
+		return errors.Join(err, w.pyc.remove())
 	}
-	return nil
+	return err
 }
 
 func (c *pycache) remove() error {

@@ -175,8 +175,10 @@ func (r *Run) SessionID() string { return r.turn.SessionID() }
 // (nil if none) and the trace. The turn's result says why it ended.
 func (r *Run) Do(ctx context.Context, sink coachd.EventSink) (*coachd.Review, *agent.Result, error) {
 	res := r.turn.Run(ctx, sink)
-	r.ws.Close() // the review's runs are over
+	// Read first: a call the turn left behind decides nothing after this,
+	// and none checks an approval against a closed workspace.
 	decision, approved := r.trace.Decision()
+	r.ws.Close() // the review's runs are over
 	trace := storedTrace(r.trace)
 	rev := &coachd.Review{
 		UserID: r.req.User.ID, TaskID: r.req.TaskID, SessionID: res.SessionID, Agent: r.agent.Name,
