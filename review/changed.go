@@ -23,15 +23,21 @@ const (
 // the player change (seen: Request.Changed) and, in a git workspace,
 // the Go, Python and JavaScript files git shows changed since the base or
 // not tracked there, whatever the report says. Sorted, each once.
-func (w *Workspace) changedPaths(ctx context.Context, files, seen []string) []string {
-	var paths []string
-	for _, f := range slices.Concat(files[:min(len(files), maxReportFiles)], seen, w.gitChanged(ctx)) {
+// tracked are those of git's that it tracks and shows changed.
+func (w *Workspace) changedPaths(ctx context.Context, files, seen []string) (paths, tracked []string) {
+	git, diffed := w.gitChanged(ctx)
+	for _, f := range slices.Concat(files[:min(len(files), maxReportFiles)], seen, git) {
 		if p, err := rel(strings.TrimSpace(f)); err == nil && p != "." {
 			paths = append(paths, p)
 		}
 	}
+	for _, f := range diffed {
+		if p, err := rel(strings.TrimSpace(f)); err == nil && p != "." {
+			tracked = append(tracked, p)
+		}
+	}
 	slices.Sort(paths)
-	return slices.Compact(paths)
+	return slices.Compact(paths), tracked
 }
 
 // changedGoPackages are the import paths of the Go packages the change
@@ -137,10 +143,10 @@ func (w *Workspace) modulePath(p string) string {
 // it reads only the repository's commit and objects, in a private
 // repository of its own. nil when the workspace is not a git repository
 // or git fails. A list longer than the output kept (head and tail) is
-// read in part.
-func (w *Workspace) gitChanged(ctx context.Context) []string {
+// read in part. diffed are the ones the base commit has.
+func (w *Workspace) gitChanged(ctx context.Context) (files, diffed []string) {
 	if fi, err := w.root.Lstat(".git"); err != nil || !fi.IsDir() || (gitDiff{w}).borrowsObjects() != "" {
-		return nil
+		return nil, nil
 	}
 	rev := "HEAD"
 	if w.opts.Base != "" {
@@ -149,7 +155,7 @@ func (w *Workspace) gitChanged(ctx context.Context) []string {
 	head, _ := w.commit(ctx, rev)
 	priv, err := os.MkdirTemp("", "coachd-git-")
 	if err != nil {
-		return nil
+		return nil, nil
 	}
 	defer os.RemoveAll(priv)
 	gitDir := filepath.Join(priv, "repo")
@@ -159,23 +165,26 @@ func (w *Workspace) gitChanged(ctx context.Context) []string {
 		return append([]string{"git", "--git-dir=" + gitDir, "--work-tree=" + w.dir, "-c", "core.pager=cat", "--no-pager", "-c", "core.quotePath=false"}, args...)
 	}
 	if run := w.exec(ctx, []string{"git", "init", "-q", "--bare", gitDir}); run.ExitCode != 0 {
-		return nil
+		return nil, nil
 	}
 	var lists [][]string // the commands that list files
 	if head != "" {
 		if run := w.exec(ctx, git("read-tree", head), env...); run.ExitCode != 0 {
-			return nil
+			return nil, nil
 		}
 		lists = append(lists, git(append([]string{"diff", "--name-only", "--no-renames", "--no-ext-diff", "--no-textconv", head, "--", "*.go"}, slices.Concat(suitePathspecs(), harnessPathspecs())...)...))
 	}
 	lists = append(lists, git(append([]string{"ls-files", "--others", "--", "*.go"}, slices.Concat(suitePathspecs(), harnessPathspecs())...)...))
-	var files []string
-	for _, argv := range lists {
+	for i, argv := range lists {
 		run := w.exec(ctx, argv, env...)
 		if run.ExitCode != 0 {
-			return nil
+			return nil, nil
 		}
-		files = append(files, strings.Split(run.Output, "\n")...)
+		names := strings.Split(run.Output, "\n")
+		if head != "" && i == 0 {
+			diffed = names
+		}
+		files = append(files, names...)
 	}
-	return files
+	return files, diffed
 }

@@ -229,7 +229,7 @@ func (t decisionTool) Execute(ctx context.Context, call coachd.ToolCall, _ coach
 			return refuse("approval refused: what the player changed could not be compared with the workspace as the build began (%s), "+
 				"so what the tests ran is not known to be the change: record feedback instead", unknown)
 		}
-		changed := tr.changedPaths(ctx)
+		changed, tracked := tr.changedPaths(ctx)
 		if missing := tr.untestedPackages(changed); len(missing) > 0 {
 			more := ""
 			if len(missing) > 10 {
@@ -242,8 +242,10 @@ func (t decisionTool) Execute(ctx context.Context, call coachd.ToolCall, _ coach
 			return refuse("approval refused: the change under review touches %s, and no passing test run of this review ran all of them "+
 				"(the player's files_modified, in a build what it was seen to change, and, in a git workspace, what git shows changed; a run of some of the tests, by file, name or pattern, does not say the others pass): run them, then decide", strings.Join(missing, "; "))
 		}
+		// Installed code is the change's where autobuild saw the player
+		// change it, or git, which tracks it, shows it changed.
 		tr.mu.Lock()
-		seen := tr.buildFiles
+		seen := slices.Concat(tr.buildFiles, tracked)
 		tr.mu.Unlock()
 		if missing := unreviewedHarness(changed, seen, slices.Concat(tr.jestNamed(changed), tr.pyShadowed(changed)), d.ConfigReviewed); len(missing) > 0 {
 			return refuse("%s", harnessRefusal(missing))

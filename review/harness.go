@@ -44,8 +44,9 @@ func isHarness(p string) bool {
 // too), that the decision's test_config_reviewed does not name: a test run's
 // pass is what the change's own harness says it is, so an approval must
 // say the coach read each one. Installed code that autobuild saw the
-// player change (seen: Request.Changed) is harness too: node_modules'
-// jest, a virtualenv's pytest or plugins run the tests. So are named:
+// player change (seen: Request.Changed), or that git tracks and shows
+// changed, is harness too: node_modules' jest, a virtualenv's pytest or
+// plugins run the tests. So are named:
 // the files a jest config names (jestNamed), its setup files, transforms,
 // reporters, and the modules that take the standard library's place from
 // a directory pytest puts on sys.path (pyShadowed).

@@ -132,14 +132,15 @@ func (t *Trace) failedTestRun() *CommandRun {
 	return nil
 }
 
-// changedPaths are the workspace paths the change under review touches
-// (Workspace.changedPaths); nil outside a workspace.
-func (t *Trace) changedPaths(ctx context.Context) []string {
+// changedPaths are the workspace paths the change under review touches,
+// and those git tracks and shows changed (Workspace.changedPaths); nil
+// outside a workspace.
+func (t *Trace) changedPaths(ctx context.Context) (paths, tracked []string) {
 	t.mu.Lock()
 	ws, files, seen := t.ws, slices.Concat(t.reportFiles, t.playerFiles), t.buildFiles
 	t.mu.Unlock()
 	if ws == nil {
-		return nil
+		return nil, nil
 	}
 	return ws.changedPaths(ctx, files, seen)
 }
