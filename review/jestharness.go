@@ -18,15 +18,17 @@ var jestConfigs = []string{"jest.config.js", "jest.config.ts", "jest.config.mjs"
 // testEnvironment, transform, reporters and runner into the run, and any
 // of them can rewrite its summary and exit code, whatever the tests do.
 // A config names a file by a quoted path relative to its directory
-// ("./test/setup", "<rootDir>/test/setup.js"), its extension optional.
-// An unchanged config is not the change's, but what it names is.
+// ("./test/setup", "<rootDir>/test/setup.js"), its extension optional;
+// a config that is code also by its quoted name, which it joins to a
+// path (path.join(__dirname, 'test', 'setup.js')). An unchanged config
+// is not the change's, but what it names is.
 func (w *Workspace) jestNamed(changed []string) []string {
-	texts := map[string]string{} // a directory's jest settings
-	settings := func(d string) string {
+	texts := map[string][2]string{} // a directory's jest settings: all, and those in code
+	settings := func(d string) [2]string {
 		if s, ok := texts[d]; ok {
 			return s
 		}
-		var b strings.Builder
+		var b, code strings.Builder
 		var pkg struct {
 			Jest json.RawMessage `json:"jest"`
 		}
@@ -34,10 +36,15 @@ func (w *Workspace) jestNamed(changed []string) []string {
 			b.Write(pkg.Jest)
 		}
 		for _, c := range jestConfigs {
+			text := w.readConfig(path.Join(d, c))
 			b.WriteByte('\n')
-			b.Write(w.readConfig(path.Join(d, c)))
+			b.Write(text)
+			if path.Ext(c) != ".json" {
+				code.WriteByte('\n')
+				code.Write(text)
+			}
 		}
-		texts[d] = b.String()
+		texts[d] = [2]string{b.String(), code.String()}
 		return texts[d]
 	}
 	var named []string
@@ -51,7 +58,10 @@ func (w *Workspace) jestNamed(changed []string) []string {
 				r = strings.TrimPrefix(p, d+"/")
 			}
 			r = strings.TrimSuffix(r, path.Ext(r))
-			if s := settings(d); strings.Contains(s, r) && regexp.MustCompile(`["'](\./|/|<rootDir>/)?`+regexp.QuoteMeta(r)+`(\.\w+)?["']`).MatchString(s) {
+			name := path.Base(r)
+			s := settings(d)
+			if strings.Contains(s[0], r) && regexp.MustCompile(`["'](\./|/|<rootDir>/)?`+regexp.QuoteMeta(r)+`(\.\w+)?["']`).MatchString(s[0]) ||
+				strings.Contains(s[1], name) && regexp.MustCompile(`["']`+regexp.QuoteMeta(name)+`(\.\w+)?["']`).MatchString(s[1]) {
 				named = append(named, p)
 				break
 			}
