@@ -24,7 +24,10 @@ export function renderBudget(u) {
   const pct = budget > 0 ? Math.min(100, (used / budget) * 100) : 0;
   $('budget-fill').style.width = `${pct}%`;
   $('budget-held').style.width = `${budget > 0 ? Math.min(100 - pct, (held / budget) * 100) : 0}%`;
-  box.dataset.level = pct >= 95 ? 'danger' : pct >= 80 ? 'warn' : 'ok';
+  // The colour warns of what remains: held is not spent, but a turn
+  // that does not fit beside it is refused all the same.
+  const taken = budget > 0 ? ((used + held) / budget) * 100 : 0;
+  box.dataset.level = taken >= 95 ? 'danger' : taken >= 80 ? 'warn' : 'ok';
   // With --budget-unit usd the amounts are micro-dollars, not tokens.
   if (st.unit === 'usd') {
     $('budget-text').textContent = budget > 0 ? `${usd(used)} / ${usd(budget)}` : `${usd(used)} used`;
