@@ -32,6 +32,12 @@ export function describeError(err, unit = 'tokens') {
       return { type, title: 'Token budget used up', text: `You have used all the tokens in your budget for this period. ${later}` };
     }
     case 'rate_limit_exceeded':
+      // The monthly message limit is an allowance used up, not a rate
+      // to wait out: more come with the month (retry_after says when).
+      if (/^Monthly message limit/.test(msg)) {
+        const when = retryAfter > 0 ? new Date(Date.now() + retryAfter * 1000).toLocaleDateString(undefined, { month: 'long', day: 'numeric' }) : '';
+        return { type, title: 'Monthly message limit reached', text: `You have sent all the messages you have this month.${when ? ` More come on ${when}.` : ''}` };
+      }
       return { type, title: 'Slow down a little', text: 'You have sent a lot of messages in a short time.', countdown: retryAfter || 30 };
     case 'rate_limit':
       return { type, title: 'The coach is busy', text: 'The AI service is under heavy load right now. Try again in a few seconds.', retry: true };
