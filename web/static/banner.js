@@ -11,6 +11,11 @@ export function describeError(err, unit = 'tokens') {
   const msg = err.message || '';
   switch (type) {
     case 'budget_exhausted': {
+      // No budget at all (token_budget 0; a free preview used up):
+      // nothing is used up that a new period gives back.
+      if (/no token budget/.test(msg)) {
+        return { type, title: 'No budget', text: 'This account has no budget for the coach. Ask your administrator for one.' };
+      }
       const later = 'Ask your administrator for more, or come back when it resets.';
       // A turn is refused when its estimate does not fit what is left,
       // which may be much: then the budget is not used up.
