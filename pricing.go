@@ -3,6 +3,7 @@ package coachd
 import (
 	"maps"
 	"math"
+	"strconv"
 	"strings"
 )
 
@@ -158,4 +159,14 @@ func (unit BudgetUnit) USD(amount int64) (float64, bool) {
 		return 0, false
 	}
 	return float64(amount) / 1e6, true
+}
+
+// USDText writes an amount of money (micro-dollars) as dollars, as the
+// browser UI does: to the cent, or to a hundredth of a cent below one.
+func USDText(micro int64) string {
+	if micro > 0 && micro < 10_000 {
+		s := strings.TrimRight(strconv.FormatFloat(float64(micro)/1e6, 'f', 4, 64), "0")
+		return "$" + s
+	}
+	return "$" + strconv.FormatFloat(float64(micro)/1e6, 'f', 2, 64)
 }

@@ -233,6 +233,9 @@ func (s *Server) checkBudget(ctx context.Context, u *coachd.User, what string) e
 		return nil
 	}
 	e := coachd.Errorf(coachd.EBUDGET, "Token budget exhausted: no tokens remain for %s.", what)
+	if st.Unit == coachd.UnitMicroUSD {
+		e = coachd.Errorf(coachd.EBUDGET, "Budget exhausted: nothing remains of it for %s.", what)
+	}
 	if st.TokenBudget == 0 {
 		e = coachd.Errorf(coachd.EBUDGET, "This account has no token budget.")
 	}

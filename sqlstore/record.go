@@ -108,7 +108,7 @@ func (db *DB) Record(ctx context.Context, userID string, rec coachd.TurnRecord) 
 					return nil, err
 				}
 				if !held {
-					lapsed = lapsedError(lapsedMessage(r), r)
+					lapsed = lapsedError(lapsedMessage(r, db.budget.Unit), r)
 				}
 			}
 			if err := db.holdRound(ctx, tx, r); err != nil {
@@ -189,11 +189,16 @@ func (db *DB) rehold(ctx context.Context, tx *tx, r *coachd.Reservation) (bool, 
 	return true, db.remaining(ctx, tx, r)
 }
 
-// lapsedMessage says why rehold could not hold r again.
-func lapsedMessage(r *coachd.Reservation) string {
-	return fmt.Sprintf("Token budget exhausted: this turn's hold ran out before this record (a round longer than it) and the budget has no room to hold it again: "+
-		"%d tokens remain and the rest of the turn needs about %d. The round is stored and charged; end the turn.",
-		r.Remaining, max(r.Estimate-r.Charged, 0))
+// lapsedMessage says why rehold could not hold r again, in unit.
+func lapsedMessage(r *coachd.Reservation, unit coachd.BudgetUnit) string {
+	const why = "this turn's hold ran out before this record (a round longer than it) and the budget has no room to hold it again: "
+	rest := max(r.Estimate-r.Charged, 0)
+	if unit == coachd.UnitMicroUSD { // the amounts are micro-dollars
+		return fmt.Sprintf("Budget exhausted: "+why+"%s remains and the rest of the turn may cost about %s. The round is stored and charged; end the turn.",
+			coachd.USDText(r.Remaining), coachd.USDText(rest))
+	}
+	return fmt.Sprintf("Token budget exhausted: "+why+"%d tokens remain and the rest of the turn needs about %d. The round is stored and charged; end the turn.",
+		r.Remaining, rest)
 }
 
 // lapsedError is rehold's refusal, msg, of the turn of r.

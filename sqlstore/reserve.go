@@ -257,6 +257,10 @@ func (db *DB) freePreview(ctx context.Context, tx *tx, req coachd.ReserveRequest
 		return e
 	}
 	e := coachd.Errorf(coachd.EBUDGET, "Token budget exhausted: %d tokens remain and this turn needs about %d.", remaining, req.Estimate)
+	if db.budget.Unit == coachd.UnitMicroUSD { // the amounts are micro-dollars
+		e = coachd.Errorf(coachd.EBUDGET, "Budget exhausted: %s remains and this turn may cost about %s.",
+			coachd.USDText(remaining), coachd.USDText(req.Estimate))
+	}
 	if budget == 0 {
 		e = coachd.Errorf(coachd.EBUDGET, "This account has no token budget.")
 	}
