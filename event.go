@@ -94,6 +94,8 @@ type Event struct {
 	// Cut: tool_result of a call the reply ended in (max_tokens, a
 	// refusal) before it was ready; it did not run, and dialects that
 	// announce a call only once it is ready (tool_call_ready) skip it.
+	// turn_ended (aborted): the server's drain stopped the turn, not a
+	// user (stream.Live), for a reader after the restart to tell.
 	Cut bool `json:"cut,omitempty"`
 
 	Change string `json:"change,omitempty"` // session_changed: completed, mode_entered, arc_completed

@@ -12,6 +12,7 @@ import (
 	"github.com/coachd/coachd"
 	"github.com/coachd/coachd/agent"
 	"github.com/coachd/coachd/sse"
+	"github.com/coachd/coachd/stream"
 )
 
 // chatRequest is the body of POST /v1/chat/stream and POST /v1/chat.
@@ -196,12 +197,13 @@ func (s *Server) handleChat() http.Handler {
 		defer cancel(nil)
 		c := &collector{}
 		res := t.Run(ctx, teeSink{live, c})
-		s.answerChat(w, r, res, c.interaction)
+		s.answerChat(w, r, res, c.interaction, s.drainCut(res.StopReason) != nil)
 	})
 }
 
-// answerChat answers POST /v1/chat with a turn's result.
-func (s *Server) answerChat(w http.ResponseWriter, r *http.Request, res *agent.Result, in *interaction) {
+// answerChat answers POST /v1/chat with a turn's result; drained says
+// the server's drain stopped the turn.
+func (s *Server) answerChat(w http.ResponseWriter, r *http.Request, res *agent.Result, in *interaction, drained bool) {
 	if res.Err != nil && res.Text == "" && len(res.ToolCalls) == 0 {
 		s.Error(w, r, res.Err)
 		return
@@ -209,9 +211,9 @@ func (s *Server) answerChat(w http.ResponseWriter, r *http.Request, res *agent.R
 	out := chatResponse{Result: res, Interaction: in}
 	if res.Err != nil {
 		out.Error = &errorObject{Code: res.Err.Code, Message: res.Err.Message, Details: res.Err.Details}
-	} else if cut := s.drainCut(res.StopReason); cut != nil {
+	} else if drained {
 		// Not a user's stop: the reply is cut short by a restart.
-		out.Error = &errorObject{Code: cut.Code, Message: "the server is restarting: the reply was cut short (stored, marked partial)"}
+		out.Error = &errorObject{Code: stream.CodeShutdown, Message: "the server is restarting: the reply was cut short (stored, marked partial)"}
 	}
 	w.Header().Set("X-Coachd-Session-Id", res.SessionID)
 	s.encode(w, r, http.StatusOK, out)

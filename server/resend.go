@@ -222,15 +222,17 @@ func (s *Server) answerKeyed(w http.ResponseWriter, r *http.Request, ck *resendK
 		}
 	}
 	w.Header().Set("Idempotent-Replayed", "true")
-	s.answerChat(w, r, res, rb.interaction)
+	// Cut by a drain, maybe another process's: answered as it was then.
+	s.answerChat(w, r, res, rb.interaction, rb.drained)
 	return true
 }
 
 // loggedResult rebuilds a turn's agent.Result from its logged events.
 type loggedResult struct {
 	collector
-	res  agent.Result
-	last strings.Builder // the text of the turn's last round
+	res     agent.Result
+	last    strings.Builder // the text of the turn's last round
+	drained bool            // the server's drain stopped the turn
 }
 
 func (l *loggedResult) Send(ev coachd.Event) error {
@@ -257,7 +259,7 @@ func (l *loggedResult) Send(ev coachd.Event) error {
 	case coachd.EventError:
 		res.Err = ev.Err
 	case coachd.EventTurnEnded:
-		res.StopReason, res.LatencyMS = ev.StopReason, ev.LatencyMS
+		res.StopReason, res.LatencyMS, l.drained = ev.StopReason, ev.LatencyMS, ev.Cut
 		if u := ev.Usage; u != nil {
 			res.Usage, res.Billed = u.Usage, u.Billed
 		}

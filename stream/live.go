@@ -93,6 +93,9 @@ func (l *Live) Send(ev coachd.Event) error {
 		l.mu.Unlock()
 		return nil
 	}
+	if ev.Terminal() && l.stopCause == ErrShutdown && ev.StopReason == coachd.TurnAborted {
+		ev.Cut = true // cut by the drain: a keyed resend answers it so (server.answerKeyed)
+	}
 	l.events = append(l.events, ev)
 	l.ended = ev.Terminal()
 	yield := false
