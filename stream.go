@@ -89,7 +89,8 @@ type StreamService interface {
 	// log has no such turn (never begun, or pruned).
 	TurnLogAt(ctx context.Context, userID, sessionID string, turn int64) (TurnLog, error)
 	// RequestStop asks whoever runs the session's running turn to stop
-	// it; ENOTFOUND when no turn is running.
+	// it; ENOTFOUND when no turn is running (ErrNoTurnRunning) or the
+	// session is not the user's.
 	RequestStop(ctx context.Context, userID, sessionID string) error
 	// PruneEvents deletes the events of turns that started before the
 	// given time (and expired stream tokens) and returns how many turns it
@@ -123,3 +124,7 @@ type TurnKey struct {
 // taken meanwhile (the same request, twice at once): nothing was taken,
 // and the caller follows the turn FindTurnKey names.
 var ErrTurnKeyTaken = errors.New("coachd: the turn's idempotency key is taken")
+
+// ErrNoTurnRunning is the cause of RequestStop's ENOTFOUND when the
+// session, the user's, runs no turn: the session is there.
+var ErrNoTurnRunning = errors.New("coachd: no turn is running")

@@ -430,7 +430,10 @@ func (s *Server) handleSessionStop() http.Handler {
 			return
 		}
 		if err := s.hub.Stop(r.Context(), u.ID, id); err != nil {
-			s.Error(w, r, orNotFound(err, "session"))
+			if !errors.Is(err, coachd.ErrNoTurnRunning) { // the session is the user's
+				err = orNotFound(err, "session")
+			}
+			s.Error(w, r, err)
 			return
 		}
 		s.encode(w, r, http.StatusAccepted, map[string]any{"session_id": id, "stopping": true})

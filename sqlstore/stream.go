@@ -363,7 +363,7 @@ func (db *DB) RequestStop(ctx context.Context, userID, sessionID string) error {
 		if _, err := findSession(ctx, tx, userID, sessionID); err != nil {
 			return err
 		}
-		return coachd.Errorf(coachd.ENOTFOUND, "no turn is running on this session")
+		return &coachd.Error{Code: coachd.ENOTFOUND, Message: "no turn is running on this session", Err: coachd.ErrNoTurnRunning}
 	}
 	return tx.commit()
 }
