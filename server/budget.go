@@ -114,10 +114,10 @@ func (s *Server) takeRate(r *http.Request, key string, rate coachd.RateLimit, ms
 }
 
 // overRate is the 429 of a rate window h of length per that the count n
-// found full.
+// found full: retryable once the window ends (RetryAfter).
 func overRate(h coachd.LimitHit, per time.Duration, n int64, now time.Time, msg string) error {
 	e := coachd.Errorf(coachd.ERATELIMITED, msg, h.Limit, per)
-	e.RetryAfter = h.Window.Add(per).Sub(now)
+	e.Retryable, e.RetryAfter = true, h.Window.Add(per).Sub(now)
 	e.Extra = map[string]any{"usage": n, "limit": h.Limit}
 	return e
 }
