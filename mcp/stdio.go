@@ -18,17 +18,114 @@ import (
 // limit, is answered with a parse error (-32700, id null), and one that
 // is JSON but not a JSON-RPC message with an invalid request (-32600):
 // the SDK would end the connection on either, unanswered. Good lines
-// pass as they are.
+// pass as they are. At the end of the input, the requests read before it
+// are answered before the SDK hears of it: it would drop them.
 func StdioTransport(in io.Reader, out io.Writer) sdk.Transport {
 	return stdioTransport(in, out, sdk.DefaultMaxLineLength)
 }
 
 func stdioTransport(in io.Reader, out io.Writer, limit int) sdk.Transport {
 	w := &lockedWriter{w: out}
+	p := &pending{}
+	p.cond.L = &p.mu
 	pr, pw := io.Pipe()
-	go func() { pw.CloseWithError(filterLines(in, pw, w, limit)) }()
+	go func() {
+		err := filterLines(in, asked{pw, p}, w, limit)
+		if err == nil {
+			p.drain()
+		}
+		pw.CloseWithError(err)
+	}()
 	// The lines are bounded here: the SDK's own bound is off (-1).
-	return &sdk.IOTransport{Reader: pr, Writer: w, MaxLineLength: -1}
+	return &sdk.IOTransport{Reader: pr, Writer: answers{w, p}, MaxLineLength: -1}
+}
+
+// pending counts the requests passed to the SDK that it has not answered:
+// at the end of its input the SDK cancels those under way and writes
+// nothing more, and a host that wrote its requests and closed stdin (a
+// script piping them) got no answer at all.
+type pending struct {
+	mu     sync.Mutex
+	cond   sync.Cond
+	n      int
+	closed bool // the SDK's connection is closed: no answer will come
+}
+
+func (p *pending) add(n int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.n += n
+	if p.n <= 0 {
+		p.cond.Broadcast()
+	}
+}
+
+func (p *pending) close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.closed = true
+	p.cond.Broadcast()
+}
+
+// drain waits until every request passed on is answered, or the
+// connection is closed (the bridge ends).
+func (p *pending) drain() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for p.n > 0 && !p.closed {
+		p.cond.Wait()
+	}
+}
+
+// asked passes the filter's good lines to the SDK, counting their requests.
+type asked struct {
+	w io.Writer
+	p *pending
+}
+
+func (a asked) Write(line []byte) (int, error) {
+	a.p.add(count(line, false))
+	return a.w.Write(line)
+}
+
+// answers writes the SDK's lines out, counting its responses.
+type answers struct {
+	w *lockedWriter
+	p *pending
+}
+
+func (a answers) Write(line []byte) (int, error) {
+	n, err := a.w.Write(line)
+	a.p.add(-count(line, true))
+	return n, err
+}
+
+func (a answers) Close() error {
+	a.p.close()
+	return nil
+}
+
+// count returns how many of a line's messages (one, or a batch) are
+// requests that want an answer, or with responses, answers.
+func count(line []byte, responses bool) int {
+	var msgs []json.RawMessage
+	if json.Unmarshal(line, &msgs) != nil {
+		msgs = []json.RawMessage{line}
+	}
+	n := 0
+	for _, raw := range msgs {
+		switch m, _ := jsonrpc.DecodeMessage(raw); m := m.(type) {
+		case *jsonrpc.Request:
+			if !responses && m.IsCall() {
+				n++
+			}
+		case *jsonrpc.Response:
+			if responses {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // filterLines copies in's good lines to good and answers bad ones on w,
@@ -111,5 +208,3 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	defer l.mu.Unlock()
 	return l.w.Write(p)
 }
-
-func (l *lockedWriter) Close() error { return nil }
