@@ -134,6 +134,7 @@ func filterLines(in io.Reader, good io.Writer, w io.Writer, limit int) error {
 	br := bufio.NewReaderSize(in, 64<<10)
 	var line []byte
 	long := false
+	batches := true // until initialize names a protocol without them
 	for {
 		chunk, err := br.ReadSlice('\n')
 		if !long {
@@ -151,10 +152,15 @@ func filterLines(in io.Reader, good io.Writer, w io.Writer, limit int) error {
 		if long {
 			writeError(w, nil, jsonrpc.CodeParseError, fmt.Sprintf("parse error: the line is longer than %d bytes", limit))
 		} else if len(bytes.TrimSpace(line)) > 0 {
-			if id, code, msg := check(line); code != 0 {
+			if id, code, msg := check(line, batches); code != 0 {
 				writeError(w, id, code, msg)
-			} else if _, werr := good.Write(line); werr != nil {
-				return werr
+			} else {
+				if v, ok := initialize(line); ok {
+					batches = v == "2024-11-05" || v == "2025-03-26"
+				}
+				if _, werr := good.Write(line); werr != nil {
+					return werr
+				}
 			}
 		}
 		line, long = line[:0], false
@@ -165,8 +171,10 @@ func filterLines(in io.Reader, good io.Writer, w io.Writer, limit int) error {
 }
 
 // check returns the JSON-RPC error a line is answered with (code 0: none)
-// and the id to answer it with.
-func check(line []byte) (id any, code int64, msg string) {
+// and the id to answer it with. A batch is refused unless batches are
+// allowed: the SDK's transport ends the connection on one under protocol
+// 2025-06-18 and later, which removed them.
+func check(line []byte, batches bool) (id any, code int64, msg string) {
 	if !json.Valid(line) {
 		return nil, jsonrpc.CodeParseError, "parse error: the line is not JSON"
 	}
@@ -175,6 +183,8 @@ func check(line []byte) (id any, code int64, msg string) {
 		msgs = []json.RawMessage{line}
 	} else if len(msgs) == 0 {
 		return nil, jsonrpc.CodeInvalidRequest, "invalid request: an empty batch"
+	} else if !batches {
+		return nil, jsonrpc.CodeInvalidRequest, "invalid request: JSON-RPC batches are not part of MCP since protocol version 2025-06-18; send each message on a line of its own"
 	}
 	for _, raw := range msgs {
 		if _, err := jsonrpc.DecodeMessage(raw); err != nil {
@@ -189,6 +199,25 @@ func check(line []byte) (id any, code int64, msg string) {
 		}
 	}
 	return nil, 0, ""
+}
+
+// initialize returns the protocol version a line's initialize request
+// asks for. The SDK answers with that version when it knows it, and with
+// a later one otherwise: only 2024-11-05 and 2025-03-26 keep batches.
+func initialize(line []byte) (version string, ok bool) {
+	if !bytes.Contains(line, []byte(`"initialize"`)) {
+		return "", false
+	}
+	var m struct {
+		Method string
+		Params struct {
+			ProtocolVersion string `json:"protocolVersion"`
+		}
+	}
+	if json.Unmarshal(line, &m) != nil || m.Method != "initialize" {
+		return "", false
+	}
+	return m.Params.ProtocolVersion, true
 }
 
 func writeError(w io.Writer, id any, code int64, msg string) {
