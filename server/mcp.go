@@ -72,6 +72,11 @@ func (b *mcpBackend) Execute(ctx context.Context, name string, input json.RawMes
 	if len(input) == 0 {
 		input = json.RawMessage("{}")
 	}
+	// As for chat: the SDK does not pass the request's end on, and the
+	// call follows its client.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(b.r.Context(), cancel)()
 	out, err := b.s.runner.ExecuteTool(ctx, agent.ExecRequest{
 		User: b.user, SessionID: sessionID, Agent: b.agent,
 		Call: coachd.ToolCall{Name: name, Input: input},
