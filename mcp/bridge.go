@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"sync"
@@ -22,8 +23,12 @@ import (
 // running coachd serves at endpoint (…/v1/mcp), authenticated with a
 // user's key: one implementation of the tools (the server's), two
 // transports. The remote tool list is read at start and again as it may
-// change; each call is forwarded with its arguments and _meta.
-func Bridge(ctx context.Context, endpoint, key string, t sdk.Transport, hc *http.Client) error {
+// change; each call is forwarded with its arguments and _meta. log
+// (nil: none) hears of waiting for coachd and of reaching it.
+func Bridge(ctx context.Context, endpoint, key string, t sdk.Transport, hc *http.Client, log *slog.Logger) error {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
 	if hc == nil {
 		hc = &http.Client{}
 	}
@@ -45,12 +50,16 @@ func Bridge(ctx context.Context, endpoint, key string, t sdk.Transport, hc *http
 	// coachd's tools when it answers.
 	srv := sdk.NewServer(&sdk.Implementation{Name: "coachd", Version: "1"}, &sdk.ServerOptions{
 		Capabilities: &sdk.ServerCapabilities{Logging: &sdk.LoggingCapabilities{}, Tools: &sdk.ToolCapabilities{ListChanged: true}}})
-	b := &bridgeTools{r: r, srv: srv, have: map[string]string{}}
+	b := &bridgeTools{r: r, srv: srv, have: map[string]string{}, log: log}
 	n, err := b.sync(ctx)
 	switch {
 	case err != nil && !unreachable(err):
 		return err // coachd answered, and refused (a wrong key, a redirect…)
-	case err == nil && n == 0:
+	case err != nil:
+		// The desktop client keeps stderr as the server's log: the one
+		// place a user looks when coachd's tools do not show.
+		log.Warn("coachd is not reachable; waiting for it", "url", endpoint, "err", err)
+	case n == 0:
 		return errors.New("the server offers no tools")
 	}
 	// coachd's list changes as a pack's MCP servers start and stop: ask
@@ -106,6 +115,7 @@ func (e unavailableError) Error() string { return "coachd is unavailable: " + st
 type bridgeTools struct {
 	r    *remote
 	srv  *sdk.Server
+	log  *slog.Logger
 	mu   sync.Mutex
 	have map[string]string // name → the tool as coachd listed it (JSON)
 	// synced is set once coachd has listed its tools.
@@ -154,7 +164,9 @@ func (b *bridgeTools) sync(ctx context.Context) (int, error) {
 	if len(gone) > 0 {
 		b.srv.RemoveTools(gone...)
 	}
-	b.synced.Store(true)
+	if !b.synced.Swap(true) {
+		b.log.Info("reached coachd", "url", b.r.endpoint, "tools", len(b.have))
+	}
 	return len(b.have), nil
 }
 

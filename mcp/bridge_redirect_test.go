@@ -36,7 +36,7 @@ func TestBridgeRedirectKeepsKey(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	_, server := sdk.NewInMemoryTransports()
-	if err := Bridge(ctx, coach.URL+"/v1/mcp", key, server, nil); err == nil {
+	if err := Bridge(ctx, coach.URL+"/v1/mcp", key, server, nil, nil); err == nil {
 		t.Fatal("the bridge started through a redirect to another host")
 	}
 	mu.Lock()

@@ -30,7 +30,7 @@ func TestBridgeRelists(t *testing.T) {
 	defer cancel()
 	ct, st := sdk.NewInMemoryTransports()
 	done := make(chan error, 1)
-	go func() { done <- Bridge(ctx, ts.URL, "ck_key", st, nil) }()
+	go func() { done <- Bridge(ctx, ts.URL, "ck_key", st, nil, nil) }()
 	changed := make(chan struct{}, 10)
 	client := sdk.NewClient(&sdk.Implementation{Name: "desktop", Version: "1"}, &sdk.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { changed <- struct{}{} }})

@@ -104,7 +104,7 @@ func bridgeSession(t *testing.T, url string) *sdk.ClientSession {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	ct, st := sdk.NewInMemoryTransports()
 	done := make(chan error, 1)
-	go func() { done <- Bridge(ctx, url, "ck_key", st, nil) }()
+	go func() { done <- Bridge(ctx, url, "ck_key", st, nil, nil) }()
 	sess, err := sdk.NewClient(&sdk.Implementation{Name: "desktop", Version: "1"}, nil).Connect(ctx, ct, nil)
 	if err != nil {
 		cancel()

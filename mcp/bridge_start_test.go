@@ -32,7 +32,7 @@ func TestBridgeStartsBeforeCoachd(t *testing.T) {
 	defer cancel()
 	ct, st := sdk.NewInMemoryTransports()
 	done := make(chan error, 1)
-	go func() { done <- Bridge(ctx, "http://"+addr+"/v1/mcp", "ck_key", st, nil) }()
+	go func() { done <- Bridge(ctx, "http://"+addr+"/v1/mcp", "ck_key", st, nil, nil) }()
 	changed := make(chan struct{}, 10)
 	client := sdk.NewClient(&sdk.Implementation{Name: "desktop", Version: "1"}, &sdk.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { changed <- struct{}{} }})
@@ -99,7 +99,7 @@ func TestBridgeWrongKeyAtStart(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	_, st := sdk.NewInMemoryTransports()
-	err := Bridge(ctx, ts.URL, "ck_wrong", st, nil)
+	err := Bridge(ctx, ts.URL, "ck_wrong", st, nil, nil)
 	if err == nil || ctx.Err() != nil || !strings.Contains(err.Error(), "invalid API key") {
 		t.Fatalf("Bridge with a wrong key = %v (ctx %v); want coachd's refusal at once", err, ctx.Err())
 	}

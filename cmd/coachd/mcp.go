@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/url"
 	"strings"
 
@@ -38,7 +39,7 @@ func runMCP(ctx context.Context, args []string, getenv func(string) string, stdi
 	if *agentName != "" {
 		u.RawQuery = url.Values{"agent": {*agentName}}.Encode()
 	}
-	if err := mcp.Bridge(ctx, u.String(), *key, mcp.StdioTransport(stdin, stdout), nil); err != nil && ctx.Err() == nil {
+	if err := mcp.Bridge(ctx, u.String(), *key, mcp.StdioTransport(stdin, stdout), nil, slog.New(slog.NewTextHandler(stderr, nil))); err != nil && ctx.Err() == nil {
 		return fmt.Errorf("coachd mcp: %w", err)
 	}
 	return nil
