@@ -43,12 +43,15 @@ func stdioTransport(in io.Reader, out io.Writer, limit int) sdk.Transport {
 // pending counts the requests passed to the SDK that it has not answered:
 // at the end of its input the SDK cancels those under way and writes
 // nothing more, and a host that wrote its requests and closed stdin (a
-// script piping them) got no answer at all.
+// script piping them) got no answer at all. It keeps too the calls the
+// host cancelled, whose answers the SDK writes all the same: the MCP
+// spec asks that a cancelled request get no response.
 type pending struct {
-	mu     sync.Mutex
-	cond   sync.Cond
-	n      int
-	closed bool // the SDK's connection is closed: no answer will come
+	mu        sync.Mutex
+	cond      sync.Cond
+	n         int
+	cancelled map[jsonrpc.ID]bool
+	closed    bool // the SDK's connection is closed: no answer will come
 }
 
 func (p *pending) add(n int) {
@@ -58,6 +61,31 @@ func (p *pending) add(n int) {
 	if p.n <= 0 {
 		p.cond.Broadcast()
 	}
+}
+
+func (p *pending) cancel(id jsonrpc.ID) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cancelled == nil {
+		p.cancelled = map[jsonrpc.ID]bool{}
+	}
+	p.cancelled[id] = true
+}
+
+// dropped reports whether a line of n answers is the one answer to a
+// cancelled call, id: if so it is counted, and not to be written.
+func (p *pending) dropped(n int, id jsonrpc.ID) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if n != 1 || !p.cancelled[id] {
+		return false
+	}
+	delete(p.cancelled, id)
+	p.n--
+	if p.n <= 0 {
+		p.cond.Broadcast()
+	}
+	return true
 }
 
 func (p *pending) close() {
@@ -77,27 +105,57 @@ func (p *pending) drain() {
 	}
 }
 
-// asked passes the filter's good lines to the SDK, counting their requests.
+// asked passes the filter's good lines to the SDK, counting their
+// requests and noting the calls they cancel.
 type asked struct {
 	w io.Writer
 	p *pending
 }
 
 func (a asked) Write(line []byte) (int, error) {
-	a.p.add(count(line, false))
+	n := 0
+	for _, m := range messages(line) {
+		req, ok := m.(*jsonrpc.Request)
+		switch {
+		case !ok:
+		case req.IsCall():
+			n++
+		case req.Method == "notifications/cancelled":
+			var c struct {
+				RequestID any `json:"requestId"`
+			}
+			if json.Unmarshal(req.Params, &c) == nil {
+				if id, err := jsonrpc.MakeID(c.RequestID); err == nil && id.IsValid() {
+					a.p.cancel(id)
+				}
+			}
+		}
+	}
+	a.p.add(n)
 	return a.w.Write(line)
 }
 
-// answers writes the SDK's lines out, counting its responses.
+// answers writes the SDK's lines out, counting its responses; the answer
+// to a cancelled call is not written.
 type answers struct {
 	w *lockedWriter
 	p *pending
 }
 
 func (a answers) Write(line []byte) (int, error) {
-	n, err := a.w.Write(line)
-	a.p.add(-count(line, true))
-	return n, err
+	n := 0
+	var id jsonrpc.ID
+	for _, m := range messages(line) {
+		if resp, ok := m.(*jsonrpc.Response); ok {
+			n, id = n+1, resp.ID
+		}
+	}
+	if a.p.dropped(n, id) {
+		return len(line), nil
+	}
+	k, err := a.w.Write(line)
+	a.p.add(-n)
+	return k, err
 }
 
 func (a answers) Close() error {
@@ -105,27 +163,20 @@ func (a answers) Close() error {
 	return nil
 }
 
-// count returns how many of a line's messages (one, or a batch) are
-// requests that want an answer, or with responses, answers.
-func count(line []byte, responses bool) int {
-	var msgs []json.RawMessage
-	if json.Unmarshal(line, &msgs) != nil {
-		msgs = []json.RawMessage{line}
+// messages returns a line's messages (one, or a batch), those it can
+// decode.
+func messages(line []byte) []jsonrpc.Message {
+	var raws []json.RawMessage
+	if json.Unmarshal(line, &raws) != nil {
+		raws = []json.RawMessage{line}
 	}
-	n := 0
-	for _, raw := range msgs {
-		switch m, _ := jsonrpc.DecodeMessage(raw); m := m.(type) {
-		case *jsonrpc.Request:
-			if !responses && m.IsCall() {
-				n++
-			}
-		case *jsonrpc.Response:
-			if responses {
-				n++
-			}
+	var msgs []jsonrpc.Message
+	for _, raw := range raws {
+		if m, err := jsonrpc.DecodeMessage(raw); err == nil {
+			msgs = append(msgs, m)
 		}
 	}
-	return n
+	return msgs
 }
 
 // filterLines copies in's good lines to good and answers bad ones on w,
