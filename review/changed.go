@@ -4,9 +4,7 @@ import (
 	"context"
 	"io"
 	"io/fs"
-	"os"
 	"path"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -24,8 +22,9 @@ const (
 // the Go, Python and JavaScript files git shows changed since the base or
 // not tracked there, whatever the report says. Sorted, each once.
 // tracked are those of git's that it tracks and shows changed.
-func (w *Workspace) changedPaths(ctx context.Context, files, seen []string) (paths, tracked []string) {
-	git, diffed := w.gitChanged(ctx)
+// unknown says why git's list could not be read whole ("": it could).
+func (w *Workspace) changedPaths(ctx context.Context, files, seen []string) (paths, tracked []string, unknown string) {
+	git, diffed, unknown := w.gitChanged(ctx)
 	for _, f := range slices.Concat(files[:min(len(files), maxReportFiles)], seen, git) {
 		if p, err := rel(strings.TrimSpace(f)); err == nil && p != "." {
 			paths = append(paths, p)
@@ -37,7 +36,7 @@ func (w *Workspace) changedPaths(ctx context.Context, files, seen []string) (pat
 		}
 	}
 	slices.Sort(paths)
-	return slices.Compact(paths), tracked
+	return slices.Compact(paths), tracked, unknown
 }
 
 // changedGoPackages are the import paths of the Go packages the change
@@ -135,56 +134,4 @@ func (w *Workspace) modulePath(p string) string {
 		}
 	}
 	return ""
-}
-
-// gitChanged are the .go files (and suiteKinds', and the test harness's:
-// harnessNames) of a git workspace that differ from the
-// base commit (HEAD when none), or that it does not track. Like git_diff
-// it reads only the repository's commit and objects, in a private
-// repository of its own. nil when the workspace is not a git repository
-// or git fails. A list longer than the output kept (head and tail) is
-// read in part. diffed are the ones the base commit has.
-func (w *Workspace) gitChanged(ctx context.Context) (files, diffed []string) {
-	if fi, err := w.root.Lstat(".git"); err != nil || !fi.IsDir() || (gitDiff{w}).borrowsObjects() != "" {
-		return nil, nil
-	}
-	rev := "HEAD"
-	if w.opts.Base != "" {
-		rev = w.opts.Base
-	}
-	head, _ := w.commit(ctx, rev)
-	priv, err := os.MkdirTemp("", "coachd-git-")
-	if err != nil {
-		return nil, nil
-	}
-	defer os.RemoveAll(priv)
-	gitDir := filepath.Join(priv, "repo")
-	env := []string{"GIT_INDEX_FILE=" + filepath.Join(priv, "index"), "GIT_ALTERNATE_OBJECT_DIRECTORIES=" + filepath.Join(w.dir, ".git", "objects"),
-		"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null"}
-	git := func(args ...string) []string {
-		return append([]string{"git", "--git-dir=" + gitDir, "--work-tree=" + w.dir, "-c", "core.pager=cat", "--no-pager", "-c", "core.quotePath=false"}, args...)
-	}
-	if run := w.exec(ctx, []string{"git", "init", "-q", "--bare", gitDir}); run.ExitCode != 0 {
-		return nil, nil
-	}
-	var lists [][]string // the commands that list files
-	if head != "" {
-		if run := w.exec(ctx, git("read-tree", head), env...); run.ExitCode != 0 {
-			return nil, nil
-		}
-		lists = append(lists, git(append([]string{"diff", "--name-only", "--no-renames", "--no-ext-diff", "--no-textconv", head, "--", "*.go"}, slices.Concat(suitePathspecs(), harnessPathspecs())...)...))
-	}
-	lists = append(lists, git(append([]string{"ls-files", "--others", "--", "*.go"}, slices.Concat(suitePathspecs(), harnessPathspecs())...)...))
-	for i, argv := range lists {
-		run := w.exec(ctx, argv, env...)
-		if run.ExitCode != 0 {
-			return nil, nil
-		}
-		names := strings.Split(run.Output, "\n")
-		if head != "" && i == 0 {
-			diffed = names
-		}
-		files = append(files, names...)
-	}
-	return files, diffed
 }

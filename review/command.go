@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"go/build"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -110,6 +111,12 @@ func (t runCommand) Execute(ctx context.Context, call coachd.ToolCall, _ coachd.
 // own process group (killed whole at the timeout), a new network namespace
 // when the kernel grants one, the output capped to head and tail.
 func (w *Workspace) exec(ctx context.Context, argv []string, env ...string) *CommandRun {
+	return w.execTo(ctx, nil, argv, env...)
+}
+
+// execTo is exec with the standard output written to stdout, whole, when
+// not nil (gitChanged's lists), and not kept.
+func (w *Workspace) execTo(ctx context.Context, stdout io.Writer, argv []string, env ...string) *CommandRun {
 	ctx, cancel := context.WithTimeout(ctx, w.opts.Timeout)
 	defer cancel()
 	home, err := os.MkdirTemp("", "coachd-run-")
@@ -137,6 +144,9 @@ func (w *Workspace) exec(ctx context.Context, argv []string, env ...string) *Com
 	for attempt := 0; ; attempt++ {
 		cmd = exec.CommandContext(ctx, argv[0], argv[1:]...)
 		cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = w.dir, append(append(scrubbedEnv(home), append(env, "PYTHONPYCACHEPREFIX="+pyc)...), mark), out, out
+		if stdout != nil {
+			cmd.Stdout = stdout
+		}
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		if isolated {
 			isolate(cmd.SysProcAttr)

@@ -229,7 +229,11 @@ func (t decisionTool) Execute(ctx context.Context, call coachd.ToolCall, _ coach
 			return refuse("approval refused: what the player changed could not be compared with the workspace as the build began (%s), "+
 				"so what the tests ran is not known to be the change: record feedback instead", unknown)
 		}
-		changed, tracked := tr.changedPaths(ctx)
+		changed, tracked, unlisted := tr.changedPaths(ctx)
+		if unlisted != "" {
+			return refuse("approval refused: what the change touches could not be listed (%s), "+
+				"so whether it changes what decides a test run's result (a conftest.py, a jest config) is not known: record feedback instead", unlisted)
+		}
 		if missing := tr.untestedPackages(changed); len(missing) > 0 {
 			more := ""
 			if len(missing) > 10 {

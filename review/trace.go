@@ -133,14 +133,14 @@ func (t *Trace) failedTestRun() *CommandRun {
 }
 
 // changedPaths are the workspace paths the change under review touches,
-// and those git tracks and shows changed (Workspace.changedPaths); nil
-// outside a workspace.
-func (t *Trace) changedPaths(ctx context.Context) (paths, tracked []string) {
+// and those git tracks and shows changed, and why git's list is not
+// known whole (Workspace.changedPaths); nil outside a workspace.
+func (t *Trace) changedPaths(ctx context.Context) (paths, tracked []string, unknown string) {
 	t.mu.Lock()
 	ws, files, seen := t.ws, slices.Concat(t.reportFiles, t.playerFiles), t.buildFiles
 	t.mu.Unlock()
 	if ws == nil {
-		return nil, nil
+		return nil, nil, ""
 	}
 	return ws.changedPaths(ctx, files, seen)
 }
