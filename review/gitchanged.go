@@ -3,6 +3,7 @@ package review
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -20,12 +21,23 @@ const maxGitList = 4 << 20
 // harnessNames) of a git workspace that differ from the
 // base commit (HEAD when none), or that it does not track. Like git_diff
 // it reads only the repository's commit and objects, in a private
-// repository of its own. nil when the workspace is not a git repository
-// or git fails. diffed are the ones the base commit has. unknown says
-// why the list could not be read whole (longer than maxGitList).
+// repository of its own. nil when the workspace is not a git repository.
+// diffed are the ones the base commit has. unknown says why the list
+// could not be read whole: longer than maxGitList, a repository that
+// borrows its objects, or git failed (the review's context done: a
+// record_decision run past its turn's timeout).
 func (w *Workspace) gitChanged(ctx context.Context) (files, diffed []string, unknown string) {
-	if fi, err := w.root.Lstat(".git"); err != nil || !fi.IsDir() || (gitDiff{w}).borrowsObjects() != "" {
+	if fi, err := w.root.Lstat(".git"); err != nil || !fi.IsDir() {
 		return nil, nil, ""
+	}
+	if why := (gitDiff{w}).borrowsObjects(); why != "" {
+		return nil, nil, "the repository " + why
+	}
+	failed := func(run *CommandRun) string {
+		if run.TimedOut {
+			return "git did not finish: timed out"
+		}
+		return fmt.Sprintf("git failed, exit code %d: %s", run.ExitCode, clip(strings.TrimSpace(run.Output), 200))
 	}
 	rev := "HEAD"
 	if w.opts.Base != "" {
@@ -34,7 +46,7 @@ func (w *Workspace) gitChanged(ctx context.Context) (files, diffed []string, unk
 	head, _ := w.commit(ctx, rev)
 	priv, err := os.MkdirTemp("", "coachd-git-")
 	if err != nil {
-		return nil, nil, ""
+		return nil, nil, "git could not run: " + err.Error()
 	}
 	defer os.RemoveAll(priv)
 	gitDir := filepath.Join(priv, "repo")
@@ -44,12 +56,12 @@ func (w *Workspace) gitChanged(ctx context.Context) (files, diffed []string, unk
 		return append([]string{"git", "--git-dir=" + gitDir, "--work-tree=" + w.dir, "-c", "core.pager=cat", "--no-pager", "-c", "core.quotePath=false"}, args...)
 	}
 	if run := w.exec(ctx, []string{"git", "init", "-q", "--bare", gitDir}); run.ExitCode != 0 {
-		return nil, nil, ""
+		return nil, nil, failed(run)
 	}
 	var lists [][]string // the commands that list files
 	if head != "" {
 		if run := w.exec(ctx, git("read-tree", head), env...); run.ExitCode != 0 {
-			return nil, nil, ""
+			return nil, nil, failed(run)
 		}
 		lists = append(lists, git(append([]string{"diff", "-z", "--name-only", "--no-renames", "--no-ext-diff", "--no-textconv", head, "--", "*.go"}, slices.Concat(suitePathspecs(), harnessPathspecs())...)...))
 	}
@@ -61,8 +73,8 @@ func (w *Workspace) gitChanged(ctx context.Context) (files, diffed []string, unk
 		if list.over {
 			return nil, nil, "git lists more changed and untracked files than the 4 MiB of their names read"
 		}
-		if run.ExitCode != 0 {
-			return nil, nil, ""
+		if run.ExitCode != 0 || run.TimedOut {
+			return nil, nil, failed(run)
 		}
 		if head != "" && i == 0 {
 			diffed = slices.Clip(list.names)
