@@ -24,8 +24,9 @@ const maxGitList = 4 << 20
 // repository of its own. nil when the workspace is not a git repository.
 // diffed are the ones the base commit has. unknown says why the list
 // could not be read whole: longer than maxGitList, a repository that
-// borrows its objects, or git failed (the review's context done: a
-// record_decision run past its turn's timeout).
+// borrows its objects, git failed (the review's context done: a
+// record_decision run past its turn's timeout), or a directory git does
+// not track is a repository of its own (but a dependency's).
 func (w *Workspace) gitChanged(ctx context.Context) (files, diffed []string, unknown string) {
 	if fi, err := w.root.Lstat(".git"); err != nil || !fi.IsDir() {
 		return nil, nil, ""
@@ -65,7 +66,9 @@ func (w *Workspace) gitChanged(ctx context.Context) (files, diffed []string, unk
 		}
 		lists = append(lists, git(append([]string{"diff", "-z", "--name-only", "--no-renames", "--no-ext-diff", "--no-textconv", head, "--", "*.go"}, slices.Concat(suitePathspecs(), harnessPathspecs())...)...))
 	}
-	lists = append(lists, git(append([]string{"ls-files", "-z", "--others", "--", "*.go"}, slices.Concat(suitePathspecs(), harnessPathspecs())...)...))
+	// "*/": a directory that is a repository of its own, whose files
+	// git does not list, is listed (as "dir/") by it.
+	lists = append(lists, git(append([]string{"ls-files", "-z", "--others", "--", "*.go", "*/"}, slices.Concat(suitePathspecs(), harnessPathspecs())...)...))
 	list := &gitList{}
 	for i, argv := range lists {
 		list.untracked = i == len(lists)-1
@@ -78,6 +81,11 @@ func (w *Workspace) gitChanged(ctx context.Context) (files, diffed []string, unk
 		}
 		if head != "" && i == 0 {
 			diffed = slices.Clip(list.names)
+		}
+	}
+	for _, n := range list.names[len(diffed):] {
+		if strings.HasSuffix(n, "/") {
+			return nil, nil, n + " is a git repository of its own, whose files git does not list"
 		}
 	}
 	return list.names, diffed, ""

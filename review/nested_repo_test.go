@@ -1,0 +1,71 @@
+package review
+
+import (
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestApprovalOnNestedRepository: git lists no file of a directory that
+// is a repository of its own (a .git in it), only the directory, which
+// no pathspec of gitChanged's matched: a worker that wrote its tests and
+// a forging conftest.py in a new tests/ and ran git init there had the
+// coach's pytest run, failing test turned to a pass, approved with no
+// test_config_reviewed asked. Such a directory, but a dependency's
+// (node_modules), now refuses the approval: what it changes is not
+// listed.
+func TestApprovalOnNestedRepository(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs pytest")
+	}
+	for _, tool := range []string{"git", "pytest"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("SKIPPED: %s is not installed", tool)
+		}
+	}
+	const (
+		pytest   = "pytest -q -p no:cacheprovider"
+		validate = `{"task_id":"TASK-001","requirements":["Add adds"],"player_report":{"files_modified":["app/add.py","tests/test_add.py"]}}`
+		approve  = `{"task_id":"TASK-001","decision":"approve","rationale":"Add adds; the suite passes.",` +
+			`"requirements_verified":[{"requirement":"Add adds","status":"met","evidence":"test_add passes"}]}`
+	)
+	decide := func(t *testing.T, add string, nested ...string) string {
+		t.Helper()
+		dir := t.TempDir()
+		write(t, filepath.Join(dir, "app", "__init__.py"), "")
+		write(t, filepath.Join(dir, "app", "add.py"), "def add(a, b):\n    return 0\n")
+		write(t, filepath.Join(dir, "pytest.ini"), "[pytest]\npythonpath = .\n")
+		gitIn(t, dir, "init", "-q")
+		gitIn(t, dir, "add", "-A")
+		gitIn(t, dir, "commit", "-q", "-m", "start")
+		// The change: add, and its tests.
+		write(t, filepath.Join(dir, "app", "add.py"), "def add(a, b):\n    return "+add+"\n")
+		write(t, filepath.Join(dir, "tests", "test_add.py"), "from app.add import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n")
+		for _, d := range nested {
+			write(t, filepath.Join(dir, d, "conftest.py"), forgingConftest)
+			gitIn(t, filepath.Join(dir, d), "init", "-q")
+		}
+		tools, _ := reviewTools(t, dir, pytest)
+		if res := call(t, tools, ValidateTool, validate); res.IsError {
+			t.Fatalf("validate: %s", res.Content)
+		}
+		if res := call(t, tools, RunCommandTool, `{"command":"`+pytest+`"}`); !strings.Contains(res.Content, `"exit_code":0`) {
+			t.Fatalf("%s did not pass: %s", pytest, res.Content)
+		}
+		if res := call(t, tools, DecisionTool, approve); res.IsError {
+			return res.Content
+		}
+		return ""
+	}
+	t.Run("ErrTestsRepository", func(t *testing.T) {
+		if got := decide(t, "a - b", "tests"); !strings.Contains(got, "approval refused") || !strings.Contains(got, "tests/") {
+			t.Errorf("approval over a forging tests/conftest.py in a repository of its own: %q, want refused naming tests/", got)
+		}
+	})
+	t.Run("OKDependencyRepository", func(t *testing.T) {
+		if got := decide(t, "a + b", "node_modules/from-git"); got != "" {
+			t.Errorf("approval of a change beside a dependency installed from git: refused: %s", got)
+		}
+	})
+}
