@@ -145,6 +145,11 @@ type TurnEnd struct {
 	ReservationSeen *Reservation
 	// Owner's lease is released (ReleaseTurn); "" releases none.
 	Owner string
+	// Lease is the owner of the turn's lease (Owner when ""): with
+	// LogTurn, Messages are stored only while the session's lease is
+	// still its, not another owner's that took the session for a new
+	// turn once this one stalled past its lease.
+	Lease string
 	// LogTurn is the turn's number in the session's event log (0: none),
 	// which fences Messages. LogTurn and LogKeep, when both are set, apply the event log's
 	// retention at the turn's end instead of its admission (StreamStart's

@@ -127,7 +127,8 @@ func (t *Turn) append(ctx context.Context, msgs ...*coachd.Message) error {
 // errGivenUp fails a turn whose messages were not stored because its
 // readers gave it up (a partition between its process and the database
 // longer than their wait): they told their clients turn_interrupted
-// (stream.CodeInterrupted), and so is its own.
+// (stream.CodeInterrupted), and so is its own; or because it stalled
+// past its lease and another replica took the session for a new turn.
 var errGivenUp = &coachd.Error{Code: "turn_interrupted", Retryable: true,
 	Message: "the turn was interrupted: its server lost the database for too long, and its reply was not stored"}
 
@@ -139,7 +140,7 @@ func (t *Turn) store(ctx context.Context, msgs []*coachd.Message) error {
 	if t.streamTurn == 0 {
 		return t.r.cfg.Store.AppendMessages(ctx, t.req.User.ID, t.sess.ID, msgs)
 	}
-	if _, _, err := t.r.cfg.Store.EndTurn(ctx, t.req.User.ID, coachd.TurnEnd{SessionID: t.sess.ID, Messages: msgs, LogTurn: t.streamTurn}); err != nil {
+	if _, _, err := t.r.cfg.Store.EndTurn(ctx, t.req.User.ID, coachd.TurnEnd{SessionID: t.sess.ID, Messages: msgs, LogTurn: t.streamTurn, Lease: t.lease()}); err != nil {
 		return err
 	}
 	return givenUp(msgs)
@@ -190,7 +191,7 @@ func (t *Turn) roundBehind(ctx context.Context, notes []*coachd.Note, msgs ...*c
 			return
 		}
 		t.writeBehind(ctx, func(wctx context.Context, copies []*coachd.Message) error {
-			_, _, err := t.r.cfg.Store.EndTurn(wctx, t.req.User.ID, coachd.TurnEnd{SessionID: t.sess.ID, Notes: notes, Messages: copies, LogTurn: t.streamTurn})
+			_, _, err := t.r.cfg.Store.EndTurn(wctx, t.req.User.ID, coachd.TurnEnd{SessionID: t.sess.ID, Notes: notes, Messages: copies, LogTurn: t.streamTurn, Lease: t.lease()})
 			return cmp.Or(err, givenUp(copies))
 		}, msgs)
 		return
@@ -200,7 +201,7 @@ func (t *Turn) roundBehind(ctx context.Context, notes []*coachd.Note, msgs ...*c
 	t.writeBehind(ctx, func(wctx context.Context, copies []*coachd.Message) error {
 		res, _, err := t.r.cfg.Store.EndTurn(wctx, t.req.User.ID, coachd.TurnEnd{
 			SessionID: t.sess.ID, Notes: notes, Messages: copies, ReservationID: id, ReservationSeen: resv, Spend: spend,
-			Mode: coachd.SettleCharge, LogTurn: t.streamTurn,
+			Mode: coachd.SettleCharge, LogTurn: t.streamTurn, Lease: t.lease(),
 		})
 		if err != nil {
 			return err

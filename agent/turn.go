@@ -112,6 +112,15 @@ func (t *Turn) release() {
 	}
 }
 
+// lease is the owner of the turn's lease, which fences its logged
+// messages (coachd.TurnEnd.Lease); "" without one.
+func (t *Turn) lease() string {
+	if t.held == nil {
+		return ""
+	}
+	return t.held.owner
+}
+
 // emit numbers and sends an event; a failed send cancels the turn.
 func (t *Turn) emit(ev coachd.Event) {
 	t.mu.Lock()

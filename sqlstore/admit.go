@@ -1,6 +1,7 @@
 package sqlstore
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -196,7 +197,7 @@ func (db *DB) admitTurn(ctx context.Context, tx *tx, a coachd.TurnAdmission, req
 				r.ids, err = insertRows(ctx, tx, req.SessionID, msgs, rows, r.first)
 			}
 		} else {
-			r.ids, r.first, _, err = insertMessages(ctx, tx, req.UserID, req.SessionID, msgs, rows, "", false, nil, 0)
+			r.ids, r.first, _, err = insertMessages(ctx, tx, req.UserID, req.SessionID, msgs, rows, "", false, nil, 0, "")
 		}
 		if err != nil {
 			return r, err
@@ -353,7 +354,7 @@ func (db *DB) EndTurn(ctx context.Context, userID string, e coachd.TurnEnd) (*co
 		if len(e.Messages) > 0 {
 			// The lease goes in the statement that stores the reply: one
 			// round trip fewer on Postgres.
-			if ids, first, sess, err = insertMessages(ctx, tx, userID, e.SessionID, e.Messages, rows, e.Owner, lock, also, e.LogTurn); err != nil {
+			if ids, first, sess, err = insertMessages(ctx, tx, userID, e.SessionID, e.Messages, rows, e.Owner, lock, also, e.LogTurn, cmp.Or(e.Lease, e.Owner)); err != nil {
 				return nil, err
 			}
 			now, released = tx.now, true

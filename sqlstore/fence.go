@@ -8,12 +8,18 @@ import (
 )
 
 // errTurnEnded is insertMessages' answer when its fence (the event log's
-// turn) had ended: its readers gave the turn up.
+// turn) had ended: its readers gave the turn up, or another owner took
+// the session's lease (a new turn, on another replica).
 var errTurnEnded = errors.New("the event log's turn has ended")
 
 // The fence of a turn's messages, checked in the statement that reserves
 // their seqs (appendSQL): they go in only while the log's turn is the
-// user's and has not ended. On Postgres the turn's row is updated (a
+// user's and has not ended, and, given the turn's lease owner, while the
+// session's lease is still that owner's (fenceLease, on the session's
+// row, which its lock orders with another replica's admission): a
+// turn stalled past its lease (a cut connection, a paused process)
+// whose session another replica took for a new turn must not write into
+// it, however long before any reader gave it up. On Postgres the turn's row is updated (a
 // sign of life, as the turn's log writes stamp), so a give-up
 // (GiveUpTurn, which ends the turn only while alive_at is the one its
 // reader judged) and the messages' write are ordered by the row's lock:
@@ -24,6 +30,8 @@ const (
 	fencePG   = `f AS (UPDATE turns SET alive_at = clock_timestamp() WHERE session_id = ? AND turn = ? AND user_id = ? AND NOT ended RETURNING 1)`
 	fenceLite = ` AND EXISTS (SELECT 1 FROM turns WHERE session_id = ? AND turn = ? AND user_id = ? AND NOT ended)`
 	fenceAt   = `message_count + ? <= ?`
+	// fenceLease's args are the lease owner twice ("" for none).
+	fenceLease = ` AND (? = '' OR turn_owner = ?)`
 )
 
 // fenced is insertMessages' statement q with the fence of the log's
@@ -32,13 +40,13 @@ const (
 // args go last.
 func fenced(d dialect, q string) string {
 	if d == dialectPostgres {
-		q = strings.Replace(q, fenceAt, fenceAt+` AND EXISTS (SELECT 1 FROM f)`, 1)
+		q = strings.Replace(q, fenceAt, fenceAt+fenceLease+` AND EXISTS (SELECT 1 FROM f)`, 1)
 		if rest, ok := strings.CutPrefix(q, `WITH `); ok {
 			return `WITH ` + fencePG + `, ` + rest
 		}
 		return `WITH ` + fencePG + ` ` + q
 	}
-	return strings.Replace(q, fenceAt, fenceAt+fenceLite, 1)
+	return strings.Replace(q, fenceAt, fenceAt+fenceLease+fenceLite, 1)
 }
 
 // fencedAppendSQL[d] and fencedSettleSQL[d] are appendSQL's and
@@ -66,11 +74,12 @@ var fencedAppendSQL, fencedSettleSQL = func() (qs [2][2][2][insertBatch + 1]stri
 }()
 
 // turnLive reports whether the session's logged turn is the user's and
-// has not ended.
-func turnLive(ctx context.Context, tx *tx, userID, sessionID string, turn int64) (bool, error) {
+// has not ended, and the session's lease is still lease's (any when "").
+func turnLive(ctx context.Context, tx *tx, userID, sessionID string, turn int64, lease string) (bool, error) {
 	var one int
-	err := tx.queryRow(ctx, `SELECT 1 FROM turns WHERE session_id = ? AND turn = ? AND user_id = ? AND NOT ended`,
-		sessionID, turn, userID).Scan(&one)
+	err := tx.queryRow(ctx, `SELECT 1 FROM turns t JOIN sessions s ON s.id = t.session_id
+		WHERE t.session_id = ? AND t.turn = ? AND t.user_id = ? AND NOT t.ended AND (? = '' OR s.turn_owner = ?)`,
+		sessionID, turn, userID, lease, lease).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}

@@ -43,7 +43,7 @@ func (db *DB) ForkSession(ctx context.Context, userID, id string, n int64) (*coa
 			if err != nil {
 				return err
 			}
-			if _, _, _, err := insertMessages(ctx, tx, userID, s.ID, copies, rows, "", false, nil, 0); err != nil {
+			if _, _, _, err := insertMessages(ctx, tx, userID, s.ID, copies, rows, "", false, nil, 0, ""); err != nil {
 				return err
 			}
 			s.MessageCount = int64(len(copies))

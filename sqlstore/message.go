@@ -146,7 +146,7 @@ func (db *DB) AppendMessages(ctx context.Context, userID, sessionID string, msgs
 		return err
 	}
 	defer tx.Rollback()
-	ids, first, _, err := insertMessages(ctx, tx, userID, sessionID, msgs, rows, "", false, nil, 0)
+	ids, first, _, err := insertMessages(ctx, tx, userID, sessionID, msgs, rows, "", false, nil, 0, "")
 	if err != nil {
 		return err
 	}
@@ -170,9 +170,10 @@ func (db *DB) AppendMessages(ctx context.Context, userID, sessionID string, msgs
 // have taken it. With settle as well (up to insertBatch messages) the
 // statement then makes that settlement (appendSettleSQL). With fence (a
 // turn of the session's event log; 0 for none) the statement stores
-// nothing unless that turn has not ended (fenced), and then
-// insertMessages is errTurnEnded.
-func insertMessages(ctx context.Context, tx *tx, userID, sessionID string, msgs []*coachd.Message, rows []messageRow, release string, lock bool, settle *settleFold, fence int64) ([]string, int64, *coachd.Session, error) {
+// nothing unless that turn has not ended and, when lease is not "", the
+// session's lease is still lease's (fenced), and then insertMessages is
+// errTurnEnded.
+func insertMessages(ctx context.Context, tx *tx, userID, sessionID string, msgs []*coachd.Message, rows []messageRow, release string, lock bool, settle *settleFold, fence int64, lease string) ([]string, int64, *coachd.Session, error) {
 	// Reserving the seqs takes the session row's lock on Postgres (and the
 	// database write lock on SQLite): concurrent appends queue here.
 	n := int64(len(msgs))
@@ -184,7 +185,7 @@ func insertMessages(ctx context.Context, tx *tx, userID, sessionID string, msgs 
 		}
 	}
 	k := 0
-	args := make([]any, 0, 13+8*len(msgs))
+	args := make([]any, 0, 15+8*len(msgs))
 	pgFence := fence > 0 && tx.d == dialectPostgres
 	if pgFence {
 		args = append(args, sessionID, fence, userID)
@@ -200,6 +201,9 @@ func insertMessages(ctx context.Context, tx *tx, userID, sessionID string, msgs 
 		args = append(args, release, release)
 	}
 	args = append(args, sessionID, userID, n, coachd.MaxMessagesPerSession)
+	if fence > 0 {
+		args = append(args, lease, lease)
+	}
 	if fence > 0 && !pgFence {
 		args = append(args, sessionID, fence, userID)
 	}
@@ -233,7 +237,7 @@ func insertMessages(ctx context.Context, tx *tx, userID, sessionID string, msgs 
 			return nil, 0, nil, ferr
 		}
 		if fence > 0 {
-			if live, err := turnLive(ctx, tx, userID, sessionID, fence); err != nil || !live {
+			if live, err := turnLive(ctx, tx, userID, sessionID, fence, lease); err != nil || !live {
 				return nil, 0, nil, cmp.Or(err, errTurnEnded)
 			}
 		}

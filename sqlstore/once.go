@@ -27,7 +27,7 @@ func (db *DB) AppendOnce(ctx context.Context, userID, sessionID string, msgs []*
 		return nil, err
 	}
 	defer tx.Rollback()
-	ids, first, _, err := insertMessages(ctx, tx, userID, sessionID, msgs, rows, "", false, nil, 0)
+	ids, first, _, err := insertMessages(ctx, tx, userID, sessionID, msgs, rows, "", false, nil, 0, "")
 	if err != nil {
 		return nil, err
 	}

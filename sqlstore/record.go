@@ -270,7 +270,7 @@ func appendInTx(ctx context.Context, tx *tx, userID, sessionID string, msgs []*c
 		_, err := findSession(ctx, tx, userID, sessionID)
 		return err
 	}
-	ids, first, _, err := insertMessages(ctx, tx, userID, sessionID, msgs, rows, "", false, nil, 0)
+	ids, first, _, err := insertMessages(ctx, tx, userID, sessionID, msgs, rows, "", false, nil, 0, "")
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,91 @@
+package sqlstore_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/coachd/coachd"
+)
+
+// TestEndTurnAfterTakeover: replica A's turn stalls past its lease (a
+// cut connection, a paused process) and replica B takes the session for
+// a new turn before any follower gave A's up. When A comes back, its
+// reply must not land in the session B now runs a turn on: history
+// would hold A's reply after B's question, answering a question it
+// never saw, and B's reply after it.
+func TestEndTurnAfterTakeover(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			ctx := context.Background()
+			db, clock, u, s := budgetSession(t, b, 100_000)
+			// A's lease runs out at once: it stalled past it.
+			a := admission(s, "A", clock.Now(), 10)
+			a.Stream = &coachd.StreamStart{Owner: "proc_a", Keep: 20}
+			a.Message = &coachd.Message{Role: coachd.RoleUser, Blocks: []coachd.Block{coachd.TextBlock("A's question")}}
+			admA, err := db.AdmitTurn(ctx, a)
+			if err != nil {
+				t.Fatal(err)
+			}
+
+			seen, err := db.FindSession(ctx, u.ID, s.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			bAdm := admission(seen, "B", clock.Now().Add(10*time.Second), 10)
+			bAdm.Stream = &coachd.StreamStart{Owner: "proc_b", Keep: 20}
+			bAdm.Message = &coachd.Message{Role: coachd.RoleUser, Blocks: []coachd.Block{coachd.TextBlock("B's question")}}
+			admB, err := db.AdmitTurn(ctx, bAdm)
+			if err != nil {
+				t.Fatalf("B's admission after A's lease ran out: %v", err)
+			}
+			if admB.StreamTurn <= admA.StreamTurn {
+				t.Fatalf("B's turn %d after A's %d", admB.StreamTurn, admA.StreamTurn)
+			}
+
+			// A comes back: a round behind (fenced by its lease, as the
+			// agent writes it), then its reply with its end.
+			round := []*coachd.Message{
+				{Role: coachd.RoleAssistant, Blocks: []coachd.Block{{Type: coachd.BlockToolUse, ID: "toolu_1", Name: "x", Input: []byte(`{}`)}}},
+				{Role: coachd.RoleUser, Blocks: []coachd.Block{{Type: coachd.BlockToolResult, ToolUseID: "toolu_1", Content: []byte(`"ok"`)}}},
+			}
+			if _, _, err := db.EndTurn(ctx, u.ID, coachd.TurnEnd{SessionID: s.ID, Messages: round, LogTurn: admA.StreamTurn,
+				ReservationID: admA.Reservation.ID, Spend: coachd.Spend{Amount: 3, Tokens: 3}, Mode: coachd.SettleCharge, Lease: "A"}); err != nil {
+				t.Fatalf("A's round: %v", err)
+			}
+			reply := []*coachd.Message{{Role: coachd.RoleAssistant, Blocks: []coachd.Block{coachd.TextBlock("A's reply")}}}
+			if _, _, err := db.EndTurn(ctx, u.ID, coachd.TurnEnd{SessionID: s.ID, Messages: reply, LogTurn: admA.StreamTurn,
+				ReservationID: admA.Reservation.ID, Spend: coachd.Spend{Amount: 5, Tokens: 5}, Mode: coachd.SettleFinalize, Owner: "A"}); err != nil {
+				t.Fatalf("A's end: %v", err)
+			}
+			if round[0].Seq != 0 || reply[0].Seq != 0 {
+				t.Errorf("A's messages given seqs %d, %d: taken for stored", round[0].Seq, reply[0].Seq)
+			}
+			msgs, err := db.History(ctx, u.ID, s.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(msgs) != 2 || msgs[0].Content != "A's question" || msgs[1].Content != "B's question" {
+				for _, m := range msgs {
+					t.Logf("stored %d %s %q", m.Seq, m.Role, m.Content)
+				}
+				t.Errorf("history holds %d messages, want the two questions alone", len(msgs))
+			}
+			r, err := db.FindReservation(ctx, u.ID, admA.Reservation.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.State != coachd.ReservationFinalized || r.Charged != 5 {
+				t.Errorf("A's reservation: state %s, charged %d; want finalized with its 5", r.State, r.Charged)
+			}
+			// B's lease is B's still, and B's reply goes in.
+			if err := db.AcquireTurn(ctx, u.ID, s.ID, "C", clock.Now().Add(time.Minute)); coachd.ErrorCode(err) != coachd.ETURNINPROGRESS {
+				t.Errorf("another owner's lease while B's runs: %v", err)
+			}
+			ok := []*coachd.Message{{Role: coachd.RoleAssistant, Blocks: []coachd.Block{coachd.TextBlock("B's reply")}}}
+			if _, _, err := db.EndTurn(ctx, u.ID, coachd.TurnEnd{SessionID: s.ID, Messages: ok, LogTurn: admB.StreamTurn, Owner: "B"}); err != nil || ok[0].Seq != 3 {
+				t.Errorf("B's reply: seq %d, %v", ok[0].Seq, err)
+			}
+		})
+	}
+}
