@@ -93,6 +93,10 @@ type SessionService interface {
 	// AcquireTurn leases the session's one running turn to owner until
 	// the given time; a live lease of another owner is ETURNINPROGRESS.
 	AcquireTurn(ctx context.Context, userID, sessionID, owner string, until time.Time) error
+	// RenewTurn extends owner's lease until the given time, only while
+	// the session's lease is still owner's: one another owner took (and
+	// may have released since) is ETURNINPROGRESS, never taken back.
+	RenewTurn(ctx context.Context, userID, sessionID, owner string, until time.Time) error
 	// ReleaseTurn ends owner's lease.
 	ReleaseTurn(ctx context.Context, userID, sessionID, owner string) error
 }

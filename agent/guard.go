@@ -208,8 +208,11 @@ func (g *guard) renew(ctx context.Context, userID, sessionID, owner string, leas
 		case <-tick.C:
 			rctx, cancel := context.WithTimeout(ctx, lease/3)
 			// A failed renewal is tried again at the next tick; the lease
-			// still has two thirds of its time.
-			g.store.AcquireTurn(rctx, userID, sessionID, owner, g.clock.Now().Add(lease))
+			// still has two thirds of its time. A lease another turn took
+			// stays lost (RenewTurn, not AcquireTurn, which took it back
+			// once that turn released it): the turn's writes are refused
+			// (its messages' fence).
+			g.store.RenewTurn(rctx, userID, sessionID, owner, g.clock.Now().Add(lease))
 			cancel()
 		}
 	}

@@ -89,3 +89,38 @@ func TestEndTurnAfterTakeover(t *testing.T) {
 		})
 	}
 }
+
+// TestRenewTurn: a lease is renewed while it is its owner's, run out or
+// not; one another owner took, and released since, is not taken back.
+func TestRenewTurn(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			ctx := context.Background()
+			db, clock, u, s := budgetSession(t, b, 100_000)
+			if err := db.AcquireTurn(ctx, u.ID, s.ID, "A", clock.Now()); err != nil {
+				t.Fatal(err)
+			}
+			if err := db.RenewTurn(ctx, u.ID, s.ID, "A", clock.Now()); err != nil {
+				t.Errorf("renewing a lease run out that nobody took: %v", err)
+			}
+			if err := db.AcquireTurn(ctx, u.ID, s.ID, "B", clock.Now().Add(time.Minute)); err != nil {
+				t.Fatal(err)
+			}
+			if err := db.RenewTurn(ctx, u.ID, s.ID, "A", clock.Now().Add(time.Minute)); coachd.ErrorCode(err) != coachd.ETURNINPROGRESS {
+				t.Errorf("renewing a lease B holds: %v", err)
+			}
+			if err := db.ReleaseTurn(ctx, u.ID, s.ID, "B"); err != nil {
+				t.Fatal(err)
+			}
+			if err := db.RenewTurn(ctx, u.ID, s.ID, "A", clock.Now().Add(time.Minute)); coachd.ErrorCode(err) != coachd.ETURNINPROGRESS {
+				t.Errorf("renewing a lease B took and released: %v", err)
+			}
+			if err := db.AcquireTurn(ctx, u.ID, s.ID, "C", clock.Now().Add(time.Minute)); err != nil {
+				t.Errorf("the session after: %v", err)
+			}
+			if err := db.RenewTurn(ctx, u.ID, "sess_none", "C", clock.Now()); coachd.ErrorCode(err) != coachd.ENOTFOUND {
+				t.Errorf("another session: %v", err)
+			}
+		})
+	}
+}

@@ -34,6 +34,33 @@ func (db *DB) AcquireTurn(ctx context.Context, userID, sessionID, owner string, 
 	return tx.commit()
 }
 
+// RenewTurn implements coachd.SessionService: owner's lease, expired or
+// not, is extended while no other owner took it. AcquireTurn would take
+// it back from a session another owner took and released since (its
+// turn_owner NULL), and the turn that had stalled past its lease would
+// then write into it (fenceLease).
+func (db *DB) RenewTurn(ctx context.Context, userID, sessionID, owner string, until time.Time) error {
+	tx, err := db.beginWrite(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	res, err := tx.exec(ctx, `UPDATE sessions SET turn_until = `+leaseUntil[tx.d]+`
+		WHERE id = ? AND user_id = ? AND turn_owner = ?`, leaseArg(tx, until), sessionID, userID, owner)
+	if err != nil {
+		return dbError(err, "renew turn")
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return dbError(err, "renew turn")
+	} else if n == 0 {
+		if _, err := findSession(ctx, tx, userID, sessionID); err != nil {
+			return err
+		}
+		return coachd.Errorf(coachd.ETURNINPROGRESS, "the turn's lease was taken by another turn")
+	}
+	return tx.commit()
+}
+
 // The lease's SQL by dialect: what turn_until is set to (leaseArg is its
 // argument), and the conditions that the session's turn is free for an
 // owner (leaseFreeArgs adds theirs) and that its lease ran out. On
