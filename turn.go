@@ -130,7 +130,8 @@ type TurnEnd struct {
 	// while that turn of the session's event log has not ended, checked
 	// in the write that stores them: a turn its readers gave up (they
 	// told their clients it was interrupted) stores none, and they are
-	// left as they came (Seq 0), the rest of the write made all the same.
+	// left as they came (Seq 0), nor Notes, the rest of the write made
+	// all the same.
 	Messages []*Message
 	// ReservationID is settled with Spend as Mode says (Settle); ""
 	// settles none.

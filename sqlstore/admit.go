@@ -397,9 +397,10 @@ func (db *DB) EndTurn(ctx context.Context, userID string, e coachd.TurnEnd) (*co
 	if errors.Is(err, errTurnEnded) {
 		// The turn's readers gave it up (they told their clients it was
 		// interrupted): none of its messages is stored, left as they
-		// came, but the rest is done (its spend settled, its lease
-		// released), the write made again without them.
-		e.Messages = nil
+		// came, nor the notes its round's tools staged, but the rest is
+		// done (its spend settled, its lease released), the write made
+		// again without them.
+		e.Messages, e.Notes = nil, nil
 		r, err = writeTx(ctx, db, end)
 	}
 	if err != nil {

@@ -124,3 +124,41 @@ func TestRenewTurn(t *testing.T) {
 		})
 	}
 }
+
+// TestEndTurnAfterGivenUpNotes: the notes a round's tools staged are not
+// created when the round's messages are refused by its fence.
+func TestEndTurnAfterGivenUpNotes(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			ctx := context.Background()
+			db, clock, u, s := budgetSession(t, b, 100_000)
+			a := admission(s, "A", clock.Now().Add(time.Minute), 10)
+			a.Stream = &coachd.StreamStart{Owner: "proc_a", Keep: 20}
+			adm, err := db.AdmitTurn(ctx, a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			looked, err := db.TurnLogAt(ctx, u.ID, s.ID, adm.StreamTurn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if given, err := db.GiveUpTurn(ctx, u.ID, s.ID, adm.StreamTurn, looked.AliveAt, nil); err != nil || !given {
+				t.Fatalf("give-up: %v, %v", given, err)
+			}
+			note := &coachd.Note{ID: coachd.NewID(coachd.PrefixNote, clock.Now()), UserID: u.ID, SessionID: s.ID,
+				Type: "tip", Title: "staged", Content: "c"}
+			round := []*coachd.Message{{Role: coachd.RoleAssistant, Blocks: []coachd.Block{coachd.TextBlock("noted")}}}
+			if _, _, err := db.EndTurn(ctx, u.ID, coachd.TurnEnd{SessionID: s.ID, Notes: []*coachd.Note{note}, Messages: round,
+				LogTurn: adm.StreamTurn, Lease: "A", ReservationID: adm.Reservation.ID, Spend: coachd.Spend{Amount: 3, Tokens: 3},
+				Mode: coachd.SettleCharge}); err != nil {
+				t.Fatal(err)
+			}
+			if n, err := db.FindNote(ctx, u.ID, note.ID); coachd.ErrorCode(err) != coachd.ENOTFOUND {
+				t.Errorf("the note of a refused round: %+v, %v", n, err)
+			}
+			if r, err := db.FindReservation(ctx, u.ID, adm.Reservation.ID); err != nil || r.Charged != 3 {
+				t.Errorf("the round's charge: %+v, %v", r, err)
+			}
+		})
+	}
+}
