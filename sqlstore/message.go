@@ -246,6 +246,14 @@ func insertMessages(ctx context.Context, tx *tx, userID, sessionID string, msgs 
 	if err != nil {
 		return nil, 0, nil, dbError(err, "append to session %q", sessionID) // its messages too, on Postgres
 	}
+	if fence > 0 && !pgFence {
+		// A sign of life, as on Postgres (fencePG): a give-up judged
+		// before this write (GiveUpTurn's alive_at) is then refused.
+		if _, err := tx.exec(ctx, `UPDATE turns SET alive_at = ? WHERE session_id = ? AND turn = ? AND user_id = ?`,
+			tx.time(tx.now), sessionID, fence, userID); err != nil {
+			return nil, 0, nil, dbError(err, "append to session %q", sessionID)
+		}
+	}
 	first := next - n
 	if !folded {
 		if ids, err = insertRows(ctx, tx, sessionID, msgs, rows, first); err != nil {

@@ -162,3 +162,42 @@ func TestEndTurnAfterGivenUpNotes(t *testing.T) {
 		})
 	}
 }
+
+// TestGiveUpAfterReplyStored: a reader judged the turn dead, then the
+// turn's reply was stored (its process came back): the give-up judged
+// before it is refused, so no reader is told turn_interrupted about a
+// turn whose reply history holds. Postgres had it (the fence stamps the
+// turn's row, TestEndTurnRacesGiveUp); SQLite's fence only read the row.
+func TestGiveUpAfterReplyStored(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			ctx := context.Background()
+			db, clock, u, s := budgetSession(t, b, 100_000)
+			a := admission(s, "A", clock.Now().Add(time.Minute), 10)
+			a.Stream = &coachd.StreamStart{Owner: "proc_a", Keep: 20}
+			adm, err := db.AdmitTurn(ctx, a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			looked, err := db.TurnLogAt(ctx, u.ID, s.ID, adm.StreamTurn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			clock.Add(6 * time.Second) // the reader waited DeadAfter; the process came back
+			reply := []*coachd.Message{{Role: coachd.RoleAssistant, Blocks: []coachd.Block{coachd.TextBlock("the reply")}}}
+			if _, _, err := db.EndTurn(ctx, u.ID, coachd.TurnEnd{SessionID: s.ID, Messages: reply, LogTurn: adm.StreamTurn,
+				ReservationID: adm.Reservation.ID, Spend: coachd.Spend{Amount: 5, Tokens: 5}, Mode: coachd.SettleFinalize, Owner: "A"}); err != nil || reply[0].Seq == 0 {
+				t.Fatalf("the reply: seq %d, %v", reply[0].Seq, err)
+			}
+			given, err := db.GiveUpTurn(ctx, u.ID, s.ID, adm.StreamTurn, looked.AliveAt, []coachd.Event{
+				{Turn: adm.StreamTurn, Seq: 2, Type: coachd.EventError, Err: &coachd.Error{Code: "turn_interrupted", Retryable: true}},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if given {
+				t.Error("a give-up judged before the reply was stored went in: its readers are told turn_interrupted, history holds the reply")
+			}
+		})
+	}
+}
