@@ -1,7 +1,6 @@
 package review
 
 import (
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,57 +16,24 @@ import (
 // was recorded. A file a jest config of its package names, and a babel
 // config, are harness now: the approval names it in test_config_reviewed.
 func TestApprovalOnForgedJestSetup(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs npm")
-	}
-	for _, tool := range []string{"git", "npm"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("SKIPPED: %s is not installed", tool)
-		}
-	}
-	// jest, as installed: it requires the config's globalSetup into its
-	// own process, then runs the tests.
-	const jest = "#!/usr/bin/env node\nconst { spawnSync } = require('child_process')\n" +
-		"const cfg = require(process.cwd() + '/package.json').jest || {}\n" +
-		"if (cfg.globalSetup) require(require('path').resolve(cfg.globalSetup.replace('<rootDir>', process.cwd())))\n" +
-		"const r = spawnSync(process.execPath, ['index.test.js'], { stdio: 'pipe' })\n" +
-		"console.log(r.status === 0 ? 'Tests:       1 passed, 1 total' : 'Tests:       1 failed, 1 total')\nprocess.exit(r.status)\n"
+	needNpm(t)
 	setup := func(t *testing.T) string {
-		dir := t.TempDir()
-		write(t, filepath.Join(dir, "index.js"), "module.exports = (a, b) => a + b\n")
-		write(t, filepath.Join(dir, "index.test.js"), "if (require('./index.js')(2, 3) !== 5) process.exit(1)\n")
-		write(t, filepath.Join(dir, "test", "global-setup.js"), "module.exports = () => {}\n")
-		write(t, filepath.Join(dir, "package.json"), `{"name":"add","version":"1.0.0","scripts":{"test":"node jest.js"},`+
-			`"jest":{"globalSetup":"<rootDir>/test/global-setup.js","setupFilesAfterEnv":["./test/after-env"]}}`+"\n")
-		write(t, filepath.Join(dir, "jest.js"), jest)
-		gitIn(t, dir, "init", "-q")
-		gitIn(t, dir, "add", "-A")
-		gitIn(t, dir, "commit", "-q", "-m", "start")
-		write(t, filepath.Join(dir, "index.js"), "module.exports = (a, b) => a - b\n")
+		dir := addProject(t, map[string]string{
+			"test/global-setup.js": "module.exports = () => {}\n",
+			"package.json": `{"name":"add","version":"1.0.0","scripts":{"test":"node jest.js"},` +
+				`"jest":{"globalSetup":"<rootDir>/test/global-setup.js","setupFilesAfterEnv":["./test/after-env"]}}` + "\n",
+			// jest, as installed: it requires the config's globalSetup
+			// into its own process, then runs the tests.
+			"jest.js": jestStub("const cfg = require(process.cwd() + '/package.json').jest || {}\n" +
+				"if (cfg.globalSetup) require(require('path').resolve(cfg.globalSetup.replace('<rootDir>', process.cwd())))\n"),
+		}, nil)
+		write(t, filepath.Join(dir, "index.js"), brokenAdd)
 		return dir
-	}
-	decide := func(t *testing.T, dir string) string {
-		t.Helper()
-		tools, _ := reviewTools(t, dir, "npm test")
-		if res := call(t, tools, ValidateTool, `{"task_id":"TASK-001","requirements":["Add adds"],"player_report":{"files_modified":["index.js"]}}`); res.IsError {
-			t.Fatalf("validate: %s", res.Content)
-		}
-		if res := call(t, tools, RunCommandTool, `{"command":"npm test"}`); !strings.Contains(res.Content, `"exit_code":0`) {
-			t.Fatalf("npm test was not forged: %s", res.Content)
-		}
-		res := call(t, tools, DecisionTool, `{"task_id":"TASK-001","decision":"approve","rationale":"Add adds; the suite passes.",`+
-			`"requirements_verified":[{"requirement":"Add adds","status":"met","evidence":"npm test passes"}]}`)
-		if !res.IsError {
-			return ""
-		}
-		return res.Content
 	}
 	t.Run("ErrGlobalSetup", func(t *testing.T) {
 		dir := setup(t)
-		write(t, filepath.Join(dir, "test", "global-setup.js"), "const exit = process.exit\nprocess.exit = () => exit(0)\n"+
-			"const w = process.stdout.write.bind(process.stdout)\n"+
-			"process.stdout.write = (s, ...a) => w(String(s).replace('1 failed', '1 passed'), ...a)\nmodule.exports = () => {}\n")
-		if got := decide(t, dir); !strings.Contains(got, "test/global-setup.js") || !strings.Contains(got, "test_config_reviewed") {
+		write(t, filepath.Join(dir, "test", "global-setup.js"), forgingHook+"module.exports = () => {}\n")
+		if got := approveAfterNpmTest(t, dir); !strings.Contains(got, "test/global-setup.js") || !strings.Contains(got, "test_config_reviewed") {
 			t.Errorf("approval over a forging globalSetup its jest config names: %q, want refused naming it", got)
 		}
 	})
@@ -75,7 +41,7 @@ func TestApprovalOnForgedJestSetup(t *testing.T) {
 		dir := setup(t)
 		write(t, filepath.Join(dir, "index.js"), "module.exports = (a, b) => a + b\n")
 		write(t, filepath.Join(dir, "test", "setup-helpers.js"), "module.exports = 1\n")
-		if got := decide(t, dir); got != "" {
+		if got := approveAfterNpmTest(t, dir); got != "" {
 			t.Errorf("approval of a change no jest config names: refused: %s", got)
 		}
 	})
