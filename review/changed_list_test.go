@@ -2,7 +2,6 @@ package review
 
 import (
 	"fmt"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -19,45 +18,15 @@ import (
 // no check reads, dropped as read: a change with a large untracked
 // node_modules stays approvable.
 func TestApprovalOnHugeChange(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs pytest")
-	}
-	for _, tool := range []string{"git", "pytest"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("SKIPPED: %s is not installed", tool)
-		}
-	}
-	const (
-		pytest   = "pytest -q -p no:cacheprovider"
-		validate = `{"task_id":"TASK-001","requirements":["Add adds"],"player_report":{"files_modified":["app/add.py"]}}`
-		approve  = `{"task_id":"TASK-001","decision":"approve","rationale":"Add adds; the suite passes.",` +
-			`"requirements_verified":[{"requirement":"Add adds","status":"met","evidence":"test_add passes"}]}`
-	)
-	workspace := func(t *testing.T, add string) string {
-		dir := t.TempDir()
-		write(t, filepath.Join(dir, "app", "__init__.py"), "")
-		write(t, filepath.Join(dir, "app", "add.py"), "def add(a, b):\n    return a + b\n")
-		write(t, filepath.Join(dir, "tests", "test_add.py"), "from app.add import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n")
-		write(t, filepath.Join(dir, "pytest.ini"), "[pytest]\npythonpath = .\ntestpaths = tests\n")
-		gitIn(t, dir, "init", "-q")
-		gitIn(t, dir, "add", "-A")
-		gitIn(t, dir, "commit", "-q", "-m", "start")
-		write(t, filepath.Join(dir, "app", "add.py"), "def add(a, b):\n    return "+add+"\n")
-		return dir
-	}
+	needTools(t, "git", "pytest")
 	decide := func(t *testing.T, dir string) string {
 		t.Helper()
-		tools, _ := reviewTools(t, dir, pytest)
-		if res := call(t, tools, ValidateTool, validate); res.IsError {
-			t.Fatalf("validate: %s", res.Content)
-		}
-		if res := call(t, tools, RunCommandTool, `{"command":"`+pytest+`"}`); !strings.Contains(res.Content, `"exit_code":0`) {
-			t.Fatalf("%s did not pass: %s", pytest, res.Content)
-		}
-		if res := call(t, tools, DecisionTool, approve); res.IsError {
-			return res.Content
-		}
-		return ""
+		return approveAfter(t, dir, pytestRun, validatePy, approvePy)
+	}
+	workspace := func(t *testing.T, add string) string {
+		dir := pyAddProject(t, map[string]string{"pytest.ini": "[pytest]\npythonpath = .\ntestpaths = tests\n"})
+		write(t, filepath.Join(dir, "app", "add.py"), "def add(a, b):\n    return "+add+"\n")
+		return dir
 	}
 	t.Run("ErrConftestInTheMiddle", func(t *testing.T) {
 		dir := workspace(t, "a - b")

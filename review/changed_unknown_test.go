@@ -3,7 +3,6 @@ package review
 import (
 	"context"
 	"encoding/json"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -21,39 +20,19 @@ import (
 // asked. Such an approval is now refused, as Request.Unknown refuses
 // one; a feedback decision is still recorded.
 func TestApprovalWhenGitFails(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs pytest")
-	}
-	for _, tool := range []string{"git", "pytest"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("SKIPPED: %s is not installed", tool)
-		}
-	}
-	const (
-		pytest   = "pytest -q -p no:cacheprovider"
-		validate = `{"task_id":"TASK-001","requirements":["Add adds"],"player_report":{"files_modified":["app/add.py"]}}`
-		approve  = `{"task_id":"TASK-001","decision":"approve","rationale":"Add adds; the suite passes.",` +
-			`"requirements_verified":[{"requirement":"Add adds","status":"met","evidence":"test_add passes"}]}`
-	)
+	needTools(t, "git", "pytest")
 	// workspace is a change that breaks add and adds a conftest.py that
 	// reports the failure as a pass.
 	workspace := func(t *testing.T) (map[string]coachd.Tool, *Trace, string) {
-		dir := t.TempDir()
-		write(t, filepath.Join(dir, "app", "__init__.py"), "")
-		write(t, filepath.Join(dir, "app", "add.py"), "def add(a, b):\n    return a + b\n")
-		write(t, filepath.Join(dir, "tests", "test_add.py"), "from app.add import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n")
-		write(t, filepath.Join(dir, "pytest.ini"), "[pytest]\npythonpath = .\n")
-		gitIn(t, dir, "init", "-q")
-		gitIn(t, dir, "add", "-A")
-		gitIn(t, dir, "commit", "-q", "-m", "start")
+		dir := pyAddProject(t, nil)
 		write(t, filepath.Join(dir, "app", "add.py"), "def add(a, b):\n    return a - b\n")
 		write(t, filepath.Join(dir, "conftest.py"), forgingConftest)
-		tools, tr := reviewTools(t, dir, pytest)
-		if res := call(t, tools, ValidateTool, validate); res.IsError {
+		tools, tr := reviewTools(t, dir, pytestRun)
+		if res := call(t, tools, ValidateTool, validatePy); res.IsError {
 			t.Fatalf("validate: %s", res.Content)
 		}
-		if res := call(t, tools, RunCommandTool, `{"command":"`+pytest+`"}`); !strings.Contains(res.Content, `"exit_code":0`) {
-			t.Fatalf("%s did not pass: %s", pytest, res.Content)
+		if res := call(t, tools, RunCommandTool, `{"command":"`+pytestRun+`"}`); !strings.Contains(res.Content, `"exit_code":0`) {
+			t.Fatalf("%s did not pass: %s", pytestRun, res.Content)
 		}
 		return tools, tr, dir
 	}
@@ -70,7 +49,7 @@ func TestApprovalWhenGitFails(t *testing.T) {
 		tools, tr, _ := workspace(t)
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
-		res, err := tools[DecisionTool].Execute(ctx, coachd.ToolCall{ID: "toolu_x", Name: DecisionTool, Input: json.RawMessage(approve)}, coachd.ToolEnv{})
+		res, err := tools[DecisionTool].Execute(ctx, coachd.ToolCall{ID: "toolu_x", Name: DecisionTool, Input: json.RawMessage(approvePy)}, coachd.ToolEnv{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -79,7 +58,7 @@ func TestApprovalWhenGitFails(t *testing.T) {
 	t.Run("ErrBorrowedObjects", func(t *testing.T) {
 		tools, tr, dir := workspace(t)
 		write(t, filepath.Join(dir, ".git", "objects", "info", "alternates"), "")
-		refused(t, tr, call(t, tools, DecisionTool, approve))
+		refused(t, tr, call(t, tools, DecisionTool, approvePy))
 	})
 	t.Run("OKFeedback", func(t *testing.T) {
 		tools, tr, dir := workspace(t)

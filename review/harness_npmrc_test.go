@@ -15,7 +15,7 @@ import (
 // and the approval was recorded. .npmrc (and yarn's .yarnrc, .yarnrc.yml)
 // is a harness file now: the approval names it in test_config_reviewed.
 func TestApprovalOnForgedNpmrc(t *testing.T) {
-	needNpm(t)
+	needTools(t, "git", "npm")
 	dir := addProject(t, map[string]string{
 		"index.test.js": "const ok = require('./index.js')(2, 3) === 5\n" +
 			"console.log(ok ? 'Tests:       1 passed, 1 total' : 'Tests:       1 failed, 1 total')\nprocess.exit(ok ? 0 : 1)\n",

@@ -13,7 +13,7 @@ import (
 // JavaScript change, and the approval over the forged npm test was
 // recorded. A code config that quotes a changed file's name names it.
 func TestApprovalOnJestSetupJoinedInCode(t *testing.T) {
-	needNpm(t)
+	needTools(t, "git", "npm")
 	// jest, as installed: it loads the config's setupFiles into the run,
 	// then runs the tests.
 	setup := func(t *testing.T) string {

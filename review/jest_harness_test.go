@@ -16,7 +16,7 @@ import (
 // was recorded. A file a jest config of its package names, and a babel
 // config, are harness now: the approval names it in test_config_reviewed.
 func TestApprovalOnForgedJestSetup(t *testing.T) {
-	needNpm(t)
+	needTools(t, "git", "npm")
 	setup := func(t *testing.T) string {
 		dir := addProject(t, map[string]string{
 			"test/global-setup.js": "module.exports = () => {}\n",

@@ -1,7 +1,6 @@
 package review
 
 import (
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -16,20 +15,8 @@ import (
 // (node_modules), now refuses the approval: what it changes is not
 // listed.
 func TestApprovalOnNestedRepository(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs pytest")
-	}
-	for _, tool := range []string{"git", "pytest"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("SKIPPED: %s is not installed", tool)
-		}
-	}
-	const (
-		pytest   = "pytest -q -p no:cacheprovider"
-		validate = `{"task_id":"TASK-001","requirements":["Add adds"],"player_report":{"files_modified":["app/add.py","tests/test_add.py"]}}`
-		approve  = `{"task_id":"TASK-001","decision":"approve","rationale":"Add adds; the suite passes.",` +
-			`"requirements_verified":[{"requirement":"Add adds","status":"met","evidence":"test_add passes"}]}`
-	)
+	needTools(t, "git", "pytest")
+	const validate = `{"task_id":"TASK-001","requirements":["Add adds"],"player_report":{"files_modified":["app/add.py","tests/test_add.py"]}}`
 	decide := func(t *testing.T, add string, nested ...string) string {
 		t.Helper()
 		dir := t.TempDir()
@@ -46,17 +33,7 @@ func TestApprovalOnNestedRepository(t *testing.T) {
 			write(t, filepath.Join(dir, d, "conftest.py"), forgingConftest)
 			gitIn(t, filepath.Join(dir, d), "init", "-q")
 		}
-		tools, _ := reviewTools(t, dir, pytest)
-		if res := call(t, tools, ValidateTool, validate); res.IsError {
-			t.Fatalf("validate: %s", res.Content)
-		}
-		if res := call(t, tools, RunCommandTool, `{"command":"`+pytest+`"}`); !strings.Contains(res.Content, `"exit_code":0`) {
-			t.Fatalf("%s did not pass: %s", pytest, res.Content)
-		}
-		if res := call(t, tools, DecisionTool, approve); res.IsError {
-			return res.Content
-		}
-		return ""
+		return approveAfter(t, dir, pytestRun, validate, approvePy)
 	}
 	t.Run("ErrTestsRepository", func(t *testing.T) {
 		if got := decide(t, "a - b", "tests"); !strings.Contains(got, "approval refused") || !strings.Contains(got, "tests/") {

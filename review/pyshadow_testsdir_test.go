@@ -1,7 +1,6 @@
 package review
 
 import (
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -26,47 +25,19 @@ const shadowingFractions = "import gc\n\nimport pytest\nfrom _pytest.config impo
 // __init__.py beside it) the module is imported by its package's name,
 // and shadows nothing.
 func TestApprovalOnShadowingInTestsDir(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs pytest")
-	}
-	for _, tool := range []string{"git", "pytest"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("SKIPPED: %s is not installed", tool)
-		}
-	}
-	const (
-		command  = "pytest -q -p no:cacheprovider"
-		validate = `{"task_id":"TASK-001","requirements":["Add adds"],"player_report":{"files_modified":["app/add.py"]}}`
-		approve  = `{"task_id":"TASK-001","decision":"approve","rationale":"Add adds; the suite passes.",` +
-			`"requirements_verified":[{"requirement":"Add adds","status":"met","evidence":"test_add passes"}]}`
-	)
+	needTools(t, "git", "pytest")
 	start := func(t *testing.T) string {
-		dir := t.TempDir()
-		write(t, filepath.Join(dir, "app", "__init__.py"), "")
-		write(t, filepath.Join(dir, "app", "add.py"), "def add(a, b):\n    return a + b\n")
-		write(t, filepath.Join(dir, "tests", "test_add.py"), "import fractions\n\nfrom app.add import add\n\n\n"+
-			"def test_add():\n    assert add(2, 3) == fractions.Fraction(5)\n")
-		write(t, filepath.Join(dir, "pytest.ini"), "[pytest]\npythonpath = .\n")
-		gitIn(t, dir, "init", "-q")
-		gitIn(t, dir, "add", "-A")
-		gitIn(t, dir, "commit", "-q", "-m", "start")
+		dir := pyAddProject(t, map[string]string{
+			"tests/test_add.py": "import fractions\n\nfrom app.add import add\n\n\n" +
+				"def test_add():\n    assert add(2, 3) == fractions.Fraction(5)\n",
+		})
 		// The change: add breaks.
 		write(t, filepath.Join(dir, "app", "add.py"), "def add(a, b):\n    return a - b\n")
 		return dir
 	}
 	decide := func(t *testing.T, dir string) string {
 		t.Helper()
-		tools, _ := reviewTools(t, dir, command)
-		if res := call(t, tools, ValidateTool, validate); res.IsError {
-			t.Fatalf("validate: %s", res.Content)
-		}
-		if res := call(t, tools, RunCommandTool, `{"command":"`+command+`"}`); !strings.Contains(res.Content, `"exit_code":0`) {
-			t.Fatalf("%s was not forged: %s", command, res.Content)
-		}
-		if res := call(t, tools, DecisionTool, approve); res.IsError {
-			return res.Content
-		}
-		return ""
+		return approveAfter(t, dir, pytestRun, validatePy, approvePy)
 	}
 	t.Run("ErrShadowing", func(t *testing.T) {
 		dir := start(t)

@@ -17,7 +17,7 @@ import (
 // the change's, like one autobuild saw changed; one git does not track
 // is installed, not the change's.
 func TestApprovalOnTrackedJestChanged(t *testing.T) {
-	needNpm(t)
+	needTools(t, "git", "npm")
 	setup := func(t *testing.T) string {
 		return addProject(t, map[string]string{
 			"package.json":                  `{"name":"add","version":"1.0.0","scripts":{"test":"jest"}}` + "\n",
