@@ -85,17 +85,5 @@ func TestLostLeaseNotRenewed(t *testing.T) {
 	if res.StopReason != coachd.TurnError || res.Err == nil || res.Err.Code != "turn_interrupted" {
 		t.Errorf("A's turn ended %q (%v), want interrupted", res.StopReason, res.Err)
 	}
-	var got []string
-	for _, m := range h.history(res.SessionID) {
-		got = append(got, string(m.Role)+": "+m.Content)
-	}
-	want := []string{"user: A's question", "user: B's question", "assistant: B's reply."}
-	if len(got) != len(want) {
-		t.Fatalf("history %q, want %q", got, want)
-	}
-	for i := range want {
-		if got[i] != want[i] {
-			t.Fatalf("history %q, want %q", got, want)
-		}
-	}
+	h.wantLines(t, res.SessionID, "user: A's question", "user: B's question", "assistant: B's reply.")
 }

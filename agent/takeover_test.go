@@ -2,6 +2,7 @@ package agent_test
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -71,20 +72,21 @@ func TestTakenOverTurnStoresNothing(t *testing.T) {
 	if resB := trB.Run(ctx, &sink{}); resB.StopReason != coachd.TurnEndTurn {
 		t.Errorf("B's turn: %q (%v)", resB.StopReason, resB.Err)
 	}
-	var got []string
-	for _, m := range h.history(res.SessionID) {
-		got = append(got, string(m.Role)+": "+m.Content)
-	}
-	want := []string{"user: A's question", "user: B's question", "assistant: B's reply."}
-	if len(got) != len(want) {
-		t.Fatalf("history %q, want %q", got, want)
-	}
-	for i := range want {
-		if got[i] != want[i] {
-			t.Fatalf("history %q, want %q", got, want)
-		}
-	}
+	h.wantLines(t, res.SessionID, "user: A's question", "user: B's question", "assistant: B's reply.")
 	if st, err := h.store.BudgetStatus(ctx, h.user.ID); err != nil || st.TokensReserved != 0 {
 		t.Errorf("budget after: %+v, %v; want nothing held", st, err)
+	}
+}
+
+// wantLines fails t unless the session's history is want, a line a
+// message: its role, ": ", its text.
+func (h *harness) wantLines(t *testing.T, sessionID string, want ...string) {
+	t.Helper()
+	var got []string
+	for _, m := range h.history(sessionID) {
+		got = append(got, string(m.Role)+": "+m.Content)
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("history %q, want %q", got, want)
 	}
 }

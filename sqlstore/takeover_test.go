@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/coachd/coachd"
+	"github.com/coachd/coachd/sqlstore"
 )
 
 // TestEndTurnAfterTakeover: replica A's turn stalls past its lease (a
@@ -132,16 +133,7 @@ func TestEndTurnAfterGivenUpNotes(t *testing.T) {
 		t.Run(b.name, func(t *testing.T) {
 			ctx := context.Background()
 			db, clock, u, s := budgetSession(t, b, 100_000)
-			a := admission(s, "A", clock.Now().Add(time.Minute), 10)
-			a.Stream = &coachd.StreamStart{Owner: "proc_a", Keep: 20}
-			adm, err := db.AdmitTurn(ctx, a)
-			if err != nil {
-				t.Fatal(err)
-			}
-			looked, err := db.TurnLogAt(ctx, u.ID, s.ID, adm.StreamTurn)
-			if err != nil {
-				t.Fatal(err)
-			}
+			adm, looked := admitLogged(t, db, clock, u, s)
 			if given, err := db.GiveUpTurn(ctx, u.ID, s.ID, adm.StreamTurn, looked.AliveAt, nil); err != nil || !given {
 				t.Fatalf("give-up: %v, %v", given, err)
 			}
@@ -173,16 +165,7 @@ func TestGiveUpAfterReplyStored(t *testing.T) {
 		t.Run(b.name, func(t *testing.T) {
 			ctx := context.Background()
 			db, clock, u, s := budgetSession(t, b, 100_000)
-			a := admission(s, "A", clock.Now().Add(time.Minute), 10)
-			a.Stream = &coachd.StreamStart{Owner: "proc_a", Keep: 20}
-			adm, err := db.AdmitTurn(ctx, a)
-			if err != nil {
-				t.Fatal(err)
-			}
-			looked, err := db.TurnLogAt(ctx, u.ID, s.ID, adm.StreamTurn)
-			if err != nil {
-				t.Fatal(err)
-			}
+			adm, looked := admitLogged(t, db, clock, u, s)
 			clock.Add(6 * time.Second) // the reader waited DeadAfter; the process came back
 			reply := []*coachd.Message{{Role: coachd.RoleAssistant, Blocks: []coachd.Block{coachd.TextBlock("the reply")}}}
 			if _, _, err := db.EndTurn(ctx, u.ID, coachd.TurnEnd{SessionID: s.ID, Messages: reply, LogTurn: adm.StreamTurn,
@@ -200,4 +183,22 @@ func TestGiveUpAfterReplyStored(t *testing.T) {
 			}
 		})
 	}
+}
+
+// admitLogged admits a turn of s in its event log, lease "A" for a
+// minute, and reads the log's turn as a reader first looks at it.
+func admitLogged(t *testing.T, db *sqlstore.DB, clock *fakeClock, u *coachd.User, s *coachd.Session) (*coachd.Admission, coachd.TurnLog) {
+	t.Helper()
+	ctx := context.Background()
+	a := admission(s, "A", clock.Now().Add(time.Minute), 10)
+	a.Stream = &coachd.StreamStart{Owner: "proc_a", Keep: 20}
+	adm, err := db.AdmitTurn(ctx, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	looked, err := db.TurnLogAt(ctx, u.ID, s.ID, adm.StreamTurn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return adm, looked
 }
