@@ -57,21 +57,10 @@ func TestChatKeyedDrainResent(t *testing.T) {
 		anthropictest.Text("never sent", 4),
 	)
 	const body = `{"message":"check it"}`
-	type answer struct {
-		r   response
-		err error
-	}
-	firstc := make(chan answer, 1)
-	go func() {
-		r, err := postChat(context.Background(), t, e.url, e.alice.key, "drain-1", body)
-		firstc <- answer{r, err}
-	}()
+	firstc := postChatLater(t, e.url, e.alice.key, "drain-1", body)
 	<-g.started
 	e.api.Drain()
-	first := <-firstc
-	if first.err != nil {
-		t.Fatal(first.err)
-	}
+	first := firstc()
 
 	fake := anthropictest.NewServer()
 	defer fake.Close()
@@ -82,13 +71,13 @@ func TestChatKeyedDrainResent(t *testing.T) {
 		t.Fatal(err)
 	}
 	var a, b map[string]any
-	json.Unmarshal(first.r.body, &a)
+	json.Unmarshal(first.body, &a)
 	json.Unmarshal(again.body, &b)
-	if first.r.status != http.StatusOK || a["error"] == nil {
-		t.Fatalf("the turn the drain cut: %d %s, want 200 and the shutdown's error", first.r.status, first.r.body)
+	if first.status != http.StatusOK || a["error"] == nil {
+		t.Fatalf("the turn the drain cut: %d %s, want 200 and the shutdown's error", first.status, first.body)
 	}
 	if again.status != http.StatusOK || again.header.Get("Idempotent-Replayed") != "true" || !reflect.DeepEqual(a, b) {
-		t.Errorf("resent after the restart: %d %s\nwant the first answer, the cut reply with its error\n%s", again.status, again.body, first.r.body)
+		t.Errorf("resent after the restart: %d %s\nwant the first answer, the cut reply with its error\n%s", again.status, again.body, first.body)
 	}
 	if n := len(fake.Requests()); n != 0 {
 		t.Errorf("the restarted server asked its model %d times, want 0", n)

@@ -39,6 +39,28 @@ func postChat(ctx context.Context, t *testing.T, base, apiKey, key, body string)
 	return response{status: resp.StatusCode, header: resp.Header, body: b}, err
 }
 
+// postChatLater sends postChat in a goroutine of its own; the function
+// it returns waits for the answer (t fails if none was heard).
+func postChatLater(t *testing.T, base, apiKey, key, body string) func() response {
+	type answer struct {
+		r   response
+		err error
+	}
+	c := make(chan answer, 1)
+	go func() {
+		r, err := postChat(context.Background(), t, base, apiKey, key, body)
+		c <- answer{r, err}
+	}()
+	return func() response {
+		t.Helper()
+		a := <-c
+		if a.err != nil {
+			t.Fatal(a.err)
+		}
+		return a.r
+	}
+}
+
 // mustPostChat is postChat that must be answered 200.
 func mustPostChat(t *testing.T, base, apiKey, key, body string) (response, map[string]any) {
 	t.Helper()
@@ -162,36 +184,21 @@ func TestChatResendWhileRunning(t *testing.T) {
 		anthropictest.Text("All done.", 4),
 	)
 	const body = `{"message":"check it"}`
-	type answer struct {
-		r   response
-		err error
-	}
-	firstc := make(chan answer, 1)
-	go func() {
-		r, err := postChat(context.Background(), t, e.url, e.alice.key, "run-json", body)
-		firstc <- answer{r, err}
-	}()
+	firstc := postChatLater(t, e.url, e.alice.key, "run-json", body)
 	<-g.started
-	againc := make(chan answer, 1)
-	go func() {
-		r, err := postChat(context.Background(), t, e.url, e.alice.key, "run-json", body)
-		againc <- answer{r, err}
-	}()
+	againc := postChatLater(t, e.url, e.alice.key, "run-json", body)
 	// The resend follows the turn: it is on the stream's limits' books
 	// (or answered) before the gate opens.
 	close(g.release)
-	first, again := <-firstc, <-againc
-	if first.err != nil || again.err != nil {
-		t.Fatal(first.err, again.err)
-	}
-	if again.r.status != http.StatusOK || again.r.header.Get("Idempotent-Replayed") != "true" {
-		t.Fatalf("resent while running: %d %s, want 200 replayed", again.r.status, again.r.body)
+	first, again := firstc(), againc()
+	if again.status != http.StatusOK || again.header.Get("Idempotent-Replayed") != "true" {
+		t.Fatalf("resent while running: %d %s, want 200 replayed", again.status, again.body)
 	}
 	var a, b map[string]any
-	json.Unmarshal(first.r.body, &a)
-	json.Unmarshal(again.r.body, &b)
+	json.Unmarshal(first.body, &a)
+	json.Unmarshal(again.body, &b)
 	if !reflect.DeepEqual(a, b) || b["text"] != "Let me look. All done." {
-		t.Errorf("resent:\n%s\nwant the first answer\n%s", again.r.body, first.r.body)
+		t.Errorf("resent:\n%s\nwant the first answer\n%s", again.body, first.body)
 	}
 	if n := len(e.fake.Requests()); n != 2 {
 		t.Errorf("the model was asked %d times, want 2 (the tool round and the reply)", n)
