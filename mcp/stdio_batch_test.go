@@ -1,7 +1,6 @@
 package mcp
 
 import (
-	"bufio"
 	"context"
 	"io"
 	"strings"
@@ -28,15 +27,7 @@ func TestStdioBatch(t *testing.T) {
 		t.Run(c.version, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
-			inR, inW := io.Pipe()
-			outR, outW := io.Pipe()
-			srv := sdk.NewServer(&sdk.Implementation{Name: "coachd", Version: "1"}, nil)
-			done := make(chan error, 1)
-			go func() {
-				done <- srv.Run(ctx, StdioTransport(inR, outW))
-				outW.Close()
-			}()
-			lines := bufio.NewScanner(outR)
+			inW, lines, done := runStdio(ctx, sdk.NewServer(&sdk.Implementation{Name: "coachd", Version: "1"}, nil), sdk.DefaultMaxLineLength)
 			send := func(line string) string {
 				t.Helper()
 				go io.WriteString(inW, line+"\n")

@@ -1,7 +1,6 @@
 package mcp
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"io"
@@ -28,13 +27,7 @@ func TestStdioCancelledUnanswered(t *testing.T) {
 			close(stopped)
 			return nil, ctx.Err()
 		})
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	done := make(chan error, 1)
-	go func() {
-		done <- srv.Run(ctx, StdioTransport(inR, outW))
-		outW.Close()
-	}()
+	inW, lines, done := runStdio(ctx, srv, sdk.DefaultMaxLineLength)
 	write := func(line string) {
 		t.Helper()
 		if _, err := io.WriteString(inW, line+"\n"); err != nil {
@@ -42,7 +35,6 @@ func TestStdioCancelledUnanswered(t *testing.T) {
 		}
 	}
 	var ids []string
-	lines := bufio.NewScanner(outR)
 	read := make(chan struct{})
 	go func() {
 		defer close(read)

@@ -22,15 +22,7 @@ func TestStdioBadLines(t *testing.T) {
 	const limit = 1 << 10
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	srv := sdk.NewServer(&sdk.Implementation{Name: "coachd", Version: "1"}, nil)
-	done := make(chan error, 1)
-	go func() {
-		done <- srv.Run(ctx, stdioTransport(inR, outW, limit))
-		outW.Close()
-	}()
-	lines := bufio.NewScanner(outR)
+	inW, lines, done := runStdio(ctx, sdk.NewServer(&sdk.Implementation{Name: "coachd", Version: "1"}, nil), limit)
 	lines.Buffer(nil, 1<<20)
 	type answer struct {
 		ID    json.RawMessage `json:"id"`
@@ -87,4 +79,18 @@ func TestStdioBadLines(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("the server did not end at the end of its input")
 	}
+}
+
+// runStdio runs srv over the stdio filter (limit: its line bound) on
+// pipes: what is written to in reaches it, its lines come out of out,
+// and done has Run's error once it ended (out is closed then).
+func runStdio(ctx context.Context, srv *sdk.Server, limit int) (in *io.PipeWriter, out *bufio.Scanner, done <-chan error) {
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	c := make(chan error, 1)
+	go func() {
+		c <- srv.Run(ctx, stdioTransport(inR, outW, limit))
+		outW.Close()
+	}()
+	return inW, bufio.NewScanner(outR), c
 }
