@@ -34,28 +34,13 @@ func TestSecurityPackOwnSecretRefused(t *testing.T) {
 			"env:\n  CRM_KEY: ${COACHD_ADMIN_KEY}\n",
 		"data/app.yaml": "dsn: ${COACHD_DB}\ntables:\n  t:\n    description: T\n    scope: user_id\n    columns: [id]\n",
 	})
-	var stdout, stderr bytes.Buffer
-	err := run(context.Background(), []string{"coachd", "pack", "validate", dir}, getenvFrom(env), &stdout, &stderr)
-	if err == nil {
-		t.Fatalf("validate passed a pack reading coachd's own secrets:\n%s", stdout.String())
-	}
-	out := stdout.String() + stderr.String() + err.Error()
-	for _, want := range []string{
+	validateRefused(t, dir, env, func(name string) bool { return name != "CRM_TOKEN" },
 		"tools/zone.yaml:5: ${ANTHROPIC_API_KEY} is coachd's own secret",
 		"tools/peek.yaml:3: ${COACHD_ADMIN_KEY} is coachd's own secret",
 		"mcp/crm.yaml:3: ${COACHD_WEBHOOK_SECRET} is coachd's own secret",
 		"mcp/crm.yaml:4: ${COACHD_ADMIN_KEY} is coachd's own secret",
 		"data/app.yaml:1: dsn: ${COACHD_DB} is coachd's own secret",
-	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("missing %q in:\n%s", want, out)
-		}
-	}
-	for name, v := range env {
-		if name != "CRM_TOKEN" && strings.Contains(out, v) {
-			t.Errorf("the value of %s shows in:\n%s", name, out)
-		}
-	}
+	)
 
 	// The same value under a name of the operator's choosing is theirs to pass on.
 	writeTree(t, dir, map[string]string{
@@ -67,8 +52,31 @@ func TestSecurityPackOwnSecretRefused(t *testing.T) {
 	if err := os.RemoveAll(filepath.Join(dir, "data")); err != nil {
 		t.Fatal(err)
 	}
-	stdout.Reset()
+	var stdout bytes.Buffer
 	if err := run(context.Background(), []string{"coachd", "pack", "validate", dir}, getenvFrom(env), &stdout, io.Discard); err != nil {
 		t.Errorf("validate: %v\n%s", err, stdout.String())
+	}
+}
+
+// validateRefused runs pack validate on the pack in dir with env: it must
+// fail naming each of want, and show the value of no variable secret
+// says is coachd's.
+func validateRefused(t *testing.T, dir string, env map[string]string, secret func(name string) bool, want ...string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	err := run(context.Background(), []string{"coachd", "pack", "validate", dir}, getenvFrom(env), &stdout, &stderr)
+	if err == nil {
+		t.Fatalf("validate passed a pack reading coachd's own secrets:\n%s", stdout.String())
+	}
+	out := stdout.String() + stderr.String() + err.Error()
+	for _, w := range want {
+		if !strings.Contains(out, w) {
+			t.Errorf("missing %q in:\n%s", w, out)
+		}
+	}
+	for name, v := range env {
+		if secret(name) && strings.Contains(out, v) {
+			t.Errorf("the value of %s shows in:\n%s", name, out)
+		}
 	}
 }
