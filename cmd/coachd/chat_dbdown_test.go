@@ -53,15 +53,7 @@ func waitMatch(b *syncBuffer, re *regexp.Regexp) <-chan struct{} {
 // why and prompts again; the same message, sent again once the database
 // is back, gets its reply in the same conversation.
 func TestChatREPLGoesOnWhileDatabaseDownPG(t *testing.T) {
-	pg := pgtest.NewServer(t)
-	dsn := pg.NewDatabase(t)
-	fake := anthropictest.NewServer()
-	defer fake.Close()
-	fake.Enqueue(anthropictest.Text("Morning.", 4), anthropictest.Text("Leave at five.", 4))
-	env := map[string]string{"ANTHROPIC_API_KEY": "test", "ANTHROPIC_BASE_URL": fake.URL(), "COACHD_ADDR": "127.0.0.1:0"}
-	p := MustServe(t, env, "--db", dsn, "--demo")
-	key := apiKeyRe.FindStringSubmatch(p.stdout.String())[1]
-	chatEnv := getenvFrom(map[string]string{"COACHD_URL": p.url, "COACHD_KEY": key})
+	pg, _, chatEnv := chatOnPG(t, "Morning.", "Leave at five.")
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	c := startREPL(ctx, nil, chatEnv)
@@ -75,4 +67,22 @@ func TestChatREPLGoesOnWhileDatabaseDownPG(t *testing.T) {
 	if !strings.Contains(c.err.String(), "unavailable") || !strings.Contains(c.out.String(), "Leave at five.") {
 		t.Errorf("the refusal not said, or no reply after it:\nstdout %q\nstderr %q", c.out, c.err)
 	}
+}
+
+// chatOnPG serves coachd --demo on a Postgres server of its own, its
+// model a fake that answers replies in turn, and returns that server,
+// the fake and the environment coachd chat reads to talk to coachd.
+func chatOnPG(t *testing.T, replies ...string) (*pgtest.Server, *anthropictest.Server, func(string) string) {
+	t.Helper()
+	pg := pgtest.NewServer(t)
+	dsn := pg.NewDatabase(t)
+	fake := anthropictest.NewServer()
+	t.Cleanup(fake.Close)
+	for _, r := range replies {
+		fake.Enqueue(anthropictest.Text(r, 4))
+	}
+	env := map[string]string{"ANTHROPIC_API_KEY": "test", "ANTHROPIC_BASE_URL": fake.URL(), "COACHD_ADDR": "127.0.0.1:0"}
+	p := MustServe(t, env, "--db", dsn, "--demo")
+	key := apiKeyRe.FindStringSubmatch(p.stdout.String())[1]
+	return pg, fake, getenvFrom(map[string]string{"COACHD_URL": p.url, "COACHD_KEY": key})
 }

@@ -6,9 +6,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/coachd/coachd/anthropic/anthropictest"
-	"github.com/coachd/coachd/sqlstore/pgtest"
 )
 
 // TestChatOneShotWaitsOutDatabaseOutagePG: `coachd chat "message"` sent
@@ -19,15 +16,7 @@ import (
 // again, with its key, until the database is back (within
 // --reconnect-for), and prints the reply: one model call.
 func TestChatOneShotWaitsOutDatabaseOutagePG(t *testing.T) {
-	pg := pgtest.NewServer(t)
-	dsn := pg.NewDatabase(t)
-	fake := anthropictest.NewServer()
-	defer fake.Close()
-	fake.Enqueue(anthropictest.Text("Leave at five.", 4), anthropictest.Text("a second turn", 4))
-	env := map[string]string{"ANTHROPIC_API_KEY": "test", "ANTHROPIC_BASE_URL": fake.URL(), "COACHD_ADDR": "127.0.0.1:0"}
-	p := MustServe(t, env, "--db", dsn, "--demo")
-	key := apiKeyRe.FindStringSubmatch(p.stdout.String())[1]
-	chatEnv := getenvFrom(map[string]string{"COACHD_URL": p.url, "COACHD_KEY": key})
+	pg, fake, chatEnv := chatOnPG(t, "Leave at five.", "a second turn")
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	pg.Stop()
