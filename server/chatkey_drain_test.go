@@ -53,7 +53,7 @@ func TestChatKeyedDrainResent(t *testing.T) {
 	g := gateTool{started: make(chan struct{})}
 	e := MustChatEnv(t, nil, g)
 	e.fake.Enqueue(
-		anthropictest.Blocks(anthropictest.TextBlock("Let me look. ", 4), anthropictest.ToolUse("toolu_g", "gate", `{}`)),
+		lookThenGate(),
 		anthropictest.Text("never sent", 4),
 	)
 	const body = `{"message":"check it"}`

@@ -39,6 +39,12 @@ func postChat(ctx context.Context, t *testing.T, base, apiKey, key, body string)
 	return response{status: resp.StatusCode, header: resp.Header, body: b}, err
 }
 
+// lookThenGate is the model's first round in the keyed chat tests: a few
+// words, then a call of the gate tool, which holds the turn for the test.
+func lookThenGate() anthropictest.Reply {
+	return anthropictest.Blocks(anthropictest.TextBlock("Let me look. ", 4), anthropictest.ToolUse("toolu_g", "gate", `{}`))
+}
+
 // postChatLater sends postChat in a goroutine of its own; the function
 // it returns waits for the answer (t fails if none was heard).
 func postChatLater(t *testing.T, base, apiKey, key, body string) func() response {
@@ -180,7 +186,7 @@ func TestChatResendWhileRunning(t *testing.T) {
 	g := resendGate{started: make(chan struct{}), release: make(chan struct{})}
 	e := MustChatEnv(t, nil, g)
 	e.fake.Enqueue(
-		anthropictest.Blocks(anthropictest.TextBlock("Let me look. ", 4), anthropictest.ToolUse("toolu_g", "gate", `{}`)),
+		lookThenGate(),
 		anthropictest.Text("All done.", 4),
 	)
 	const body = `{"message":"check it"}`
@@ -399,7 +405,7 @@ func TestChatKeyedOutlivesClient(t *testing.T) {
 	g := resendGate{started: make(chan struct{}), release: make(chan struct{})}
 	e := MustChatEnv(t, nil, g)
 	e.fake.Enqueue(
-		anthropictest.Blocks(anthropictest.TextBlock("Let me look. ", 4), anthropictest.ToolUse("toolu_g", "gate", `{}`)),
+		lookThenGate(),
 		anthropictest.Text("All done.", 4),
 	)
 	const body = `{"message":"check it"}`
@@ -509,7 +515,7 @@ func TestResendEndedTurnTakesNoStreamSlot(t *testing.T) {
 	// A resend of a turn still running follows it, as a session stream
 	// does, and counts as one.
 	e.fake.Enqueue(
-		anthropictest.Blocks(anthropictest.TextBlock("Let me look. ", 4), anthropictest.ToolUse("toolu_g", "gate", `{}`)),
+		lookThenGate(),
 		anthropictest.Text("All done.", 4),
 	)
 	running := `{"session_id":"` + sid + `","message":"check it"}`

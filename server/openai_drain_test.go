@@ -34,7 +34,7 @@ func oaiDuringDrain(t *testing.T, stream bool) (int, string) {
 	g := gateTool{started: make(chan struct{})}
 	e := MustChatEnv(t, nil, g)
 	e.fake.Enqueue(
-		anthropictest.Blocks(anthropictest.TextBlock("Let me look. ", 4), anthropictest.ToolUse("toolu_g", "gate", `{}`)),
+		lookThenGate(),
 		anthropictest.Text("never sent", 4),
 	)
 	body := `{"model":"default","stream":` + map[bool]string{true: "true", false: "false"}[stream] +

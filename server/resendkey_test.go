@@ -235,7 +235,7 @@ func TestChatStreamResendWhileRunning(t *testing.T) {
 	g := resendGate{started: make(chan struct{}), release: make(chan struct{})}
 	e := MustChatEnv(t, nil, g)
 	e.fake.Enqueue(
-		anthropictest.Blocks(anthropictest.TextBlock("Let me look. ", 4), anthropictest.ToolUse("toolu_g", "gate", `{}`)),
+		lookThenGate(),
 		anthropictest.Text("All done.", 4),
 	)
 	const body = `{"message":"check it"}`
