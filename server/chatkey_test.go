@@ -45,6 +45,17 @@ func lookThenGate() anthropictest.Reply {
 	return anthropictest.Blocks(anthropictest.TextBlock("Let me look. ", 4), anthropictest.ToolUse("toolu_g", "gate", `{}`))
 }
 
+// gatedChat is a chat server whose model's first round calls the gate
+// tool g (lookThenGate), held until the test releases it, and whose
+// reply after it is "All done.".
+func gatedChat(t *testing.T) (resendGate, *chatEnv) {
+	t.Helper()
+	g := resendGate{started: make(chan struct{}), release: make(chan struct{})}
+	e := MustChatEnv(t, nil, g)
+	e.fake.Enqueue(lookThenGate(), anthropictest.Text("All done.", 4))
+	return g, e
+}
+
 // postChatLater sends postChat in a goroutine of its own; the function
 // it returns waits for the answer (t fails if none was heard).
 func postChatLater(t *testing.T, base, apiKey, key, body string) func() response {
@@ -183,12 +194,7 @@ func TestChatResendWithKey(t *testing.T) {
 // with its key while its turn still runs waits for that turn and answers
 // with its result, instead of a 409 or a second turn.
 func TestChatResendWhileRunning(t *testing.T) {
-	g := resendGate{started: make(chan struct{}), release: make(chan struct{})}
-	e := MustChatEnv(t, nil, g)
-	e.fake.Enqueue(
-		lookThenGate(),
-		anthropictest.Text("All done.", 4),
-	)
+	g, e := gatedChat(t)
 	const body = `{"message":"check it"}`
 	firstc := postChatLater(t, e.url, e.alice.key, "run-json", body)
 	<-g.started
@@ -402,12 +408,7 @@ func postKeyedNoFatal(t *testing.T, base, apiKey, key, body string) *streamAnswe
 // forever: the key says its client will come back, and the turn now
 // goes on (as on the stream, on_disconnect: continue) for it to find.
 func TestChatKeyedOutlivesClient(t *testing.T) {
-	g := resendGate{started: make(chan struct{}), release: make(chan struct{})}
-	e := MustChatEnv(t, nil, g)
-	e.fake.Enqueue(
-		lookThenGate(),
-		anthropictest.Text("All done.", 4),
-	)
+	g, e := gatedChat(t)
 	const body = `{"message":"check it"}`
 	ctx, drop := context.WithCancel(context.Background())
 	lost := make(chan error, 1)

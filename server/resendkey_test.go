@@ -232,12 +232,7 @@ func (g resendGate) Execute(ctx context.Context, _ coachd.ToolCall, _ coachd.Too
 // that turn, from its start to its end, instead of stopping it and
 // running the message again.
 func TestChatStreamResendWhileRunning(t *testing.T) {
-	g := resendGate{started: make(chan struct{}), release: make(chan struct{})}
-	e := MustChatEnv(t, nil, g)
-	e.fake.Enqueue(
-		lookThenGate(),
-		anthropictest.Text("All done.", 4),
-	)
+	g, e := gatedChat(t)
 	const body = `{"message":"check it"}`
 	ctx, drop := context.WithCancel(context.Background())
 	first := postKeyed(ctx, t, e.url, e.alice.key, "run-1", "", body)
