@@ -3,7 +3,6 @@ package stream_test
 import (
 	"context"
 	"net/url"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -97,49 +96,43 @@ func TestGivenUpWriterStops(t *testing.T) {
 // before it (its readers gave it up) adds nothing and tells the turn to
 // stop, on both stores; the turn's own last write is not told so.
 func TestAppendAfterGivenUp(t *testing.T) {
-	for name, dsn := range map[string]func() string{
-		"sqlite":   func() string { return filepath.Join(t.TempDir(), "c.db") },
-		"postgres": func() string { return pgtest.NewDatabase(t) },
-	} {
-		t.Run(name, func(t *testing.T) {
-			e := mustEnv(t, dsn())
-			ctx := context.Background()
-			sid := e.session(t)
-			turn := e.halfTurn(t, sid, "proc_stalled")
-			stop, err := e.db.AppendEvents(ctx, e.user.ID, sid, turn, []coachd.Event{
-				{Turn: turn, Seq: 3, Type: coachd.EventTextDelta, Text: " more"},
-			}, false)
-			if err != nil || stop {
-				t.Fatalf("a running turn's write: stop %v, %v", stop, err)
-			}
-			// Its readers give it up.
-			if _, err := e.db.AppendEvents(ctx, e.user.ID, sid, turn, []coachd.Event{
-				{Turn: turn, Seq: 4, Type: coachd.EventError, Err: &coachd.Error{Code: stream.CodeInterrupted}},
-				{Turn: turn, Seq: 5, Type: coachd.EventTurnEnded, StopReason: coachd.TurnError},
-			}, true); err != nil {
-				t.Fatal(err)
-			}
-			stop, err = e.db.AppendEvents(ctx, e.user.ID, sid, turn, []coachd.Event{
-				{Turn: turn, Seq: 6, Type: coachd.EventTextDelta, Text: " too late"},
-			}, false)
-			if err != nil || !stop {
-				t.Errorf("a write after the turn was given up: stop %v, %v; want told to stop", stop, err)
-			}
-			stop, err = e.db.AppendEvents(ctx, e.user.ID, sid, turn, []coachd.Event{
-				{Turn: turn, Seq: 7, Type: coachd.EventTurnEnded, StopReason: coachd.TurnEndTurn},
-			}, true)
-			if err != nil || stop {
-				t.Errorf("the turn's own end after it was given up: stop %v, %v", stop, err)
-			}
-			evs, err := e.db.Events(ctx, e.user.ID, sid, coachd.EventID{}, 100)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if n := len(evs); n != 5 || evs[n-1].Seq != 5 {
-				t.Errorf("the log holds %+v, want 5 events ending with the given-up end", evs)
-			}
-		})
-	}
+	onBothStores(t, func(t *testing.T, e *env) {
+		ctx := context.Background()
+		sid := e.session(t)
+		turn := e.halfTurn(t, sid, "proc_stalled")
+		stop, err := e.db.AppendEvents(ctx, e.user.ID, sid, turn, []coachd.Event{
+			{Turn: turn, Seq: 3, Type: coachd.EventTextDelta, Text: " more"},
+		}, false)
+		if err != nil || stop {
+			t.Fatalf("a running turn's write: stop %v, %v", stop, err)
+		}
+		// Its readers give it up.
+		if _, err := e.db.AppendEvents(ctx, e.user.ID, sid, turn, []coachd.Event{
+			{Turn: turn, Seq: 4, Type: coachd.EventError, Err: &coachd.Error{Code: stream.CodeInterrupted}},
+			{Turn: turn, Seq: 5, Type: coachd.EventTurnEnded, StopReason: coachd.TurnError},
+		}, true); err != nil {
+			t.Fatal(err)
+		}
+		stop, err = e.db.AppendEvents(ctx, e.user.ID, sid, turn, []coachd.Event{
+			{Turn: turn, Seq: 6, Type: coachd.EventTextDelta, Text: " too late"},
+		}, false)
+		if err != nil || !stop {
+			t.Errorf("a write after the turn was given up: stop %v, %v; want told to stop", stop, err)
+		}
+		stop, err = e.db.AppendEvents(ctx, e.user.ID, sid, turn, []coachd.Event{
+			{Turn: turn, Seq: 7, Type: coachd.EventTurnEnded, StopReason: coachd.TurnEndTurn},
+		}, true)
+		if err != nil || stop {
+			t.Errorf("the turn's own end after it was given up: stop %v, %v", stop, err)
+		}
+		evs, err := e.db.Events(ctx, e.user.ID, sid, coachd.EventID{}, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := len(evs); n != 5 || evs[n-1].Seq != 5 {
+			t.Errorf("the log holds %+v, want 5 events ending with the given-up end", evs)
+		}
+	})
 }
 
 // waitTurn reads the session's turn from the log until ok holds.
@@ -190,65 +183,59 @@ func waitEvents(t *testing.T, e *env, sid string, n int) {
 // would come before events logged after it). The give-up holds only
 // while the turn shows no life since the reader looked.
 func TestGiveUpRacesTheWriter(t *testing.T) {
-	for name, dsn := range map[string]func() string{
-		"sqlite":   func() string { return filepath.Join(t.TempDir(), "c.db") },
-		"postgres": func() string { return pgtest.NewDatabase(t) },
-	} {
-		t.Run(name, func(t *testing.T) {
-			e := mustEnv(t, dsn())
-			ctx := context.Background()
-			sid := e.session(t)
-			turn := e.halfTurn(t, sid, "proc_slow")
-			looked, err := e.db.TurnLogAt(ctx, e.user.ID, sid, turn)
-			if err != nil {
-				t.Fatal(err)
+	onBothStores(t, func(t *testing.T, e *env) {
+		ctx := context.Background()
+		sid := e.session(t)
+		turn := e.halfTurn(t, sid, "proc_slow")
+		looked, err := e.db.TurnLogAt(ctx, e.user.ID, sid, turn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The writer comes back between the reader's look and its
+		// give-up.
+		if _, err := e.db.AppendEvents(ctx, e.user.ID, sid, turn, []coachd.Event{
+			{Turn: turn, Seq: 3, Type: coachd.EventTextDelta, Text: " a"},
+			{Turn: turn, Seq: 4, Type: coachd.EventTextDelta, Text: " b"},
+			{Turn: turn, Seq: 5, Type: coachd.EventTextDelta, Text: " c"},
+		}, false); err != nil {
+			t.Fatal(err)
+		}
+		ending := []coachd.Event{
+			{Turn: turn, Seq: 3, Type: coachd.EventError, Err: &coachd.Error{Code: stream.CodeInterrupted, Retryable: true}},
+			{Turn: turn, Seq: 4, Type: coachd.EventTurnEnded, StopReason: coachd.TurnError},
+		}
+		given, err := e.db.GiveUpTurn(ctx, e.user.ID, sid, turn, looked.AliveAt, ending)
+		if err != nil {
+			t.Fatal(err)
+		}
+		now, err := e.db.TurnLogAt(ctx, e.user.ID, sid, turn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if given || now.Ended {
+			t.Errorf("given up %v, ended %v: the turn showed life after the reader looked", given, now.Ended)
+		}
+		// Judged again, with nothing since: it goes in.
+		if given, err = e.db.GiveUpTurn(ctx, e.user.ID, sid, turn, now.AliveAt, []coachd.Event{
+			{Turn: turn, Seq: 6, Type: coachd.EventError, Err: &coachd.Error{Code: stream.CodeInterrupted, Retryable: true}},
+			{Turn: turn, Seq: 7, Type: coachd.EventTurnEnded, StopReason: coachd.TurnError},
+		}); err != nil || !given {
+			t.Fatalf("given up %v, %v; want the silent turn given up", given, err)
+		}
+		evs, err := e.db.Events(ctx, e.user.ID, sid, coachd.EventID{}, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, ev := range evs {
+			if ev.Seq != int64(i+1) {
+				t.Fatalf("the log holds %+v, want seqs 1..7 in order", evs)
 			}
-			// The writer comes back between the reader's look and its
-			// give-up.
-			if _, err := e.db.AppendEvents(ctx, e.user.ID, sid, turn, []coachd.Event{
-				{Turn: turn, Seq: 3, Type: coachd.EventTextDelta, Text: " a"},
-				{Turn: turn, Seq: 4, Type: coachd.EventTextDelta, Text: " b"},
-				{Turn: turn, Seq: 5, Type: coachd.EventTextDelta, Text: " c"},
-			}, false); err != nil {
-				t.Fatal(err)
-			}
-			ending := []coachd.Event{
-				{Turn: turn, Seq: 3, Type: coachd.EventError, Err: &coachd.Error{Code: stream.CodeInterrupted, Retryable: true}},
-				{Turn: turn, Seq: 4, Type: coachd.EventTurnEnded, StopReason: coachd.TurnError},
-			}
-			given, err := e.db.GiveUpTurn(ctx, e.user.ID, sid, turn, looked.AliveAt, ending)
-			if err != nil {
-				t.Fatal(err)
-			}
-			now, err := e.db.TurnLogAt(ctx, e.user.ID, sid, turn)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if given || now.Ended {
-				t.Errorf("given up %v, ended %v: the turn showed life after the reader looked", given, now.Ended)
-			}
-			// Judged again, with nothing since: it goes in.
-			if given, err = e.db.GiveUpTurn(ctx, e.user.ID, sid, turn, now.AliveAt, []coachd.Event{
-				{Turn: turn, Seq: 6, Type: coachd.EventError, Err: &coachd.Error{Code: stream.CodeInterrupted, Retryable: true}},
-				{Turn: turn, Seq: 7, Type: coachd.EventTurnEnded, StopReason: coachd.TurnError},
-			}); err != nil || !given {
-				t.Fatalf("given up %v, %v; want the silent turn given up", given, err)
-			}
-			evs, err := e.db.Events(ctx, e.user.ID, sid, coachd.EventID{}, 100)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for i, ev := range evs {
-				if ev.Seq != int64(i+1) {
-					t.Fatalf("the log holds %+v, want seqs 1..7 in order", evs)
-				}
-			}
-			if n := len(evs); n != 7 || evs[n-1].Type != coachd.EventTurnEnded {
-				t.Errorf("the log holds %+v, want the given-up end last", evs)
-			}
-			if tl, err := e.db.TurnLogAt(ctx, e.user.ID, sid, turn); err != nil || !tl.Ended {
-				t.Errorf("after the give-up: %+v, %v", tl, err)
-			}
-		})
-	}
+		}
+		if n := len(evs); n != 7 || evs[n-1].Type != coachd.EventTurnEnded {
+			t.Errorf("the log holds %+v, want the given-up end last", evs)
+		}
+		if tl, err := e.db.TurnLogAt(ctx, e.user.ID, sid, turn); err != nil || !tl.Ended {
+			t.Errorf("after the give-up: %+v, %v", tl, err)
+		}
+	})
 }
